@@ -1,0 +1,23 @@
+/** Printing helpers shared by the commands: errors, warnings, tables. */
+import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
+
+export function reportAndExit(error: unknown): never {
+  if (error instanceof FlotillaError) {
+    process.stderr.write(`flotilla: ${error.message}\n`);
+    process.exit(error.exitCode);
+  }
+  process.stderr.write(`flotilla: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(70);
+}
+
+export function printWarnings(diagnostics: readonly Diagnostic[]): void {
+  for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+}
+
+/** A plain text table: columns padded to their widest cell. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}

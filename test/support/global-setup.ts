@@ -1,0 +1,14 @@
+/**
+ * Runs once before the test files: makes sure the real helm and kubectl are
+ * cached (npm test already ran scripts/fetch-tools.mjs; this covers a bare
+ * `npx vitest`) and points flotilla at them.
+ */
+import { execFileSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+
+export default function setup(): void {
+  const root = resolve(import.meta.dirname, '..', '..');
+  execFileSync(process.execPath, [join(root, 'scripts', 'fetch-tools.mjs')], { stdio: 'inherit' });
+  process.env.FLOTILLA_HELM = join(root, '.cache', 'tools', 'helm');
+  process.env.FLOTILLA_KUBECTL = join(root, '.cache', 'tools', 'kubectl');
+}
