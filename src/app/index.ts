@@ -1,0 +1,6 @@
+/** The app source model: load and validate an app source tree and its deployment spec. */
+export * from './load.js';
+export * from './metadata.js';
+export * from './releases.js';
+export * from './spec.js';
+export { checkSchema, type JsonSchema } from './schema-check.js';

@@ -1,0 +1,225 @@
+/**
+ * Loads an app source tree (see docs/app-format.md) into an `App`: metadata,
+ * release table and graph, merged deployment spec, version catalog. All
+ * problems found in one pass are reported together, each with file:line.
+ */
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { DiagnosticsError, FlotillaError, type Diagnostic } from '../diagnostics/index.js';
+import { getNode, readYamlFile, type ParsedYaml, type ValueNode } from '../document/index.js';
+import { checkCatalog, readImageTargets, readVersionFile, targetVersion, type VersionCatalog, type VersionEntry } from '../versions/index.js';
+import { readMetadata, type AppMetadata } from './metadata.js';
+import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
+import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSpecLayer, enabledServices, mergeSpec, type DeploymentSpec, type SpecLayer } from './spec.js';
+
+export const APP_FILES = {
+  metadata: 'fluxcd/metadata.yaml',
+  releases: 'fluxcd/releases.yaml',
+  deployment: 'overrides/deployment.yaml',
+  featuresSchema: 'overrides/features.schema.json',
+  presets: 'overrides/presets',
+  sizes: 'overrides/sizes',
+  versions: 'overrides/versions',
+  imageTargets: 'overrides/versions/images.yaml',
+  static: 'overrides/static',
+  templates: 'overrides/templates',
+  policies: 'policies',
+} as const;
+
+export interface App {
+  /** Absolute path of the app root. */
+  readonly root: string;
+  readonly metadata: AppMetadata;
+  readonly releases: readonly Release[];
+  readonly graph: ReleaseGraph;
+  /** The merged spec, and its tree for provenance. */
+  readonly spec: DeploymentSpec;
+  readonly specNode: ValueNode | undefined;
+  /** The spec layers, lowest first (preset, size, deployment file). */
+  readonly specLayers: readonly SpecLayer[];
+  readonly catalog: VersionCatalog;
+  readonly target: VersionEntry;
+  /** Releases the spec turns on, in table order. */
+  readonly enabled: readonly Release[];
+  readonly warnings: readonly Diagnostic[];
+  /** Absolute path of a file given relative to the app root. */
+  path(relativePath: string): string;
+  /** How a file is named in messages: relative to the app root. */
+  display(absolutePath: string): string;
+}
+
+export class AppLoadError extends DiagnosticsError {}
+
+export interface LoadOptions {
+  /** A deployment spec to use instead of overrides/deployment.yaml (path relative to the cwd). */
+  readonly deployment?: string;
+}
+
+export async function loadApp(appDir: string, options: LoadOptions = {}): Promise<App> {
+  const root = resolve(appDir);
+  const path = (p: string) => (isAbsolute(p) ? p : join(root, p));
+  const display = (abs: string) => {
+    const rel = relative(root, abs);
+    return rel.startsWith('..') && !rel.startsWith('../') ? abs : rel || abs;
+  };
+  if (!existsSync(path(APP_FILES.metadata))) {
+    throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
+  }
+  const errors: Diagnostic[] = [];
+  const warnings: Diagnostic[] = [];
+  const collect = (ds: readonly Diagnostic[]) => {
+    for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
+  };
+  const read = async (abs: string, layer: string, allowListEdits = false): Promise<ParsedYaml> => readYamlFile(abs, display(abs), { layer, allowListEdits });
+  const failure = (summary: string) => new AppLoadError(summary, errors);
+
+  const metadataDoc = await read(path(APP_FILES.metadata), 'metadata');
+  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file);
+  collect(metadataResult.diagnostics);
+
+  const releasesDoc = await read(path(APP_FILES.releases), 'releases');
+  const releasesResult = readReleases(releasesDoc.root, releasesDoc.file);
+  collect(releasesResult.diagnostics);
+  for (const release of releasesResult.releases) {
+    if (!existsSync(join(path(release.chartPath), 'Chart.yaml'))) {
+      errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
+    }
+  }
+  const metadata = metadataResult.metadata;
+  if (errors.length > 0 || !metadata) throw failure('the app metadata or release table is invalid:');
+  const graph = buildReleaseGraph(releasesResult.releases);
+
+  // Spec: the deployment file names the preset and size.
+  const deploymentFile = options.deployment ? resolve(options.deployment) : path(APP_FILES.deployment);
+  if (!existsSync(deploymentFile)) throw new FlotillaError(`deployment spec ${deploymentFile} not found`);
+  const deploymentLayer: SpecLayer = { label: 'deployment', file: display(deploymentFile), root: (await read(deploymentFile, 'deployment', true)).root };
+  collect(checkSpecLayer(deploymentLayer, true));
+  if (errors.length > 0) throw failure('the deployment spec is invalid:');
+  const main = getNode(deploymentLayer.root, ['main']);
+  const chooseLayer = async (kind: 'preset' | 'size', folder: string): Promise<SpecLayer | undefined> => {
+    const nameNode = getNode(main, [kind]);
+    if (nameNode?.kind !== 'scalar' || typeof nameNode.value !== 'string') return undefined;
+    const file = path(join(folder, `${nameNode.value}.yaml`));
+    if (!existsSync(file)) {
+      const available = existsSync(path(folder)) ? (await readdir(path(folder))).filter((f) => f.endsWith('.yaml')).map((f) => basename(f, '.yaml')) : [];
+      errors.push({
+        severity: 'error',
+        message: `${kind} "${nameNode.value}" not found (${folder}/${nameNode.value}.yaml); available: ${available.sort().join(', ') || 'none'}`,
+        location: nameNode.origin.location,
+        path: ['main', kind],
+      });
+      return undefined;
+    }
+    const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file: display(file), root: (await read(file, `${kind} ${nameNode.value}`, true)).root };
+    collect(checkSpecLayer(layer, false));
+    return layer;
+  };
+  const preset = await chooseLayer('preset', APP_FILES.presets);
+  const size = await chooseLayer('size', APP_FILES.sizes);
+  if (errors.length > 0) throw failure('the deployment spec is invalid:');
+  const specLayers = [preset, size, deploymentLayer].filter((l): l is SpecLayer => l !== undefined);
+  const { node: specNode, spec } = mergeSpec(specLayers);
+
+  const featuresSchemaFile = path(APP_FILES.featuresSchema);
+  if (existsSync(featuresSchemaFile)) {
+    const schema = JSON.parse(await readFile(featuresSchemaFile, 'utf8')) as JsonSchema;
+    const features = getNode(specNode, ['features']);
+    collect(checkSchema(schema, features, deploymentLayer.file, ['features']));
+  }
+  collect(checkServicesSection(specNode, releasesResult.releases));
+  if (errors.length > 0) throw failure('the deployment spec is invalid:');
+
+  const catalog = await loadCatalog(path(APP_FILES.versions), read, collect);
+  if (errors.length > 0) throw failure('the version catalog is invalid:');
+  const target = targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
+
+  const enabled = enabledReleases(releasesResult.releases, graph, spec, metadata);
+  return {
+    root,
+    metadata,
+    releases: releasesResult.releases,
+    graph,
+    spec,
+    specNode,
+    specLayers,
+    catalog,
+    target,
+    enabled,
+    warnings,
+    path,
+    display,
+  };
+}
+
+async function loadCatalog(
+  dir: string,
+  read: (abs: string, layer: string) => Promise<ParsedYaml>,
+  collect: (ds: readonly Diagnostic[]) => void,
+): Promise<VersionCatalog> {
+  const versions = new Map<string, VersionEntry>();
+  const files = existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort() : [];
+  let targets = new Map<string, never[]>() as VersionCatalog['targets'];
+  for (const file of files) {
+    const doc = await read(join(dir, file), file === 'images.yaml' ? 'images' : `release ${basename(file, '.yaml')}`);
+    if (file === 'images.yaml') {
+      const result = readImageTargets(doc.root);
+      collect(result.diagnostics);
+      targets = result.targets;
+      continue;
+    }
+    const result = readVersionFile(doc.root, doc.file, basename(file, '.yaml'));
+    collect(result.diagnostics);
+    if (result.entry) versions.set(result.entry.release, result.entry);
+  }
+  const catalog = { versions, targets };
+  collect(checkCatalog(catalog));
+  return catalog;
+}
+
+/** services.<service>.<chart> must name a service and chart of some release: a typo would silently do nothing. */
+function checkServicesSection(specNode: ValueNode | undefined, releases: readonly Release[]): Diagnostic[] {
+  const services = getNode(specNode, ['services']);
+  if (services?.kind !== 'map') return [];
+  const out: Diagnostic[] = [];
+  for (const [service, charts] of services.entries) {
+    const ofService = releases.filter((r) => r.service === service);
+    if (ofService.length === 0) {
+      out.push({ severity: 'error', message: `no release has service "${service}" (services: ${[...new Set(releases.map((r) => r.service).filter(Boolean))].sort().join(', ')})`, location: charts.origin.location, path: ['services', service] });
+      continue;
+    }
+    if (charts.kind !== 'map') continue;
+    for (const [chart, node] of charts.entries) {
+      if (!ofService.some((r) => r.chart === chart)) {
+        out.push({ severity: 'error', message: `service "${service}" has no chart "${chart}" (charts: ${ofService.map((r) => r.chart).join(', ')})`, location: node.origin.location, path: ['services', service, chart] });
+      }
+    }
+  }
+  return out;
+}
+
+/** Releases whose service the spec lists, plus everything they depend on; disabled charts never. */
+export function enabledReleases(releases: readonly Release[], graph: ReleaseGraph, spec: DeploymentSpec, metadata: AppMetadata): Release[] {
+  const services = enabledServices(spec);
+  const wanted = new Set<string>();
+  for (const r of releases) {
+    if (r.service && services.has(r.service)) {
+      wanted.add(r.name);
+      for (const dep of graph.dependenciesOf(r.name)) wanted.add(dep);
+    }
+  }
+  const disabled = new Set(metadata.disabledCharts);
+  for (const name of wanted) {
+    const release = graph.byName.get(name) as Release;
+    if (!disabled.has(release.chart)) continue;
+    const needers = releases.filter((r) => wanted.has(r.name) && !disabled.has(r.chart) && graph.dependenciesOf(r.name).has(name));
+    if (needers.length > 0) {
+      throw new FlotillaError(
+        `chart "${release.chart}" is in metadata disabled_charts, but enabled release(s) ${needers.map((r) => r.name).join(', ')} depend on release "${name}"`,
+        { location: release.location },
+      );
+    }
+  }
+  return releases.filter((r) => wanted.has(r.name) && !disabled.has(r.chart));
+}

@@ -1,0 +1,223 @@
+/**
+ * fluxcd/metadata.yaml — StarlingX application metadata. Every field StarlingX
+ * reads is accepted and checked; unknown keys (which StarlingX silently
+ * ignores) are warnings that suggest the nearest known key.
+ */
+import type { Diagnostic, DocPath } from '../diagnostics/index.js';
+import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { checkSchema, type JsonSchema } from './schema-check.js';
+
+/** StarlingX reads these strings (any case) and 0/1 as booleans. */
+const STX_TRUE = ['true', 'yes', 'y', '1'];
+const STX_FALSE = ['false', 'no', 'n', '0'];
+
+export function readStxBool(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  const text = String(value).toLowerCase();
+  if (STX_TRUE.includes(text)) return true;
+  if (STX_FALSE.includes(text)) return false;
+  return undefined;
+}
+
+const stxBool: JsonSchema = {
+  expected: 'a boolean (true/false, yes/no, y/n, 1/0)',
+  anyOf: [
+    { type: 'boolean' },
+    { type: 'integer', enum: [0, 1] },
+    { type: 'string', pattern: '^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Yy]([Ee][Ss])?|[Nn][Oo]?|[01])$' },
+  ],
+};
+const k8sVersion: JsonSchema = {
+  type: 'string',
+  pattern: '^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?$',
+  expected: 'a Kubernetes version major.minor[.patch], e.g. v1.29.2',
+};
+const regexList: JsonSchema = { type: 'array', items: { type: 'string', format: 'regex', expected: 'a valid regular expression' } };
+const nonEmptyString: JsonSchema = { type: ['string', 'number'], minLength: 1, expected: 'a non-empty string' };
+
+export const metadataSchema: JsonSchema = {
+  type: 'object',
+  required: ['app_name', 'app_version', 'supported_k8s_version'],
+  properties: {
+    app_name: { type: 'string', minLength: 1, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', expected: 'a lower-case name of letters, digits and dashes' },
+    app_version: nonEmptyString,
+    supported_k8s_version: {
+      type: 'object',
+      required: ['minimum'],
+      properties: { minimum: k8sVersion, maximum: k8sVersion },
+    },
+    helm_repo: { type: 'string', minLength: 1 },
+    disabled_charts: { type: 'array', items: { type: 'string' } },
+    maintain_user_overrides: stxBool,
+    maintain_attributes: stxBool,
+    upgrades: {
+      type: 'object',
+      properties: { auto_update: stxBool, update_failure_no_rollback: stxBool, from_versions: regexList },
+    },
+    downgrades: { type: 'object', properties: { auto_downgrade: stxBool } },
+    k8s_upgrades: {
+      type: 'object',
+      properties: { auto_update: stxBool, timing: { enum: ['pre', 'post'] } },
+    },
+    supported_releases: { type: 'object' },
+    behavior: {
+      type: 'object',
+      properties: {
+        platform_managed_app: stxBool,
+        desired_state: { type: 'string' },
+        forbidden_manual_operations: { type: 'array', items: { type: 'string' } },
+        evaluate_reapply: {
+          type: 'object',
+          properties: {
+            triggers: {
+              type: 'array',
+              items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, filters: { type: 'array' } } },
+            },
+          },
+        },
+      },
+    },
+    class: { enum: ['critical', 'storage', 'discovery', 'optional', 'reporting'] },
+    dependent_apps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          version: { type: 'string', format: 'regex', expected: 'a regular expression matched against the whole version' },
+          action: { enum: ['ignore', 'warn', 'error', 'apply'] },
+        },
+      },
+    },
+    apply_progress_adjust: { type: 'integer' },
+  },
+};
+
+/** Known keys per object path, for unknown-key warnings (StarlingX ignores unknown keys; we say so). */
+function knownKeys(schema: JsonSchema, path: DocPath): string[] | undefined {
+  let current: JsonSchema | undefined = schema;
+  for (const part of path) {
+    if (!current) return undefined;
+    if (typeof part === 'number') current = current.items as JsonSchema | undefined;
+    else current = (current.properties as Record<string, JsonSchema> | undefined)?.[part];
+  }
+  const props = current?.properties as Record<string, JsonSchema> | undefined;
+  return props ? Object.keys(props) : undefined;
+}
+
+export function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
+    if (score < bestScore) {
+      best = c;
+      bestScore = score;
+    }
+  }
+  return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] as number;
+      row[j] = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length] as number;
+}
+
+/** Warnings for keys the schema does not know, with the nearest known key. */
+export function unknownKeyWarnings(schema: JsonSchema, root: ValueNode | undefined, what: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const walk = (node: ValueNode, path: (string | number)[]) => {
+    if (node.kind === 'seq') node.items.forEach((item, i) => walk(item, [...path, i]));
+    if (node.kind !== 'map') return;
+    const known = knownKeys(schema, path);
+    const isFreeForm = known === undefined;
+    for (const [key, child] of node.entries) {
+      if (!isFreeForm && !known.includes(key)) {
+        const suggestion = nearest(key, known);
+        out.push({
+          severity: 'warning',
+          message: `unknown ${what} key "${key}" is ignored${suggestion ? `; did you mean "${suggestion}"?` : ''}`,
+          path: [...path, key],
+          location: child.origin.location,
+        });
+        continue;
+      }
+      if (!isFreeForm) walk(child, [...path, key]);
+    }
+  };
+  if (root) walk(root, []);
+  return out;
+}
+
+export interface AppMetadata {
+  readonly appName: string;
+  readonly appVersion: string;
+  readonly helmRepo?: string;
+  readonly disabledCharts: readonly string[];
+  readonly maintainUserOverrides: boolean;
+  readonly upgrades: { readonly autoUpdate: boolean; readonly updateFailureNoRollback: boolean; readonly fromVersions: readonly RegExp[] };
+  readonly applyProgressAdjust: number;
+  /** The file as written, for shipping unchanged in the tarball. */
+  readonly raw: Record<string, unknown>;
+}
+
+function parseK8sVersion(text: string): number[] {
+  return text.replace(/^v/, '').split('.').map(Number);
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+export interface MetadataResult {
+  readonly metadata?: AppMetadata;
+  readonly diagnostics: Diagnostic[];
+}
+
+/** Checks a parsed metadata.yaml; returns the typed metadata when there are no errors. */
+export function readMetadata(root: ValueNode | undefined, file: string): MetadataResult {
+  const diagnostics = [...checkSchema(metadataSchema, root, file), ...unknownKeyWarnings(metadataSchema, root, 'metadata')];
+  if (!root || diagnostics.some((d) => d.severity === 'error')) return { diagnostics };
+  const raw = toPlain(root) as Record<string, unknown>;
+  const k8s = raw.supported_k8s_version as { minimum: string; maximum?: string };
+  if (k8s.maximum !== undefined && compareVersions(parseK8sVersion(k8s.minimum), parseK8sVersion(k8s.maximum)) > 0) {
+    diagnostics.push({
+      severity: 'error',
+      message: `supported_k8s_version.minimum ${k8s.minimum} is above maximum ${k8s.maximum}`,
+      path: ['supported_k8s_version'],
+      location: getNode(root, ['supported_k8s_version', 'maximum'])?.origin.location,
+    });
+    return { diagnostics };
+  }
+  const upgrades = (raw.upgrades ?? {}) as Record<string, unknown>;
+  const metadata: AppMetadata = {
+    appName: String(raw.app_name),
+    appVersion: String(raw.app_version),
+    helmRepo: raw.helm_repo as string | undefined,
+    disabledCharts: (raw.disabled_charts as string[] | undefined) ?? [],
+    maintainUserOverrides: readStxBool(raw.maintain_user_overrides ?? false) ?? false,
+    upgrades: {
+      autoUpdate: readStxBool(upgrades.auto_update ?? false) ?? false,
+      updateFailureNoRollback: readStxBool(upgrades.update_failure_no_rollback ?? false) ?? false,
+      fromVersions: ((upgrades.from_versions as string[] | undefined) ?? []).map((r) => new RegExp(`^(?:${r})$`)),
+    },
+    applyProgressAdjust: (raw.apply_progress_adjust as number | undefined) ?? 0,
+    raw,
+  };
+  return { metadata, diagnostics };
+}

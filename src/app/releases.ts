@@ -1,0 +1,236 @@
+/**
+ * fluxcd/releases.yaml — the release table, and the dependency graph between
+ * releases (Flux `dependsOn`): unknown names and cycles are errors; waves say
+ * what can be installed in parallel.
+ */
+import deepmerge from 'deepmerge';
+import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
+import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { checkSchema, type JsonSchema } from './schema-check.js';
+
+export interface ReleaseActionFlags {
+  readonly disableHooks: boolean;
+  readonly disableWait: boolean;
+  readonly remediation?: { readonly retries?: number; readonly strategy?: 'rollback' | 'uninstall' };
+}
+
+export interface Release {
+  /** HelmRelease name and fluxcd-manifests folder. */
+  readonly name: string;
+  /** Chart name (Chart.yaml `name`). */
+  readonly chart: string;
+  /** Chart directory relative to the app root. */
+  readonly chartPath: string;
+  readonly service?: string;
+  readonly group?: string;
+  readonly namespace: string;
+  readonly releaseName: string;
+  readonly dependsOn: readonly string[];
+  readonly timeout: string;
+  readonly install: ReleaseActionFlags;
+  readonly upgrade: ReleaseActionFlags;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Where the release is declared. */
+  readonly location: SourceLocation;
+}
+
+const dns1123Label = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const duration: JsonSchema = {
+  type: 'string',
+  pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$',
+  expected: 'a Flux duration such as 30m, 1h or 90s',
+};
+const actionFlags: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    disableHooks: { type: 'boolean' },
+    disableWait: { type: 'boolean' },
+    remediation: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { retries: { type: 'integer', minimum: -1 }, strategy: { enum: ['rollback', 'uninstall'] } },
+    },
+  },
+};
+const releaseFields = {
+  chart: { type: 'string', pattern: dns1123Label, expected: 'a chart name (lower-case letters, digits, dashes)' },
+  path: { type: 'string', minLength: 1 },
+  service: { type: 'string', minLength: 1 },
+  group: { type: 'string', minLength: 1 },
+  namespace: { type: 'string', pattern: dns1123Label, expected: 'a namespace name (DNS-1123 label)' },
+  releaseName: { type: 'string', maxLength: 53, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
+  releaseNamePrefix: { type: 'string' },
+  dependsOn: { type: 'array', items: { type: 'string' }, uniqueItems: true },
+  timeout: duration,
+  install: actionFlags,
+  upgrade: actionFlags,
+  labels: { type: 'object', additionalProperties: { type: 'string' } },
+};
+
+export const releasesSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['releases'],
+  properties: {
+    defaults: {
+      type: 'object',
+      additionalProperties: false,
+      properties: Object.fromEntries(Object.entries(releaseFields).filter(([k]) => !['chart', 'path', 'releaseName', 'dependsOn'].includes(k))),
+    },
+    releases: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'chart'],
+        properties: { name: { type: 'string', pattern: dns1123Label, maxLength: 53, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
+      },
+    },
+  },
+};
+
+interface RawRelease {
+  name: string;
+  chart: string;
+  path?: string;
+  service?: string;
+  group?: string;
+  namespace?: string;
+  releaseName?: string;
+  releaseNamePrefix?: string;
+  dependsOn?: string[];
+  timeout?: string;
+  install?: Partial<ReleaseActionFlags>;
+  upgrade?: Partial<ReleaseActionFlags>;
+  labels?: Record<string, string>;
+}
+
+export interface ReleasesResult {
+  readonly releases: readonly Release[];
+  readonly diagnostics: Diagnostic[];
+}
+
+export function readReleases(root: ValueNode | undefined, file: string): ReleasesResult {
+  const diagnostics = checkSchema(releasesSchema, root, file);
+  if (!root || diagnostics.length > 0) return { releases: [], diagnostics };
+  const table = toPlain(root) as unknown as { defaults?: Partial<RawRelease>; releases: RawRelease[] };
+  const seen = new Map<string, number>();
+  const releases = table.releases.map((entry, index): Release => {
+    const raw = deepmerge<RawRelease>(table.defaults ?? {}, entry);
+    const location = getNode(root, ['releases', index])?.origin.location ?? { file, line: 0, column: 0 };
+    const releaseName = raw.releaseName ?? `${raw.releaseNamePrefix ?? ''}${raw.name}`;
+    if (seen.has(raw.name)) {
+      diagnostics.push({ severity: 'error', message: `release "${raw.name}" is declared twice (first as releases[${seen.get(raw.name)}])`, path: ['releases', index, 'name'], location });
+    }
+    seen.set(raw.name, index);
+    if (releaseName.length > 53) {
+      diagnostics.push({
+        severity: 'error',
+        message: `releaseName "${releaseName}" is ${releaseName.length} characters; Helm allows at most 53 (set releaseName or a shorter releaseNamePrefix)`,
+        path: ['releases', index],
+        location,
+      });
+    }
+    return {
+      name: raw.name,
+      chart: raw.chart,
+      chartPath: raw.path ?? `charts/${raw.chart}`,
+      service: raw.service,
+      group: raw.group,
+      namespace: raw.namespace ?? 'default',
+      releaseName,
+      dependsOn: raw.dependsOn ?? [],
+      timeout: raw.timeout ?? '5m',
+      install: { disableHooks: false, disableWait: false, ...raw.install },
+      upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
+      labels: raw.labels ?? {},
+      location,
+    };
+  });
+  return { releases, diagnostics };
+}
+
+export class DependencyCycleError extends FlotillaError {
+  readonly cycle: readonly string[];
+  constructor(cycle: readonly string[], location: SourceLocation | undefined) {
+    super(`dependency cycle between releases: ${cycle.join(' → ')}`, { location });
+    this.cycle = cycle;
+  }
+}
+
+export class UnknownDependencyError extends FlotillaError {}
+
+export interface ReleaseGraph {
+  /** Releases by name. */
+  readonly byName: ReadonlyMap<string, Release>;
+  /** Waves of releases: each wave depends only on earlier waves, so its members can be installed in parallel. */
+  readonly waves: readonly (readonly Release[])[];
+  /** Every release a release needs, directly or not. */
+  dependenciesOf(name: string): ReadonlySet<string>;
+}
+
+/** Builds the graph; throws on an unknown dependency or a cycle (the cycle is printed). */
+export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
+  const byName = new Map(releases.map((r) => [r.name, r]));
+  for (const release of releases) {
+    for (const dep of release.dependsOn) {
+      if (!byName.has(dep)) {
+        throw new UnknownDependencyError(`release "${release.name}" depends on "${dep}", which is not in the release table`, { location: release.location });
+      }
+    }
+  }
+  const cycle = findCycle(releases, byName);
+  if (cycle) throw new DependencyCycleError(cycle, byName.get(cycle[0] as string)?.location);
+
+  const depth = new Map<string, number>();
+  const depthOf = (name: string): number => {
+    const known = depth.get(name);
+    if (known !== undefined) return known;
+    const deps = byName.get(name)?.dependsOn ?? [];
+    const d = deps.length === 0 ? 0 : Math.max(...deps.map(depthOf)) + 1;
+    depth.set(name, d);
+    return d;
+  };
+  const waves: Release[][] = [];
+  for (const release of releases) (waves[depthOf(release.name)] ??= []).push(release);
+
+  const closure = new Map<string, Set<string>>();
+  const dependenciesOf = (name: string): Set<string> => {
+    let set = closure.get(name);
+    if (set) return set;
+    set = new Set<string>();
+    for (const dep of byName.get(name)?.dependsOn ?? []) {
+      set.add(dep);
+      for (const d of dependenciesOf(dep)) set.add(d);
+    }
+    closure.set(name, set);
+    return set;
+  };
+  return { byName, waves, dependenciesOf };
+}
+
+function findCycle(releases: readonly Release[], byName: ReadonlyMap<string, Release>): string[] | undefined {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (name: string): string[] | undefined => {
+    const s = state.get(name);
+    if (s === 'done') return undefined;
+    if (s === 'visiting') return [...stack.slice(stack.indexOf(name)), name];
+    state.set(name, 'visiting');
+    stack.push(name);
+    for (const dep of byName.get(name)?.dependsOn ?? []) {
+      const found = visit(dep);
+      if (found) return found;
+    }
+    stack.pop();
+    state.set(name, 'done');
+    return undefined;
+  };
+  for (const r of releases) {
+    const found = visit(r.name);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,115 @@
+/**
+ * JSON Schema checks (ajv, draft 2020-12) reported at the YAML line that holds
+ * the offending value. Schemas may carry an `expected` annotation: a phrase
+ * used instead of ajv's wording when a value fails a composite rule (anyOf).
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { Diagnostic, DocPath } from '../diagnostics/index.js';
+import { closestNode, type ValueNode, toPlain } from '../document/index.js';
+
+export type JsonSchema = Record<string, unknown>;
+
+const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+ajv.addVocabulary(['expected']);
+ajv.addFormat('regex', { type: 'string', validate: (s: string) => compiles(s) });
+
+function compiles(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const compiled = new WeakMap<JsonSchema, ValidateFunction>();
+
+function validatorFor(schema: JsonSchema): ValidateFunction {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+/** Checks a tree against a schema; returns one diagnostic per problem, located in the YAML source. */
+export function checkSchema(schema: JsonSchema, root: ValueNode | undefined, file: string, basePath: DocPath = []): Diagnostic[] {
+  const validate = validatorFor(schema);
+  const value = root ? toPlain(root) : {};
+  if (validate(value)) return [];
+  return describeErrors(validate.errors ?? []).map(({ path, message }) => {
+    const node = root ? closestNode(root, path) : undefined;
+    return {
+      severity: 'error',
+      message,
+      path: [...basePath, ...path],
+      location: node?.origin.location ?? { file, line: 0, column: 0 },
+    } satisfies Diagnostic;
+  });
+}
+
+interface Problem {
+  readonly path: DocPath;
+  readonly message: string;
+}
+
+function pointerToPath(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+function describeErrors(errors: readonly ErrorObject[]): Problem[] {
+  // A failed anyOf/oneOf explains itself with its `expected` phrase; the
+  // branch errors below it only add noise.
+  const composite = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
+  const insideComposite = (e: ErrorObject) =>
+    composite.some((c) => c !== e && e.schemaPath.startsWith(c.schemaPath + '/') && e.instancePath.startsWith(c.instancePath));
+  const seen = new Set<string>();
+  const problems: Problem[] = [];
+  for (const error of errors) {
+    if (insideComposite(error)) continue;
+    const problem = describe(error);
+    const key = `${problem.path.join('\u0000')}|${problem.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    problems.push(problem);
+  }
+  return problems;
+}
+
+function describe(error: ErrorObject): Problem {
+  const path = pointerToPath(error.instancePath);
+  const expected = (error.parentSchema as { expected?: string } | undefined)?.expected;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return { path: [...path, String(params.additionalProperty)], message: `unknown key "${String(params.additionalProperty)}"` };
+    case 'required':
+      return { path, message: `missing required key "${String(params.missingProperty)}"` };
+    case 'type':
+      return { path, message: `expected ${expected ?? String(params.type)}, got ${typeName(error.data)}` };
+    case 'enum':
+      return { path, message: `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(error.data)}` };
+    case 'anyOf':
+    case 'oneOf':
+      return { path, message: `expected ${expected ?? 'a value matching the schema'}, got ${JSON.stringify(error.data)}` };
+    case 'pattern':
+      return { path, message: `expected ${expected ?? `a string matching ${String(params.pattern)}`}, got ${JSON.stringify(error.data)}` };
+    case 'format':
+      return { path, message: `expected ${expected ?? `a valid ${String(params.format)}`}, got ${JSON.stringify(error.data)}` };
+    default:
+      return { path, message: expected ? `expected ${expected} (${error.message ?? error.keyword})` : (error.message ?? error.keyword) };
+  }
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}

@@ -1,0 +1,109 @@
+/**
+ * The deployment spec: main / features / common / services. The merged spec
+ * is presets/<preset>.yaml → sizes/<size>.yaml → the deployment file, merged
+ * with the values rules, so every spec value keeps the file:line that set it.
+ */
+import type { Diagnostic } from '../diagnostics/index.js';
+import { toPlain, type ValueNode } from '../document/index.js';
+import { mergeNodes } from '../values/index.js';
+import { checkSchema, type JsonSchema } from './schema-check.js';
+
+export interface DeploymentSpec {
+  readonly main: {
+    readonly release: string;
+    readonly preset?: string;
+    readonly size?: string;
+    readonly domain?: string;
+    readonly customImages?: Readonly<Record<string, string>>;
+  };
+  readonly features: Readonly<Record<string, unknown>>;
+  readonly common: {
+    readonly charts?: { readonly values?: Readonly<Record<string, unknown>> };
+    readonly groups?: Readonly<Record<string, { readonly values?: Readonly<Record<string, unknown>> }>>;
+  };
+  readonly services: Readonly<Record<string, Readonly<Record<string, { readonly values?: Readonly<Record<string, unknown>> }>>>>;
+}
+
+const valuesHolder: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { values: { type: 'object' } },
+};
+const specSections = {
+  features: { type: 'object' },
+  common: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      charts: valuesHolder,
+      groups: { type: 'object', additionalProperties: valuesHolder },
+    },
+  },
+  services: {
+    type: 'object',
+    additionalProperties: { type: 'object', additionalProperties: valuesHolder },
+  },
+};
+const name = { type: 'string', minLength: 1, pattern: '^[A-Za-z0-9._-]+$', expected: 'a file name without extension' };
+
+export const deploymentSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['main'],
+  properties: {
+    main: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['release'],
+      properties: {
+        release: {
+          type: 'string',
+          minLength: 1,
+          expected: 'a quoted release name such as "2025.1" (unquoted, 2025.1 is a number and 2024.10 would read as 2024.1)',
+        },
+        preset: name,
+        size: name,
+        domain: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', expected: 'a DNS domain' },
+        customImages: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+      },
+    },
+    ...specSections,
+  },
+};
+
+/** Presets and sizes are partial specs: no `main`. */
+export const specLayerSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: specSections,
+};
+
+export interface SpecLayer {
+  readonly label: string;
+  readonly file: string;
+  readonly root: ValueNode | undefined;
+}
+
+export function checkSpecLayer(layer: SpecLayer, isDeploymentFile: boolean): Diagnostic[] {
+  return checkSchema(isDeploymentFile ? deploymentSchema : specLayerSchema, layer.root, layer.file);
+}
+
+/** Merges spec layers lowest first. Throws ValueClashError on a type clash. */
+export function mergeSpec(layers: readonly SpecLayer[]): { node: ValueNode | undefined; spec: DeploymentSpec } {
+  let node: ValueNode | undefined;
+  for (const layer of layers) if (layer.root) node = mergeNodes(node, layer.root);
+  const plain = (node ? toPlain(node) : {}) as unknown as Partial<DeploymentSpec>;
+  const spec: DeploymentSpec = {
+    main: plain.main ?? { release: '' },
+    features: plain.features ?? {},
+    common: plain.common ?? {},
+    services: plain.services ?? {},
+  };
+  return { node, spec };
+}
+
+/** The services a spec turns on (`features.services`). */
+export function enabledServices(spec: DeploymentSpec): ReadonlySet<string> {
+  const list = spec.features.services;
+  return new Set(Array.isArray(list) ? list.map(String) : []);
+}

@@ -1,0 +1,10 @@
+/**
+ * YAML documents as trees that remember where every value came from.
+ *
+ * Stage one of the values pipeline: `parseYaml` turns text into a `ValueNode`
+ * tree whose nodes carry an `Origin` (layer label + file:line:column). The
+ * merge engine (src/values) combines such trees; because every node keeps its
+ * origin, any leaf of a merged result can say which layer and line set it.
+ */
+export * from './nodes.js';
+export * from './parse.js';

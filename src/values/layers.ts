@@ -1,0 +1,176 @@
+/**
+ * The values layers of one release, lowest first (DESIGN.md "Values layering"):
+ *   0 chart values.yaml          5 plugin system overrides (extension point)
+ *   1 static overrides           6 common.charts.values, then common.groups.<group>.values
+ *   2 rendered template          7 services.<service>.<chart>.values
+ *   3 release images, custom     8 user overrides (extension point)
+ *   4 policy set
+ * Layer 1 ships as `<chart>-static-overrides`; 2–8 merge into `<chart>-system-overrides`.
+ */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
+import { fromPlain, getNode, mapNode, readYamlFile, relabel, type ValueNode } from '../document/index.js';
+import { mergeNodes } from './merge.js';
+import { renderValuesTemplate } from './templates.js';
+
+export type LayerKind = 'chart' | 'static' | 'template' | 'images' | 'custom-images' | 'policy' | 'plugin' | 'common' | 'group' | 'service' | 'user';
+
+/** Layer kinds in merge order; the index is the layer's rank. */
+export const LAYER_ORDER: readonly LayerKind[] = ['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user'];
+
+/** Kinds that end up in `<chart>-system-overrides`. */
+export const SYSTEM_LAYER_KINDS: ReadonlySet<LayerKind> = new Set(LAYER_ORDER.slice(LAYER_ORDER.indexOf('template')));
+
+export interface Layer {
+  readonly kind: LayerKind;
+  /** Label recorded in the origin of every value of this layer. */
+  readonly label: string;
+  /** The file the layer comes from, when it is one file. */
+  readonly file?: string;
+  readonly root: ValueNode | undefined;
+}
+
+/** What the values engine needs to know about a release. */
+export interface ReleaseInfo {
+  readonly name: string;
+  readonly chart: string;
+  readonly chartPath: string;
+  readonly namespace: string;
+  readonly releaseName: string;
+  readonly service?: string;
+  readonly group?: string;
+}
+
+/** What the values engine needs to know about the app (an `App` from src/app fits). */
+export interface ValuesSource {
+  path(relativePath: string): string;
+  display(absolutePath: string): string;
+  readonly metadata: { readonly appName: string; readonly appVersion: string };
+  readonly spec: { readonly main: { readonly customImages?: Readonly<Record<string, string>> }; readonly features: Readonly<Record<string, unknown>> };
+  readonly specNode: ValueNode | undefined;
+  readonly target: {
+    readonly release: string;
+    readonly file: string;
+    readonly images: ReadonlyMap<string, { readonly reference: string; readonly location: SourceLocation }>;
+    readonly serviceDefaults: Readonly<Record<string, unknown>>;
+  };
+  readonly catalog: { readonly targets: ReadonlyMap<string, readonly { readonly chart: string; readonly path: readonly string[] }[]> };
+}
+
+/** A source of a values layer computed elsewhere (chart plugins, user overrides stored in the cluster). */
+export type LayerProvider = (release: ReleaseInfo) => Promise<ValueNode | undefined>;
+
+export interface LayerProviders {
+  readonly plugin?: LayerProvider;
+  readonly user?: LayerProvider;
+}
+
+export class PolicySetNotFoundError extends FlotillaError {}
+
+async function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): Promise<ValueNode | undefined> {
+  const abs = source.path(relativePath);
+  if (!existsSync(abs)) return undefined;
+  return (await readYamlFile(abs, source.display(abs), { layer: label, allowListEdits })).root;
+}
+
+/** Sets `value` at a dotted path, building the maps on the way. */
+function nested(path: readonly string[], leaf: ValueNode): ValueNode {
+  return path.reduceRight<ValueNode>((child, key) => mapNode(new Map([[key, child]]), leaf.origin), leaf);
+}
+
+function imagesLayer(source: ValuesSource, release: ReleaseInfo, images: Iterable<readonly [string, { reference: string; location: SourceLocation }]>, label: string): ValueNode | undefined {
+  let root: ValueNode | undefined;
+  for (const [field, image] of images) {
+    for (const target of source.catalog.targets.get(field) ?? []) {
+      if (target.chart !== release.chart) continue;
+      root = mergeNodes(root, nested(target.path, fromPlain(image.reference, { layer: label, location: image.location })));
+    }
+  }
+  return root;
+}
+
+function customImages(source: ValuesSource): Map<string, { reference: string; location: SourceLocation }> {
+  const node = getNode(source.specNode, ['main', 'customImages']);
+  const out = new Map<string, { reference: string; location: SourceLocation }>();
+  if (node?.kind !== 'map') return out;
+  for (const [field, value] of node.entries) {
+    if (value.kind === 'scalar' && typeof value.value === 'string') out.set(field, { reference: value.value, location: value.origin.location });
+  }
+  return out;
+}
+
+/** The images a release's charts get: the target release's, with custom images on top. */
+export function resolvedImageRefs(source: ValuesSource): Record<string, string> {
+  const refs: Record<string, string> = {};
+  for (const [field, image] of source.target.images) refs[field] = image.reference;
+  for (const [field, image] of customImages(source)) refs[field] = image.reference;
+  return refs;
+}
+
+export function templateContext(source: ValuesSource, release: ReleaseInfo): Record<string, unknown> {
+  const spec = source.spec as unknown as Record<string, unknown>;
+  return {
+    spec,
+    main: spec.main,
+    features: spec.features,
+    common: spec.common,
+    services: spec.services,
+    version: {
+      release: source.target.release,
+      images: Object.fromEntries([...source.target.images].map(([f, i]) => [f, i.reference])),
+      serviceDefaults: source.target.serviceDefaults,
+    },
+    images: resolvedImageRefs(source),
+    app: { name: source.metadata.appName, version: source.metadata.appVersion },
+    release: { ...release },
+  };
+}
+
+/** Builds every layer of a release, lowest first. Layers with nothing for this chart have `root: undefined`. */
+export async function buildLayers(source: ValuesSource, release: ReleaseInfo, providers: LayerProviders = {}): Promise<Layer[]> {
+  const layers: Layer[] = [];
+  const add = (kind: LayerKind, label: string, root: ValueNode | undefined, file?: string) => layers.push({ kind, label, root, file });
+
+  const chartValues = join(release.chartPath, 'values.yaml');
+  add('chart', `chart ${release.chart}`, await readLayerFile(source, chartValues, `chart ${release.chart}`, false), chartValues);
+
+  const staticFile = `overrides/static/${release.chart}.yaml`;
+  add('static', 'static', await readLayerFile(source, staticFile, 'static', false), staticFile);
+
+  const templateFile = `overrides/templates/${release.chart}.yaml.hbs`;
+  if (existsSync(source.path(templateFile))) {
+    const text = await readFile(source.path(templateFile), 'utf8');
+    add('template', 'template', renderValuesTemplate(text, templateFile, templateContext(source, release), 'template'), templateFile);
+  } else add('template', 'template', undefined);
+
+  add('images', `images ${source.target.release}`, imagesLayer(source, release, source.target.images, `images ${source.target.release}`), source.target.file);
+  add('custom-images', 'main.customImages', imagesLayer(source, release, customImages(source), 'main.customImages'));
+
+  const policySet = source.spec.features.policies;
+  if (typeof policySet === 'string' && policySet !== '') {
+    const dir = `policies/${policySet}`;
+    if (!existsSync(source.path(dir))) {
+      const at = getNode(source.specNode, ['features', 'policies'])?.origin.location;
+      throw new PolicySetNotFoundError(`policy set "${policySet}" not found: ${dir}/ does not exist`, { location: at });
+    }
+    const file = `${dir}/${release.chart}.yaml`;
+    add('policy', `policy ${policySet}`, await readLayerFile(source, file, `policy ${policySet}`, true), file);
+  } else add('policy', 'policy', undefined);
+
+  add('plugin', `plugin ${release.chart}`, providers.plugin ? await providers.plugin(release) : undefined);
+
+  const specValues = (path: string[], label: string) => {
+    const node = getNode(source.specNode, path);
+    return node ? relabel(node, label) : undefined;
+  };
+  add('common', 'common.charts', specValues(['common', 'charts', 'values'], 'common.charts'));
+  if (release.group) add('group', `common.groups.${release.group}`, specValues(['common', 'groups', release.group, 'values'], `common.groups.${release.group}`));
+  if (release.service) {
+    const label = `services.${release.service}.${release.chart}`;
+    add('service', label, specValues(['services', release.service, release.chart, 'values'], label));
+  }
+  add('user', 'user', providers.user ? await providers.user(release) : undefined);
+  return layers;
+}
