@@ -72,9 +72,11 @@ export function renderTemplate(source: string, file: string, context: object): R
     output = engine.compile(ast, { strict: true, noEscape: true })(context);
   } catch (error) {
     const e = error as Error & { lineNumber?: number; column?: number };
-    const missing = /^"([^"]+)" not defined/.exec(e.message)?.[1];
+    // Handlebars names only the last segment; the whole expression starts at the reported column.
+    const expression = /^[^\s}()]+/.exec(source.split('\n')[(e.lineNumber ?? 1) - 1]?.slice(e.column ?? 0) ?? '')?.[0];
+    const missing = /^"([^"]+)" not defined/.test(e.message) ? (expression ?? /^"([^"]+)"/.exec(e.message)?.[1]) : undefined;
     const message = missing
-      ? `"${missing}" is not defined in the template context (strict mode); read optional fields with (lookup parent "${missing}")`
+      ? `"${missing}" is not defined in the template context (strict mode); read optional fields with lookup, e.g. (lookup parent "key")`
       : e.message.replace(/ - \d+:\d+$/, '');
     throw new TemplateError(message, { location: { file, line: e.lineNumber ?? 0, column: (e.column ?? 0) + 1 } });
   }
@@ -83,14 +85,12 @@ export function renderTemplate(source: string, file: string, context: object): R
     const matches = [...l.matchAll(TAG)];
     return matches.length > 0 ? Number(matches[matches.length - 1]?.[1]) : undefined;
   });
-  // A line with no tag came from a value containing newlines: it belongs to the next tagged line.
-  const lineOf: number[] = new Array<number>(rawLines.length);
-  let next = tagged[tagged.length - 1] ?? 1;
-  for (let i = rawLines.length - 1; i >= 0; i--) {
-    next = tagged[i] ?? next;
-    lineOf[i] = next;
-  }
-  return { text: rawLines.map((l) => l.replace(TAG, '')).join('\n'), lineOf };
+  // A line with no tag came from a value containing newlines: it belongs to the
+  // next tagged line. Trailing untagged text (no newline after it) belongs to the last one.
+  const lineOf: (number | undefined)[] = [...tagged];
+  for (let i = lineOf.length - 2; i >= 0; i--) lineOf[i] ??= lineOf[i + 1];
+  for (let i = 1; i < lineOf.length; i++) lineOf[i] ??= lineOf[i - 1];
+  return { text: rawLines.map((l) => l.replace(TAG, '')).join('\n'), lineOf: lineOf.map((l) => l ?? 1) };
 }
 
 /** Renders a values template and reads the result as a values tree located in the template. */

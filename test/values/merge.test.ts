@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { leaves, parseYaml, toPlain, type ValueNode } from '../../src/document/index.js';
+import { mergeAll, mergeNodes, ValueClashError } from '../../src/values/index.js';
+
+const layer = (label: string, text: string): ValueNode => {
+  const root = parseYaml(text, `${label}.yaml`, { layer: label, allowListEdits: true }).root;
+  if (!root) throw new Error('empty');
+  return root;
+};
+const merged = (...texts: string[]) => toPlain(mergeAll(texts.map((t, i) => ({ root: layer(`l${i}`, t) }))) as ValueNode);
+
+describe('merge rules', () => {
+  it('merges maps deeply, the higher layer winning on scalars', () => {
+    expect(merged('a: {x: 1, k: {p: 1, q: 2}}\nb: 1', 'a: {k: {q: 3, r: 4}}\nc: 2')).toEqual({ a: { x: 1, k: { p: 1, q: 3, r: 4 } }, b: 1, c: 2 });
+  });
+
+  it('replaces lists from a higher layer (Helm rule)', () => {
+    expect(merged('l: [a, b, c]', 'l: [z]')).toEqual({ l: ['z'] });
+    expect(merged('l: [a]', 'l: []')).toEqual({ l: [] });
+  });
+
+  it('keeps null so Helm deletes the chart default', () => {
+    expect(merged('a: {x: 1, k: 2}', 'a: {x: null}')).toEqual({ a: { x: null, k: 2 } });
+    expect(merged('a: {x: 1}', 'a: null')).toEqual({ a: null });
+    // a map may come back on top of null
+    expect(merged('a: {x: 1}', 'a: null', 'a: {k: 2}')).toEqual({ a: { k: 2 } });
+  });
+
+  it('!append, !prepend and !remove edit the list below', () => {
+    expect(merged('l: [a, b]', 'l: !append [c]')).toEqual({ l: ['a', 'b', 'c'] });
+    expect(merged('l: [a, b]', 'l: !prepend [z]')).toEqual({ l: ['z', 'a', 'b'] });
+    expect(merged('l: [a, b, a, c]', 'l: !remove [a]')).toEqual({ l: ['b', 'c'] });
+  });
+
+  it('!remove matches maps by the fields it names', () => {
+    expect(merged('l: [{name: x, v: 1}, {name: w, v: 2}]', 'l: !remove [{name: x}]')).toEqual({ l: [{ name: 'w', v: 2 }] });
+  });
+
+  it('keeps list edits with nothing below until a list appears, applying them in order', () => {
+    // a spec layer edits a list that only the chart defaults (merged later, below it) hold
+    const edits = mergeNodes(layer('size', 'l: !append [c]'), layer('user', 'l: !remove [a]'));
+    expect(toPlain(mergeNodes(layer('chart', 'l: [a, b]'), edits))).toEqual({ l: ['b', 'c'] });
+    // alone, appends become the list and a lone remove drops the key
+    expect(toPlain(layer('x', 'l: !append [c]\nm: !remove [d]'))).toEqual({ l: ['c'] });
+  });
+
+  it('treats null below a list edit as an empty list', () => {
+    expect(merged('l: null', 'l: !append [a]')).toEqual({ l: ['a'] });
+  });
+
+  it('records for every leaf the layer and line that set it, items of edited lists included', () => {
+    const result = mergeAll([{ root: layer('low', 'a:\n  x: 1\nl: [a]\n') }, { root: layer('high', 'a:\n  w: 2\nl: !append [b]\n') }]) as ValueNode;
+    const where = Object.fromEntries(leaves(result).map((l) => [l.path.join('.'), `${l.origin.layer}@${l.origin.location.file}:${l.origin.location.line}`]));
+    expect(where).toEqual({ 'a.x': 'low@low.yaml:2', 'a.w': 'high@high.yaml:2', 'l.0': 'low@low.yaml:3', 'l.1': 'high@high.yaml:3' });
+  });
+
+  it('a map against a non-map is an error naming the dotted path and both layers with file:line', () => {
+    const low = layer('static', 'conf:\n  policy:\n    rule: "role:admin"\n');
+    const high = layer('services.image.glance', 'conf:\n  policy: open\n');
+    expect(() => mergeNodes(low, high)).toThrow(ValueClashError);
+    try {
+      mergeNodes(low, high);
+    } catch (error) {
+      const e = error as ValueClashError;
+      expect(e.message).toContain('type clash at conf.policy');
+      expect(e.message).toContain('static (static.yaml:2:3) sets a map');
+      expect(e.message).toContain('services.image.glance (services.image.glance.yaml:2:3) sets a string ("open")');
+      expect(e.path).toEqual(['conf', 'policy']);
+    }
+    // the other direction, and lists against maps
+    expect(() => mergeNodes(layer('a', 'x: 1'), layer('b', 'x: {y: 1}'))).toThrow(/type clash at x: a \(a.yaml:1:1\) sets a number \(1\), but b \(b.yaml:1:1\) sets a map/);
+    expect(() => mergeNodes(layer('a', 'x: {y: 1}'), layer('b', 'x: [1]'))).toThrow(/sets a list/);
+    expect(() => mergeNodes(layer('a', 'x: {y: 1}'), layer('b', 'x: !append [1]'))).toThrow(/type clash at x/);
+    expect(() => mergeNodes(layer('a', 'x: 3'), layer('b', 'x: !append [1]'))).toThrow(/cannot edit a list at x/);
+  });
+
+  it('never mutates its inputs', () => {
+    const low = layer('low', 'a: {x: 1, l: [1]}\n');
+    const high = layer('high', 'a: {y: 2, l: !append [2]}\n');
+    const before = [JSON.stringify(toPlain(low)), JSON.stringify(toPlain(high))];
+    mergeNodes(low, high);
+    mergeNodes(high, low);
+    expect([JSON.stringify(toPlain(low)), JSON.stringify(toPlain(high))]).toEqual(before);
+  });
+});
+
+describe('YAML as Helm reads it', () => {
+  it('reads YAML 1.1 booleans and octals, keeps timestamps as strings, resolves anchors and merge keys', () => {
+    const root = parseYaml('a: yes\nb: 0755\nc: 2024-01-01\nd: &x {k: v}\ne: *x\nf:\n  <<: *x\n  z: 1\n', 'f.yaml', { layer: 'x' }).root as ValueNode;
+    // like Helm's go-yaml v2, `y`/`n` are booleans too (quote them to keep strings)
+    expect(toPlain(parseYaml('k: y\nq: "y"\n', 'f.yaml', { layer: 'x' }).root as ValueNode)).toEqual({ k: true, q: 'y' });
+    expect(toPlain(root)).toEqual({ a: true, b: 493, c: '2024-01-01', d: { k: 'v' }, e: { k: 'v' }, f: { k: 'v', z: 1 } });
+  });
+
+  it('refuses duplicate keys, unknown tags, and list edits where they are not allowed, with file:line', () => {
+    expect(() => parseYaml('a: 1\na: 2\n', 'f.yaml', { layer: 'x' })).toThrow(/f\.yaml:2:1: invalid YAML: Map keys must be unique/);
+    expect(() => parseYaml('a: !foo 1\n', 'f.yaml', { layer: 'x' })).toThrow(/f\.yaml:1:4: .*!foo/);
+    expect(() => parseYaml('a: !append [1]\n', 'static.yaml', { layer: 'static' })).toThrow(/static\.yaml:1:1: !append is only allowed in values layers/);
+    expect(() => parseYaml('a: !append 1\n', 'f.yaml', { layer: 'x', allowListEdits: true })).toThrow(/!append takes a list/);
+  });
+});
