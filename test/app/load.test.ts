@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { AppLoadError, buildReleaseGraph, DependencyCycleError, loadApp, readStxBool, UnknownDependencyError, type Release } from '../../src/app/index.js';
+import { writeApp } from '../support/app-fixture.js';
+
+const loadError = async (changes: Record<string, string | null>) => {
+  const error = await loadApp(writeApp(changes)).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(Error);
+  return (error as Error).message;
+};
+
+describe('loading an app', () => {
+  it('loads the release table, the merged spec and the target release', async () => {
+    const app = await loadApp(writeApp());
+    expect(app.releases.map((r) => [r.name, r.releaseName, r.namespace, r.timeout])).toEqual([
+      ['db', 'demo-db', 'demo', '10m'],
+      ['web', 'demo-web', 'demo', '10m'],
+    ]);
+    expect(app.target.release).toBe('2.0');
+    expect(app.spec.common.charts?.values).toEqual({ labels: { tier: 'standard', team: 'platform' } });
+    // web is listed; db comes in through dependsOn
+    expect(app.enabled.map((r) => r.name)).toEqual(['db', 'web']);
+    expect(app.metadata.maintainUserOverrides).toBe(true);
+  });
+
+  it('reports metadata schema errors with file, line, column and path, all at once', async () => {
+    const message = await loadError({
+      'fluxcd/metadata.yaml': `app_name: Demo_App\napp_version: ""\nsupported_k8s_version:\n  minimum: "1.x"\nmaintain_user_overrides: perhaps\nupgrades:\n  from_versions: ["1.0-[", "1\\\\.0-.*"]\nclass: fancy\n`,
+    });
+    expect(message).toContain('fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, got "Demo_App" (at app_name)');
+    expect(message).toContain('fluxcd/metadata.yaml:2:1: error: expected a non-empty string');
+    expect(message).toContain('fluxcd/metadata.yaml:4:3: error: expected a Kubernetes version major.minor[.patch], e.g. v1.29.2, got "1.x" (at supported_k8s_version.minimum)');
+    expect(message).toContain('fluxcd/metadata.yaml:5:1: error: expected a boolean (true/false, yes/no, y/n, 1/0), got "perhaps" (at maintain_user_overrides)');
+    expect(message).toContain('fluxcd/metadata.yaml:7:19: error: expected a valid regular expression, got "1.0-[" (at upgrades.from_versions[0])');
+    expect(message).toContain('fluxcd/metadata.yaml:8:1: error: expected one of "critical", "storage", "discovery", "optional", "reporting", got "fancy" (at class)');
+    expect(message).not.toContain('1\\\\.0-');
+  });
+
+  it('reads booleans as StarlingX does and warns about unknown keys with the nearest known one', async () => {
+    expect(['yes', 'Y', 'true', '1', 1, true].map(readStxBool)).toEqual([true, true, true, true, true, true]);
+    expect(['no', 'N', 'False', '0', 0, false].map(readStxBool)).toEqual([false, false, false, false, false, false]);
+    expect(readStxBool('maybe')).toBeUndefined();
+    const app = await loadApp(
+      writeApp({
+        'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29, maximum: "1.31.2"}\nupgrades:\n  from_version: ["0\\\\..*"]\n  auto_update: Y\nmaintain_user_overides: n\n`,
+      }),
+    );
+    const warnings = app.warnings.map((w) => `${w.location?.file}:${w.location?.line}: ${w.message}`);
+    expect(warnings).toContain('fluxcd/metadata.yaml:5: unknown metadata key "from_version" is ignored; did you mean "from_versions"?');
+    expect(warnings).toContain('fluxcd/metadata.yaml:7: unknown metadata key "maintain_user_overides" is ignored; did you mean "maintain_user_overrides"?');
+    expect(app.metadata.upgrades.autoUpdate).toBe(true);
+  });
+
+  it('checks the Kubernetes version range', async () => {
+    const message = await loadError({ 'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.30.0, maximum: v1.29}\n` });
+    expect(message).toMatch(/metadata\.yaml:3:\d+: error: supported_k8s_version\.minimum v1\.30\.0 is above maximum v1\.29/);
+  });
+
+  it('reports release table problems: schema, missing chart, long releaseName, duplicates', async () => {
+    const message = await loadError({
+      'fluxcd/releases.yaml': `releases:
+  - name: db
+    chart: db
+    timeout: 10 minutes
+  - name: web
+    chart: nochart
+    releaseName: ${'x'.repeat(60)}
+  - name: db
+    chart: db
+    installl: {}
+`,
+    });
+    expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a Flux duration such as 30m, 1h or 90s, got "10 minutes" (at releases[0].timeout)');
+    expect(message).toContain('fluxcd/releases.yaml:7:5: error: expected a Helm release name of at most 53 characters');
+    expect(message).toContain('fluxcd/releases.yaml:10:5: error: unknown key "installl" (at releases[2].installl)');
+  });
+
+  it('finds releases whose chart is missing and release names too long after the prefix', async () => {
+    const message = await loadError({
+      'fluxcd/releases.yaml': `defaults:\n  releaseNamePrefix: ${'p'.repeat(50)}-\nreleases:\n  - name: db\n    chart: db\n  - name: web\n    chart: nochart\n`,
+    });
+    // 50 + "-db" is exactly 53 and fine; "-web" is one too many
+    expect(message).not.toContain('-db" is');
+    expect(message).toMatch(/releases\.yaml:6:5: error: releaseName "p+-web" is 54 characters; Helm allows at most 53/);
+    expect(message).toMatch(/releases\.yaml:6:5: error: release "web": no chart at charts\/nochart/);
+  });
+
+  it('prints a dependency cycle, and names an unknown dependency', async () => {
+    const cyc = await loadError({
+      'fluxcd/releases.yaml': `releases:\n  - {name: db, chart: db, dependsOn: [web]}\n  - {name: web, chart: web, dependsOn: [db]}\n`,
+    });
+    expect(cyc).toContain('dependency cycle between releases: db → web → db');
+    const unknown = await loadError({ 'fluxcd/releases.yaml': `releases:\n  - {name: db, chart: db}\n  - {name: web, chart: web, dependsOn: [cache]}\n` });
+    expect(unknown).toBe('fluxcd/releases.yaml:3:5: release "web" depends on "cache", which is not in the release table');
+  });
+
+  it('reports spec errors: bad sections, unquoted release, unknown preset, services typos, features schema', async () => {
+    const message = await loadError({
+      'overrides/deployment.yaml': `main:\n  release: 2.0\n  preset: huge\nfeatures:\n  services: [frontend]\ncommon:\n  chart: {}\n`,
+    });
+    expect(message).toContain('overrides/deployment.yaml:2:3: error: expected a quoted release name such as "2025.1"');
+    expect(message).toContain('overrides/deployment.yaml:7:3: error: unknown key "chart" (at common.chart)');
+
+    const preset = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: huge\n` });
+    expect(preset).toContain('overrides/deployment.yaml:3:3: error: preset "huge" not found (overrides/presets/huge.yaml); available: standard');
+
+    const typo = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\nservices:\n  frontend:\n    webb:\n      values: {}\n  backend:\n    db: {}\n` });
+    expect(typo).toContain('overrides/deployment.yaml:5:5: error: service "frontend" has no chart "webb" (charts: web)');
+    expect(typo).toContain('overrides/deployment.yaml:7:3: error: no release has service "backend"');
+
+    const schema = JSON.stringify({ type: 'object', properties: { services: { type: 'array', items: { enum: ['frontend', 'database'] } } }, additionalProperties: false });
+    const features = await loadError({
+      'overrides/features.schema.json': schema,
+      'overrides/sizes/small.yaml': `features:\n  extra: 1\n`,
+      'overrides/deployment.yaml': `main:\n  release: "2.0"\n  size: small\nfeatures:\n  services: [frontend, cache]\n`,
+    });
+    // each error points at the file that set the value, whichever spec layer it is
+    expect(features).toContain('overrides/sizes/small.yaml:2:3: error: unknown key "extra" (at features.extra)');
+    expect(features).toMatch(/overrides\/deployment\.yaml:5:\d+: error: expected one of "frontend", "database", got "cache" \(at features\.services\[1\]\)/);
+  });
+
+  it('refuses an unknown target release listing the available ones, and unpinned images', async () => {
+    expect(await loadError({ 'overrides/deployment.yaml': `main:\n  release: "3.0"\n` })).toBe(
+      'overrides/deployment.yaml:2:3: OpenStack release "3.0" is not in the catalog (overrides/versions/); available: 1.0, 2.0',
+    );
+    const images = await loadError({ 'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:latest\n  db: docker.io/library/mariadb\n` });
+    expect(images).toContain('overrides/versions/1.0.yaml:3:3: error: image web: uses the floating tag "latest"; pin every image');
+    expect(images).toContain('overrides/versions/1.0.yaml:4:3: error: image db: has no tag or digest; pin every image');
+    const nowhere = await loadError({ 'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:1\n  extra: x/y:1\n` });
+    expect(nowhere).toContain('overrides/versions/1.0.yaml:4:3: error: image field extra of release 1.0 lands nowhere: add it to overrides/versions/images.yaml');
+  });
+
+  it('refuses a disabled chart that an enabled release needs', async () => {
+    const message = await loadError({ 'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\ndisabled_charts: [db]\n` });
+    expect(message).toContain('chart "db" is in metadata disabled_charts, but enabled release(s) web depend on release "db"');
+  });
+
+  it('is an AppLoadError carrying every diagnostic', async () => {
+    const error = await loadApp(writeApp({ 'fluxcd/metadata.yaml': `app_version: 1\nsupported_k8s_version: {}\n` })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppLoadError);
+    expect((error as AppLoadError).diagnostics.map((d) => d.message)).toEqual(['missing required key "app_name"', 'missing required key "minimum"']);
+  });
+});
+
+describe('release graph', () => {
+  const release = (name: string, dependsOn: string[] = []): Release => ({
+    name,
+    chart: name,
+    chartPath: `charts/${name}`,
+    namespace: 'ns',
+    releaseName: name,
+    dependsOn,
+    timeout: '5m',
+    install: { disableHooks: false, disableWait: false },
+    upgrade: { disableHooks: false, disableWait: false },
+    labels: {},
+    location: { file: 'fluxcd/releases.yaml', line: 1, column: 1 },
+  });
+
+  it('groups releases into waves that depend only on earlier waves', () => {
+    const graph = buildReleaseGraph([release('nova', ['placement', 'glance']), release('glance', ['keystone']), release('keystone', ['mariadb']), release('mariadb'), release('placement', ['keystone']), release('horizon', ['keystone'])]);
+    expect(graph.waves.map((w) => w.map((r) => r.name))).toEqual([['mariadb'], ['keystone'], ['glance', 'placement', 'horizon'], ['nova']]);
+    expect([...graph.dependenciesOf('nova')].sort()).toEqual(['glance', 'keystone', 'mariadb', 'placement']);
+  });
+
+  it('prints the cycle, however long', () => {
+    expect(() => buildReleaseGraph([release('a', ['b']), release('b', ['c']), release('c', ['a']), release('d')])).toThrow(DependencyCycleError);
+    expect(() => buildReleaseGraph([release('a', ['b']), release('b', ['c']), release('c', ['a'])])).toThrow('a → b → c → a');
+    expect(() => buildReleaseGraph([release('a', ['a'])])).toThrow('a → a');
+    expect(() => buildReleaseGraph([release('a', ['zz'])])).toThrow(UnknownDependencyError);
+  });
+});
