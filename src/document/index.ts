@@ -8,3 +8,4 @@
  */
 export * from './nodes.js';
 export * from './parse.js';
+export { dumpYaml } from './dump.js';

@@ -1,0 +1,2 @@
+/** Flux: HelmRelease, HelmRepository and kustomization generation in StarlingX's fluxcd-manifests layout. */
+export * from './manifests.js';
