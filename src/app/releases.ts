@@ -30,6 +30,10 @@ export interface Release {
   readonly install: ReleaseActionFlags;
   readonly upgrade: ReleaseActionFlags;
   readonly labels: Readonly<Record<string, string>>;
+  /** Flux reconcile interval of the HelmRelease. */
+  readonly interval: string;
+  /** HelmRelease spec fields flotilla does not model, passed through as written (e.g. driftDetection). */
+  readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
   /** Where the release is declared. */
   readonly location: SourceLocation;
 }
@@ -66,6 +70,13 @@ const releaseFields = {
   install: actionFlags,
   upgrade: actionFlags,
   labels: { type: 'object', additionalProperties: { type: 'string' } },
+  interval: duration,
+  helmReleaseSpec: {
+    type: 'object',
+    // These are generated from the fields above; writing them here would fight the generator.
+    not: { anyOf: ['releaseName', 'chart', 'chartRef', 'dependsOn', 'valuesFrom', 'install', 'upgrade', 'timeout', 'interval'].map((k) => ({ required: [k] })) },
+    expected: 'a map of HelmRelease spec fields flotilla does not generate (not releaseName, chart, dependsOn, valuesFrom, install, upgrade, timeout, interval)',
+  },
 };
 
 export const releasesSchema: JsonSchema = {
@@ -105,6 +116,8 @@ interface RawRelease {
   install?: Partial<ReleaseActionFlags>;
   upgrade?: Partial<ReleaseActionFlags>;
   labels?: Record<string, string>;
+  interval?: string;
+  helmReleaseSpec?: Record<string, unknown>;
 }
 
 export interface ReleasesResult {
@@ -146,6 +159,8 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       install: { disableHooks: false, disableWait: false, ...raw.install },
       upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
       labels: raw.labels ?? {},
+      interval: raw.interval ?? '1m',
+      helmReleaseSpec: raw.helmReleaseSpec ?? {},
       location,
     };
   });

@@ -25,7 +25,6 @@ export interface HelmRepositorySpec {
 export interface HelmReleaseOptions {
   readonly chartVersion: string;
   readonly repository: string;
-  readonly interval?: string;
 }
 
 export const staticOverridesName = (release: Release): string => `${release.name}-static-overrides`;
@@ -54,9 +53,10 @@ export function helmReleaseManifest(release: Release, options: HelmReleaseOption
         sourceRef: { kind: 'HelmRepository', name: options.repository },
       },
     },
-    interval: options.interval ?? '1m',
+    interval: release.interval,
     timeout: release.timeout,
     test: { enable: false },
+    ...release.helmReleaseSpec,
     install: actionFlags(release.install),
     upgrade: actionFlags(release.upgrade),
   };

@@ -153,6 +153,8 @@ describe('release graph', () => {
     install: { disableHooks: false, disableWait: false },
     upgrade: { disableHooks: false, disableWait: false },
     labels: {},
+    interval: '1m',
+    helmReleaseSpec: {},
     location: { file: 'fluxcd/releases.yaml', line: 1, column: 1 },
   });
 
