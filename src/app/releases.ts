@@ -74,7 +74,7 @@ const releaseFields = {
   helmReleaseSpec: {
     type: 'object',
     // These are generated from the fields above; writing them here would fight the generator.
-    not: { anyOf: ['releaseName', 'chart', 'chartRef', 'dependsOn', 'valuesFrom', 'install', 'upgrade', 'timeout', 'interval'].map((k) => ({ required: [k] })) },
+    propertyNames: { not: { enum: ['releaseName', 'chart', 'chartRef', 'dependsOn', 'valuesFrom', 'install', 'upgrade', 'timeout', 'interval'] } },
     expected: 'a map of HelmRelease spec fields flotilla does not generate (not releaseName, chart, dependsOn, valuesFrom, install, upgrade, timeout, interval)',
   },
 };
