@@ -1,0 +1,143 @@
+/**
+ * Checksum files in the formats `md5sum -c` (StarlingX's checksum.md5) and
+ * `sha256sum -c` (our checksum.sha256) read: one `<hex>  <path>` line per
+ * file, sorted byte-wise, covering every file except the checksum files.
+ */
+import { createHash } from 'node:crypto';
+import { checkEntryPath, compareBytewise } from './paths.js';
+import type { TarEntry } from './tar-write.js';
+
+export type ChecksumAlgorithm = 'sha256' | 'md5';
+
+export const CHECKSUM_FILES: Readonly<Record<ChecksumAlgorithm, string>> = {
+  sha256: 'checksum.sha256',
+  md5: 'checksum.md5',
+};
+
+/** Files by path: an archive read into memory, or the entry list about to be written. */
+export type FileSet = ReadonlyMap<string, Buffer | string> | readonly TarEntry[];
+
+const HEX_LENGTH: Readonly<Record<ChecksumAlgorithm, number>> = { sha256: 64, md5: 32 };
+
+function toMap(files: FileSet): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const add = (path: string, data: Buffer | string): void => {
+    out.set(path, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+  };
+  if (Array.isArray(files)) for (const entry of files as readonly TarEntry[]) add(entry.path, entry.data);
+  else for (const [path, data] of files as ReadonlyMap<string, Buffer | string>) add(path, data);
+  return out;
+}
+
+const isChecksumFile = (path: string): boolean => path === CHECKSUM_FILES.md5 || path === CHECKSUM_FILES.sha256;
+
+export function digestHex(algorithm: ChecksumAlgorithm, data: Buffer | string): string {
+  return createHash(algorithm).update(data).digest('hex');
+}
+
+/** GNU coreutils escaping: a name with `\` or a newline gets a leading `\` on its line. */
+function escapeName(path: string): { escaped: boolean; name: string } {
+  if (!/[\\\n\r]/.test(path)) return { escaped: false, name: path };
+  return { escaped: true, name: path.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r') };
+}
+
+function unescapeName(name: string): string {
+  return name.replace(/\\(.)/g, (_m, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : c));
+}
+
+/** A checksum file's text for `algorithm` over `files` (checksum files themselves excluded). */
+export function checksumFile(algorithm: ChecksumAlgorithm, files: FileSet): string {
+  const map = toMap(files);
+  const paths = [...map.keys()].filter((p) => !isChecksumFile(p)).sort(compareBytewise);
+  let out = '';
+  for (const path of paths) {
+    const { escaped, name } = escapeName(path);
+    out += `${escaped ? '\\' : ''}${digestHex(algorithm, map.get(path)!)}  ${name}\n`;
+  }
+  return out;
+}
+
+export const md5sumFile = (files: FileSet): string => checksumFile('md5', files);
+export const sha256sumFile = (files: FileSet): string => checksumFile('sha256', files);
+
+export type ChecksumProblem =
+  | { readonly kind: 'missing-checksum-file'; readonly checksumFile: string }
+  | { readonly kind: 'malformed-line'; readonly checksumFile: string; readonly line: number; readonly text: string }
+  | { readonly kind: 'duplicate-line'; readonly checksumFile: string; readonly line: number; readonly path: string }
+  | { readonly kind: 'missing-file'; readonly checksumFile: string; readonly line: number; readonly path: string }
+  | { readonly kind: 'mismatch'; readonly checksumFile: string; readonly line: number; readonly path: string; readonly expected: string; readonly actual: string }
+  | { readonly kind: 'not-listed'; readonly checksumFile: string; readonly path: string };
+
+export function formatChecksumProblem(problem: ChecksumProblem): string {
+  switch (problem.kind) {
+    case 'missing-checksum-file':
+      return `${problem.checksumFile} is missing`;
+    case 'malformed-line':
+      return `${problem.checksumFile}:${problem.line}: not a checksum line: ${JSON.stringify(problem.text)}`;
+    case 'duplicate-line':
+      return `${problem.checksumFile}:${problem.line}: ${problem.path} is listed more than once`;
+    case 'missing-file':
+      return `${problem.checksumFile}:${problem.line}: ${problem.path} is listed but missing`;
+    case 'mismatch':
+      return `${problem.checksumFile}:${problem.line}: ${problem.path} checksum mismatch (expected ${problem.expected}, got ${problem.actual})`;
+    case 'not-listed':
+      return `${problem.path} is not listed in ${problem.checksumFile}`;
+  }
+}
+
+export interface VerifyChecksumsOptions {
+  /** Checksum files that must be present; default both. sha256 is always checked first. */
+  readonly required?: readonly ChecksumAlgorithm[];
+}
+
+/**
+ * Checks every checksum file present against `files`. Returns all problems
+ * (none means verified). A missing checksum file is a problem only when
+ * required: StarlingX silently skipping a missing checksum.md5 is a weakness
+ * we do not copy.
+ */
+export function verifyChecksums(files: FileSet, options: VerifyChecksumsOptions = {}): ChecksumProblem[] {
+  const map = toMap(files);
+  const required = new Set(options.required ?? (['sha256', 'md5'] as const));
+  const problems: ChecksumProblem[] = [];
+  for (const algorithm of ['sha256', 'md5'] as const) {
+    const name = CHECKSUM_FILES[algorithm];
+    const text = map.get(name);
+    if (text === undefined) {
+      if (required.has(algorithm)) problems.push({ kind: 'missing-checksum-file', checksumFile: name });
+      continue;
+    }
+    const linePattern = new RegExp(`^(\\\\?)([0-9a-fA-F]{${HEX_LENGTH[algorithm]}}) [ *](.+)$`);
+    const listed = new Set<string>();
+    const lines = text.toString('utf8').split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    lines.forEach((raw, index) => {
+      const line = index + 1;
+      const match = linePattern.exec(raw);
+      if (!match) {
+        problems.push({ kind: 'malformed-line', checksumFile: name, line, text: raw });
+        return;
+      }
+      const rawName = match[1] ? unescapeName(match[3]!) : match[3]!;
+      const checked = checkEntryPath(rawName); // md5sum lists may say ./a or a
+      const path = checked.ok ? checked.path : rawName;
+      if (listed.has(path)) {
+        problems.push({ kind: 'duplicate-line', checksumFile: name, line, path });
+        return;
+      }
+      listed.add(path);
+      const data = map.get(path);
+      if (data === undefined) {
+        problems.push({ kind: 'missing-file', checksumFile: name, line, path });
+        return;
+      }
+      const expected = match[2]!.toLowerCase();
+      const actual = digestHex(algorithm, data);
+      if (expected !== actual) problems.push({ kind: 'mismatch', checksumFile: name, line, path, expected, actual });
+    });
+    for (const path of [...map.keys()].sort(compareBytewise)) {
+      if (!isChecksumFile(path) && !listed.has(path)) problems.push({ kind: 'not-listed', checksumFile: name, path });
+    }
+  }
+  return problems;
+}

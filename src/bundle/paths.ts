@@ -1,0 +1,41 @@
+/**
+ * Entry names inside archives. Both the writer and the reader use one rule so
+ * that whatever we write, we would also accept, and nothing we accept can
+ * point outside the folder it is extracted into.
+ */
+
+export type PathCheck =
+  | { readonly ok: true; readonly path: string }
+  | { readonly ok: false; readonly problem: 'absolute-path' | 'parent-segment' | 'bad-path'; readonly reason: string };
+
+/**
+ * Normalises an archive entry name to `a/b/c`: backslashes count as
+ * separators (a Windows-made `..\x` must not slip through), empty and `.`
+ * segments are dropped. Absolute names, drive letters, `..` segments and
+ * control characters are refused. An empty result (`./`) is `path: ''`.
+ */
+export function checkEntryPath(raw: string): PathCheck {
+  if (raw.includes('\0')) return { ok: false, problem: 'bad-path', reason: 'name contains a NUL byte' };
+  // eslint-disable-next-line no-control-regex
+  if (/[\x01-\x1f\x7f]/.test(raw)) return { ok: false, problem: 'bad-path', reason: 'name contains a control character' };
+  const slashed = raw.replace(/\\/g, '/');
+  if (slashed.startsWith('/')) return { ok: false, problem: 'absolute-path', reason: 'absolute path' };
+  if (/^[A-Za-z]:/.test(slashed)) return { ok: false, problem: 'absolute-path', reason: 'path starts with a drive letter' };
+  const parts: string[] = [];
+  for (const segment of slashed.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') return { ok: false, problem: 'parent-segment', reason: 'path has a ".." segment' };
+    parts.push(segment);
+  }
+  return { ok: true, path: parts.join('/') };
+}
+
+/** Key under which two names count as the same file (NFC, so macOS-decomposed names collide too). */
+export function collisionKey(path: string): string {
+  return path.normalize('NFC');
+}
+
+/** Byte-wise (UTF-8) order: the same on every machine and locale. */
+export function compareBytewise(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

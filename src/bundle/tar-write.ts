@@ -1,0 +1,143 @@
+/**
+ * The one deterministic tar.gz writer, used for the application tarball and
+ * for Helm chart archives alike. Same entries in, same bytes out, whatever
+ * the file times, checkout path, user or machine:
+ * - regular files only (no directory entries: Helm writes none and every tar
+ *   reader creates parents), mode 0644, uid/gid 0, empty uname/gname;
+ * - one fixed mtime; ustar headers without atime/ctime; a pax header (path
+ *   only, no times) just for names ustar cannot hold;
+ * - entries sorted byte-wise by path unless the caller fixes the order;
+ * - gzip with mtime 0, no file name, maximum compression and OS byte "Unix".
+ * Header encoding comes from node-tar; the policy above is ours.
+ */
+import { createHash } from 'node:crypto';
+import { rename, writeFile, rm } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import { Header, Pax } from 'tar';
+import { FlotillaError } from '../diagnostics/index.js';
+import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
+
+export interface TarEntry {
+  /** Canonical relative path with `/` separators (`a/b.yaml`, never `./a` or `a//b`). */
+  readonly path: string;
+  readonly data: Buffer | string;
+}
+
+export interface TarWriteOptions {
+  /** `sorted` (default): byte-wise by path. `given`: the caller's order (chart archives put Chart.yaml first). */
+  readonly order?: 'sorted' | 'given';
+  /** Time stamped on every entry; defaults to {@link FIXED_MTIME}. */
+  readonly mtime?: Date;
+  /** Names the archive in error messages. */
+  readonly label?: string;
+}
+
+/**
+ * 2000-01-01T00:00:00Z. Not the epoch: GNU tar warns about "implausibly old
+ * time stamp" for 1970 when extracting, which would be noise on every upload.
+ */
+export const FIXED_MTIME = new Date(Date.UTC(2000, 0, 1));
+
+const FILE_MODE = 0o644;
+const BLOCK = 512;
+/** gzip header byte 9; zlib writes the build platform's code (0x03 Unix, 0x0a Windows, 0x13 macOS). */
+const GZIP_OS_UNIX = 0x03;
+
+/** A bad entry list handed to the writer (a programming or input error, never a hostile archive). */
+export class ArchiveWriteError extends FlotillaError {
+  readonly entry: string;
+  constructor(label: string, entry: string, reason: string) {
+    super(`cannot write ${label}: entry ${JSON.stringify(entry)}: ${reason}`);
+    this.entry = entry;
+  }
+}
+
+function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions): TarEntry[] {
+  const label = options.label ?? 'archive';
+  const seen = new Map<string, string>();
+  for (const entry of entries) {
+    const checked = checkEntryPath(entry.path);
+    if (!checked.ok) throw new ArchiveWriteError(label, entry.path, checked.reason);
+    if (checked.path === '') throw new ArchiveWriteError(label, entry.path, 'empty path');
+    if (checked.path !== entry.path) {
+      throw new ArchiveWriteError(label, entry.path, `not a canonical path (use ${JSON.stringify(checked.path)})`);
+    }
+    const key = collisionKey(entry.path);
+    const previous = seen.get(key);
+    if (previous !== undefined) throw new ArchiveWriteError(label, entry.path, `duplicate of ${JSON.stringify(previous)}`);
+    seen.set(key, entry.path);
+  }
+  // A file may not also be a parent folder of another entry.
+  for (const key of seen.keys()) {
+    const parts = key.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const parent = parts.slice(0, i).join('/');
+      const clash = seen.get(parent);
+      if (clash !== undefined) throw new ArchiveWriteError(label, clash, `is a file but also the folder of ${JSON.stringify(seen.get(key))}`);
+    }
+  }
+  const list = [...entries];
+  if ((options.order ?? 'sorted') === 'sorted') list.sort((a, b) => compareBytewise(a.path, b.path));
+  return list;
+}
+
+function fileHeader(path: string, size: number, mtime: Date): Buffer[] {
+  const fields = { path, mode: FILE_MODE, uid: 0, gid: 0, size, mtime, type: 'File' as const, uname: '', gname: '' };
+  const header = new Header(fields);
+  const needPax = header.encode();
+  const block = header.block;
+  if (!block) throw new Error('tar header encoding produced no block');
+  if (!needPax) return [block];
+  // Long or non-ASCII names: a pax record carrying only the path (no times,
+  // so the bytes stay fixed), then the ustar header with a truncated name.
+  return [new Pax({ path }).encode(), block];
+}
+
+/** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
+export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
+  const mtime = options.mtime ?? FIXED_MTIME;
+  const chunks: Buffer[] = [];
+  for (const entry of orderedEntries(entries, options)) {
+    const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
+    chunks.push(...fileHeader(entry.path, data.length, mtime), data);
+    const pad = (BLOCK - (data.length % BLOCK)) % BLOCK;
+    if (pad > 0) chunks.push(Buffer.alloc(pad));
+  }
+  chunks.push(Buffer.alloc(2 * BLOCK)); // end-of-archive marker
+  return Buffer.concat(chunks);
+}
+
+/** gzip with a fixed header: mtime 0, no name, OS byte Unix, level 9. */
+export function gzipDeterministic(data: Buffer): Buffer {
+  const out = gzipSync(data, { level: 9 });
+  // Node's zlib already writes mtime 0 and no FNAME; pin them anyway so the
+  // header never depends on the platform or a future default.
+  out.writeUInt32LE(0, 4);
+  out[9] = GZIP_OS_UNIX;
+  return out;
+}
+
+/** A byte-reproducible `.tgz` of `entries`. */
+export function writeTarGz(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
+  return gzipDeterministic(writeTar(entries, options));
+}
+
+export interface WrittenArchive {
+  readonly file: string;
+  readonly size: number;
+  readonly sha256: string;
+}
+
+/** Writes {@link writeTarGz} output to `file` atomically (temp file + rename), so a crash never leaves half an archive. */
+export async function writeTarGzFile(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
+  const bytes = writeTarGz(entries, { label: file, ...options });
+  const temp = `${file}.partial-${process.pid}`;
+  try {
+    await writeFile(temp, bytes);
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  return { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+}

@@ -1,0 +1,24 @@
+/**
+ * Helm charts: read chart sources (Chart.yaml, .helmignore, dependencies),
+ * stage renderable copies, package byte-reproducible archives, and build
+ * repository indexes.
+ */
+export type {
+  ChartApiVersion,
+  ChartDependency,
+  ChartFile,
+  ChartMaintainer,
+  ChartMetadata,
+  ChartOrigin,
+  ChartSource,
+  ChartType,
+  DependencySource,
+  ResolvedDependency,
+} from './types.js';
+export { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
+export { parseChartYaml, parseRequirementsYaml, rewriteChartVersion } from './chart-file.js';
+export { HELMIGNORE, HelmignoreRules, type HelmignoreRule } from './helmignore.js';
+export { compareVersions, isValidVersion, parseVersion, type SemVer } from './semver.js';
+export { loadChart, loadChartArchive } from './load.js';
+export { chartTree } from './layout.js';
+export { stageChart } from './stage.js';

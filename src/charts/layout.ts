@@ -1,0 +1,40 @@
+/**
+ * The file tree of a chart with its dependencies vendored, as staged on disk
+ * and as packed in an archive: the chart's own files, then each dependency
+ * unpacked under `charts/<chart name>/`, recursively.
+ */
+import { compareBytewise } from '../bundle/index.js';
+import type { ChartFile, ChartSource } from './types.js';
+
+/** Files Helm writes first, in this order (helm chartutil.Save); the rest follow sorted. */
+const HEAD_FILES = ['Chart.yaml', 'values.yaml', 'values.schema.json'];
+
+export interface TreeOptions {
+  /** Replaces the top chart's Chart.yaml bytes (a rewritten version). */
+  readonly chartYaml?: Buffer;
+  /** Leaves out the top chart's own .helmignore (see stageChart for why). */
+  readonly omitTopHelmignore?: boolean;
+}
+
+function headRank(path: string): number {
+  const i = HEAD_FILES.indexOf(path);
+  return i === -1 ? HEAD_FILES.length : i;
+}
+
+/** The chart's own files in archive order: head files first, then the rest byte-wise. */
+export function orderedOwnFiles(files: readonly ChartFile[]): ChartFile[] {
+  return [...files].sort((a, b) => headRank(a.path) - headRank(b.path) || compareBytewise(a.path, b.path));
+}
+
+/** Every file of `chart` with its dependencies under `charts/<name>/`, paths relative to the chart root. */
+export function chartTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
+  const out: ChartFile[] = [];
+  for (const file of orderedOwnFiles(chart.files)) {
+    if (options.omitTopHelmignore && file.path === '.helmignore') continue;
+    out.push(file.path === 'Chart.yaml' && options.chartYaml ? { path: file.path, data: options.chartYaml } : file);
+  }
+  for (const dep of chart.dependencies) {
+    for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data });
+  }
+  return out;
+}

@@ -1,0 +1,314 @@
+/**
+ * Loading a chart the way Helm does (helm pkg/chart/loader), then resolving
+ * its dependencies the way `helm dependency build` + `helm package` would:
+ * - a directory is walked with its `.helmignore` (+ Helm's default rule),
+ *   following symlinks, refusing irregular files, dropping a UTF-8 BOM;
+ * - under `charts/`, each folder or `.tgz` is a vendored subchart, used as
+ *   is (a folder is filtered by the PARENT's rules, as Helm's walk does);
+ *   names starting with `_` or `.` are skipped, `*.prov` stay plain files;
+ * - a declared dependency not vendored, whose repository is `file://<path>`
+ *   (relative to the chart folder), is loaded recursively as its own chart
+ *   (its own .helmignore: what `helm dependency update` would pack);
+ * - any other repository (https, oci, @alias) must already be vendored:
+ *   flotilla builds offline and never fetches charts.
+ * `condition`, `tags`, `alias` only matter at render time: packaging vendors
+ * every dependency once, under `charts/<chart name>/`, like Helm.
+ */
+import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
+import { compareBytewise, readTarGzEntriesSync } from '../bundle/index.js';
+import { parseChartYaml, parseRequirementsYaml } from './chart-file.js';
+import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
+import { HELMIGNORE, HelmignoreRules } from './helmignore.js';
+import type { ChartDependency, ChartFile, ChartMetadata, ChartOrigin, ChartSource, ResolvedDependency } from './types.js';
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+function stripBom(data: Buffer): Buffer {
+  return data.subarray(0, 3).equals(UTF8_BOM) ? data.subarray(3) : data;
+}
+
+interface LoadContext {
+  /** file:// charts by real path, so a library used by several charts is read once per load. */
+  readonly cache: Map<string, Promise<ChartSource>>;
+}
+
+/** Real paths of the file:// charts on the way to the one being loaded (a cycle check). */
+type Ancestry = readonly string[];
+
+/** Reads a chart source directory (or a chart .tgz) and resolves its dependencies. */
+export async function loadChart(dir: string): Promise<ChartSource> {
+  const path = resolve(dir);
+  const real = await realpath(path).catch(() => {
+    throw new ChartError(`chart not found: ${path}`);
+  });
+  return loadPath(path, [real], { cache: new Map() });
+}
+
+async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
+  const info = await stat(path).catch(() => {
+    throw new ChartError(`chart not found: ${path}`);
+  });
+  if (info.isDirectory()) return loadDirectory(path, ancestry, ctx);
+  if (info.isFile()) return chartFromArchive(await readFile(path), { kind: 'archive', file: path }, ancestry, ctx);
+  throw new ChartError(`not a chart directory or archive: ${path}`);
+}
+
+async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
+  const ignoreFile = join(dir, HELMIGNORE);
+  const ignoreText = await readFile(ignoreFile).then(
+    (data) => stripBom(data).toString('utf8'),
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    },
+  );
+  const rules = ignoreText === undefined ? HelmignoreRules.defaultsOnly() : HelmignoreRules.parse(ignoreText, ignoreFile);
+  const files = await walkChartDir(dir, rules);
+  if (!files.has('Chart.yaml')) {
+    const rule = rules.decidingRule('Chart.yaml', false);
+    const onDisk = await stat(join(dir, 'Chart.yaml')).then(
+      () => true,
+      () => false,
+    );
+    if (rule && onDisk) {
+      const why = rule.negate
+        ? `in Helm a "!" rule ignores every path it does NOT match, so helm package would fail with "Chart.yaml file is missing"`
+        : 'Helm would not see the chart';
+      throw new HelmignoreError(`rule ${JSON.stringify(rule.raw)} excludes Chart.yaml: ${why}`, { file: ignoreFile, line: rule.line, column: 1 });
+    }
+  }
+  return buildChart(files, { kind: 'directory', dir }, (rel) => join(dir, rel), ancestry, ctx);
+}
+
+/** Helm's directory walk: sorted, symlinks followed (loops refused), ignored dirs skipped whole. */
+async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<string, Buffer>> {
+  const files = new Map<string, Buffer>();
+  const visit = async (abs: string, rel: string, ancestors: ReadonlySet<string>): Promise<void> => {
+    const names = (await readdir(abs)).sort(compareBytewise);
+    for (const name of names) {
+      const childRel = rel === '' ? name : `${rel}/${name}`;
+      const childAbs = join(abs, name);
+      let info;
+      try {
+        info = await stat(childAbs);
+      } catch (error) {
+        // A dangling symlink: fine when ignored (as in Helm), an error otherwise.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' && rules.ignores(childRel, false)) continue;
+        throw new ChartError(`${childAbs}: cannot read (${(error as Error).message})`);
+      }
+      if (info.isDirectory()) {
+        if (rules.ignores(childRel, true)) continue;
+        const real = await realpath(childAbs);
+        if (ancestors.has(real)) throw new ChartError(`${childAbs}: symbolic link loop`);
+        await visit(childAbs, childRel, new Set([...ancestors, real]));
+        continue;
+      }
+      if (rules.ignores(childRel, false)) continue;
+      if (!info.isFile()) throw new ChartError(`${childAbs}: cannot load an irregular file (device, socket or FIFO)`);
+      files.set(childRel, stripBom(await readFile(childAbs)));
+    }
+  };
+  await visit(root, '', new Set([await realpath(root)]));
+  return files;
+}
+
+/** The files of a chart .tgz, relative to its single top folder (Helm strips the first path segment). */
+export function chartArchiveFiles(bytes: Buffer, label: string): { top: string; files: Map<string, Buffer>; order: string[] } {
+  const entries = readTarGzEntriesSync(bytes, { label });
+  let top: string | undefined;
+  const files = new Map<string, Buffer>();
+  const order: string[] = [];
+  for (const entry of entries) {
+    const slash = entry.path.indexOf('/');
+    const first = slash === -1 ? entry.path : entry.path.slice(0, slash);
+    if (top === undefined) top = first;
+    else if (first !== top) throw new ChartArchiveError(`${label}: entries are not all under one chart folder (${JSON.stringify(top)} and ${JSON.stringify(first)})`);
+    if (entry.type !== 'file') continue;
+    if (slash === -1) throw new ChartArchiveError(`${label}: file ${JSON.stringify(entry.path)} is not inside the chart folder`);
+    files.set(entry.path.slice(slash + 1), stripBom(entry.data));
+    order.push(entry.path);
+  }
+  if (top === undefined) throw new ChartArchiveError(`${label}: empty archive`);
+  return { top, files, order };
+}
+
+function archiveLabel(origin: Extract<ChartOrigin, { kind: 'archive' }>): string {
+  return origin.member === undefined ? origin.file : `${origin.file}#${origin.member}`;
+}
+
+export async function chartFromArchive(
+  bytes: Buffer,
+  origin: Extract<ChartOrigin, { kind: 'archive' }>,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<ChartSource> {
+  const label = archiveLabel(origin);
+  const { top, files } = chartArchiveFiles(bytes, label);
+  // .helmignore is not evaluated inside archives (Helm neither).
+  return buildChart(files, origin, (rel) => `${label}#${top}/${rel}`, ancestry, ctx);
+}
+
+/** Loads a chart .tgz held in memory (no file:// resolution: archives must carry their dependencies). */
+export function loadChartArchive(bytes: Buffer, label = 'chart archive'): Promise<ChartSource> {
+  return chartFromArchive(bytes, { kind: 'archive', file: label }, [], { cache: new Map() });
+}
+
+function subOrigin(origin: ChartOrigin, rel: string): ChartOrigin {
+  if (origin.kind === 'directory') return { kind: 'directory', dir: join(origin.dir, ...rel.split('/')) };
+  return { kind: 'archive', file: origin.file, member: origin.member === undefined ? rel : `${origin.member}/${rel}` };
+}
+
+interface Partition {
+  readonly own: ChartFile[];
+  readonly folders: Map<string, Map<string, Buffer>>;
+  readonly archives: Map<string, Buffer>;
+}
+
+/** Splits a chart's files into its own and its vendored subcharts, like Helm's LoadFiles. */
+function partition(files: ReadonlyMap<string, Buffer>, chartName: string): Partition {
+  const own: ChartFile[] = [];
+  const folders = new Map<string, Map<string, Buffer>>();
+  const archives = new Map<string, Buffer>();
+  for (const [path, data] of files) {
+    if (!path.startsWith('charts/') || path.endsWith('.prov')) {
+      own.push({ path, data });
+      continue;
+    }
+    const rest = path.slice('charts/'.length);
+    const slash = rest.indexOf('/');
+    const folder = slash === -1 ? rest : rest.slice(0, slash);
+    if (folder.startsWith('_') || folder.startsWith('.')) continue; // Helm skips these entirely
+    if (slash === -1) {
+      if (!folder.endsWith('.tgz')) {
+        throw new ChartDependencyError(chartName, folder, `charts/${folder} is neither a chart folder nor a .tgz archive (Helm refuses it)`);
+      }
+      archives.set(folder, data);
+      continue;
+    }
+    let group = folders.get(folder);
+    if (!group) folders.set(folder, (group = new Map()));
+    group.set(rest.slice(slash + 1), data);
+  }
+  own.sort((a, b) => compareBytewise(a.path, b.path));
+  return { own, folders, archives };
+}
+
+interface MutableDependency {
+  name: string;
+  source: ResolvedDependency['source'];
+  declared: ChartDependency[];
+  chart: ChartSource;
+  /** Real path of a file:// dependency, to tell two different charts of one name apart. */
+  fileTarget?: string;
+}
+
+async function buildChart(
+  files: ReadonlyMap<string, Buffer>,
+  origin: ChartOrigin,
+  where: (rel: string) => string,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<ChartSource> {
+  const chartYaml = files.get('Chart.yaml');
+  if (!chartYaml) throw new ChartFileError('Chart.yaml is missing', { file: where('Chart.yaml'), line: 0, column: 0 });
+  let metadata: ChartMetadata = parseChartYaml(chartYaml.toString('utf8'), where('Chart.yaml'));
+  const requirements = files.get('requirements.yaml');
+  if (requirements) {
+    // Helm reads requirements.yaml over Chart.yaml's dependencies (deprecated, v1 charts).
+    metadata = { ...metadata, dependencies: parseRequirementsYaml(requirements.toString('utf8'), where('requirements.yaml')) };
+  }
+  const { own, folders, archives } = partition(files, metadata.name);
+
+  const byName = new Map<string, MutableDependency>();
+  const addVendored = (dep: MutableDependency, from: string): void => {
+    const clash = byName.get(dep.name);
+    if (clash) throw new ChartDependencyError(metadata.name, dep.name, `vendored twice under charts/ (${from} and another entry)`);
+    byName.set(dep.name, dep);
+  };
+  for (const folder of [...folders.keys()].sort(compareBytewise)) {
+    const rel = `charts/${folder}`;
+    const chart = await buildChart(folders.get(folder)!, subOrigin(origin, rel), (r) => where(`${rel}/${r}`), ancestry, ctx);
+    addVendored({ name: chart.name, source: 'vendored-directory', declared: [], chart }, rel);
+  }
+  for (const file of [...archives.keys()].sort(compareBytewise)) {
+    const rel = `charts/${file}`;
+    const archiveOrigin: Extract<ChartOrigin, { kind: 'archive' }> =
+      origin.kind === 'directory' ? { kind: 'archive', file: join(origin.dir, 'charts', file) } : (subOrigin(origin, rel) as Extract<ChartOrigin, { kind: 'archive' }>);
+    const chart = await chartFromArchive(archives.get(file)!, archiveOrigin, ancestry, ctx);
+    addVendored({ name: chart.name, source: 'vendored-archive', declared: [], chart }, rel);
+  }
+
+  for (const dep of metadata.dependencies) {
+    let entry = byName.get(dep.name);
+    const repository = dep.repository ?? '';
+    if (repository.startsWith('file://') && (!entry || entry.source === 'file')) {
+      if (origin.kind !== 'directory') {
+        throw new ChartDependencyError(metadata.name, dep.name, `${repository} cannot be resolved inside an archive; the archive must carry it under charts/`, dep.location);
+      }
+      const target = resolveFileRepository(origin.dir, repository);
+      const real = await realpath(target).catch(() => {
+        throw new ChartDependencyError(metadata.name, dep.name, `${repository} points to ${target}, which does not exist`, dep.location);
+      });
+      if (entry && entry.fileTarget !== real) {
+        throw new ChartDependencyError(metadata.name, dep.name, `two different charts are named ${JSON.stringify(dep.name)} (${repository} and an earlier entry)`, dep.location);
+      }
+      if (!entry) {
+        const chart = await loadFileDependency(target, real, metadata.name, dep, ancestry, ctx);
+        if (chart.name !== dep.name) {
+          throw new ChartDependencyError(metadata.name, dep.name, `${repository} holds chart ${JSON.stringify(chart.name)}, not ${JSON.stringify(dep.name)}`, dep.location);
+        }
+        entry = { name: dep.name, source: 'file', declared: [], chart, fileTarget: real };
+        byName.set(dep.name, entry);
+      }
+    }
+    if (!entry) {
+      const why =
+        repository === ''
+          ? 'is not vendored under charts/ and names no repository'
+          : `comes from ${repository}, which flotilla does not fetch, and is not vendored under charts/ (run \`helm dependency build\` and keep charts/, or use a file:// path)`;
+      throw new ChartDependencyError(metadata.name, dep.name, why, dep.location);
+    }
+    entry.declared.push(dep);
+  }
+
+  const dependencies: ResolvedDependency[] = [...byName.values()]
+    .sort((a, b) => compareBytewise(a.name, b.name))
+    .map(({ name, source, declared, chart }) => ({ name, source, declared, chart }));
+  return {
+    name: metadata.name,
+    version: metadata.version,
+    metadata,
+    origin,
+    chartFile: where('Chart.yaml'),
+    files: own,
+    dependencies,
+  };
+}
+
+/** `file://../x` is relative to the chart folder; `file:///abs` is absolute (as in Helm). */
+function resolveFileRepository(chartDir: string, repository: string): string {
+  const path = decodeURI(repository.slice('file://'.length));
+  return isAbsolute(path) ? path : resolve(chartDir, path);
+}
+
+async function loadFileDependency(
+  target: string,
+  real: string,
+  chartName: string,
+  dep: ChartDependency,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<ChartSource> {
+  if (ancestry.includes(real)) {
+    const chain = [...ancestry.slice(ancestry.indexOf(real)), real].join(' -> ');
+    throw new ChartDependencyError(chartName, dep.name, `file:// dependency cycle: ${chain}`, dep.location);
+  }
+  // Dependencies load one after another, so a pending cache entry is always an
+  // ancestor (caught above) and awaiting one cannot deadlock.
+  const cached = ctx.cache.get(real);
+  if (cached) return cached;
+  const loading = loadPath(target, [...ancestry, real], ctx);
+  ctx.cache.set(real, loading);
+  return loading;
+}

@@ -1,0 +1,73 @@
+/**
+ * A renderable copy of a chart for `helm template`: its files after
+ * .helmignore, dependencies vendored as folders under `charts/<name>/`.
+ *
+ * The top chart's .helmignore is left out of the copy on purpose: its files
+ * are already filtered, and if it stayed, Helm would apply the parent's rules
+ * a second time to the vendored dependency folders — which `helm dependency
+ * build` protects by packing them as .tgz — and could drop their files.
+ * (Packaged archives keep .helmignore: Helm never evaluates it in an archive.)
+ */
+import { mkdir, readdir, realpath, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import { ChartError } from './errors.js';
+import { chartTree } from './layout.js';
+import type { ChartSource } from './types.js';
+
+function sourceDirs(chart: ChartSource, out: Set<string> = new Set()): Set<string> {
+  if (chart.origin.kind === 'directory') out.add(chart.origin.dir);
+  for (const dep of chart.dependencies) sourceDirs(dep.chart, out);
+  return out;
+}
+
+/** Real path of `path`, even when its tail does not exist yet. */
+async function realpathLoose(path: string): Promise<string> {
+  const rest: string[] = [];
+  let current = resolve(path);
+  for (;;) {
+    try {
+      return join(await realpath(current), ...rest.reverse());
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return resolve(path);
+      rest.push(current.slice(parent.length).replace(/^[/\\]/, ''));
+      current = parent;
+    }
+  }
+}
+
+const within = (child: string, parent: string): boolean => child === parent || child.startsWith(parent + sep);
+
+/**
+ * Writes the chart to `<targetDir>/<chart name>/` and returns that path.
+ * Refuses to write inside any of the chart's source folders, or into a
+ * non-empty folder.
+ */
+export async function stageChart(chart: ChartSource, targetDir: string): Promise<string> {
+  const out = resolve(targetDir, chart.name);
+  const realOut = await realpathLoose(out);
+  for (const dir of sourceDirs(chart)) {
+    const realDir = await realpathLoose(dir);
+    if (within(realOut, realDir) || within(realDir, realOut)) {
+      throw new ChartError(`refusing to stage chart ${JSON.stringify(chart.name)} into ${out}: it overlaps the source folder ${dir}`);
+    }
+  }
+  const existing = await readdir(out).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
+  if (existing.length > 0) throw new ChartError(`refusing to stage chart ${JSON.stringify(chart.name)}: ${out} is not empty`);
+
+  const made = new Set<string>();
+  for (const file of chartTree(chart, { omitTopHelmignore: true })) {
+    const full = join(out, ...file.path.split('/'));
+    const parent = dirname(full);
+    if (!made.has(parent)) {
+      await mkdir(parent, { recursive: true });
+      made.add(parent);
+    }
+    await writeFile(full, file.data, { flag: 'wx' });
+  }
+  await mkdir(out, { recursive: true }); // a chart with no files still gets its folder
+  return out;
+}
