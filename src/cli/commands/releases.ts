@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { formatTable } from '../output.js';
+import { loadAppForCommand } from './app-option.js';
+
+export function register(program: Command): void {
+  program
+    .command('releases')
+    .description('show the release table in apply waves (releases of one wave can be installed in parallel)')
+    .argument('[APP_DIR]', 'app source tree', '.')
+    .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
+    .action(async (appDir: string, opts: { deployment?: string }) => {
+      const app = await loadAppForCommand(appDir, opts.deployment);
+      const enabled = new Set(app.enabled.map((r) => r.name));
+      const rows = app.graph.waves.flatMap((wave, i) =>
+        wave.map((r) => [
+          String(i + 1),
+          r.name,
+          r.chart,
+          r.service ?? '-',
+          r.group ?? '-',
+          r.namespace,
+          r.releaseName,
+          r.dependsOn.join(',') || '-',
+          enabled.has(r.name) ? 'yes' : 'no',
+        ]),
+      );
+      console.log(formatTable(['WAVE', 'RELEASE', 'CHART', 'SERVICE', 'GROUP', 'NAMESPACE', 'HELM RELEASE', 'DEPENDS ON', 'ENABLED'], rows));
+      console.log(`\n${app.releases.length} releases in ${app.graph.waves.length} waves; ${app.enabled.length} enabled by the spec (release ${app.target.release})`);
+    });
+}

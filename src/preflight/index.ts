@@ -1,0 +1,164 @@
+/**
+ * Preflight: render every enabled release with the real `helm template`,
+ * values fed in Flux's order (static overrides, then system overrides), and
+ * explain each failure with Helm's own message and the layers that set the
+ * values it names.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAll } from 'js-yaml';
+import type { App, Release } from '../app/index.js';
+import { loadChart, stageChart } from '../charts/index.js';
+import { FlotillaError, type DocPath } from '../diagnostics/index.js';
+import { closestNode, dumpYaml, getNode, leaves, type Leaf, type ValueNode } from '../document/index.js';
+import { helm, ToolError } from '../tools/index.js';
+import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
+
+export interface RenderedObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+}
+
+export interface ReleaseCheck {
+  readonly release: Release;
+  readonly ok: boolean;
+  /** Objects Helm rendered (when ok). */
+  readonly objects: readonly RenderedObject[];
+  /** What went wrong: Helm's message, or flotilla's own (a template or merge error). */
+  readonly error?: string;
+  /** The values the message names, with the layer and place that set each. */
+  readonly culprits: readonly Leaf[];
+  readonly millis: number;
+}
+
+export interface PreflightReport {
+  readonly app: App;
+  readonly checks: readonly ReleaseCheck[];
+  readonly ok: boolean;
+}
+
+export interface PreflightOptions {
+  /** How many `helm template` run at once. */
+  readonly concurrency?: number;
+  readonly providers?: LayerProviders;
+}
+
+export async function preflight(app: App, options: PreflightOptions = {}): Promise<PreflightReport> {
+  const work = await mkdtemp(join(tmpdir(), 'flotilla-preflight-'));
+  try {
+    const staged = new Map<string, Promise<string>>();
+    const stage = (release: Release): Promise<string> => {
+      const dir = app.path(release.chartPath);
+      const known = staged.get(dir);
+      if (known) return known;
+      const path = loadChart(dir).then((chart) => stageChart(chart, join(work, 'charts', String(staged.size))));
+      staged.set(dir, path);
+      return path;
+    };
+    const checks = await mapLimited(app.enabled, options.concurrency ?? 3, (release) => checkRelease(app, release, stage, work, options.providers));
+    return { app, checks, ok: checks.every((c) => c.ok) };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function checkRelease(
+  app: App,
+  release: Release,
+  stage: (release: Release) => Promise<string>,
+  work: string,
+  providers: LayerProviders | undefined,
+): Promise<ReleaseCheck> {
+  const started = Date.now();
+  const done = (fields: Pick<ReleaseCheck, 'ok'> & Partial<ReleaseCheck>): ReleaseCheck => ({
+    release,
+    objects: [],
+    culprits: [],
+    millis: Date.now() - started,
+    ...fields,
+  });
+  let values: ReleaseValues;
+  try {
+    values = await computeReleaseValues(app, release, providers);
+  } catch (error) {
+    if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
+    throw error;
+  }
+  try {
+    const chartDir = await stage(release);
+    const staticFile = join(work, `${release.name}-static-overrides.yaml`);
+    const systemFile = join(work, `${release.name}-system-overrides.yaml`);
+    await writeFile(staticFile, dumpYaml(values.staticOverrides));
+    await writeFile(systemFile, dumpYaml(values.systemOverrides));
+    const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '-f', staticFile, '-f', systemFile]);
+    return done({ ok: true, objects: renderedObjects(stdout) });
+  } catch (error) {
+    if (error instanceof ToolError) {
+      const message = error.stderr.trim();
+      return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged) });
+    }
+    if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
+    throw error;
+  }
+}
+
+function renderedObjects(manifests: string): RenderedObject[] {
+  const objects: RenderedObject[] = [];
+  for (const doc of loadAll(manifests)) {
+    if (doc === null || typeof doc !== 'object') continue;
+    const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
+    if (typeof o.kind !== 'string' || typeof o.apiVersion !== 'string' || typeof o.metadata?.name !== 'string') {
+      throw new FlotillaError(`helm rendered an object without apiVersion, kind and metadata.name: ${JSON.stringify(doc).slice(0, 200)}`);
+    }
+    objects.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name });
+  }
+  return objects;
+}
+
+/** Value paths a Helm error names: `.Values.a.b` in template errors, `/a/b` in schema errors. */
+export function pathsInHelmMessage(message: string): DocPath[] {
+  const paths: DocPath[] = [];
+  for (const m of message.matchAll(/\.Values((?:\.[A-Za-z0-9_]+)+)/g)) paths.push((m[1] as string).slice(1).split('.'));
+  for (const m of message.matchAll(/at '(\/[^']*)'/g)) {
+    paths.push(
+      (m[1] as string)
+        .slice(1)
+        .split('/')
+        .filter(Boolean)
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~'))),
+    );
+  }
+  return paths;
+}
+
+function culpritsOf(message: string, merged: ValueNode | undefined): Leaf[] {
+  if (!merged) return [];
+  const found = new Map<string, Leaf>();
+  for (const path of pathsInHelmMessage(message)) {
+    const node = getNode(merged, path) ?? closestNode(merged, path);
+    const base = getNode(merged, path) ? path : path.slice(0, depthOf(merged, path));
+    for (const leaf of leaves(node, [...base])) found.set(leaf.path.join('\u0000'), leaf);
+  }
+  return [...found.values()];
+}
+
+function depthOf(root: ValueNode, path: DocPath): number {
+  let depth = 0;
+  while (depth < path.length && getNode(root, path.slice(0, depth + 1))) depth++;
+  return depth;
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
