@@ -22,3 +22,13 @@ export { compareVersions, isValidVersion, parseVersion, type SemVer } from './se
 export { loadChart, loadChartArchive } from './load.js';
 export { chartTree } from './layout.js';
 export { stageChart } from './stage.js';
+export {
+  chartContentDigest,
+  listArchiveFiles,
+  packageChart,
+  readChartArchive,
+  type ChartArchive,
+  type PackagedChart,
+  type PackageOptions,
+} from './package.js';
+export { buildRepoIndex, type RepoIndexOptions } from './repo-index.js';
