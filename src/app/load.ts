@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic } from '../diagnostics/index.js';
-import { getNode, readYamlFile, type ParsedYaml, type ValueNode } from '../document/index.js';
+import { getNode, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, targetVersion, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
@@ -55,6 +55,8 @@ export class AppLoadError extends DiagnosticsError {}
 export interface LoadOptions {
   /** A deployment spec to use instead of overrides/deployment.yaml (path relative to the cwd). */
   readonly deployment?: string;
+  /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
+  readonly transformText?: (displayPath: string, text: string) => string;
 }
 
 export async function loadApp(appDir: string, options: LoadOptions = {}): Promise<App> {
@@ -72,7 +74,10 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
   const collect = (ds: readonly Diagnostic[]) => {
     for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
   };
-  const read = async (abs: string, layer: string, allowListEdits = false): Promise<ParsedYaml> => readYamlFile(abs, display(abs), { layer, allowListEdits });
+  const read = async (abs: string, layer: string, allowListEdits = false): Promise<ParsedYaml> => {
+    const text = await readFile(abs, 'utf8');
+    return parseYaml(options.transformText ? options.transformText(display(abs), text) : text, display(abs), { layer, allowListEdits });
+  };
   const failure = (summary: string) => new AppLoadError(summary, errors);
 
   const metadataDoc = await read(path(APP_FILES.metadata), 'metadata');

@@ -1,0 +1,92 @@
+/**
+ * Chart version discipline: a chart whose content changed must get a new
+ * version. The previous release is a built tarball (its charts are compared
+ * file by file) or a Helm repository index.yaml (archives compared by digest).
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { load } from 'js-yaml';
+import { readTarGzSafely } from '../bundle/index.js';
+import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource, type PackagedChart } from '../charts/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
+
+export interface PreviousChart {
+  readonly name: string;
+  readonly version: string;
+  /** sha256 of the archive. */
+  readonly archiveDigest?: string;
+  /** Content digest and files, when the archive itself is at hand. */
+  readonly contentDigest?: string;
+  readonly files?: ReadonlyMap<string, Buffer>;
+}
+
+export interface PreviousCharts {
+  readonly source: string;
+  readonly charts: readonly PreviousChart[];
+}
+
+export class PreviousReleaseError extends FlotillaError {}
+
+export async function readPreviousCharts(path: string): Promise<PreviousCharts> {
+  if (/\.ya?ml$/.test(path)) return readRepoIndex(path);
+  const files = await readTarGzSafely(path, { label: basename(path) });
+  const charts: PreviousChart[] = [];
+  for (const [name, bytes] of files) {
+    if (!/^charts\/[^/]+\.tgz$/.test(name)) continue;
+    const archive = await readChartArchive(bytes, { label: `${basename(path)}#${name}` });
+    charts.push({
+      name: archive.name,
+      version: archive.version,
+      contentDigest: chartContentDigest(archive.chart),
+      files: new Map(chartTree(archive.chart).map((f) => [f.path, f.data])),
+    });
+  }
+  if (charts.length === 0) throw new PreviousReleaseError(`${path} holds no charts/*.tgz: is it a flotilla or StarlingX application tarball?`);
+  return { source: basename(path), charts };
+}
+
+async function readRepoIndex(path: string): Promise<PreviousCharts> {
+  const index = load(await readFile(path, 'utf8')) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
+  if (!index || index.apiVersion !== 'v1' || typeof index.entries !== 'object') {
+    throw new PreviousReleaseError(`${path} is not a Helm repository index (apiVersion v1 with entries)`);
+  }
+  const charts: PreviousChart[] = [];
+  for (const [name, versions] of Object.entries(index.entries)) {
+    for (const entry of versions ?? []) if (entry.version) charts.push({ name, version: String(entry.version), archiveDigest: entry.digest });
+  }
+  return { source: basename(path), charts };
+}
+
+export interface VersionProblem {
+  readonly chart: string;
+  readonly version: string;
+  /** Files added, removed or changed since the previous release; empty when only the archive digest is known. */
+  readonly changedFiles: readonly string[];
+}
+
+/** A chart whose version exists in the previous release with other content. */
+export function unbumpedChange(chart: ChartSource, packaged: PackagedChart | undefined, previous: PreviousCharts): VersionProblem | undefined {
+  const before = previous.charts.find((c) => c.name === chart.name && c.version === chart.version);
+  if (!before) return undefined;
+  if (before.contentDigest !== undefined) {
+    if (before.contentDigest === chartContentDigest(chart)) return undefined;
+    const now = new Map(chartTree(chart).map((f) => [f.path, f.data]));
+    const paths = new Set([...now.keys(), ...(before.files?.keys() ?? [])]);
+    const changed = [...paths].filter((p) => !now.get(p)?.equals(before.files?.get(p) ?? Buffer.alloc(0)) || !before.files?.has(p) || !now.has(p)).sort();
+    return { chart: chart.name, version: chart.version, changedFiles: changed };
+  }
+  if (before.archiveDigest && packaged && before.archiveDigest !== packaged.sha256) return { chart: chart.name, version: chart.version, changedFiles: [] };
+  return undefined;
+}
+
+/** The patch version after both this one and any of the same major.minor in the previous release. */
+export function nextPatchVersion(version: string, name: string, previous: PreviousCharts): string {
+  const v = parseVersion(version);
+  if (!v) throw new FlotillaError(`chart ${name}: cannot bump version "${version}" (not semver)`);
+  const patches = previous.charts
+    .filter((c) => c.name === name)
+    .map((c) => parseVersion(c.version))
+    .filter((p) => p !== undefined && p.major === v.major && p.minor === v.minor)
+    .map((p) => p!.patch);
+  return `${v.major}.${v.minor}.${Math.max(v.patch, ...patches) + 1}`;
+}

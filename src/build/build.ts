@@ -1,0 +1,229 @@
+/**
+ * `flotilla build`: an app source tree → `<app_name>-<app_version>.tgz` in
+ * StarlingX's layout (DESIGN.md "Application tarball"), byte-reproducible:
+ * every entry sorted, fixed times and owners, chart archives from the
+ * deterministic packager, nothing taken from the clock or the machine.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { loadApp, type App, type Release } from '../app/index.js';
+import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
+import { chartContentDigest, loadChart, packageChart, rewriteChartVersion, type ChartSource, type PackagedChart } from '../charts/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
+import { fluxManifestTree } from '../flux/index.js';
+import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
+import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
+import { substituteTokens } from './tokens.js';
+
+export interface BuildOptions {
+  /** Folder the tarball is written to; default: the current folder. */
+  readonly outDir?: string;
+  /** `--token NAME=VALUE`, winning over fluxcd/build.yaml. */
+  readonly tokens?: ReadonlyMap<string, string>;
+  /** A previous tarball or repository index.yaml: a chart whose content changed must have a new version. */
+  readonly against?: string;
+  /** With `against`: bump the patch version of changed charts (in their Chart.yaml) instead of failing. */
+  readonly bumpChanged?: boolean;
+  /** Folder of packaged charts kept between builds, keyed by content; default `<outDir>/.flotilla-cache`. `false` disables it. */
+  readonly cacheDir?: string | false;
+  /** Fills plugins/ (the plugins module's bundler); default: a manifest with no plugins. */
+  readonly bundlePlugins?: (app: App) => Promise<ReadonlyMap<string, Buffer>>;
+}
+
+export interface BuiltChart {
+  readonly name: string;
+  readonly version: string;
+  readonly fileName: string;
+  readonly sha256: string;
+  readonly size: number;
+  /** Taken from the cache: its content did not change since it was last packaged. */
+  readonly reused: boolean;
+  readonly releases: readonly string[];
+}
+
+export interface BuildResult {
+  readonly app: App;
+  readonly file: string;
+  readonly sha256: string;
+  readonly size: number;
+  readonly charts: readonly BuiltChart[];
+  /** Charts whose version `--bump-changed` raised: name → [old, new]. */
+  readonly bumped: ReadonlyMap<string, readonly [string, string]>;
+}
+
+export class ChartVersionError extends FlotillaError {
+  readonly problems: readonly VersionProblem[];
+  constructor(problems: readonly VersionProblem[], previous: string) {
+    super(
+      `charts changed without a new version (against ${previous}); bump them or build with --bump-changed:\n` +
+        problems
+          .map((p) => `  ${p.chart} ${p.version}: ${p.changedFiles.length > 0 ? `changed ${p.changedFiles.join(', ')}` : 'archive digest differs from the index'}`)
+          .join('\n'),
+    );
+    this.problems = problems;
+  }
+}
+
+/** Top-level source folders shipped under app/ for apply time. */
+const APP_PAYLOAD = ['fluxcd/releases.yaml', 'overrides', 'policies'];
+
+export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
+  const root = resolve(appDir);
+  const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
+  const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
+  const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
+  const app = await loadApp(appDir, { transformText: substitute });
+
+  const previous = options.against ? await readPreviousCharts(options.against) : undefined;
+  const { charts, bumped } = await packageCharts(app, previous, options);
+  const chartVersions = new Map(charts.map((c) => [c.packaged.name, c.packaged.version]));
+
+  const files = new Map<string, Buffer>();
+  const readShipped = async (rel: string) => Buffer.from(substitute(rel, await readFile(app.path(rel), 'utf8')), 'utf8');
+  files.set('metadata.yaml', await readShipped('fluxcd/metadata.yaml'));
+  for (const { packaged } of charts) files.set(`charts/${packaged.fileName}`, packaged.bytes);
+
+  const staticOverrides = new Map<string, string>();
+  for (const release of app.releases) {
+    const rel = `overrides/static/${release.chart}.yaml`;
+    staticOverrides.set(release.name, existsSync(app.path(rel)) ? (await readShipped(rel)).toString('utf8') : '');
+  }
+  const repository = {
+    name: config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName,
+    // StarlingX serves app charts from the active controller's chart server.
+    url: config.helmRepository.url ?? `http://controller:8080/helm_charts/${config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName}`,
+    interval: config.helmRepository.interval ?? '1m',
+    namespace: defaultNamespace(app.releases),
+  };
+  const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
+  for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
+
+  const plugins = options.bundlePlugins ? await options.bundlePlugins(app) : new Map([['manifest.json', Buffer.from(`${JSON.stringify({ apiVersion: 'flotilla/v1', plugins: [] }, null, 2)}\n`)]]);
+  for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
+
+  for (const rel of await payloadFiles(app)) files.set(`app/${rel}`, await readShipped(rel));
+
+  const entries: TarEntry[] = [...files].map(([path, data]) => ({ path, data }));
+  entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
+
+  const outDir = options.outDir ?? '.';
+  await mkdir(outDir, { recursive: true });
+  const file = join(outDir, `${app.metadata.appName}-${app.metadata.appVersion}.tgz`);
+  const written = await writeTarGzFile(file, entries, { label: file });
+  return {
+    app,
+    file,
+    sha256: written.sha256,
+    size: written.size,
+    bumped,
+    charts: charts.map(({ packaged, reused }) => ({
+      name: packaged.name,
+      version: packaged.version,
+      fileName: packaged.fileName,
+      sha256: packaged.sha256,
+      size: packaged.bytes.length,
+      reused,
+      releases: app.releases.filter((r) => r.chart === packaged.name).map((r) => r.name),
+    })),
+  };
+}
+
+/** The namespace most releases use: the top kustomization's. */
+function defaultNamespace(releases: readonly Release[]): string {
+  const counts = new Map<string, number>();
+  for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
+}
+
+/** Release folders in apply order: wave by wave, table order within a wave. */
+function orderForApply(app: App): Release[] {
+  return app.graph.waves.flat();
+}
+
+async function payloadFiles(app: App): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (rel: string): Promise<void> => {
+    const abs = app.path(rel);
+    if (!existsSync(abs)) return;
+    const entries = await readdir(abs, { withFileTypes: true }).catch(() => undefined);
+    if (!entries) {
+      out.push(rel);
+      return;
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      if (entry.name.startsWith('.')) continue;
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) await walk(child);
+      else if (entry.isFile()) out.push(child);
+    }
+  };
+  for (const rel of APP_PAYLOAD) await walk(rel);
+  return out;
+}
+
+interface ChartBuild {
+  readonly packaged: PackagedChart;
+  readonly reused: boolean;
+}
+
+async function packageCharts(app: App, previous: PreviousCharts | undefined, options: BuildOptions): Promise<{ charts: ChartBuild[]; bumped: Map<string, [string, string]> }> {
+  const byChart = new Map<string, Release>();
+  for (const release of app.releases) {
+    const seen = byChart.get(release.chart);
+    if (seen && app.path(seen.chartPath) !== app.path(release.chartPath)) {
+      throw new FlotillaError(`chart "${release.chart}" comes from two places (${seen.chartPath} for ${seen.name}, ${release.chartPath} for ${release.name}); a tarball holds one archive per chart name`, {
+        location: release.location,
+      });
+    }
+    byChart.set(release.chart, release);
+  }
+  const cacheDir = options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+  const problems: VersionProblem[] = [];
+  const bumped = new Map<string, [string, string]>();
+  const charts: ChartBuild[] = [];
+  for (const [name, release] of [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    let chart = await loadChart(app.path(release.chartPath));
+    if (chart.name !== name) {
+      throw new FlotillaError(`release "${release.name}" names chart "${name}", but ${release.chartPath}/Chart.yaml says "${chart.name}"`, { location: release.location });
+    }
+    const problem = previous && unbumpedChange(chart, undefined, previous);
+    if (problem && options.bumpChanged) {
+      const version = nextPatchVersion(chart.version, name, previous);
+      const chartFile = join(app.path(release.chartPath), 'Chart.yaml');
+      await writeFile(chartFile, rewriteChartVersion(await readFile(chartFile, 'utf8'), version, chartFile));
+      bumped.set(name, [chart.version, version]);
+      chart = await loadChart(app.path(release.chartPath));
+    } else if (problem) {
+      problems.push(problem);
+      continue;
+    }
+    const built = await packageWithCache(chart, cacheDir);
+    const archiveProblem = previous && unbumpedChange(chart, built.packaged, previous);
+    if (archiveProblem && !options.bumpChanged) problems.push(archiveProblem);
+    charts.push(built);
+  }
+  if (problems.length > 0 && previous) throw new ChartVersionError(problems, previous.source);
+  return { charts, bumped };
+}
+
+/** Bumped whenever the packager's output for the same content changes, so old cache entries are not reused. */
+const CACHE_FORMAT = 'p1';
+
+async function packageWithCache(chart: ChartSource, cacheDir: string | undefined): Promise<ChartBuild> {
+  if (!cacheDir) return { packaged: await packageChart(chart), reused: false };
+  const digest = chartContentDigest(chart);
+  const cached = join(cacheDir, `${chart.name}-${chart.version}-${CACHE_FORMAT}-${digest}.tgz`);
+  if (existsSync(cached)) {
+    const bytes = await readFile(cached);
+    return {
+      packaged: { name: chart.name, version: chart.version, fileName: `${chart.name}-${chart.version}.tgz`, bytes, sha256: createHash('sha256').update(bytes).digest('hex'), contentDigest: digest, metadata: chart.metadata },
+      reused: true,
+    };
+  }
+  const packaged = await packageChart(chart);
+  await mkdir(cacheDir, { recursive: true });
+  await writeFile(cached, packaged.bytes);
+  return { packaged, reused: false };
+}

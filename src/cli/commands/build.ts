@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { buildApp, parseTokenArguments } from '../../build/index.js';
+import { formatTable, printWarnings } from '../output.js';
+
+interface BuildCommandOptions {
+  output: string;
+  token: string[];
+  against?: string;
+  bumpChanged?: boolean;
+  cache: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('build')
+    .description('package the app into a reproducible StarlingX-compatible <app_name>-<app_version>.tgz')
+    .argument('[APP_DIR]', 'app source tree', '.')
+    .option('-o, --output <DIR>', 'folder to write the tarball to', '.')
+    .option('--token <NAME=VALUE>', 'value of a build-time token @NAME@ (repeatable; wins over fluxcd/build.yaml)', (v: string, all: string[]) => [...all, v], [])
+    .option('--against <PREVIOUS>', 'previous tarball or repository index.yaml: fail when a chart changed but kept its version')
+    .option('--bump-changed', 'with --against: bump the patch version of changed charts in their Chart.yaml instead of failing')
+    .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
+    .action(async (appDir: string, opts: BuildCommandOptions) => {
+      const result = await buildApp(appDir, {
+        outDir: opts.output,
+        tokens: parseTokenArguments(opts.token),
+        against: opts.against,
+        bumpChanged: opts.bumpChanged,
+        cacheDir: opts.cache ? undefined : false,
+      });
+      printWarnings(result.app.warnings);
+      for (const [chart, [from, to]] of result.bumped) console.log(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
+      console.log(
+        formatTable(
+          ['CHART', 'VERSION', 'SIZE', 'SHA256', 'RELEASES'],
+          result.charts.map((c) => [c.name, c.version, `${(c.size / 1024).toFixed(1)} KiB`, c.sha256.slice(0, 12), c.releases.join(',')]),
+        ),
+      );
+      const reused = result.charts.filter((c) => c.reused).length;
+      console.log(
+        `\n${result.file}\n  ${result.app.metadata.appName} ${result.app.metadata.appVersion}: ${result.charts.length} charts` +
+          `${reused > 0 ? ` (${reused} unchanged, reused)` : ''}, ${result.app.releases.length} releases, ` +
+          `${(result.size / 1024 / 1024).toFixed(2)} MiB\n  sha256 ${result.sha256}`,
+      );
+    });
+}
