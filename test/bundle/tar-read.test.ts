@@ -1,0 +1,232 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile, link } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { create as tarCreate } from 'tar';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  extractTarGzSafely,
+  readTarGzSafely,
+  readTarGzSafelySync,
+  UnsafeArchiveError,
+  writeTarGz,
+  type ArchiveLimits,
+  type ArchiveProblem,
+} from '../../src/bundle/index.js';
+import { paxRecord, rawTar, rawTarGz, type RawEntry } from './raw-tar.js';
+
+let sandbox: string;
+beforeEach(async () => {
+  sandbox = await mkdtemp(join(tmpdir(), 'flotilla-bundle-'));
+});
+afterEach(async () => rm(sandbox, { recursive: true, force: true }));
+
+/** Every path under `root`, recursively (lstat: symlinks are listed, not followed). */
+async function everything(root: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(root, { withFileTypes: true, recursive: true })) out.push(join(entry.parentPath, entry.name).slice(root.length + 1));
+  return out.sort();
+}
+
+/**
+ * Extracts `bytes` into sandbox/target and expects a refusal of the given
+ * kind naming `entry`; then checks that nothing at all was written (neither
+ * in the target nor anywhere else in the sandbox).
+ */
+async function expectRefused(
+  bytes: Buffer,
+  problem: ArchiveProblem,
+  entry: string | undefined,
+  message: RegExp,
+  limits: ArchiveLimits = {},
+): Promise<UnsafeArchiveError> {
+  const target = join(sandbox, 'target');
+  const error = await extractTarGzSafely(bytes, target, { ...limits, label: 'app.tgz' }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UnsafeArchiveError);
+  const refusal = error as UnsafeArchiveError;
+  expect(refusal.problem).toBe(problem);
+  expect(refusal.entry).toBe(entry);
+  expect(refusal.message).toMatch(/^archive rejected \(app\.tgz\): /);
+  expect(refusal.message).toMatch(message);
+  expect(await everything(sandbox)).toEqual([]);
+  // the in-memory reader refuses the same way
+  expect(() => readTarGzSafelySync(bytes, limits)).toThrow(UnsafeArchiveError);
+  return refusal;
+}
+
+const evil = (): string => `evil-${randomUUID()}.txt`;
+
+describe('refusing hostile archives before writing anything', () => {
+  it('refuses ".." segments, in every spelling', async () => {
+    for (const name of [`../${evil()}`, `a/../../${evil()}`, `a/b/../../../${evil()}`, `ok/..\\..\\${evil()}`]) {
+      await expectRefused(rawTarGz([{ name: 'fine.txt', data: 'ok' }, { name, data: 'pwned' }]), 'parent-segment', name, /path has a "\.\." segment/);
+    }
+  });
+
+  it('refuses absolute paths and drive letters', async () => {
+    const name = `/tmp/${evil()}`;
+    await expectRefused(rawTarGz([{ name, data: 'x' }]), 'absolute-path', name, /absolute path/);
+    await expectRefused(rawTarGz([{ name: 'C:/Windows/x', data: 'x' }]), 'absolute-path', 'C:/Windows/x', /drive letter/);
+    await expectRefused(rawTarGz([{ name: 'x', prefix: '/etc', data: 'x' }]), 'absolute-path', '/etc/x', /absolute path/);
+  });
+
+  it('refuses a traversal hidden in a pax path or a GNU long name', async () => {
+    const target = `../${evil()}`;
+    const pax: RawEntry = { name: 'PaxHeader/innocent', type: 'x', data: paxRecord('path', target) };
+    await expectRefused(rawTarGz([pax, { name: 'innocent', data: 'x' }]), 'parent-segment', target, /"\.\." segment/);
+    const gnu: RawEntry = { name: '././@LongLink', type: 'L', data: `${target}\0` };
+    await expectRefused(rawTarGz([gnu, { name: 'innocent', data: 'x' }]), 'parent-segment', target, /"\.\." segment/);
+    const global: RawEntry = { name: 'pax_global_header', type: 'g', data: paxRecord('path', 'x') };
+    await expectRefused(rawTarGz([global, { name: 'a', data: 'x' }]), 'bad-header', undefined, /global pax header sets path/);
+  });
+
+  it('refuses symlinks (also the classic symlink-then-write-through-it pair)', async () => {
+    const bytes = rawTarGz([
+      { name: 'link', type: '2', linkname: sandbox },
+      { name: `link/${evil()}`, data: 'pwned' },
+    ]);
+    await expectRefused(bytes, 'symlink', 'link', new RegExp(`symbolic link \\(to "${sandbox}"\\) is not allowed`));
+  });
+
+  it('refuses hard links', async () => {
+    await expectRefused(rawTarGz([{ name: 'a', data: 'x' }, { name: 'b', type: '1', linkname: '/etc/passwd' }]), 'hardlink', 'b', /hard link \(to "\/etc\/passwd"\)/);
+  });
+
+  it('refuses devices and FIFOs', async () => {
+    await expectRefused(rawTarGz([{ name: 'dev/tty', type: '3' }]), 'device', 'dev/tty', /character device/);
+    await expectRefused(rawTarGz([{ name: 'dev/sda', type: '4' }]), 'device', 'dev/sda', /block device/);
+    await expectRefused(rawTarGz([{ name: 'pipe', type: '6' }]), 'fifo', 'pipe', /FIFO/);
+    await expectRefused(rawTarGz([{ name: 'sparse', type: 'S', data: 'x' }]), 'unsupported-entry', 'sparse', /unsupported entry type "S"/);
+  });
+
+  it('refuses archives node-tar makes from a tree with links', async () => {
+    const src = join(sandbox, '..', `src-${randomUUID()}`);
+    await mkdir(src);
+    try {
+      await writeFile(join(src, 'real.txt'), 'x');
+      await symlink('/etc/passwd', join(src, 'passwd'));
+      const withSymlink = await nodeTar(src, ['real.txt', 'passwd']);
+      await expectRefused(withSymlink, 'symlink', 'passwd', /symbolic link \(to "\/etc\/passwd"\)/);
+      await rm(join(src, 'passwd'));
+      await link(join(src, 'real.txt'), join(src, 'twin.txt'));
+      const withHardlink = await nodeTar(src, ['real.txt', 'twin.txt']);
+      await expectRefused(withHardlink, 'hardlink', 'twin.txt', /hard link/);
+    } finally {
+      await rm(src, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses duplicate names, also after normalisation', async () => {
+    await expectRefused(rawTarGz([{ name: 'a.txt', data: '1' }, { name: 'a.txt', data: '2' }]), 'duplicate', 'a.txt', /appears twice/);
+    await expectRefused(rawTarGz([{ name: 'a.txt', data: '1' }, { name: './a.txt', data: '2' }]), 'duplicate', './a.txt', /same path as "a\.txt"/);
+    await expectRefused(rawTarGz([{ name: 'd/b', data: '1' }, { name: 'd//b/', type: '5' }]), 'duplicate', 'd//b/', /same path as "d\/b"/);
+    const nfc = 'caf\u00e9';
+    const nfd = 'cafe\u0301';
+    await expectRefused(rawTarGz([{ name: nfc, data: '1' }, { name: nfd, data: '2' }]), 'duplicate', nfd, /same path/);
+  });
+
+  it('refuses a file that is also a folder of another entry', async () => {
+    await expectRefused(rawTarGz([{ name: 'a', data: 'x' }, { name: 'a/b', data: 'y' }]), 'path-conflict', 'a', /is a file but also the folder of "a\/b"/);
+  });
+
+  it('refuses too many entries and too many bytes (a gzip bomb stops at the cap)', async () => {
+    const many = rawTarGz(Array.from({ length: 30 }, (_, i) => ({ name: `f${i}`, data: 'x' })));
+    await expectRefused(many, 'too-many-entries', undefined, /more than 20 entries/, { maxEntries: 20 });
+    expect(readTarGzSafelySync(many, { maxEntries: 30 }).size).toBe(30);
+
+    // 64 MiB of zeros gzip to well under 200 KiB; decompression stops at the cap
+    const bomb = rawTarGz([{ name: 'zeros', data: Buffer.alloc(64 * 1024 * 1024) }]);
+    expect(bomb.length).toBeLessThan(200 * 1024);
+    await expectRefused(bomb, 'too-large', undefined, /decompressed size exceeds the limit of 1048576 bytes/, { maxBytes: 1024 * 1024 });
+    expect(readTarGzSafelySync(bomb).get('zeros')?.length).toBe(64 * 1024 * 1024); // the 1 GiB default lets it through
+  });
+
+  it('refuses truncated archives', async () => {
+    const good = rawTarGz([{ name: 'a.txt', data: 'x'.repeat(5000) }]);
+    await expectRefused(good.subarray(0, Math.floor(good.length / 2)), 'truncated', undefined, /gzip stream is truncated/);
+    await expectRefused(rawTarGz([{ name: 'a.txt', data: 'x' }], { endMarker: false }), 'truncated', undefined, /without the end-of-archive marker/);
+    const short = gzipSync(rawTar([{ name: 'big.bin', data: 'x', size: 4096 }], { endMarker: false }));
+    await expectRefused(short, 'truncated', 'big.bin', /entry data runs past the end of the archive \(needs 4096 bytes\)/);
+  });
+
+  it('refuses files that are not gzip, and tar headers that are corrupt', async () => {
+    await expectRefused(rawTar([{ name: 'a', data: 'x' }]), 'not-gzip', undefined, /not a gzip file/);
+    await expectRefused(Buffer.from('PK\u0003\u0004 a zip file'), 'not-gzip', undefined, /not a gzip file/);
+    await expectRefused(gzipSync(Buffer.from('hello world, not a tar')), 'truncated', undefined, /end-of-archive/);
+    await expectRefused(gzipSync(Buffer.alloc(512, 'a')), 'bad-header', undefined, /header checksum mismatch at offset 0/);
+    await expectRefused(rawTarGz([{ name: 'a', data: 'x', corruptChecksum: true }]), 'bad-header', undefined, /checksum mismatch/);
+    const bad = Buffer.from(rawTarGz([{ name: 'a', data: 'x' }]));
+    bad[bad.length - 8] ^= 0xff; // CRC
+    await expectRefused(bad, 'bad-gzip', undefined, /corrupt gzip stream/);
+    const dirWithData = rawTarGz([{ name: 'd/', type: '5', data: 'smuggled' }]);
+    await expectRefused(dirWithData, 'bad-header', 'd/', /directory entry has a size/);
+  });
+
+  it('never writes into a non-empty or non-folder target', async () => {
+    const ok = writeTarGz([{ path: 'a.txt', data: 'x' }]);
+    await writeFile(join(sandbox, 'busy.txt'), 'x');
+    await expect(extractTarGzSafely(ok, sandbox)).rejects.toThrow(/is not empty/);
+    await expect(extractTarGzSafely(ok, join(sandbox, 'busy.txt'))).rejects.toThrow(/not a directory/);
+    expect(await everything(sandbox)).toEqual(['busy.txt']);
+  });
+});
+
+/** A .tgz of `paths` under `cwd`, made by node-tar (written next to the sandbox, never inside it). */
+async function nodeTar(cwd: string, paths: string[]): Promise<Buffer> {
+  const file = join(tmpdir(), `flotilla-nodetar-${randomUUID()}.tgz`);
+  try {
+    await tarCreate({ cwd, gzip: true, portable: true, file }, paths);
+    return await readFile(file);
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+describe('reading and extracting well-formed archives', () => {
+  it('extracts files (0644) and folders (0755) and reports them in order', async () => {
+    const bytes = rawTarGz([
+      { name: './', type: '5' },
+      { name: 'empty/', type: '5' },
+      { name: 'b/c.txt', data: 'c' },
+      { name: './a.txt', data: 'a' },
+    ]);
+    const target = join(sandbox, 'out');
+    const result = await extractTarGzSafely(bytes, target);
+    expect(result.files).toEqual(['b/c.txt', 'a.txt']);
+    expect(await everything(sandbox)).toEqual(['out', 'out/a.txt', 'out/b', 'out/b/c.txt', 'out/empty']);
+    expect((await stat(join(target, 'a.txt'))).mode & 0o777).toBe(0o644);
+    expect((await stat(join(target, 'empty'))).mode & 0o777).toBe(0o755);
+    expect(await readFile(join(target, 'b', 'c.txt'), 'utf8')).toBe('c');
+  });
+
+  it('reads from a path or a buffer into a map keyed by normalised path', async () => {
+    const file = join(sandbox, 'x.tgz');
+    await writeFile(file, writeTarGz([{ path: 'z.txt', data: 'z' }, { path: 'a/b.txt', data: Buffer.from([0, 1, 2]) }]));
+    const files = await readTarGzSafely(file);
+    expect([...files.keys()]).toEqual(['a/b.txt', 'z.txt']);
+    expect(files.get('a/b.txt')).toEqual(Buffer.from([0, 1, 2]));
+    await expect(readTarGzSafely(join(sandbox, 'nope.tgz'))).rejects.toThrow(/ENOENT/);
+    await expect(readTarGzSafely(Buffer.from('nope'), { label: 'upload.tgz' })).rejects.toThrow(/archive rejected \(upload\.tgz\): not a gzip file/);
+  });
+
+  it('reads what GNU tar writes (long names, pax format) and what node-tar writes', async () => {
+    const src = join(sandbox, 'src');
+    const long = `${'d'.repeat(60)}/${'e'.repeat(60)}/${'f'.repeat(120)}.yaml`;
+    await mkdir(join(src, long, '..'), { recursive: true });
+    await writeFile(join(src, long), 'deep');
+    await writeFile(join(src, 'caf\u00e9.txt'), 'unicode');
+    for (const format of ['gnu', 'pax']) {
+      const archive = execFileSync('tar', ['-C', src, `--format=${format}`, '-czf', '-', '.']);
+      const files = readTarGzSafelySync(archive);
+      expect(files.get(long)?.toString(), format).toBe('deep');
+      expect(files.get('caf\u00e9.txt')?.toString(), format).toBe('unicode');
+    }
+    const fromNodeTar = await nodeTar(src, ['.']);
+    expect(readTarGzSafelySync(fromNodeTar).get(long)?.toString()).toBe('deep');
+  });
+});

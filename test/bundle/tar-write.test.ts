@@ -1,0 +1,104 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ArchiveWriteError, readTarGzSafelySync, writeTar, writeTarGz, writeTarGzFile, type TarEntry } from '../../src/bundle/index.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'flotilla-tarw-'));
+});
+afterEach(async () => rm(dir, { recursive: true, force: true }));
+
+const entries: TarEntry[] = [
+  { path: 'metadata.yaml', data: 'app_name: demo\napp_version: 1.0-1\n' },
+  { path: 'charts/keystone-0.3.1.tgz', data: Buffer.from([1, 2, 3, 0, 255]) },
+  { path: 'fluxcd-manifests/kustomization.yaml', data: 'resources: [base]\n' },
+  { path: 'fluxcd-manifests/base/helmrepository.yaml', data: '' },
+];
+
+describe('writeTarGz', () => {
+  it('gives the same bytes whatever the input order or data type', () => {
+    const a = writeTarGz(entries);
+    const b = writeTarGz([...entries].reverse().map((e) => ({ path: e.path, data: Buffer.from(e.data) })));
+    expect(Buffer.compare(a, b)).toBe(0);
+  });
+
+  it('sorts byte-wise by default and keeps the given order on request', () => {
+    const sorted = [...readTarGzSafelySync(writeTarGz(entries)).keys()];
+    expect(sorted).toEqual(['charts/keystone-0.3.1.tgz', 'fluxcd-manifests/base/helmrepository.yaml', 'fluxcd-manifests/kustomization.yaml', 'metadata.yaml']);
+    const given = [...readTarGzSafelySync(writeTarGz(entries, { order: 'given' })).keys()];
+    expect(given).toEqual(entries.map((e) => e.path));
+  });
+
+  it('writes only file entries: mode 0644, root-owned, fixed time, no atime/ctime', () => {
+    const listing = execFileSync('tar', ['--numeric-owner', '--full-time', '-tvzf', '-'], { input: writeTarGz(entries) }).toString();
+    for (const line of listing.trim().split('\n')) expect(line).toMatch(/^-rw-r--r-- 0\/0 +\d+ 2000-01-01 00:00:00 /);
+    const tar = writeTar(entries);
+    expect(tar.length % 512).toBe(0);
+    expect(tar.subarray(tar.length - 1024).every((b) => b === 0)).toBe(true);
+    // ustar with an empty atime/ctime area and empty uname/gname
+    expect(tar.subarray(257, 265).toString('latin1')).toBe('ustar\u000000');
+    expect(tar.subarray(265, 329).every((b) => b === 0)).toBe(true);
+    expect(tar.subarray(476, 500).every((b) => b === 0)).toBe(true);
+  });
+
+  it('pins the gzip header (mtime 0, no name, Unix OS byte)', () => {
+    const gz = writeTarGz(entries);
+    expect([...gz.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3]);
+    expect(gunzipSync(gz).equals(writeTar(entries))).toBe(true);
+  });
+
+  it('changes bytes only when content, names or the chosen mtime change', () => {
+    const base = writeTarGz(entries);
+    expect(writeTarGz([...entries.slice(1), { path: 'metadata.yaml', data: 'app_name: demo\napp_version: 1.0-2\n' }]).equals(base)).toBe(false);
+    expect(writeTarGz(entries, { mtime: new Date(Date.UTC(2024, 0, 1)) }).equals(base)).toBe(false);
+  });
+
+  it('stores long and non-ASCII names (pax, without times) that tar reads back', async () => {
+    const long = `${'a'.repeat(90)}/${'b'.repeat(90)}/${'c'.repeat(150)}.yaml`;
+    const named: TarEntry[] = [
+      { path: long, data: 'long' },
+      { path: `${'p'.repeat(120)}/short.yaml`, data: 'prefix-split' },
+      { path: 'unicode/caf\u00e9-\u6f22\u5b57.txt', data: 'utf8' },
+    ];
+    const gz = writeTarGz(named);
+    expect(gunzipSync(gz).toString('latin1')).not.toMatch(/mtime=|atime=|ctime=/);
+    const back = readTarGzSafelySync(gz);
+    expect(back.get(long)?.toString()).toBe('long');
+    expect(back.get(`${'p'.repeat(120)}/short.yaml`)?.toString()).toBe('prefix-split');
+    expect(back.get('unicode/caf\u00e9-\u6f22\u5b57.txt')?.toString()).toBe('utf8');
+    const out = join(dir, 'x');
+    execFileSync('mkdir', [out]);
+    execFileSync('tar', ['-xzf', '-', '-C', out], { input: gz });
+    expect(await readFile(join(out, long), 'utf8')).toBe('long');
+    expect(await readFile(join(out, 'unicode', 'caf\u00e9-\u6f22\u5b57.txt'), 'utf8')).toBe('utf8');
+  });
+
+  it('refuses entries it would refuse to read', () => {
+    const bad: [string, RegExp][] = [
+      ['../x', /"\.\." segment/],
+      ['/abs', /absolute path/],
+      ['./a', /not a canonical path \(use "a"\)/],
+      ['a//b', /not a canonical path/],
+      ['dir\\file', /not a canonical path/],
+      ['', /empty path/],
+    ];
+    for (const [path, message] of bad) expect(() => writeTarGz([{ path, data: 'x' }]), path).toThrow(message);
+    expect(() => writeTarGz([{ path: 'a', data: '1' }, { path: 'a', data: '2' }])).toThrow(ArchiveWriteError);
+    expect(() => writeTarGz([{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }])).toThrow(/"a": is a file but also the folder of "a\/b"/);
+  });
+
+  it('writes a file atomically and reports its digest', async () => {
+    const file = join(dir, 'demo-1.0-1.tgz');
+    const written = await writeTarGzFile(file, entries);
+    const bytes = await readFile(file);
+    expect(written.size).toBe(bytes.length);
+    expect(bytes.equals(writeTarGz(entries))).toBe(true);
+    expect(written.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect((await stat(file)).isFile()).toBe(true);
+    expect(execFileSync('ls', [dir]).toString().trim()).toBe('demo-1.0-1.tgz');
+  });
+});
