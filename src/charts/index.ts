@@ -18,7 +18,7 @@ export type {
 export { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 export { parseChartYaml, parseRequirementsYaml, rewriteChartVersion } from './chart-file.js';
 export { HELMIGNORE, HelmignoreRules, type HelmignoreRule } from './helmignore.js';
-export { compareVersions, isValidVersion, parseVersion, type SemVer } from './semver.js';
+export { compareVersions, isValidVersion, parseConstraint, parseVersion, type SemVer, type VersionConstraint } from './semver.js';
 export { loadChart, loadChartArchive } from './load.js';
 export { chartTree } from './layout.js';
 export { stageChart } from './stage.js';

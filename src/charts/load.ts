@@ -8,7 +8,8 @@
  *   names starting with `_` or `.` are skipped, `*.prov` stay plain files;
  * - a declared dependency not vendored, whose repository is `file://<path>`
  *   (relative to the chart folder), is loaded recursively as its own chart
- *   (its own .helmignore: what `helm dependency update` would pack);
+ *   (its own .helmignore: what `helm dependency update` would pack), and
+ *   its version must satisfy the declared range, as helm would insist;
  * - any other repository (https, oci, @alias) must already be vendored:
  *   flotilla builds offline and never fetches charts.
  * `condition`, `tags`, `alias` only matter at render time: packaging vendors
@@ -20,6 +21,7 @@ import { compareBytewise, readTarGzEntriesSync } from '../bundle/index.js';
 import { parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 import { HELMIGNORE, HelmignoreRules } from './helmignore.js';
+import { parseConstraint, parseVersion } from './semver.js';
 import type { ChartDependency, ChartFile, ChartMetadata, ChartOrigin, ChartSource, ResolvedDependency } from './types.js';
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
@@ -258,6 +260,7 @@ async function buildChart(
         if (chart.name !== dep.name) {
           throw new ChartDependencyError(metadata.name, dep.name, `${repository} holds chart ${JSON.stringify(chart.name)}, not ${JSON.stringify(dep.name)}`, dep.location);
         }
+        checkConstraint(metadata.name, dep, chart);
         entry = { name: dep.name, source: 'file', declared: [], chart, fileTarget: real };
         byName.set(dep.name, entry);
       }
@@ -284,6 +287,21 @@ async function buildChart(
     files: own,
     dependencies,
   };
+}
+
+/**
+ * `helm dependency update` refuses a file:// chart whose version does not
+ * satisfy the declared range; so do we. (Vendored charts are taken as they
+ * are, as `helm package` does.)
+ */
+function checkConstraint(chartName: string, dep: ChartDependency, chart: ChartSource): void {
+  if (dep.version === undefined || dep.version.trim() === '') return;
+  const constraint = parseConstraint(dep.version);
+  if (!constraint) throw new ChartDependencyError(chartName, dep.name, `version ${JSON.stringify(dep.version)} is not a valid version constraint`, dep.location);
+  const version = parseVersion(chart.version)!;
+  if (!constraint.satisfiedBy(version)) {
+    throw new ChartDependencyError(chartName, dep.name, `${dep.repository} holds version ${chart.version}, which does not satisfy ${JSON.stringify(dep.version)}`, dep.location);
+  }
 }
 
 /** `file://../x` is relative to the chart folder; `file:///abs` is absolute (as in Helm). */

@@ -56,3 +56,132 @@ export function compareVersions(a: SemVer, b: SemVer): number {
   }
   return 0;
 }
+
+/**
+ * Version constraints as Helm checks them (Masterminds/semver): `||` between
+ * alternatives, `,` or spaces between conditions that must all hold, the
+ * operators = != > < >= => <= =< ~ ~> ^, `x`/`X`/`*` or missing parts as
+ * wildcards, `a - b` ranges. A pre-release version only satisfies conditions
+ * that themselves name a pre-release.
+ */
+export interface VersionConstraint {
+  readonly text: string;
+  satisfiedBy(version: SemVer): boolean;
+}
+
+type Op = '' | '=' | '!=' | '>' | '<' | '>=' | '=>' | '<=' | '=<' | '~' | '~>' | '^';
+
+interface Condition {
+  readonly op: Op;
+  readonly version: SemVer;
+  /** A wildcard or missing part: major (all parts), minor, or patch. */
+  readonly dirty: boolean;
+  readonly minorDirty: boolean;
+  readonly patchDirty: boolean;
+}
+
+const PART = '[0-9xX*]+';
+const CVERSION = `v?${PART}(?:\\.${PART})?(?:\\.${PART})?(?:-[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?`;
+const OPS = '!=|>=|=>|<=|=<|~>|=|>|<|~|\\^|';
+const ITEM = `(${OPS})\\s*(${CVERSION})`;
+const GROUP = new RegExp(`^\\s*${ITEM}\\s*(?:(?:\\s+|,\\s*)${ITEM}\\s*)*$`);
+const ITEMS = new RegExp(ITEM, 'g');
+const RANGE = new RegExp(`\\s*(${CVERSION})\\s+-\\s+(${CVERSION})\\s*`, 'g');
+const WILD = (part: string | undefined): boolean => part === undefined || part === 'x' || part === 'X' || part === '*';
+
+function parseCondition(op: Op, text: string): Condition | undefined {
+  const m = /^v?([0-9xX*]+)(?:\.([0-9xX*]+))?(?:\.([0-9xX*]+))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.exec(text);
+  if (!m) return undefined;
+  const [, major, minor, patch, pre = ''] = m;
+  let normal: string;
+  let dirty = false;
+  let minorDirty = false;
+  let patchDirty = false;
+  if (WILD(major)) {
+    normal = `0.0.0${pre}`;
+    dirty = true;
+  } else if (WILD(minor)) {
+    normal = `${major}.0.0${pre}`;
+    dirty = minorDirty = true;
+  } else if (WILD(patch)) {
+    normal = `${major}.${minor}.0${pre}`;
+    dirty = patchDirty = true;
+  } else normal = `${major}.${minor}.${patch}${pre}`;
+  const version = parseVersion(normal);
+  return version && { op, version, dirty, minorDirty, patchDirty };
+}
+
+function tilde(v: SemVer, c: Condition): boolean {
+  const k = c.version;
+  if (compareVersions(v, k) < 0) return false;
+  if (k.major === 0 && k.minor === 0 && k.patch === 0 && !c.minorDirty && !c.patchDirty) return true;
+  if (v.major !== k.major) return false;
+  return v.minor === k.minor || c.minorDirty;
+}
+
+function caret(v: SemVer, c: Condition): boolean {
+  const k = c.version;
+  if (compareVersions(v, k) < 0) return false;
+  if (k.major > 0 || c.minorDirty) return v.major === k.major;
+  if (v.major > 0) return false;
+  if (k.minor > 0 || c.patchDirty) return v.minor === k.minor;
+  if (v.minor > 0) return false;
+  return v.patch === k.patch;
+}
+
+function holds(v: SemVer, c: Condition): boolean {
+  const k = c.version;
+  if (v.prerelease.length > 0 && k.prerelease.length === 0) return false;
+  const cmp = compareVersions(v, k);
+  switch (c.op) {
+    case '':
+    case '=':
+      return c.dirty ? tilde(v, c) : cmp === 0;
+    case '!=':
+      if (!c.dirty) return cmp !== 0;
+      if (v.major !== k.major) return true;
+      if (c.minorDirty) return false;
+      if (v.minor !== k.minor) return true;
+      if (c.patchDirty) return false;
+      return cmp !== 0;
+    case '>':
+      if (!c.dirty) return cmp > 0;
+      if (v.major !== k.major) return v.major > k.major;
+      if (c.minorDirty) return false;
+      if (c.patchDirty) return v.minor > k.minor;
+      return cmp > 0;
+    case '<':
+      return cmp < 0;
+    case '>=':
+    case '=>':
+      return cmp >= 0;
+    case '<=':
+    case '=<':
+      if (!c.dirty) return cmp <= 0;
+      if (v.major > k.major) return false;
+      return !(v.major === k.major && v.minor > k.minor && !c.minorDirty);
+    case '~':
+    case '~>':
+      return tilde(v, c);
+    case '^':
+      return caret(v, c);
+  }
+}
+
+/** Parses a constraint; undefined when Helm would call it improper. An empty text accepts everything. */
+export function parseConstraint(text: string): VersionConstraint | undefined {
+  const rewritten = text.replace(RANGE, (_m, lo: string, hi: string) => `>= ${lo}, <= ${hi}`);
+  if (rewritten.trim() === '') return { text, satisfiedBy: () => true };
+  const groups: Condition[][] = [];
+  for (const group of rewritten.split('||')) {
+    if (!GROUP.test(group)) return undefined;
+    const conditions: Condition[] = [];
+    for (const m of group.matchAll(ITEMS)) {
+      const condition = parseCondition(m[1] as Op, m[2]!);
+      if (!condition) return undefined;
+      conditions.push(condition);
+    }
+    groups.push(conditions);
+  }
+  return { text, satisfiedBy: (v) => groups.some((conditions) => conditions.every((c) => holds(v, c))) };
+}
