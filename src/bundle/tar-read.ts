@@ -338,7 +338,9 @@ export async function extractTarGzSafely(source: ArchiveSource, targetDir: strin
       files.push(entry.path);
     }
   } catch (error) {
+    // A write failed midway (disk full, permissions): leave the target as it was, absent or empty.
     if (created) await rm(root, { recursive: true, force: true });
+    else for (const name of await readdir(root)) await rm(join(root, name), { recursive: true, force: true });
     throw error;
   }
   return { dir: root, files };

@@ -174,6 +174,31 @@ describe('readChartArchive', () => {
     expect(again.sha256).toBe((await packageFromCheckout(root)).sha256);
   });
 
+  it('unpacks a .tgz subchart nested in an archive when repackaging, and loads a .tgz path directly', async () => {
+    const root = await writeCheckout(join(dir, 'co'), []);
+    const toolkit = await packageChart(await loadChart(join(root, 'helm-toolkit')));
+    const { writeTarGz } = await import('../../src/bundle/index.js');
+    const outer = writeTarGz(
+      [
+        { path: 'app/Chart.yaml', data: 'apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n  - {name: helm-toolkit, repository: "https://x.invalid"}\n' },
+        { path: 'app/templates/cm.yaml', data: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ include "helm-toolkit.endpoints.host" (dict "name" "n" "namespace" "ns") }}\n' },
+        { path: `app/charts/${toolkit.fileName}`, data: toolkit.bytes },
+      ],
+      { order: 'given' },
+    );
+    const read = await readChartArchive(outer, { label: 'app-1.0.0.tgz' });
+    expect(read.chart.dependencies.map((d) => [d.name, d.source])).toEqual([['helm-toolkit', 'vendored-archive']]);
+    expect(read.chart.dependencies[0]!.chart.origin).toEqual({ kind: 'archive', file: 'app-1.0.0.tgz', member: 'charts/helm-toolkit-0.2.5.tgz' });
+    const repacked = await packageChart(read.chart);
+    expect(listArchiveFiles(repacked.bytes)).toContain('app/charts/helm-toolkit/templates/_labels.tpl');
+    const file = join(dir, 'app-1.0.0.tgz');
+    await writeFile(file, repacked.bytes);
+    expect((await helm(['template', 'x', file])).stdout).toContain('name: n.ns.svc');
+    const direct = await loadChart(file);
+    expect(direct.origin).toEqual({ kind: 'archive', file });
+    expect(chartContentDigest(direct)).toBe(repacked.contentDigest);
+  });
+
   it('refuses archives that are not one chart folder', async () => {
     const { writeTarGz } = await import('../../src/bundle/index.js');
     const twoTops = writeTarGz([
