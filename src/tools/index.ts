@@ -31,13 +31,16 @@ export class ToolError extends FlotillaError {
   readonly tool: ToolName;
   readonly args: readonly string[];
   readonly stderr: string;
+  /** What the tool printed on stdout before failing (helm lint reports its findings there). */
+  readonly stdout: string;
   readonly code: number | null;
 
-  constructor(tool: ToolName, args: readonly string[], code: number | null, stderr: string) {
+  constructor(tool: ToolName, args: readonly string[], code: number | null, stderr: string, stdout = '') {
     super(`${tool} ${args[0] ?? ''} failed${code === null ? '' : ` (exit ${code})`}: ${stderr.trim() || 'no message'}`);
     this.tool = tool;
     this.args = args;
     this.stderr = stderr;
+    this.stdout = stdout;
     this.code = code;
   }
 }
@@ -69,7 +72,7 @@ export function runTool(name: ToolName, args: readonly string[], options: RunOpt
           reject(new FlotillaError(`${name} not found (looked for ${bin}); run \`npm run tools\` or set FLOTILLA_${name.toUpperCase()}`));
           return;
         }
-        reject(new ToolError(name, args, code, stderr || error.message));
+        reject(new ToolError(name, args, code, stderr || error.message, stdout));
       },
     );
     if (options.input !== undefined) child.stdin?.end(options.input);

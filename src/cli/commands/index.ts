@@ -5,7 +5,8 @@ import { register as overrides } from './overrides.js';
 import { register as policy } from './policy.js';
 import { register as preflight } from './preflight.js';
 import { register as releases } from './releases.js';
+import { register as verify } from './verify.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: readonly RegisterCommand[] = [releases, overrides, preflight, build, policy];
+export const commands: readonly RegisterCommand[] = [releases, overrides, preflight, build, verify, policy];

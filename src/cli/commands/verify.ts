@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { inspectBundle, verifyBundle } from '../../verify/index.js';
+import { formatTable } from '../output.js';
+
+export function register(program: Command): void {
+  program
+    .command('verify')
+    .description('check an application tarball: checksums, layout, metadata, charts (helm lint), releases, kustomization, images; exit 1 on any problem')
+    .argument('<BUNDLE>', 'application tarball (.tgz)')
+    .action(async (bundle: string) => {
+      const report = await verifyBundle(bundle);
+      for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+      for (const p of report.problems) console.log(`verify: ${p}`);
+      if (report.ok) console.log(`${bundle}: verified`);
+      else {
+        console.log(`${bundle}: ${report.problems.length} problem(s)`);
+        process.exitCode = 1;
+      }
+    });
+
+  program
+    .command('inspect')
+    .description('show what an application tarball holds: app, charts, releases with dependsOn, images')
+    .argument('<BUNDLE>', 'application tarball (.tgz)')
+    .option('--output <FORMAT>', 'text or json', 'text')
+    .action(async (bundle: string, opts: { output: string }) => {
+      const report = await inspectBundle(bundle);
+      if (opts.output === 'json') {
+        console.log(JSON.stringify(report, null, 2));
+        return;
+      }
+      console.log(`${report.app} ${report.version}\n`);
+      console.log(formatTable(['CHART', 'VERSION', 'APP VERSION', 'FILES', 'SIZE'], report.charts.map((c) => [c.name, c.version, c.appVersion ?? '-', String(c.files), `${(c.size / 1024).toFixed(1)} KiB`])));
+      console.log('');
+      console.log(
+        formatTable(
+          ['RELEASE', 'NAMESPACE', 'HELM RELEASE', 'CHART', 'DEPENDS ON'],
+          report.releases.map((r) => [r.name, r.namespace ?? '-', r.releaseName ?? '-', `${r.chart ?? '?'}@${r.version ?? '?'}`, r.dependsOn.join(',') || '-']),
+        ),
+      );
+      console.log('');
+      const unique = new Map<string, string[]>();
+      for (const image of report.images) unique.set(image.reference, [...(unique.get(image.reference) ?? []), image.where]);
+      console.log(formatTable(['IMAGE', 'REFERENCED BY'], [...unique].sort((a, b) => a[0].localeCompare(b[0])).map(([ref, where]) => [ref, where.length > 1 ? `${where[0]} (+${where.length - 1})` : (where[0] ?? '')])));
+      if (report.plugins.length > 0) console.log(`\nplugins: ${report.plugins.join(', ')}`);
+    });
+}

@@ -1,0 +1,59 @@
+/**
+ * Finding the container images an app references: `images.tags.<field>`
+ * (openstack-helm style), `image: <ref>` strings and `image: {repository, tag}`
+ * maps in chart values and static overrides, and the release catalog's images.
+ */
+import { load } from 'js-yaml';
+
+export interface ImageReference {
+  readonly reference: string;
+  /** Where it was found, e.g. `charts/keystone-0.1.0.tgz values.yaml images.tags.keystone_api`. */
+  readonly where: string;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+export function imagesInValues(values: unknown, where: string): ImageReference[] {
+  const found: ImageReference[] = [];
+  const walk = (value: unknown, path: string[]) => {
+    if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, String(i)]));
+    if (!isMap(value)) return;
+    for (const [key, child] of Object.entries(value)) {
+      const here = [...path, key];
+      const underTags = path.length >= 2 && path[path.length - 1] === 'tags' && path[path.length - 2] === 'images';
+      if (typeof child === 'string' && child !== '' && (underTags || key === 'image')) {
+        found.push({ reference: child, where: `${where} ${here.join('.')}` });
+      } else if (key === 'image' && isMap(child) && typeof child.repository === 'string') {
+        const tag = child.tag === undefined || child.tag === null || child.tag === '' ? '' : `:${String(child.tag)}`;
+        found.push({ reference: `${child.repository}${tag}`, where: `${where} ${here.join('.')}` });
+      } else walk(child, here);
+    }
+  };
+  walk(values, []);
+  return found;
+}
+
+/** Images in the app payload: static overrides, and every release catalog's `images` map. */
+export function appImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }): ImageReference[] {
+  const found: ImageReference[] = [];
+  for (const name of [...bundle.files.keys()].sort()) {
+    const where = name.replace(/^app\//, '');
+    if (/^app\/overrides\/static\/[^/]+\.yaml$/.test(name)) found.push(...imagesInValues(parse(bundle.files.get(name)), where));
+    if (/^app\/overrides\/versions\/[^/]+\.yaml$/.test(name) && !name.endsWith('/images.yaml')) {
+      const catalog = parse(bundle.files.get(name));
+      const images = isMap(catalog) && isMap(catalog.images) ? catalog.images : {};
+      for (const [field, ref] of Object.entries(images)) if (typeof ref === 'string') found.push({ reference: ref, where: `${where} images.${field}` });
+    }
+  }
+  return found;
+}
+
+function parse(data: Buffer | undefined): unknown {
+  try {
+    return data ? load(data.toString('utf8')) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,51 @@
+/** `flotilla inspect`: what a tarball holds, read safely, nothing written. */
+import { bundledCharts, bundledReleases, openBundle, yamlOf } from './bundle.js';
+import { appImages, imagesInValues, type ImageReference } from './images.js';
+import type { BundledRelease } from './bundle.js';
+import { load } from 'js-yaml';
+
+export interface InspectedChart {
+  readonly file: string;
+  readonly name: string;
+  readonly version: string;
+  readonly appVersion?: string;
+  readonly size: number;
+  readonly files: number;
+}
+
+export interface InspectReport {
+  readonly app: string;
+  readonly version: string;
+  readonly charts: readonly InspectedChart[];
+  readonly releases: readonly BundledRelease[];
+  readonly images: readonly ImageReference[];
+  readonly plugins: readonly string[];
+}
+
+export async function inspectBundle(path: string): Promise<InspectReport> {
+  const bundle = await openBundle(path);
+  const metadata = (yamlOf(bundle, 'metadata.yaml') ?? {}) as { app_name?: string; app_version?: string };
+  const { charts } = await bundledCharts(bundle);
+  const images: ImageReference[] = [];
+  for (const { file, archive } of charts) {
+    const values = archive.chart.files.find((f) => f.path === 'values.yaml');
+    if (values) images.push(...imagesInValues(load(values.data.toString('utf8')), `${file}`));
+  }
+  images.push(...appImages(bundle));
+  const manifest = (JSON.parse(bundle.files.get('plugins/manifest.json')?.toString('utf8') ?? '{}') as { plugins?: { name?: string; chart?: string; file?: string }[] }).plugins ?? [];
+  return {
+    app: String(metadata.app_name ?? '?'),
+    version: String(metadata.app_version ?? '?'),
+    charts: charts.map(({ file, archive }) => ({
+      file,
+      name: archive.name,
+      version: archive.version,
+      appVersion: archive.metadata.appVersion,
+      size: bundle.files.get(file)?.length ?? 0,
+      files: archive.files.length,
+    })),
+    releases: bundledReleases(bundle),
+    images,
+    plugins: manifest.map((p) => p.name ?? p.chart ?? p.file ?? '?'),
+  };
+}

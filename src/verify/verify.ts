@@ -1,0 +1,180 @@
+/**
+ * `flotilla verify`: every check StarlingX's upload makes, and more, on a
+ * built tarball. Each problem is one line; none means the tarball is sound.
+ * The archive is read in memory with the safe reader; only fluxcd-manifests/
+ * and chart archives are written, to a private temp folder, for kubectl and helm.
+ */
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { loadAll } from 'js-yaml';
+import { readMetadata } from '../app/index.js';
+import { formatChecksumProblem, verifyChecksums } from '../bundle/index.js';
+import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
+import { parseYaml } from '../document/index.js';
+import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
+import { helm, kubectl, ToolError } from '../tools/index.js';
+import { bundledCharts, bundledReleases, openBundle, text, type OpenedBundle } from './bundle.js';
+import { appImages, imagesInValues } from './images.js';
+
+export interface VerifyReport {
+  readonly path: string;
+  readonly problems: readonly string[];
+  readonly warnings: readonly string[];
+  readonly ok: boolean;
+}
+
+export interface VerifyOptions {
+  /** Extra checks on the opened bundle (signature, plugins), added by other modules. */
+  readonly extraChecks?: readonly ((bundle: OpenedBundle) => Promise<string[]>)[];
+}
+
+const TOP_LEVEL = new Set(['metadata.yaml', 'charts', 'fluxcd-manifests', 'plugins', 'app', 'checksum.md5', 'checksum.sha256', 'checksum.sha256.sig']);
+
+export async function verifyBundle(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const report = () => ({ path, problems, warnings, ok: problems.length === 0 });
+  let bundle: OpenedBundle;
+  try {
+    bundle = await openBundle(path);
+  } catch (error) {
+    if (error instanceof FlotillaError) return { ...report(), problems: [error.message], ok: false };
+    throw error;
+  }
+
+  // Integrity first: nothing else is worth reading if the bytes are not the ones built.
+  problems.push(...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem));
+
+  for (const name of bundle.files.keys()) {
+    const top = name.split('/')[0] as string;
+    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${name} (an application tarball holds ${[...TOP_LEVEL].join(', ')})`);
+  }
+  for (const required of ['metadata.yaml', 'fluxcd-manifests/kustomization.yaml', 'fluxcd-manifests/base/kustomization.yaml', 'plugins/manifest.json']) {
+    if (!bundle.files.has(required)) problems.push(`missing ${required}`);
+  }
+
+  const metadataText = text(bundle, 'metadata.yaml');
+  let appId: { name: string; version: string } | undefined;
+  if (metadataText !== undefined) {
+    try {
+      const result = readMetadata(parseYaml(metadataText, 'metadata.yaml', { layer: 'metadata' }).root, 'metadata.yaml');
+      for (const d of result.diagnostics) (d.severity === 'error' ? problems : warnings).push(formatDiagnostic(d));
+      if (result.metadata) appId = { name: result.metadata.appName, version: result.metadata.appVersion };
+    } catch (error) {
+      if (!(error instanceof FlotillaError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  const fileName = path.split('/').pop() ?? path;
+  if (appId && fileName !== `${appId.name}-${appId.version}.tgz` && fileName !== `${appId.name}-${appId.version}.tar.gz`) {
+    warnings.push(`file name ${fileName} does not match the metadata (${appId.name}-${appId.version}.tgz)`);
+  }
+
+  const { charts, errors: chartErrors } = await bundledCharts(bundle);
+  problems.push(...chartErrors);
+  if (charts.length === 0 && chartErrors.length === 0) problems.push('no chart archives under charts/');
+  for (const { file, archive } of charts) {
+    if (file !== `charts/${archive.name}-${archive.version}.tgz`) problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name charts/${archive.name}-${archive.version}.tgz`);
+  }
+
+  const releases = bundledReleases(bundle);
+  if (releases.length === 0) problems.push('fluxcd-manifests/kustomization.yaml lists no release folders');
+  for (const release of releases) {
+    const where = `fluxcd-manifests/${release.folder}/helmrelease.yaml`;
+    if (!bundle.files.has(where)) {
+      problems.push(`${where} is missing`);
+      continue;
+    }
+    const shipped = charts.find((c) => c.archive.name === release.chart);
+    if (!shipped) problems.push(`${where}: chart ${release.chart ?? '(none)'} is not shipped under charts/`);
+    else if (shipped.archive.version !== release.version) {
+      problems.push(`${where}: chart version ${release.version ?? '(none)'} differs from the shipped ${shipped.file} (${shipped.archive.version})`);
+    }
+  }
+
+  const work = await mkdtemp(join(tmpdir(), 'flotilla-verify-'));
+  try {
+    await writeSubtree(bundle, 'charts/', work);
+    await writeSubtree(bundle, 'fluxcd-manifests/', work);
+    for (const { file } of charts) {
+      try {
+        await helm(['lint', join(work, file)]);
+      } catch (error) {
+        if (!(error instanceof ToolError)) throw error;
+        const findings = `${error.stdout}\n${error.stderr}`.split('\n').filter((l) => l.includes('[ERROR]')).map((l) => l.trim());
+        problems.push(`${file}: helm lint failed: ${findings.join('; ') || error.stderr.trim()}`);
+      }
+    }
+    if (bundle.files.has('fluxcd-manifests/kustomization.yaml')) problems.push(...(await checkKustomization(join(work, 'fluxcd-manifests'), releases)));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+
+  const images = charts.flatMap(({ file, archive }) => {
+    const values = archive.chart.files.find((f) => f.path === 'values.yaml');
+    return values ? imagesInValues(loadYamlSafe(values.data.toString('utf8')), `${file} values.yaml`) : [];
+  });
+  images.push(...appImages(bundle));
+  if (images.length === 0) problems.push('the charts reference no container images');
+
+  for (const check of options.extraChecks ?? []) problems.push(...(await check(bundle)));
+  return report();
+}
+
+function loadYamlSafe(source: string): unknown {
+  try {
+    return loadAll(source)[0];
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeSubtree(bundle: OpenedBundle, prefix: string, target: string): Promise<void> {
+  for (const [name, data] of bundle.files) {
+    if (!name.startsWith(prefix)) continue;
+    // Names were checked by the safe reader: relative, no `..`, no links.
+    await mkdir(dirname(join(target, name)), { recursive: true });
+    await writeFile(join(target, name), data);
+  }
+}
+
+interface K8sObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string };
+  spec?: { chart?: { spec?: { sourceRef?: { name?: string } } }; valuesFrom?: { name?: string }[] };
+}
+
+/** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
+async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
+  let objects: K8sObject[];
+  try {
+    objects = loadAll((await kubectl(['kustomize', dir])).stdout) as K8sObject[];
+  } catch (error) {
+    if (error instanceof ToolError) return [`fluxcd-manifests does not build with kubectl kustomize: ${error.stderr.trim()}`];
+    throw error;
+  }
+  const problems: string[] = [];
+  const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
+  const repos = ofKind('HelmRepository');
+  if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`fluxcd-manifests: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
+  const helmReleases = ofKind('HelmRelease');
+  for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata?.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
+  const expectedNames = releases.map((r) => r.name).sort();
+  const gotNames = helmReleases.map((h) => String(h.metadata?.name)).sort();
+  if (expectedNames.join() !== gotNames.join()) problems.push(`fluxcd-manifests yields HelmReleases ${gotNames.join(', ')}; the release folders are ${expectedNames.join(', ')}`);
+  const secrets = new Set(ofKind('Secret').map((s) => s.metadata?.name));
+  for (const hr of helmReleases) {
+    const source = hr.spec?.chart?.spec?.sourceRef?.name;
+    if (repos[0] && source !== repos[0].metadata?.name) problems.push(`HelmRelease ${hr.metadata?.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
+    const wanted = (hr.spec?.valuesFrom ?? []).map((v) => v.name);
+    if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata?.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
+    for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata?.name}: valuesFrom Secret ${name} is not generated`);
+  }
+  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease', 'Secret'].includes(String(o.kind)));
+  for (const o of others) problems.push(`fluxcd-manifests yields an unexpected ${o.kind} ${o.metadata?.name}`);
+  if (ofKind('Secret').length !== helmReleases.length * 2) problems.push(`fluxcd-manifests yields ${ofKind('Secret').length} Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
+  return problems;
+}
+
