@@ -82,14 +82,20 @@ Rules set to null are left out, so an override can drop a default rule.
 {{/*
 toolkit.oslo.defaults (dict "ctx" $ "db" "oslo_db" "messaging" true "cache" true "authUser" "glance")
 -> YAML of the options every oslo service derives from `endpoints`: database
-connection, transport URL, keystone_authtoken, cache servers. Used by
+connection, transport URL, keystone_authtoken, cache servers. `db` is the
+endpoint type of [database], or a map section -> endpoint type
+(e.g. database: oslo_db, api_database: oslo_db_api). Used by
 toolkit.oslo.conf; values in conf.<service> always win over these.
 */}}
 {{- define "toolkit.oslo.defaults" -}}
 {{- $ctx := .ctx -}}
 {{- $conf := dict -}}
 {{- if .db -}}
-{{- $_ := set $conf "database" (dict "connection" (include "toolkit.endpoint.dbUrl" (dict "ctx" $ctx "type" .db "user" (include "toolkit.name" $ctx)))) -}}
+{{- $sections := .db -}}
+{{- if kindIs "string" .db -}}{{- $sections = dict "database" .db -}}{{- end -}}
+{{- range $section, $type := $sections -}}
+{{- $_ := set $conf $section (dict "connection" (include "toolkit.endpoint.dbUrl" (dict "ctx" $ctx "type" $type "user" (include "toolkit.name" $ctx)))) -}}
+{{- end -}}
 {{- end -}}
 {{- if .messaging -}}
 {{- $url := include "toolkit.endpoint.transportUrl" (dict "ctx" $ctx "user" (include "toolkit.name" $ctx)) -}}
