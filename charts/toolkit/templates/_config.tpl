@@ -82,7 +82,10 @@ Rules set to null are left out, so an override can drop a default rule.
 {{/*
 toolkit.oslo.defaults (dict "ctx" $ "db" "oslo_db" "messaging" true "cache" true "authUser" "glance")
 -> YAML of the options every oslo service derives from `endpoints`: database
-connection, transport URL, keystone_authtoken, cache servers. `db` is the
+connection, transport URL, keystone_authtoken, cache servers; with
+"serviceUser" (an identity auth user) a [service_user] section sending service
+tokens, with "authSections" (section -> identity auth user) keystoneauth
+sections such as [nova] or [placement]. `db` is the
 endpoint type of [database], or a map section -> endpoint type
 (e.g. database: oslo_db, api_database: oslo_db_api). Used by
 toolkit.oslo.conf; values in conf.<service> always win over these.
@@ -125,7 +128,31 @@ toolkit.oslo.conf; values in conf.<service> always win over these.
 {{- end -}}
 {{- $_ := set $conf "keystone_authtoken" $authtoken -}}
 {{- end -}}
+{{- with .serviceUser -}}
+{{- $_ := set $conf "service_user" (include "toolkit.oslo.keystoneAuth" (dict "ctx" $ctx "user" .) | fromYaml | merge (dict "send_service_user_token" true)) -}}
+{{- end -}}
+{{- range $section, $user := (.authSections | default dict) -}}
+{{- $_ := set $conf $section (include "toolkit.oslo.keystoneAuth" (dict "ctx" $ctx "user" $user) | fromYaml) -}}
+{{- end -}}
 {{ toYaml $conf }}
+{{- end -}}
+
+{{/*
+toolkit.oslo.keystoneAuth (dict "ctx" $ "user" "nova")
+-> YAML of the keystoneauth password options of endpoints.identity.auth.<user>,
+for sections where a service calls another one ([placement], [neutron], ...).
+*/}}
+{{- define "toolkit.oslo.keystoneAuth" -}}
+{{- $auth := include "toolkit.endpoint.auth" (dict "ctx" .ctx "type" "identity" "user" .user) | fromYaml -}}
+auth_type: password
+auth_url: {{ include "toolkit.endpoint.url" (dict "ctx" .ctx "type" "identity" "scope" "internal") | quote }}
+username: {{ $auth.username | quote }}
+password: {{ $auth.password | toString | quote }}
+project_name: {{ $auth.project_name | quote }}
+user_domain_name: {{ $auth.user_domain_name | default "Default" | quote }}
+project_domain_name: {{ $auth.project_domain_name | default "Default" | quote }}
+region_name: {{ $auth.region_name | default "RegionOne" | quote }}
+valid_interfaces: internal
 {{- end -}}
 
 {{/*
