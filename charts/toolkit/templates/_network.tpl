@@ -36,19 +36,21 @@ spec:
 {{/*
 toolkit.ingress (dict "ctx" $ "type" "identity" "service" "keystone-api" "port" 5000)
 -> an Ingress publishing endpoints.<type>.public.host to a Service.
-network.api.ingress: {enabled, class_name, annotations}; TLS when
+network.api.ingress: {class_name, annotations}; "annotations" adds
+ingress-specific ones (they win); TLS when
 endpoints.<type>.public.tls.secret_name is set.
 */}}
 {{- define "toolkit.ingress" -}}
 {{- $ctx := .ctx -}}
 {{- $ing := $ctx.Values.network.api.ingress | default dict -}}
+{{- $annotations := merge (deepCopy (.annotations | default dict)) ($ing.annotations | default dict) -}}
 {{- $public := include "toolkit.endpoint.scope" (dict "ctx" $ctx "type" .type "scope" "public") | fromYaml -}}
 {{- $host := include "toolkit.endpoint.host" (dict "ctx" $ctx "type" .type "scope" "public") -}}
 apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata:
   {{- include "toolkit.metadata" (dict "ctx" $ctx "component" "ingress" "name" .service) | nindent 2 }}
-  {{- with $ing.annotations }}
+  {{- with $annotations }}
   annotations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
