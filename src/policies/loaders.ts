@@ -209,7 +209,7 @@ export async function policySetLayers(set: PolicySet, chart: string): Promise<Po
   if (!file) return [];
   const layers = await loadPolicyFile(file, { label: `policy set ${set.name}`, kind: 'override' });
   if (layers.length === 0) {
-    throw new PolicyFileError(`policy set "${set.name}" file for ${chart} has no conf.policy map`, {
+    throw new PolicyFileError(`policy set "${set.name}": the file for chart ${chart} sets no rules under conf.policy`, {
       location: { file, line: 1, column: 1 },
     });
   }

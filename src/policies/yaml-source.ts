@@ -90,6 +90,8 @@ export function policyLayersAt(yaml: YamlFile, path: readonly string[], meta: La
   if (!isMap(node)) {
     throw new PolicyFileError(`${where} must be a map of rules`, { location: positionOf(yaml, node.range?.[0] ?? 0) });
   }
+  // An empty map sets no rule (and says nothing of the map's shape).
+  if (node.items.length === 0) return [];
   const values = node.items.map((pair) => (isAlias(pair.value) ? pair.value.resolve(yaml.doc) : pair.value));
   const sectioned = values.length > 0 && values.every((v) => isMap(v));
   if (!sectioned) return [rulesLayer(yaml, node.items, meta, '')];
