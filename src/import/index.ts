@@ -1,0 +1,228 @@
+/**
+ * `flotilla import`: converts a StarlingX FluxCD application (metadata.yaml,
+ * fluxcd-manifests/, charts) into a flotilla app source tree (docs/import.md).
+ *
+ * Read everything → map to the release table → collect every problem → stage
+ * the tree inside APP_DIR → load it back with flotilla's loader and check the
+ * generator reproduces every HelmRelease and chart → move it into place.
+ * Nothing lands in APP_DIR unless all of that passed.
+ */
+import { basename, join, resolve } from 'node:path';
+import { readMetadata } from '../app/index.js';
+import type { SourceLocation } from '../diagnostics/index.js';
+import { chartOutputFiles, findCharts, type ChartNeed, type ChartPlace } from './charts.js';
+import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
+import { BUILD_TOKEN, harvestImages } from './images.js';
+import { readManifests } from './manifests.js';
+import { mapHelmRelease } from './releases.js';
+import { buildYaml, deploymentYaml, imagesYaml, releasesYaml, tableDefaults, versionYaml } from './render.js';
+import { openSource } from './source.js';
+import type { ImportedRelease, ImportOptions, ImportReport } from './types.js';
+import { verifyImport } from './verify.js';
+import { checkTarget, commitStaged, discardStaged, stageTree, type Staged } from './write.js';
+import { parseSourceYaml } from './yaml-read.js';
+
+export { ImportRejectedError, ImportTargetError, ImportVerificationError } from './errors.js';
+export { MANIFESTS_DIR } from './manifests.js';
+export type {
+  HarvestedImage,
+  ImportedChart,
+  ImportedRelease,
+  ImportOptions,
+  ImportReport,
+  SkippedImage,
+  StxHelmRepository,
+  StxManifests,
+  StxReleaseFolder,
+} from './types.js';
+export { VERSION_PLACEHOLDER } from './types.js';
+
+const CATALOG_RELEASE = /^[A-Za-z0-9._-]+$/;
+
+/** A dependency cycle among the imported releases, as a list of names, or undefined. */
+function findCycle(releases: readonly ImportedRelease[]): string[] | undefined {
+  const byName = new Map(releases.map((r) => [r.name, r]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (name: string): string[] | undefined => {
+    if (state.get(name) === 'done') return undefined;
+    if (state.get(name) === 'visiting') return [...stack.slice(stack.indexOf(name)), name];
+    state.set(name, 'visiting');
+    stack.push(name);
+    for (const dep of byName.get(name)?.dependsOn ?? []) {
+      const cycle = visit(dep);
+      if (cycle) return cycle;
+    }
+    stack.pop();
+    state.set(name, 'done');
+    return undefined;
+  };
+  for (const r of releases) {
+    const cycle = visit(r.name);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+/**
+ * Imports the StarlingX application at `source` (a folder, or the
+ * application .tgz) into a new flotilla app source tree at `target`.
+ * Throws ImportRejectedError listing every problem when the app cannot be
+ * represented faithfully, ImportTargetError when `target` is refused.
+ */
+export async function importStarlingxApp(source: string, target: string, opts: ImportOptions = {}): Promise<ImportReport> {
+  const catalogRelease = opts.catalogRelease ?? 'imported';
+  if (!CATALOG_RELEASE.test(catalogRelease) || catalogRelease === 'images') {
+    throw new ImportTargetError(`catalog release ${JSON.stringify(catalogRelease)} cannot name a file overrides/versions/<release>.yaml (letters, digits, . _ -; not "images")`);
+  }
+  const src = await openSource(source);
+  const chartDirs = (opts.charts ?? []).map((d) => resolve(d));
+  const places: ChartPlace[] =
+    chartDirs.length > 0
+      ? chartDirs.map((dir) => ({ kind: 'disk', dir, explicit: true }))
+      : src.kind === 'directory'
+        ? [{ kind: 'disk', dir: join(src.path, 'charts'), explicit: false }]
+        : [{ kind: 'tarball', source: src, dir: 'charts' }];
+  const targetInfo = await checkTarget(target, [src.path, ...chartDirs], opts.force ?? false);
+  const problems = new Problems();
+
+  // metadata.yaml: copied as written; checked as flotilla will check it.
+  const metadataBytes = await src.read('metadata.yaml');
+  let metadata: ReturnType<typeof readMetadata>['metadata'];
+  if (metadataBytes === undefined) problems.error('metadata.yaml is missing', { file: 'metadata.yaml', line: 0, column: 0 });
+  else {
+    const doc = parseSourceYaml(metadataBytes.toString('utf8'), 'metadata.yaml', problems, 'metadata');
+    if (doc) {
+      const result = readMetadata(doc.root, doc.file);
+      problems.add(result.diagnostics);
+      metadata = result.metadata;
+    }
+  }
+
+  const manifests = await readManifests(src, problems);
+  const releases: ImportedRelease[] = [];
+  if (manifests) {
+    const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed) };
+    for (const folder of manifests.releases) {
+      const release = mapHelmRelease(folder, ctx, problems);
+      if (release) releases.push(release);
+    }
+    if (metadata?.helmRepo !== undefined && metadata.helmRepo !== manifests.repository.name) {
+      problems.warn(`metadata helm_repo "${metadata.helmRepo}" differs from the HelmRepository "${manifests.repository.name}" of base/; fluxcd/build.yaml names the latter`, manifests.repository.location);
+    }
+  }
+  const cycle = findCycle(releases);
+  if (cycle) {
+    const first = releases.find((r) => r.name === cycle[0])!;
+    problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
+  }
+
+  // Static overrides are kept per chart: releases sharing a chart must agree.
+  const staticByChart = new Map<string, ImportedRelease>();
+  const tokens = new Set<string>();
+  for (const r of releases) {
+    const previous = staticByChart.get(r.chart);
+    const data = r.source.staticOverrides.data;
+    if (previous && !previous.source.staticOverrides.data.equals(data)) {
+      problems.error(
+        `releases ${previous.name} and ${r.name} both use chart ${r.chart}, but their static overrides differ; flotilla keeps one overrides/static/${r.chart}.yaml per chart`,
+        { file: r.source.staticOverrides.file, line: 1, column: 1 },
+      );
+    }
+    if (!previous) staticByChart.set(r.chart, r);
+    const found = [...data.toString('utf8').matchAll(new RegExp(BUILD_TOKEN.source, 'g'))].map((m) => m[0]);
+    if (found.length > 0 && !previous) {
+      for (const t of found) tokens.add(t.slice(1, -1));
+      problems.warn(
+        `uses build token${found.length > 1 ? 's' : ''} ${[...new Set(found)].join(', ')}: give ${found.length > 1 ? 'their values' : 'its value'} in fluxcd/build.yaml tokens (or --token) before building`,
+        { file: r.source.staticOverrides.file, line: 1, column: 1 },
+      );
+    }
+  }
+
+  // Which releases the spec turns on: all but those StarlingX would not deploy either.
+  const disabled = new Set(metadata?.disabledCharts ?? []);
+  const excluded = new Map<string, string>();
+  const byName = new Map(releases.map((r) => [r.name, r]));
+  const dependsOnDisabled = (r: ImportedRelease, seen = new Set<string>()): string | undefined => {
+    for (const dep of r.dependsOn) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      const d = byName.get(dep);
+      if (!d) continue;
+      if (disabled.has(d.chart)) return d.name;
+      const deeper = dependsOnDisabled(d, seen);
+      if (deeper) return deeper;
+    }
+    return undefined;
+  };
+  for (const r of releases) {
+    if (disabled.has(r.chart)) excluded.set(r.name, `chart ${r.chart} is in metadata disabled_charts`);
+    else {
+      const via = dependsOnDisabled(r);
+      if (via) excluded.set(r.name, `depends on ${via}, whose chart is in metadata disabled_charts`);
+    }
+  }
+  for (const [name, why] of excluded) {
+    problems.warn(`release ${name} is not turned on by the imported deployment spec: ${why}`, byName.get(name)!.source.listedAt);
+  }
+
+  // Charts.
+  const needs = new Map<string, { release: string; version?: string; at: SourceLocation }[]>();
+  for (const r of releases) {
+    const list = needs.get(r.chart) ?? [];
+    list.push({ release: r.name, ...(r.requestedVersion !== undefined ? { version: r.requestedVersion } : {}), at: r.requestedVersionAt });
+    needs.set(r.chart, list);
+  }
+  const chartNeeds: ChartNeed[] = [...needs].map(([chart, requests]) => ({ chart, requests }));
+  const charts = problems.failed ? new Map() : await findCharts(chartNeeds, places, problems);
+
+  if (problems.failed || !manifests || !metadata || metadataBytes === undefined) {
+    throw new ImportRejectedError(src.path, problems.items);
+  }
+
+  // The tree.
+  const from = `${basename(src.path)}/${manifests.dir}`;
+  const images = harvestImages([...staticByChart.values()].map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
+  const files = new Map<string, Buffer | string>();
+  files.set('fluxcd/metadata.yaml', metadataBytes);
+  files.set('fluxcd/releases.yaml', releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
+  files.set('fluxcd/build.yaml', buildYaml(manifests.repository, `${from}/base`, [...tokens].sort()));
+  const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
+  files.set('overrides/deployment.yaml', deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));
+  files.set(`overrides/versions/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
+  files.set('overrides/versions/images.yaml', imagesYaml(images.harvested, images.skipped));
+  for (const [chart, r] of staticByChart) files.set(`overrides/static/${chart}.yaml`, r.source.staticOverrides.data);
+  const chartList = [...charts.values()];
+  const chartFiles = chartOutputFiles(chartList);
+  for (const [path, data] of chartFiles.files) files.set(path, data);
+
+  let staged: Staged | undefined;
+  try {
+    staged = await stageTree(targetInfo, files);
+    const expectEnabled = new Set(releases.filter((r) => !excluded.has(r.name)).map((r) => r.name));
+    await verifyImport(staged.dir, releases, charts, manifests.repository.name, expectEnabled);
+    const replaced = await commitStaged(targetInfo, staged);
+    return {
+      source: src.path,
+      target: targetInfo.dir,
+      app: { name: metadata.appName, version: metadata.appVersion },
+      releases: releases.map((r) => ({
+        name: r.name,
+        chart: r.chart,
+        chartVersion: charts.get(r.chart)!.version,
+        service: r.service,
+        enabled: !excluded.has(r.name),
+      })),
+      charts: chartList.map((c) => ({ name: c.name, version: c.version, from: c.from, kind: c.kind })),
+      libraries: chartFiles.libraries,
+      images,
+      files: staged.files,
+      replaced,
+      warnings: problems.warnings,
+    };
+  } catch (error) {
+    await discardStaged(targetInfo, staged);
+    throw error;
+  }
+}

@@ -1,0 +1,381 @@
+/**
+ * Reading a StarlingX fluxcd-manifests tree:
+ *   kustomization.yaml            namespace; resources: base, then one folder per release
+ *   base/kustomization.yaml       resources: the HelmRepository file
+ *   <release>/kustomization.yaml  namespace, resources: [helmrelease.yaml], secretGenerator for
+ *                                 <release>-static-overrides and <release>-system-overrides,
+ *                                 generatorOptions.disableNameSuffixHash: true
+ *   <release>/helmrelease.yaml, <release>-static-overrides.yaml, <release>-system-overrides.yaml
+ * Everything flotilla's generator would not write back the same way is an
+ * error at its file and line; harmless differences are warnings.
+ */
+import type { SourceLocation } from '../diagnostics/index.js';
+import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
+import { HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
+import type { Problems } from './errors.js';
+import type { SourceFiles } from './source.js';
+import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
+import { asMap, asString, folderName, locationOf, parseSourceYaml, readSourceYaml, shown } from './yaml-read.js';
+
+export const MANIFESTS_DIR = 'fluxcd-manifests';
+const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
+
+/** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
+function checkKustomizationKeys(doc: SourceYaml, map: MapNode, allowed: readonly string[], problems: Problems, why: string): void {
+  const apiVersion = map.entries.get('apiVersion');
+  if (apiVersion && asString(apiVersion) !== KUSTOMIZE_API) {
+    problems.error(`apiVersion ${shown(apiVersion)} is not ${KUSTOMIZE_API}`, locationOf(apiVersion), ['apiVersion']);
+  }
+  const kind = map.entries.get('kind');
+  if (kind && asString(kind) !== 'Kustomization') problems.error(`kind ${shown(kind)} is not Kustomization`, locationOf(kind), ['kind']);
+  for (const [key, node] of map.entries) {
+    if (key === 'apiVersion' || key === 'kind' || allowed.includes(key)) continue;
+    problems.error(`"${key}" cannot be imported: ${why}`, locationOf(node), [key]);
+  }
+  void doc;
+}
+
+function stringList(node: ValueNode | undefined, problems: Problems, what: string, path: string): { value: string; at: SourceLocation }[] | undefined {
+  if (node?.kind !== 'seq') {
+    if (node) problems.error(`${what} must be a list of names, not ${shown(node)}`, locationOf(node), [path]);
+    return undefined;
+  }
+  const out: { value: string; at: SourceLocation }[] = [];
+  node.items.forEach((item, i) => {
+    const value = asString(item);
+    if (value === undefined) problems.error(`${what}[${i}] must be a string, not ${shown(item)}`, locationOf(item), [path, i]);
+    else out.push({ value, at: locationOf(item) });
+  });
+  return out;
+}
+
+export async function readManifests(source: SourceFiles, problems: Problems, dir = MANIFESTS_DIR): Promise<StxManifests | undefined> {
+  if ((await source.kindOf(dir)) !== 'directory') {
+    problems.error(`no ${dir}/ folder: a StarlingX FluxCD application keeps its manifests there`, { file: dir, line: 0, column: 0 });
+    return undefined;
+  }
+  const top = await readSourceYaml(source, `${dir}/kustomization.yaml`, problems);
+  if (!top) return undefined;
+  const topMap = asMap(top.root);
+  if (!topMap) {
+    problems.error('expected a kustomization (a map with namespace and resources)', fileStart(top.file));
+    return undefined;
+  }
+  checkKustomizationKeys(top, topMap, ['namespace', 'resources'], problems, 'the top kustomization flotilla writes holds only namespace and resources (base and one folder per release)');
+
+  const namespaceNode = topMap.entries.get('namespace');
+  let namespace = asString(namespaceNode);
+  if (namespaceNode && (namespace === undefined || !DNS1123.test(namespace))) {
+    problems.error(`namespace ${shown(namespaceNode)} is not a namespace name`, locationOf(namespaceNode), ['namespace']);
+    namespace = undefined;
+  }
+
+  const resources = stringList(topMap.entries.get('resources'), problems, 'resources', 'resources');
+  if (!resources) {
+    if (!topMap.entries.get('resources')) problems.error('has no resources: expected base and one folder per release', fileStart(top.file));
+    return undefined;
+  }
+  const seen = new Set<string>();
+  const folders: { name: string; at: SourceLocation }[] = [];
+  let baseAt: SourceLocation | undefined;
+  for (const { value, at } of resources) {
+    const name = folderName(value);
+    if (name === undefined || (await source.kindOf(`${dir}/${name}`)) !== 'directory') {
+      problems.error(`resource ${JSON.stringify(value)} is not a folder of ${dir}/: only base and release folders can be imported`, at);
+      continue;
+    }
+    if (seen.has(name)) {
+      problems.error(`resource ${JSON.stringify(value)} is listed twice`, at);
+      continue;
+    }
+    seen.add(name);
+    if (name === 'base') {
+      if (folders.length > 0) problems.warn('base is not listed first; flotilla lists it first (kustomize output order only)', at);
+      baseAt = at;
+      continue;
+    }
+    if (!DNS1123.test(name) || name.length > 53) {
+      problems.error(`release folder ${JSON.stringify(name)} is not a valid release name (a DNS-1123 label of at most 53 characters)`, at);
+      continue;
+    }
+    folders.push({ name, at });
+  }
+  if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
+  if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
+
+  const repository = baseAt ? await readBase(source, `${dir}/base`, namespace, problems) : undefined;
+  const releases: StxReleaseFolder[] = [];
+  for (const folder of folders) {
+    const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems);
+    if (release) releases.push(release);
+  }
+
+  if (namespace === undefined && !namespaceNode) {
+    const spaces = [...new Set(releases.map((r) => r.namespace).filter((n): n is string => n !== undefined))];
+    if (spaces.length === 1 && releases.every((r) => r.namespace !== undefined)) {
+      namespace = spaces[0] as string;
+      problems.warn(`has no namespace; flotilla writes the release folders' namespace "${namespace}" there`, fileStart(top.file));
+    } else {
+      problems.error('has no namespace, and the release folders do not agree on one: set namespace', fileStart(top.file));
+    }
+  }
+  if (!repository || namespace === undefined) return undefined;
+  for (const r of releases) {
+    if (r.namespace !== undefined && r.namespace !== namespace) {
+      problems.warn(
+        `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization puts every resource in "${namespace}"; imported as written`,
+        r.listedAt,
+      );
+    }
+  }
+  return { dir, namespace, repository, releases, listed: folders.map((f) => f.name) };
+}
+
+async function readBase(source: SourceFiles, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
+  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  if (!kust) return undefined;
+  const map = asMap(kust.root);
+  if (!map) {
+    problems.error('expected a kustomization listing the HelmRepository file', fileStart(kust.file));
+    return undefined;
+  }
+  checkKustomizationKeys(kust, map, ['resources', 'namespace'], problems, 'flotilla writes base/ with the HelmRepository only');
+  const nsNode = map.entries.get('namespace');
+  if (nsNode && asString(nsNode) !== namespace) {
+    problems.warn(`namespace ${shown(nsNode)} is overridden by the top kustomization's; not imported`, locationOf(nsNode), ['namespace']);
+  }
+  const files = stringList(map.entries.get('resources'), problems, 'resources', 'resources') ?? [];
+  const repos: StxHelmRepository[] = [];
+  for (const { value, at } of files) {
+    const name = folderName(value);
+    const rel = name === undefined ? undefined : `${base}/${name}`;
+    if (rel === undefined || (await source.kindOf(rel)) !== 'file') {
+      problems.error(`resource ${JSON.stringify(value)} is not a file of base/`, at);
+      continue;
+    }
+    const doc = await readSourceYaml(source, rel, problems);
+    if (!doc) continue;
+    const repo = readHelmRepository(doc, problems);
+    if (repo) repos.push(repo);
+  }
+  if (repos.length === 0) {
+    if (!problems.failed) problems.error('base/ holds no HelmRepository', fileStart(kust.file));
+    return undefined;
+  }
+  if (repos.length > 1) {
+    problems.error(`base/ holds ${repos.length} HelmRepositories (${repos.map((r) => r.name).join(', ')}); flotilla points every release at one`, repos[1]!.location);
+    return undefined;
+  }
+  return repos[0];
+}
+
+function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmRepository | undefined {
+  const map = asMap(doc.root);
+  const kind = asString(getNode(map, ['kind']));
+  if (!map || kind !== 'HelmRepository') {
+    problems.error(`expected a HelmRepository, found ${kind ? `a ${kind}` : 'something else'}: base/ may only hold the chart repository`, fileStart(doc.file));
+    return undefined;
+  }
+  const apiVersion = getNode(map, ['apiVersion']);
+  if (asString(apiVersion) === 'source.toolkit.fluxcd.io/v1beta2') {
+    problems.warn(`apiVersion ${asString(apiVersion)} is written as ${SOURCE_API} (same fields)`, locationOf(apiVersion as ValueNode), ['apiVersion']);
+  } else if (asString(apiVersion) !== SOURCE_API) {
+    problems.error(`apiVersion ${shown(apiVersion)} is not ${SOURCE_API}`, apiVersion ? locationOf(apiVersion) : fileStart(doc.file), ['apiVersion']);
+  }
+  let ok = true;
+  for (const [key, node] of map.entries) {
+    if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(key)) {
+      problems.error(`"${key}" cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), [key]);
+      ok = false;
+    }
+  }
+  const metadata = asMap(getNode(map, ['metadata']));
+  const name = asString(getNode(metadata, ['name']));
+  if (!name) {
+    problems.error('metadata.name is missing', metadata ? locationOf(metadata) : fileStart(doc.file), ['metadata', 'name']);
+    ok = false;
+  }
+  for (const [key, node] of metadata?.entries ?? []) {
+    if (key !== 'name' && key !== 'namespace') {
+      problems.error(`metadata.${key} cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), ['metadata', key]);
+      ok = false;
+    }
+  }
+  const spec = asMap(getNode(map, ['spec']));
+  const url = asString(getNode(spec, ['url']));
+  if (!url) {
+    problems.error('spec.url is missing', spec ? locationOf(spec) : fileStart(doc.file), ['spec', 'url']);
+    ok = false;
+  }
+  const intervalNode = getNode(spec, ['interval']);
+  const interval = asString(intervalNode);
+  if (intervalNode && interval === undefined) {
+    problems.error(`spec.interval ${shown(intervalNode)} is not a duration`, locationOf(intervalNode), ['spec', 'interval']);
+    ok = false;
+  }
+  for (const [key, node] of spec?.entries ?? []) {
+    if (key === 'url' || key === 'interval') continue;
+    if (key === 'type' && asString(node) === 'default') {
+      problems.warn('spec.type: default is Flux\'s default; not written', locationOf(node), ['spec', key]);
+      continue;
+    }
+    problems.error(`spec.${key} cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), ['spec', key]);
+    ok = false;
+  }
+  if (!ok || !name || !url) return undefined;
+  const namespace = asString(getNode(metadata, ['namespace']));
+  return { name, url, ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}), location: fileStart(doc.file) };
+}
+
+async function readReleaseFolder(source: SourceFiles, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
+  const base = `${dir}/${folder}`;
+  const before = problems.errors.length;
+  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  if (!kust) return undefined;
+  const map = asMap(kust.root);
+  if (!map) {
+    problems.error('expected a kustomization', fileStart(kust.file));
+    return undefined;
+  }
+  checkKustomizationKeys(kust, map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems, 'flotilla writes a release folder\'s kustomization with namespace, resources, secretGenerator and generatorOptions only');
+
+  const nsNode = map.entries.get('namespace');
+  const namespace = asString(nsNode);
+  if (nsNode && (namespace === undefined || !DNS1123.test(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
+
+  // resources: the HelmRelease file and nothing else.
+  const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
+  let helmReleaseFile: string | undefined;
+  if (resources && resources.length > 0) {
+    const [first, ...rest] = resources;
+    for (const extra of rest) {
+      problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`, extra.at);
+    }
+    const name = folderName(first!.value);
+    if (name === undefined || (await source.kindOf(`${base}/${name}`)) !== 'file') {
+      problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
+    } else {
+      helmReleaseFile = `${base}/${name}`;
+      if (name !== 'helmrelease.yaml') problems.warn(`the HelmRelease file ${name} is written as helmrelease.yaml`, first!.at);
+    }
+  } else if (!resources) {
+    problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kust.file));
+  } else {
+    problems.error('resources is empty: expected helmrelease.yaml', locationOf(map.entries.get('resources')!));
+  }
+
+  // secretGenerator: exactly the two overrides Secrets, named after the release.
+  const staticName = `${folder}-static-overrides`;
+  const systemName = `${folder}-system-overrides`;
+  const generator = map.entries.get('secretGenerator');
+  const found = new Map<string, ValueNode>();
+  if (generator?.kind !== 'seq') {
+    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kust.file), ['secretGenerator']);
+  } else {
+    generator.items.forEach((item, i) => {
+      const entry = asMap(item);
+      const name = asString(getNode(entry, ['name']));
+      if (!entry || !name) {
+        problems.error(`secretGenerator[${i}] has no name`, locationOf(item), ['secretGenerator', i]);
+        return;
+      }
+      if (name !== staticName && name !== systemName) {
+        problems.error(
+          `Secret ${JSON.stringify(name)} cannot be imported: flotilla generates exactly ${staticName} and ${systemName} (the overrides Secrets are named after the release)`,
+          locationOf(item),
+          ['secretGenerator', i],
+        );
+        return;
+      }
+      if (found.has(name)) {
+        problems.error(`Secret ${name} is generated twice`, locationOf(item), ['secretGenerator', i]);
+        return;
+      }
+      found.set(name, item);
+      for (const [key, node] of entry.entries) {
+        if (key === 'name') continue;
+        if (key === 'files') {
+          const files = toPlain(node);
+          if (!Array.isArray(files) || files.length !== 1 || files[0] !== `${name}.yaml`) {
+            problems.error(`files of Secret ${name} must be [${name}.yaml] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
+          }
+          continue;
+        }
+        problems.error(`secretGenerator "${key}" cannot be imported: flotilla generates each overrides Secret from its file only`, locationOf(node), ['secretGenerator', i, key]);
+      }
+      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${name}.yaml])`, locationOf(item), ['secretGenerator', i]);
+    });
+    for (const name of [staticName, systemName]) {
+      if (!found.has(name)) problems.error(`secretGenerator does not generate ${name}`, locationOf(generator), ['secretGenerator']);
+    }
+  }
+
+  const options = map.entries.get('generatorOptions');
+  const optionsMap = asMap(options);
+  const noHash = getNode(optionsMap, ['disableNameSuffixHash']);
+  if (!noHash || noHash.kind !== 'scalar' || noHash.value !== true) {
+    problems.error(
+      'generatorOptions.disableNameSuffixHash must be true: with a hash suffix the Secrets would not match the names in valuesFrom (flotilla always disables it)',
+      noHash ? locationOf(noHash) : options ? locationOf(options) : fileStart(kust.file),
+      ['generatorOptions', 'disableNameSuffixHash'],
+    );
+  }
+  for (const [key, node] of optionsMap?.entries ?? []) {
+    if (key !== 'disableNameSuffixHash') problems.error(`generatorOptions.${key} cannot be imported`, locationOf(node), ['generatorOptions', key]);
+  }
+
+  // The HelmRelease itself: one document, kind HelmRelease, apiVersion v2.
+  let helmRelease: StxReleaseFolder['helmRelease'] | undefined;
+  if (helmReleaseFile) {
+    const doc = await readSourceYaml(source, helmReleaseFile, problems);
+    const hr = asMap(doc?.root);
+    if (doc && !hr) problems.error('expected a HelmRelease', fileStart(doc.file));
+    if (doc && hr) {
+      const kind = getNode(hr, ['kind']);
+      const apiVersion = getNode(hr, ['apiVersion']);
+      if (asString(kind) !== 'HelmRelease') {
+        problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), ['kind']);
+      } else if (asString(apiVersion) !== HELM_RELEASE_API) {
+        problems.error(
+          `apiVersion ${shown(apiVersion)} cannot be imported: flotilla writes ${HELM_RELEASE_API} (migrate the HelmRelease first; field meanings changed between versions)`,
+          apiVersion ? locationOf(apiVersion) : fileStart(doc.file),
+          ['apiVersion'],
+        );
+      } else {
+        helmRelease = { ...doc, root: hr };
+      }
+    }
+  }
+
+  // The overrides files.
+  const staticRel = `${base}/${staticName}.yaml`;
+  const staticData = await source.read(staticRel);
+  let staticRoot: ValueNode | undefined;
+  if (staticData === undefined) {
+    problems.error(`${staticName}.yaml is missing`, found.get(staticName) ? locationOf(found.get(staticName)!) : fileStart(kust.file));
+  } else {
+    // Read as flotilla will read overrides/static/<chart>.yaml (no list-edit tags: Helm gets the file as written).
+    staticRoot = parseSourceYaml(staticData.toString('utf8'), staticRel, problems, 'static')?.root;
+    if (staticRoot && staticRoot.kind !== 'map') problems.error(`static overrides must be a map of values, not ${shown(staticRoot)}`, locationOf(staticRoot));
+  }
+  const systemRel = `${base}/${systemName}.yaml`;
+  const systemData = await source.read(systemRel);
+  if (systemData === undefined) {
+    problems.warn(`${systemName}.yaml is missing; flotilla writes it (empty in the package, filled at apply time)`, found.get(systemName) ? locationOf(found.get(systemName)!) : fileStart(kust.file));
+  } else {
+    const system = parseSourceYaml(systemData.toString('utf8'), systemRel, problems);
+    if (system?.root !== undefined) {
+      problems.warn('the packaged system overrides are not imported: flotilla computes them at apply time (layers 2–8); move values meant to ship into the static overrides', fileStart(systemRel));
+    }
+  }
+
+  if (problems.errors.length > before || !helmRelease || staticData === undefined) return undefined;
+  return {
+    folder,
+    listedAt,
+    ...(namespace ? { namespace } : {}),
+    helmRelease,
+    staticOverrides: { file: staticRel, data: staticData, root: staticRoot },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The import's last step before anything lands in APP_DIR: load the staged
+ * tree with flotilla's own loader, generate every HelmRelease with the flux
+ * generator, and compare with the originals (chart version stamped where
+ * the original has the build placeholder); load every chart back and compare
+ * what Helm would package. Any difference stops the import.
+ */
+import { join } from 'node:path';
+import { loadApp, type App } from '../app/index.js';
+import { loadChart } from '../charts/index.js';
+import { DiagnosticsError, FlotillaError, formatPath, type Diagnostic, type DocPath } from '../diagnostics/index.js';
+import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../document/index.js';
+import { helmReleaseManifest } from '../flux/index.js';
+import { chartFingerprint } from './charts.js';
+import { ImportVerificationError } from './errors.js';
+import type { ImportedChart, ImportedRelease } from './types.js';
+
+function isMap(v: unknown): v is Record<string, PlainValue> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** The first place two plain values differ, or undefined when they are equal. */
+export function firstDifference(a: unknown, b: unknown, path: DocPath = []): { path: DocPath; left: unknown; right: unknown } | undefined {
+  if (isMap(a) && isMap(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const d = firstDifference(a[key], b[key], [...path, key]);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const d = firstDifference(a[i], b[i], [...path, i]);
+      if (d) return d;
+    }
+    return undefined;
+  }
+  return a === b ? undefined : { path, left: a, right: b };
+}
+
+/** The original HelmRelease as the build should reproduce it: the placeholder (or version) replaced by the shipped chart's. */
+export function expectedHelmRelease(release: ImportedRelease, chartVersion: string): Record<string, unknown> {
+  const expected = structuredClone(release.expected);
+  const chart = ((expected.spec as Record<string, unknown>).chart as Record<string, unknown>).spec as Record<string, unknown>;
+  chart.version = chartVersion;
+  return expected;
+}
+
+/** A generated manifest as a reader of the YAML file would see it. */
+export function asWritten(manifest: unknown): PlainValue {
+  const root = parseYaml(dumpYaml(manifest), 'generated', { layer: 'generated' }).root;
+  return root ? toPlain(root) : null;
+}
+
+export async function verifyImport(
+  stagingDir: string,
+  releases: readonly ImportedRelease[],
+  charts: ReadonlyMap<string, ImportedChart>,
+  repository: string,
+  expectEnabled: ReadonlySet<string>,
+): Promise<App> {
+  let app: App;
+  try {
+    app = await loadApp(stagingDir);
+  } catch (error) {
+    if (error instanceof DiagnosticsError) throw new ImportVerificationError(error.diagnostics);
+    if (error instanceof FlotillaError) throw new ImportVerificationError([{ severity: 'error', message: error.message }]);
+    throw error;
+  }
+  const problems: Diagnostic[] = [];
+  for (const release of releases) {
+    const loaded = app.graph.byName.get(release.name);
+    const chart = charts.get(release.chart);
+    if (!loaded || !chart) {
+      problems.push({ severity: 'error', message: `release ${release.name} is missing from the imported release table` });
+      continue;
+    }
+    const generated = asWritten(helmReleaseManifest(loaded, { chartVersion: chart.version, repository }));
+    const diff = firstDifference(generated, expectedHelmRelease(release, chart.version));
+    if (diff) {
+      problems.push({
+        severity: 'error',
+        message: `HelmRelease ${release.name} would differ at ${formatPath(diff.path)}: generated ${JSON.stringify(diff.left)}, original ${JSON.stringify(diff.right)}`,
+        location: { file: release.source.helmRelease.file, line: 1, column: 1 },
+      });
+    }
+  }
+  const enabled = new Set(app.enabled.map((r) => r.name));
+  for (const name of expectEnabled) {
+    if (!enabled.has(name)) problems.push({ severity: 'error', message: `release ${name} is not enabled by the imported deployment spec` });
+  }
+  for (const chart of charts.values()) {
+    let back;
+    try {
+      back = await loadChart(join(stagingDir, 'charts', chart.name));
+    } catch (error) {
+      if (!(error instanceof FlotillaError)) throw error;
+      problems.push({ severity: 'error', message: `chart ${chart.name} (${chart.from}) cannot be loaded back: ${error.message}` });
+      continue;
+    }
+    const want = chartFingerprint(chart.chart);
+    const got = chartFingerprint(back);
+    const missing = [...want.keys()].filter((p) => !got.has(p));
+    const extra = [...got.keys()].filter((p) => !want.has(p));
+    const changed = [...want.keys()].filter((p) => got.has(p) && got.get(p) !== want.get(p));
+    if (back.version !== chart.version || missing.length + extra.length + changed.length > 0) {
+      const what = [
+        back.version !== chart.version ? `version ${back.version} instead of ${chart.version}` : '',
+        missing.length ? `missing ${missing.slice(0, 3).join(', ')}` : '',
+        extra.length ? `extra ${extra.slice(0, 3).join(', ')}` : '',
+        changed.length ? `changed ${changed.slice(0, 3).join(', ')}` : '',
+      ].filter(Boolean);
+      problems.push({ severity: 'error', message: `chart ${chart.name} (${chart.from}) would package differently: ${what.join('; ')}` });
+    }
+  }
+  if (problems.length > 0) throw new ImportVerificationError(problems);
+  return app;
+}

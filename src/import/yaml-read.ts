@@ -1,0 +1,73 @@
+/** Reading the source's YAML files with positions, and small helpers over the node trees. */
+import { parseAllDocuments } from 'yaml';
+import type { SourceLocation } from '../diagnostics/index.js';
+import { parseYaml, toPlain, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
+import type { Problems } from './errors.js';
+import type { SourceFiles } from './source.js';
+import type { SourceYaml } from './types.js';
+
+export function lineOf(text: string, offset: number): SourceLocation['line'] {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+/**
+ * Parses YAML text the way flotilla reads every file (YAML 1.1, as Helm and
+ * Kubernetes do). A second document is refused: kustomize would read it as
+ * another resource, which the layout cannot carry. Problems are recorded,
+ * and undefined is returned.
+ */
+export function parseSourceYaml(text: string, file: string, problems: Problems, layer = 'import'): SourceYaml | undefined {
+  const docs = parseAllDocuments(text);
+  if (Array.isArray(docs) && docs.length > 1) {
+    const second = docs[1]!;
+    const start = second.range[0];
+    problems.error(`holds ${docs.length} YAML documents; only one is allowed here`, { file, line: lineOf(text, start), column: 1 });
+    return undefined;
+  }
+  try {
+    // A lone leading `---` is fine: one document.
+    return { text, ...parseYaml(text, file, { layer }) };
+  } catch (error) {
+    problems.fromError(error);
+    return undefined;
+  }
+}
+
+export async function readSourceYaml(source: SourceFiles, rel: string, problems: Problems, required = true): Promise<SourceYaml | undefined> {
+  const data = await source.read(rel);
+  if (data === undefined) {
+    if (required) problems.error(`${rel} is missing`, { file: rel, line: 0, column: 0 });
+    return undefined;
+  }
+  return parseSourceYaml(data.toString('utf8'), rel, problems);
+}
+
+export const locationOf = (node: ValueNode): SourceLocation => node.origin.location;
+
+export function asMap(node: ValueNode | undefined): MapNode | undefined {
+  return node?.kind === 'map' ? node : undefined;
+}
+
+export function asString(node: ValueNode | undefined): string | undefined {
+  return node?.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
+}
+
+export function plain(node: ValueNode | undefined): PlainValue | undefined {
+  return node === undefined ? undefined : toPlain(node);
+}
+
+/** Short text of a value for messages. */
+export function shown(node: ValueNode | undefined): string {
+  if (node === undefined) return 'nothing';
+  const text = JSON.stringify(toPlain(node));
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** A single path segment that names a folder (kustomize `resources` entry), normalised; undefined when it is not one. */
+export function folderName(entry: string): string | undefined {
+  const trimmed = entry.replace(/^\.\//, '').replace(/\/+$/, '');
+  if (trimmed === '' || trimmed === '.' || trimmed === '..' || /[\\/]/.test(trimmed)) return undefined;
+  return trimmed;
+}
