@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { load } from 'js-yaml';
 import { readTarGzSafely } from '../bundle/index.js';
-import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource, type PackagedChart } from '../charts/index.js';
+import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 
 export interface PreviousChart {
@@ -65,7 +65,7 @@ export interface VersionProblem {
 }
 
 /** A chart whose version exists in the previous release with other content. */
-export function unbumpedChange(chart: ChartSource, packaged: PackagedChart | undefined, previous: PreviousCharts): VersionProblem | undefined {
+export function unbumpedChange(chart: ChartSource, archiveSha256: string | undefined, previous: PreviousCharts): VersionProblem | undefined {
   const before = previous.charts.find((c) => c.name === chart.name && c.version === chart.version);
   if (!before) return undefined;
   if (before.contentDigest !== undefined) {
@@ -75,7 +75,7 @@ export function unbumpedChange(chart: ChartSource, packaged: PackagedChart | und
     const changed = [...paths].filter((p) => !now.get(p)?.equals(before.files?.get(p) ?? Buffer.alloc(0)) || !before.files?.has(p) || !now.has(p)).sort();
     return { chart: chart.name, version: chart.version, changedFiles: changed };
   }
-  if (before.archiveDigest && packaged && before.archiveDigest !== packaged.sha256) return { chart: chart.name, version: chart.version, changedFiles: [] };
+  if (before.archiveDigest && archiveSha256 && before.archiveDigest !== archiveSha256) return { chart: chart.name, version: chart.version, changedFiles: [] };
   return undefined;
 }
 

@@ -6,11 +6,11 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { loadApp, type App, type Release } from '../app/index.js';
 import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
-import { chartContentDigest, loadChart, packageChart, rewriteChartVersion, type ChartSource, type PackagedChart } from '../charts/index.js';
+import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
+import { ChartCache, type CachedChart } from './chart-cache.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -26,7 +26,7 @@ export interface BuildOptions {
   readonly against?: string;
   /** With `against`: bump the patch version of changed charts (in their Chart.yaml) instead of failing. */
   readonly bumpChanged?: boolean;
-  /** Folder of packaged charts kept between builds, keyed by content; default `<outDir>/.flotilla-cache`. `false` disables it. */
+  /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
   /** Fills plugins/ (the plugins module's bundler); default: a manifest with no plugins. */
   readonly bundlePlugins?: (app: App) => Promise<ReadonlyMap<string, Buffer>>;
@@ -78,12 +78,12 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const { charts, bumped } = await packageCharts(app, previous, options);
-  const chartVersions = new Map(charts.map((c) => [c.packaged.name, c.packaged.version]));
+  const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
 
   const files = new Map<string, Buffer>();
   const readShipped = async (rel: string) => Buffer.from(substitute(rel, await readFile(app.path(rel), 'utf8')), 'utf8');
   files.set('metadata.yaml', await readShipped('fluxcd/metadata.yaml'));
-  for (const { packaged } of charts) files.set(`charts/${packaged.fileName}`, packaged.bytes);
+  for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
 
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
@@ -111,21 +111,22 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
   const file = join(outDir, `${app.metadata.appName}-${app.metadata.appVersion}.tgz`);
-  const written = await writeTarGzFile(file, entries, { label: file });
+  // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
+  const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
   return {
     app,
     file,
     sha256: written.sha256,
     size: written.size,
     bumped,
-    charts: charts.map(({ packaged, reused }) => ({
-      name: packaged.name,
-      version: packaged.version,
-      fileName: packaged.fileName,
-      sha256: packaged.sha256,
-      size: packaged.bytes.length,
+    charts: charts.map(({ archive, reused }) => ({
+      name: archive.name,
+      version: archive.version,
+      fileName: archive.fileName,
+      sha256: archive.sha256,
+      size: archive.bytes.length,
       reused,
-      releases: app.releases.filter((r) => r.chart === packaged.name).map((r) => r.name),
+      releases: app.releases.filter((r) => r.chart === archive.name).map((r) => r.name),
     })),
   };
 }
@@ -163,12 +164,7 @@ async function payloadFiles(app: App): Promise<string[]> {
   return out;
 }
 
-interface ChartBuild {
-  readonly packaged: PackagedChart;
-  readonly reused: boolean;
-}
-
-async function packageCharts(app: App, previous: PreviousCharts | undefined, options: BuildOptions): Promise<{ charts: ChartBuild[]; bumped: Map<string, [string, string]> }> {
+async function packageCharts(app: App, previous: PreviousCharts | undefined, options: BuildOptions): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]> }> {
   const byChart = new Map<string, Release>();
   for (const release of app.releases) {
     const seen = byChart.get(release.chart);
@@ -180,50 +176,51 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
     byChart.set(release.chart, release);
   }
   const cacheDir = options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+  const cache = cacheDir ? await ChartCache.open(cacheDir) : undefined;
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
-  const charts: ChartBuild[] = [];
-  for (const [name, release] of [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    let chart = await loadChart(app.path(release.chartPath));
+  const loader = createChartLoader();
+  const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));
+  const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {
+    const dir = app.path(release.chartPath);
+    // Against a previous release every chart is compared by content, so none may be skipped unread.
+    const unchanged = previous ? undefined : await cache?.unchanged(dir);
+    if (unchanged?.name === name) return { archive: unchanged, reused: true };
+    let chart = await loader.load(dir);
     if (chart.name !== name) {
       throw new FlotillaError(`release "${release.name}" names chart "${name}", but ${release.chartPath}/Chart.yaml says "${chart.name}"`, { location: release.location });
     }
     const problem = previous && unbumpedChange(chart, undefined, previous);
     if (problem && options.bumpChanged) {
       const version = nextPatchVersion(chart.version, name, previous);
-      const chartFile = join(app.path(release.chartPath), 'Chart.yaml');
+      const chartFile = join(dir, 'Chart.yaml');
       await writeFile(chartFile, rewriteChartVersion(await readFile(chartFile, 'utf8'), version, chartFile));
       bumped.set(name, [chart.version, version]);
-      chart = await loadChart(app.path(release.chartPath));
+      chart = await createChartLoader().load(dir);
     } else if (problem) {
       problems.push(problem);
-      continue;
+      return undefined;
     }
-    const built = await packageWithCache(chart, cacheDir);
-    const archiveProblem = previous && unbumpedChange(chart, built.packaged, previous);
+    const built = cache ? await cache.packaged(dir, chart) : { archive: await packageChart(chart), reused: false };
+    const archiveProblem = previous && unbumpedChange(chart, built.archive.sha256, previous);
     if (archiveProblem && !options.bumpChanged) problems.push(archiveProblem);
-    charts.push(built);
-  }
-  if (problems.length > 0 && previous) throw new ChartVersionError(problems, previous.source);
-  return { charts, bumped };
+    return built;
+  });
+  await cache?.save();
+  if (problems.length > 0 && previous) throw new ChartVersionError(problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)), previous.source);
+  return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()) };
 }
 
-/** Bumped whenever the packager's output for the same content changes, so old cache entries are not reused. */
-const CACHE_FORMAT = 'p1';
-
-async function packageWithCache(chart: ChartSource, cacheDir: string | undefined): Promise<ChartBuild> {
-  if (!cacheDir) return { packaged: await packageChart(chart), reused: false };
-  const digest = chartContentDigest(chart);
-  const cached = join(cacheDir, `${chart.name}-${chart.version}-${CACHE_FORMAT}-${digest}.tgz`);
-  if (existsSync(cached)) {
-    const bytes = await readFile(cached);
-    return {
-      packaged: { name: chart.name, version: chart.version, fileName: `${chart.name}-${chart.version}.tgz`, bytes, sha256: createHash('sha256').update(bytes).digest('hex'), contentDigest: digest, metadata: chart.metadata },
-      reused: true,
-    };
-  }
-  const packaged = await packageChart(chart);
-  await mkdir(cacheDir, { recursive: true });
-  await writeFile(cached, packaged.bytes);
-  return { packaged, reused: false };
+/** Maps with at most `limit` calls in flight; results keep the input order. */
+async function mapConcurrently<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }

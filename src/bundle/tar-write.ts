@@ -12,7 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import { rename, writeFile, rm } from 'node:fs/promises';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip, gzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
 import { FlotillaError } from '../diagnostics/index.js';
 import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
@@ -30,6 +31,8 @@ export interface TarWriteOptions {
   readonly mtime?: Date;
   /** Names the archive in error messages. */
   readonly label?: string;
+  /** gzip level (default 9). The outer app tarball holds mostly compressed chart archives, where 9 buys nothing. */
+  readonly level?: number;
 }
 
 /**
@@ -107,19 +110,33 @@ export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions 
   return Buffer.concat(chunks);
 }
 
-/** gzip with a fixed header: mtime 0, no name, OS byte Unix, level 9. */
-export function gzipDeterministic(data: Buffer): Buffer {
-  const out = gzipSync(data, { level: 9 });
-  // Node's zlib already writes mtime 0 and no FNAME; pin them anyway so the
-  // header never depends on the platform or a future default.
+/** Node's zlib already writes mtime 0 and no FNAME; pin them anyway so the header never depends on the platform or a future default. */
+function pinGzipHeader(out: Buffer): Buffer {
   out.writeUInt32LE(0, 4);
   out[9] = GZIP_OS_UNIX;
   return out;
 }
 
+/** gzip with a fixed header: mtime 0, no name, OS byte Unix, level 9 unless told. */
+export function gzipDeterministic(data: Buffer, level = 9): Buffer {
+  return pinGzipHeader(gzipSync(data, { level }));
+}
+
+const gzipAsync = promisify(gzip);
+
+/** {@link gzipDeterministic} on libuv's thread pool, so several archives compress at once. */
+export async function gzipDeterministicAsync(data: Buffer, level = 9): Promise<Buffer> {
+  return pinGzipHeader(await gzipAsync(data, { level }));
+}
+
 /** A byte-reproducible `.tgz` of `entries`. */
 export function writeTarGz(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
-  return gzipDeterministic(writeTar(entries, options));
+  return gzipDeterministic(writeTar(entries, options), options.level);
+}
+
+/** {@link writeTarGz}, compressing off the main thread. */
+export function writeTarGzAsync(entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<Buffer> {
+  return gzipDeterministicAsync(writeTar(entries, options), options.level);
 }
 
 export interface WrittenArchive {
@@ -130,7 +147,7 @@ export interface WrittenArchive {
 
 /** Writes {@link writeTarGz} output to `file` atomically (temp file + rename), so a crash never leaves half an archive. */
 export async function writeTarGzFile(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
-  const bytes = writeTarGz(entries, { label: file, ...options });
+  const bytes = await writeTarGzAsync(entries, { label: file, ...options });
   const temp = `${file}.partial-${process.pid}`;
   try {
     await writeFile(temp, bytes);

@@ -40,11 +40,25 @@ type Ancestry = readonly string[];
 
 /** Reads a chart source directory (or a chart .tgz) and resolves its dependencies. */
 export async function loadChart(dir: string): Promise<ChartSource> {
-  const path = resolve(dir);
-  const real = await realpath(path).catch(() => {
-    throw new ChartError(`chart not found: ${path}`);
-  });
-  return loadPath(path, [real], { cache: new Map() });
+  return createChartLoader().load(dir);
+}
+
+/** Loads charts sharing one cache of file:// dependencies, so a library used by many charts is read once. */
+export interface ChartLoader {
+  load(dir: string): Promise<ChartSource>;
+}
+
+export function createChartLoader(): ChartLoader {
+  const ctx: LoadContext = { cache: new Map() };
+  return {
+    async load(dir: string): Promise<ChartSource> {
+      const path = resolve(dir);
+      const real = await realpath(path).catch(() => {
+        throw new ChartError(`chart not found: ${path}`);
+      });
+      return loadPath(path, [real], ctx);
+    },
+  };
 }
 
 async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
@@ -85,19 +99,26 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext):
 
 /** Helm's directory walk: sorted, symlinks followed (loops refused), ignored dirs skipped whole. */
 async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
+  // Decide the file list in Helm's order first, then read every file at once.
+  const wanted: { rel: string; abs: string }[] = [];
   const visit = async (abs: string, rel: string, ancestors: ReadonlySet<string>): Promise<void> => {
     const names = (await readdir(abs)).sort(compareBytewise);
-    for (const name of names) {
+    const infos = await Promise.all(
+      names.map((name) =>
+        stat(join(abs, name)).then(
+          (info) => ({ info, error: undefined }),
+          (error: NodeJS.ErrnoException) => ({ info: undefined, error }),
+        ),
+      ),
+    );
+    for (const [i, name] of names.entries()) {
       const childRel = rel === '' ? name : `${rel}/${name}`;
       const childAbs = join(abs, name);
-      let info;
-      try {
-        info = await stat(childAbs);
-      } catch (error) {
+      const { info, error } = infos[i]!;
+      if (!info) {
         // A dangling symlink: fine when ignored (as in Helm), an error otherwise.
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT' && rules.ignores(childRel, false)) continue;
-        throw new ChartError(`${childAbs}: cannot read (${(error as Error).message})`);
+        if (error?.code === 'ENOENT' && rules.ignores(childRel, false)) continue;
+        throw new ChartError(`${childAbs}: cannot read (${error?.message})`);
       }
       if (info.isDirectory()) {
         if (rules.ignores(childRel, true)) continue;
@@ -108,11 +129,12 @@ async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<s
       }
       if (rules.ignores(childRel, false)) continue;
       if (!info.isFile()) throw new ChartError(`${childAbs}: cannot load an irregular file (device, socket or FIFO)`);
-      files.set(childRel, stripBom(await readFile(childAbs)));
+      wanted.push({ rel: childRel, abs: childAbs });
     }
   };
   await visit(root, '', new Set([await realpath(root)]));
-  return files;
+  const data = await Promise.all(wanted.map((f) => readFile(f.abs)));
+  return new Map(wanted.map((f, i) => [f.rel, stripBom(data[i]!)]));
 }
 
 /** The files of a chart .tgz, relative to its single top folder (Helm strips the first path segment). */

@@ -13,7 +13,7 @@
  * deterministic writer (fixed mtime, 0644, uid/gid 0, fixed gzip header).
  */
 import { createHash } from 'node:crypto';
-import { compareBytewise, readTarGzEntriesSync, writeTarGz } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync } from '../bundle/index.js';
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
 import { chartTree } from './layout.js';
@@ -40,20 +40,27 @@ export interface PackagedChart {
 }
 
 /**
- * sha256 over the chart's files as packaged (relative paths sorted byte-wise,
- * each path with its bytes; dependencies included under charts/<dep>/). It
- * ignores file times and the archive container, so "the content changed but
- * the version did not" can be detected between builds.
+ * sha256 over the chart's content: its own files (relative paths sorted
+ * byte-wise, each path with its bytes), then each dependency's name with
+ * that dependency's digest. It ignores file times and the archive container,
+ * so "the content changed but the version did not" can be detected between
+ * builds; a library shared by many charts is hashed once (memoised per chart).
  */
 export function chartContentDigest(chart: ChartSource): string {
+  const known = digests.get(chart);
+  if (known) return known;
   const hash = createHash('sha256');
-  const files = chartTree(chart).sort((a, b) => compareBytewise(a.path, b.path));
-  for (const file of files) {
+  for (const file of [...chart.files].sort((a, b) => compareBytewise(a.path, b.path))) {
     hash.update(`${file.path}\0${file.data.length}\0`);
     hash.update(file.data);
   }
-  return hash.digest('hex');
+  for (const dep of chart.dependencies) hash.update(`charts/${dep.name}\0${chartContentDigest(dep.chart)}\0`);
+  const digest = hash.digest('hex');
+  digests.set(chart, digest);
+  return digest;
 }
+
+const digests = new WeakMap<ChartSource, string>();
 
 function checkSchemas(chart: ChartSource): void {
   // helm package refuses an invalid values.schema.json; say so before Helm does.
@@ -83,7 +90,7 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
   }
   const fileName = `${chart.name}-${version}.tgz`;
   const entries = chartTree(chart, { chartYaml }).map((f) => ({ path: `${chart.name}/${f.path}`, data: f.data }));
-  const bytes = writeTarGz(entries, { order: 'given', label: fileName });
+  const bytes = await writeTarGzAsync(entries, { order: 'given', label: fileName });
   return {
     name: chart.name,
     version,

@@ -5,13 +5,24 @@
  */
 import { Command } from 'commander';
 import { reportAndExit } from './output.js';
-import { commands } from './commands/index.js';
+import { commands, type RegisterCommand } from './commands/index.js';
 
-const program = new Command('flotilla')
-  .description('Build, ship and run StarlingX-style Kubernetes applications')
-  .version('0.1.0')
-  .showHelpAfterError();
+async function main(argv: readonly string[]): Promise<void> {
+  const program = new Command('flotilla')
+    .description('Build, ship and run StarlingX-style Kubernetes applications')
+    .version('0.1.0')
+    .showHelpAfterError();
+  const named = argv[2] !== undefined ? commands[argv[2]] : undefined;
+  // One module for the command being run; all of them for help or an unknown word.
+  const modules = named ? [named] : Object.values(commands);
+  const registered = new Set<RegisterCommand>();
+  for (const load of modules) {
+    const { register } = await load();
+    if (registered.has(register)) continue;
+    registered.add(register);
+    register(program);
+  }
+  await program.parseAsync([...argv]);
+}
 
-for (const register of commands) register(program);
-
-program.parseAsync(process.argv).catch(reportAndExit);
+main(process.argv).catch(reportAndExit);

@@ -1,12 +1,22 @@
-/** Every command of the CLI; each module exports one `register(program)`. */
+/**
+ * Every command of the CLI, by name. Each module exports one
+ * `register(program)`; modules load only when their command runs (or for
+ * --help), so `flotilla build` does not pay for the Kubernetes client.
+ * To add a command: one line here, named as the user types it.
+ */
 import type { Command } from 'commander';
-import { register as build } from './build.js';
-import { register as overrides } from './overrides.js';
-import { register as policy } from './policy.js';
-import { register as preflight } from './preflight.js';
-import { register as releases } from './releases.js';
-import { register as verify } from './verify.js';
 
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: readonly RegisterCommand[] = [releases, overrides, preflight, build, verify, policy];
+type CommandModule = Promise<{ register: RegisterCommand }>;
+
+export const commands: Readonly<Record<string, () => CommandModule>> = {
+  releases: () => import('./releases.js'),
+  overrides: () => import('./overrides.js'),
+  preflight: () => import('./preflight.js'),
+  build: () => import('./build.js'),
+  verify: () => import('./verify.js'),
+  inspect: () => import('./verify.js'),
+  policy: () => import('./policy.js'),
+  plugin: () => import('./plugin.js'),
+};

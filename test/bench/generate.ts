@@ -1,0 +1,50 @@
+/**
+ * A generated app for the build benchmark: `charts` charts, each depending on
+ * a library chart about the size of openstack-helm's helm-toolkit (~130
+ * template files, ~600 KB), with a static override per chart.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+function write(root: string, path: string, text: string): void {
+  mkdirSync(dirname(join(root, path)), { recursive: true });
+  writeFileSync(join(root, path), text);
+}
+
+/** A named template of realistic bulk: helm-toolkit's are mostly long `define` blocks. */
+function libraryTemplate(i: number): string {
+  const lines = [`{{/* snippet ${i}: renders a block of configuration from values */}}`, `{{- define "toolkit.snippet${i}" -}}`];
+  for (let j = 0; j < 90; j++) {
+    lines.push(`{{- $v${j} := index .Values "conf" | default dict }}`, `# option_${i}_${j}: {{ $v${j} | toJson | quote }} keeps the rendered file stable across releases`);
+  }
+  lines.push('{{- end -}}');
+  return `${lines.join('\n')}\n`;
+}
+
+export function generateBenchApp(root: string, charts: number): string[] {
+  write(root, 'charts/toolkit/Chart.yaml', 'apiVersion: v2\nname: toolkit\nversion: 0.1.0\ntype: library\n');
+  for (let i = 0; i < 130; i++) write(root, `charts/toolkit/templates/_snippet${String(i).padStart(3, '0')}.tpl`, libraryTemplate(i));
+  const names: string[] = [];
+  const releases: string[] = [];
+  const images: string[] = [];
+  const targets: string[] = [];
+  for (let c = 0; c < charts; c++) {
+    const name = `svc${String(c).padStart(2, '0')}`;
+    names.push(name);
+    write(root, `charts/${name}/Chart.yaml`, `apiVersion: v2\nname: ${name}\nversion: 0.1.0\nappVersion: "1.0"\ndependencies:\n  - name: toolkit\n    version: 0.1.0\n    repository: file://../toolkit\n`);
+    write(root, `charts/${name}/values.yaml`, `images:\n  tags:\n    ${name}_api: example/${name}:1\npod:\n  replicas:\n    api: 1\nconf:\n  ${name}:\n    DEFAULT:\n      debug: false\n`);
+    for (const kind of ['deployment', 'service', 'configmap', 'job-db-sync', 'job-bootstrap', 'secret', 'pdb', 'ingress']) {
+      write(root, `charts/${name}/templates/${kind}.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-${kind}\ndata:\n  rendered: |\n{{ include "toolkit.snippet1" . | indent 4 }}\n`);
+    }
+    write(root, `overrides/static/${name}.yaml`, `# static overrides of ${name}\npod:\n  replicas:\n    api: 2\n`);
+    releases.push(`  - name: ${name}\n    chart: ${name}\n    service: s${c}\n    group: openstack\n${c > 0 ? `    dependsOn: [svc${String(c - 1).padStart(2, '0')}]\n` : ''}`);
+    images.push(`  ${name}_api: docker.io/example/${name}:2025.1`);
+    targets.push(`${name}_api:\n  ${name}: images.tags.${name}_api`);
+  }
+  write(root, 'fluxcd/metadata.yaml', 'app_name: bench\napp_version: 1.0-0\nsupported_k8s_version:\n  minimum: v1.29.0\n');
+  write(root, 'fluxcd/releases.yaml', `defaults:\n  namespace: openstack\n  timeout: 30m\nreleases:\n${releases.join('')}`);
+  write(root, 'overrides/deployment.yaml', `main:\n  release: "2025.1"\nfeatures:\n  services: [${names.map((_, c) => `s${c}`).join(', ')}]\n`);
+  write(root, 'overrides/versions/2025.1.yaml', `release: "2025.1"\nimages:\n${images.join('\n')}\n`);
+  write(root, 'overrides/versions/images.yaml', `${targets.join('\n')}\n`);
+  return names;
+}
