@@ -128,6 +128,20 @@ describe('flotilla build', () => {
     expect(third.sha256).toBe(second.sha256);
   });
 
+  it('never reuses a stale archive: a same-size edit right after a build is packaged again', async () => {
+    const source = writeApp();
+    const out = tempDir();
+    await buildApp(source, { outDir: out });
+    const values = join(source, 'charts/web/values.yaml');
+    const text = readFileSync(values, 'utf8');
+    writeFileSync(values, text.replace('replicas: 1', 'replicas: 7')); // same size, same second
+    const second = await buildApp(source, { outDir: out });
+    expect(second.charts.find((c) => c.name === 'web')?.reused).toBe(false);
+    const files = await readTarGzSafely(second.file);
+    const web = await readTarGzSafely(files.get('charts/web-0.1.0.tgz')!);
+    expect(web.get('web/values.yaml')?.toString()).toContain('replicas: 7');
+  });
+
   it('substitutes build-time tokens from fluxcd/build.yaml and --token, refusing one left without a value', async () => {
     const source = writeApp({
       'fluxcd/build.yaml': `tokens:\n  IMAGE_PREFIX: registry.example.org\n  OS: debian\nhelmRepository:\n  name: stx\n  url: http://charts.example.org/stx\n`,
