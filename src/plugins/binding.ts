@@ -1,0 +1,56 @@
+/**
+ * Binding plugins to the app's releases: a chart plugin serves the releases
+ * of its chart (or the one release it names). A plugin for a chart no release
+ * uses is an error (a typo would silently do nothing); so are two plugins
+ * serving one release, and two kustomize operators.
+ */
+import type { ReleaseRef } from './context.js';
+import { DuplicatePluginError, PluginLoadError } from './errors.js';
+import { describePlugin, type LoadedChartPlugin, type LoadedPlugin } from './instantiate.js';
+
+export type LoadedKustomizeOperator = Extract<LoadedPlugin, { kind: 'kustomize' }>;
+
+export interface PluginBinding {
+  /** release name → the chart plugin serving it. */
+  readonly byRelease: ReadonlyMap<string, LoadedChartPlugin>;
+  readonly kustomize?: LoadedKustomizeOperator;
+}
+
+export function bindPlugins(plugins: readonly LoadedPlugin[], releases: readonly ReleaseRef[]): PluginBinding {
+  const byRelease = new Map<string, LoadedChartPlugin>();
+  let kustomize: LoadedKustomizeOperator | undefined;
+  for (const plugin of plugins) {
+    if (plugin.kind === 'kustomize') {
+      if (kustomize) throw new DuplicatePluginError(`${describePlugin(kustomize)} and ${describePlugin(plugin)} are both kustomize operators; an app has at most one`);
+      kustomize = plugin;
+      continue;
+    }
+    if (plugin.kind !== 'chart') continue;
+    const served = servedReleases(plugin, releases);
+    for (const release of served) {
+      const other = byRelease.get(release.name);
+      if (other) {
+        throw new DuplicatePluginError(
+          `${describePlugin(other)} and ${describePlugin(plugin)} both serve chart ${plugin.chart}${release.name !== plugin.chart ? ` (release ${release.name})` : ''}; one chart release has at most one plugin`,
+        );
+      }
+      byRelease.set(release.name, plugin);
+    }
+  }
+  return { byRelease, ...(kustomize ? { kustomize } : {}) };
+}
+
+function servedReleases(plugin: LoadedChartPlugin, releases: readonly ReleaseRef[]): ReleaseRef[] {
+  if (plugin.release !== undefined) {
+    const release = releases.find((r) => r.name === plugin.release);
+    if (!release) throw new PluginLoadError(`${describePlugin(plugin)}: no release "${plugin.release}" (releases: ${releases.map((r) => r.name).join(', ')})`);
+    if (release.chart !== plugin.chart) throw new PluginLoadError(`${describePlugin(plugin)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
+    return [release];
+  }
+  const ofChart = releases.filter((r) => r.chart === plugin.chart);
+  if (ofChart.length === 0) {
+    const charts = [...new Set(releases.map((r) => r.chart))].sort();
+    throw new PluginLoadError(`${describePlugin(plugin)}: no release uses chart "${plugin.chart}" (charts: ${charts.join(', ')})`);
+  }
+  return ofChart;
+}

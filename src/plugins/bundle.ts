@@ -1,0 +1,169 @@
+/**
+ * Packaging: the app's plugins/ compiled by esbuild into ONE self-contained
+ * ES module (the plugin API base classes included, so nothing has to resolve
+ * `flotilla/plugin` at run time), plus manifest.json. Same sources and the
+ * same flotilla give the same bytes: no timestamps, no absolute paths (the
+ * API files are loaded under a virtual `flotilla:` namespace), fixed order.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join, posix, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Message, Plugin } from 'esbuild';
+import { PLUGIN_API_VERSION } from './brand.js';
+import { discoverPluginFiles, PLUGINS_DIR, type PluginFile } from './discovery.js';
+import { PluginBuildError } from './errors.js';
+import { importBundle, instantiate, type LoadedPlugin } from './instantiate.js';
+import { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, serializeManifest, sha256, type ManifestPlugin, type PluginManifest } from './manifest.js';
+
+export interface PluginBundle {
+  readonly manifest: PluginManifest;
+  /** File name → bytes: the entry module and manifest.json, to be written as they are (e.g. into the tarball's plugins/). */
+  readonly files: ReadonlyMap<string, Uint8Array>;
+}
+
+/** The folder holding this module: src/ when run from sources, dist/ once built. */
+const HOST_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const NAMESPACE = 'flotilla';
+
+export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
+  const root = resolve(appRoot);
+  const pluginFiles = await discoverPluginFiles(root);
+  const sources = await hashSources(root);
+  const code = await compile(root, pluginFiles);
+  const modules = await importBundle(code);
+  const plugins = await Promise.all(
+    pluginFiles.map(async (pf, i): Promise<ManifestPlugin> => {
+      const module = modules[i];
+      if (!module || module.file !== pf.file) throw new PluginBuildError([{ message: `bundle lists ${module?.file ?? 'nothing'} where ${pf.file} was expected` }]);
+      const overridesLine = findOverridesLine(await readFile(join(root, pf.file), 'utf8'));
+      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine }));
+    }),
+  );
+  const manifest: PluginManifest = {
+    format: MANIFEST_FORMAT,
+    apiVersion: PLUGIN_API_VERSION,
+    entry: ENTRY_FILE,
+    plugins,
+    files: { [ENTRY_FILE]: sha256(code) },
+    sources,
+  };
+  return {
+    manifest,
+    files: new Map([
+      [ENTRY_FILE, code],
+      [MANIFEST_FILE, new TextEncoder().encode(serializeManifest(manifest))],
+    ]),
+  };
+}
+
+/** Writes the bundle's files into `dir` (created when missing). */
+export async function writePluginBundle(bundle: PluginBundle, dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const [name, bytes] of bundle.files) await writeFile(join(dir, name), bytes);
+}
+
+function manifestEntry(plugin: LoadedPlugin): ManifestPlugin {
+  const common = { order: plugin.order, name: plugin.name, file: plugin.file, kind: plugin.kind };
+  if (plugin.kind !== 'chart') return common;
+  return {
+    ...common,
+    chart: plugin.chart,
+    ...(plugin.release !== undefined ? { release: plugin.release } : {}),
+    ...(plugin.overridesLine > 0 ? { overridesLine: plugin.overridesLine } : {}),
+  };
+}
+
+/** The line declaring `getOverrides`: where `--explain` points for plugin values (a value's own line would need source maps). */
+export function findOverridesLine(source: string): number {
+  const lines = source.split('\n');
+  const index = lines.findIndex((l) => /^\s*(?:(?:override|public|async)\s+)*getOverrides\s*[(<]/.test(l));
+  return index + 1;
+}
+
+async function hashSources(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (dir: string): Promise<void> => {
+    if (!existsSync(dir)) return;
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const abs = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(abs);
+      else if (entry.isFile()) out[relative(root, abs).split(sep).join('/')] = sha256(await readFile(abs));
+    }
+  };
+  await walk(join(root, PLUGINS_DIR));
+  return out;
+}
+
+/** The generated entry: every plugin module, in order, with its file. */
+function entrySource(pluginFiles: readonly PluginFile[]): string {
+  const imports = pluginFiles.map((pf, i) => `import * as plugin${i} from ${JSON.stringify(`./${pf.file}`)};`);
+  const list = pluginFiles.map((pf, i) => `  { file: ${JSON.stringify(pf.file)}, exports: plugin${i} },`);
+  return [...imports, 'export const plugins = [', ...list, '];', ''].join('\n');
+}
+
+async function compile(root: string, pluginFiles: readonly PluginFile[]): Promise<Uint8Array> {
+  // Loaded on use: loading a shipped bundle needs no compiler.
+  const { build } = await import('esbuild');
+  const result = await build({
+    stdin: { contents: entrySource(pluginFiles), resolveDir: root, sourcefile: 'flotilla-plugins-entry.ts', loader: 'ts' },
+    absWorkingDir: root,
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // Class names stay readable in errors and logs.
+    keepNames: true,
+    legalComments: 'none',
+    charset: 'utf8',
+    logLevel: 'silent',
+    plugins: [flotillaApi()],
+  }).catch((error: unknown) => {
+    const errors = (error as { errors?: Message[] }).errors;
+    if (!errors) throw error;
+    throw new PluginBuildError(errors.map(toProblem));
+  });
+  const output = result.outputFiles[0];
+  if (!output) throw new PluginBuildError([{ message: 'esbuild produced no output' }]);
+  return output.contents;
+}
+
+function toProblem(message: Message): { message: string; location?: { file: string; line: number; column: number } } {
+  const loc = message.location;
+  return loc ? { message: message.text, location: { file: loc.file, line: loc.line, column: loc.column + 1 } } : { message: message.text };
+}
+
+/**
+ * Resolves `flotilla/plugin` to this package's own API module (api.ts from
+ * sources, api.js once built), loaded under the `flotilla:` namespace with a
+ * path relative to the package, so the bundle never mentions where flotilla
+ * is installed.
+ */
+function flotillaApi(): Plugin {
+  const realPath = (virtual: string) => join(HOST_ROOT, ...virtual.split('/'));
+  const existing = (virtual: string): string | undefined => {
+    for (const candidate of [virtual.replace(/\.js$/, '.ts'), virtual]) if (existsSync(realPath(candidate))) return candidate;
+    return undefined;
+  };
+  return {
+    name: 'flotilla-plugin-api',
+    setup(b) {
+      b.onResolve({ filter: /^flotilla(\/.*)?$/ }, (args) => {
+        if (args.path !== 'flotilla/plugin') return { errors: [{ text: `import "flotilla/plugin", not "${args.path}": plugins see only the plugin API` }] };
+        const path = existing('plugins/api.js');
+        return path ? { path, namespace: NAMESPACE } : { errors: [{ text: `flotilla's plugin API is missing from ${HOST_ROOT}` }] };
+      });
+      b.onResolve({ filter: /.*/, namespace: NAMESPACE }, (args) => {
+        if (args.path.startsWith('node:')) return { path: args.path, external: true };
+        if (!args.path.startsWith('.')) return { errors: [{ text: `the plugin API must not import "${args.path}" at run time (only relative modules)` }] };
+        const path = existing(posix.join(posix.dirname(args.importer), args.path));
+        return path ? { path, namespace: NAMESPACE } : { errors: [{ text: `cannot resolve ${args.path} from ${args.importer}` }] };
+      });
+      b.onLoad({ filter: /.*/, namespace: NAMESPACE }, async (args) => ({
+        contents: await readFile(realPath(args.path), 'utf8'),
+        loader: args.path.endsWith('.ts') ? 'ts' : 'js',
+      }));
+    },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * What every plugin hook receives. These are types only (plus the few
+ * constant lists below), so the plugin bundle carries no flotilla runtime:
+ * the host builds the context and hands it in.
+ */
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { DeploymentSpec } from '../app/spec.js';
+
+/** Offline: computing values or rendering from the source tree. Cluster: a real operation against Kubernetes. */
+export type PluginMode = 'offline' | 'cluster';
+
+export const OPERATIONS = ['upload', 'apply', 'remove', 'update', 'recover'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+export const TIMINGS = ['pre', 'post'] as const;
+export type Timing = (typeof TIMINGS)[number];
+
+/** Kinds of lifecycle hook, in the order one stage runs them: checks first, so a refusal comes before any work. */
+export const HOOK_KINDS = ['check', 'resource', 'manifest', 'operation'] as const;
+export type HookKind = (typeof HOOK_KINDS)[number];
+
+/** A value that survives YAML/JSON: what Helm values are made of. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** Helm values returned by a plugin (a map at the top). */
+export type Values = { [key: string]: JsonValue };
+
+export interface AppInfo {
+  readonly name: string;
+  readonly version: string;
+}
+
+/** A release of the app, as plugins see it. */
+export interface ReleaseRef {
+  /** HelmRelease name. */
+  readonly name: string;
+  readonly chart: string;
+  readonly namespace: string;
+  /** Helm release name (e.g. osh-openstack-glance). */
+  readonly releaseName: string;
+  readonly service?: string;
+  readonly group?: string;
+  readonly dependsOn: readonly string[];
+}
+
+/** The target OpenStack release: its images (custom images applied) and per-release switches. */
+export interface VersionContext {
+  readonly release: string;
+  /** image field → reference, custom images included. */
+  readonly images: Readonly<Record<string, string>>;
+  /** overrides/versions/<release>.yaml `serviceDefaults`. */
+  readonly serviceDefaults: Readonly<Record<string, unknown>>;
+}
+
+export interface PluginLogger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+/**
+ * Passwords generated once and kept: a Secret per password in cluster mode, a
+ * local file (mode 0600) offline. Values handed out are redacted from logs and
+ * from `flotilla overrides` output.
+ */
+export interface PasswordStore {
+  getOrGenerate(name: string, options?: { readonly length?: number }): Promise<string>;
+}
+
+/** Small facts the app keeps between runs offline (e.g. what a test or an operator recorded). */
+export interface RecordStore {
+  get(key: string): Promise<JsonValue | undefined>;
+  set(key: string, value: JsonValue): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** Kubernetes access, in cluster mode only. */
+export interface KubeAccess {
+  readonly config: KubeConfig;
+  readonly core: CoreV1Api;
+  /** The app's namespace (where its Secrets live). */
+  readonly namespace: string;
+}
+
+interface CommonContext {
+  readonly app: AppInfo;
+  /** The merged deployment spec (preset → size → deployment file). Frozen. */
+  readonly spec: DeploymentSpec;
+  readonly version: VersionContext;
+  /** Releases the spec enables, in release-table order. */
+  readonly releases: readonly ReleaseRef[];
+  /** The apply mode (`normal` unless the operator chose another, e.g. `restore`). */
+  readonly applyMode: string;
+  readonly log: PluginLogger;
+  /** Aborted when the hook runs past its time limit or the operation is cancelled. */
+  readonly signal: AbortSignal;
+  readonly passwords: PasswordStore;
+}
+
+export interface OfflineContext extends CommonContext {
+  readonly mode: 'offline';
+  readonly kube?: undefined;
+  readonly records: RecordStore;
+}
+
+export interface ClusterContext extends CommonContext {
+  readonly mode: 'cluster';
+  readonly kube: KubeAccess;
+  readonly records?: undefined;
+}
+
+export type PluginContext = OfflineContext | ClusterContext;
+
+/** Context of a chart plugin's hook: the release it is called for. */
+export type ChartContext = PluginContext & { readonly release: ReleaseRef };
+
+/** Context of an app lifecycle hook: which stage is running. */
+export type LifecycleContext = PluginContext & {
+  readonly operation: Operation;
+  readonly timing: Timing;
+  readonly kind: HookKind;
+};
+
+/** Time limits in milliseconds, per hook name (`getOverrides`, `status`, `preApply`, or a lifecycle kind such as `check`). */
+export type HookTimeouts = Readonly<Partial<Record<string, number>>>;

@@ -1,0 +1,237 @@
+/**
+ * The plugin host: loaded plugins bound to an app, the context each call
+ * gets, and the entry points other modules use — the values layer 5 provider,
+ * the hook runner, status hooks and apply plans. `loadAppPlugins` builds the
+ * app's plugins from source and loads them through the same loader as a
+ * shipped bundle.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { DeploymentSpec, Release } from '../app/index.js';
+import { fromPlain, type ValueNode } from '../document/index.js';
+import type { LayerProvider, ReleaseInfo } from '../values/index.js';
+import { bindPlugins, type PluginBinding } from './binding.js';
+import { bundlePlugins, writePluginBundle } from './bundle.js';
+import type { Operation, PasswordStore, PluginContext, PluginLogger, PluginMode, RecordStore, ReleaseRef, Timing, VersionContext } from './context.js';
+import { discoverPluginFiles } from './discovery.js';
+import { PluginError } from './errors.js';
+import type { LoadedChartPlugin, LoadedPlugin } from './instantiate.js';
+import { planApply, type ApplyPlan, type PlanOptions } from './kustomize.js';
+import { NORMAL_MODE } from './kustomize-operator.js';
+import { loadPluginBundle, type LoadedBundle } from './loader.js';
+import { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
+import { MANIFEST_FORMAT, ENTRY_FILE } from './manifest.js';
+import { SecretRegistry } from './redact.js';
+import { callGetOverrides, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
+import { SecretPasswordStore } from './secret-store.js';
+import { PLUGIN_API_VERSION } from './brand.js';
+
+/** What the host needs of the app; an `App` from src/app fits, and so will the app of an uploaded tarball. */
+export interface PluginAppView {
+  readonly metadata: { readonly appName: string; readonly appVersion: string };
+  readonly spec: DeploymentSpec;
+  readonly target: {
+    readonly release: string;
+    readonly images: ReadonlyMap<string, { readonly reference: string }>;
+    readonly serviceDefaults: Readonly<Record<string, unknown>>;
+  };
+  readonly releases: readonly ReleaseView[];
+  /** The releases the spec enables: the original set every apply plan starts from. */
+  readonly enabled: readonly ReleaseView[];
+}
+
+export type ReleaseView = Pick<Release, 'name' | 'chart' | 'namespace' | 'releaseName' | 'service' | 'group' | 'dependsOn'>;
+
+export interface PluginLogEntry {
+  readonly level: 'debug' | 'info' | 'warn';
+  readonly plugin: string;
+  /** Already redacted. */
+  readonly message: string;
+}
+
+/** Time limits (ms) by category: a hook kind (`check`, `operation`, `resource`, `manifest`), `getOverrides`, `status`, `isEnabled`. */
+export const DEFAULT_TIME_LIMITS: Readonly<Record<string, number>> = {
+  check: 60_000,
+  resource: 600_000,
+  manifest: 120_000,
+  operation: 600_000,
+  getOverrides: 30_000,
+  status: 300_000,
+  isEnabled: 10_000,
+};
+
+export interface PluginHostOptions {
+  readonly mode: PluginMode;
+  /** Cluster mode: how to reach the cluster. */
+  readonly kubeConfig?: KubeConfig;
+  /** Cluster mode: where password Secrets live; the first release's namespace by default. */
+  readonly namespace?: string;
+  /** Offline: where passwords and records are kept (see local-store.ts for the default). */
+  readonly stateDir?: string;
+  readonly applyMode?: string;
+  /** Over DEFAULT_TIME_LIMITS, by category or by hook name (`preApply`, `apply.pre.check`); a plugin's own `timeouts` win. */
+  readonly timeLimits?: Readonly<Partial<Record<string, number>>>;
+  /** Cancels every running and later hook. */
+  readonly signal?: AbortSignal;
+  /** Where plugin log lines go; by default warnings go to stderr, the rest nowhere. */
+  readonly log?: (entry: PluginLogEntry) => void;
+  /** Replace the stores (tests, or a lifecycle with its own). */
+  readonly passwords?: PasswordStore;
+  readonly records?: RecordStore;
+}
+
+export interface PluginHost {
+  readonly plugins: readonly LoadedPlugin[];
+  readonly bundle: LoadedBundle;
+  readonly mode: PluginMode;
+  /** The chart plugin serving a release, if any. */
+  pluginFor(release: string): LoadedChartPlugin | undefined;
+  /** Values layer 5 for computeReleaseValues (`providers: { plugin: host.overridesProvider() }`). */
+  overridesProvider(): LayerProvider;
+  /** The plugin layer of one release: `getOverrides` as a tree whose origin is `plugin <chart>` at the plugin's file:line. */
+  overrides(release: ReleaseInfo): Promise<ValueNode | undefined>;
+  /** Hooks of one operation × timing × kind, in order; throws on refusal, failure or time-out. */
+  runHooks(selector: HookSelector): Promise<HookRecord[]>;
+  /** Every kind of one operation × timing, checks first. */
+  runStage(stage: { readonly operation: Operation; readonly timing: Timing }): Promise<HookRecord[]>;
+  /** What runHooks would run, without running it. */
+  plannedHooks(selector: HookSelector): Omit<HookRecord, 'millis'>[];
+  /** The status hook of the plugin serving `release`, after that release became Ready. */
+  runStatus(release: string): Promise<HookRecord[]>;
+  /** The releases an apply in `mode` touches, from the original set. */
+  planApply(options?: PlanOptions): Promise<ApplyPlan>;
+  /** A copy with every secret a plugin received replaced by `<secret>`: for anything printed. */
+  redact<T>(value: T): T;
+}
+
+export class PluginModeError extends PluginError {}
+
+function refOf(release: ReleaseView): ReleaseRef {
+  return {
+    name: release.name,
+    chart: release.chart,
+    namespace: release.namespace,
+    releaseName: release.releaseName,
+    ...(release.service !== undefined ? { service: release.service } : {}),
+    ...(release.group !== undefined ? { group: release.group } : {}),
+    dependsOn: [...release.dependsOn],
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+function defaultLog(entry: PluginLogEntry): void {
+  if (entry.level === 'warn') process.stderr.write(`warning: plugin ${entry.plugin}: ${entry.message}\n`);
+}
+
+export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle, options: PluginHostOptions): Promise<PluginHost> {
+  const releases = app.releases.map(refOf);
+  const binding: PluginBinding = bindPlugins(bundle.plugins, releases);
+  const enabled = app.enabled.map(refOf);
+  const secrets = new SecretRegistry();
+  const sink = options.log ?? defaultLog;
+
+  if (options.mode === 'cluster' && !options.kubeConfig) throw new PluginModeError('cluster mode needs a KubeConfig');
+  if (options.mode === 'offline' && options.kubeConfig) throw new PluginModeError('offline mode has no Kubernetes client; leave kubeConfig out');
+  const namespace = options.namespace ?? releases[0]?.namespace ?? 'default';
+  // Loaded only in cluster mode: offline commands (build, overrides, preflight) do not pay for the Kubernetes client.
+  const core: CoreV1Api | undefined = options.kubeConfig ? options.kubeConfig.makeApiClient((await import('@kubernetes/client-node')).CoreV1Api) : undefined;
+  const stateDir = options.stateDir ?? defaultStateDir(app.metadata.appName);
+  const store: PasswordStore =
+    options.passwords ?? (core ? new SecretPasswordStore(core, namespace, app.metadata.appName) : new LocalPasswordStore(join(stateDir, 'passwords.json')));
+  const passwords: PasswordStore = {
+    async getOrGenerate(name, opts) {
+      const value = await store.getOrGenerate(name, opts);
+      secrets.add(value);
+      return value;
+    },
+  };
+  const records = options.records ?? new LocalRecordStore(join(stateDir, 'records.json'));
+
+  const version: VersionContext = deepFreeze({
+    release: app.target.release,
+    images: { ...Object.fromEntries([...app.target.images].map(([field, image]) => [field, image.reference])), ...app.spec.main.customImages },
+    serviceDefaults: structuredClone(app.target.serviceDefaults),
+  });
+  const common = {
+    app: deepFreeze({ name: app.metadata.appName, version: app.metadata.appVersion }),
+    spec: deepFreeze(structuredClone(app.spec)),
+    version,
+    releases: deepFreeze(enabled),
+    applyMode: options.applyMode ?? NORMAL_MODE,
+    passwords,
+  };
+  const loggerFor = (plugin: LoadedPlugin): PluginLogger => {
+    const emit = (level: PluginLogEntry['level']) => (message: string) => sink({ level, plugin: plugin.name, message: secrets.redactText(String(message)) });
+    return { debug: emit('debug'), info: emit('info'), warn: emit('warn') };
+  };
+  const kube = options.kubeConfig && core ? { config: options.kubeConfig, core, namespace } : undefined;
+
+  const env: HookEnvironment = {
+    context(signal, plugin): PluginContext {
+      const log = loggerFor(plugin);
+      return kube ? { ...common, mode: 'cluster', kube, log, signal } : { ...common, mode: 'offline', records, log, signal };
+    },
+    releasesOf(plugin) {
+      return enabled.filter((r) => binding.byRelease.get(r.name) === plugin);
+    },
+    timeLimit(plugin, hook, category) {
+      const own = plugin.instance.timeouts;
+      return own?.[hook] ?? own?.[category] ?? options.timeLimits?.[hook] ?? options.timeLimits?.[category] ?? DEFAULT_TIME_LIMITS[category] ?? DEFAULT_TIME_LIMITS.operation ?? 600_000;
+    },
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+
+  const refByName = (name: string): ReleaseRef => {
+    const release = releases.find((r) => r.name === name);
+    if (!release) throw new PluginError(`no release "${name}"`);
+    return release;
+  };
+
+  const host: PluginHost = {
+    plugins: bundle.plugins,
+    bundle,
+    mode: options.mode,
+    pluginFor: (release) => binding.byRelease.get(release),
+    overridesProvider: () => (release) => host.overrides(release),
+    async overrides(release) {
+      const plugin = binding.byRelease.get(release.name);
+      if (!plugin) return undefined;
+      const values = await callGetOverrides(plugin, refByName(release.name), env);
+      if (Object.keys(values).length === 0) return undefined;
+      // The label must be the values engine's `plugin <chart>`: that is how it knows layer 5 belongs in the system overrides.
+      return fromPlain(values, { layer: `plugin ${release.chart}`, location: { file: plugin.file, line: plugin.overridesLine, column: plugin.overridesLine > 0 ? 1 : 0 } });
+    },
+    runHooks: (selector) => runHooks(bundle.plugins, selector, env),
+    runStage: (stage) => runStage(bundle.plugins, stage, env),
+    plannedHooks: (selector) => plannedHooks(bundle.plugins, selector, env),
+    runStatus: (release) => runStatusHook(binding.byRelease.get(release), refByName(release), env),
+    planApply: (planOptions = {}) => planApply(binding.kustomize, enabled, planOptions, env),
+    redact: (value) => secrets.redact(value),
+  };
+  return host;
+}
+
+/** An app's plugins from its source tree: bundled into a temporary folder, loaded from there like a shipped bundle. */
+export async function loadAppPlugins(app: PluginAppView & { readonly root: string }, options: PluginHostOptions): Promise<PluginHost> {
+  if ((await discoverPluginFiles(app.root)).length === 0) return createPluginHost(app, emptyBundle(), options);
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugin-bundle-'));
+  try {
+    await writePluginBundle(await bundlePlugins(app.root), dir);
+    return createPluginHost(app, await loadPluginBundle(dir), options);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function emptyBundle(): LoadedBundle {
+  return { manifest: { format: MANIFEST_FORMAT, apiVersion: PLUGIN_API_VERSION, entry: ENTRY_FILE, plugins: [], files: {}, sources: {} }, plugins: [] };
+}

@@ -1,0 +1,95 @@
+/**
+ * From bundle bytes to plugin instances. Shared by the build (which reads the
+ * plugins' chart/release/kind into the manifest) and by the loader (which
+ * checks them against the manifest): one code path imports plugin code.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AppLifecycle } from './app-lifecycle.js';
+import { PLUGIN_API_VERSION, type PluginKind } from './brand.js';
+import type { ChartPlugin } from './chart-plugin.js';
+import { PluginBundleError, PluginLoadError } from './errors.js';
+import type { KustomizeOperator } from './kustomize-operator.js';
+import { sha256 } from './manifest.js';
+
+interface PluginBase {
+  readonly name: string;
+  readonly file: string;
+  readonly order: number;
+  /** Line of `getOverrides` in the source (0 when unknown). */
+  readonly overridesLine: number;
+}
+
+export type LoadedPlugin =
+  | (PluginBase & { readonly kind: 'chart'; readonly chart: string; readonly release?: string; readonly instance: ChartPlugin })
+  | (PluginBase & { readonly kind: 'lifecycle'; readonly instance: AppLifecycle })
+  | (PluginBase & { readonly kind: 'kustomize'; readonly instance: KustomizeOperator });
+
+export type LoadedChartPlugin = Extract<LoadedPlugin, { kind: 'chart' }>;
+
+/** One plugin module of the bundle, as the generated entry lists it. */
+export interface BundledModule {
+  readonly file: string;
+  readonly exports: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Imports bundle bytes. The exact bytes given (already verified by the
+ * caller) are written to a fresh private folder and imported from there, so
+ * nothing can swap the file between the check and the import, and a second
+ * load never reuses a cached module.
+ */
+export async function importBundle(bytes: Uint8Array): Promise<BundledModule[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
+  try {
+    const file = join(dir, `plugins-${sha256(bytes).slice(0, 16)}.mjs`);
+    await writeFile(file, bytes, { mode: 0o600 });
+    const module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as { plugins?: unknown };
+    if (!Array.isArray(module.plugins)) throw new PluginBundleError('the bundle module does not export its plugin list; rebuild the app');
+    return module.plugins as BundledModule[];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const KINDS: readonly PluginKind[] = ['chart', 'lifecycle', 'kustomize'];
+
+/** Instantiates the default export of a plugin module and checks it is a flotilla plugin. */
+export function instantiate(module: BundledModule, meta: Omit<PluginBase, 'file'>): LoadedPlugin {
+  const fail = (what: string): never => {
+    throw new PluginLoadError(`${module.file}: ${what}`);
+  };
+  const Class = module.exports.default;
+  if (typeof Class !== 'function') {
+    return fail('a plugin file must `export default` a class extending ChartPlugin, AppLifecycle or KustomizeOperator (from flotilla/plugin)');
+  }
+  let instance: unknown;
+  try {
+    instance = new (Class as new () => unknown)();
+  } catch (error) {
+    return fail(`constructing the plugin failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const branded = instance as { pluginKind?: unknown; apiVersion?: unknown; chart?: unknown; release?: unknown };
+  if (!KINDS.includes(branded.pluginKind as PluginKind)) {
+    return fail('the default export does not extend ChartPlugin, AppLifecycle or KustomizeOperator (from flotilla/plugin)');
+  }
+  if (branded.apiVersion !== PLUGIN_API_VERSION) fail(`built against plugin API ${String(branded.apiVersion)}, this flotilla speaks ${PLUGIN_API_VERSION}`);
+  const base = { ...meta, file: module.file };
+  switch (branded.pluginKind as PluginKind) {
+    case 'chart': {
+      if (typeof branded.chart !== 'string' || branded.chart === '') return fail('a chart plugin must set `chart` to the chart it serves');
+      if (branded.release !== undefined && (typeof branded.release !== 'string' || branded.release === '')) return fail('`release`, when set, must name a release');
+      return { ...base, kind: 'chart', chart: branded.chart, ...(branded.release !== undefined ? { release: branded.release as string } : {}), instance: instance as ChartPlugin };
+    }
+    case 'lifecycle':
+      return { ...base, kind: 'lifecycle', instance: instance as AppLifecycle };
+    case 'kustomize':
+      return { ...base, kind: 'kustomize', instance: instance as KustomizeOperator };
+  }
+}
+
+export function describePlugin(plugin: LoadedPlugin): string {
+  return `plugin ${plugin.name} (${plugin.file})`;
+}

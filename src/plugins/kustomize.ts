@@ -1,0 +1,68 @@
+/**
+ * Apply plans: which releases an apply touches in a mode, which it leaves
+ * alone, and which deployed releases are gone and must be cleaned up after.
+ * Always computed from the original release set, never from the last plan.
+ */
+import type { PluginContext, ReleaseRef } from './context.js';
+import { PluginError } from './errors.js';
+import { NORMAL_MODE } from './kustomize-operator.js';
+import type { LoadedKustomizeOperator } from './binding.js';
+import { callPlugin, type HookEnvironment } from './runner.js';
+
+export interface ApplyPlan {
+  readonly mode: string;
+  /** Releases applied, in release-table order. */
+  readonly releases: readonly ReleaseRef[];
+  /** Releases of the original set this mode leaves as they are. */
+  readonly skipped: readonly ReleaseRef[];
+  /** Deployed releases no longer wanted: delete them after the apply succeeds. Never set in a partial mode. */
+  readonly removed: readonly string[];
+  readonly partial: boolean;
+}
+
+export class UnknownApplyModeError extends PluginError {}
+
+export interface PlanOptions {
+  readonly mode?: string;
+  /** Names of the releases deployed now (from the cluster), for the removal list. */
+  readonly deployed?: readonly string[];
+}
+
+export async function planApply(operator: LoadedKustomizeOperator | undefined, original: readonly ReleaseRef[], options: PlanOptions, env: HookEnvironment): Promise<ApplyPlan> {
+  const mode = options.mode ?? NORMAL_MODE;
+  const modes = [NORMAL_MODE, ...(operator?.instance.modes ?? [])];
+  if (!modes.includes(mode)) throw new UnknownApplyModeError(`unknown apply mode "${mode}"; this app knows: ${modes.join(', ')}`);
+  const releases: ReleaseRef[] = [];
+  const skipped: ReleaseRef[] = [];
+  for (const release of original) {
+    const enabled = operator
+      ? await callPlugin(operator, 'isEnabled', 'isEnabled', env, (ctx: PluginContext) => operator.instance.isEnabled(release, mode, ctx), release)
+      : true;
+    (enabled ? releases : skipped).push(release);
+  }
+  const partial = operator ? operator.instance.isPartial(mode) : false;
+  if (!partial) {
+    const kept = new Set(releases.map((r) => r.name));
+    for (const release of releases) {
+      const missing = release.dependsOn.filter((d) => !kept.has(d));
+      if (missing.length > 0) {
+        throw new PluginError(`apply mode "${mode}": release ${release.name} depends on ${missing.join(', ')}, which the kustomize operator (${operator?.file}) leaves out`);
+      }
+    }
+  }
+  const wanted = new Set(releases.map((r) => r.name));
+  const removed = partial ? [] : (options.deployed ?? []).filter((name) => !wanted.has(name));
+  return { mode, releases, skipped, removed: [...removed].sort(), partial };
+}
+
+/**
+ * The top-level kustomization `resources` for a plan, from the ORIGINAL
+ * list: entries that are not release folders (`base`) stay, release folders
+ * stay only when their release is applied. The original is not changed.
+ */
+export function kustomizationResources(original: readonly string[], releaseNames: readonly string[], plan: Pick<ApplyPlan, 'releases'>): string[] {
+  const folder = (entry: string) => entry.replace(/^\.\//, '').replace(/\/+$/, '');
+  const releaseFolders = new Set(releaseNames);
+  const applied = new Set(plan.releases.map((r) => r.name));
+  return original.filter((entry) => !releaseFolders.has(folder(entry)) || applied.has(folder(entry)));
+}

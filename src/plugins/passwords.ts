@@ -1,0 +1,21 @@
+/** Password generation and names, shared by the offline and cluster stores. */
+import { randomInt } from 'node:crypto';
+import { PluginError } from './errors.js';
+
+/** Letters and digits only: safe unquoted in YAML, URLs (database connection strings) and shell. */
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+export const DEFAULT_PASSWORD_LENGTH = 32;
+
+export function generatePassword(length = DEFAULT_PASSWORD_LENGTH): string {
+  if (!Number.isInteger(length) || length < 16 || length > 256) throw new PluginError(`password length must be an integer from 16 to 256, got ${length}`);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[randomInt(ALPHABET.length)];
+  return out;
+}
+
+/** Password names become Secret names: lower-case letters, digits and dashes. */
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function checkPasswordName(name: string): void {
+  if (!NAME.test(name) || name.length > 200) throw new PluginError(`password name "${name}" must be lower-case letters, digits and dashes (it names a Secret)`);
+}
