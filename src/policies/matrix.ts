@@ -56,7 +56,11 @@ export interface OwnerKey {
   readonly user: boolean;
 }
 
+const ownerKeyCache = new WeakMap<EffectivePolicy, OwnerKey[]>();
+
 export function ownerKeys(policy: EffectivePolicy): OwnerKey[] {
+  const cached = ownerKeyCache.get(policy);
+  if (cached) return cached;
   const keys = new Map<string, OwnerKey>();
   for (const definition of policy.rules.values()) {
     if (!definition.expr) continue;
@@ -68,7 +72,9 @@ export function ownerKeys(policy: EffectivePolicy): OwnerKey[] {
       keys.set(part.key, { targetKey: part.key, credsPath: path, user: /user/i.test(path.join('.')) });
     }
   }
-  return [...keys.values()].sort((a, b) => a.targetKey.localeCompare(b.targetKey));
+  const sorted = [...keys.values()].sort((a, b) => a.targetKey.localeCompare(b.targetKey));
+  ownerKeyCache.set(policy, sorted);
+  return sorted;
 }
 
 export type OwnerContext = 'own' | 'project' | 'other';

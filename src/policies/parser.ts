@@ -251,11 +251,19 @@ export function parseCheck(text: string, offset = 0): CheckExpr {
           matchOffset,
         );
       }
+      const value = match.slice(eq + 1);
+      if (value.startsWith('~')) {
+        try {
+          new RegExp(value.slice(1));
+        } catch (error) {
+          throw new PolicySyntaxError(`field check "${text}": bad regular expression (${(error as Error).message})`, matchOffset + eq + 2);
+        }
+      }
       return {
         kind: 'field',
         resource: match.slice(0, sep),
         field: match.slice(sep + 1, eq),
-        value: match.slice(eq + 1),
+        value,
         span,
       };
     }

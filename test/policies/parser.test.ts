@@ -160,6 +160,7 @@ describe('checks', () => {
     expect(syntaxError('role:').detail).toMatch(/nothing after ":"/);
     expect(syntaxError(':admin').detail).toMatch(/nothing before ":"/);
     expect(syntaxError('field:networks:shared').detail).toMatch(/field:RESOURCE:FIELD=VALUE/);
+    expect(syntaxError('field:port:device_owner=~network:[').detail).toMatch(/bad regular expression/);
   });
 
   it('refuses a quoted string where a check belongs', () => {

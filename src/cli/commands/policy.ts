@@ -363,7 +363,7 @@ export function register(program: Command): void {
   policy
     .command('lint')
     .description(
-      'lint the effective policy of every chart of an app (chart defaults → static overrides → policy set), or policy files stacked in the order given',
+      'lint the effective policy of every chart of an app (chart defaults → static overrides → policy set), or policy files (each on its own, or --stack)',
     )
     .argument('[PATHS...]', 'an app folder (default: .), or policy files (conf.policy override files, bare policy.yaml)')
     .option('--set <NAME>', 'app: policy set to use instead of features.policies ("none": no set)')
