@@ -12,6 +12,7 @@ import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { FlotillaError, type DocPath } from '../diagnostics/index.js';
 import { closestNode, dumpYaml, getNode, leaves, type Leaf, type ValueNode } from '../document/index.js';
+import { loadAppPlugins } from '../plugins/index.js';
 import { helm, ToolError } from '../tools/index.js';
 import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
 
@@ -46,6 +47,10 @@ export interface PreflightOptions {
 }
 
 export async function preflight(app: App, options: PreflightOptions = {}): Promise<PreflightReport> {
+  // Layer 5: the app's plugins, run offline, unless the caller brings its own provider.
+  const plugins = options.providers?.plugin ? undefined : await loadAppPlugins(app, { mode: 'offline' });
+  const providers: LayerProviders = { ...options.providers, ...(plugins ? { plugin: plugins.overridesProvider() } : {}) };
+  const redact = <T>(value: T): T => (plugins ? plugins.redact(value) : value);
   const work = await mkdtemp(join(tmpdir(), 'flotilla-preflight-'));
   try {
     const staged = new Map<string, Promise<string>>();
@@ -57,7 +62,9 @@ export async function preflight(app: App, options: PreflightOptions = {}): Promi
       staged.set(dir, path);
       return path;
     };
-    const checks = await mapLimited(app.enabled, options.concurrency ?? 3, (release) => checkRelease(app, release, stage, work, options.providers));
+    const checks = (await mapLimited(app.enabled, options.concurrency ?? 3, (release) => checkRelease(app, release, stage, work, providers)))
+      // Generated passwords never reach the report.
+      .map((c) => ({ ...c, ...(c.error ? { error: redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: redact(l.value) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
   } finally {
     await rm(work, { recursive: true, force: true });

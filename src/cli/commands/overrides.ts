@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { App, Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { dumpYaml } from '../../document/index.js';
+import { loadAppPlugins } from '../../plugins/index.js';
 import { computeReleaseValues, explain } from '../../values/index.js';
 import { formatTable } from '../output.js';
 import { loadAppForCommand } from './app-option.js';
@@ -42,12 +43,15 @@ export function register(program: Command): void {
       if (!app.enabled.some((r) => r.name === release.name)) {
         process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
       }
-      const values = await computeReleaseValues(app, release);
+      const plugins = await loadAppPlugins(app, { mode: 'offline' });
+      const values = await computeReleaseValues(app, release, { plugin: plugins.overridesProvider() });
+      // Passwords plugins generated are never printed.
+      const systemOverrides = plugins.redact(values.systemOverrides);
       if (!opts.explain) {
-        process.stdout.write(opts.output === 'json' ? `${JSON.stringify(values.systemOverrides, null, 2)}\n` : dumpYaml(values.systemOverrides));
+        process.stdout.write(opts.output === 'json' ? `${JSON.stringify(systemOverrides, null, 2)}\n` : dumpYaml(systemOverrides));
         return;
       }
-      const rows = explain(values, { all: opts.all });
+      const rows = explain(values, { all: opts.all }).map((l) => ({ ...l, value: plugins.redact(l.value) }));
       if (opts.output === 'json') {
         const out = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location }));
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
