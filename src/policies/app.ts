@@ -2,111 +2,90 @@
  * Policies of an app source tree: each chart's `conf.policy` layers, the
  * selected policy set, and the app-wide lint.
  */
-import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
-import { basename, extname, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { loadApp, type App, type Release } from '../app/index.js';
+import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
+import { describeKind, getNode, type ValueNode } from '../document/index.js';
+import { buildLayers, type LayerKind as ValuesLayerKind, type LayerProviders } from '../values/index.js';
 import { PolicyLookupError } from './errors.js';
 import { nearest } from './heuristics.js';
 import { lintResolved, sortFindings, type DeclaredRoles, type LintFinding } from './linter.js';
-import {
-  declaredRolesOf,
-  loadPolicyFile,
-  loadPolicySet,
-  policySetLayers,
-} from './loaders.js';
+import { declaredRolesOf, loadPolicyFile, loadPolicySet, POLICY_VALUES_PATH } from './loaders.js';
 import { matrixActions, matrixCell } from './matrix.js';
 import { resolveSections, type EffectivePolicy } from './policy.js';
-import type { PolicyLayer, PolicySet } from './types.js';
+import type { PolicyLayer, PolicySet, RuleSource } from './types.js';
 import { personaRoles } from './roles.js';
 
 /**
  * Which set to use: a name, `null` for none, or undefined for the one the
- * deployment spec selects (`features.policies`).
+ * merged deployment spec selects (`features.policies`).
  */
 export type SetChoice = string | null | undefined;
 
-/**
- * The set named by `features.policies` in `overrides/deployment.yaml`.
- * (The merged spec — preset, size, deployment — is src/app's job; this
- * reads the deployment file only, which is where the set is chosen.)
- */
-export async function selectedPolicySet(appRoot: string): Promise<string | undefined> {
-  const file = join(appRoot, 'overrides', 'deployment.yaml');
-  if (!existsSync(file)) return undefined;
-  const spec: unknown = parseYaml(await readFile(file, 'utf8'));
-  const features = isRecord(spec) ? spec['features'] : undefined;
-  const value = isRecord(features) ? features['policies'] : undefined;
+/** The set named by `features.policies` of the merged spec (preset → size → deployment file). */
+export function selectedPolicySet(app: App): string | undefined {
+  const value = app.spec.features.policies;
   return typeof value === 'string' && value !== '' && value !== 'none' ? value : undefined;
 }
 
-export async function resolveSetChoice(appRoot: string, choice: SetChoice): Promise<PolicySet | undefined> {
-  const name = choice === undefined ? await selectedPolicySet(appRoot) : choice;
-  return name === null || name === undefined || name === 'none' ? undefined : loadPolicySet(appRoot, name);
+export async function resolveSetChoice(app: App, choice: SetChoice): Promise<PolicySet | undefined> {
+  const name = choice === undefined ? selectedPolicySet(app) : choice;
+  return name === null || name === undefined || name === 'none' ? undefined : loadPolicySet(app.root, name);
 }
 
+/** Values layers whose files the policy loader reads itself, for exact positions inside each rule. */
+const FILE_LAYERS: ReadonlySet<ValuesLayerKind> = new Set(['chart', 'static', 'policy']);
+
 /**
- * The `conf.policy` layers of one chart, lowest first:
- *   "chart defaults"      charts/<chart>/values.yaml (or the release's `path`)
- *   "static"              overrides/static/<chart>.yaml
- *   "policy set <name>"   policies/<name>/<chart>.yaml
- *
- * TODO(values engine): this reads the three files itself. It is to be
- * replaced by the values engine's per-layer output (src/values
- * `buildLayers`), taking `conf.policy` of every layer that sets it — which
- * also brings templates, plugin, common, service and user layers in.
- * Keep this function the only place that knows where layers come from.
+ * The `conf.policy` layers of one release, lowest first: every values layer
+ * that sets `conf.policy` (chart defaults, static, template, policy set,
+ * plugin, common, group, service, user), as the values engine builds them.
  */
-export async function appPolicyLayers(appRoot: string, chart: string, options: { set?: SetChoice } = {}): Promise<PolicyLayer[]> {
-  const set = await resolveSetChoice(appRoot, options.set);
+export async function appPolicyLayers(app: App, release: Release, options: { set?: SetChoice; providers?: LayerProviders } = {}): Promise<PolicyLayer[]> {
+  const set = await resolveSetChoice(app, options.set);
+  // The values engine picks the set from the spec; point it at the chosen one.
+  const source: App = { ...app, spec: { ...app.spec, features: { ...app.spec.features, policies: set?.name ?? 'none' } } };
   const layers: PolicyLayer[] = [];
-  const values = join(await chartDir(appRoot, chart), 'values.yaml');
-  if (existsSync(values)) layers.push(...(await loadPolicyFile(values, { label: 'chart defaults', kind: 'defaults' })));
-  const staticFile = join(appRoot, 'overrides', 'static', `${chart}.yaml`);
-  if (existsSync(staticFile)) layers.push(...(await loadPolicyFile(staticFile, { label: 'static', kind: 'override' })));
-  if (set) layers.push(...(await policySetLayers(set, chart)));
+  for (const layer of await buildLayers(source, release, options.providers)) {
+    const policy = getNode(layer.root, POLICY_VALUES_PATH);
+    if (!policy) continue;
+    const kind = layer.kind === 'chart' ? 'defaults' : 'override';
+    if (layer.file && FILE_LAYERS.has(layer.kind)) {
+      const label = layer.kind === 'chart' ? 'chart defaults' : layer.kind === 'policy' && set ? `policy set ${set.name}` : layer.label;
+      layers.push(...(await loadPolicyFile(app.path(layer.file), { label, kind })));
+    } else layers.push(...policyLayersOfNode(policy, layer.label, kind));
+  }
   return layers;
 }
 
-/** The folder of a chart: the release table's `path` for it, else charts/<chart>. */
-async function chartDir(appRoot: string, chart: string): Promise<string> {
-  const release = (await releaseCharts(appRoot)).find((r) => r.chart === chart && r.path !== undefined);
-  return resolve(appRoot, release?.path ?? join('charts', chart));
-}
-
-async function releaseCharts(appRoot: string): Promise<{ chart: string; path?: string }[]> {
-  const file = join(appRoot, 'fluxcd', 'releases.yaml');
-  if (!existsSync(file)) return [];
-  const table: unknown = parseYaml(await readFile(file, 'utf8'));
-  const releases = isRecord(table) && Array.isArray(table['releases']) ? (table['releases'] as unknown[]) : [];
-  return releases.flatMap((r) => {
-    if (!isRecord(r) || typeof r['chart'] !== 'string') return [];
-    return [{ chart: r['chart'], ...(typeof r['path'] === 'string' ? { path: r['path'] } : {}) }];
+/** Policy layers of a values tree (layers computed in memory: templates, spec sections, plugins). */
+function policyLayersOfNode(node: ValueNode, label: string, kind: 'defaults' | 'override'): PolicyLayer[] {
+  if (node.kind !== 'map' || node.entries.size === 0) return [];
+  const sectioned = [...node.entries.values()].every((v) => v.kind === 'map');
+  const sections: [string, ValueNode][] = sectioned ? [...node.entries] : [['', node]];
+  return sections.map(([section, rulesNode]) => {
+    const rules = new Map<string, RuleSource>();
+    const removed = new Map<string, SourceLocation>();
+    const problems: Diagnostic[] = [];
+    for (const [name, value] of rulesNode.kind === 'map' ? rulesNode.entries : []) {
+      const location = value.origin.location;
+      if (value.kind === 'scalar' && value.value === null) removed.set(name, location);
+      else if (value.kind === 'scalar' && typeof value.value === 'string') rules.set(name, { name, text: value.value, location, keyLocation: location });
+      else problems.push({ severity: 'error', message: `rule "${name}" must be a string, got ${describeKind(value)}`, location });
+    }
+    return { label, file: sections[0]?.[1].origin.location.file ?? '', kind, section, rules, removed, problems };
   });
 }
 
-/** Every chart the app has: charts/ folders and the release table's charts. */
-export async function appCharts(appRoot: string): Promise<string[]> {
-  const names = new Set<string>();
-  const chartsDir = join(appRoot, 'charts');
-  if (existsSync(chartsDir)) {
-    for (const entry of await readdir(chartsDir, { withFileTypes: true })) {
-      if (entry.isDirectory() && existsSync(join(chartsDir, entry.name, 'Chart.yaml'))) names.add(entry.name);
-    }
-  }
-  for (const r of await releaseCharts(appRoot)) names.add(r.chart);
-  return [...names].sort();
+/** Charts of the app's releases, first release of each. */
+function releasesByChart(app: App): Map<string, Release> {
+  const out = new Map<string, Release>();
+  for (const release of app.releases) if (!out.has(release.chart)) out.set(release.chart, release);
+  return out;
 }
 
-/** Charts that have any policy layer: charts, static overrides and set files. */
-async function policyCandidates(appRoot: string, set: PolicySet | undefined): Promise<string[]> {
-  const names = new Set(await appCharts(appRoot));
-  const staticDir = join(appRoot, 'overrides', 'static');
-  if (existsSync(staticDir)) {
-    for (const f of await readdir(staticDir)) if (extname(f) === '.yaml') names.add(basename(f, '.yaml'));
-  }
-  for (const chart of set?.files.keys() ?? []) names.add(chart);
-  return [...names].sort();
+/** Every chart the app's releases use. */
+export function appCharts(app: App): string[] {
+  return [...releasesByChart(app).keys()].sort();
 }
 
 /** One chart's policy: each section stacked (one section `""` unless the chart keeps a map per service). */
@@ -118,31 +97,33 @@ export interface ChartPolicy {
 
 export interface AppPolicies {
   readonly root: string;
+  readonly app: App;
   readonly set?: PolicySet;
   readonly charts: ReadonlyMap<string, ChartPolicy>;
 }
 
 /** The policy of every chart that has one (or of `chart` only). */
-export async function loadAppPolicies(appRoot: string, options: { set?: SetChoice; chart?: string } = {}): Promise<AppPolicies> {
-  const root = resolve(appRoot);
-  const set = await resolveSetChoice(root, options.set);
+export async function loadAppPolicies(appRoot: string, options: { set?: SetChoice; chart?: string; deployment?: string } = {}): Promise<AppPolicies> {
+  const app = await loadApp(appRoot, options.deployment ? { deployment: options.deployment } : {});
+  const set = await resolveSetChoice(app, options.set);
   const setChoice: SetChoice = set?.name ?? null;
-  const candidates = await policyCandidates(root, set);
+  const byChart = releasesByChart(app);
+  const candidates = [...byChart.keys()].sort();
   if (options.chart !== undefined && !candidates.includes(options.chart)) {
     const guess = nearest(options.chart, candidates);
     throw new PolicyLookupError(`the app has no chart "${options.chart}"${guess ? ` (did you mean "${guess}"?)` : ''}`);
   }
   const charts = new Map<string, ChartPolicy>();
   for (const chart of options.chart !== undefined ? [options.chart] : candidates) {
-    const layers = await appPolicyLayers(root, chart, { set: setChoice });
+    const layers = await appPolicyLayers(app, byChart.get(chart) as Release, { set: setChoice });
     if (layers.length === 0 && options.chart === undefined) continue;
     charts.set(chart, { chart, layers, sections: resolveSections(layers) });
   }
-  return { root, ...(set ? { set } : {}), charts };
+  return { root: app.root, app, ...(set ? { set } : {}), charts };
 }
 
 /** The effective policy of `chart` (and `section`, for a chart with one map per service). */
-export function pickPolicy(policies: AppPolicies, chart: string, section?: string): EffectivePolicy {
+export function pickPolicy(policies: Pick<AppPolicies, 'charts'>, chart: string, section?: string): EffectivePolicy {
   const chartPolicy = policies.charts.get(chart);
   if (!chartPolicy || chartPolicy.sections.size === 0) {
     throw new PolicyLookupError(`chart "${chart}" has no conf.policy in any layer`);
@@ -186,7 +167,7 @@ export async function lintApp(appRoot: string, options: AppLintOptions = {}): Pr
     }
   }
   if (policies.set && options.chart === undefined) {
-    const known = await appCharts(policies.root);
+    const known = appCharts(policies.app);
     if (known.length > 0) {
       for (const [chart, file] of policies.set.files) {
         if (known.includes(chart)) continue;
@@ -241,8 +222,4 @@ function sectionDrift(policies: AppPolicies, set: PolicySet): LintFinding[] {
     }
   }
   return findings;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -149,7 +149,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   add('custom-images', 'main.customImages', imagesLayer(source, release, customImages(source), 'main.customImages'));
 
   const policySet = source.spec.features.policies;
-  if (typeof policySet === 'string' && policySet !== '') {
+  if (typeof policySet === 'string' && policySet !== '' && policySet !== 'none') {
     const dir = `policies/${policySet}`;
     if (!existsSync(source.path(dir))) {
       const at = getNode(source.specNode, ['features', 'policies'])?.origin.location;

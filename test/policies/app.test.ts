@@ -10,7 +10,10 @@ import {
   PolicySetError,
   selectedPolicySet,
 } from '../../src/policies/index.js';
+import { loadApp, type App } from '../../src/app/index.js';
 import { writeTree } from './helpers.js';
+
+const releaseOf = (app: App, name: string) => app.graph.byName.get(name)!;
 
 const SET_YAML = `description: Test set.
 roles:
@@ -38,7 +41,10 @@ function demoApp(overrides: Record<string, string> = {}): string {
     ].join('\n'),
     'charts/dash/Chart.yaml': 'apiVersion: v2\nname: dash\nversion: 0.1.0\n',
     'charts/dash/values.yaml': 'conf:\n  policy: {}\n',
-    'overrides/deployment.yaml': 'main:\n  release: "2025.1"\nfeatures:\n  policies: demo\n',
+    'fluxcd/metadata.yaml': 'app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\n',
+    'fluxcd/releases.yaml': 'releases:\n  - {name: compute, chart: compute, service: compute}\n  - {name: dash, chart: dash, service: dashboard}\n',
+    'overrides/versions/2025.1.yaml': 'release: "2025.1"\nimages: {}\n',
+    'overrides/deployment.yaml': 'main:\n  release: "2025.1"\nfeatures:\n  services: [compute, dashboard]\n  policies: demo\n',
     'overrides/static/compute.yaml': 'conf:\n  policy:\n    "compute:servers:delete": "role:admin or role:member"\n',
     'policies/demo/set.yaml': SET_YAML,
     'policies/demo/compute.yaml': [
@@ -117,8 +123,9 @@ describe('policy sets', () => {
 describe('app layers', () => {
   it('come from the chart, the static overrides and the set the deployment spec selects, in that order', async () => {
     const root = demoApp();
-    expect(await selectedPolicySet(root)).toBe('demo');
-    const layers = await appPolicyLayers(root, 'compute');
+    const app = await loadApp(root);
+    expect(selectedPolicySet(app)).toBe('demo');
+    const layers = await appPolicyLayers(app, releaseOf(app, 'compute'));
     expect(layers.map((l) => [l.label, l.kind, l.file.slice(root.length + 1)])).toEqual([
       ['chart defaults', 'defaults', 'charts/compute/values.yaml'],
       ['static', 'override', 'overrides/static/compute.yaml'],
@@ -127,18 +134,51 @@ describe('app layers', () => {
   });
 
   it('follow the release table to a chart kept elsewhere', async () => {
-    const root = writeTree({
-      'fluxcd/releases.yaml': 'releases:\n  - name: compute\n    chart: compute\n    path: vendor/compute\n',
+    const root = demoApp({
+      'fluxcd/releases.yaml': 'releases:\n  - name: compute\n    chart: compute\n    path: vendor/compute\n    service: compute\n',
       'vendor/compute/Chart.yaml': 'apiVersion: v2\nname: compute\nversion: 0.1.0\n',
       'vendor/compute/values.yaml': 'conf:\n  policy:\n    "compute:get": "role:admin"\n',
+      'overrides/static/compute.yaml': '{}\n',
+      'overrides/deployment.yaml': 'main:\n  release: "2025.1"\nfeatures:\n  services: [compute]\n',
     });
-    const layers = await appPolicyLayers(root, 'compute');
+    const app = await loadApp(root);
+    const layers = await appPolicyLayers(app, releaseOf(app, 'compute'));
     expect(layers.map((l) => l.file.slice(root.length + 1))).toEqual(['vendor/compute/values.yaml']);
   });
 
   it('leave the set out with set "none" (null)', async () => {
-    const layers = await appPolicyLayers(demoApp(), 'compute', { set: null });
+    const app = await loadApp(demoApp());
+    const layers = await appPolicyLayers(app, releaseOf(app, 'compute'), { set: null });
     expect(layers.map((l) => l.label)).toEqual(['chart defaults', 'static']);
+  });
+
+  it('include every values layer that sets conf.policy: templates and the spec too, set from the merged spec', async () => {
+    const root = demoApp({
+      'overrides/presets/strict.yaml': 'features:\n  policies: demo\n',
+      'overrides/templates/compute.yaml.hbs': 'conf:\n  policy:\n    "compute:servers:show": "role:{{features.viewer}}"\n',
+      'overrides/deployment.yaml': [
+        'main:',
+        '  release: "2025.1"',
+        '  preset: strict',
+        'features:',
+        '  services: [compute, dashboard]',
+        '  viewer: reader',
+        'services:',
+        '  compute:',
+        '    compute:',
+        '      values:',
+        '        conf:',
+        '          policy:',
+        '            "compute:servers:create": "role:admin"',
+        '',
+      ].join('\n'),
+    });
+    const app = await loadApp(root);
+    const layers = await appPolicyLayers(app, releaseOf(app, 'compute'));
+    expect(layers.map((l) => l.label)).toEqual(['chart defaults', 'static', 'template', 'policy set demo', 'services.compute.compute']);
+    const service = layers.at(-1)!.rules.get('compute:servers:create');
+    expect(service).toMatchObject({ text: 'role:admin', location: { file: 'overrides/deployment.yaml', line: 13 } });
+    expect(layers[2]!.rules.get('compute:servers:show')).toMatchObject({ text: 'role:reader', location: { file: 'overrides/templates/compute.yaml.hbs', line: 3 } });
   });
 
   it('give the effective rule with the layer and file that set it', async () => {

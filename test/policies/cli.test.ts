@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EXIT_DENY, register, runCheck, runLint, runMatrix, type Output } from '../../src/cli/commands/policy.js';
 import { PolicyLookupError } from '../../src/policies/index.js';
-import { writeTree } from './helpers.js';
+import { writeAppTree, writeTree } from './helpers.js';
 
 function capture(): Output & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
@@ -137,10 +137,7 @@ describe('policy check', () => {
   });
 
   it('asks for --chart in an app, and for --section in a chart with one policy per service', async () => {
-    const root = writeTree({
-      'charts/dash/Chart.yaml': 'name: dash\n',
-      'charts/dash/values.yaml': 'conf:\n  policy:\n    nova:\n      "x:get": "@"\n    glance:\n      "y:get": "@"\n',
-    });
+    const root = writeAppTree({ 'charts/dash/values.yaml': 'conf:\n  policy:\n    nova:\n      "x:get": "@"\n    glance:\n      "y:get": "@"\n' }, ['dash']);
     await expect(runCheck([root], { action: 'x:get' }, capture())).rejects.toThrow(/--chart is required/);
     await expect(runCheck([root], { action: 'x:get', chart: 'dash' }, capture())).rejects.toThrow(/choose one with --section \(nova, glance\)/);
     expect(await runCheck([root], { action: 'x:get', chart: 'dash/nova' }, capture())).toBe(0);
@@ -160,12 +157,13 @@ describe('policy matrix', () => {
   });
 
   it('prints CSV with --output csv, one row per chart and action of an app', async () => {
-    const root = writeTree({
-      'charts/nova/Chart.yaml': 'name: nova\n',
-      'charts/nova/values.yaml': NOVA,
-      'charts/glance/Chart.yaml': 'name: glance\n',
-      'charts/glance/values.yaml': 'conf:\n  policy:\n    get_image: "role:admin or \'public\':%(visibility)s"\n',
-    });
+    const root = writeAppTree(
+      {
+        'charts/nova/values.yaml': NOVA,
+        'charts/glance/values.yaml': 'conf:\n  policy:\n    get_image: "role:admin or \'public\':%(visibility)s"\n',
+      },
+      ['nova', 'glance'],
+    );
     const io = capture();
     await runMatrix([root], { roles: 'admin,member', output: 'csv', target: ['visibility=public'] }, io);
     expect(io.stdout).toEqual([

@@ -19,6 +19,21 @@ export function writeTree(files: Record<string, string>): string {
   return root;
 }
 
+/**
+ * A minimal but complete app around the given files: metadata, a release
+ * per chart (named like the chart, all enabled) and a version catalog.
+ */
+export function writeAppTree(files: Record<string, string>, charts: readonly string[], features = ''): string {
+  return writeTree({
+    'fluxcd/metadata.yaml': 'app_name: policy-test\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\n',
+    'fluxcd/releases.yaml': `releases:\n${charts.map((c) => `  - {name: ${c}, chart: ${c}, service: ${c}}\n`).join('')}`,
+    'overrides/versions/2025.1.yaml': 'release: "2025.1"\nimages: {}\n',
+    'overrides/deployment.yaml': `main:\n  release: "2025.1"\nfeatures:\n  services: [${charts.join(', ')}]\n${features}`,
+    ...Object.fromEntries(charts.map((c) => [`charts/${c}/Chart.yaml`, `apiVersion: v2\nname: ${c}\nversion: 0.1.0\n`])),
+    ...files,
+  });
+}
+
 afterEach(() => {
   for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
 });

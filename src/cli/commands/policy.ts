@@ -216,7 +216,7 @@ function pick(loaded: LoadedPolicies, chart: string | undefined, section: string
   if (chart === undefined) throw new PolicyUsageError('--chart is required with an app folder');
   const entry = loaded.policies.get(chart);
   const policy = pickPolicy(
-    { root: '', charts: new Map([[chart, { chart, layers: [], sections: entry?.sections ?? new Map() }]]) },
+    { charts: new Map([[chart, { chart, layers: [], sections: entry?.sections ?? new Map() }]]) },
     chart,
     section,
   );
