@@ -18,6 +18,7 @@ toolkit.workload: a Deployment or DaemonSet with the chart conventions.
     ["pod" $yaml]                      extra pod spec fields (hostNetwork, dnsPolicy, ...)
     ["annotations" (dict ...)]         on the workload and its pods
     ["checksumFiles" (list ...)]       default configmap-bin.yaml, secret-etc.yaml
+    ["checksums" false]                no checksum annotations (nothing to roll on)
     ["strategy" $yaml]                 strategy / updateStrategy text
   )
 */}}
@@ -57,11 +58,19 @@ spec:
     metadata:
       labels:
         {{- include "toolkit.labels" (dict "ctx" $ctx "component" .component) | nindent 8 }}
+      {{- $checksums := "" }}
+      {{- if ne (toString .checksums) "false" }}
+      {{- $checksums = include "toolkit.checksums" (dict "ctx" $ctx "files" $files) }}
+      {{- end }}
+      {{- if or .annotations $checksums }}
       annotations:
         {{- with .annotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
-        {{- include "toolkit.checksums" (dict "ctx" $ctx "files" $files) | nindent 8 }}
+        {{- with $checksums }}
+        {{- . | nindent 8 }}
+        {{- end }}
+      {{- end }}
     spec:
       {{- include "toolkit.podSpecCommon" (dict "ctx" $ctx "component" $podKey "labels" (.labels | default $key)) | nindent 6 }}
       {{- if .antiAffinity }}

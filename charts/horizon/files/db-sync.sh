@@ -1,0 +1,4 @@
+#!/bin/bash
+# Create or migrate the dashboard's session tables.
+set -euo pipefail
+django-admin migrate --noinput
