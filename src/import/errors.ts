@@ -19,12 +19,13 @@ export class ImportTargetError extends FlotillaError {}
 
 /**
  * The imported tree, loaded back, does not reproduce the original HelmReleases
- * or charts. This is the importer's last check; it means a bug, and the tree
+ * or charts (the importer's last check: a case the checks before it missed,
+ * such as an archive holding a file Helm ignores in a chart folder). The tree
  * is not put in place.
  */
 export class ImportVerificationError extends DiagnosticsError {
   constructor(diagnostics: readonly Diagnostic[]) {
-    super('the imported app does not reproduce the source (nothing was written; please report this):', diagnostics);
+    super('the imported app would not reproduce the source, so nothing was written:', diagnostics);
   }
 }
 

@@ -19,7 +19,8 @@ export interface StaticOverridesOfChart {
 }
 
 const KEY = /^[A-Za-z0-9_-]+$/;
-export const BUILD_TOKEN = /@[A-Za-z0-9_]+@/;
+/** A build-time token as `flotilla build` (and the StarlingX package build) replaces it. */
+export const BUILD_TOKEN = /@[A-Z][A-Z0-9_]*@/;
 
 interface Found {
   readonly chart: string;

@@ -117,9 +117,21 @@ export async function importStarlingxApp(source: string, target: string, opts: I
     problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
   }
 
+  // Build tokens (@IMAGE_PREFIX@ …) in files that ship: the build needs their values.
+  const tokens = new Set<string>();
+  const noteTokens = (data: Buffer, file: string): void => {
+    const found = [...new Set([...data.toString('utf8').matchAll(new RegExp(BUILD_TOKEN.source, 'g'))].map((m) => m[0]))];
+    if (found.length === 0) return;
+    for (const t of found) tokens.add(t.slice(1, -1));
+    problems.warn(
+      `uses build token${found.length > 1 ? 's' : ''} ${found.join(', ')}: give ${found.length > 1 ? 'their values' : 'its value'} in fluxcd/build.yaml tokens (or --token) before building`,
+      { file, line: 1, column: 1 },
+    );
+  };
+  if (metadataBytes) noteTokens(metadataBytes, 'metadata.yaml');
+
   // Static overrides are kept per chart: releases sharing a chart must agree.
   const staticByChart = new Map<string, ImportedRelease>();
-  const tokens = new Set<string>();
   for (const r of releases) {
     const previous = staticByChart.get(r.chart);
     const data = r.source.staticOverrides.data;
@@ -130,14 +142,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
       );
     }
     if (!previous) staticByChart.set(r.chart, r);
-    const found = [...data.toString('utf8').matchAll(new RegExp(BUILD_TOKEN.source, 'g'))].map((m) => m[0]);
-    if (found.length > 0 && !previous) {
-      for (const t of found) tokens.add(t.slice(1, -1));
-      problems.warn(
-        `uses build token${found.length > 1 ? 's' : ''} ${[...new Set(found)].join(', ')}: give ${found.length > 1 ? 'their values' : 'its value'} in fluxcd/build.yaml tokens (or --token) before building`,
-        { file: r.source.staticOverrides.file, line: 1, column: 1 },
-      );
-    }
+    if (!previous) noteTokens(data, r.source.staticOverrides.file);
   }
 
   // Which releases the spec turns on: all but those StarlingX would not deploy either.

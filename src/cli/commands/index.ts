@@ -19,4 +19,5 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   inspect: () => import('./verify.js'),
   policy: () => import('./policy.js'),
   plugin: () => import('./plugin.js'),
+  import: () => import('./import.js'),
 };
