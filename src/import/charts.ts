@@ -144,6 +144,40 @@ export async function findCharts(needs: readonly ChartNeed[], places: readonly C
   return found;
 }
 
+/** Every chart folder and archive a chart was read from, its dependencies included. */
+function origins(chart: ChartSource, out: Set<string> = new Set()): Set<string> {
+  out.add(chart.origin.kind === 'directory' ? resolve(chart.origin.dir) : chart.origin.file);
+  for (const dep of chart.dependencies) origins(dep.chart, out);
+  return out;
+}
+
+/**
+ * Charts shipped with the app itself (its charts/ folder or the tarball's)
+ * that no release uses, directly or as a dependency: not imported, and said so.
+ */
+export async function unusedCharts(places: readonly ChartPlace[], charts: Iterable<ImportedChart>): Promise<string[]> {
+  const used = new Set<string>();
+  for (const c of charts) origins(c.chart, used);
+  const out: string[] = [];
+  for (const place of places) {
+    if (place.kind === 'disk' && place.explicit) continue;
+    if (place.kind === 'tarball') {
+      for (const entry of await place.source.list(place.dir)) {
+        const label = `${basename(place.source.path)}#${place.dir}/${entry.name}`;
+        if (entry.kind === 'file' && ARCHIVE.test(entry.name) && !used.has(label)) out.push(`${place.dir}/${entry.name}`);
+      }
+      continue;
+    }
+    for (const name of (await readdir(place.dir).catch(() => [] as string[])).sort(compareBytewise)) {
+      const path = resolve(place.dir, name);
+      const info = await stat(path).catch(() => undefined);
+      const isChart = info?.isDirectory() ? await stat(join(path, 'Chart.yaml')).then(() => true, () => false) : info?.isFile() && ARCHIVE.test(name);
+      if (isChart && !used.has(path)) out.push(path);
+    }
+  }
+  return out;
+}
+
 /** Files of a chart archive for `dep`: its tree under one top folder, in Helm's order. */
 function packDependency(dep: ChartSource): Buffer {
   const entries = chartTree(dep).map((f) => ({ path: `${dep.name}/${f.path}`, data: f.data }));

@@ -10,7 +10,7 @@
 import { basename, join, resolve } from 'node:path';
 import { readMetadata } from '../app/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { chartOutputFiles, findCharts, type ChartNeed, type ChartPlace } from './charts.js';
+import { chartOutputFiles, findCharts, unusedCharts, type ChartNeed, type ChartPlace } from './charts.js';
 import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
 import { BUILD_TOKEN, harvestImages } from './images.js';
 import { readManifests } from './manifests.js';
@@ -64,6 +64,24 @@ function findCycle(releases: readonly ImportedRelease[]): string[] | undefined {
   return undefined;
 }
 
+/** Release names wave by wave (a release after everything it depends on), table order within a wave. */
+function wavesInOrder(releases: readonly ImportedRelease[]): string[] {
+  const byName = new Map(releases.map((r) => [r.name, r]));
+  const depth = new Map<string, number>();
+  const depthOf = (name: string): number => {
+    const known = depth.get(name);
+    if (known !== undefined) return known;
+    const deps = (byName.get(name)?.dependsOn ?? []).filter((d) => byName.has(d));
+    const d = deps.length === 0 ? 0 : Math.max(...deps.map(depthOf)) + 1;
+    depth.set(name, d);
+    return d;
+  };
+  return releases
+    .map((r, i) => ({ name: r.name, wave: depthOf(r.name), i }))
+    .sort((a, b) => a.wave - b.wave || a.i - b.i)
+    .map((r) => r.name);
+}
+
 /**
  * Imports the StarlingX application at `source` (a folder, or the
  * application .tgz) into a new flotilla app source tree at `target`.
@@ -115,6 +133,14 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   if (cycle) {
     const first = releases.find((r) => r.name === cycle[0])!;
     problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
+  } else {
+    const applyOrder = wavesInOrder(releases);
+    if (applyOrder.join() !== releases.map((r) => r.name).join()) {
+      problems.warn(
+        `flotilla build lists the release folders in apply order (${applyOrder.join(', ')}); the release table keeps this file's order (kustomize output order only, Flux follows dependsOn)`,
+        releases[0]?.source.listedAt,
+      );
+    }
   }
 
   // Build tokens (@IMAGE_PREFIX@ …) in files that ship: the build needs their values.
@@ -181,6 +207,11 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   }
   const chartNeeds: ChartNeed[] = [...needs].map(([chart, requests]) => ({ chart, requests }));
   const charts = problems.failed ? new Map() : await findCharts(chartNeeds, places, problems);
+  if (!problems.failed) {
+    for (const path of await unusedCharts(places, charts.values())) {
+      problems.warn(`chart ${path} is not used by any release (nor as a dependency): not imported`);
+    }
+  }
 
   if (problems.failed || !manifests || !metadata || metadataBytes === undefined) {
     throw new ImportRejectedError(src.path, problems.items);

@@ -157,6 +157,10 @@ async function readBase(source: SourceFiles, base: string, namespace: string | u
     const doc = await readSourceYaml(source, rel, problems);
     if (!doc) continue;
     const repo = readHelmRepository(doc, problems);
+    if (repo?.namespace !== undefined && repo.namespace !== namespace) {
+      problems.warn(`metadata.namespace "${repo.namespace}" is overridden by the top kustomization's; not imported`, repo.location, ['metadata', 'namespace']);
+    }
+    if (repo && repo.interval === undefined) problems.warn('spec.interval is not set; flotilla build writes 1m', repo.location, ['spec', 'interval']);
     if (repo) repos.push(repo);
   }
   if (repos.length === 0) {

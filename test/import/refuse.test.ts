@@ -220,6 +220,20 @@ describe('import warns about harmless differences and goes on', () => {
     expect(readFileSync(join(out, 'overrides', 'deployment.yaml'), 'utf8')).toContain('#   glance: depends on keystone');
   });
 
+  it('says when the build will list the folders in another order, and which shipped charts no release uses', async () => {
+    const f = await stxFixture('in-charts');
+    edit(f.dir, 'fluxcd-manifests/kustomization.yaml', '  - ingress\n  - mariadb\n  - keystone\n  - glance\n', '  - glance\n  - keystone\n  - mariadb\n  - ingress\n');
+    write(f.dir, 'charts/unused/Chart.yaml', 'apiVersion: v2\nname: unused\nversion: 1.0.0\n');
+    const out = targetDir();
+    const report = await importStarlingxApp(f.dir, out);
+    expect(report.warnings.map(formatDiagnostic)).toEqual([
+      'fluxcd-manifests/kustomization.yaml:7:5: warning: flotilla build lists the release folders in apply order (ingress, mariadb, keystone, glance); the release table keeps this file\'s order (kustomize output order only, Flux follows dependsOn)',
+      `warning: chart ${join(f.dir, 'charts', 'unused')} is not used by any release (nor as a dependency): not imported`,
+    ]);
+    const app = await loadApp(out);
+    expect(app.releases.map((r) => r.name)).toEqual(['glance', 'keystone', 'mariadb', 'ingress']);
+  });
+
   it('says the packaged system overrides are not imported, and a helm_repo that is not the base repository', async () => {
     const f = await stxFixture();
     write(f.dir, 'fluxcd-manifests/ingress/ingress-system-overrides.yaml', 'pod:\n  replicas:\n    ingress: 3\n');
