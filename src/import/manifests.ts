@@ -22,7 +22,7 @@ const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
 /** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
-function checkKustomizationKeys(doc: SourceYaml, map: MapNode, allowed: readonly string[], problems: Problems, why: string): void {
+function checkKustomizationKeys(map: MapNode, allowed: readonly string[], problems: Problems, why: string): void {
   const apiVersion = map.entries.get('apiVersion');
   if (apiVersion && asString(apiVersion) !== KUSTOMIZE_API) {
     problems.error(`apiVersion ${shown(apiVersion)} is not ${KUSTOMIZE_API}`, locationOf(apiVersion), ['apiVersion']);
@@ -33,7 +33,6 @@ function checkKustomizationKeys(doc: SourceYaml, map: MapNode, allowed: readonly
     if (key === 'apiVersion' || key === 'kind' || allowed.includes(key)) continue;
     problems.error(`"${key}" cannot be imported: ${why}`, locationOf(node), [key]);
   }
-  void doc;
 }
 
 function stringList(node: ValueNode | undefined, problems: Problems, what: string, path: string): { value: string; at: SourceLocation }[] | undefined {
@@ -62,7 +61,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     problems.error('expected a kustomization (a map with namespace and resources)', fileStart(top.file));
     return undefined;
   }
-  checkKustomizationKeys(top, topMap, ['namespace', 'resources'], problems, 'the top kustomization flotilla writes holds only namespace and resources (base and one folder per release)');
+  checkKustomizationKeys(topMap, ['namespace', 'resources'], problems, 'the top kustomization flotilla writes holds only namespace and resources (base and one folder per release)');
 
   const namespaceNode = topMap.entries.get('namespace');
   let namespace = asString(namespaceNode);
@@ -101,6 +100,10 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     }
     folders.push({ name, at });
   }
+  for (const entry of await source.list(dir)) {
+    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(`${dir}/${entry.name}/helmrelease.yaml`)) !== 'file') continue;
+    problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
+  }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
@@ -123,8 +126,9 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
   if (!repository || namespace === undefined) return undefined;
   for (const r of releases) {
     if (r.namespace !== undefined && r.namespace !== namespace) {
-      problems.warn(
-        `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization puts every resource in "${namespace}"; imported as written`,
+      // kustomize puts every resource in the top namespace; flotilla derives the top namespace from the releases' own.
+      problems.error(
+        `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization puts every resource in "${namespace}"; flotilla writes one namespace for both: make them agree`,
         r.listedAt,
       );
     }
@@ -140,7 +144,7 @@ async function readBase(source: SourceFiles, base: string, namespace: string | u
     problems.error('expected a kustomization listing the HelmRepository file', fileStart(kust.file));
     return undefined;
   }
-  checkKustomizationKeys(kust, map, ['resources', 'namespace'], problems, 'flotilla writes base/ with the HelmRepository only');
+  checkKustomizationKeys(map, ['resources', 'namespace'], problems, 'flotilla writes base/ with the HelmRepository only');
   const nsNode = map.entries.get('namespace');
   if (nsNode && asString(nsNode) !== namespace) {
     problems.warn(`namespace ${shown(nsNode)} is overridden by the top kustomization's; not imported`, locationOf(nsNode), ['namespace']);
@@ -242,7 +246,7 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
     problems.error('expected a kustomization', fileStart(kust.file));
     return undefined;
   }
-  checkKustomizationKeys(kust, map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems, 'flotilla writes a release folder\'s kustomization with namespace, resources, secretGenerator and generatorOptions only');
+  checkKustomizationKeys(map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems, 'flotilla writes a release folder\'s kustomization with namespace, resources, secretGenerator and generatorOptions only');
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);

@@ -171,6 +171,16 @@ describe('import refuses what it cannot represent, at file:line', () => {
     ]);
   });
 
+  it('a release folder namespace other than the top kustomization\'s', async () => {
+    const f = await stxFixture();
+    edit(f.dir, KUST('mariadb'), 'namespace: openstack', 'namespace: databases');
+    const { lines } = await rejected(f);
+    expect(lines).toEqual([
+      'fluxcd-manifests/kustomization.yaml:8:5: error: release folder mariadb sets namespace "databases", but the top kustomization puts every resource in "openstack"; flotilla writes one namespace for both: make them agree',
+      `${HR('mariadb')}:37:7: error: dependsOn ingress in namespace "openstack" cannot be imported: flotilla's dependsOn names releases of this app, in its namespace "databases" (at spec.dependsOn[0].namespace)`,
+    ]);
+  });
+
   it('a top kustomization with patches, a base with two repositories', async () => {
     const f = await stxFixture();
     edit(f.dir, 'fluxcd-manifests/kustomization.yaml', /$/, 'patches:\n  - path: suspend.yaml\n');
@@ -232,6 +242,14 @@ describe('import warns about harmless differences and goes on', () => {
     ]);
     const app = await loadApp(out);
     expect(app.releases.map((r) => r.name)).toEqual(['glance', 'keystone', 'mariadb', 'ingress']);
+  });
+
+  it('says which release folders the top kustomization does not list', async () => {
+    const f = await stxFixture();
+    edit(f.dir, 'fluxcd-manifests/kustomization.yaml', '  - glance\n', '');
+    const { report, warnings } = await accepted(f);
+    expect(warnings).toEqual(['fluxcd-manifests/kustomization.yaml:1:1: warning: release folder glance/ is not listed in resources: not imported (StarlingX does not deploy it either)']);
+    expect(report.releases.map((r) => r.name)).toEqual(['ingress', 'mariadb', 'keystone']);
   });
 
   it('says the packaged system overrides are not imported, and a helm_repo that is not the base repository', async () => {
