@@ -18,14 +18,19 @@ None
 {{- end -}}
 {{- end -}}
 
-{{/* Settings derived from endpoints and conf.policy, under conf.horizon.local_settings. */}}
+{{/*
+Settings derived from endpoints and conf.policy, under conf.horizon.local_settings.
+POLICY_FILES: conf.policy is keyed by chart (keystone, nova, ...); Horizon
+keys its policy files by its own service names (identity, compute, ...).
+*/}}
 {{- define "horizon.derivedSettings" -}}
 {{- $db := include "toolkit.endpoint.scope" (dict "ctx" . "type" "oslo_db" "scope" "internal") | fromYaml -}}
 {{- $dbAuth := .Values.endpoints.oslo_db.auth.horizon -}}
 {{- $public := include "toolkit.endpoint.scope" (dict "ctx" . "type" "dashboard" "scope" "public") | fromYaml -}}
 {{- $policyFiles := dict -}}
-{{- range $service, $rules := .Values.conf.policy -}}
-{{- $_ := set $policyFiles $service (printf "%s_policy.yaml" $service) -}}
+{{- $horizonName := dict "keystone" "identity" "nova" "compute" "cinder" "volume" "glance" "image" "neutron" "network" -}}
+{{- range $chart, $rules := .Values.conf.policy -}}
+{{- $_ := set $policyFiles (get $horizonName $chart | default $chart) (printf "%s_policy.yaml" $chart) -}}
 {{- end -}}
 SECRET_KEY: {{ .Values.endpoints.dashboard.auth.secret_key.value | toString | quote }}
 OPENSTACK_KEYSTONE_URL: {{ include "toolkit.endpoint.url" (dict "ctx" . "type" "identity" "scope" "internal") | quote }}
@@ -62,10 +67,10 @@ POLICY_FILES:
 {{- end -}}
 
 {{- define "horizon.policyMounts" -}}
-{{- range $service, $rules := .Values.conf.policy }}
+{{- range $chart, $rules := .Values.conf.policy }}
 - name: etc
-  mountPath: {{ printf "/etc/openstack-dashboard/policy/%s_policy.yaml" $service }}
-  subPath: {{ printf "%s_policy.yaml" $service }}
+  mountPath: {{ printf "/etc/openstack-dashboard/policy/%s_policy.yaml" $chart }}
+  subPath: {{ printf "%s_policy.yaml" $chart }}
   readOnly: true
 {{- end }}
 {{- end -}}
