@@ -11,7 +11,14 @@ import { checkSchema, type JsonSchema } from './schema-check.js';
 export interface ReleaseActionFlags {
   readonly disableHooks: boolean;
   readonly disableWait: boolean;
-  readonly remediation?: { readonly retries?: number; readonly strategy?: 'rollback' | 'uninstall' };
+  readonly remediation?: {
+    readonly retries?: number;
+    readonly strategy?: 'rollback' | 'uninstall';
+    readonly ignoreTestFailures?: boolean;
+    readonly remediateLastFailure?: boolean;
+  };
+  /** Other Flux install/upgrade fields (crds, createNamespace, cleanupOnFail …), passed through. */
+  readonly [field: string]: unknown;
 }
 
 export interface Release {
@@ -44,17 +51,32 @@ const duration: JsonSchema = {
   pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$',
   expected: 'a Flux duration such as 30m, 1h or 90s',
 };
+// Flux's install/upgrade fields, by name, so a typo is still an error.
+const remediationFields = {
+  retries: { type: 'integer', minimum: -1 },
+  strategy: { enum: ['rollback', 'uninstall'] },
+  ignoreTestFailures: { type: 'boolean' },
+  remediateLastFailure: { type: 'boolean' },
+};
 const actionFlags: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     disableHooks: { type: 'boolean' },
     disableWait: { type: 'boolean' },
-    remediation: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { retries: { type: 'integer', minimum: -1 }, strategy: { enum: ['rollback', 'uninstall'] } },
-    },
+    disableWaitForJobs: { type: 'boolean' },
+    disableOpenAPIValidation: { type: 'boolean' },
+    disableSchemaValidation: { type: 'boolean' },
+    disableTakeOwnership: { type: 'boolean' },
+    timeout: duration,
+    crds: { enum: ['Skip', 'Create', 'CreateReplace'] },
+    createNamespace: { type: 'boolean' },
+    replace: { type: 'boolean' },
+    force: { type: 'boolean' },
+    cleanupOnFail: { type: 'boolean' },
+    preserveValues: { type: 'boolean' },
+    maxHistory: { type: 'integer', minimum: 0 },
+    remediation: { type: 'object', additionalProperties: false, properties: remediationFields },
   },
 };
 const releaseFields = {

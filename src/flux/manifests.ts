@@ -38,9 +38,8 @@ export interface HelmReleaseManifest {
 }
 
 function actionFlags(flags: Release['install']): Record<string, unknown> {
-  const out: Record<string, unknown> = { disableHooks: flags.disableHooks, disableWait: flags.disableWait };
-  if (flags.remediation) out.remediation = { ...flags.remediation };
-  return out;
+  const { disableHooks, disableWait, remediation, ...others } = flags;
+  return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...remediation } } : {}) };
 }
 
 export function helmReleaseManifest(release: Release, options: HelmReleaseOptions): HelmReleaseManifest {
