@@ -28,6 +28,11 @@ numbers and booleans (as 0/1) bare, lists as [ "a", "b" ].
 
 {{/* Options derived from endpoints, merged under conf.nova. */}}
 {{- define "nova.derivedConf" -}}
+{{- if .Values.ceph_client.enabled }}
+libvirt:
+  rbd_user: {{ .Values.ceph_client.user | quote }}
+  rbd_secret_uuid: {{ .Values.ceph_client.secret_uuid | quote }}
+{{- end }}
 neutron:
   metadata_proxy_shared_secret: {{ .Values.endpoints.compute_metadata.auth.shared_secret.password | toString | quote }}
 vnc:
