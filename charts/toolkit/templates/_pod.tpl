@@ -43,7 +43,7 @@ toolkit.antiAffinity (dict "ctx" $ "component" "api")
 pod.affinity.anti.type: preferred (default) | required.
 */}}
 {{- define "toolkit.antiAffinity" -}}
-{{- $anti := .ctx.Values.pod.affinity.anti | default dict -}}
+{{- $anti := ((.ctx.Values.pod.affinity | default dict).anti | default dict) -}}
 {{- $term := dict "topologyKey" ($anti.topology_key | default "kubernetes.io/hostname") "labelSelector" (dict "matchLabels" (include "toolkit.selectorLabels" . | fromYaml)) -}}
 affinity:
   podAntiAffinity:
