@@ -1,6 +1,10 @@
-{{/* Configuration files shared by the cinder services and where they go. */}}
+{{/*
+cinder.etcMounts (dict "ctx" $ ["extra" (list "api-paste.ini")])
+-> the files a cinder container mounts in /etc/cinder: cinder.conf and
+policy.yaml, plus what only the API needs.
+*/}}
 {{- define "cinder.etcMounts" -}}
-{{- dict "dir" "/etc/cinder" "files" (list "cinder.conf" "api-paste.ini" "policy.yaml" "cinder-api-uwsgi.ini") | toYaml -}}
+{{- dict "dir" "/etc/cinder" "files" (concat (list "cinder.conf" "policy.yaml") (.extra | default list)) | toYaml -}}
 {{- end -}}
 
 {{/* Names of the enabled backends, sorted, as a YAML list. Fails on names that are not DNS labels. */}}

@@ -1,6 +1,10 @@
-{{/* Configuration files of the nova services and where pods mount them. */}}
+{{/*
+nova.etcMounts (dict "ctx" $ ["extra" (list "nova-api-uwsgi.ini")])
+-> the configuration files a nova container mounts in /etc/nova: nova.conf
+and policy.yaml, plus the API's paste and uWSGI files where they serve one.
+*/}}
 {{- define "nova.etcMounts" -}}
-{{- dict "dir" "/etc/nova" "files" (list "nova.conf" "api-paste.ini" "policy.yaml" "nova-api-uwsgi.ini" "nova-metadata-uwsgi.ini") | toYaml -}}
+{{- dict "dir" "/etc/nova" "files" (concat (list "nova.conf" "policy.yaml") (.extra | default list)) | toYaml -}}
 {{- end -}}
 
 {{/* The databases nova uses: [database] = cell1, [api_database], and cell0 (mapped by db-sync). */}}
