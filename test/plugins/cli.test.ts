@@ -1,19 +1,6 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { tempDir, writeApp } from '../support/app-fixture.js';
-import { chartPlugin } from './fixtures.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-
-/** Runs the CLI from sources, state kept in a temp folder. */
-export async function flotilla(args: readonly string[], stateDir = tempDir('flotilla-state-')): Promise<{ stdout: string; stderr: string }> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
-    cwd: ROOT,
-    env: { ...process.env, FLOTILLA_STATE_DIR: stateDir },
-  });
-}
+import { writeApp } from '../support/app-fixture.js';
+import { chartPlugin, flotilla } from './fixtures.js';
 
 describe('flotilla overrides with plugins', () => {
   const app = () =>

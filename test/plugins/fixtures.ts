@@ -3,6 +3,9 @@
  * web) plus plugin files, and a host over them with its state in a temp folder
  * and its log lines collected.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { loadApp, type App } from '../../src/app/index.js';
 import { loadAppPlugins, type PluginHost, type PluginHostOptions, type PluginLogEntry } from '../../src/plugins/index.js';
 import { tempDir, writeApp, type Files } from '../support/app-fixture.js';
@@ -33,4 +36,14 @@ export default class Plugin extends ChartPlugin {
 ${body}
 }
 `;
+}
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Runs the CLI from sources, state kept in a temp folder. */
+export async function flotilla(args: readonly string[], stateDir = tempDir('flotilla-state-')): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FLOTILLA_STATE_DIR: stateDir },
+  });
 }

@@ -4,6 +4,8 @@
  * `npx vitest`) and points flotilla at them.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export default function setup(): void {
@@ -11,4 +13,6 @@ export default function setup(): void {
   execFileSync(process.execPath, [join(root, 'scripts', 'fetch-tools.mjs')], { stdio: 'inherit' });
   process.env.FLOTILLA_HELM = join(root, '.cache', 'tools', 'helm');
   process.env.FLOTILLA_KUBECTL = join(root, '.cache', 'tools', 'kubectl');
+  // Plugins keep generated passwords offline under the state folder: never the tester's home.
+  process.env.FLOTILLA_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'flotilla-test-state-'));
 }
