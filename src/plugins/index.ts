@@ -34,7 +34,7 @@ export {
 } from './host.js';
 export { describePlugin, type LoadedChartPlugin, type LoadedPlugin } from './instantiate.js';
 export { kustomizationResources, planApply, UnknownApplyModeError, type ApplyPlan, type PlanOptions } from './kustomize.js';
-export { loadPluginBundle, verifyBundleFiles, type LoadedBundle } from './loader.js';
+export { loadPluginBundle, verifyBundleFiles, verifyPluginBundle, type LoadedBundle } from './loader.js';
 export { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 export { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, parseManifest, serializeManifest, type ManifestPlugin, type PluginManifest } from './manifest.js';
 export { generatePassword } from './passwords.js';

@@ -17,11 +17,16 @@ export interface LoadedBundle {
   readonly plugins: readonly LoadedPlugin[];
 }
 
+/**
+ * Checks a bundle folder without running any of it: the manifest is well
+ * formed and every file matches its sha256 (for `verify` of a tarball).
+ */
+export async function verifyPluginBundle(dir: string): Promise<PluginManifest> {
+  return (await readVerified(dir)).manifest;
+}
+
 export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
-  const manifestPath = join(dir, MANIFEST_FILE);
-  if (!existsSync(manifestPath)) throw new PluginBundleError(`${dir} holds no plugin bundle: ${MANIFEST_FILE} is missing`);
-  const manifest = parseManifest(await readFile(manifestPath, 'utf8'), manifestPath);
-  const entryBytes = await verifyBundleFiles(dir, manifest);
+  const { manifest, entryBytes } = await readVerified(dir);
   const modules = await importBundle(entryBytes);
   const inBundle = modules.map((m) => m.file).join(', ');
   const inManifest = manifest.plugins.map((p) => p.file).join(', ');
@@ -38,6 +43,13 @@ export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
     return plugin;
   });
   return { manifest, plugins };
+}
+
+async function readVerified(dir: string): Promise<{ manifest: PluginManifest; entryBytes: Uint8Array }> {
+  const manifestPath = join(dir, MANIFEST_FILE);
+  if (!existsSync(manifestPath)) throw new PluginBundleError(`${dir} holds no plugin bundle: ${MANIFEST_FILE} is missing`);
+  const manifest = parseManifest(await readFile(manifestPath, 'utf8'), manifestPath);
+  return { manifest, entryBytes: await verifyBundleFiles(dir, manifest) };
 }
 
 function describe(kind: string, chart: string | undefined, release: string | undefined): string {

@@ -8,6 +8,7 @@ import {
   PluginBundleError,
   PluginLoadError,
   TamperedBundleError,
+  verifyPluginBundle,
   writePluginBundle,
   type PluginBundle,
 } from '../../src/plugins/index.js';
@@ -131,6 +132,10 @@ describe('loadPluginBundle', () => {
       ['web', 'chart', 'web', 'plugins/020_web.ts', 20],
     ]);
     expect(manifest.entry).toBe('plugins.mjs');
+    // Verifying alone runs nothing.
+    const count = evaluated().length;
+    expect((await verifyPluginBundle(dir)).plugins).toEqual(manifest.plugins);
+    expect(evaluated().length).toBe(count);
     const web = plugins[2]!;
     expect(web.kind === 'chart' && web.instance.chart).toBe('web');
   });
@@ -140,6 +145,7 @@ describe('loadPluginBundle', () => {
     const entry = join(dir, 'plugins.mjs');
     writeFileSync(entry, readFileSync(entry, 'utf8').replace('release: ctx.release.name', 'release: "pwned"'));
     const before = evaluated().length;
+    await expect(verifyPluginBundle(dir)).rejects.toBeInstanceOf(TamperedBundleError);
     const error = await loadPluginBundle(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TamperedBundleError);
     expect((error as Error).message).toMatch(/plugins\.mjs: sha256 [0-9a-f]{64} does not match the manifest \([0-9a-f]{64}\); the plugin bundle was changed after it was built, refusing to load it$/);
