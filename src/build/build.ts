@@ -13,6 +13,7 @@ import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
+import { bundlePlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
@@ -28,8 +29,6 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
-  /** Fills plugins/ (the plugins module's bundler); default: a manifest with no plugins. */
-  readonly bundlePlugins?: (app: App) => Promise<ReadonlyMap<string, Buffer>>;
 }
 
 export interface BuiltChart {
@@ -100,8 +99,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
   for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
 
-  const plugins = options.bundlePlugins ? await options.bundlePlugins(app) : new Map([['manifest.json', Buffer.from(`${JSON.stringify({ apiVersion: 'flotilla/v1', plugins: [] }, null, 2)}\n`)]]);
-  for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
+  const plugins = await bundlePlugins(app.root);
+  for (const [path, data] of plugins.files) files.set(`plugins/${path}`, Buffer.from(data));
 
   for (const rel of await payloadFiles(app)) files.set(`app/${rel}`, await readShipped(rel));
 

@@ -3,6 +3,7 @@
  * `sha256sum -c` (our checksum.sha256) read: one `<hex>  <path>` line per
  * file, sorted byte-wise, covering every file except the checksum files.
  */
+import { SIGNATURE_FILE } from './signature.js';
 import { createHash } from 'node:crypto';
 import { compareBytewise } from './paths.js';
 import type { TarEntry } from './tar-write.js';
@@ -29,7 +30,8 @@ function toMap(files: FileSet): Map<string, Buffer> {
   return out;
 }
 
-const isChecksumFile = (path: string): boolean => path === CHECKSUM_FILES.md5 || path === CHECKSUM_FILES.sha256;
+// The signature signs checksum.sha256, so neither it nor the checksum files are listed in them.
+const isChecksumFile = (path: string): boolean => path === CHECKSUM_FILES.md5 || path === CHECKSUM_FILES.sha256 || path === SIGNATURE_FILE;
 
 export function digestHex(algorithm: ChecksumAlgorithm, data: Buffer | string): string {
   return createHash(algorithm).update(data).digest('hex');

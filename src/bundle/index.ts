@@ -44,3 +44,4 @@ export {
   type FileSet,
   type VerifyChecksumsOptions,
 } from './checksums.js';
+export { checkSignature, SIGNATURE_FILE, signBundleFile, SignatureKeyError, signChecksums, type SignedBundle } from './signature.js';

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { readMetadata } from '../app/index.js';
-import { formatChecksumProblem, verifyChecksums } from '../bundle/index.js';
+import { CHECKSUM_FILES, checkSignature, formatChecksumProblem, SIGNATURE_FILE, verifyChecksums } from '../bundle/index.js';
+import { verifyPluginBundle } from '../plugins/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml } from '../document/index.js';
 import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
@@ -25,8 +26,8 @@ export interface VerifyReport {
 }
 
 export interface VerifyOptions {
-  /** Extra checks on the opened bundle (signature, plugins), added by other modules. */
-  readonly extraChecks?: readonly ((bundle: OpenedBundle) => Promise<string[]>)[];
+  /** PEM ed25519 public key: the tarball must carry a valid signature by its private key. */
+  readonly publicKey?: string;
 }
 
 const TOP_LEVEL = new Set(['metadata.yaml', 'charts', 'fluxcd-manifests', 'plugins', 'app', 'checksum.md5', 'checksum.sha256', 'checksum.sha256.sig']);
@@ -45,6 +46,8 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
 
   // Integrity first: nothing else is worth reading if the bytes are not the ones built.
   problems.push(...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem));
+  problems.push(...signatureProblems(bundle, options.publicKey));
+  if (!options.publicKey && bundle.files.has(SIGNATURE_FILE)) warnings.push(`the tarball is signed; pass --key PUBLIC.pem to check the signature`);
 
   for (const name of bundle.files.keys()) {
     const top = name.split('/')[0] as string;
@@ -97,6 +100,14 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   try {
     await writeSubtree(bundle, 'charts/', work);
     await writeSubtree(bundle, 'fluxcd-manifests/', work);
+    await writeSubtree(bundle, 'plugins/', work);
+    if (bundle.files.has('plugins/manifest.json')) {
+      // Checked as the loader checks it before running any plugin code; nothing is imported here.
+      await verifyPluginBundle(join(work, 'plugins')).catch((error: unknown) => {
+        if (!(error instanceof FlotillaError)) throw error;
+        problems.push(`plugins: ${error.message.replace(join(work, 'plugins'), 'plugins')}`);
+      });
+    }
     for (const { file } of charts) {
       try {
         await helm(['lint', join(work, file)]);
@@ -118,8 +129,16 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   images.push(...appImages(bundle));
   if (images.length === 0) problems.push('the charts reference no container images');
 
-  for (const check of options.extraChecks ?? []) problems.push(...(await check(bundle)));
   return report();
+}
+
+function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined): string[] {
+  if (publicKey === undefined) return [];
+  const signature = bundle.files.get(SIGNATURE_FILE);
+  const checksums = bundle.files.get(CHECKSUM_FILES.sha256);
+  if (!signature) return [`${SIGNATURE_FILE} is missing: the tarball is not signed (flotilla sign BUNDLE --key PRIVATE.pem)`];
+  if (!checksums) return [];
+  return checkSignature(checksums, signature.toString('utf8'), publicKey) ? [] : [`${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`];
 }
 
 function loadYamlSafe(source: string): unknown {

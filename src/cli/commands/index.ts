@@ -17,6 +17,7 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   build: () => import('./build.js'),
   verify: () => import('./verify.js'),
   inspect: () => import('./verify.js'),
+  sign: () => import('./verify.js'),
   policy: () => import('./policy.js'),
   plugin: () => import('./plugin.js'),
   import: () => import('./import.js'),

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { readFile } from 'node:fs/promises';
+import { signBundleFile } from '../../bundle/index.js';
 import { inspectBundle, verifyBundle } from '../../verify/index.js';
 import { formatTable } from '../output.js';
 
@@ -7,8 +9,9 @@ export function register(program: Command): void {
     .command('verify')
     .description('check an application tarball: checksums, layout, metadata, charts (helm lint), releases, kustomization, images; exit 1 on any problem')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
-    .action(async (bundle: string) => {
-      const report = await verifyBundle(bundle);
+    .option('--key <PUBLIC.pem>', 'ed25519 public key: refuse an unsigned or wrongly signed tarball')
+    .action(async (bundle: string, opts: { key?: string }) => {
+      const report = await verifyBundle(bundle, opts.key ? { publicKey: await readFile(opts.key, 'utf8') } : {});
       for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
       for (const p of report.problems) console.log(`verify: ${p}`);
       if (report.ok) console.log(`${bundle}: verified`);
@@ -16,6 +19,16 @@ export function register(program: Command): void {
         console.log(`${bundle}: ${report.problems.length} problem(s)`);
         process.exitCode = 1;
       }
+    });
+
+  program
+    .command('sign')
+    .description('sign an application tarball: an ed25519 signature of checksum.sha256, stored in it as checksum.sha256.sig')
+    .argument('<BUNDLE>', 'application tarball (.tgz), rewritten in place')
+    .requiredOption('--key <PRIVATE.pem>', 'ed25519 private key (openssl genpkey -algorithm ed25519 -out key.pem)')
+    .action(async (bundle: string, opts: { key: string }) => {
+      const signed = await signBundleFile(bundle, await readFile(opts.key, 'utf8'));
+      console.log(`${signed.file}: signed\n  sha256 ${signed.sha256}`);
     });
 
   program
