@@ -19,7 +19,8 @@ export function readStxBool(value: unknown): boolean | undefined {
   return undefined;
 }
 
-const stxBool: JsonSchema = {
+// Shared definitions are referenced, not repeated, so ajv compiles each once.
+const stxBoolDefinition: JsonSchema = {
   expected: 'a boolean (true/false, yes/no, y/n, 1/0)',
   anyOf: [
     { type: 'boolean' },
@@ -27,6 +28,7 @@ const stxBool: JsonSchema = {
     { type: 'string', pattern: '^([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee]|[Yy]([Ee][Ss])?|[Nn][Oo]?|[01])$' },
   ],
 };
+const stxBool: JsonSchema = { $ref: '#/$defs/stxBool' };
 const k8sVersion: JsonSchema = {
   type: 'string',
   pattern: '^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?$',
@@ -36,6 +38,7 @@ const regexList: JsonSchema = { type: 'array', items: { type: 'string', format: 
 const nonEmptyString: JsonSchema = { type: ['string', 'number'], minLength: 1, expected: 'a non-empty string' };
 
 export const metadataSchema: JsonSchema = {
+  $defs: { stxBool: stxBoolDefinition },
   type: 'object',
   required: ['app_name', 'app_version', 'supported_k8s_version'],
   properties: {

@@ -58,7 +58,7 @@ const remediationFields = {
   ignoreTestFailures: { type: 'boolean' },
   remediateLastFailure: { type: 'boolean' },
 };
-const actionFlags: JsonSchema = {
+const actionFlagsDefinition: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -79,6 +79,7 @@ const actionFlags: JsonSchema = {
     remediation: { type: 'object', additionalProperties: false, properties: remediationFields },
   },
 };
+const actionFlags: JsonSchema = { $ref: '#/$defs/actionFlags' };
 const releaseFields = {
   chart: { type: 'string', pattern: dns1123Label, expected: 'a chart name (lower-case letters, digits, dashes)' },
   path: { type: 'string', minLength: 1 },
@@ -102,6 +103,7 @@ const releaseFields = {
 };
 
 export const releasesSchema: JsonSchema = {
+  $defs: { actionFlags: actionFlagsDefinition },
   type: 'object',
   additionalProperties: false,
   required: ['releases'],

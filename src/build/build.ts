@@ -6,14 +6,14 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { loadApp, type App, type Release } from '../app/index.js';
 import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
-import { bundlePlugins } from '../plugins/index.js';
+import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
@@ -99,8 +99,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
   for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
 
-  const plugins = await bundlePlugins(app.root);
-  for (const [path, data] of plugins.files) files.set(`plugins/${path}`, Buffer.from(data));
+  for (const [path, data] of await pluginFiles(app.root, cacheDirOf(options))) files.set(`plugins/${path}`, data);
 
   for (const rel of await payloadFiles(app)) files.set(`app/${rel}`, await readShipped(rel));
 
@@ -174,7 +173,7 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
     }
     byChart.set(release.chart, release);
   }
-  const cacheDir = options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+  const cacheDir = cacheDirOf(options);
   const cache = cacheDir ? await ChartCache.open(cacheDir) : undefined;
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
@@ -208,6 +207,26 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
   await cache?.save();
   if (problems.length > 0 && previous) throw new ChartVersionError(problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)), previous.source);
   return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()) };
+}
+
+function cacheDirOf(options: BuildOptions): string | undefined {
+  return options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+}
+
+/** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */
+async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<Map<string, Buffer>> {
+  const cached = cacheDir && join(cacheDir, `plugins-${await pluginBundleKey(appRoot)}.json`);
+  if (cached && existsSync(cached)) {
+    const stored = JSON.parse(await readFile(cached, 'utf8')) as Record<string, string>;
+    return new Map(Object.entries(stored).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]));
+  }
+  const bundle = await bundlePlugins(appRoot);
+  const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
+  if (cached) {
+    await mkdir(dirname(cached), { recursive: true });
+    await writeFile(cached, JSON.stringify(Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')]))));
+  }
+  return files;
 }
 
 /** Maps with at most `limit` calls in flight; results keep the input order. */

@@ -5,6 +5,8 @@
  * same flotilla give the same bytes: no timestamps, no absolute paths (the
  * API files are loaded under a virtual `flotilla:` namespace), fixed order.
  */
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
@@ -30,8 +32,9 @@ export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
   const root = resolve(appRoot);
   const pluginFiles = await discoverPluginFiles(root);
   const sources = await hashSources(root);
-  const code = await compile(root, pluginFiles);
-  const modules = await importBundle(code);
+  // No plugins: nothing to compile or run, and no reason to start esbuild.
+  const code = pluginFiles.length > 0 ? await compile(root, pluginFiles) : new TextEncoder().encode(entrySource([]));
+  const modules = pluginFiles.length > 0 ? await importBundle(code) : [];
   const plugins = await Promise.all(
     pluginFiles.map(async (pf, i): Promise<ManifestPlugin> => {
       const module = modules[i];
@@ -55,6 +58,36 @@ export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
       [MANIFEST_FILE, new TextEncoder().encode(serializeManifest(manifest))],
     ]),
   };
+}
+
+/**
+ * A digest of everything a bundle is made from: the app's plugins/ files,
+ * flotilla's own modules (the plugin API is bundled in), and the bundler's
+ * version. Equal digests give equal bundles, so a build may reuse one.
+ */
+export async function pluginBundleKey(appRoot: string): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(`${MANIFEST_FORMAT}\0${PLUGIN_API_VERSION}\0esbuild ${esbuildVersion()}\0`);
+  for (const [file, digest] of Object.entries(await hashSources(resolve(appRoot)))) hash.update(`${file}\0${digest}\n`);
+  const own: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const abs = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(abs);
+      else if (/\.(js|ts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) own.push(abs);
+    }
+  };
+  await walk(HOST_ROOT);
+  for (const file of own.sort()) hash.update(`${relative(HOST_ROOT, file)}\0${sha256(await readFile(file))}\n`);
+  return hash.digest('hex');
+}
+
+function esbuildVersion(): string {
+  try {
+    return (createRequire(import.meta.url)('esbuild/package.json') as { version: string }).version;
+  } catch {
+    return 'missing';
+  }
 }
 
 /** Writes the bundle's files into `dir` (created when missing). */

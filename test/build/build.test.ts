@@ -142,6 +142,19 @@ describe('flotilla build', () => {
     expect(web.get('web/values.yaml')?.toString()).toContain('replicas: 7');
   });
 
+  it('reuses the plugin bundle only while the plugin sources are unchanged', async () => {
+    const plugin = (value: string) =>
+      `import { ChartPlugin } from 'flotilla/plugin';\nexport default class Web extends ChartPlugin {\n  chart = 'web';\n  getOverrides() {\n    return { conf: { from: '${value}' } };\n  }\n}\n`;
+    const source = writeApp({ 'plugins/010_web.ts': plugin('one') });
+    const out = tempDir();
+    const entry = async (file: string) => (await readTarGzSafely(file)).get('plugins/plugins.mjs')!.toString();
+    const first = await entry((await buildApp(source, { outDir: out })).file);
+    expect(first).toContain("from: \"one\"");
+    expect(await entry((await buildApp(source, { outDir: out })).file)).toBe(first);
+    writeFileSync(join(source, 'plugins/010_web.ts'), plugin('two'));
+    expect(await entry((await buildApp(source, { outDir: out })).file)).toContain("from: \"two\"");
+  });
+
   it('substitutes build-time tokens from fluxcd/build.yaml and --token, refusing one left without a value', async () => {
     const source = writeApp({
       'fluxcd/build.yaml': `tokens:\n  IMAGE_PREFIX: registry.example.org\n  OS: debian\nhelmRepository:\n  name: stx\n  url: http://charts.example.org/stx\n`,

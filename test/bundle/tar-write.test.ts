@@ -102,3 +102,25 @@ describe('writeTarGz', () => {
     expect(execFileSync('ls', [dir]).toString().trim()).toBe('demo-1.0-1.tgz');
   });
 });
+
+describe('header encoding', () => {
+  it('writes plain names exactly as node-tar does, and long or non-ASCII names through node-tar', async () => {
+    const { Header } = await import('tar');
+    const { writeTar } = await import('../../src/bundle/index.js');
+    const names = ['a', 'Chart.yaml', 'svc01/charts/toolkit/templates/_snippet001.tpl', 'x'.repeat(99), 'x'.repeat(100), 'dir with space/f~!.txt'];
+    for (const [i, path] of names.entries()) {
+      for (const size of [0, 1, 511, 512, 12_345, 8 ** 9 + 7]) {
+        const data = Buffer.alloc(size, i);
+        const mine = writeTar([{ path, data }]).subarray(0, 512);
+        const theirs = new Header({ path, mode: 0o644, uid: 0, gid: 0, size, mtime: new Date(Date.UTC(2000, 0, 1)), type: 'File', uname: '', gname: '' });
+        theirs.encode();
+        expect(mine.equals(theirs.block!)).toBe(true);
+      }
+    }
+    // beyond the fast path: still readable and round-trips
+    const { readTarGzSafely, writeTarGz } = await import('../../src/bundle/index.js');
+    const long = `${'deep/'.repeat(30)}file.txt`;
+    const files = await readTarGzSafely(writeTarGz([{ path: long, data: 'x' }, { path: 'naïve.txt', data: 'y' }]));
+    expect([...files.keys()].sort()).toEqual([long, 'naïve.txt'].sort());
+  });
+});
