@@ -226,7 +226,8 @@ export async function loadAppPlugins(app: PluginAppView & { readonly root: strin
   const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugin-bundle-'));
   try {
     await writePluginBundle(await bundlePlugins(app.root), dir);
-    return createPluginHost(app, await loadPluginBundle(dir), options);
+    // Awaited here, not returned: a rejection must have its handler before `finally` awaits the clean-up.
+    return await createPluginHost(app, await loadPluginBundle(dir), options);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -56,6 +56,10 @@ try {
   for (const name of names) execFileSync(helmBin, ['package', join(helmApp, 'charts', name), '-d', helmOut], { stdio: 'ignore' });
   const helmLoop = seconds(helmStart);
 
+  // A checkout is more than a second old when it is built; files younger than
+  // that are "racily clean" and the build reads them again rather than trust
+  // their time stamps (see src/build/chart-cache.ts).
+  await new Promise((done) => setTimeout(done, 1100));
   const out = join(work, 'out');
   const cold = flotillaBuild(app, out);
   const staticFile = join(app, 'overrides', 'static', `${names[Math.floor(names.length / 2)]}.yaml`);
