@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/2';
+const FORMAT = 'flotilla-chart-cache/3';
 const RACY_MS = 1000;
 
 interface IndexEntry {

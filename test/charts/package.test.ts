@@ -81,7 +81,7 @@ describe('packageChart', () => {
       expect(h.mtime).toBe(Date.UTC(2000, 0, 1) / 1000);
     }
     // gzip: magic, deflate, no flags (no name/comment/extra), mtime 0, xfl 2 (max), OS 3 (Unix)
-    expect([...packaged.bytes.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 3]);
+    expect([...packaged.bytes.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]); // XFL 0: the default level, as helm package writes
   });
 
   it('passes helm lint, helm template and helm show chart on the .tgz', async () => {
