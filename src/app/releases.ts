@@ -220,7 +220,7 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
       }
     }
   }
-  const cycle = findCycle(releases, byName);
+  const cycle = findDependencyCycle(releases);
   if (cycle) throw new DependencyCycleError(cycle, byName.get(cycle[0] as string)?.location);
 
   const depth = new Map<string, number>();
@@ -250,7 +250,9 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
   return { byName, waves, dependenciesOf };
 }
 
-function findCycle(releases: readonly Release[], byName: ReadonlyMap<string, Release>): string[] | undefined {
+/** A dependency cycle among named items (releases), as the names around it, or undefined. */
+export function findDependencyCycle(items: readonly { readonly name: string; readonly dependsOn: readonly string[] }[]): string[] | undefined {
+  const byName = new Map(items.map((item) => [item.name, item]));
   const state = new Map<string, 'visiting' | 'done'>();
   const stack: string[] = [];
   const visit = (name: string): string[] | undefined => {
@@ -267,8 +269,8 @@ function findCycle(releases: readonly Release[], byName: ReadonlyMap<string, Rel
     state.set(name, 'done');
     return undefined;
   };
-  for (const r of releases) {
-    const found = visit(r.name);
+  for (const item of items) {
+    const found = visit(item.name);
     if (found) return found;
   }
   return undefined;

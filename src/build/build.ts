@@ -11,6 +11,7 @@ import { loadApp, type App, type Release } from '../app/index.js';
 import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
+import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
@@ -227,18 +228,4 @@ async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promi
     await writeFile(cached, JSON.stringify(Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')]))));
   }
   return files;
-}
-
-/** Maps with at most `limit` calls in flight; results keep the input order. */
-async function mapConcurrently<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

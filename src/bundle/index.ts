@@ -4,7 +4,7 @@
  * reading and extraction of untrusted archives, and checksum files.
  */
 export { UnsafeArchiveError, type ArchiveProblem } from './errors.js';
-export { checkEntryPath, compareBytewise, type PathCheck } from './paths.js';
+export { checkEntryPath, compareBytewise, realpathLoose, type PathCheck } from './paths.js';
 export {
   ArchiveWriteError,
   FIXED_MTIME,

@@ -3,6 +3,8 @@
  * that whatever we write, we would also accept, and nothing we accept can
  * point outside the folder it is extracted into.
  */
+import { realpath } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 export type PathCheck =
   | { readonly ok: true; readonly path: string }
@@ -38,4 +40,20 @@ export function collisionKey(path: string): string {
 /** Byte-wise (UTF-8) order: the same on every machine and locale. */
 export function compareBytewise(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** Real path of `path`, even when its tail does not exist yet. */
+export async function realpathLoose(path: string): Promise<string> {
+  const rest: string[] = [];
+  let current = resolve(path);
+  for (;;) {
+    try {
+      return join(await realpath(current), ...rest.reverse());
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return resolve(path);
+      rest.push(current.slice(parent.length).replace(/^[/\\]/, ''));
+      current = parent;
+    }
+  }
 }

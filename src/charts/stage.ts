@@ -8,7 +8,8 @@
  * build` protects by packing them as .tgz — and could drop their files.
  * (Packaged archives keep .helmignore: Helm never evaluates it in an archive.)
  */
-import { mkdir, readdir, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { realpathLoose } from '../bundle/index.js';
 import { dirname, join, resolve, sep } from 'node:path';
 import { ChartError } from './errors.js';
 import { chartTree } from './layout.js';
@@ -20,21 +21,6 @@ function sourceDirs(chart: ChartSource, out: Set<string> = new Set()): Set<strin
   return out;
 }
 
-/** Real path of `path`, even when its tail does not exist yet. */
-async function realpathLoose(path: string): Promise<string> {
-  const rest: string[] = [];
-  let current = resolve(path);
-  for (;;) {
-    try {
-      return join(await realpath(current), ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return resolve(path);
-      rest.push(current.slice(parent.length).replace(/^[/\\]/, ''));
-      current = parent;
-    }
-  }
-}
 
 const within = (child: string, parent: string): boolean => child === parent || child.startsWith(parent + sep);
 

@@ -8,7 +8,7 @@
  * Nothing lands in APP_DIR unless all of that passed.
  */
 import { basename, join, resolve } from 'node:path';
-import { readMetadata } from '../app/index.js';
+import { findDependencyCycle, readMetadata } from '../app/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { chartOutputFiles, findCharts, unusedCharts, type ChartNeed, type ChartPlace } from './charts.js';
 import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
@@ -39,30 +39,6 @@ export { VERSION_PLACEHOLDER } from './types.js';
 
 const CATALOG_RELEASE = /^[A-Za-z0-9._-]+$/;
 
-/** A dependency cycle among the imported releases, as a list of names, or undefined. */
-function findCycle(releases: readonly ImportedRelease[]): string[] | undefined {
-  const byName = new Map(releases.map((r) => [r.name, r]));
-  const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
-  const visit = (name: string): string[] | undefined => {
-    if (state.get(name) === 'done') return undefined;
-    if (state.get(name) === 'visiting') return [...stack.slice(stack.indexOf(name)), name];
-    state.set(name, 'visiting');
-    stack.push(name);
-    for (const dep of byName.get(name)?.dependsOn ?? []) {
-      const cycle = visit(dep);
-      if (cycle) return cycle;
-    }
-    stack.pop();
-    state.set(name, 'done');
-    return undefined;
-  };
-  for (const r of releases) {
-    const cycle = visit(r.name);
-    if (cycle) return cycle;
-  }
-  return undefined;
-}
 
 /** Release names wave by wave (a release after everything it depends on), table order within a wave. */
 function wavesInOrder(releases: readonly ImportedRelease[]): string[] {
@@ -129,7 +105,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
       problems.warn(`metadata helm_repo "${metadata.helmRepo}" differs from the HelmRepository "${manifests.repository.name}" of base/; fluxcd/build.yaml names the latter`, manifests.repository.location);
     }
   }
-  const cycle = findCycle(releases);
+  const cycle = findDependencyCycle(releases);
   if (cycle) {
     const first = releases.find((r) => r.name === cycle[0])!;
     problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });

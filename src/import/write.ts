@@ -11,9 +11,9 @@
  *   failure removes the staging folder and leaves APP_DIR as it was.
  * - Every path is checked to stay inside the staging folder.
  */
-import { lstat, mkdir, mkdtemp, readdir, realpath, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { checkEntryPath } from '../bundle/index.js';
+import { checkEntryPath, realpathLoose } from '../bundle/index.js';
 import { ImportTargetError } from './errors.js';
 
 /** The folders an import owns in APP_DIR. */
@@ -26,20 +26,6 @@ export interface Target {
   readonly created: boolean;
 }
 
-async function realpathLoose(path: string): Promise<string> {
-  const rest: string[] = [];
-  let current = resolve(path);
-  for (;;) {
-    try {
-      return join(await realpath(current), ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return resolve(path);
-      rest.push(current.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
-      current = parent;
-    }
-  }
-}
 
 /** `child` is `parent` or lies below it. */
 const inside = (child: string, parent: string): boolean => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
+import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, type DocPath } from '../diagnostics/index.js';
 import { closestNode, dumpYaml, getNode, leaves, type Leaf, type ValueNode } from '../document/index.js';
 import { loadAppPlugins } from '../plugins/index.js';
@@ -62,7 +63,7 @@ export async function preflight(app: App, options: PreflightOptions = {}): Promi
       staged.set(dir, path);
       return path;
     };
-    const checks = (await mapLimited(app.enabled, options.concurrency ?? 3, (release) => checkRelease(app, release, stage, work, providers)))
+    const checks = (await mapConcurrently(app.enabled, options.concurrency ?? 3, (release) => checkRelease(app, release, stage, work, providers)))
       // Generated passwords never reach the report.
       .map((c) => ({ ...c, ...(c.error ? { error: redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: redact(l.value) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
@@ -155,17 +156,4 @@ function depthOf(root: ValueNode, path: DocPath): number {
   let depth = 0;
   while (depth < path.length && getNode(root, path.slice(0, depth + 1))) depth++;
   return depth;
-}
-
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

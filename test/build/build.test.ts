@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, loadAll } from 'js-yaml';
@@ -7,17 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { extractTarGzSafely, readTarGzSafely } from '../../src/bundle/index.js';
 import { buildApp, ChartVersionError, UnresolvedTokenError } from '../../src/build/index.js';
 import { helm, kubectl } from '../../src/tools/index.js';
-import { tempDir, writeApp } from '../support/app-fixture.js';
+import { tempDir, touchAll, writeApp } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
-
-function touchAll(dir: string, when: Date): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) touchAll(path, when);
-    utimesSync(path, when, when);
-  }
-}
 
 describe('flotilla build', () => {
   it('writes the StarlingX layout, and helm, kubectl kustomize, md5sum and sha256sum accept it', async () => {

@@ -3,7 +3,7 @@
  * release renders through the real helm, glance's values come from many
  * layers, and the tarball is reproducible and passes verify.
  */
-import { cpSync, readdirSync, utimesSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadApp, type App } from '../../src/app/index.js';
@@ -11,7 +11,7 @@ import { buildApp } from '../../src/build/index.js';
 import { preflight } from '../../src/preflight/index.js';
 import { computeReleaseValues, explain } from '../../src/values/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
-import { tempDir } from '../support/app-fixture.js';
+import { tempDir, touchAll } from '../support/app-fixture.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const APP_PARTS = ['charts', 'fluxcd', 'overrides', 'plugins', 'policies'];
@@ -24,14 +24,6 @@ beforeAll(async () => {
 function copyApp(target: string): string {
   for (const part of APP_PARTS) cpSync(join(root, part), join(target, part), { recursive: true });
   return target;
-}
-
-function touchAll(dir: string, when: Date): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) touchAll(path, when);
-    utimesSync(path, when, when);
-  }
 }
 
 describe('the default OpenStack app', () => {

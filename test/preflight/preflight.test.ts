@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { pathsInHelmMessage, preflight } from '../../src/preflight/index.js';
-import { simpleChart, tempDir, writeApp, writeFiles } from '../support/app-fixture.js';
+import { tempDir, writeApp, writeFiles } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
 const cli = resolve(import.meta.dirname, '../../dist/cli/main.js');

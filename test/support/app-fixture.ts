@@ -4,7 +4,7 @@
  * valid two-release app (a library chart plus two charts); tests override
  * or delete files to make the case they need.
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll } from 'vitest';
@@ -29,6 +29,15 @@ export function writeFiles(root: string, files: Files): string {
     writeFileSync(join(root, path), content);
   }
   return root;
+}
+
+/** Sets every file's and folder's time below `dir` (a fresh checkout made at another time). */
+export function touchAll(dir: string, when: Date): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) touchAll(path, when);
+    utimesSync(path, when, when);
+  }
 }
 
 /** Writes `baseApp()` with `changes` applied (null deletes a file) into a new temp folder. */
