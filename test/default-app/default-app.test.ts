@@ -3,7 +3,10 @@
  * release renders through the real helm, glance's values come from many
  * layers, and the tarball is reproducible and passes verify.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, readdirSync, writeFileSync } from 'node:fs';
+import { loadAll } from 'js-yaml';
+import { readTarGzSafely } from '../../src/bundle/index.js';
+import { helm } from '../../src/tools/index.js';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadApp, type App } from '../../src/app/index.js';
@@ -61,5 +64,17 @@ describe('the default OpenStack app', () => {
     expect(second.sha256).toBe(first.sha256);
     const report = await verifyBundle(first.file);
     expect(report.problems).toEqual([]);
+
+    // Every shipped archive renders on its own with the real helm, and the plugins ship bundled.
+    const files = await readTarGzSafely(first.file);
+    const dir = tempDir();
+    for (const [name, data] of files) {
+      if (!/^charts\/[^/]+\.tgz$/.test(name)) continue;
+      writeFileSync(join(dir, name.slice('charts/'.length)), data);
+      const rendered = loadAll((await helm(['template', 'check', join(dir, name.slice('charts/'.length))])).stdout);
+      expect(rendered.length, name).toBeGreaterThan(0);
+    }
+    const manifest = JSON.parse(files.get('plugins/manifest.json')!.toString()) as { plugins: { file: string }[] };
+    expect(manifest.plugins.map((p) => p.file)).toEqual(readdirSync(join(root, 'plugins')).filter((f) => /^\d{3}_.*\.ts$/.test(f)).map((f) => `plugins/${f}`));
   }, 120_000);
 });
