@@ -4,7 +4,7 @@
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadApp, type App, type Release } from '../app/index.js';
@@ -81,14 +81,23 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
 
   const files = new Map<string, Buffer>();
-  const readShipped = async (rel: string) => Buffer.from(substitute(rel, await readFile(app.path(rel), 'utf8')), 'utf8');
-  files.set('metadata.yaml', await readShipped('fluxcd/metadata.yaml'));
+  // Many small files: read synchronously (no thread-pool round trips), each once.
+  const shipped = new Map<string, Buffer>();
+  const readShipped = (rel: string): Buffer => {
+    let data = shipped.get(rel);
+    if (!data) {
+      data = Buffer.from(substitute(rel, readFileSync(app.path(rel), 'utf8')), 'utf8');
+      shipped.set(rel, data);
+    }
+    return data;
+  };
+  files.set('metadata.yaml', readShipped('fluxcd/metadata.yaml'));
   for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
 
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
     const rel = `overrides/static/${release.chart}.yaml`;
-    staticOverrides.set(release.name, existsSync(app.path(rel)) ? (await readShipped(rel)).toString('utf8') : '');
+    staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const repository = {
     name: config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName,
@@ -102,7 +111,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   for (const [path, data] of await pluginFiles(app.root, cacheDirOf(options))) files.set(`plugins/${path}`, data);
 
-  for (const rel of await payloadFiles(app)) files.set(`app/${rel}`, await readShipped(rel));
+  for (const rel of await payloadFiles(app)) files.set(`app/${rel}`, readShipped(rel));
 
   const entries: TarEntry[] = [...files].map(([path, data]) => ({ path, data }));
   entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });

@@ -7,7 +7,7 @@
  * loaded and its content digest compared instead, which is always correct.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
@@ -127,7 +127,8 @@ export class ChartCache {
   }
 
   private async read(entry: IndexEntry): Promise<ShippedArchive | undefined> {
-    const bytes = await readFile(this.archivePath(entry)).catch(() => undefined);
+    const path = this.archivePath(entry);
+    const bytes = existsSync(path) ? readFileSync(path) : undefined;
     if (!bytes || createHash('sha256').update(bytes).digest('hex') !== entry.sha256) return undefined;
     return { name: entry.name, version: entry.version, fileName: `${entry.name}-${entry.version}.tgz`, bytes, sha256: entry.sha256 };
   }

@@ -3,3 +3,4 @@ export { buildApp, ChartVersionError, type BuildOptions, type BuildResult, type 
 export { BUILD_CONFIG_FILE, readBuildConfig, type BuildConfig } from './config.js';
 export { parseTokenArguments, substituteTokens, UnresolvedTokenError } from './tokens.js';
 export { readPreviousCharts, type PreviousCharts, type VersionProblem } from './against.js';
+export { watchApp, type Watch, type WatchedBuild, type WatchOptions } from './watch.js';

@@ -6,6 +6,7 @@
  * API files are loaded under a virtual `flotilla:` namespace), fixed order.
  */
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
@@ -27,6 +28,8 @@ export interface PluginBundle {
 /** The folder holding this module: src/ when run from sources, dist/ once built. */
 const HOST_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NAMESPACE = 'flotilla';
+/** flotilla's folder holding the plugin API, relative to HOST_ROOT. */
+const API_DIR = 'plugins';
 
 export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
   const root = resolve(appRoot);
@@ -69,16 +72,11 @@ export async function pluginBundleKey(appRoot: string): Promise<string> {
   const hash = createHash('sha256');
   hash.update(`${MANIFEST_FORMAT}\0${PLUGIN_API_VERSION}\0esbuild ${esbuildVersion()}\0`);
   for (const [file, digest] of Object.entries(await hashSources(resolve(appRoot)))) hash.update(`${file}\0${digest}\n`);
-  const own: string[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const abs = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(abs);
-      else if (/\.(js|ts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) own.push(abs);
-    }
-  };
-  await walk(HOST_ROOT);
-  for (const file of own.sort()) hash.update(`${relative(HOST_ROOT, file)}\0${sha256(await readFile(file))}\n`);
+  // The API's own files: the resolver keeps its run-time imports inside API_DIR.
+  const apiDir = join(HOST_ROOT, API_DIR);
+  for (const name of readdirSync(apiDir).sort()) {
+    if (/\.(js|ts)$/.test(name) && !name.endsWith('.d.ts')) hash.update(`${name}\0${sha256(readFileSync(join(apiDir, name)))}\n`);
+  }
   return hash.digest('hex');
 }
 
@@ -190,7 +188,10 @@ function flotillaApi(): Plugin {
       b.onResolve({ filter: /.*/, namespace: NAMESPACE }, (args) => {
         if (args.path.startsWith('node:')) return { path: args.path, external: true };
         if (!args.path.startsWith('.')) return { errors: [{ text: `the plugin API must not import "${args.path}" at run time (only relative modules)` }] };
-        const path = existing(posix.join(posix.dirname(args.importer), args.path));
+        const target = posix.join(posix.dirname(args.importer), args.path);
+        // The API's run-time code stays inside plugins/, so pluginBundleKey knows every file a bundle is made of.
+        if (!target.startsWith(`${API_DIR}/`)) return { errors: [{ text: `the plugin API must not import ${args.path} from ${args.importer}: it leaves ${API_DIR}/` }] };
+        const path = existing(target);
         return path ? { path, namespace: NAMESPACE } : { errors: [{ text: `cannot resolve ${args.path} from ${args.importer}` }] };
       });
       b.onLoad({ filter: /.*/, namespace: NAMESPACE }, async (args) => ({

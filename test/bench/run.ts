@@ -6,7 +6,7 @@
  *   3. `flotilla build` again after editing one static override.
  * Each flotilla build runs as the CLI would, in a child process, so the
  * times include Node's start-up, and its peak memory (max RSS) is read.
- * The same builds are then timed inside one process, as a watcher would run them.
+ * The same builds are then timed under `flotilla build --watch` (one process).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -68,31 +68,39 @@ try {
   writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited\nconf: {edited: true}\n`);
   const rebuild = flotillaBuild(app, out);
 
-  // The same two builds inside one process, as an editor integration or a
-  // watcher would run them: no Node start-up, module loading or cold JIT.
-  const { buildApp } = (await import(pathToFileURL(join(root, 'dist', 'build', 'index.js')).href)) as typeof import('../../src/build/index.js');
-  const inProcessOut = join(work, 'out-in-process');
-  let start = process.hrtime.bigint();
-  await buildApp(app, { outDir: inProcessOut });
-  const inProcessCold = seconds(start);
+  // The same two builds under `flotilla build --watch`: one process, no Node
+  // start-up or module loading per build. Each build reports its own duration.
+  const { watchApp } = (await import(pathToFileURL(join(root, 'dist', 'build', 'index.js')).href)) as typeof import('../../src/build/index.js');
+  const builds: { ok: boolean; millis: number }[] = [];
+  let notify: () => void = () => {};
+  const nextBuild = () => new Promise<void>((done) => (notify = done));
+  let awaited = nextBuild();
+  const watch = watchApp(app, { outDir: join(work, 'out-watch'), settleMillis: 20 }, (build) => {
+    builds.push(build);
+    notify();
+  });
+  await awaited;
+  awaited = nextBuild();
   writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited again\n`);
-  start = process.hrtime.bigint();
-  await buildApp(app, { outDir: inProcessOut });
-  const inProcessEdit = seconds(start);
+  await awaited;
+  await watch.close();
+  if (!builds.every((b) => b.ok)) throw new Error('a watched build failed');
+  const inProcessCold = (builds[0]?.millis ?? 0) / 1000;
+  const inProcessEdit = (builds[1]?.millis ?? 0) / 1000;
 
   const rows = [
     ['helm package loop', helmLoop, undefined],
     ['flotilla build (cold)', cold.seconds, cold.maxRssMiB],
     ['flotilla build after one edit', rebuild.seconds, rebuild.maxRssMiB],
-    ['  in one process: cold', inProcessCold, undefined],
-    ['  in one process: after one edit', inProcessEdit, undefined],
+    ['  build --watch: first build', inProcessCold, undefined],
+    ['  build --watch: after one edit', inProcessEdit, undefined],
   ] as const;
   console.log(`build benchmark: ${CHARTS} charts, each with a ${130}-template library chart\n`);
   for (const [label, secs, rss] of rows) console.log(`  ${label.padEnd(32)} ${secs.toFixed(2).padStart(7)} s${rss === undefined ? '' : `   peak ${rss.toFixed(0)} MiB`}`);
   const full = helmLoop / cold.seconds;
   const edit = helmLoop / rebuild.seconds;
-  console.log(`\n  full build:    ${full.toFixed(1)}x faster than the helm loop (target >= 8x); in one process ${(helmLoop / inProcessCold).toFixed(1)}x`);
-  console.log(`  one-edit:      ${edit.toFixed(1)}x faster than the helm loop (target >= 30x); in one process ${(helmLoop / inProcessEdit).toFixed(1)}x`);
+  console.log(`\n  full build:    ${full.toFixed(1)}x faster than the helm loop (target >= 8x); --watch ${(helmLoop / inProcessCold).toFixed(1)}x`);
+  console.log(`  one-edit:      ${edit.toFixed(1)}x faster than the helm loop (target >= 30x); --watch ${(helmLoop / inProcessEdit).toFixed(1)}x`);
   console.log(`  peak memory:   ${Math.max(cold.maxRssMiB, rebuild.maxRssMiB).toFixed(0)} MiB (target < 300 MB)`);
 } finally {
   rmSync(work, { recursive: true, force: true });

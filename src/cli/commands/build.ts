@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { buildApp, parseTokenArguments } from '../../build/index.js';
+import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
 import { formatTable, printWarnings } from '../output.js';
 
 interface BuildCommandOptions {
@@ -8,6 +8,7 @@ interface BuildCommandOptions {
   against?: string;
   bumpChanged?: boolean;
   cache: boolean;
+  watch?: boolean;
 }
 
 export function register(program: Command): void {
@@ -20,14 +21,17 @@ export function register(program: Command): void {
     .option('--against <PREVIOUS>', 'previous tarball or repository index.yaml: fail when a chart changed but kept its version')
     .option('--bump-changed', 'with --against: bump the patch version of changed charts in their Chart.yaml instead of failing')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
+    .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
-      const result = await buildApp(appDir, {
+      const options = {
         outDir: opts.output,
         tokens: parseTokenArguments(opts.token),
         against: opts.against,
         bumpChanged: opts.bumpChanged,
         cacheDir: opts.cache ? undefined : false,
-      });
+      } as const;
+      if (opts.watch) return watchForever(appDir, options);
+      const result = await buildApp(appDir, options);
       printWarnings(result.app.warnings);
       for (const [chart, [from, to]] of result.bumped) console.log(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
       console.log(
@@ -43,4 +47,17 @@ export function register(program: Command): void {
           `${(result.size / 1024 / 1024).toFixed(2)} MiB\n  sha256 ${result.sha256}`,
       );
     });
+}
+
+async function watchForever(appDir: string, options: BuildOptions): Promise<void> {
+  const watch = watchApp(appDir, options, (build) => {
+    const why = build.changed.length > 0 ? ` after ${build.changed.slice(0, 3).join(', ')}${build.changed.length > 3 ? ` (+${build.changed.length - 3})` : ''} changed` : '';
+    if (build.ok) {
+      const reused = build.result.charts.filter((c) => c.reused).length;
+      console.log(`built ${build.result.file} in ${build.millis.toFixed(0)} ms${why}: ${build.result.charts.length} charts (${reused} reused), sha256 ${build.result.sha256.slice(0, 12)}`);
+    } else console.log(`build failed in ${build.millis.toFixed(0)} ms${why}:\n${build.error.message}`);
+  });
+  console.log(`watching ${appDir}; Ctrl-C stops`);
+  await new Promise<void>((done) => process.once('SIGINT', done));
+  await watch.close();
 }
