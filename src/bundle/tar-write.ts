@@ -70,11 +70,14 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
     if (previous !== undefined) throw new ArchiveWriteError(label, entry.path, `duplicate of ${JSON.stringify(previous)}`);
     seen.set(key, entry.path);
   }
-  // A file may not also be a parent folder of another entry.
+  // A file may not also be a parent folder of another entry. Parent prefixes
+  // repeat a lot (every file of a folder), so each is looked up once.
+  const checkedParents = new Set<string>();
   for (const key of seen.keys()) {
-    const parts = key.split('/');
-    for (let i = 1; i < parts.length; i++) {
-      const parent = parts.slice(0, i).join('/');
+    for (let slash = key.indexOf('/'); slash !== -1; slash = key.indexOf('/', slash + 1)) {
+      const parent = key.slice(0, slash);
+      if (checkedParents.has(parent)) continue;
+      checkedParents.add(parent);
       const clash = seen.get(parent);
       if (clash !== undefined) throw new ArchiveWriteError(label, clash, `is a file but also the folder of ${JSON.stringify(seen.get(key))}`);
     }
@@ -132,15 +135,21 @@ function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefine
 /** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
 export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
   const mtime = options.mtime ?? FIXED_MTIME;
-  const chunks: Buffer[] = [];
-  for (const entry of orderedEntries(entries, options)) {
+  const parts = orderedEntries(entries, options).map((entry) => {
     const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
-    chunks.push(...fileHeader(entry.path, data.length, mtime), data);
-    const pad = (BLOCK - (data.length % BLOCK)) % BLOCK;
-    if (pad > 0) chunks.push(Buffer.alloc(pad));
+    return { headers: fileHeader(entry.path, data.length, mtime), data };
+  });
+  // One buffer of the exact size; the padding and the end marker are its zeros.
+  const padded = (n: number) => n + ((BLOCK - (n % BLOCK)) % BLOCK);
+  const size = parts.reduce((sum, p) => sum + p.headers.reduce((h, b) => h + b.length, 0) + padded(p.data.length), 2 * BLOCK);
+  const out = Buffer.alloc(size);
+  let offset = 0;
+  for (const { headers, data } of parts) {
+    for (const header of headers) offset += header.copy(out, offset);
+    data.copy(out, offset);
+    offset += padded(data.length);
   }
-  chunks.push(Buffer.alloc(2 * BLOCK)); // end-of-archive marker
-  return Buffer.concat(chunks);
+  return out;
 }
 
 /** Node's zlib already writes mtime 0 and no FNAME; pin them anyway so the header never depends on the platform or a future default. */
