@@ -18,7 +18,7 @@ import { generateBenchApp } from './generate.js';
 const CHARTS = Number(process.env.BENCH_CHARTS ?? 80);
 const root = resolve(import.meta.dirname, '..', '..');
 const helmBin = process.env.FLOTILLA_HELM ?? join(root, '.cache', 'tools', 'helm');
-const cli = join(root, 'dist', 'cli', 'main.js');
+const cli = join(root, 'dist', 'cli', 'flotilla.mjs');
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-'));
 
 function seconds(start: bigint): number {

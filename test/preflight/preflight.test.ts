@@ -7,7 +7,7 @@ import { pathsInHelmMessage, preflight } from '../../src/preflight/index.js';
 import { tempDir, writeApp, writeFiles } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/main.js');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
 
 describe('preflight through the real helm', () => {
   it('renders every enabled release with static then system values', async () => {

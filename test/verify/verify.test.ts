@@ -11,7 +11,7 @@ import { rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/main.js');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
 
 let good: string;
 let goodFiles: Map<string, Buffer>;
