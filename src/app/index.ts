@@ -3,4 +3,4 @@ export * from './load.js';
 export * from './metadata.js';
 export * from './releases.js';
 export * from './spec.js';
-export { checkSchema, type JsonSchema } from './schema-check.js';
+export { checkSchema, createSchemaAjv, schemaHash, type JsonSchema } from './schema-check.js';

@@ -34,10 +34,12 @@ const k8sVersion: JsonSchema = {
   pattern: '^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?$',
   expected: 'a Kubernetes version major.minor[.patch], e.g. v1.29.2',
 };
-const regexList: JsonSchema = { type: 'array', items: { type: 'string', format: 'regex', expected: 'a valid regular expression' } };
+// Whether each string compiles as a regular expression is checked in code (regexProblems).
+const regexList: JsonSchema = { type: 'array', items: { type: 'string' } };
 const nonEmptyString: JsonSchema = { type: ['string', 'number'], minLength: 1, expected: 'a non-empty string' };
 
 export const metadataSchema: JsonSchema = {
+  $id: 'flotilla:metadata',
   $defs: { stxBool: stxBoolDefinition },
   type: 'object',
   required: ['app_name', 'app_version', 'supported_k8s_version'],
@@ -88,7 +90,7 @@ export const metadataSchema: JsonSchema = {
         required: ['name'],
         properties: {
           name: { type: 'string', minLength: 1 },
-          version: { type: 'string', format: 'regex', expected: 'a regular expression matched against the whole version' },
+          version: { type: 'string' },
           action: { enum: ['ignore', 'warn', 'error', 'apply'] },
         },
       },
@@ -163,6 +165,24 @@ export function unknownKeyWarnings(schema: JsonSchema, root: ValueNode | undefin
   return out;
 }
 
+/** The fields StarlingX reads as regular expressions must compile. */
+function regexProblems(root: ValueNode | undefined): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const check = (node: ValueNode | undefined, path: (string | number)[], what: string) => {
+    if (node?.kind !== 'scalar' || typeof node.value !== 'string') return;
+    try {
+      new RegExp(node.value);
+    } catch {
+      out.push({ severity: 'error', message: `expected ${what}, got ${JSON.stringify(node.value)}`, path, location: node.origin.location });
+    }
+  };
+  const versions = getNode(root, ['upgrades', 'from_versions']);
+  if (versions?.kind === 'seq') versions.items.forEach((item, i) => check(item, ['upgrades', 'from_versions', i], 'a valid regular expression'));
+  const apps = getNode(root, ['dependent_apps']);
+  if (apps?.kind === 'seq') apps.items.forEach((app, i) => check(getNode(app, ['version']), ['dependent_apps', i, 'version'], 'a regular expression matched against the whole version'));
+  return out;
+}
+
 export interface AppMetadata {
   readonly appName: string;
   readonly appVersion: string;
@@ -194,7 +214,7 @@ export interface MetadataResult {
 
 /** Checks a parsed metadata.yaml; returns the typed metadata when there are no errors. */
 export function readMetadata(root: ValueNode | undefined, file: string): MetadataResult {
-  const diagnostics = [...checkSchema(metadataSchema, root, file), ...unknownKeyWarnings(metadataSchema, root, 'metadata')];
+  const diagnostics = [...checkSchema(metadataSchema, root, file), ...regexProblems(root), ...unknownKeyWarnings(metadataSchema, root, 'metadata')];
   if (!root || diagnostics.some((d) => d.severity === 'error')) return { diagnostics };
   const raw = toPlain(root) as Record<string, unknown>;
   const k8s = raw.supported_k8s_version as { minimum: string; maximum?: string };

@@ -103,6 +103,7 @@ const releaseFields = {
 };
 
 export const releasesSchema: JsonSchema = {
+  $id: 'flotilla:releases',
   $defs: { actionFlags: actionFlagsDefinition },
   type: 'object',
   additionalProperties: false,

@@ -4,31 +4,35 @@
  * used instead of ajv's wording when a value fails a composite rule (anyOf).
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createHash } from 'node:crypto';
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { closestNode, type ValueNode, toPlain } from '../document/index.js';
+import { compiledValidators } from './schemas.compiled.js';
 
 export type JsonSchema = Record<string, unknown>;
 
-// Our documents are small: compiling fast (no code optimisation) matters more than validating fast.
-const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, code: { optimize: false } });
-ajv.addVocabulary(['expected']);
-ajv.addFormat('regex', { type: 'string', validate: (s: string) => compiles(s) });
-
-function compiles(pattern: string): boolean {
-  try {
-    new RegExp(pattern);
-    return true;
-  } catch {
-    return false;
-  }
+/** The one ajv configuration, shared with scripts/compile-schemas.mjs so precompiled validators behave alike. */
+export function createSchemaAjv(code: { source?: boolean; esm?: boolean } = {}): Ajv2020 {
+  // Our documents are small: compiling fast (no code optimisation) matters more than validating fast.
+  const instance = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, code: { optimize: false, ...code } });
+  instance.addVocabulary(['expected']);
+  return instance;
 }
+
+/** Identifies a schema's content, so a precompiled validator is used only for the schema it was made from. */
+export function schemaHash(schema: JsonSchema): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+}
+
+const ajv = createSchemaAjv();
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 
 function validatorFor(schema: JsonSchema): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
-    validate = ajv.compile(schema);
+    const ahead = typeof schema.$id === 'string' ? compiledValidators[schema.$id] : undefined;
+    validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : ajv.compile(schema);
     compiled.set(schema, validate);
   }
   return validate;

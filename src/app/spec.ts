@@ -47,6 +47,7 @@ const specSections = {
 const name = { type: 'string', minLength: 1, pattern: '^[A-Za-z0-9._-]+$', expected: 'a file name without extension' };
 
 export const deploymentSchema: JsonSchema = {
+  $id: 'flotilla:deployment',
   type: 'object',
   additionalProperties: false,
   required: ['main'],
@@ -73,6 +74,7 @@ export const deploymentSchema: JsonSchema = {
 
 /** Presets and sizes are partial specs: no `main`. */
 export const specLayerSchema: JsonSchema = {
+  $id: 'flotilla:spec-layer',
   type: 'object',
   additionalProperties: false,
   properties: specSections,

@@ -12,7 +12,8 @@ export interface BuildConfig {
   readonly helmRepository: { readonly name?: string; readonly url?: string; readonly interval?: string };
 }
 
-const schema: JsonSchema = {
+export const buildConfigSchema: JsonSchema = {
+  $id: 'flotilla:build-config',
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -36,7 +37,7 @@ const schema: JsonSchema = {
 export async function readBuildConfig(path: string, display: string): Promise<BuildConfig> {
   if (!existsSync(path)) return { tokens: new Map(), helmRepository: {} };
   const root = parseYaml(await readFile(path, 'utf8'), display, { layer: 'build' }).root;
-  const problems = checkSchema(schema, root, display);
+  const problems = checkSchema(buildConfigSchema, root, display);
   if (problems.length > 0) throw new DiagnosticsError(`${display} is invalid:`, problems);
   const plain = (root ? toPlain(root) : {}) as { tokens?: Record<string, unknown>; helmRepository?: BuildConfig['helmRepository'] };
   return {
