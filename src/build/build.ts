@@ -77,10 +77,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const app = await loadApp(appDir, { transformText: substitute });
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
-  const { charts, bumped } = await packageCharts(app, previous, options);
-  const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
+  // Packaging waits on gzip in the thread pool; the reading below fills those waits.
+  const packaging = packageCharts(app, previous, options);
+  packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
-  const files = new Map<string, Buffer>();
   // Many small files: read synchronously (no thread-pool round trips), each once.
   const shipped = new Map<string, Buffer>();
   const readShipped = (rel: string): Buffer => {
@@ -91,14 +91,17 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     }
     return data;
   };
-  files.set('metadata.yaml', readShipped('fluxcd/metadata.yaml'));
-  for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
-
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
     const rel = `overrides/static/${release.chart}.yaml`;
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
+  const payload = new Map<string, Buffer>();
+  for (const rel of await payloadFiles(app)) payload.set(`app/${rel}`, readShipped(rel));
+  const plugins = await pluginFiles(app.root, cacheDirOf(options));
+
+  const { charts, bumped } = await packaging;
+  const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
   const repository = {
     name: config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName,
     // StarlingX serves app charts from the active controller's chart server.
@@ -106,12 +109,12 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     interval: config.helmRepository.interval ?? '1m',
     namespace: defaultNamespace(app.releases),
   };
+  const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
+  for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
   const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
   for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
-
-  for (const [path, data] of await pluginFiles(app.root, cacheDirOf(options))) files.set(`plugins/${path}`, data);
-
-  for (const rel of await payloadFiles(app)) files.set(`app/${rel}`, readShipped(rel));
+  for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
+  for (const [path, data] of payload) files.set(path, data);
 
   const entries: TarEntry[] = [...files].map(([path, data]) => ({ path, data }));
   entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
