@@ -1,23 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicatePluginError, nextFreeOrder, PluginLoadError } from '../../src/plugins/index.js';
-import { chartPlugin, pluginFixture } from './fixtures.js';
-
-const twoWebs = `defaults:
-  namespace: demo
-  releaseNamePrefix: demo-
-releases:
-  - name: db
-    chart: db
-    service: database
-  - name: web
-    chart: web
-    service: frontend
-    dependsOn: [db]
-  - name: web-admin
-    chart: web
-    service: frontend
-    dependsOn: [db]
-`;
+import { chartPlugin, pluginFixture, releasesWithTwoWebs } from './fixtures.js';
 
 const forRelease = (chart: string, release: string) => chartPlugin(chart).replace(`readonly chart = '${chart}';`, `readonly chart = '${chart}';\n  override readonly release = '${release}';`);
 
@@ -29,9 +12,9 @@ describe('binding plugins to releases', () => {
   });
 
   it('serves every release of the chart, or the one release named', async () => {
-    const all = await pluginFixture({ 'fluxcd/releases.yaml': twoWebs, 'plugins/010_web.ts': chartPlugin('web') });
+    const all = await pluginFixture({ 'fluxcd/releases.yaml': releasesWithTwoWebs, 'plugins/010_web.ts': chartPlugin('web') });
     expect([all.host.pluginFor('web')?.name, all.host.pluginFor('web-admin')?.name]).toEqual(['web', 'web']);
-    const split = await pluginFixture({ 'fluxcd/releases.yaml': twoWebs, 'plugins/010_web.ts': forRelease('web', 'web'), 'plugins/020_admin.ts': forRelease('web', 'web-admin') });
+    const split = await pluginFixture({ 'fluxcd/releases.yaml': releasesWithTwoWebs, 'plugins/010_web.ts': forRelease('web', 'web'), 'plugins/020_admin.ts': forRelease('web', 'web-admin') });
     expect([split.host.pluginFor('web')?.name, split.host.pluginFor('web-admin')?.name]).toEqual(['web', 'admin']);
   });
 
@@ -42,7 +25,7 @@ describe('binding plugins to releases', () => {
       'plugin web (plugins/010_web.ts) and plugin frontend (plugins/020_frontend.ts) both serve chart web; one chart release has at most one plugin',
     );
     // A chart-wide plugin and a release plugin overlap on that release.
-    await expect(pluginFixture({ 'fluxcd/releases.yaml': twoWebs, 'plugins/010_web.ts': chartPlugin('web'), 'plugins/020_admin.ts': forRelease('web', 'web-admin') })).rejects.toThrow(
+    await expect(pluginFixture({ 'fluxcd/releases.yaml': releasesWithTwoWebs, 'plugins/010_web.ts': chartPlugin('web'), 'plugins/020_admin.ts': forRelease('web', 'web-admin') })).rejects.toThrow(
       'both serve chart web (release web-admin)',
     );
   });

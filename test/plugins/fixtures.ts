@@ -47,3 +47,24 @@ export async function flotilla(args: readonly string[], stateDir = tempDir('flot
     env: { ...process.env, FLOTILLA_STATE_DIR: stateDir },
   });
 }
+
+/** The release table of the fixture app, db and web. */
+export const releasesDbWeb = `defaults:
+  namespace: demo
+  releaseNamePrefix: demo-
+releases:
+  - name: db
+    chart: db
+    service: database
+  - name: web
+    chart: web
+    service: frontend
+    dependsOn: [db]
+`;
+
+/** The same, with a second release of the web chart. */
+export const releasesWithTwoWebs = `${releasesDbWeb}  - name: web-admin
+    chart: web
+    service: frontend
+    dependsOn: [db]
+`;

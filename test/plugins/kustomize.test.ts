@@ -1,19 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { kustomizationResources, UnknownApplyModeError } from '../../src/plugins/index.js';
-import { pluginFixture } from './fixtures.js';
-
-const releases = `defaults:
-  namespace: demo
-  releaseNamePrefix: demo-
-releases:
-  - name: db
-    chart: db
-    service: database
-  - name: web
-    chart: web
-    service: frontend
-    dependsOn: [db]
-`;
+import { pluginFixture, releasesDbWeb } from './fixtures.js';
 
 /** Restore applies only the database; `lean` (a full mode) leaves web out. */
 const operator = `import { KustomizeOperator, type PluginContext, type ReleaseRef } from 'flotilla/plugin';
@@ -34,7 +21,7 @@ export default class Operator extends KustomizeOperator {
 
 describe('apply plans', () => {
   it('applies every enabled release in the normal mode, and queues deployed releases no longer wanted for removal', async () => {
-    const { host } = await pluginFixture({ 'fluxcd/releases.yaml': releases });
+    const { host } = await pluginFixture({ 'fluxcd/releases.yaml': releasesDbWeb });
     const plan = await host.planApply({ deployed: ['db', 'web', 'old-dashboard'] });
     expect(plan.mode).toBe('normal');
     expect(plan.releases.map((r) => r.name)).toEqual(['db', 'web']);
@@ -43,7 +30,7 @@ describe('apply plans', () => {
   });
 
   it('lets the kustomize operator choose per mode, always starting from the original set', async () => {
-    const { host } = await pluginFixture({ 'fluxcd/releases.yaml': releases, 'plugins/001_kustomize.ts': operator });
+    const { host } = await pluginFixture({ 'fluxcd/releases.yaml': releasesDbWeb, 'plugins/001_kustomize.ts': operator });
     const restore = await host.planApply({ mode: 'restore', deployed: ['db', 'web'] });
     expect(restore.releases.map((r) => r.name)).toEqual(['db']);
     expect(restore.skipped.map((r) => r.name)).toEqual(['web']);

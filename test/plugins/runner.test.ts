@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OperationRefusedError, PluginAbortedError, PluginHookError, PluginTimeoutError } from '../../src/plugins/index.js';
 import { baseApp } from '../support/app-fixture.js';
-import { pluginFixture } from './fixtures.js';
+import { pluginFixture, releasesWithTwoWebs } from './fixtures.js';
 
 /** A lifecycle plugin logging every hook it has; `extra` goes into the hooks table. */
 const lifecycle = (extra = '') => `import { AppLifecycle, refuse, type LifecycleContext, type LifecycleHooks } from 'flotilla/plugin';
@@ -39,23 +39,6 @@ ${body}
 void refuse;
 `;
 };
-
-const releasesWithTwoWebs = `defaults:
-  namespace: demo
-  releaseNamePrefix: demo-
-releases:
-  - name: db
-    chart: db
-    service: database
-  - name: web
-    chart: web
-    service: frontend
-    dependsOn: [db]
-  - name: web-admin
-    chart: web
-    service: frontend
-    dependsOn: [db]
-`;
 
 const lines = (log: readonly { plugin: string; message: string }[]) => log.map((e) => `${e.plugin}: ${e.message}`);
 
