@@ -11,6 +11,7 @@ import { loadAll } from 'js-yaml';
 import { readMetadata } from '../app/index.js';
 import { CHECKSUM_FILES, checkSignature, formatChecksumProblem, SIGNATURE_FILE, verifyChecksums } from '../bundle/index.js';
 import { verifyPluginBundle } from '../plugins/index.js';
+import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml } from '../document/index.js';
 import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
@@ -108,15 +109,17 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
         problems.push(`plugins: ${error.message.replace(join(work, 'plugins'), 'plugins')}`);
       });
     }
-    for (const { file } of charts) {
+    const lint = await mapConcurrently(charts, 3, async ({ file }) => {
       try {
         await helm(['lint', join(work, file)]);
+        return undefined;
       } catch (error) {
         if (!(error instanceof ToolError)) throw error;
         const findings = `${error.stdout}\n${error.stderr}`.split('\n').filter((l) => l.includes('[ERROR]')).map((l) => l.trim());
-        problems.push(`${file}: helm lint failed: ${findings.join('; ') || error.stderr.trim()}`);
+        return `${file}: helm lint failed: ${findings.join('; ') || error.stderr.trim()}`;
       }
-    }
+    });
+    problems.push(...lint.filter((p): p is string => p !== undefined));
     if (bundle.files.has('fluxcd-manifests/kustomization.yaml')) problems.push(...(await checkKustomization(join(work, 'fluxcd-manifests'), releases)));
   } finally {
     await rm(work, { recursive: true, force: true });
