@@ -55,3 +55,12 @@ describe('flotilla overrides', () => {
     expect(e.stderr).toBe('flotilla: no release or chart "wbe"; releases: db, web\n');
   });
 });
+
+describe('the library entry', () => {
+  it('exports the operations the CLI runs', async () => {
+    const flotillaModule = await import('flotilla');
+    for (const name of ['loadApp', 'computeReleaseValues', 'preflight', 'buildApp', 'watchApp', 'verifyBundle', 'inspectBundle', 'importStarlingxApp', 'signBundleFile', 'loadAppPlugins']) {
+      expect(typeof (flotillaModule as Record<string, unknown>)[name], name).toBe('function');
+    }
+  });
+});
