@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
-import { DiagnosticsError, FlotillaError, type Diagnostic } from '../diagnostics/index.js';
+import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
-import { checkCatalog, readImageTargets, readVersionFile, targetVersion, type VersionCatalog, type VersionEntry } from '../versions/index.js';
+import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
@@ -41,6 +41,8 @@ export interface App {
   readonly specLayers: readonly SpecLayer[];
   readonly catalog: VersionCatalog;
   readonly target: VersionEntry;
+  /** The images the charts get: the target release's, with `main.customImages` on top. */
+  readonly images: ReadonlyMap<string, ResolvedImage>;
   /** Releases the spec turns on, in table order. */
   readonly enabled: readonly Release[];
   readonly warnings: readonly Diagnostic[];
@@ -139,6 +141,9 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
   const catalog = await loadCatalog(path(APP_FILES.versions), read, collect);
   if (errors.length > 0) throw failure('the version catalog is invalid:');
   const target = targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
+  const resolved = resolveImages(catalog, target, customImages(specNode));
+  collect(resolved.diagnostics);
+  if (errors.length > 0) throw failure('the deployment spec is invalid:');
 
   const enabled = enabledReleases(releasesResult.releases, graph, spec, metadata);
   return {
@@ -151,6 +156,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     specLayers,
     catalog,
     target,
+    images: resolved.images,
     enabled,
     warnings,
     path,
@@ -181,6 +187,17 @@ async function loadCatalog(
   const catalog = { versions, targets };
   collect(checkCatalog(catalog));
   return catalog;
+}
+
+/** `main.customImages` with the place each is set. */
+function customImages(specNode: ValueNode | undefined): Map<string, { reference: string; location: SourceLocation }> {
+  const out = new Map<string, { reference: string; location: SourceLocation }>();
+  const node = getNode(specNode, ['main', 'customImages']);
+  if (node?.kind !== 'map') return out;
+  for (const [field, value] of node.entries) {
+    if (value.kind === 'scalar' && typeof value.value === 'string') out.set(field, { reference: value.value, location: value.origin.location });
+  }
+  return out;
 }
 
 /** services.<service>.<chart> must name a service and chart of some release: a typo would silently do nothing. */

@@ -34,9 +34,10 @@ export interface PluginAppView {
   readonly spec: DeploymentSpec;
   readonly target: {
     readonly release: string;
-    readonly images: ReadonlyMap<string, { readonly reference: string }>;
     readonly serviceDefaults: Readonly<Record<string, unknown>>;
   };
+  /** The images the charts get: the target release's, custom images on top. */
+  readonly images: ReadonlyMap<string, { readonly reference: string }>;
   readonly releases: readonly ReleaseView[];
   /** The releases the spec enables: the original set every apply plan starts from. */
   readonly enabled: readonly ReleaseView[];
@@ -158,7 +159,7 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
 
   const version: VersionContext = deepFreeze({
     release: app.target.release,
-    images: { ...Object.fromEntries([...app.target.images].map(([field, image]) => [field, image.reference])), ...app.spec.main.customImages },
+    images: Object.fromEntries([...app.images].map(([field, image]) => [field, image.reference])),
     serviceDefaults: structuredClone(app.target.serviceDefaults),
   });
   const common = {

@@ -57,6 +57,8 @@ export interface ValuesSource {
     readonly serviceDefaults: Readonly<Record<string, unknown>>;
   };
   readonly catalog: { readonly targets: ReadonlyMap<string, readonly { readonly chart: string; readonly path: readonly string[] }[]> };
+  /** Resolved images: the target release's, custom ones on top (src/versions resolveImages). */
+  readonly images: ReadonlyMap<string, { readonly reference: string; readonly source: 'release' | 'custom'; readonly location: SourceLocation }>;
 }
 
 /** A source of a values layer computed elsewhere (chart plugins, user overrides stored in the cluster). */
@@ -91,22 +93,9 @@ function imagesLayer(source: ValuesSource, release: ReleaseInfo, images: Iterabl
   return root;
 }
 
-function customImages(source: ValuesSource): Map<string, { reference: string; location: SourceLocation }> {
-  const node = getNode(source.specNode, ['main', 'customImages']);
-  const out = new Map<string, { reference: string; location: SourceLocation }>();
-  if (node?.kind !== 'map') return out;
-  for (const [field, value] of node.entries) {
-    if (value.kind === 'scalar' && typeof value.value === 'string') out.set(field, { reference: value.value, location: value.origin.location });
-  }
-  return out;
-}
-
-/** The images a release's charts get: the target release's, with custom images on top. */
-export function resolvedImageRefs(source: ValuesSource): Record<string, string> {
-  const refs: Record<string, string> = {};
-  for (const [field, image] of source.target.images) refs[field] = image.reference;
-  for (const [field, image] of customImages(source)) refs[field] = image.reference;
-  return refs;
+/** The image references the charts get (template context `images`). */
+function imageRefs(source: ValuesSource): Record<string, string> {
+  return Object.fromEntries([...source.images].map(([field, image]) => [field, image.reference]));
 }
 
 export function templateContext(source: ValuesSource, release: ReleaseInfo): Record<string, unknown> {
@@ -122,7 +111,7 @@ export function templateContext(source: ValuesSource, release: ReleaseInfo): Rec
       images: Object.fromEntries([...source.target.images].map(([f, i]) => [f, i.reference])),
       serviceDefaults: source.target.serviceDefaults,
     },
-    images: resolvedImageRefs(source),
+    images: imageRefs(source),
     app: { name: source.metadata.appName, version: source.metadata.appVersion },
     release: { ...release },
   };
@@ -145,8 +134,9 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
     add('template', 'template', renderValuesTemplate(text, templateFile, templateContext(source, release), 'template'), templateFile);
   } else add('template', 'template', undefined);
 
-  add('images', `images ${source.target.release}`, imagesLayer(source, release, source.target.images, `images ${source.target.release}`), source.target.file);
-  add('custom-images', 'main.customImages', imagesLayer(source, release, customImages(source), 'main.customImages'));
+  const ofSource = (kind: 'release' | 'custom') => [...source.images].filter(([, image]) => image.source === kind);
+  add('images', `images ${source.target.release}`, imagesLayer(source, release, ofSource('release'), `images ${source.target.release}`), source.target.file);
+  add('custom-images', 'main.customImages', imagesLayer(source, release, ofSource('custom'), 'main.customImages'));
 
   const policySet = source.spec.features.policies;
   if (typeof policySet === 'string' && policySet !== '' && policySet !== 'none') {

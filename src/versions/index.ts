@@ -2,8 +2,8 @@
  * Versions: the release catalog, the target release of a spec, and image
  * resolution (custom image if set, else the target release's default).
  */
-import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
-import type { VersionCatalog, VersionEntry } from './catalog.js';
+import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
+import { imageReferenceProblem, type VersionCatalog, type VersionEntry } from './catalog.js';
 
 export * from './catalog.js';
 
@@ -30,19 +30,26 @@ export interface ResolvedImage {
   readonly location: SourceLocation;
 }
 
-/** Images of the target release with custom images on top; a custom image for an unknown field is an error. */
+/**
+ * The images the charts get: the target release's, with custom images on top.
+ * A custom image for a field no chart takes, or one that is not a pinned
+ * reference, is an error at the line that sets it.
+ */
 export function resolveImages(
   catalog: VersionCatalog,
   target: VersionEntry,
   custom: ReadonlyMap<string, { reference: string; location: SourceLocation }>,
-): Map<string, ResolvedImage> {
-  const resolved = new Map<string, ResolvedImage>();
-  for (const [field, setting] of target.images) resolved.set(field, { field, reference: setting.reference, source: 'release', location: setting.location });
+): { images: Map<string, ResolvedImage>; diagnostics: Diagnostic[] } {
+  const images = new Map<string, ResolvedImage>();
+  const diagnostics: Diagnostic[] = [];
+  for (const [field, setting] of target.images) images.set(field, { field, reference: setting.reference, source: 'release', location: setting.location });
   for (const [field, setting] of custom) {
-    if (!catalog.targets.has(field)) {
-      throw new FlotillaError(`custom image for unknown image field "${field}"; known fields: see overrides/versions/images.yaml`, { location: setting.location });
-    }
-    resolved.set(field, { field, reference: setting.reference, source: 'custom', location: setting.location });
+    const path = ['main', 'customImages', field];
+    const problem = catalog.targets.has(field)
+      ? imageReferenceProblem(setting.reference)
+      : `is not an image field of the catalog (fields: overrides/versions/images.yaml)`;
+    if (problem) diagnostics.push({ severity: 'error', message: `custom image ${field}: ${problem}`, location: setting.location, path });
+    else images.set(field, { field, reference: setting.reference, source: 'custom', location: setting.location });
   }
-  return resolved;
+  return { images, diagnostics };
 }

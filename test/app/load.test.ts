@@ -129,6 +129,23 @@ describe('loading an app', () => {
     expect(nowhere).toContain('overrides/versions/1.0.yaml:4:3: error: image field extra of release 1.0 lands nowhere: add it to overrides/versions/images.yaml');
   });
 
+  it('refuses a custom image for a field no chart takes, or one not pinned, at its line', async () => {
+    const message = await loadError({
+      'overrides/deployment.yaml': `main:\n  release: "2.0"\n  customImages:\n    wbe: registry.example.org/web:1\n    db: registry.example.org/db:latest\n    web: registry.example.org/web:2\n`,
+    });
+    expect(message).toContain('overrides/deployment.yaml:4:5: error: custom image wbe: is not an image field of the catalog (fields: overrides/versions/images.yaml) (at main.customImages.wbe)');
+    expect(message).toContain('overrides/deployment.yaml:5:5: error: custom image db: uses the floating tag "latest"; pin every image (at main.customImages.db)');
+    expect(message).not.toContain('customImages.web');
+  });
+
+  it('resolves images once: the target release\'s, custom ones on top', async () => {
+    const app = await loadApp(writeApp({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  customImages:\n    web: registry.example.org/web:2\nfeatures:\n  services: [frontend]\n` }));
+    expect([...app.images].map(([field, image]) => [field, image.reference, image.source, image.location.line])).toEqual([
+      ['web', 'registry.example.org/web:2', 'custom', 4],
+      ['db', 'docker.io/library/mariadb:11.4', 'release', 4],
+    ]);
+  });
+
   it('refuses a disabled chart that an enabled release needs', async () => {
     const message = await loadError({ 'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\ndisabled_charts: [db]\n` });
     expect(message).toContain('chart "db" is in metadata disabled_charts, but enabled release(s) web depend on release "db"');
