@@ -21,6 +21,14 @@ const origins = (values: Awaited<ReturnType<typeof computeReleaseValues>>) =>
   Object.fromEntries(explain(values).map((l) => [l.path.join('.'), `${l.origin.layer} ${l.origin.location.file}:${l.origin.location.line}`]));
 
 describe('the plugin layer (values layer 5)', () => {
+  it('sees the resolved images: the target release\'s with custom images on top', async () => {
+    const imagePlugin = chartPlugin('web', `  override getOverrides(ctx: ChartContext): Values {\n    return { seen: { web: ctx.version.images.web, db: ctx.version.images.db } };\n  }`);
+    const deployment = baseApp()['overrides/deployment.yaml']!.replace('  domain: example.org\n', '  domain: example.org\n  customImages:\n    web: registry.example.org/web:hotfix-2\n');
+    const { app, host } = await pluginFixture({ 'plugins/010_web.ts': imagePlugin, 'overrides/deployment.yaml': deployment });
+    const values = await computeReleaseValues(app, app.graph.byName.get('web')!, { plugin: host.overridesProvider() });
+    expect(values.systemOverrides).toMatchObject({ seen: { web: 'registry.example.org/web:hotfix-2', db: 'docker.io/library/mariadb:11.4' } });
+  });
+
   it('attributes plugin values to the plugin, at its file and the line of getOverrides', async () => {
     const { app, host } = await pluginFixture({ 'plugins/010_web.ts': webPlugin });
     const values = await computeReleaseValues(app, app.graph.byName.get('web')!, { plugin: host.overridesProvider() });
