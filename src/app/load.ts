@@ -12,7 +12,7 @@ import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetV
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
-import { checkSpecLayer, enabledServices, mergeSpec, type DeploymentSpec, type SpecLayer } from './spec.js';
+import { checkSpecLayer, enabledServices, mergeSpec, selectedPolicySet, type DeploymentSpec, type SpecLayer } from './spec.js';
 
 export const APP_FILES = {
   metadata: 'fluxcd/metadata.yaml',
@@ -43,6 +43,8 @@ export interface App {
   readonly target: VersionEntry;
   /** The images the charts get: the target release's, with `main.customImages` on top. */
   readonly images: ReadonlyMap<string, ResolvedImage>;
+  /** The RBAC policy set the spec selects (policies/<set>/), if any. */
+  readonly policySet?: string;
   /** Releases the spec turns on, in table order. */
   readonly enabled: readonly Release[];
   readonly warnings: readonly Diagnostic[];
@@ -136,6 +138,16 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     collect(checkSchema(schema, features, deploymentLayer.file, ['features']));
   }
   collect(checkServicesSection(specNode, releasesResult.releases));
+  const policySet = selectedPolicySet(spec);
+  if (policySet !== undefined && !existsSync(path(join(APP_FILES.policies, policySet)))) {
+    const available = existsSync(path(APP_FILES.policies)) ? (await readdir(path(APP_FILES.policies), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name) : [];
+    errors.push({
+      severity: 'error',
+      message: `policy set "${policySet}" not found: ${APP_FILES.policies}/${policySet}/ does not exist; available: ${available.sort().join(', ') || 'none'}`,
+      location: getNode(specNode, ['features', 'policies'])?.origin.location,
+      path: ['features', 'policies'],
+    });
+  }
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
 
   const catalog = await loadCatalog(path(APP_FILES.versions), read, collect);
@@ -157,6 +169,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     catalog,
     target,
     images: resolved.images,
+    policySet,
     enabled,
     warnings,
     path,

@@ -109,3 +109,9 @@ export function enabledServices(spec: DeploymentSpec): ReadonlySet<string> {
   const list = spec.features.services;
   return new Set(Array.isArray(list) ? list.map(String) : []);
 }
+
+/** The policy set the spec selects (`features.policies`); "none" or nothing selects none. */
+export function selectedPolicySet(spec: DeploymentSpec): string | undefined {
+  const value = spec.features.policies;
+  return typeof value === 'string' && value !== '' && value !== 'none' ? value : undefined;
+}

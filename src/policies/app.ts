@@ -21,14 +21,8 @@ import { personaRoles } from './roles.js';
  */
 export type SetChoice = string | null | undefined;
 
-/** The set named by `features.policies` of the merged spec (preset → size → deployment file). */
-export function selectedPolicySet(app: App): string | undefined {
-  const value = app.spec.features.policies;
-  return typeof value === 'string' && value !== '' && value !== 'none' ? value : undefined;
-}
-
 export async function resolveSetChoice(app: App, choice: SetChoice): Promise<PolicySet | undefined> {
-  const name = choice === undefined ? selectedPolicySet(app) : choice;
+  const name = choice === undefined ? app.policySet : choice;
   return name === null || name === undefined || name === 'none' ? undefined : loadPolicySet(app.root, name);
 }
 
@@ -42,8 +36,7 @@ const FILE_LAYERS: ReadonlySet<ValuesLayerKind> = new Set(['chart', 'static', 'p
  */
 export async function appPolicyLayers(app: App, release: Release, options: { set?: SetChoice; providers?: LayerProviders } = {}): Promise<PolicyLayer[]> {
   const set = await resolveSetChoice(app, options.set);
-  // The values engine picks the set from the spec; point it at the chosen one.
-  const source: App = { ...app, spec: { ...app.spec, features: { ...app.spec.features, policies: set?.name ?? 'none' } } };
+  const source: App = { ...app, policySet: set?.name };
   const layers: PolicyLayer[] = [];
   for (const layer of await buildLayers(source, release, options.providers)) {
     const policy = getNode(layer.root, POLICY_VALUES_PATH);

@@ -52,7 +52,6 @@ export {
   pickPolicy,
   pickSection,
   resolveSetChoice,
-  selectedPolicySet,
 } from './app.js';
 export type { FileLintOptions, FilePolicy, FilePoliciesOptions } from './files.js';
 export { lintFiles, loadFilePolicies } from './files.js';

@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
+import type { SourceLocation } from '../diagnostics/index.js';
 import { fromPlain, getNode, mapNode, readYamlFile, relabel, type ValueNode } from '../document/index.js';
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
@@ -49,6 +49,8 @@ export interface ValuesSource {
   display(absolutePath: string): string;
   readonly metadata: { readonly appName: string; readonly appVersion: string };
   readonly spec: { readonly main: { readonly customImages?: Readonly<Record<string, string>> }; readonly features: Readonly<Record<string, unknown>> };
+  /** The policy set whose policies/<set>/<chart>.yaml is layer 4, if any. */
+  readonly policySet?: string;
   readonly specNode: ValueNode | undefined;
   readonly target: {
     readonly release: string;
@@ -68,8 +70,6 @@ export interface LayerProviders {
   readonly plugin?: LayerProvider;
   readonly user?: LayerProvider;
 }
-
-export class PolicySetNotFoundError extends FlotillaError {}
 
 async function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): Promise<ValueNode | undefined> {
   const abs = source.path(relativePath);
@@ -138,15 +138,9 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   add('images', `images ${source.target.release}`, imagesLayer(source, release, ofSource('release'), `images ${source.target.release}`), source.target.file);
   add('custom-images', 'main.customImages', imagesLayer(source, release, ofSource('custom'), 'main.customImages'));
 
-  const policySet = source.spec.features.policies;
-  if (typeof policySet === 'string' && policySet !== '' && policySet !== 'none') {
-    const dir = `policies/${policySet}`;
-    if (!existsSync(source.path(dir))) {
-      const at = getNode(source.specNode, ['features', 'policies'])?.origin.location;
-      throw new PolicySetNotFoundError(`policy set "${policySet}" not found: ${dir}/ does not exist`, { location: at });
-    }
-    const file = `${dir}/${release.chart}.yaml`;
-    add('policy', `policy ${policySet}`, await readLayerFile(source, file, `policy ${policySet}`, true), file);
+  if (source.policySet) {
+    const file = `policies/${source.policySet}/${release.chart}.yaml`;
+    add('policy', `policy ${source.policySet}`, await readLayerFile(source, file, `policy ${source.policySet}`, true), file);
   } else add('policy', 'policy', undefined);
 
   add('plugin', `plugin ${release.chart}`, providers.plugin ? await providers.plugin(release) : undefined);

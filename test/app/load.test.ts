@@ -146,6 +146,15 @@ describe('loading an app', () => {
     ]);
   });
 
+  it('refuses a policy set that does not exist, at the spec line that names it; "none" selects none', async () => {
+    const spec = (set: string) => `main:\n  release: "2.0"\n  domain: example.org\nfeatures:\n  services: [frontend]\n  policies: ${set}\n`;
+    expect(await loadError({ 'overrides/deployment.yaml': spec('nosuch'), 'policies/strict/web.yaml': 'conf: {}\n' })).toContain(
+      'overrides/deployment.yaml:6:3: error: policy set "nosuch" not found: policies/nosuch/ does not exist; available: strict (at features.policies)',
+    );
+    expect((await loadApp(writeApp({ 'overrides/deployment.yaml': spec('none') }))).policySet).toBeUndefined();
+    expect((await loadApp(writeApp({ 'overrides/deployment.yaml': spec('strict'), 'policies/strict/web.yaml': 'conf: {}\n' }))).policySet).toBe('strict');
+  });
+
   it('refuses a disabled chart that an enabled release needs', async () => {
     const message = await loadError({ 'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\ndisabled_charts: [db]\n` });
     expect(message).toContain('chart "db" is in metadata disabled_charts, but enabled release(s) web depend on release "db"');

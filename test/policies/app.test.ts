@@ -8,7 +8,6 @@ import {
   loadPolicySet,
   PolicyLookupError,
   PolicySetError,
-  selectedPolicySet,
 } from '../../src/policies/index.js';
 import { loadApp, type App } from '../../src/app/index.js';
 import { writeTree } from './helpers.js';
@@ -124,7 +123,7 @@ describe('app layers', () => {
   it('come from the chart, the static overrides and the set the deployment spec selects, in that order', async () => {
     const root = demoApp();
     const app = await loadApp(root);
-    expect(selectedPolicySet(app)).toBe('demo');
+    expect(app.policySet).toBe('demo');
     const layers = await appPolicyLayers(app, releaseOf(app, 'compute'));
     expect(layers.map((l) => [l.label, l.kind, l.file.slice(root.length + 1)])).toEqual([
       ['chart defaults', 'defaults', 'charts/compute/values.yaml'],

@@ -114,10 +114,6 @@ services:
     );
   });
 
-  it('refuses a policy set that does not exist, at the spec line that names it', async () => {
-    const deployment = `main:\n  release: "2.0"\n  domain: example.org\nfeatures:\n  services: [frontend]\n  policies: nosuch\n`;
-    await expect(webValues({ 'overrides/deployment.yaml': deployment })).rejects.toThrow(/overrides\/deployment\.yaml:6:3: policy set "nosuch" not found/);
-  });
 });
 
 describe('values templates', () => {
