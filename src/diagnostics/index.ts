@@ -70,15 +70,3 @@ export class DiagnosticsError extends FlotillaError {
     this.diagnostics = diagnostics;
   }
 }
-
-/** Collects warnings that do not stop an operation; the CLI prints them on stderr. */
-export interface WarningSink {
-  warn(diagnostic: Diagnostic): void;
-}
-
-export class CollectingWarnings implements WarningSink {
-  readonly items: Diagnostic[] = [];
-  warn(diagnostic: Diagnostic): void {
-    this.items.push({ ...diagnostic, severity: 'warning' });
-  }
-}

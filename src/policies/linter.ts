@@ -4,7 +4,7 @@
  * roles the policy set does not declare, helper rules nothing uses, write
  * actions anyone may call, and layers that disagree about a rule.
  */
-import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
+import type { SourceLocation } from '../diagnostics/index.js';
 import { formatExpr, referencedRules, walkExpr, type PolicyExpr } from './ast.js';
 import { looksLikeAction, isWriteAction, nearest, WELL_KNOWN_RULES } from './heuristics.js';
 import { locateInRule } from './parser.js';
@@ -434,13 +434,6 @@ export function sortFindings(findings: readonly LintFinding[]): LintFinding[] {
       SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] ||
       a.message.localeCompare(b.message),
   );
-}
-
-/** Errors and warnings as the project's Diagnostic (info findings have no Diagnostic severity). */
-export function findingToDiagnostic(finding: LintFinding): Diagnostic | undefined {
-  if (finding.severity === 'info') return undefined;
-  const scope = finding.scope ? `${finding.scope}: ` : '';
-  return { severity: finding.severity, message: `${scope}${finding.message} [${finding.code}]`, ...loc(finding.location) };
 }
 
 export interface LintSummary {
