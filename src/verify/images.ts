@@ -4,6 +4,7 @@
  * maps in chart values and static overrides, and the release catalog's images.
  */
 import { load } from 'js-yaml';
+import type { BundledChart } from './bundle.js';
 
 export interface ImageReference {
   readonly reference: string;
@@ -35,8 +36,17 @@ export function imagesInValues(values: unknown, where: string): ImageReference[]
   return found;
 }
 
+/** Every image a tarball references: chart defaults, static overrides, release catalogs. */
+export function bundleImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }, charts: readonly BundledChart[]): ImageReference[] {
+  const fromCharts = charts.flatMap(({ file, archive }) => {
+    const values = archive.chart.files.find((f) => f.path === 'values.yaml');
+    return values ? imagesInValues(parse(values.data), `${file} values.yaml`) : [];
+  });
+  return [...fromCharts, ...appImages(bundle)];
+}
+
 /** Images in the app payload: static overrides, and every release catalog's `images` map. */
-export function appImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }): ImageReference[] {
+function appImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }): ImageReference[] {
   const found: ImageReference[] = [];
   for (const name of [...bundle.files.keys()].sort()) {
     const where = name.replace(/^app\//, '');

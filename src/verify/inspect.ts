@@ -1,8 +1,7 @@
 /** `flotilla inspect`: what a tarball holds, read safely, nothing written. */
 import { bundledCharts, bundledReleases, openBundle, yamlOf } from './bundle.js';
-import { appImages, imagesInValues, type ImageReference } from './images.js';
+import { bundleImages, type ImageReference } from './images.js';
 import type { BundledRelease } from './bundle.js';
-import { load } from 'js-yaml';
 
 export interface InspectedChart {
   readonly file: string;
@@ -26,12 +25,7 @@ export async function inspectBundle(path: string): Promise<InspectReport> {
   const bundle = await openBundle(path);
   const metadata = (yamlOf(bundle, 'metadata.yaml') ?? {}) as { app_name?: string; app_version?: string };
   const { charts } = await bundledCharts(bundle);
-  const images: ImageReference[] = [];
-  for (const { file, archive } of charts) {
-    const values = archive.chart.files.find((f) => f.path === 'values.yaml');
-    if (values) images.push(...imagesInValues(load(values.data.toString('utf8')), `${file}`));
-  }
-  images.push(...appImages(bundle));
+  const images = bundleImages(bundle, charts);
   const manifest = (JSON.parse(bundle.files.get('plugins/manifest.json')?.toString('utf8') ?? '{}') as { plugins?: { name?: string; chart?: string; file?: string }[] }).plugins ?? [];
   return {
     app: String(metadata.app_name ?? '?'),

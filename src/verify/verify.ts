@@ -17,7 +17,7 @@ import { parseYaml } from '../document/index.js';
 import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { bundledCharts, bundledReleases, openBundle, text, type OpenedBundle } from './bundle.js';
-import { appImages, imagesInValues } from './images.js';
+import { bundleImages } from './images.js';
 
 export interface VerifyReport {
   readonly path: string;
@@ -125,12 +125,7 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     await rm(work, { recursive: true, force: true });
   }
 
-  const images = charts.flatMap(({ file, archive }) => {
-    const values = archive.chart.files.find((f) => f.path === 'values.yaml');
-    return values ? imagesInValues(loadYamlSafe(values.data.toString('utf8')), `${file} values.yaml`) : [];
-  });
-  images.push(...appImages(bundle));
-  if (images.length === 0) problems.push('the charts reference no container images');
+  if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
 
   return report();
 }
@@ -142,14 +137,6 @@ function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined):
   if (!signature) return [`${SIGNATURE_FILE} is missing: the tarball is not signed (flotilla sign BUNDLE --key PRIVATE.pem)`];
   if (!checksums) return [];
   return checkSignature(checksums, signature.toString('utf8'), publicKey) ? [] : [`${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`];
-}
-
-function loadYamlSafe(source: string): unknown {
-  try {
-    return loadAll(source)[0];
-  } catch {
-    return undefined;
-  }
 }
 
 async function writeSubtree(bundle: OpenedBundle, prefix: string, target: string): Promise<void> {
