@@ -44,7 +44,7 @@ export function checkSchema(schema: JsonSchema, root: ValueNode | undefined, fil
   const value = root ? toPlain(root) : {};
   if (validate(value)) return [];
   return describeErrors(validate.errors ?? []).map(({ path, message }) => {
-    const node = root ? closestNode(root, path) : undefined;
+    const node = root ? closestNode(root, path).node : undefined;
     return {
       severity: 'error',
       message,

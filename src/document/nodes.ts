@@ -150,15 +150,17 @@ export function getNode(node: ValueNode | undefined, path: DocPath): ValueNode |
   return current;
 }
 
-/** The deepest existing node along `path` (for pointing at the closest line when a key is missing). */
-export function closestNode(node: ValueNode, path: DocPath): ValueNode {
+/** The deepest existing node along `path`, and the part of `path` that reached it (to point at the closest line when a key is missing). */
+export function closestNode(node: ValueNode, path: DocPath): { readonly node: ValueNode; readonly path: DocPath } {
   let current = node;
+  let depth = 0;
   for (const part of path) {
     const next = getNode(current, [part]);
     if (!next) break;
     current = next;
+    depth++;
   }
-  return current;
+  return { node: current, path: path.slice(0, depth) };
 }
 
 export interface Leaf {

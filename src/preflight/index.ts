@@ -12,7 +12,7 @@ import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, type DocPath } from '../diagnostics/index.js';
-import { closestNode, dumpYaml, getNode, leaves, type Leaf, type ValueNode } from '../document/index.js';
+import { closestNode, dumpYaml, leaves, type Leaf, type ValueNode } from '../document/index.js';
 import { loadAppPlugins } from '../plugins/index.js';
 import { helm, ToolError } from '../tools/index.js';
 import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
@@ -145,15 +145,8 @@ function culpritsOf(message: string, merged: ValueNode | undefined): Leaf[] {
   if (!merged) return [];
   const found = new Map<string, Leaf>();
   for (const path of pathsInHelmMessage(message)) {
-    const node = getNode(merged, path) ?? closestNode(merged, path);
-    const base = getNode(merged, path) ? path : path.slice(0, depthOf(merged, path));
-    for (const leaf of leaves(node, [...base])) found.set(leaf.path.join('\u0000'), leaf);
+    const closest = closestNode(merged, path);
+    for (const leaf of leaves(closest.node, [...closest.path])) found.set(leaf.path.join('\u0000'), leaf);
   }
   return [...found.values()];
-}
-
-function depthOf(root: ValueNode, path: DocPath): number {
-  let depth = 0;
-  while (depth < path.length && getNode(root, path.slice(0, depth + 1))) depth++;
-  return depth;
 }
