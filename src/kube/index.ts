@@ -1,0 +1,24 @@
+/**
+ * Kubernetes I/O, the only module that talks to a cluster: the client
+ * factory, typed API errors, server-side apply, watches, waiting for
+ * conditions, discovery checks, the Lease lock, and the cluster-mode stores
+ * plugins get through the plugin API's narrow interfaces.
+ */
+export { connect, KubeConfigError, loadClientModule, type KubeClient, type KubeTarget } from './client.js';
+export {
+  AlreadyExists,
+  Conflict,
+  describeObject,
+  Forbidden,
+  Gone,
+  Invalid,
+  KubeApiError,
+  kubeCall,
+  kubeError,
+  kubeRead,
+  NotFound,
+  Unauthorized,
+  Unavailable,
+  type KubeCall,
+} from './errors.js';
+export { APP_LABEL, clusterStores, ConfigMapRecordStore, KubeClusterObjects, KubeDataError, MANAGED_BY, PASSWORD_KEY, recordsConfigMapName, SecretPasswordStore } from './stores.js';
