@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import type { CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import type { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { FlotillaError } from '../diagnostics/index.js';
 
 /** How the user named the cluster: the CLI's `--kubeconfig` and `--context`. */
@@ -25,6 +25,8 @@ export interface KubeClient {
   readonly source: string;
   readonly core: CoreV1Api;
   readonly coordination: CoordinationV1Api;
+  /** Discovery of API groups (custom resources). */
+  readonly custom: CustomObjectsApi;
   /** Any kind by apiVersion/kind (custom resources included). */
   readonly objects: KubernetesObjectApi;
 }
@@ -86,6 +88,7 @@ export async function connect(target: KubeTarget = {}): Promise<KubeClient> {
     source,
     core: config.makeApiClient(k8s.CoreV1Api),
     coordination: config.makeApiClient(k8s.CoordinationV1Api),
+    custom: config.makeApiClient(k8s.CustomObjectsApi),
     objects: k8s.KubernetesObjectApi.makeApiClient(config),
   };
 }

@@ -22,3 +22,19 @@ export {
   type KubeCall,
 } from './errors.js';
 export { APP_LABEL, clusterStores, ConfigMapRecordStore, KubeClusterObjects, KubeDataError, MANAGED_BY, PASSWORD_KEY, recordsConfigMapName, SecretPasswordStore } from './stores.js';
+export {
+  collectionPath,
+  deleteObject,
+  discoverKind,
+  FIELD_MANAGER,
+  listObjects,
+  readObject,
+  serverSideApply,
+  type ApplyOptions,
+  type KindSelector,
+  type KubeObject,
+  type ServedKind,
+} from './objects.js';
+export { objectKey, WaitAbortedError, WaitTimeoutError, watchUntil, type WatchChange, type WatchEventType, type WatchJudge, type WatchOptions } from './watch.js';
+export { FLUX_KINDS, FluxMissingError, requireFlux } from './discovery.js';
+export { acquireLease, DEFAULT_LEASE_SECONDS, defaultHolder, LockedError, LockLostError, OPERATION_ANNOTATION, type HeldLease, type LeaseOptions } from './lease.js';
