@@ -27,8 +27,8 @@ export interface HelmReleaseOptions {
   readonly repository: string;
 }
 
-export const staticOverridesName = (release: Release): string => `${release.name}-static-overrides`;
-export const systemOverridesName = (release: Release): string => `${release.name}-system-overrides`;
+export const staticOverridesName = (release: Pick<Release, 'name'>): string => `${release.name}-static-overrides`;
+export const systemOverridesName = (release: Pick<Release, 'name'>): string => `${release.name}-system-overrides`;
 
 export interface HelmReleaseManifest {
   apiVersion: string;

@@ -37,4 +37,16 @@ export {
 } from './objects.js';
 export { objectKey, WaitAbortedError, WaitTimeoutError, watchUntil, type WatchChange, type WatchEventType, type WatchJudge, type WatchOptions } from './watch.js';
 export { FLUX_KINDS, FluxMissingError, requireFlux } from './discovery.js';
-export { acquireLease, DEFAULT_LEASE_SECONDS, defaultHolder, LockedError, LockLostError, OPERATION_ANNOTATION, type HeldLease, type LeaseOptions } from './lease.js';
+export {
+  ABORT_ANNOTATION,
+  AbortRequestedError,
+  acquireLease,
+  DEFAULT_LEASE_SECONDS,
+  defaultHolder,
+  LockedError,
+  LockLostError,
+  OPERATION_ANNOTATION,
+  requestAbort,
+  type HeldLease,
+  type LeaseOptions,
+} from './lease.js';

@@ -37,8 +37,14 @@ export class LockedError extends FlotillaError {
   }
 }
 
+/** Annotation asking the holder to stop: who asked, and when. */
+export const ABORT_ANNOTATION = 'flotilla.starlingx.io/abort-requested';
+
 /** The lease was taken over or deleted while held: the operation must stop. */
 export class LockLostError extends FlotillaError {}
+
+/** Someone asked the holder to stop (`flotilla abort`). */
+export class AbortRequestedError extends FlotillaError {}
 
 export interface HeldLease {
   readonly holder: string;
@@ -104,7 +110,7 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
         if (current && current !== holder) tookOver = { holder: current, ...(existing.metadata?.annotations?.[OPERATION_ANNOTATION] ? { operation: existing.metadata.annotations[OPERATION_ANNOTATION] } : {}) };
         const body: V1Lease = {
           ...existing,
-          metadata: { ...existing.metadata, annotations: { ...existing.metadata?.annotations, [OPERATION_ANNOTATION]: options.operation } },
+          metadata: { ...existing.metadata, annotations: { ...withoutKey(existing.metadata?.annotations, ABORT_ANNOTATION), [OPERATION_ANNOTATION]: options.operation } },
           spec: {
             ...existing.spec,
             holderIdentity: holder,
@@ -131,6 +137,11 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
     if (released) return;
     if (!lease || lease.spec?.holderIdentity !== holder) {
       lost.abort(new LockLostError(`lost the lock ${namespace}/${name}: ${lease ? `now held by ${lease.spec?.holderIdentity ?? 'nobody'}` : 'the Lease was deleted'}`));
+      return;
+    }
+    const abort = lease.metadata?.annotations?.[ABORT_ANNOTATION];
+    if (abort) {
+      lost.abort(new AbortRequestedError(`aborted: ${abort}`));
       return;
     }
     const body: V1Lease = { ...lease, spec: { ...lease.spec, renewTime: now() } };
@@ -165,4 +176,32 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
       }
     },
   };
+}
+
+function withoutKey(map: Readonly<Record<string, string>> | undefined, key: string): Record<string, string> {
+  const { [key]: _dropped, ...rest } = map ?? {};
+  return rest;
+}
+
+/**
+ * Asks the holder of a live lease to stop: its next renewal sees the request
+ * and aborts its operation. Returns the holder and its operation, or
+ * undefined when nobody holds the lease (or it expired).
+ */
+export async function requestAbort(client: Pick<KubeClient, 'coordination'>, namespace: string, name: string, by: string): Promise<{ holder: string; operation?: string } | undefined> {
+  const call = { kind: 'Lease', namespace, name };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+    const holder = lease?.spec?.holderIdentity;
+    if (!lease || !holder || expired(lease, new Date())) return undefined;
+    const body: V1Lease = { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [ABORT_ANNOTATION]: `requested by ${by} at ${new Date().toISOString()}` } } };
+    try {
+      await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
+      const operation = lease.metadata?.annotations?.[OPERATION_ANNOTATION];
+      return { holder, ...(operation ? { operation } : {}) };
+    } catch (error) {
+      if (!(error instanceof Conflict)) throw error;
+    }
+  }
+  return undefined;
 }

@@ -11,11 +11,11 @@ import { loadAll } from 'js-yaml';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { FlotillaError, type DocPath } from '../diagnostics/index.js';
-import { closestNode, dumpYaml, leaves, type Leaf, type ValueNode } from '../document/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
+import { dumpYaml, type Leaf } from '../document/index.js';
 import { loadAppPlugins } from '../plugins/index.js';
 import { helm, ToolError } from '../tools/index.js';
-import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { computeReleaseValues, culpritsOf, type LayerProviders, type ReleaseValues } from '../values/index.js';
 
 export interface RenderedObject {
   readonly apiVersion: string;
@@ -123,30 +123,4 @@ function renderedObjects(manifests: string): RenderedObject[] {
     objects.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name });
   }
   return objects;
-}
-
-/** Value paths a Helm error names: `.Values.a.b` in template errors, `/a/b` in schema errors. */
-export function pathsInHelmMessage(message: string): DocPath[] {
-  const paths: DocPath[] = [];
-  for (const m of message.matchAll(/\.Values((?:\.[A-Za-z0-9_]+)+)/g)) paths.push((m[1] as string).slice(1).split('.'));
-  for (const m of message.matchAll(/at '(\/[^']*)'/g)) {
-    paths.push(
-      (m[1] as string)
-        .slice(1)
-        .split('/')
-        .filter(Boolean)
-        .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~'))),
-    );
-  }
-  return paths;
-}
-
-function culpritsOf(message: string, merged: ValueNode | undefined): Leaf[] {
-  if (!merged) return [];
-  const found = new Map<string, Leaf>();
-  for (const path of pathsInHelmMessage(message)) {
-    const closest = closestNode(merged, path);
-    for (const leaf of leaves(closest.node, [...closest.path])) found.set(leaf.path.join('\u0000'), leaf);
-  }
-  return [...found.values()];
 }

@@ -10,6 +10,7 @@ import { mergeAll } from './merge.js';
 export * from './layers.js';
 export { describeOrigin, mergeAll, mergeNodes, ValueClashError } from './merge.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
+export { culpritsOf, pathsInHelmMessage } from './helm-errors.js';
 
 export interface ReleaseValues {
   readonly release: ReleaseInfo;

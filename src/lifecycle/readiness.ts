@@ -1,0 +1,61 @@
+/**
+ * What a HelmRelease's status says about one apply: not yet handled, ready,
+ * still progressing, or failed (with Flux's reason and message). An apply
+ * stamps `reconcile.fluxcd.io/requestedAt` on every release it writes;
+ * helm-controller copies the token to `status.lastHandledReconcileAt` once it
+ * has reconciled that request, so an old Ready (or an old failure) is never
+ * taken for this apply's result.
+ */
+export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+
+export interface Condition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason?: string;
+  readonly message?: string;
+  readonly observedGeneration?: number;
+  readonly lastTransitionTime?: string;
+}
+
+/** The fields of a HelmRelease's status flotilla reads. */
+export interface HelmReleaseStatus {
+  readonly observedGeneration?: number;
+  readonly lastHandledReconcileAt?: string;
+  readonly conditions?: readonly Condition[];
+}
+
+export interface HelmReleaseView {
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly generation?: number; readonly annotations?: Readonly<Record<string, string>> };
+  readonly status?: HelmReleaseStatus;
+}
+
+/** Reasons of Ready=False that mean "not done yet", not "failed". */
+const PENDING_REASONS = new Set(['Progressing', 'DependencyNotReady', 'ReconciliationInProgress', 'ArtifactNotReady', 'SourceNotReady']);
+
+export type Readiness =
+  | { readonly state: 'pending'; readonly reason?: string; readonly message?: string }
+  | { readonly state: 'ready'; readonly reason?: string; readonly message?: string }
+  | { readonly state: 'failed'; readonly reason: string; readonly message: string };
+
+export function readyCondition(release: HelmReleaseView): Condition | undefined {
+  return release.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/**
+ * Where a release stands for the apply that stamped `token`. Without a token
+ * (show, list) the current condition is taken as it is.
+ */
+export function readiness(release: HelmReleaseView, token?: string): Readiness {
+  const ready = readyCondition(release);
+  const status = release.status;
+  const handled =
+    token === undefined ||
+    status?.lastHandledReconcileAt === token ||
+    // A generation the controller has seen, whose Ready was judged for it: a spec change this apply made.
+    (release.metadata.generation !== undefined && (ready?.observedGeneration ?? status?.observedGeneration ?? -1) >= release.metadata.generation && release.metadata.annotations?.[REQUESTED_AT] === token && status?.lastHandledReconcileAt === undefined);
+  if (!ready || !handled) return { state: 'pending', ...(ready?.reason ? { reason: ready.reason } : {}), ...(ready?.message ? { message: ready.message } : {}) };
+  const detail = { ...(ready.reason ? { reason: ready.reason } : {}), ...(ready.message ? { message: ready.message } : {}) };
+  if (ready.status === 'True') return { state: 'ready', ...detail };
+  if (ready.status === 'False' && !PENDING_REASONS.has(ready.reason ?? '')) return { state: 'failed', reason: ready.reason ?? 'Failed', message: ready.message ?? '' };
+  return { state: 'pending', ...detail };
+}
