@@ -34,3 +34,13 @@ export {
   type BlobReadOptions,
   type PushFileOptions,
 } from './client.js';
+export {
+  chartRepositoryBase,
+  chartVersionTag,
+  helmConfigJson,
+  pushChart,
+  pushCharts,
+  type ChartArchiveInput,
+  type PushChartOptions,
+  type PushedChart,
+} from './charts.js';
