@@ -81,9 +81,9 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     ...(options.mode ? { applyMode: options.mode } : {}),
   });
   try {
-    const hookOperation = options.operation === 'recover' ? 'recover' : options.operation === 'update' ? 'update' : 'apply';
-    step(`running ${hookOperation} checks and pre hooks`);
-    await loaded.host.runStage({ operation: hookOperation, timing: 'pre' });
+    // An update or a recovery applies a version like any apply: the apply hooks run (update.ts runs its own around).
+    step('running apply checks and pre hooks');
+    await loaded.host.runStage({ operation: 'apply', timing: 'pre' });
 
     const plan = await planApply(loaded.host, { ...(options.mode ? { mode: options.mode } : {}), deployed: handle.record.deployed });
     step(`computing the overrides of ${plan.releases.length} release(s)${plan.mode !== 'normal' ? ` (mode ${plan.mode})` : ''}`);
@@ -138,8 +138,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       await saver.flush();
     }
 
-    step(`running ${hookOperation} post hooks`);
-    await loaded.host.runStage({ operation: hookOperation, timing: 'post' });
+    step('running apply post hooks');
+    await loaded.host.runStage({ operation: 'apply', timing: 'post' });
 
     if (plan.removed.length > 0) {
       const recorded = new Map(handle.record.bundle.releases.map((r) => [r.name, r]));

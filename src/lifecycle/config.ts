@@ -3,6 +3,7 @@
  * in the system namespace. `chartRepository` is where uploads deliver charts
  * (remembered from the first `--chart-repo`, or set by whoever installed the
  * cluster), `chartRepositoryPlainHttp: "true"` for a registry without TLS,
+ * `chartRepositoryDir` the folder a Helm HTTP repository's web server serves,
  * `signingKey` a PEM ed25519 public key: when set, upload refuses a tarball
  * without a valid signature by its private key.
  */
@@ -24,12 +25,13 @@ export class ChartRepositoryError extends LifecycleError {
   }
 }
 
-/** `oci://host/path` → type oci; `http(s)://…` → a Helm HTTP repository. */
-export function parseChartRepository(url: string, plainHttp?: boolean): ChartRepository {
+/** `oci://host/path` → type oci; `http(s)://…` → a Helm HTTP repository (published into `dir`). */
+export function parseChartRepository(url: string, options: { readonly plainHttp?: boolean; readonly dir?: string } = {}): ChartRepository {
   const match = /^(oci|https?):\/\/[^/\s]+(\/\S*)?$/.exec(url);
   if (!match) throw new ChartRepositoryError(`--chart-repo ${url}: expected oci://HOST/PATH or http(s)://HOST/PATH`);
   const trimmed = url.replace(/\/+$/, '');
-  return match[1] === 'oci' ? { url: trimmed, type: 'oci', ...(plainHttp ? { plainHttp: true } : {}) } : { url: trimmed, type: 'default' };
+  if (match[1] === 'oci') return { url: trimmed, type: 'oci', ...(options.plainHttp ? { plainHttp: true } : {}) };
+  return { url: trimmed, type: 'default', ...(options.dir ? { dir: options.dir } : {}) };
 }
 
 export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promise<ClusterConfig> {
@@ -38,7 +40,9 @@ export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promi
   );
   const data = map?.data ?? {};
   return {
-    ...(data.chartRepository ? { chartRepository: parseChartRepository(data.chartRepository, data.chartRepositoryPlainHttp === 'true') } : {}),
+    ...(data.chartRepository
+      ? { chartRepository: parseChartRepository(data.chartRepository, { plainHttp: data.chartRepositoryPlainHttp === 'true', ...(data.chartRepositoryDir ? { dir: data.chartRepositoryDir } : {}) }) }
+      : {}),
     ...(data.signingKey ? { signingKey: data.signingKey } : {}),
   };
 }
@@ -46,7 +50,7 @@ export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promi
 /** Remembers the chart repository, so later commands need no `--chart-repo`. */
 export async function rememberChartRepository(client: Pick<KubeClient, 'core'>, repository: ChartRepository): Promise<void> {
   const call = { kind: 'ConfigMap', namespace: SYSTEM_NAMESPACE, name: CONFIG_MAP };
-  const fields = { chartRepository: repository.url, chartRepositoryPlainHttp: repository.plainHttp ? 'true' : 'false' };
+  const fields = { chartRepository: repository.url, chartRepositoryPlainHttp: repository.plainHttp ? 'true' : 'false', chartRepositoryDir: repository.dir ?? '' };
   for (let attempt = 0; attempt < 5; attempt++) {
     const map = await kubeRead({ ...call, verb: 'read' }, () => client.core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE }));
     try {

@@ -51,6 +51,8 @@ export interface ChartRepository {
   readonly type: 'oci' | 'default';
   /** The registry speaks plain HTTP (a loopback registry in tests). */
   readonly plainHttp?: boolean;
+  /** A Helm HTTP repository: the folder its web server serves at `url`. */
+  readonly dir?: string;
 }
 
 /** One uploaded version of the app. */

@@ -21,4 +21,11 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   policy: () => import('./policy.js'),
   plugin: () => import('./plugin.js'),
   import: () => import('./import.js'),
+  upload: () => import('./lifecycle.js'),
+  apply: () => import('./lifecycle.js'),
+  remove: () => import('./lifecycle.js'),
+  delete: () => import('./lifecycle.js'),
+  abort: () => import('./lifecycle.js'),
+  list: () => import('./lifecycle.js'),
+  show: () => import('./lifecycle.js'),
 };

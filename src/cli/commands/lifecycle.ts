@@ -1,0 +1,134 @@
+/**
+ * The cluster lifecycle commands: upload, apply, remove, delete, abort,
+ * list, show. Each parses its flags, calls src/lifecycle and prints.
+ */
+import type { Command } from 'commander';
+import type { AppView, HistoryEntry } from '../../lifecycle/index.js';
+import { formatTable } from '../output.js';
+import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
+
+interface ChartRepoFlags {
+  readonly chartRepo?: string;
+  readonly chartRepoDir?: string;
+  readonly plainHttp?: boolean;
+  readonly registryConfig?: string;
+}
+
+function historyRows(history: readonly HistoryEntry[]): string[][] {
+  return history.map((h) => [h.started.replace(/\.\d+Z$/, 'Z'), h.operation, h.version, h.result ?? 'running', h.reason?.split('\n')[0] ?? '']);
+}
+
+function showTable(view: AppView): string {
+  const progress = view.progress ? `${view.progress.percent}% (${view.progress.ready}/${view.progress.total} ready${view.progress.current ? `, waiting for ${view.progress.current}` : ''})` : '-';
+  const head = [
+    `name:      ${view.name}`,
+    `version:   ${view.version}${view.previousVersion ? ` (updating from ${view.previousVersion})` : ''}`,
+    `state:     ${view.state}`,
+    `progress:  ${progress}`,
+    `charts:    ${view.chartRepository}`,
+    ...(view.mode ? [`mode:      ${view.mode}`] : []),
+  ].join('\n');
+  const releases = formatTable(
+    ['RELEASE', 'NAMESPACE', 'READY', 'REASON', 'MESSAGE'],
+    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.reason ?? '', (r.message ?? '').split('\n')[0] ?? '']),
+  );
+  const history = formatTable(['STARTED', 'OPERATION', 'VERSION', 'RESULT', 'REASON'], historyRows(view.history));
+  return `${head}\n\n${releases}\n\n${history}`;
+}
+
+export function register(program: Command): void {
+  clusterCommand(program, 'upload', 'verify an application tarball, deliver its charts to the chart repository and record the app as uploaded')
+    .argument('<BUNDLE>', 'application tarball (.tgz)')
+    .option('--chart-repo <URL>', 'oci://HOST/PATH (a registry) or http(s)://HOST/PATH (a Helm repository); remembered in the cluster')
+    .option('--chart-repo-dir <DIR>', 'for an http(s) chart repository: the folder its web server serves')
+    .option('--plain-http', 'the registry speaks plain HTTP, not HTTPS')
+    .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
+    .action(async (bundle: string, flags: ClusterFlags & ChartRepoFlags) => {
+      const { parseChartRepository, uploadApp } = await import('../../lifecycle/index.js');
+      const chartRepository = flags.chartRepo ? parseChartRepository(flags.chartRepo, { ...(flags.plainHttp ? { plainHttp: true } : {}), ...(flags.chartRepoDir ? { dir: flags.chartRepoDir } : {}) }) : undefined;
+      const client = await connectFor(flags);
+      const progress = progressPrinter();
+      const record = await uploadApp(client, bundle, {
+        events: progress.events,
+        ...(chartRepository ? { chartRepository } : {}),
+        ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}),
+      });
+      progress.done();
+      console.log(`${record.name} ${record.bundle.version}: ${record.state} (charts in ${record.bundle.repository.url})`);
+    });
+
+  clusterCommand(program, 'apply', 'apply an uploaded app: hooks, overrides, one server-side apply, then watch every HelmRelease until Ready')
+    .argument('<APP>', 'app name')
+    .option('--mode <MODE>', 'apply mode of the app\'s kustomize operator', 'normal')
+    .option('--wait', 'wait until every release is Ready (the default)')
+    .option('--no-wait', 'return after the server-side apply; the app stays applying until an apply that waits')
+    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
+    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout: string }) => {
+      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+      const { applyApp } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      const progress = progressPrinter();
+      try {
+        const record = await applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events: progress.events });
+        progress.done();
+        console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
+      } finally {
+        progress.done();
+      }
+    });
+
+  clusterCommand(program, 'remove', 'remove an applied app: pre-remove hooks, HelmReleases deleted in reverse dependency order, post-remove hooks')
+    .argument('<APP>', 'app name')
+    .option('--timeout <DURATION>', 'how long to wait for each release to be gone', '30m')
+    .action(async (app: string, flags: ClusterFlags & { timeout: string }) => {
+      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+      const { removeApp } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      const progress = progressPrinter();
+      try {
+        const record = await removeApp(client, app, { timeoutMs, events: progress.events });
+        progress.done();
+        console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
+      } finally {
+        progress.done();
+      }
+    });
+
+  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle')
+    .argument('<APP>', 'app name')
+    .action(async (app: string, flags: ClusterFlags) => {
+      const { deleteApp } = await import('../../lifecycle/index.js');
+      await deleteApp(await connectFor(flags), app);
+      console.log(`${app}: deleted`);
+    });
+
+  clusterCommand(program, 'abort', 'stop the operation running on an app (or close one a crashed run left running)')
+    .argument('<APP>', 'app name')
+    .action(async (app: string, flags: ClusterFlags) => {
+      const { abortApp } = await import('../../lifecycle/index.js');
+      const outcome = await abortApp(await connectFor(flags), app);
+      if (outcome.kind === 'requested') console.log(`${app}: asked ${outcome.holder}${outcome.operation ? ` (${outcome.operation})` : ''} to stop`);
+      else console.log(`${app}: ${outcome.from} → ${outcome.to} (the run that left it ${outcome.from} is gone)`);
+    });
+
+  withOutput(clusterCommand(program, 'list', 'the apps in the cluster: version, state, progress')).action(async (flags: ClusterFlags) => {
+    const format = outputFormat(flags);
+    const { listApps } = await import('../../lifecycle/index.js');
+    const apps = await listApps(await connectFor(flags));
+    await printData(format, apps, () =>
+      formatTable(
+        ['NAME', 'VERSION', 'STATE', 'PROGRESS'],
+        apps.map((a) => [a.name, a.version, a.state, a.progress ? `${a.progress.percent}%` : '-']),
+      ),
+    );
+  });
+
+  withOutput(clusterCommand(program, 'show', 'one app: state, version, progress, each release\'s Ready condition, the operation history'))
+    .argument('<APP>', 'app name')
+    .action(async (app: string, flags: ClusterFlags) => {
+      const format = outputFormat(flags);
+      const { showApp } = await import('../../lifecycle/index.js');
+      const view = await showApp(await connectFor(flags), app);
+      await printData(format, view, () => showTable(view));
+    });
+}

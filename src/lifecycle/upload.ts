@@ -1,0 +1,148 @@
+/**
+ * `flotilla upload BUNDLE`: verify the tarball (checksums; the signature
+ * when the cluster has a signing key), deliver its charts to the chart
+ * repository, keep what apply needs in the cluster, record the app as
+ * `uploaded`. Nothing in the cluster changes until verification passed.
+ * Re-running an upload of the same version converges (delivery and the
+ * stored payload are idempotent).
+ */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { readMetadata, readReleases, type AppMetadata } from '../app/index.js';
+import { parseYaml } from '../document/index.js';
+import type { KubeClient } from '../kube/index.js';
+import { bundledCharts, bundledReleases, openBundle, verifyBundle, type OpenedBundle } from '../verify/index.js';
+import { readClusterConfig, rememberChartRepository, type ClusterConfig } from './config.js';
+import { deliverCharts, type DeliveryOptions } from './delivery.js';
+import { AppStateError, UploadRejectedError } from './errors.js';
+import { RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
+import { payloadFiles, storePayload } from './payload.js';
+import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease } from './record.js';
+
+export interface UploadOptions extends OperationOptions, DeliveryOptions {
+  /** Where charts go (remembered in the cluster); the remembered one when absent. */
+  readonly chartRepository?: ChartRepository;
+}
+
+/** A verified tarball, read into memory. */
+export interface VerifiedBundle {
+  readonly path: string;
+  readonly bundle: OpenedBundle;
+  readonly metadata: AppMetadata;
+  readonly sha256: string;
+}
+
+/** Verification of a tarball as upload does it: every problem named, in one error. */
+export async function verifyForUpload(path: string, config: ClusterConfig): Promise<VerifiedBundle> {
+  const report = await verifyBundle(path, config.signingKey ? { publicKey: config.signingKey } : {});
+  if (!report.ok) throw new UploadRejectedError(`Application-upload rejected: ${basename(path)}:\n${report.problems.map((p) => `  ${p}`).join('\n')}`);
+  const bundle = await openBundle(path);
+  const metadataText = bundle.files.get('metadata.yaml')?.toString('utf8') ?? '';
+  const { metadata } = readMetadata(parseYaml(metadataText, 'metadata.yaml', { layer: 'metadata' }).root, 'metadata.yaml');
+  if (!metadata) throw new UploadRejectedError(`Application-upload rejected: ${basename(path)}: metadata.yaml is invalid`);
+  return { path, bundle, metadata, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
+}
+
+/** Delivers the charts and stores the payload of a verified tarball; returns what the record keeps of it. */
+export async function stageBundle(client: KubeClient, verified: VerifiedBundle, repository: ChartRepository, options: DeliveryOptions): Promise<RecordedBundle> {
+  const { bundle, metadata } = verified;
+  const { charts, errors } = await bundledCharts(bundle);
+  if (errors.length > 0) throw new UploadRejectedError(`Application-upload rejected: ${errors.join('; ')}`);
+  await deliverCharts(
+    repository,
+    charts.map((c) => ({ label: c.file, bytes: bundle.files.get(c.file) as Buffer })),
+    options,
+  );
+  const payload = await storePayload(client, metadata.appName, metadata.appVersion, payloadFiles(bundle.files, charts.map((c) => c.archive)));
+  return {
+    version: metadata.appVersion,
+    sha256: verified.sha256,
+    source: basename(verified.path),
+    payload,
+    charts: charts.map((c) => ({ name: c.archive.name, version: c.archive.version, sha256: createHash('sha256').update(bundle.files.get(c.file) as Buffer).digest('hex') })),
+    releases: recordedReleases(bundle),
+    repository,
+    maintainUserOverrides: metadata.maintainUserOverrides,
+    updateFailureNoRollback: metadata.upgrades.updateFailureNoRollback,
+    fromVersions: ((metadata.raw.upgrades as { from_versions?: unknown[] } | undefined)?.from_versions ?? []).map(String),
+    applyProgressAdjust: metadata.applyProgressAdjust,
+    uploaded: new Date().toISOString(),
+  };
+}
+
+/** The releases as the record keeps them: from the HelmReleases and the app's release table. */
+function recordedReleases(bundle: OpenedBundle): RecordedRelease[] {
+  const table = bundle.files.get('app/fluxcd/releases.yaml');
+  const chartVersions = new Map<string, string>();
+  for (const r of bundledReleases(bundle)) if (r.chart && r.version) chartVersions.set(r.name, r.version);
+  const releases = table ? readReleases(parseYaml(table.toString('utf8'), 'app/fluxcd/releases.yaml', { layer: 'releases' }).root, 'app/fluxcd/releases.yaml').releases : [];
+  return releases.map((r) => ({ name: r.name, namespace: r.namespace, chart: r.chart, chartVersion: chartVersions.get(r.name) ?? '', releaseName: r.releaseName, dependsOn: [...r.dependsOn] }));
+}
+
+/** The repository to deliver to: the one given (then remembered), else the cluster's. */
+export async function chooseRepository(client: KubeClient, config: ClusterConfig, given: ChartRepository | undefined): Promise<ChartRepository> {
+  if (given) {
+    await rememberChartRepository(client, given);
+    return given;
+  }
+  if (config.chartRepository) return config.chartRepository;
+  throw new AppStateError('no chart repository: pass --chart-repo oci://HOST/PATH (or http(s)://… with --chart-repo-dir) once; the cluster remembers it', { exitCode: 2 });
+}
+
+export async function uploadApp(client: KubeClient, path: string, options: UploadOptions = {}): Promise<AppRecord> {
+  const config = await readClusterConfig(client);
+  const verified = await verifyForUpload(path, config);
+  const { appName, appVersion } = verified.metadata;
+  return withAppLock(client, appName, 'upload', options, async (run) => {
+    const existing = await run.records.read(appName);
+    if (existing) {
+      const { state, bundle } = existing.record;
+      const again = bundle.version === appVersion && ['uploading', 'upload-failed', 'uploaded'].includes(state);
+      if (!again) {
+        throw new AppStateError(
+          bundle.version === appVersion
+            ? `Application-upload rejected: ${appName} ${appVersion} is already uploaded and ${state}`
+            : `Application-upload rejected: ${appName} exists (version ${bundle.version}, ${state}); use flotilla update ${basename(path)}`,
+        );
+      }
+    }
+    const repository = await chooseRepository(client, config, options.chartRepository);
+    const placeholder = existing ?? (await run.records.create(newRecord(verified, repository)));
+    const handle = new RecordHandle(run.records, placeholder);
+    await handle.begin('upload', 'uploading', run.lease.holder, appVersion);
+    try {
+      run.events({ type: 'step', message: `delivering the charts to ${repository.url}` });
+      const bundle = await stageBundle(client, verified, repository, options);
+      return await handle.end('uploaded', 'succeeded', undefined, { bundle, progress: { ready: 0, total: bundle.releases.length, percent: 0 } });
+    } catch (error) {
+      await handle.end('upload-failed', 'failed', reasonOf(error)).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+/** The record of an app uploaded for the first time, naming the version being uploaded. */
+function newRecord(verified: VerifiedBundle, repository: ChartRepository): AppRecord {
+  return {
+    name: verified.metadata.appName,
+    state: 'uploading',
+    bundle: {
+      version: verified.metadata.appVersion,
+      sha256: verified.sha256,
+      source: basename(verified.path),
+      payload: '',
+      charts: [],
+      releases: [],
+      repository,
+      maintainUserOverrides: verified.metadata.maintainUserOverrides,
+      updateFailureNoRollback: verified.metadata.upgrades.updateFailureNoRollback,
+      fromVersions: [],
+      applyProgressAdjust: verified.metadata.applyProgressAdjust,
+      uploaded: new Date().toISOString(),
+    },
+    userOverrides: {},
+    deployed: [],
+    history: [],
+  };
+}
