@@ -15,7 +15,7 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ReleaseFailedError } from './errors.js';
-import { RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, type ApplyPlan } from './plan.js';
 import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
@@ -81,6 +81,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     ...(options.mode ? { applyMode: options.mode } : {}),
   });
   try {
+    // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
+    for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
     // An update or a recovery applies a version like any apply: the apply hooks run (update.ts runs its own around).
     step('running apply checks and pre hooks');
     await loaded.host.runStage({ operation: 'apply', timing: 'pre' });

@@ -14,6 +14,8 @@ import { AppNotFoundError, LifecycleError } from './errors.js';
 export const SYSTEM_NAMESPACE = 'flotilla-system';
 export const RECORD_TYPE = 'flotilla.starlingx.io/app.v1';
 const RECORD_KEY = 'record';
+/** Label telling app records from flotilla's other Secrets (listing by Secret type is not served everywhere). */
+const KIND_LABEL = 'flotilla.starlingx.io/kind';
 
 /** StarlingX's application states. */
 export const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying', 'applied', 'apply-failed', 'updating', 'recovering', 'removing', 'remove-failed'] as const;
@@ -146,7 +148,7 @@ export class AppRecords {
 
   async list(): Promise<AppRecord[]> {
     const secrets = await kubeCall({ verb: 'list', kind: 'Secret', namespace: SYSTEM_NAMESPACE }, () =>
-      this.client.core.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE, fieldSelector: `type=${RECORD_TYPE}` }),
+      this.client.core.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE, labelSelector: `${KIND_LABEL}=app-record` }),
     );
     return secrets.items
       .filter((s) => s.type === RECORD_TYPE && s.data?.[RECORD_KEY] !== undefined)
@@ -186,7 +188,7 @@ export class AppRecords {
       metadata: {
         name: recordSecretName(record.name),
         namespace: SYSTEM_NAMESPACE,
-        labels: { ...MANAGED_BY, [APP_LABEL]: record.name, 'flotilla.starlingx.io/state': record.state, 'flotilla.starlingx.io/version': labelSafe(record.bundle.version) },
+        labels: { ...MANAGED_BY, [KIND_LABEL]: 'app-record', [APP_LABEL]: record.name, 'flotilla.starlingx.io/state': record.state, 'flotilla.starlingx.io/version': labelSafe(record.bundle.version) },
         ...(resourceVersion ? { resourceVersion } : {}),
       },
       data: { [RECORD_KEY]: Buffer.from(encodeRecord(record), 'utf8').toString('base64') },

@@ -77,10 +77,17 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
       continue;
     }
     if (object.metadata.namespace) namespaces.add(object.metadata.namespace);
-    objects.push({ ...object, metadata, ...(spec ? { spec } : {}) });
+    const data = object.kind === 'Secret' ? unwrapBase64(object.data) : undefined;
+    objects.push({ ...object, metadata, ...(spec ? { spec } : {}), ...(data ? { data } : {}) });
   }
   return {
     namespaces: [...namespaces].sort().map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } })),
     objects,
   };
+}
+
+/** kustomize folds long base64 Secret data over lines; the API takes it on one. */
+function unwrapBase64(data: unknown): Record<string, string> | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  return Object.fromEntries(Object.entries(data as Record<string, unknown>).map(([key, value]) => [key, String(value).replace(/\s+/g, '')]));
 }
