@@ -83,9 +83,10 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
   try {
     // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
     for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
-    // An update or a recovery applies a version like any apply: the apply hooks run (update.ts runs its own around).
-    step('running apply checks and pre hooks');
-    await loaded.host.runStage({ operation: 'apply', timing: 'pre' });
+    // An update or a recovery applies a version like any apply: its own hooks run around the apply hooks.
+    const stages = options.operation === 'update' || options.operation === 'recover' ? ([options.operation, 'apply'] as const) : (['apply'] as const);
+    step(`running ${stages.join(' and ')} checks and pre hooks`);
+    for (const operation of stages) await loaded.host.runStage({ operation, timing: 'pre' });
 
     const plan = await planApply(loaded.host, { ...(options.mode ? { mode: options.mode } : {}), deployed: handle.record.deployed });
     step(`computing the overrides of ${plan.releases.length} release(s)${plan.mode !== 'normal' ? ` (mode ${plan.mode})` : ''}`);
@@ -140,8 +141,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       await saver.flush();
     }
 
-    step('running apply post hooks');
-    await loaded.host.runStage({ operation: 'apply', timing: 'post' });
+    step(`running ${stages.join(' and ')} post hooks`);
+    for (const operation of [...stages].reverse()) await loaded.host.runStage({ operation, timing: 'post' });
 
     if (plan.removed.length > 0) {
       const recorded = new Map(handle.record.bundle.releases.map((r) => [r.name, r]));

@@ -92,8 +92,9 @@ export interface AppRecord {
   readonly name: string;
   readonly state: AppState;
   readonly bundle: RecordedBundle;
-  /** During an update: the version being left, for recovery. */
+  /** During an update: the version being left and its user overrides, for recovery. */
   readonly previous?: RecordedBundle;
+  readonly previousUserOverrides?: UserOverrides;
   readonly userOverrides: UserOverrides;
   /** HelmReleases this app has in the cluster now (names), for clean-up and removal. */
   readonly deployed: readonly string[];

@@ -40,11 +40,11 @@ export function appNamespace(releases: readonly { readonly namespace: string }[]
 }
 
 /** Layer 8 from the record: one chart's user overrides, labelled `user`. */
-export function userOverridesProvider(overrides: UserOverrides): LayerProvider {
+export function userOverridesProvider(appName: string, overrides: UserOverrides): LayerProvider {
   return async (release) => {
     const values = overrides[release.chart];
     if (!values || Object.keys(values).length === 0) return undefined;
-    return fromPlain(values, { layer: 'user', location: { file: `user overrides of ${release.chart} (flotilla override show APP ${release.chart})`, line: 0, column: 0 } }) as ValueNode;
+    return fromPlain(values, { layer: 'user', location: { file: `flotilla override show ${appName} ${release.chart}`, line: 0, column: 0 } }) as ValueNode;
   };
 }
 
@@ -60,7 +60,7 @@ export async function loadVersion(client: KubeClient, bundle: RecordedBundle, ap
       ...(options.signal ? { signal: options.signal } : {}),
       log: (entry) => options.events({ type: 'plugin-log', entry }),
     });
-    const user = userOverridesProvider(options.userOverrides);
+    const user = userOverridesProvider(appName, options.userOverrides);
     return {
       app,
       host,

@@ -28,4 +28,6 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   abort: () => import('./lifecycle.js'),
   list: () => import('./lifecycle.js'),
   show: () => import('./lifecycle.js'),
+  update: () => import('./lifecycle.js'),
+  override: () => import('./lifecycle.js'),
 };

@@ -2,7 +2,9 @@
  * The cluster lifecycle commands: upload, apply, remove, delete, abort,
  * list, show. Each parses its flags, calls src/lifecycle and prints.
  */
+import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { parseYaml, toPlain } from '../../document/index.js';
 import type { AppView, HistoryEntry } from '../../lifecycle/index.js';
 import { formatTable } from '../output.js';
 import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
@@ -37,6 +39,7 @@ function showTable(view: AppView): string {
 }
 
 export function register(program: Command): void {
+  registerOverride(program);
   clusterCommand(program, 'upload', 'verify an application tarball, deliver its charts to the chart repository and record the app as uploaded')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
     .option('--chart-repo <URL>', 'oci://HOST/PATH (a registry) or http(s)://HOST/PATH (a Helm repository); remembered in the cluster')
@@ -70,6 +73,24 @@ export function register(program: Command): void {
       const progress = progressPrinter();
       try {
         const record = await applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events: progress.events });
+        progress.done();
+        console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
+      } finally {
+        progress.done();
+      }
+    });
+
+  clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
+    .argument('<BUNDLE>', 'application tarball (.tgz) of the new version')
+    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
+    .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
+    .action(async (bundle: string, flags: ClusterFlags & { timeout: string; registryConfig?: string }) => {
+      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+      const { updateApp } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      const progress = progressPrinter();
+      try {
+        const record = await updateApp(client, bundle, { timeoutMs, events: progress.events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) });
         progress.done();
         console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
       } finally {
@@ -130,5 +151,56 @@ export function register(program: Command): void {
       const { showApp } = await import('../../lifecycle/index.js');
       const view = await showApp(await connectFor(flags), app);
       await printData(format, view, () => showTable(view));
+    });
+}
+
+/** Each -f FILE as a values map; a file that is not YAML or not a map is named with its line. */
+async function readValuesFiles(files: readonly string[]): Promise<{ [key: string]: never }[]> {
+  const { OverrideUsageError } = await import('../../lifecycle/index.js');
+  const out: { [key: string]: never }[] = [];
+  for (const file of files) {
+    const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new OverrideUsageError(`-f ${file}: cannot read (${error.code ?? error.message})`);
+    });
+    const root = parseYaml(text, file, { layer: 'user' }).root;
+    const value = root ? toPlain(root) : {};
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new OverrideUsageError(`-f ${file}: expected a map of values at the top`);
+    out.push(value as { [key: string]: never });
+  }
+  return out;
+}
+
+function registerOverride(program: Command): void {
+  const override = program.command('override').description('user overrides (values layer 8) of one chart of an app, kept in the cluster; applied by the next apply');
+  withOutput(clusterCommand(override, 'set', 'set the user overrides of CHART'), ['yaml', 'json'])
+    .argument('<APP>', 'app name')
+    .argument('<CHART>', 'chart name')
+    .option('-f, --values <FILE...>', 'values files, later wins')
+    .option('--set <PATH=VALUE...>', 'one value (a.b[0].c=VALUE; true/false/null/integers typed), after the files')
+    .option('--reuse-values', 'merge into the user overrides kept')
+    .option('--reset-values', 'replace the user overrides kept (the default)')
+    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean }) => {
+      const format = outputFormat(flags, ['yaml', 'json']);
+      const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
+      if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
+      const files = await readValuesFiles(flags.values ?? []);
+      const values = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' });
+      await printData(format, values, () => '');
+    });
+  withOutput(clusterCommand(override, 'show', 'the user overrides of CHART'), ['yaml', 'json'])
+    .argument('<APP>', 'app name')
+    .argument('<CHART>', 'chart name')
+    .action(async (app: string, chart: string, flags: ClusterFlags) => {
+      const format = outputFormat(flags, ['yaml', 'json']);
+      const { showOverrides } = await import('../../lifecycle/index.js');
+      await printData(format, await showOverrides(await connectFor(flags), app, chart), () => '');
+    });
+  clusterCommand(override, 'delete', 'drop the user overrides of CHART')
+    .argument('<APP>', 'app name')
+    .argument('<CHART>', 'chart name')
+    .action(async (app: string, chart: string, flags: ClusterFlags) => {
+      const { deleteOverrides } = await import('../../lifecycle/index.js');
+      const dropped = await deleteOverrides(await connectFor(flags), app, chart);
+      console.log(dropped ? `${app} ${chart}: user overrides deleted` : `${app} ${chart}: had no user overrides`);
     });
 }
