@@ -629,7 +629,7 @@ export class FluxSimulation {
       // helm-controller waits for the source's next event; the message says why it is waiting.
       const ready = readyCondition(source);
       const why = ready?.status === 'False' ? ready.message : 'latest generation of object has not been reconciled';
-      throw new ReconcileFailure('SourceNotReady', `${label} is not ready: ${why}`);
+      throw new ReconcileFailure(chartRef ? 'SourceNotReady' : 'HelmChartNotReady', `${label} is not ready: ${why}`);
     }
     const file = this.artifactFiles.get(String(artifact.path));
     if (!file) throw new ReconcileFailure('ArtifactFailed', `${label} is not ready: artifact not found in storage`);
