@@ -1,0 +1,212 @@
+/**
+ * The dev cluster TEST FIXTURE's Flux simulation: charts pushed with the
+ * real `helm push` to the real registry (and one served from the HTTP
+ * repository), rendered with the real helm, through to Ready.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevCluster, type DevCluster, type JsonObject } from '../support/dev-cluster/index.js';
+
+let cluster: DevCluster;
+const helm = process.env.FLOTILLA_HELM!;
+const NS = 'apps';
+type Obj = JsonObject & { metadata: { name: string; generation?: number; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string> }; status?: Record<string, unknown> };
+
+/** A small chart: a ConfigMap showing the values it got, a Deployment needing image.tag, an optional extra ConfigMap. */
+function writeChart(root: string, name: string, version: string): string {
+  const dir = join(root, `${name}-${version}`, name);
+  mkdirSync(join(dir, 'templates'), { recursive: true });
+  writeFileSync(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: ${version}\nappVersion: "${version}"\n`);
+  writeFileSync(join(dir, 'values.yaml'), 'replicas: 1\nimage:\n  repository: example/app\n  tag: "1.0"\nextra: true\n');
+  writeFileSync(join(dir, 'templates', 'values.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-values\ndata:\n  values.json: {{ toJson .Values | quote }}\n');
+  writeFileSync(
+    join(dir, 'templates', 'deployment.yaml'),
+    [
+      'apiVersion: apps/v1',
+      'kind: Deployment',
+      'metadata:',
+      '  name: {{ .Release.Name }}',
+      'spec:',
+      '  replicas: {{ .Values.replicas }}',
+      '  selector: {matchLabels: {app: {{ .Release.Name }}}}',
+      '  template:',
+      '    metadata: {labels: {app: {{ .Release.Name }}}}',
+      '    spec:',
+      '      containers:',
+      '      - name: app',
+      '        image: "{{ .Values.image.repository }}:{{ required "image.tag is required" .Values.image.tag }}"',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'templates', 'extra.yaml'), '{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\n{{- end }}\n');
+  return dir;
+}
+
+function packageChart(dir: string, into: string): string {
+  const out = execFileSync(helm, ['package', dir, '--destination', into], { encoding: 'utf8' });
+  return out.trim().split(' ').pop()!;
+}
+
+const hr = (name: string, spec: JsonObject): JsonObject => ({
+  apiVersion: 'helm.toolkit.fluxcd.io/v2',
+  kind: 'HelmRelease',
+  metadata: { name, namespace: NS },
+  spec: { interval: '10m', chart: { spec: { chart: 'app', version: '1.0.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } }, ...spec },
+});
+
+const release = (name: string) => cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', NS, name) as Obj | undefined;
+const ready = (name: string) => cluster.releaseReady(NS, name);
+const renderedValues = (releaseName: string) => JSON.parse(String((cluster.get('v1', 'ConfigMap', NS, `${releaseName}-values`)?.data as Record<string, string>)['values.json']));
+/** Reasons Flux reports while it waits (Ready=False or Unknown, not a verdict). */
+const WAITING = ['Progressing', 'HelmChartNotReady', 'SourceNotReady', 'DependencyNotReady'];
+const waitReady = (name: string, status: 'True' | 'False' = 'True') =>
+  cluster.waitFor(() => {
+    const r = release(name);
+    const c = ready(name);
+    return c?.status === status && r?.status?.observedGeneration === r?.metadata.generation && !WAITING.includes(c.reason);
+  }, 30_000);
+
+beforeAll(async () => {
+  cluster = await startDevCluster({ retryIntervalMs: 50 });
+  const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-test-'));
+  for (const version of ['1.0.0', '1.1.0']) {
+    const archive = packageChart(writeChart(work, 'app', version), work);
+    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
+  }
+  packageChart(writeChart(work, 'web', '2.0.0'), cluster.httpRepo.dir);
+  execFileSync(helm, ['repo', 'index', cluster.httpRepo.dir, '--url', cluster.httpRepo.url]);
+  cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+  cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'registry', namespace: NS }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
+  cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'http', namespace: NS }, spec: { url: cluster.httpRepo.url, interval: '10m' } });
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('dev cluster (test fixture): Flux simulation', () => {
+  it('records the registry as flotilla\'s default chart repository', () => {
+    expect(cluster.get('v1', 'ConfigMap', 'flotilla-system', 'flotilla-config')?.data).toEqual({ chartRepository: cluster.chartRepository, chartRepositoryPlainHttp: 'true' });
+    expect(cluster.chartRepository).toMatch(/^oci:\/\/127\.0\.0\.1:\d+\/charts$/);
+  });
+
+  it('installs a chart from the OCI registry through to Ready, storing the rendered objects, Helm\'s release Secret and the status history', async () => {
+    cluster.apply(hr('first', { values: { replicas: 2 } }));
+    await waitReady('first');
+    const first = release('first')!;
+    expect(ready('first')).toEqual({ status: 'True', reason: 'InstallSucceeded', message: `Helm install succeeded for release ${NS}/first.v1 with chart app@1.0.0` });
+    expect(first.metadata.finalizers).toEqual(['finalizers.fluxcd.io']);
+    expect(first.status).toMatchObject({ observedGeneration: 1, lastAttemptedRevision: '1.0.0', lastAttemptedReleaseAction: 'install', helmChart: `${NS}/${NS}-first` });
+    expect(first.status!.history).toEqual([expect.objectContaining({ name: 'first', namespace: NS, version: 1, status: 'deployed', chartName: 'app', chartVersion: '1.0.0', configDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) })]);
+    const deployment = cluster.get('apps/v1', 'Deployment', NS, 'first') as Obj & { spec: { replicas: number }; status: { readyReplicas: number } };
+    expect(deployment.spec.replicas).toBe(2);
+    expect(deployment.status.readyReplicas).toBe(2);
+    expect(deployment.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', 'helm.toolkit.fluxcd.io/name': 'first', 'helm.toolkit.fluxcd.io/namespace': NS });
+    expect(deployment.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'first', 'meta.helm.sh/release-namespace': NS });
+    const secret = cluster.get('v1', 'Secret', NS, 'sh.helm.release.v1.first.v1') as Obj & { type: string };
+    expect(secret.type).toBe('helm.sh/release.v1');
+    expect(secret.metadata.labels).toMatchObject({ owner: 'helm', name: 'first', status: 'deployed', version: '1' });
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-first`)?.status).toMatchObject({ artifact: { revision: '1.0.0' } });
+  });
+
+  it('upgrades on a spec change: new revision, pruned objects, superseded history', async () => {
+    cluster.apply(hr('first', { values: { replicas: 3, extra: false }, chart: { spec: { chart: 'app', version: '1.1.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } }));
+    await waitReady('first');
+    expect(ready('first')).toMatchObject({ reason: 'UpgradeSucceeded', message: `Helm upgrade succeeded for release ${NS}/first.v2 with chart app@1.1.0` });
+    const history = release('first')!.status!.history as Array<{ version: number; status: string; chartVersion: string }>;
+    expect(history.map((h) => [h.version, h.status, h.chartVersion])).toEqual([
+      [2, 'deployed', '1.1.0'],
+      [1, 'superseded', '1.0.0'],
+    ]);
+    expect(cluster.get('v1', 'ConfigMap', NS, 'first-extra')).toBeUndefined();
+    expect(cluster.get('v1', 'Secret', NS, 'sh.helm.release.v1.first.v1')?.metadata).toMatchObject({ labels: { status: 'superseded' } });
+  });
+
+  it('installs a chart from the Helm HTTP repository', async () => {
+    cluster.apply(hr('web', { chart: { spec: { chart: 'web', version: '2.x', sourceRef: { kind: 'HelmRepository', name: 'http' } } } }));
+    await waitReady('web');
+    expect(ready('web')?.message).toBe(`Helm install succeeded for release ${NS}/web.v1 with chart web@2.0.0`);
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmRepository', NS, 'http')?.status).toMatchObject({ artifact: { revision: expect.stringMatching(/^sha256:/) } });
+  });
+
+  it('reports a render failure as Ready=False with helm\'s own message, and recovers once the values are fixed', async () => {
+    cluster.apply(hr('broken', { values: { image: { tag: '' } } }));
+    await waitReady('broken', 'False');
+    const failed = ready('broken')!;
+    expect(failed.reason).toBe('InstallFailed');
+    expect(failed.message).toMatch(new RegExp(`^Helm install failed for release ${NS}/broken with chart app@1.0.0: .*execution error at \\(app/templates/deployment.yaml:13:\\d+\\): image.tag is required`));
+    expect(release('broken')!.status).toMatchObject({ installFailures: 1, failures: 1 });
+    expect(cluster.get('apps/v1', 'Deployment', NS, 'broken')).toBeUndefined();
+    cluster.apply(hr('broken', { values: { image: { tag: '2.0' } } }));
+    await waitReady('broken');
+    expect(ready('broken')?.reason).toBe('InstallSucceeded');
+  });
+
+  it('retries an injected render failure per install.remediation.retries', async () => {
+    const fault = cluster.faults.failRender(`${NS}/retried`, { message: 'boom', times: 1 });
+    cluster.apply(hr('retried', { install: { remediation: { retries: 2 } } }));
+    await waitReady('retried');
+    expect(fault.hits).toBe(1);
+    const history = release('retried')!.status!.history as Array<{ status: string }>;
+    expect(history.map((h) => h.status)).toEqual(['deployed', 'failed']);
+  });
+
+  it('installs a release only once each dependency is Ready, saying which one it waits for', async () => {
+    const slow = cluster.faults.slowRelease(`${NS}/base`, 600);
+    cluster.apply(hr('base', {}));
+    cluster.apply(hr('top', { dependsOn: [{ name: 'base' }] }));
+    await cluster.waitFor(() => ready('base')?.reason === 'Progressing', 10_000);
+    expect(ready('base')).toMatchObject({ status: 'Unknown', reason: 'Progressing', message: "Running 'install' action with timeout of 5m0s" });
+    await cluster.waitFor(() => ready('top')?.reason === 'DependencyNotReady', 10_000);
+    expect(ready('top')).toMatchObject({ status: 'False', message: `dependency '${NS}/base' is not ready` });
+    await waitReady('top');
+    const readyAt = (name: string) => Date.parse(String((release(name)!.status!.history as Array<{ lastDeployed: string }>)[0]!.lastDeployed));
+    expect(readyAt('top')).toBeGreaterThanOrEqual(readyAt('base'));
+    expect(slow.hits).toBe(1);
+    slow.clear();
+  });
+
+  it('merges valuesFrom in order (ConfigMap, Secret, targetPath, optional missing) and inline values last', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'layer1', namespace: NS }, data: { 'values.yaml': 'a: cm\nb: cm\nc: cm\nnested: {x: 1, y: 1}\n' } });
+    cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'layer2', namespace: NS }, data: { custom: Buffer.from('b: secret\nnested: {y: 2}\n').toString('base64') } });
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'layer3', namespace: NS }, data: { replicas: '4' } });
+    cluster.apply(
+      hr('layered', {
+        valuesFrom: [
+          { kind: 'ConfigMap', name: 'layer1' },
+          { kind: 'Secret', name: 'layer2', valuesKey: 'custom' },
+          { kind: 'ConfigMap', name: 'layer3', valuesKey: 'replicas', targetPath: 'replicas' },
+          { kind: 'ConfigMap', name: 'absent', optional: true },
+        ],
+        values: { a: 'inline' },
+      }),
+    );
+    await waitReady('layered');
+    expect(renderedValues('layered')).toMatchObject({ a: 'inline', b: 'secret', c: 'cm', nested: { x: 1, y: 2 }, replicas: 4 });
+    cluster.apply(hr('missing-values', { valuesFrom: [{ kind: 'ConfigMap', name: 'absent' }] }));
+    await waitReady('missing-values', 'False');
+    expect(ready('missing-values')).toMatchObject({ reason: 'InitFailed', message: `could not resolve ConfigMap chart values reference '${NS}/absent' with key 'values.yaml': configmaps "absent" not found` });
+  });
+
+  it('leaves a suspended release alone, and reconciles again on reconcile.fluxcd.io/requestedAt', async () => {
+    cluster.apply(hr('paused', { suspend: true }));
+    await cluster.settled();
+    expect(release('paused')!.status).toBeUndefined();
+    const before = release('first')!.status!.lastHandledReconcileAt;
+    cluster.apply({ ...hr('first', { values: { replicas: 3, extra: false }, chart: { spec: { chart: 'app', version: '1.1.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } }), metadata: { name: 'first', namespace: NS, annotations: { 'reconcile.fluxcd.io/requestedAt': 'now-1' } } });
+    await cluster.waitFor(() => release('first')!.status!.lastHandledReconcileAt === 'now-1', 10_000);
+    expect(before).toBeUndefined();
+  });
+
+  it('uninstalls through its finalizer on deletion: rendered objects and release Secrets go, then the HelmRelease', async () => {
+    const type = cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease');
+    cluster.cluster.delete(type, NS, 'web');
+    await cluster.waitFor(() => release('web') === undefined, 10_000);
+    expect(cluster.get('apps/v1', 'Deployment', NS, 'web')).toBeUndefined();
+    expect(cluster.list('v1', 'Secret', NS).filter((s) => (s.metadata as Obj['metadata']).labels?.name === 'web')).toEqual([]);
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-web`)).toBeUndefined();
+  });
+});
