@@ -21,7 +21,7 @@ export {
   Unavailable,
   type KubeCall,
 } from './errors.js';
-export { APP_LABEL, clusterStores, ConfigMapRecordStore, KubeClusterObjects, KubeDataError, MANAGED_BY, PASSWORD_KEY, recordsConfigMapName, SecretPasswordStore } from './stores.js';
+export { APP_LABEL, clusterStores, ConfigMapRecordStore, KubeClusterObjects, KubeDataError, MANAGED_BY, NOT_GENERATED, PASSWORD_KEY, recordsConfigMapName, SecretPasswordStore } from './stores.js';
 export {
   collectionPath,
   deleteObject,

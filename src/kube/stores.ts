@@ -61,7 +61,8 @@ export class SecretPasswordStore implements PasswordStore {
     return winner;
   }
 
-  private async read(secretName: string): Promise<string | undefined> {
+  /** The password kept in `secretName`, if there is one. */
+  async read(secretName: string): Promise<string | undefined> {
     const call = { verb: 'read', kind: 'Secret', namespace: this.namespace, name: secretName };
     const secret = await kubeRead(call, () => this.client.core.readNamespacedSecret({ name: secretName, namespace: this.namespace }));
     if (secret === undefined) return undefined;
@@ -165,11 +166,25 @@ export class KubeClusterObjects implements ClusterObjects {
   }
 }
 
-/** The three cluster-mode stores of one app, for the plugin host. */
-export function clusterStores(client: KubeClient, namespace: string, appName: string): ClusterStores {
+/** Said instead of a password not generated yet, when nothing may be written (a diff). */
+export const NOT_GENERATED = '(generated at apply)';
+
+/**
+ * The three cluster-mode stores of one app, for the plugin host. Read-only
+ * (for a diff): passwords are read but never created, records never written,
+ * objects never deleted.
+ */
+export function clusterStores(client: KubeClient, namespace: string, appName: string, options: { readonly readOnly?: boolean } = {}): ClusterStores {
+  const passwords = new SecretPasswordStore(client, namespace, appName);
+  const records = new ConfigMapRecordStore(client, namespace, appName);
+  const objects = new KubeClusterObjects(client, namespace);
+  if (!options.readOnly) return { passwords, records, objects };
+  const refuse = (what: string) => async (): Promise<never> => {
+    throw new KubeDataError('ConfigMap', namespace, records.name, `a read-only run cannot ${what}`);
+  };
   return {
-    passwords: new SecretPasswordStore(client, namespace, appName),
-    records: new ConfigMapRecordStore(client, namespace, appName),
-    objects: new KubeClusterObjects(client, namespace),
+    passwords: { getOrGenerate: async (name) => (await passwords.read(passwords.secretName(name))) ?? NOT_GENERATED },
+    records: { get: (key) => records.get(key), set: refuse('write records'), delete: refuse('delete records') },
+    objects: { namespace, list: (selector) => objects.list(selector), deleteAll: refuse('delete objects') },
   };
 }

@@ -30,6 +30,8 @@ export interface LoadVersionOptions {
   readonly signal?: AbortSignal;
   readonly applyMode?: string;
   readonly userOverrides: UserOverrides;
+  /** Write nothing to the cluster (a diff): passwords not yet generated are shown as such. */
+  readonly readOnly?: boolean;
 }
 
 /** The namespace most releases use. */
@@ -49,13 +51,18 @@ export function userOverridesProvider(appName: string, overrides: UserOverrides)
 }
 
 export async function loadVersion(client: KubeClient, bundle: RecordedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
-  const files = await materialize(await readPayload(client, bundle.payload), `stored bundle ${bundle.payload}`);
+  return loadVersionFiles(client, await readPayload(client, bundle.payload), `stored bundle ${bundle.payload}`, appName, options);
+}
+
+/** The same, from payload files in memory (a tarball not uploaded, for a diff). */
+export async function loadVersionFiles(client: KubeClient, payload: ReadonlyMap<string, Buffer>, label: string, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
+  const files = await materialize(payload, label);
   try {
     const app = await loadApp(files.root);
     const namespace = appNamespace(app.releases);
     const host = await createPluginHost(app, await loadPluginBundle(files.plugins), {
       mode: 'cluster',
-      cluster: clusterStores(client, namespace, appName),
+      cluster: clusterStores(client, namespace, appName, { readOnly: options.readOnly === true }),
       ...(options.applyMode ? { applyMode: options.applyMode } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       log: (entry) => options.events({ type: 'plugin-log', entry }),

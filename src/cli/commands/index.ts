@@ -30,4 +30,5 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   show: () => import('./lifecycle.js'),
   update: () => import('./lifecycle.js'),
   override: () => import('./lifecycle.js'),
+  diff: () => import('./lifecycle.js'),
 };

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { FlotillaError } from '../../diagnostics/index.js';
 import { parseYaml, toPlain } from '../../document/index.js';
 import type { AppView, HistoryEntry } from '../../lifecycle/index.js';
 import { formatTable } from '../output.js';
@@ -40,6 +41,7 @@ function showTable(view: AppView): string {
 
 export function register(program: Command): void {
   registerOverride(program);
+  registerDiff(program);
   clusterCommand(program, 'upload', 'verify an application tarball, deliver its charts to the chart repository and record the app as uploaded')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
     .option('--chart-repo <URL>', 'oci://HOST/PATH (a registry) or http(s)://HOST/PATH (a Helm repository); remembered in the cluster')
@@ -168,6 +170,41 @@ async function readValuesFiles(files: readonly string[]): Promise<{ [key: string
     out.push(value as { [key: string]: never });
   }
   return out;
+}
+
+function formatValue(value: unknown): string {
+  return value === undefined ? '' : JSON.stringify(value);
+}
+
+function registerDiff(program: Command): void {
+  withOutput(clusterCommand(program, 'diff', 'what an apply (or an update to BUNDLE) would change: per release, values and rendered objects; exit 0 no change, 1 changes, 2 error'), ['text', 'json'])
+    .argument('<APP>', 'app name')
+    .argument('[BUNDLE]', 'application tarball of another version')
+    .action(async (app: string, bundle: string | undefined, flags: ClusterFlags) => {
+      const format = outputFormat(flags, ['text', 'json']);
+      const { diffApp } = await import('../../lifecycle/index.js');
+      let report;
+      try {
+        report = await diffApp(await connectFor(flags), app, bundle ? { bundle } : {});
+      } catch (error) {
+        // Like kubectl diff: 1 means "changes", so a failure exits above it.
+        throw error instanceof FlotillaError && error.exitCode === 1 ? new FlotillaError(error.message, { exitCode: 2 }) : error;
+      }
+      if (format === 'json') console.log(JSON.stringify(report, null, 2));
+      else {
+        if (report.from !== report.to) console.log(`${report.app}: ${report.from} → ${report.to}`);
+        for (const release of report.releases.filter((r) => r.change !== 'unchanged')) {
+          console.log(`release ${release.namespace}/${release.name}: ${release.change}`);
+          for (const v of release.values) {
+            const sign = v.before === undefined ? '+' : v.after === undefined ? '-' : '~';
+            console.log(`  ${sign} ${v.path}: ${sign === '~' ? `${formatValue(v.before)} → ${formatValue(v.after)}` : formatValue(v.after ?? v.before)}`);
+          }
+          for (const o of release.objects) process.stdout.write(o.diff.split('\n').map((l) => (l ? `  ${l}` : l)).join('\n'));
+        }
+        if (!report.changed) console.log(`${report.app}: no changes`);
+      }
+      process.exitCode = report.changed ? 1 : 0;
+    });
 }
 
 function registerOverride(program: Command): void {
