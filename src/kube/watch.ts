@@ -27,8 +27,8 @@ export interface WatchOptions {
   /** Fails the wait with `WaitTimeoutError` after this long. */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
-  /** What is being waited for, for the time-out message: `HelmRelease openstack/keystone to be Ready`. */
-  readonly waitingFor: string;
+  /** What is being waited for, for the time-out message (`HelmRelease openstack/keystone to be Ready`); a function is asked when the time is up. */
+  readonly waitingFor: string | (() => string);
 }
 
 export class WaitTimeoutError extends FlotillaError {}
@@ -52,8 +52,9 @@ export async function watchUntil<T extends KubeObject, R>(client: Pick<KubeClien
   let current: AbortController | undefined;
 
   return new Promise<R>((resolve, reject) => {
-    const timer = options.timeoutMs !== undefined ? setTimeout(() => finish(() => reject(new WaitTimeoutError(`timed out after ${formatMillis(options.timeoutMs ?? 0)} waiting for ${options.waitingFor}`))), options.timeoutMs) : undefined;
-    const onAbort = () => finish(() => reject(new WaitAbortedError(`stopped waiting for ${options.waitingFor}: ${String(options.signal?.reason ?? 'aborted')}`)));
+    const timer = options.timeoutMs !== undefined ? setTimeout(() => finish(() => reject(new WaitTimeoutError(`timed out after ${formatMillis(options.timeoutMs ?? 0)} waiting for ${describe()}`))), options.timeoutMs) : undefined;
+    const describe = () => (typeof options.waitingFor === 'string' ? options.waitingFor : options.waitingFor());
+    const onAbort = () => finish(() => reject(new WaitAbortedError(`stopped waiting for ${describe()}: ${reasonText(options.signal?.reason)}`)));
     options.signal?.addEventListener('abort', onAbort, { once: true });
 
     function finish(settle: () => void): void {
@@ -136,6 +137,10 @@ export async function watchUntil<T extends KubeObject, R>(client: Pick<KubeClien
       }
     })().catch((error: unknown) => finish(() => reject(error)));
   });
+}
+
+function reasonText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason ?? 'aborted');
 }
 
 function formatMillis(ms: number): string {

@@ -10,7 +10,7 @@
  */
 import type { Release } from '../app/index.js';
 import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
-import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient } from '../kube/index.js';
+import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient, type KubeObject } from '../kube/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
@@ -19,7 +19,7 @@ import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, t
 import { planApply, type ApplyPlan } from './plan.js';
 import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
-import { renderApplySet } from './render.js';
+import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
 
 export const DEFAULT_APPLY_TIMEOUT_MS = 30 * 60_000;
@@ -98,7 +98,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
     await serverSideApply(client, set.namespaces);
-    await serverSideApply(client, set.objects, { force: true });
+    // Sources first, releases last: a HelmRelease never reconciles against a source not written yet.
+    await serverSideApply(client, applyOrder(set.objects), { force: true });
     if (options.wait === false) return 'submitted';
 
     const releases = plan.releases.map((r) => ({ name: r.name, namespace: r.namespace }));
@@ -177,6 +178,14 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
   if (culprits.length === 0 || !plan.releases.some((r) => r.name === error.release)) return error;
   const lines = culprits.map((leaf) => `  ${formatPath(leaf.path)} = ${JSON.stringify(loaded.host.redact(leaf.value))} set by ${describeOrigin(leaf.origin)}`);
   return new ReleaseFailedError(error.release, error.reason, `${error.detail}\n${lines.join('\n')}`);
+}
+
+const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
+
+/** Sources, then everything else in kustomize's order, then the HelmReleases. */
+function applyOrder(objects: readonly KubeObject[]): KubeObject[] {
+  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : isHelmRelease(o) ? 2 : 1);
+  return [...objects].sort((a, b) => rank(a) - rank(b));
 }
 
 function union(a: readonly string[], b: readonly string[]): string[] {

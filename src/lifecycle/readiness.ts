@@ -4,9 +4,12 @@
  * stamps `reconcile.fluxcd.io/requestedAt` on every release it writes;
  * helm-controller copies the token to `status.lastHandledReconcileAt` once it
  * has reconciled that request, so an old Ready (or an old failure) is never
- * taken for this apply's result.
+ * taken for this apply's result. It stamps `reconcile.fluxcd.io/resetAt` too:
+ * a release that exhausted its retries earlier gets a fresh start.
  */
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+/** With the same token: an apply is a new attempt, so failure counts of earlier attempts are reset (as `flux reconcile --reset` does). */
+export const RESET_AT = 'reconcile.fluxcd.io/resetAt';
 
 export interface Condition {
   readonly type: string;
@@ -29,8 +32,13 @@ export interface HelmReleaseView {
   readonly status?: HelmReleaseStatus;
 }
 
-/** Reasons of Ready=False that mean "not done yet", not "failed". */
-const PENDING_REASONS = new Set(['Progressing', 'DependencyNotReady', 'ReconciliationInProgress', 'ArtifactNotReady', 'SourceNotReady']);
+/**
+ * Reasons of Ready=False that are helm-controller's verdict on this
+ * release's install, upgrade, test or rollback: reported at once. Anything
+ * else (a source not ready yet, a dependency, progress) is waited through,
+ * unless Flux marks the release Stalled (it gave up).
+ */
+const FAILURE_REASONS = new Set(['InstallFailed', 'UpgradeFailed', 'TestFailed', 'RollbackFailed', 'UninstallFailed', 'InitFailed']);
 
 export type Readiness =
   | { readonly state: 'pending'; readonly reason?: string; readonly message?: string }
@@ -56,6 +64,9 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   if (!ready || !handled) return { state: 'pending', ...(ready?.reason ? { reason: ready.reason } : {}), ...(ready?.message ? { message: ready.message } : {}) };
   const detail = { ...(ready.reason ? { reason: ready.reason } : {}), ...(ready.message ? { message: ready.message } : {}) };
   if (ready.status === 'True') return { state: 'ready', ...detail };
-  if (ready.status === 'False' && !PENDING_REASONS.has(ready.reason ?? '')) return { state: 'failed', reason: ready.reason ?? 'Failed', message: ready.message ?? '' };
+  const stalled = release.status?.conditions?.find((c) => c.type === 'Stalled' && c.status === 'True');
+  if (ready.status === 'False' && (FAILURE_REASONS.has(ready.reason ?? '') || stalled)) {
+    return { state: 'failed', reason: ready.reason ?? stalled?.reason ?? 'Failed', message: ready.message ?? stalled?.message ?? '' };
+  }
   return { state: 'pending', ...detail };
 }

@@ -28,6 +28,8 @@ const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
 /** Resolves when every release is Ready for the apply that stamped `token`; rejects with ReleaseFailedError at the first failure. */
 export async function waitForReleases(client: KubeClient, releases: readonly ReleaseKey[], options: WaitOptions): Promise<void> {
   const ready = new Set<string>();
+  /** What Flux last said of each release not ready yet, for a time-out message. */
+  const lastSaid = new Map<string, string>();
   const byNamespace = new Map<string, ReleaseKey[]>();
   for (const r of releases) byNamespace.set(r.namespace, [...(byNamespace.get(r.namespace) ?? []), r]);
   let waitingFor: string | undefined;
@@ -52,6 +54,7 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
             if (!object) continue;
             const state = readiness(object, options.token);
             if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
+            if (state.reason) lastSaid.set(keyOf(release), `${state.reason}${state.message ? `: ${state.message}` : ''}`);
             if (state.state === 'ready') {
               ready.add(keyOf(release));
               options.onReady?.(release);
@@ -63,10 +66,11 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
         {
           timeoutMs: options.timeoutMs,
           ...(options.signal ? { signal: options.signal } : {}),
-          waitingFor: `${wanted.length === 1 ? `HelmRelease ${keyOf(wanted[0] as ReleaseKey)}` : `${wanted.length} HelmReleases in ${namespace}`} to be Ready (still waiting: ${wanted
-            .filter((r) => !ready.has(keyOf(r)))
-            .map((r) => r.name)
-            .join(', ')})`,
+          waitingFor: () =>
+            `${wanted.length} HelmRelease(s) in ${namespace} to be Ready; not ready: ${wanted
+              .filter((r) => !ready.has(keyOf(r)))
+              .map((r) => `${r.name}${lastSaid.has(keyOf(r)) ? ` (${lastSaid.get(keyOf(r))})` : ''}`)
+              .join(', ')}`,
         },
       ),
     ),

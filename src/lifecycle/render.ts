@@ -18,7 +18,7 @@ import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
 import { LifecycleError } from './errors.js';
 import { kustomizationResources, type ApplyPlan } from './plan.js';
-import { REQUESTED_AT } from './readiness.js';
+import { REQUESTED_AT, RESET_AT } from './readiness.js';
 import type { ChartRepository } from './record.js';
 
 export interface ApplySet {
@@ -65,7 +65,7 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     const metadata = {
       ...object.metadata,
       labels: { ...object.metadata.labels, ...labels },
-      ...(isHelmRelease(object) ? { annotations: { ...object.metadata.annotations, [REQUESTED_AT]: input.token } } : {}),
+      ...(isHelmRelease(object) ? { annotations: { ...object.metadata.annotations, [REQUESTED_AT]: input.token, [RESET_AT]: input.token } } : {}),
     };
     let spec = object.spec;
     if (object.kind === 'HelmRepository') {
