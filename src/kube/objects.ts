@@ -6,6 +6,7 @@
 import type { KubernetesObject, V1APIResource } from '@kubernetes/client-node';
 import type { KubeClient } from './client.js';
 import { loadClientModule } from './client.js';
+import { mapConcurrently } from '../concurrency/index.js';
 import { kubeCall, kubeRead, NotFound } from './errors.js';
 
 /** The field manager of everything flotilla applies: `kubectl get -o yaml --show-managed-fields` names it. */
@@ -46,24 +47,24 @@ export interface ApplyOptions {
   readonly force?: boolean;
   /** Ask the server to validate and default without storing. */
   readonly dryRun?: boolean;
+  /** Requests in flight at once (default 8); objects are independent, the caller orders groups. */
+  readonly concurrency?: number;
 }
 
 const callOf = (verb: string, object: Pick<KubeObject, 'kind' | 'metadata'>) => ({ verb, kind: object.kind, name: object.metadata.name, ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}) });
 
-/** Server-side apply of each object, in order; returns what the server stored. */
+/** Server-side apply of each object (several at once); returns what the server stored, in input order. */
 export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objects: readonly KubeObject[], options: ApplyOptions = {}): Promise<KubeObject[]> {
   const { PatchStrategy } = await loadClientModule();
-  const applied: KubeObject[] = [];
-  for (const object of objects) {
+  return mapConcurrently(objects, options.concurrency ?? 8, async (object) => {
     // Apply bodies carry no server-owned fields: a stale resourceVersion would turn the apply into a conflict.
     const { resourceVersion: _rv, uid: _uid, generation: _gen, creationTimestamp: _ct, deletionTimestamp: _dt, ...metadata } = object.metadata;
     const body = { ...object, metadata } as KubernetesObject;
     const stored = await kubeCall(callOf('apply', object), () =>
       client.objects.patch(body, undefined, options.dryRun ? 'All' : undefined, FIELD_MANAGER, options.force ?? false, PatchStrategy.ServerSideApply),
     );
-    applied.push(stored as KubeObject);
-  }
-  return applied;
+    return stored as KubeObject;
+  });
 }
 
 export async function readObject<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<T | undefined> {

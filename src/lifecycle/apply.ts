@@ -98,8 +98,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
     await serverSideApply(client, set.namespaces);
-    // Sources first, releases last: a HelmRelease never reconciles against a source not written yet.
-    await serverSideApply(client, applyOrder(set.objects), { force: true });
+    // Sources first, releases last: a HelmRelease never reconciles against a source or values not written yet.
+    for (const group of applyGroups(set.objects)) await serverSideApply(client, group, { force: true });
     if (options.wait === false) return 'submitted';
 
     const releases = plan.releases.map((r) => ({ name: r.name, namespace: r.namespace }));
@@ -182,10 +182,10 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
 
 const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
 
-/** Sources, then everything else in kustomize's order, then the HelmReleases. */
-function applyOrder(objects: readonly KubeObject[]): KubeObject[] {
+/** Sources, then everything else (overrides Secrets), then the HelmReleases: each group applied before the next starts. */
+function applyGroups(objects: readonly KubeObject[]): KubeObject[][] {
   const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : isHelmRelease(o) ? 2 : 1);
-  return [...objects].sort((a, b) => rank(a) - rank(b));
+  return [0, 1, 2].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
 }
 
 function union(a: readonly string[], b: readonly string[]): string[] {

@@ -77,13 +77,31 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
       continue;
     }
     if (object.metadata.namespace) namespaces.add(object.metadata.namespace);
-    const data = object.kind === 'Secret' ? unwrapBase64(object.data) : undefined;
+    const data = object.kind === 'Secret' ? valuesData(unwrapBase64(object.data)) : undefined;
     objects.push({ ...object, metadata, ...(spec ? { spec } : {}), ...(data ? { data } : {}) });
   }
   return {
     namespaces: [...namespaces].sort().map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } })),
     objects,
   };
+}
+
+const EMPTY_VALUES = Buffer.from('{}\n').toString('base64');
+
+/**
+ * A values file with no YAML document in it (an empty static overrides
+ * file, or one of comments only) as `{}`: Flux refuses a valuesFrom key that
+ * holds no document.
+ */
+function valuesData(data: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!data) return undefined;
+  return Object.fromEntries(
+    Object.entries(data).map(([key, value]) => {
+      if (!key.endsWith('.yaml')) return [key, value];
+      const docs = loadAll(Buffer.from(value, 'base64').toString('utf8'));
+      return [key, docs.every((d) => d === null || d === undefined) ? EMPTY_VALUES : value];
+    }),
+  );
 }
 
 /** kustomize folds long base64 Secret data over lines; the API takes it on one. */

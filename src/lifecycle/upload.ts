@@ -7,6 +7,7 @@
  * stored payload are idempotent).
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { readMetadata, readReleases, type AppMetadata } from '../app/index.js';
@@ -35,6 +36,7 @@ export interface VerifiedBundle {
 
 /** Verification of a tarball as upload does it: every problem named, in one error. */
 export async function verifyForUpload(path: string, config: ClusterConfig): Promise<VerifiedBundle> {
+  if (!existsSync(path)) throw new UploadRejectedError(`Application-upload rejected: ${path}: no such file`);
   const report = await verifyBundle(path, config.signingKey ? { publicKey: config.signingKey } : {});
   if (!report.ok) throw new UploadRejectedError(`Application-upload rejected: ${basename(path)}:\n${report.problems.map((p) => `  ${p}`).join('\n')}`);
   const bundle = await openBundle(path);
