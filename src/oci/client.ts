@@ -8,7 +8,7 @@
  * registries and those the caller lists as insecure.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { parseChallenges, type AuthChallenge } from './challenge.js';
@@ -56,6 +56,8 @@ export interface BlobReadOptions {
 export interface PushFileOptions {
   /** Size of each PATCH of a chunked upload; files no larger go in one PUT (default 16 MiB). */
   readonly chunkBytes?: number;
+  /** The file's digest when the caller already has it (from {@link digestOfFile}): saves reading it twice. */
+  readonly digest?: string;
 }
 
 /** What a registry may answer for a manifest: 4 MiB, the limit registries enforce on push. */
@@ -87,6 +89,17 @@ function sha256(bytes: Buffer): string {
 /** `sha256:<hex>` of `bytes` (the digest OCI addresses content by). */
 export function digestOf(bytes: Buffer): string {
   return sha256(bytes);
+}
+
+/** `sha256:<hex>` and size of a file, read as a stream. */
+export async function digestOfFile(file: string): Promise<{ digest: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { digest: `sha256:${hash.digest('hex')}`, size };
 }
 
 function basicHeader(username: string, password: string): string {
@@ -306,9 +319,7 @@ export class OciClient {
     const handle = await open(file, 'r');
     try {
       const { size } = await handle.stat();
-      const hash = createHash('sha256');
-      for await (const chunk of handle.createReadStream({ autoClose: false, start: 0 })) hash.update(chunk as Buffer);
-      const digest = `sha256:${hash.digest('hex')}`;
+      const digest = options.digest ?? (await digestOfFile(file)).digest;
       const descriptor: Descriptor = { mediaType, digest, size };
       if (await this.blobExists(ref, digest)) return descriptor;
       const read = async (start: number, length: number) => {

@@ -28,6 +28,7 @@ export { parseChallenges, type AuthChallenge } from './challenge.js';
 export {
   OciClient,
   digestOf,
+  digestOfFile,
   MAX_MANIFEST_BYTES,
   type OciClientOptions,
   type FetchedManifest,
@@ -44,3 +45,13 @@ export {
   type PushChartOptions,
   type PushedChart,
 } from './charts.js';
+export {
+  NotABundle,
+  pullBundle,
+  pushBundle,
+  type BundleConfig,
+  type PulledBundle,
+  type PullBundleOptions,
+  type PushBundleOptions,
+  type PushedBundle,
+} from './bundles.js';
