@@ -15,7 +15,6 @@ import { verifyBundle } from '../../src/verify/index.js';
 import {
   ContentTooLarge,
   DigestMismatch,
-  ManifestUnknown,
   MediaType,
   NotABundle,
   OciClient,
