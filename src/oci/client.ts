@@ -474,7 +474,10 @@ export class OciClient {
     const second = await this.fetchOnce(ref, spec, authorization);
     if (second.status === 401) {
       const error = await registryErrors(second);
-      throw new Unauthorized(ref.toString(), `${ref.registry} refused the credentials (${error.message}); check the entry for ${ref.registry} in the registry config`, { status: 401, code: error.code });
+      const advice = this.credentials.credentialFor(ref.registry)
+        ? `${ref.registry} refused the credentials (${error.message}); check the entry for ${ref.registry} in the registry config`
+        : `${ref.registry} refused anonymous access to ${spec.action} (${error.message}); the registry config has no credentials for it`;
+      throw new Unauthorized(ref.toString(), advice, { status: 401, code: error.code });
     }
     return second;
   }

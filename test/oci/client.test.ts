@@ -222,6 +222,38 @@ describe('OciClient authentication', () => {
     });
   });
 
+  describe('Bearer tokens for anonymous pulls', () => {
+    let registry: TokenRegistry;
+    beforeAll(async () => {
+      registry = await startTokenRegistry([user], { anonymousPull: true });
+    });
+    afterAll(() => registry.stop());
+
+    it('pulls with an anonymous token and says why a push is refused', async () => {
+      const config = writeDockerConfig(work, registry.host, user);
+      const pushed = await pushImage(new OciClient({ registryConfig: config }), `${registry.host}/public/app:v1`, 'oci', 'public');
+      const anonymous = new OciClient({ credentials: { credentialFor: () => undefined } });
+      expect(await anonymous.resolve(`${registry.host}/public/app:v1`)).toEqual(pushed);
+      expect(registry.tokenRequests.some((r) => r.user === undefined && r.scope.includes('repository:public/app:pull'))).toBe(true);
+      const error = await pushImage(anonymous, `${registry.host}/public/app:v2`, 'oci', 'anonymous').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Unauthorized);
+      expect((error as Error).message).toMatch(new RegExp(`${registry.host}/public/app:v2: ${registry.host} refused anonymous access to push \\(UNAUTHORIZED: .*\\); the registry config has no credentials for it`));
+    });
+  });
+
+  it('never sends credentials over plain HTTP to a token service off loopback', async () => {
+    const registry = await startTokenRegistry([user], { advertisedRealm: 'http://token.example/token' });
+    try {
+      const client = new OciClient({ credentials: { credentialFor: () => ({ kind: 'basic', ...user }) } });
+      const error = await client.resolve(`${registry.host}/secure/app:v1`).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Unauthorized);
+      expect((error as Error).message).toBe(`${registry.host}/secure/app:v1: refusing to send credentials over plain HTTP to http://token.example`);
+      expect(registry.tokenRequests).toEqual([]);
+    } finally {
+      await registry.stop();
+    }
+  });
+
   describe('Basic (docker-registry auth: htpasswd)', () => {
     let registry: TestRegistry;
     beforeAll(async () => {
