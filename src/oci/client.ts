@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseChallenges, type AuthChallenge } from './challenge.js';
 import { loadCredentials, type CredentialStore, type RegistryCredential } from './credentials.js';
 import {
@@ -37,6 +38,8 @@ export interface OciClientOptions {
   readonly timeoutMs?: number;
   /** Time allowed for one blob transfer (default 10 min). */
   readonly blobTimeoutMs?: number;
+  /** Waits before trying a read again when the registry is busy or drops the connection (default 0.5 s, 1.5 s). */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 /** A manifest as read from the registry, its digest checked. */
@@ -64,6 +67,8 @@ export interface PushFileOptions {
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const DEFAULT_BLOB_BYTES = 64 * 1024 * 1024;
 const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
+const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+const TRANSIENT_FAILURES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 type Action = 'pull' | 'push';
 
@@ -154,6 +159,7 @@ export class OciClient {
   private readonly insecure: ReadonlySet<string>;
   private readonly timeoutMs: number;
   private readonly blobTimeoutMs: number;
+  private readonly retryDelaysMs: readonly number[];
   /** Bearer tokens by `registry|scope`. */
   private readonly tokens = new Map<string, CachedToken>();
   /** Registries that asked for Basic authentication: sent up front afterwards. */
@@ -164,6 +170,7 @@ export class OciClient {
     this.insecure = new Set((options.insecureRegistries ?? []).map((h) => h.toLowerCase()));
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.blobTimeoutMs = options.blobTimeoutMs ?? 600_000;
+    this.retryDelaysMs = options.retryDelaysMs ?? [500, 1500];
   }
 
   /** `http` for loopback and listed registries (by `host:port` or bare host), else `https`. */
@@ -487,21 +494,40 @@ export class OciClient {
     return second;
   }
 
+  /**
+   * One request. Reads (GET, HEAD) are tried again, twice at most, when the
+   * registry is busy (429, 502, 503, 504) or drops the connection: honouring
+   * a short `Retry-After`, else after 0.5 s and 1.5 s. Writes are not: an
+   * upload is not known to be idempotent.
+   */
   private async fetchOnce(ref: OciReference, spec: RequestSpec, authorization: string | undefined): Promise<Response> {
     const url = spec.url.startsWith('/') ? `${this.baseUrl(ref.registry)}${spec.url}` : spec.url;
     const headers: Record<string, string> = { 'user-agent': 'flotilla', ...spec.headers };
     if (authorization) headers.authorization = authorization;
     if (spec.body) headers['content-length'] = String(spec.body.length);
-    try {
-      return await fetch(url, {
-        method: spec.method,
-        headers,
-        body: spec.body,
-        redirect: 'follow',
-        signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
-      });
-    } catch (error) {
-      throw new RegistryUnreachable(ref.toString(), `cannot reach ${new URL(url).origin} (${describeFailure(error)})`, { cause: error });
+    const retries = spec.method === 'GET' || spec.method === 'HEAD' ? this.retryDelaysMs : [];
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: spec.method,
+          headers,
+          body: spec.body,
+          redirect: 'follow',
+          signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
+        });
+      } catch (error) {
+        const reason = describeFailure(error);
+        if (attempt < retries.length && TRANSIENT_FAILURES.has(reason)) {
+          await delay(retries[attempt]!);
+          continue;
+        }
+        throw new RegistryUnreachable(ref.toString(), `cannot reach ${new URL(url).origin} (${reason})`, { cause: error });
+      }
+      if (attempt >= retries.length || !TRANSIENT_STATUSES.has(response.status)) return response;
+      const retryAfter = Number(response.headers.get('retry-after'));
+      await response.body?.cancel();
+      await delay(Number.isFinite(retryAfter) && retryAfter > 0 && retryAfter <= 10 ? retryAfter * 1000 : retries[attempt]!);
     }
   }
 
