@@ -10,6 +10,7 @@
  */
 import { dumpYaml } from '../document/index.js';
 import type { Release } from '../app/index.js';
+import { overridesSecretName, overridesValuesFrom, overridesValuesKey, OVERRIDES_KINDS } from './overrides.js';
 
 export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
 export const SOURCE_API = 'source.toolkit.fluxcd.io/v1';
@@ -26,9 +27,6 @@ export interface HelmReleaseOptions {
   readonly chartVersion: string;
   readonly repository: string;
 }
-
-export const staticOverridesName = (release: Release): string => `${release.name}-static-overrides`;
-export const systemOverridesName = (release: Release): string => `${release.name}-system-overrides`;
 
 export interface HelmReleaseManifest {
   apiVersion: string;
@@ -61,7 +59,7 @@ export function helmReleaseManifest(release: Release, options: HelmReleaseOption
   };
   if (release.dependsOn.length > 0) spec.dependsOn = release.dependsOn.map((name) => ({ name, namespace: release.namespace }));
   // Flux merges valuesFrom in order, later wins: static first, then system.
-  spec.valuesFrom = [staticOverridesName(release), systemOverridesName(release)].map((name) => ({ kind: 'Secret', name, valuesKey: `${name}.yaml` }));
+  spec.valuesFrom = overridesValuesFrom(release.name);
   return {
     apiVersion: HELM_RELEASE_API,
     kind: 'HelmRelease',
@@ -109,12 +107,12 @@ export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
         kind: 'Kustomization',
         namespace: release.namespace,
         resources: ['helmrelease.yaml'],
-        secretGenerator: [staticOverridesName(release), systemOverridesName(release)].map((name) => ({ name, files: [`${name}.yaml`] })),
+        secretGenerator: OVERRIDES_KINDS.map((kind) => ({ name: overridesSecretName(release.name, kind), files: [overridesValuesKey(release.name, kind)] })),
         generatorOptions: { disableNameSuffixHash: true },
       }),
     );
-    files.set(`${release.name}/${staticOverridesName(release)}.yaml`, input.staticOverrides.get(release.name) ?? '');
-    files.set(`${release.name}/${systemOverridesName(release)}.yaml`, '');
+    files.set(`${release.name}/${overridesValuesKey(release.name, 'static')}`, input.staticOverrides.get(release.name) ?? '');
+    files.set(`${release.name}/${overridesValuesKey(release.name, 'system')}`, '');
   }
   return files;
 }

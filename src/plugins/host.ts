@@ -208,7 +208,6 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
       if (!plugin) return undefined;
       const values = await callGetOverrides(plugin, refByName(release.name), env);
       if (Object.keys(values).length === 0) return undefined;
-      // The label must be the values engine's `plugin <chart>`: that is how it knows layer 5 belongs in the system overrides.
       return fromPlain(values, { layer: `plugin ${release.chart}`, location: { file: plugin.file, line: plugin.overridesLine, column: plugin.overridesLine > 0 ? 1 : 0 } });
     },
     runHooks: (selector) => runHooks(bundle.plugins, selector, env),
