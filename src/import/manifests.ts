@@ -11,13 +11,13 @@
  */
 import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
-import { HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
+import { MANIFESTS_DIR } from '../bundle/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
 import type { SourceFiles } from './source.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
 import { asMap, asString, folderName, locationOf, parseSourceYaml, readSourceYaml, shown } from './yaml-read.js';
 
-export const MANIFESTS_DIR = 'fluxcd-manifests';
 const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
@@ -54,7 +54,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     problems.error(`no ${dir}/ folder: a StarlingX FluxCD application keeps its manifests there`, { file: dir, line: 0, column: 0 });
     return undefined;
   }
-  const top = await readSourceYaml(source, `${dir}/kustomization.yaml`, problems);
+  const top = await readSourceYaml(source, fluxTreePath(dir, FLUX_TREE.kustomization), problems);
   if (!top) return undefined;
   const topMap = asMap(top.root);
   if (!topMap) {
@@ -89,7 +89,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
       continue;
     }
     seen.add(name);
-    if (name === 'base') {
+    if (name === FLUX_TREE.base) {
       if (folders.length > 0) problems.warn('base is not listed first; flotilla lists it first (kustomize output order only)', at);
       baseAt = at;
       continue;
@@ -101,13 +101,13 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     folders.push({ name, at });
   }
   for (const entry of await source.list(dir)) {
-    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(`${dir}/${entry.name}/helmrelease.yaml`)) !== 'file') continue;
+    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease))) !== 'file') continue;
     problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
   }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
-  const repository = baseAt ? await readBase(source, `${dir}/base`, namespace, problems) : undefined;
+  const repository = baseAt ? await readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems) : undefined;
   const releases: StxReleaseFolder[] = [];
   for (const folder of folders) {
     const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems);
@@ -137,7 +137,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
 }
 
 async function readBase(source: SourceFiles, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
-  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -239,7 +239,7 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
 async function readReleaseFolder(source: SourceFiles, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
-  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -265,7 +265,7 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
       problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
     } else {
       helmReleaseFile = `${base}/${name}`;
-      if (name !== 'helmrelease.yaml') problems.warn(`the HelmRelease file ${name} is written as helmrelease.yaml`, first!.at);
+      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first!.at);
     }
   } else if (!resources) {
     problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kust.file));
