@@ -17,8 +17,8 @@ import type { Problems } from './errors.js';
 import type { SourceFiles } from './source.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
 import { asMap, asString, folderName, locationOf, parseSourceYaml, readSourceYaml, shown } from './yaml-read.js';
+import { isDns1123Label, isHelmReleaseName } from '../names/index.js';
 
-const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
 /** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
@@ -65,7 +65,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
 
   const namespaceNode = topMap.entries.get('namespace');
   let namespace = asString(namespaceNode);
-  if (namespaceNode && (namespace === undefined || !DNS1123.test(namespace))) {
+  if (namespaceNode && (namespace === undefined || !isDns1123Label(namespace))) {
     problems.error(`namespace ${shown(namespaceNode)} is not a namespace name`, locationOf(namespaceNode), ['namespace']);
     namespace = undefined;
   }
@@ -94,7 +94,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
       baseAt = at;
       continue;
     }
-    if (!DNS1123.test(name) || name.length > 53) {
+    if (!isHelmReleaseName(name)) {
       problems.error(`release folder ${JSON.stringify(name)} is not a valid release name (a DNS-1123 label of at most 53 characters)`, at);
       continue;
     }
@@ -250,7 +250,7 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);
-  if (nsNode && (namespace === undefined || !DNS1123.test(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
+  if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
   // resources: the HelmRelease file and nothing else.
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');

@@ -12,9 +12,8 @@ import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueN
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';
+import { HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
 
-const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
 /** Flux's defaults for what flotilla always writes. */
 export const FLUX_DEFAULTS = { timeout: '5m', interval: '1m' } as const;
 
@@ -112,7 +111,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
 
   const duration = (key: 'interval' | 'timeout', node: ValueNode): string | undefined => {
     const text = asString(node);
-    if (text === undefined || !DURATION.test(text)) {
+    if (text === undefined || !isFluxDuration(text)) {
       problems.error(`spec.${key} ${shown(node)} is not a Flux duration such as 30m, 1h or 90s`, locationOf(node), ['spec', key]);
       return undefined;
     }
@@ -123,7 +122,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
     switch (key) {
       case 'releaseName': {
         const text = asString(node);
-        if (text === undefined || !DNS1123.test(text) || text.length > 53) {
+        if (text === undefined || !isHelmReleaseName(text)) {
           problems.error(`spec.releaseName ${shown(node)} is not a Helm release name of at most 53 characters`, locationOf(node), ['spec', key]);
         } else releaseName = text;
         break;
@@ -193,7 +192,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   if (releaseName === undefined && !spec.entries.has('releaseName')) {
     const target = asString(getNode(spec, ['targetNamespace']));
     releaseName = target ? `${target}-${name}` : name;
-    if (releaseName.length > 53) problems.error(`Flux's default release name ${releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
+    if (releaseName.length > HELM_RELEASE_NAME_MAX) problems.error(`Flux's default release name ${releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
     filled.push(`releaseName: ${releaseName}`);
     expectedSpec.releaseName = releaseName;
   }
@@ -277,7 +276,7 @@ function readChart(
   }
   const chartNode = getNode(spec, ['chart']);
   const chart = asString(chartNode);
-  if (chart === undefined || !DNS1123.test(chart)) {
+  if (chart === undefined || !isDns1123Label(chart)) {
     problems.error(
       `spec.chart.spec.chart ${shown(chartNode)} is not a chart name (a path or URL cannot be imported: flotilla ships the chart in the app)`,
       chartNode ? locationOf(chartNode) : locationOf(spec),
