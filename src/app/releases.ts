@@ -7,7 +7,7 @@ import deepmerge from 'deepmerge';
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
-import { DNS1123_LABEL_PATTERN, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export interface ReleaseActionFlags {
   readonly disableHooks: boolean;
@@ -181,11 +181,11 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       namespace: raw.namespace ?? 'default',
       releaseName,
       dependsOn: raw.dependsOn ?? [],
-      timeout: raw.timeout ?? '5m',
+      timeout: raw.timeout ?? FLUX_DEFAULT_TIMEOUT,
       install: { disableHooks: false, disableWait: false, ...raw.install },
       upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
       labels: raw.labels ?? {},
-      interval: raw.interval ?? '1m',
+      interval: raw.interval ?? FLUX_DEFAULT_INTERVAL,
       helmReleaseSpec: raw.helmReleaseSpec ?? {},
       location,
     };

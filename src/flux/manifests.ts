@@ -10,6 +10,7 @@
  */
 import { dumpYaml } from '../document/index.js';
 import type { Release } from '../app/index.js';
+import { HELM_RELEASE_API, type HelmRelease, type HelmReleaseAction, type HelmReleaseSpec } from './helmrelease.js';
 import { overridesSecretName, overridesValuesFrom, overridesValuesKey, OVERRIDES_KINDS } from './overrides.js';
 
 /** File names inside fluxcd-manifests/ (the tree's layout above). */
@@ -25,7 +26,6 @@ export function fluxTreePath(folder: string, file: string): string {
   return `${folder}/${file}`;
 }
 
-export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
 export const SOURCE_API = 'source.toolkit.fluxcd.io/v1';
 export const KUSTOMIZE_API = 'kustomize.config.k8s.io/v1beta1';
 
@@ -41,20 +41,13 @@ export interface HelmReleaseOptions {
   readonly repository: string;
 }
 
-export interface HelmReleaseManifest {
-  apiVersion: string;
-  kind: 'HelmRelease';
-  metadata: { name: string; namespace?: string; labels: Record<string, string> };
-  spec: Record<string, unknown>;
-}
-
-function actionFlags(flags: Release['install']): Record<string, unknown> {
+function actionFlags(flags: Release['install']): HelmReleaseAction {
   const { disableHooks, disableWait, remediation, ...others } = flags;
   return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...remediation } } : {}) };
 }
 
-export function helmReleaseManifest(release: Release, options: HelmReleaseOptions): HelmReleaseManifest {
-  const spec: Record<string, unknown> = {
+export function helmReleaseManifest(release: Release, options: HelmReleaseOptions): HelmRelease {
+  const spec: { -readonly [K in keyof HelmReleaseSpec]: HelmReleaseSpec[K] } = {
     releaseName: release.releaseName,
     chart: {
       spec: {

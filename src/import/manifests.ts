@@ -12,7 +12,7 @@
 import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
 import { MANIFESTS_DIR } from '../bundle/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
 import type { SourceFiles } from './source.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
@@ -274,8 +274,9 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
   }
 
   // secretGenerator: exactly the two overrides Secrets, named after the release.
-  const staticName = `${folder}-static-overrides`;
-  const systemName = `${folder}-system-overrides`;
+  const staticName = overridesSecretName(folder, 'static');
+  const systemName = overridesSecretName(folder, 'system');
+  const keyOf = (name: string) => overridesValuesKey(folder, name === staticName ? 'static' : 'system');
   const generator = map.entries.get('secretGenerator');
   const found = new Map<string, ValueNode>();
   if (generator?.kind !== 'seq') {
@@ -305,14 +306,14 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
         if (key === 'name') continue;
         if (key === 'files') {
           const files = toPlain(node);
-          if (!Array.isArray(files) || files.length !== 1 || files[0] !== `${name}.yaml`) {
-            problems.error(`files of Secret ${name} must be [${name}.yaml] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
+          if (!Array.isArray(files) || files.length !== 1 || files[0] !== keyOf(name)) {
+            problems.error(`files of Secret ${name} must be [${keyOf(name)}] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
           }
           continue;
         }
         problems.error(`secretGenerator "${key}" cannot be imported: flotilla generates each overrides Secret from its file only`, locationOf(node), ['secretGenerator', i, key]);
       }
-      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${name}.yaml])`, locationOf(item), ['secretGenerator', i]);
+      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${keyOf(name)}])`, locationOf(item), ['secretGenerator', i]);
     });
     for (const name of [staticName, systemName]) {
       if (!found.has(name)) problems.error(`secretGenerator does not generate ${name}`, locationOf(generator), ['secretGenerator']);

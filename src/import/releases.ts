@@ -12,10 +12,9 @@ import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueN
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';
-import { HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
+import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
+import { overridesValuesFrom } from '../flux/index.js';
 
-/** Flux's defaults for what flotilla always writes. */
-export const FLUX_DEFAULTS = { timeout: '5m', interval: '1m' } as const;
 
 export interface MappingContext {
   /** Namespace of the top kustomization. */
@@ -197,12 +196,12 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
     expectedSpec.releaseName = releaseName;
   }
   if (interval === undefined && !spec.entries.has('interval')) {
-    interval = FLUX_DEFAULTS.interval;
+    interval = FLUX_DEFAULT_INTERVAL;
     problems.warn(`spec.interval is missing (Flux requires it); written as ${interval}`, locationOf(spec), ['spec', 'interval']);
     expectedSpec.interval = interval;
   }
   if (timeout === undefined && !spec.entries.has('timeout')) {
-    timeout = FLUX_DEFAULTS.timeout;
+    timeout = FLUX_DEFAULT_TIMEOUT;
     filled.push(`timeout: ${timeout}`);
     expectedSpec.timeout = timeout;
   }
@@ -427,9 +426,8 @@ function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: Ma
 }
 
 function checkValuesFrom(node: ValueNode, release: string, problems: Problems): void {
-  const names = [`${release}-static-overrides`, `${release}-system-overrides`];
-  const want = names.map((name) => ({ kind: 'Secret', name, valuesKey: `${name}.yaml` }));
-  const hint = `flotilla writes exactly [Secret ${names[0]} (valuesKey ${names[0]}.yaml), Secret ${names[1]} (valuesKey ${names[1]}.yaml)], static first so the system overrides win`;
+  const want = overridesValuesFrom(release);
+  const hint = `flotilla writes exactly [${want.map((w) => `Secret ${w.name} (valuesKey ${w.valuesKey})`).join(', ')}], static first so the system overrides win`;
   if (node.kind !== 'seq') {
     problems.error(`spec.valuesFrom must be a list: ${hint}`, locationOf(node), ['spec', 'valuesFrom']);
     return;
@@ -437,7 +435,7 @@ function checkValuesFrom(node: ValueNode, release: string, problems: Problems): 
   node.items.forEach((item, i) => {
     const got = toPlain(item) as PlainValue;
     const expected = want[i];
-    if (expected && deepEqual(got, expected)) return;
+    if (expected && deepEqual(got, { ...expected })) return;
     const entry = item.kind === 'map' ? (item as MapNode) : undefined;
     const extra = entry ? [...entry.entries.keys()].filter((k) => !['kind', 'name', 'valuesKey'].includes(k)) : [];
     let why: string;

@@ -15,6 +15,10 @@ export const HELM_RELEASE_NAME_MAX = 53;
 export const FLUX_DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
 const FLUX_DURATION = new RegExp(FLUX_DURATION_PATTERN);
 
+/** What Flux takes when a HelmRelease leaves `timeout` / `interval` out; flotilla writes them explicitly. */
+export const FLUX_DEFAULT_TIMEOUT = '5m';
+export const FLUX_DEFAULT_INTERVAL = '1m';
+
 export function isDns1123Label(name: string): boolean {
   return DNS1123_LABEL.test(name);
 }

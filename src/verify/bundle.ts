@@ -6,7 +6,7 @@ import { load } from 'js-yaml';
 import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive, type ChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { FLUX_TREE, fluxTreePath } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
 export function text(bundle: OpenedBundle, name: string): string | undefined {
   return bundle.files.get(name)?.toString('utf8');
@@ -50,19 +50,8 @@ export interface BundledRelease {
   readonly chart?: string;
   readonly version?: string;
   readonly dependsOn: readonly string[];
-  readonly valuesFrom: readonly { kind?: string; name?: string; valuesKey?: string }[];
-  readonly sourceRef?: { kind?: string; name?: string };
-}
-
-interface HelmReleaseDoc {
-  kind?: string;
-  metadata?: { name?: string; namespace?: string };
-  spec?: {
-    releaseName?: string;
-    chart?: { spec?: { chart?: string; version?: string | number; sourceRef?: { kind?: string; name?: string } } };
-    dependsOn?: { name?: string }[];
-    valuesFrom?: { kind?: string; name?: string; valuesKey?: string }[];
-  };
+  readonly valuesFrom: NonNullable<HelmReleaseSpec['valuesFrom']>;
+  readonly sourceRef?: { readonly kind: string; readonly name: string };
 }
 
 /** Releases in the order of the top kustomization's resources. */
@@ -70,19 +59,19 @@ export function bundledReleases(bundle: OpenedBundle): BundledRelease[] {
   const top = yamlOf(bundle, manifestPath(FLUX_TREE.kustomization)) as { resources?: unknown[] } | undefined;
   const folders = (top?.resources ?? []).map(String).filter((r) => r !== FLUX_TREE.base);
   return folders.map((folder) => {
-    const doc = (yamlOf(bundle, manifestPath(fluxTreePath(folder, FLUX_TREE.helmRelease))) ?? {}) as HelmReleaseDoc;
+    const doc = readHelmRelease(yamlOf(bundle, manifestPath(fluxTreePath(folder, FLUX_TREE.helmRelease))));
     const kust = (yamlOf(bundle, manifestPath(fluxTreePath(folder, FLUX_TREE.kustomization))) ?? {}) as { namespace?: string };
-    const chart = doc.spec?.chart?.spec;
+    const chart = doc?.spec.chart?.spec;
     return {
       folder,
-      name: doc.metadata?.name ?? folder,
-      namespace: kust.namespace ?? doc.metadata?.namespace,
-      releaseName: doc.spec?.releaseName,
+      name: doc?.metadata.name || folder,
+      namespace: kust.namespace ?? doc?.metadata.namespace,
+      releaseName: doc?.spec.releaseName,
       chart: chart?.chart,
-      version: chart?.version === undefined ? undefined : String(chart.version),
-      dependsOn: (doc.spec?.dependsOn ?? []).map((d) => String(d.name)),
-      valuesFrom: doc.spec?.valuesFrom ?? [],
-      sourceRef: chart?.sourceRef,
+      version: chart?.version,
+      dependsOn: (doc?.spec.dependsOn ?? []).map((d) => d.name),
+      valuesFrom: doc?.spec.valuesFrom ?? [],
+      sourceRef: chart && { kind: chart.sourceRef.kind, name: chart.sourceRef.name },
     };
   });
 }

@@ -31,7 +31,7 @@ import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml } from '../document/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { bundledCharts, bundledReleases, manifestPath } from './bundle.js';
 import { bundleImages } from './images.js';
@@ -170,18 +170,18 @@ async function writeFolder(files: ReadonlyMap<string, Buffer>, target: string): 
   }
 }
 
-interface K8sObject {
+/** What kubectl kustomize printed, as far as these checks read it. */
+interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
-  spec?: { chart?: { spec?: { sourceRef?: { name?: string } } }; valuesFrom?: { name?: string }[] };
 }
 
 /** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
 async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
-  let objects: K8sObject[];
+  let objects: KubeObject[];
   try {
-    objects = loadAll((await kubectl(['kustomize', dir])).stdout) as K8sObject[];
+    objects = loadAll((await kubectl(['kustomize', dir])).stdout) as KubeObject[];
   } catch (error) {
     if (error instanceof ToolError) return [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`];
     throw error;
@@ -190,18 +190,18 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const repos = ofKind('HelmRepository');
   if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
-  const helmReleases = ofKind('HelmRelease');
-  for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata?.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
+  const helmReleases = objects.map(readHelmRelease).filter((hr): hr is HelmRelease => hr !== undefined);
+  for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
   const expectedNames = releases.map((r) => r.name).sort();
-  const gotNames = helmReleases.map((h) => String(h.metadata?.name)).sort();
+  const gotNames = helmReleases.map((h) => h.metadata.name).sort();
   if (expectedNames.join() !== gotNames.join()) problems.push(`${MANIFESTS_DIR} yields HelmReleases ${gotNames.join(', ')}; the release folders are ${expectedNames.join(', ')}`);
   const secrets = new Set(ofKind('Secret').map((s) => s.metadata?.name));
   for (const hr of helmReleases) {
-    const source = hr.spec?.chart?.spec?.sourceRef?.name;
-    if (repos[0] && source !== repos[0].metadata?.name) problems.push(`HelmRelease ${hr.metadata?.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
-    const wanted = (hr.spec?.valuesFrom ?? []).map((v) => v.name);
-    if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata?.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
-    for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata?.name}: valuesFrom Secret ${name} is not generated`);
+    const source = hr.spec.chart?.spec.sourceRef.name;
+    if (repos[0] && source !== repos[0].metadata?.name) problems.push(`HelmRelease ${hr.metadata.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
+    const wanted = (hr.spec.valuesFrom ?? []).map((v) => v.name);
+    if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
+    for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata.name}: valuesFrom Secret ${name} is not generated`);
   }
   const others = objects.filter((o) => !['HelmRepository', 'HelmRelease', 'Secret'].includes(String(o.kind)));
   for (const o of others) problems.push(`${MANIFESTS_DIR} yields an unexpected ${o.kind} ${o.metadata?.name}`);
