@@ -7,12 +7,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAll } from 'js-yaml';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, type DocPath } from '../diagnostics/index.js';
-import { closestNode, dumpYaml, leaves, type Leaf, type ValueNode } from '../document/index.js';
+import { closestNode, dumpYaml, leaves, parseYamlStream, type Leaf, type ValueNode } from '../document/index.js';
 import { loadAppPlugins } from '../plugins/index.js';
 import { helm, ToolError } from '../tools/index.js';
 import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
@@ -101,7 +100,7 @@ async function checkRelease(
     await writeFile(staticFile, dumpYaml(values.staticOverrides));
     await writeFile(systemFile, dumpYaml(values.systemOverrides));
     const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '-f', staticFile, '-f', systemFile]);
-    return done({ ok: true, objects: renderedObjects(stdout) });
+    return done({ ok: true, objects: renderedObjects(stdout, release.name) });
   } catch (error) {
     if (error instanceof ToolError) {
       const message = error.stderr.trim();
@@ -112,9 +111,9 @@ async function checkRelease(
   }
 }
 
-function renderedObjects(manifests: string): RenderedObject[] {
+function renderedObjects(manifests: string, release: string): RenderedObject[] {
   const objects: RenderedObject[] = [];
-  for (const doc of loadAll(manifests)) {
+  for (const doc of parseYamlStream(manifests, `helm template ${release}`)) {
     if (doc === null || typeof doc !== 'object') continue;
     const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
     if (typeof o.kind !== 'string' || typeof o.apiVersion !== 'string' || typeof o.metadata?.name !== 'string') {

@@ -2,10 +2,10 @@
  * What an opened tarball holds, parsed: its chart archives and its releases.
  * Shared by verify and inspect.
  */
-import { load } from 'js-yaml';
 import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive, type ChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { parseYamlValue } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
 export function text(bundle: OpenedBundle, name: string): string | undefined {
@@ -14,7 +14,7 @@ export function text(bundle: OpenedBundle, name: string): string | undefined {
 
 export function yamlOf(bundle: OpenedBundle, name: string): unknown {
   const t = text(bundle, name);
-  return t === undefined ? undefined : load(t);
+  return t === undefined ? undefined : parseYamlValue(t, name);
 }
 
 /** A file of fluxcd-manifests/ by its path inside it. */
