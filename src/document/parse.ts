@@ -10,7 +10,6 @@
  * - `parseYamlDocument`: the document itself (CST), for code that edits a
  *   file keeping its comments or needs the position of every character.
  */
-import { readFile } from 'node:fs/promises';
 import { LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type Scalar, type ValueNode } from './nodes.js';
@@ -124,10 +123,6 @@ export function parseYamlStream(text: string, file: string): (PlainValue | null)
     const root = treeOf(doc, locate, { layer: file });
     return root === undefined ? null : toPlain(root);
   });
-}
-
-export async function readYamlFile(path: string, displayFile: string, options: ParseOptions): Promise<ParsedYaml> {
-  return parseYaml(await readFile(path, 'utf8'), displayFile, options);
 }
 
 interface ConvertContext extends ParseOptions {

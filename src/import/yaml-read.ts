@@ -2,7 +2,7 @@
 import type { SourceLocation } from '../diagnostics/index.js';
 import { parseYaml, toPlain, yamlDocumentOffsets, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
 import type { Problems } from './errors.js';
-import type { SourceFiles } from './source.js';
+import type { FileSource } from '../files/index.js';
 import type { SourceYaml } from './types.js';
 
 export function lineOf(text: string, offset: number): SourceLocation['line'] {
@@ -32,7 +32,7 @@ export function parseSourceYaml(text: string, file: string, problems: Problems, 
   }
 }
 
-export async function readSourceYaml(source: SourceFiles, rel: string, problems: Problems, required = true): Promise<SourceYaml | undefined> {
+export async function readSourceYaml(source: FileSource, rel: string, problems: Problems, required = true): Promise<SourceYaml | undefined> {
   const data = await source.read(rel);
   if (data === undefined) {
     if (required) problems.error(`${rel} is missing`, { file: rel, line: 0, column: 0 });
