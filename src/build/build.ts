@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { APP_FILES, loadApp, type App, type Release } from '../app/index.js';
+import { APP_FILES, type App, type Release } from '../app/index.js';
 import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
@@ -18,6 +18,7 @@ import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
+import { Session } from '../session/index.js';
 
 export interface BuildOptions {
   /** Folder the tarball is written to; default: the current folder. */
@@ -74,7 +75,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const app = await loadApp(appDir, { transformText: substitute });
+  const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
