@@ -1,6 +1,6 @@
 /**
  * `flotilla build`: an app source tree → `<app_name>-<app_version>.tgz` in
- * StarlingX's layout (DESIGN.md "Application tarball"), byte-reproducible:
+ * StarlingX's layout (docs/architecture.md, "Tarball layout"), byte-reproducible:
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */

@@ -1,5 +1,5 @@
 /**
- * The values layers of one release, lowest first (DESIGN.md "Values layering"):
+ * The values layers of one release, lowest first (docs/architecture.md, "Values layering"):
  *   0 chart values.yaml          5 plugin system overrides (extension point)
  *   1 static overrides           6 common.charts.values, then common.groups.<group>.values
  *   2 rendered template          7 services.<service>.<chart>.values
