@@ -236,6 +236,7 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
   return { name, url, ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}), location: fileStart(doc.file) };
 }
 
+/** One release folder: its kustomization, its HelmRelease and its two overrides files, each checked for the shape flotilla writes. */
 async function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
@@ -252,7 +253,24 @@ async function readReleaseFolder(source: FileSource, dir: string, folder: string
   const namespace = asString(nsNode);
   if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
-  // resources: the HelmRelease file and nothing else.
+  const helmReleaseFile = await findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  const generated = checkSecretGenerator(folder, map, kust.file, problems);
+  checkGeneratorOptions(map, kust.file, problems);
+  const helmRelease = helmReleaseFile ? await readFolderHelmRelease(source, helmReleaseFile, problems) : undefined;
+  const overrides = await readOverridesFiles(source, base, folder, generated, kust.file, problems);
+
+  if (problems.errors.length > before || !helmRelease || !overrides) return undefined;
+  return {
+    folder,
+    listedAt,
+    ...(namespace ? { namespace } : {}),
+    helmRelease,
+    staticOverrides: overrides,
+  };
+}
+
+/** resources: the HelmRelease file and nothing else. */
+async function findHelmReleaseFile(source: FileSource, base: string, folder: string, map: MapNode, kustFile: string, problems: Problems): Promise<string | undefined> {
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
   let helmReleaseFile: string | undefined;
   if (resources && resources.length > 0) {
@@ -268,19 +286,22 @@ async function readReleaseFolder(source: FileSource, dir: string, folder: string
       if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first!.at);
     }
   } else if (!resources) {
-    problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kust.file));
+    problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kustFile));
   } else {
     problems.error('resources is empty: expected helmrelease.yaml', locationOf(map.entries.get('resources')!));
   }
+  return helmReleaseFile;
+}
 
-  // secretGenerator: exactly the two overrides Secrets, named after the release.
+/** secretGenerator: exactly the two overrides Secrets, named after the release. Returns the entries found, by Secret name. */
+function checkSecretGenerator(folder: string, map: MapNode, kustFile: string, problems: Problems): Map<string, ValueNode> {
   const staticName = overridesSecretName(folder, 'static');
   const systemName = overridesSecretName(folder, 'system');
   const keyOf = (name: string) => overridesValuesKey(folder, name === staticName ? 'static' : 'system');
   const generator = map.entries.get('secretGenerator');
   const found = new Map<string, ValueNode>();
   if (generator?.kind !== 'seq') {
-    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kust.file), ['secretGenerator']);
+    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kustFile), ['secretGenerator']);
   } else {
     generator.items.forEach((item, i) => {
       const entry = asMap(item);
@@ -319,59 +340,76 @@ async function readReleaseFolder(source: FileSource, dir: string, folder: string
       if (!found.has(name)) problems.error(`secretGenerator does not generate ${name}`, locationOf(generator), ['secretGenerator']);
     }
   }
+  return found;
+}
 
+function checkGeneratorOptions(map: MapNode, kustFile: string, problems: Problems): void {
   const options = map.entries.get('generatorOptions');
   const optionsMap = asMap(options);
   const noHash = getNode(optionsMap, ['disableNameSuffixHash']);
   if (!noHash || noHash.kind !== 'scalar' || noHash.value !== true) {
     problems.error(
       'generatorOptions.disableNameSuffixHash must be true: with a hash suffix the Secrets would not match the names in valuesFrom (flotilla always disables it)',
-      noHash ? locationOf(noHash) : options ? locationOf(options) : fileStart(kust.file),
+      noHash ? locationOf(noHash) : options ? locationOf(options) : fileStart(kustFile),
       ['generatorOptions', 'disableNameSuffixHash'],
     );
   }
   for (const [key, node] of optionsMap?.entries ?? []) {
     if (key !== 'disableNameSuffixHash') problems.error(`generatorOptions.${key} cannot be imported`, locationOf(node), ['generatorOptions', key]);
   }
+}
 
-  // The HelmRelease itself: one document, kind HelmRelease, apiVersion v2.
-  let helmRelease: StxReleaseFolder['helmRelease'] | undefined;
-  if (helmReleaseFile) {
-    const doc = await readSourceYaml(source, helmReleaseFile, problems);
-    const hr = asMap(doc?.root);
-    if (doc && !hr) problems.error('expected a HelmRelease', fileStart(doc.file));
-    if (doc && hr) {
-      const kind = getNode(hr, ['kind']);
-      const apiVersion = getNode(hr, ['apiVersion']);
-      if (asString(kind) !== 'HelmRelease') {
-        problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), ['kind']);
-      } else if (asString(apiVersion) !== HELM_RELEASE_API) {
-        problems.error(
-          `apiVersion ${shown(apiVersion)} cannot be imported: flotilla writes ${HELM_RELEASE_API} (migrate the HelmRelease first; field meanings changed between versions)`,
-          apiVersion ? locationOf(apiVersion) : fileStart(doc.file),
-          ['apiVersion'],
-        );
-      } else {
-        helmRelease = { ...doc, root: hr };
-      }
-    }
+/** The HelmRelease itself: one document, kind HelmRelease, apiVersion v2. */
+async function readFolderHelmRelease(source: FileSource, helmReleaseFile: string, problems: Problems): Promise<StxReleaseFolder['helmRelease'] | undefined> {
+  const doc = await readSourceYaml(source, helmReleaseFile, problems);
+  if (!doc) return undefined;
+  const hr = asMap(doc.root);
+  if (!hr) {
+    problems.error('expected a HelmRelease', fileStart(doc.file));
+    return undefined;
   }
+  const kind = getNode(hr, ['kind']);
+  const apiVersion = getNode(hr, ['apiVersion']);
+  if (asString(kind) !== 'HelmRelease') {
+    problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), ['kind']);
+    return undefined;
+  }
+  if (asString(apiVersion) !== HELM_RELEASE_API) {
+    problems.error(
+      `apiVersion ${shown(apiVersion)} cannot be imported: flotilla writes ${HELM_RELEASE_API} (migrate the HelmRelease first; field meanings changed between versions)`,
+      apiVersion ? locationOf(apiVersion) : fileStart(doc.file),
+      ['apiVersion'],
+    );
+    return undefined;
+  }
+  return { ...doc, root: hr };
+}
 
-  // The overrides files.
-  const staticRel = `${base}/${staticName}.yaml`;
+/** The overrides files: the static ones are imported, the packaged system ones only looked at (flotilla computes them). */
+async function readOverridesFiles(
+  source: FileSource,
+  base: string,
+  folder: string,
+  generated: ReadonlyMap<string, ValueNode>,
+  kustFile: string,
+  problems: Problems,
+): Promise<StxReleaseFolder['staticOverrides'] | undefined> {
+  const staticName = overridesSecretName(folder, 'static');
+  const systemName = overridesSecretName(folder, 'system');
+  const staticRel = `${base}/${overridesValuesKey(folder, 'static')}`;
   const staticData = await source.read(staticRel);
   let staticRoot: ValueNode | undefined;
   if (staticData === undefined) {
-    problems.error(`${staticName}.yaml is missing`, found.get(staticName) ? locationOf(found.get(staticName)!) : fileStart(kust.file));
+    problems.error(`${overridesValuesKey(folder, 'static')} is missing`, generated.get(staticName) ? locationOf(generated.get(staticName)!) : fileStart(kustFile));
   } else {
     // Read as flotilla will read overrides/static/<chart>.yaml (no list-edit tags: Helm gets the file as written).
     staticRoot = parseSourceYaml(staticData.toString('utf8'), staticRel, problems, 'static')?.root;
     if (staticRoot && staticRoot.kind !== 'map') problems.error(`static overrides must be a map of values, not ${shown(staticRoot)}`, locationOf(staticRoot));
   }
-  const systemRel = `${base}/${systemName}.yaml`;
+  const systemRel = `${base}/${overridesValuesKey(folder, 'system')}`;
   const systemData = await source.read(systemRel);
   if (systemData === undefined) {
-    problems.warn(`${systemName}.yaml is missing; flotilla writes it (empty in the package, filled at apply time)`, found.get(systemName) ? locationOf(found.get(systemName)!) : fileStart(kust.file));
+    problems.warn(`${overridesValuesKey(folder, 'system')} is missing; flotilla writes it (empty in the package, filled at apply time)`, generated.get(systemName) ? locationOf(generated.get(systemName)!) : fileStart(kustFile));
   } else {
     const system = parseSourceYaml(systemData.toString('utf8'), systemRel, problems);
     if (system?.root !== undefined) {
@@ -379,12 +417,5 @@ async function readReleaseFolder(source: FileSource, dir: string, folder: string
     }
   }
 
-  if (problems.errors.length > before || !helmRelease || staticData === undefined) return undefined;
-  return {
-    folder,
-    listedAt,
-    ...(namespace ? { namespace } : {}),
-    helmRelease,
-    staticOverrides: { file: staticRel, data: staticData, root: staticRoot },
-  };
+  return staticData === undefined ? undefined : { file: staticRel, data: staticData, root: staticRoot };
 }
