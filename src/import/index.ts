@@ -83,7 +83,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
 
   // Read and map everything, collecting every problem.
   const { bytes: metadataBytes, metadata } = readStarlingxMetadata(src, problems);
-  const manifests = await readManifests(src, problems);
+  const manifests = readManifests(src, problems);
   const releases = manifests ? mapReleases(manifests, metadata, problems) : [];
   checkApplyOrder(releases, problems);
   const tokens = new BuildTokens(problems);

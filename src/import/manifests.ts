@@ -49,12 +49,12 @@ function stringList(node: ValueNode | undefined, problems: Problems, what: strin
   return out;
 }
 
-export async function readManifests(source: FileSource, problems: Problems, dir = MANIFESTS_DIR): Promise<StxManifests | undefined> {
-  if ((await source.kindOf(dir)) !== 'directory') {
+export function readManifests(source: FileSource, problems: Problems, dir = MANIFESTS_DIR): StxManifests | undefined {
+  if (source.kindOf(dir) !== 'directory') {
     problems.error(`no ${dir}/ folder: a StarlingX FluxCD application keeps its manifests there`, { file: dir, line: 0, column: 0 });
     return undefined;
   }
-  const top = await readSourceYaml(source, fluxTreePath(dir, FLUX_TREE.kustomization), problems);
+  const top = readSourceYaml(source, fluxTreePath(dir, FLUX_TREE.kustomization), problems);
   if (!top) return undefined;
   const topMap = asMap(top.root);
   if (!topMap) {
@@ -80,7 +80,7 @@ export async function readManifests(source: FileSource, problems: Problems, dir 
   let baseAt: SourceLocation | undefined;
   for (const { value, at } of resources) {
     const name = folderName(value);
-    if (name === undefined || (await source.kindOf(`${dir}/${name}`)) !== 'directory') {
+    if (name === undefined || source.kindOf(`${dir}/${name}`) !== 'directory') {
       problems.error(`resource ${JSON.stringify(value)} is not a folder of ${dir}/: only base and release folders can be imported`, at);
       continue;
     }
@@ -100,17 +100,17 @@ export async function readManifests(source: FileSource, problems: Problems, dir 
     }
     folders.push({ name, at });
   }
-  for (const entry of await source.list(dir)) {
-    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease))) !== 'file') continue;
+  for (const entry of source.list(dir)) {
+    if (entry.kind !== 'directory' || seen.has(entry.name) || source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease)) !== 'file') continue;
     problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
   }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
-  const repository = baseAt ? await readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems) : undefined;
+  const repository = baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems) : undefined;
   const releases: StxReleaseFolder[] = [];
   for (const folder of folders) {
-    const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems);
+    const release = readReleaseFolder(source, dir, folder.name, folder.at, problems);
     if (release) releases.push(release);
   }
 
@@ -136,8 +136,8 @@ export async function readManifests(source: FileSource, problems: Problems, dir 
   return { dir, namespace, repository, releases, listed: folders.map((f) => f.name) };
 }
 
-async function readBase(source: FileSource, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
-  const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
+function readBase(source: FileSource, base: string, namespace: string | undefined, problems: Problems): StxHelmRepository | undefined {
+  const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -154,11 +154,11 @@ async function readBase(source: FileSource, base: string, namespace: string | un
   for (const { value, at } of files) {
     const name = folderName(value);
     const rel = name === undefined ? undefined : `${base}/${name}`;
-    if (rel === undefined || (await source.kindOf(rel)) !== 'file') {
+    if (rel === undefined || source.kindOf(rel) !== 'file') {
       problems.error(`resource ${JSON.stringify(value)} is not a file of base/`, at);
       continue;
     }
-    const doc = await readSourceYaml(source, rel, problems);
+    const doc = readSourceYaml(source, rel, problems);
     if (!doc) continue;
     const repo = readHelmRepository(doc, problems);
     if (repo?.namespace !== undefined && repo.namespace !== namespace) {
@@ -237,10 +237,10 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
 }
 
 /** One release folder: its kustomization, its HelmRelease and its two overrides files, each checked for the shape flotilla writes. */
-async function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
+function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): StxReleaseFolder | undefined {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
-  const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
+  const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -253,11 +253,11 @@ async function readReleaseFolder(source: FileSource, dir: string, folder: string
   const namespace = asString(nsNode);
   if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
-  const helmReleaseFile = await findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  const helmReleaseFile = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
   const generated = checkSecretGenerator(folder, map, kust.file, problems);
   checkGeneratorOptions(map, kust.file, problems);
-  const helmRelease = helmReleaseFile ? await readFolderHelmRelease(source, helmReleaseFile, problems) : undefined;
-  const overrides = await readOverridesFiles(source, base, folder, generated, kust.file, problems);
+  const helmRelease = helmReleaseFile ? readFolderHelmRelease(source, helmReleaseFile, problems) : undefined;
+  const overrides = readOverridesFiles(source, base, folder, generated, kust.file, problems);
 
   if (problems.errors.length > before || !helmRelease || !overrides) return undefined;
   return {
@@ -270,7 +270,7 @@ async function readReleaseFolder(source: FileSource, dir: string, folder: string
 }
 
 /** resources: the HelmRelease file and nothing else. */
-async function findHelmReleaseFile(source: FileSource, base: string, folder: string, map: MapNode, kustFile: string, problems: Problems): Promise<string | undefined> {
+function findHelmReleaseFile(source: FileSource, base: string, folder: string, map: MapNode, kustFile: string, problems: Problems): string | undefined {
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
   let helmReleaseFile: string | undefined;
   if (resources && resources.length > 0) {
@@ -279,7 +279,7 @@ async function findHelmReleaseFile(source: FileSource, base: string, folder: str
       problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`, extra.at);
     }
     const name = folderName(first!.value);
-    if (name === undefined || (await source.kindOf(`${base}/${name}`)) !== 'file') {
+    if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
       problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
     } else {
       helmReleaseFile = `${base}/${name}`;
@@ -360,8 +360,8 @@ function checkGeneratorOptions(map: MapNode, kustFile: string, problems: Problem
 }
 
 /** The HelmRelease itself: one document, kind HelmRelease, apiVersion v2. */
-async function readFolderHelmRelease(source: FileSource, helmReleaseFile: string, problems: Problems): Promise<StxReleaseFolder['helmRelease'] | undefined> {
-  const doc = await readSourceYaml(source, helmReleaseFile, problems);
+function readFolderHelmRelease(source: FileSource, helmReleaseFile: string, problems: Problems): StxReleaseFolder['helmRelease'] | undefined {
+  const doc = readSourceYaml(source, helmReleaseFile, problems);
   if (!doc) return undefined;
   const hr = asMap(doc.root);
   if (!hr) {
@@ -386,18 +386,18 @@ async function readFolderHelmRelease(source: FileSource, helmReleaseFile: string
 }
 
 /** The overrides files: the static ones are imported, the packaged system ones only looked at (flotilla computes them). */
-async function readOverridesFiles(
+function readOverridesFiles(
   source: FileSource,
   base: string,
   folder: string,
   generated: ReadonlyMap<string, ValueNode>,
   kustFile: string,
   problems: Problems,
-): Promise<StxReleaseFolder['staticOverrides'] | undefined> {
+): StxReleaseFolder['staticOverrides'] | undefined {
   const staticName = overridesSecretName(folder, 'static');
   const systemName = overridesSecretName(folder, 'system');
   const staticRel = `${base}/${overridesValuesKey(folder, 'static')}`;
-  const staticData = await source.read(staticRel);
+  const staticData = source.read(staticRel);
   let staticRoot: ValueNode | undefined;
   if (staticData === undefined) {
     problems.error(`${overridesValuesKey(folder, 'static')} is missing`, generated.get(staticName) ? locationOf(generated.get(staticName)!) : fileStart(kustFile));
@@ -407,7 +407,7 @@ async function readOverridesFiles(
     if (staticRoot && staticRoot.kind !== 'map') problems.error(`static overrides must be a map of values, not ${shown(staticRoot)}`, locationOf(staticRoot));
   }
   const systemRel = `${base}/${overridesValuesKey(folder, 'system')}`;
-  const systemData = await source.read(systemRel);
+  const systemData = source.read(systemRel);
   if (systemData === undefined) {
     problems.warn(`${overridesValuesKey(folder, 'system')} is missing; flotilla writes it (empty in the package, filled at apply time)`, generated.get(systemName) ? locationOf(generated.get(systemName)!) : fileStart(kustFile));
   } else {
