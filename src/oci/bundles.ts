@@ -12,7 +12,7 @@
  */
 import { basename, join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { bundleMetadata, METADATA_FILE, readTarGzSafely, SIGNATURE_FILE } from '../bundle/index.js';
+import { bundleMetadata, METADATA_FILE, openBundle, SIGNATURE_FILE } from '../bundle/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { parseYamlValue } from '../document/index.js';
 import { asReference, digestOfFile, type OciClient } from './client.js';
@@ -78,7 +78,7 @@ export class NotABundle extends RegistryProtocolError {}
 
 async function readBundleFacts(tarball: string): Promise<{ app: string; version: string; signature?: Buffer }> {
   const label = basename(tarball);
-  const files = await readTarGzSafely(tarball, { label }).catch((error: unknown) => {
+  const { files } = await openBundle(tarball).catch((error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== undefined && !(error instanceof FlotillaError)) throw new FlotillaError(`${tarball}: cannot read the tarball (${code})`);
     throw error;
