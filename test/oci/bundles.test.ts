@@ -166,7 +166,7 @@ describe('flotilla push', () => {
     const pushed = JSON.parse(stdout) as { reference: string; digest: string; signed: boolean; status: string };
     expect(pushed).toMatchObject({ app: 'demo', version: '1.0-1', signed: true, status: 'pushed' });
     expect(pushed.reference).toBe(`${secure.host}/apps/demo:1.0-1@${pushed.digest}`);
-    const yaml = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config, '--output', 'yaml');
+    const yaml = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config, '--insecure-registry', secure.host, '--insecure-registry', 'other.example:5000', '--output', 'yaml');
     expect(yaml.stdout).toContain(`status: unchanged\n`);
     expect(yaml.stdout).toContain(`digest: ${pushed.digest}\n`);
     const again = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config);
