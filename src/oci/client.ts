@@ -7,7 +7,7 @@
  * Docker config's credentials), retried once. Plain HTTP only for loopback
  * registries and those the caller lists as insecure.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
@@ -282,7 +282,8 @@ export class OciClient {
     const subject = ref.withDigest(blob.digest).toString();
     if (blob.size > options.maxBytes) throw new ContentTooLarge(subject, `blob is ${blob.size} bytes, more than the ${options.maxBytes} allowed`);
     const response = await this.openBlob(ref, blob.digest);
-    const partial = `${file}.partial`;
+    // Unique per run, so two pulls into one folder never write the same temp file.
+    const partial = `${file}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
     const out = createWriteStream(partial, { flags: 'w', mode: 0o644 });
     const hash = createHash('sha256');
     let total = 0;
