@@ -187,7 +187,9 @@ export async function pullBundle(client: OciClient, source: OciReference | strin
   }
   const config = parseConfig(subject, await client.getBlob(ref, manifest.config, { maxBytes: MAX_CONFIG }));
   const signature = signatures[0] ? (await client.getBlob(ref, signatures[0], { maxBytes: MAX_SIGNATURE })).toString('utf8') : undefined;
-  await mkdir(destDir, { recursive: true });
+  await mkdir(destDir, { recursive: true }).catch((error: unknown) => {
+    throw new FlotillaError(`${destDir}: cannot create the download folder (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  });
   const file = join(destDir, `${config.app}-${config.version}.tgz`);
   await client.downloadBlob(ref, bundle, file, { maxBytes });
   return {

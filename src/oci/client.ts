@@ -10,7 +10,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseChallenges, type AuthChallenge } from './challenge.js';
 import { loadCredentials, type CredentialStore, type RegistryCredential } from './credentials.js';
@@ -284,28 +286,28 @@ export class OciClient {
     const response = await this.openBlob(ref, blob.digest);
     // Unique per run, so two pulls into one folder never write the same temp file.
     const partial = `${file}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const out = createWriteStream(partial, { flags: 'w', mode: 0o644 });
     const hash = createHash('sha256');
     let total = 0;
-    try {
-      if (response.body) {
-        for await (const chunk of response.body) {
-          total += chunk.length;
-          if (total > blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `more than ${blob.size} bytes`, 'blob size');
-          hash.update(chunk);
-          if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-        }
+    async function* counted(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+      for await (const chunk of source) {
+        total += chunk.length;
+        if (total > blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `more than ${blob.size} bytes`, 'blob size');
+        hash.update(chunk);
+        yield chunk;
       }
-      out.end();
-      await finished(out);
+    }
+    try {
+      const body = response.body ? Readable.fromWeb(response.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+      await pipeline(body, counted, createWriteStream(partial, { mode: 0o644 }));
       if (total !== blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `${total} bytes`, 'blob size');
       const actual = `sha256:${hash.digest('hex')}`;
       if (actual !== blob.digest) throw new DigestMismatch(subject, blob.digest, actual, 'blob');
       await rename(partial, file);
     } catch (error) {
-      out.destroy();
-      await response.body?.cancel().catch(() => undefined);
-      await rm(partial, { force: true });
+      await rm(partial, { force: true }).catch(() => undefined);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_')) throw new RegistryError(file, `cannot write the download (${code})`, { cause: error });
+      if (!(error instanceof RegistryError)) throw new RegistryUnreachable(subject, `the download broke off (${describeFailure(error)})`, { cause: error });
       throw error;
     }
   }

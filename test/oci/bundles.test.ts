@@ -142,6 +142,9 @@ describe('pushBundle and pullBundle', () => {
     await client.pushManifest(repo.withTag('evil'), Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: evil, layers: [tarLayer] })), MediaType.ociManifest);
     await expect(pullBundle(client, `${registry.host}/apps/liar:evil`, tempDir())).rejects.toThrow(/app "..\/..\/etc" is not a name/);
 
+    const plainFile = join(tempDir(), 'file');
+    writeFileSync(plainFile, '');
+    await expect(pullBundle(client, `${registry.host}/apps/bounded:1`, join(plainFile, 'dest'))).rejects.toThrow(`${join(plainFile, 'dest')}: cannot create the download folder (ENOTDIR)`);
     await expect(pullBundle(client, `${registry.host}/apps/bounded:2`, tempDir())).rejects.toThrow(`${registry.host}/apps/bounded:2: tag 2 not found in ${registry.host}`);
   });
 

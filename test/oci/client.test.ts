@@ -216,6 +216,9 @@ describe('OciClient against docker-registry', () => {
     await client.downloadBlob(repo, chunked, out, { maxBytes: 1024 * 1024 });
     expect(statSync(out).size).toBe(data.length);
     await expect(client.downloadBlob(repo, chunked, join(work, 'refused.bin'), { maxBytes: 1000 })).rejects.toThrow(/more than the 1000 allowed/);
+    const notAFolder = join(work, 'plain-file');
+    writeFileSync(notAFolder, '');
+    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (ENOTDIR)`);
     expect(await client.blobExists(repo, `sha256:${'1'.repeat(64)}`)).toBe(false);
   });
 
