@@ -331,7 +331,9 @@ export class OciClient {
   async pushBlobFile(repository: OciReference | string, file: string, mediaType: string, options: PushFileOptions = {}): Promise<Descriptor> {
     const ref = asReference(repository);
     const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-    const handle = await open(file, 'r');
+    const handle = await open(file, 'r').catch((error: unknown) => {
+      throw new RegistryError(file, `cannot read the file to upload (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+    });
     try {
       const { size } = await handle.stat();
       const digest = options.digest ?? (await digestOfFile(file)).digest;

@@ -216,6 +216,7 @@ describe('OciClient against docker-registry', () => {
     await client.downloadBlob(repo, chunked, out, { maxBytes: 1024 * 1024 });
     expect(statSync(out).size).toBe(data.length);
     await expect(client.downloadBlob(repo, chunked, join(work, 'refused.bin'), { maxBytes: 1000 })).rejects.toThrow(/more than the 1000 allowed/);
+    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(`${join(work, 'absent.bin')}: cannot read the file to upload (ENOENT)`);
     const notAFolder = join(work, 'plain-file');
     writeFileSync(notAFolder, '');
     await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (ENOTDIR)`);
