@@ -66,7 +66,7 @@ export interface PushFileOptions {
 }
 
 /** What a registry may answer for a manifest: 4 MiB, the limit registries enforce on push. */
-export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const DEFAULT_BLOB_BYTES = 64 * 1024 * 1024;
 const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
 const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
