@@ -1,0 +1,58 @@
+/**
+ * A set of file edits computed before anything is written: shown as a unified
+ * diff, then written each atomically (temp file + rename), or not at all with
+ * `--dry-run`. Every file is read, edited and checked first, so one refused
+ * edit leaves all files as they were.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { FlotillaError } from '../diagnostics/index.js';
+import type { EditRecord } from './yaml-edit.js';
+
+export interface FileChange {
+  /** Absolute path. */
+  readonly path: string;
+  /** How messages name it: relative to the app root. */
+  readonly file: string;
+  /** The text as read; undefined for a file the edit creates. */
+  readonly before: string | undefined;
+  readonly after: string;
+  readonly edits: readonly EditRecord[];
+}
+
+export class ConcurrentChangeError extends FlotillaError {}
+
+/** `git diff`-style unified diff of one change (empty when nothing changed). */
+export function unifiedDiff(change: FileChange): string {
+  if (change.before === change.after) return '';
+  const from = change.before === undefined ? '/dev/null' : `a/${change.file}`;
+  return createTwoFilesPatch(from, `b/${change.file}`, change.before ?? '', change.after, undefined, undefined, { context: 3 })
+    .split('\n')
+    .filter((line) => !line.startsWith('====='))
+    .join('\n');
+}
+
+/** Writes a file so that readers see the old or the new text, never half of it. */
+export async function writeFileAtomically(path: string, text: string): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const mode = await stat(path).then((s) => s.mode & 0o7777, () => 0o644);
+  try {
+    await writeFile(temp, text, { mode, flag: 'wx' });
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Writes the changed files; a file changed on disk since it was read is refused before anything is written. */
+export async function writeChanges(changes: readonly FileChange[]): Promise<void> {
+  const changed = changes.filter((c) => c.before !== c.after);
+  for (const change of changed) {
+    const now = await readFile(change.path, 'utf8').catch(() => undefined);
+    if (now !== change.before) throw new ConcurrentChangeError(`${change.file} changed on disk while it was being edited; nothing was written, run the command again`);
+  }
+  for (const change of changed) await writeFileAtomically(change.path, change.after);
+}

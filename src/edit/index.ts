@@ -1,0 +1,10 @@
+/**
+ * Comment-keeping edits of an app source tree: static overrides and other
+ * files (`overrides set|unset`), image references (`images list|bump|pin`)
+ * and versions (`bump`). Each command computes every file change first,
+ * shows it as a unified diff, and writes atomically unless it is a dry run.
+ */
+export { unifiedDiff, writeChanges, writeFileAtomically, ConcurrentChangeError, type FileChange } from './changes.js';
+export { editOverrides, UnknownPathError, type OverrideEdit } from './overrides.js';
+export { formatValuePath, parseAssignment, parseValuePath, PathSyntaxError, type Assignment, type PathSegment, type ValuePath } from './path.js';
+export { EditRefusedError, YamlFileEditor, type EditRecord } from './yaml-edit.js';
