@@ -5,7 +5,7 @@
  * edit leaves all files as they were.
  */
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { FlotillaError } from '../diagnostics/index.js';
@@ -38,6 +38,7 @@ export function unifiedDiff(change: FileChange): string {
 export async function writeFileAtomically(path: string, text: string): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const mode = await stat(path).then((s) => s.mode & 0o7777, () => 0o644);
+  await mkdir(dirname(path), { recursive: true });
   try {
     await writeFile(temp, text, { mode, flag: 'wx' });
     await rename(temp, path);

@@ -94,7 +94,9 @@ export async function editOverrides(request: OverrideEdit): Promise<FileChange> 
   const editor = new YamlFileEditor(before ?? '', target.file);
   for (const assignment of request.set ?? []) {
     const value = parseValueArgument(assignment.raw, request.asString ?? false);
-    if (!request.allowNew && !editor.lookup(assignment.path).exists) checkNewPath(target, assignment.path);
+    const held = editor.lookup(assignment.path);
+    // A path through a scalar is a change of kind, refused by the editor first unless forced.
+    if (!request.allowNew && !held.exists && (!held.blocked || request.force)) checkNewPath(target, assignment.path);
     editor.set(assignment.path, value, { force: request.force, raw: assignment.raw });
   }
   for (const path of request.unset ?? []) editor.unset(path, { force: request.force });

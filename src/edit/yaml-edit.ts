@@ -9,7 +9,7 @@
  * with the map's indentation. After each edit the text is parsed again, so
  * several edits compose.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parse, parseAllDocuments, stringify, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parse, parseAllDocuments, parseDocument, stringify, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { BUILD_TOKEN } from '../build/index.js';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { YamlSyntaxError } from '../document/index.js';
@@ -33,6 +33,8 @@ export interface Lookup {
   readonly location?: SourceLocation;
   /** Set when the value is inherited through a merge key (`<<: *anchor`), not written under the path itself. */
   readonly viaMerge?: boolean;
+  /** Set when a scalar sits where the path needs a map or list. */
+  readonly blocked?: boolean;
 }
 
 /** One change made to a file, for the report. */
@@ -113,7 +115,7 @@ export class YamlFileEditor {
     const doc = withContent[0] ?? docs[0];
     const error = docs.flatMap((d) => d.errors)[0];
     if (error) throw new YamlSyntaxError(`invalid YAML: ${error.message.split('\n')[0]}`, { location: this.#at(error.pos[0]) });
-    this.#doc = doc ?? parseAllDocuments('', YAML_VERSION)[0]!;
+    this.#doc = doc ?? parseDocument('', YAML_VERSION);
   }
 
   #at(offset: number): SourceLocation {
@@ -170,6 +172,7 @@ export class YamlFileEditor {
   #locate(path: ValuePath): Located {
     let node = this.#doc.contents as YamlNode | null;
     let pair: Pair | undefined;
+    if (node === null && path.length > 0) return { rest: path };
     for (let depth = 0; depth < path.length; depth++) {
       node = this.#resolve(node, path, depth) ?? null;
       const segment = path[depth] as PathSegment;
@@ -204,7 +207,7 @@ export class YamlFileEditor {
     if (found.rest.length === 1 && found.inherited !== undefined) {
       return { exists: true, value: found.inherited ? found.inherited.toJSON() : null, kind: nodeKind(found.inherited), viaMerge: true, location: this.#at(found.inherited?.range?.[0] ?? 0) };
     }
-    return { exists: false };
+    return { exists: false, blocked: found.blockingScalar !== undefined && (found.blockingScalar.node?.toJSON() ?? null) !== null };
   }
 
   /** Sets `path` to `value` (a plain JS value), `raw` being how the user typed it. */
@@ -335,7 +338,7 @@ export class YamlFileEditor {
       const key = pair?.key as YamlNode | null | undefined;
       if (!key?.range) throw new EditRefusedError('cannot place a value here', { location: this.#at(0) });
       const colon = this.#text.indexOf(':', key.range[1]);
-      this.#splice(colon + 1, colon + 1, this.#inline(value, this.#column(key.range[0]), step, raw, undefined));
+      this.#splice(colon + 1, colon + 1, this.#inline(value, this.#column(key.range[0]), step, raw, { inPlace: false }));
       return;
     }
     const [start, end] = node.range;
@@ -344,7 +347,7 @@ export class YamlFileEditor {
       // An empty value: place it after the colon.
       const key = pair.key as YamlNode;
       const colon = this.#text.indexOf(':', key.range?.[1] ?? start);
-      this.#splice(colon + 1, end, this.#inline(value, this.#column(key.range?.[0] ?? start), step, raw, undefined));
+      this.#splice(colon + 1, end, this.#inline(value, this.#column(key.range?.[0] ?? start), step, raw, { inPlace: false }));
       return;
     }
     if (blockCollection) {
@@ -360,13 +363,13 @@ export class YamlFileEditor {
       }
       // Block collection → scalar: the scalar goes right after `key:` (or `- `).
       const from = pair && !isSeqItemStart ? this.#text.indexOf(':', (pair.key as YamlNode).range?.[1] ?? start) + 1 : start;
-      const text = this.#inline(value, column, step, raw, undefined);
+      const text = this.#inline(value, column, step, raw, { inPlace: false });
       this.#splice(from, this.#contentEnd(end), pair && !isSeqItemStart ? text : text.trimStart());
       return;
     }
     const keyColumn = pair ? this.#column((pair.key as YamlNode).range?.[0] ?? start) : this.#column(start);
     const scalar = isScalar(node) ? node : undefined;
-    let text = this.#inline(value, keyColumn, step, raw, scalar).trimStart();
+    let text = this.#inline(value, keyColumn, step, raw, { inPlace: true, type: scalar?.type }).trimStart();
     // A block scalar's range takes its last line break; an inline value must keep it.
     if (scalar && (scalar.type === 'BLOCK_LITERAL' || scalar.type === 'BLOCK_FOLDED') && this.#text[end - 1] === '\n' && !text.endsWith('\n')) text += '\n';
     this.#splice(start, end, text);
@@ -384,13 +387,13 @@ export class YamlFileEditor {
    * scalar: a scalar keeps the old one's quoting when it can; a collection is
    * written as an indented block below the key.
    */
-  #inline(value: unknown, keyColumn: number, step: number, raw: string | undefined, old: { type?: string } | undefined): string {
+  #inline(value: unknown, keyColumn: number, step: number, raw: string | undefined, old: { inPlace: boolean; type?: string }): string {
     if (kindOf(value) !== 'scalar') {
-      if (old) return ` ${stringify(value, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 }).trim()}`;
+      if (old.inPlace) return ` ${stringify(value, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 }).trim()}`;
       const lines = stringify(value, { ...YAML_VERSION, indent: step, lineWidth: 0 }).replace(/\n$/, '').split('\n');
       return `\n${lines.map((line) => (line === '' ? line : ' '.repeat(keyColumn + step) + line)).join('\n')}`;
     }
-    return ` ${formatScalar(value, old?.type, raw, keyColumn + step)}`;
+    return ` ${formatScalar(value, old.type, raw, keyColumn + step)}`;
   }
 
   /** Adds `rest` (one or more missing keys) under `parent` (the document itself when undefined). */
