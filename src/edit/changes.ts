@@ -9,7 +9,7 @@ import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promis
 import { basename, dirname, join } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { FlotillaError } from '../diagnostics/index.js';
-import type { EditRecord } from './yaml-edit.js';
+import { YamlFileEditor, type EditRecord } from './yaml-edit.js';
 
 export interface FileChange {
   /** Absolute path. */
@@ -56,4 +56,58 @@ export async function writeChanges(changes: readonly FileChange[]): Promise<void
     if (now !== change.before) throw new ConcurrentChangeError(`${change.file} changed on disk while it was being edited; nothing was written, run the command again`);
   }
   for (const change of changed) await writeFileAtomically(change.path, change.after);
+}
+
+/** Replacements of exact text in a file that is not YAML (a values template), keyed by offset. */
+export class TextFileEditor {
+  readonly records: EditRecord[] = [];
+  readonly #replacements = new Map<number, { length: number; text: string }>();
+
+  constructor(
+    readonly original: string,
+    readonly file: string,
+  ) {}
+
+  replace(offset: number, length: number, text: string, what: string): void {
+    const line = this.original.slice(0, offset).split('\n').length;
+    this.#replacements.set(offset, { length, text });
+    this.records.push({ path: [what], before: this.original.slice(offset, offset + length), after: text, line, action: 'set' });
+  }
+
+  get text(): string {
+    let out = this.original;
+    for (const [offset, { length, text }] of [...this.#replacements].sort((a, b) => b[0] - a[0])) out = out.slice(0, offset) + text + out.slice(offset + length);
+    return out;
+  }
+}
+
+/** The editors of several files of one app, each read once; `changes()` says what would be written. */
+export class ChangeSet {
+  readonly #files = new Map<string, { path: string; before: string | undefined; editor: YamlFileEditor | TextFileEditor }>();
+
+  constructor(private readonly resolvePath: (file: string) => string) {}
+
+  async yaml(file: string): Promise<YamlFileEditor> {
+    const entry = this.#files.get(file) ?? (await this.#open(file, (text) => new YamlFileEditor(text, file)));
+    if (!(entry.editor instanceof YamlFileEditor)) throw new Error(`${file} is open as text`);
+    return entry.editor;
+  }
+
+  async textFile(file: string): Promise<TextFileEditor> {
+    const entry = this.#files.get(file) ?? (await this.#open(file, (text) => new TextFileEditor(text, file)));
+    if (!(entry.editor instanceof TextFileEditor)) throw new Error(`${file} is open as YAML`);
+    return entry.editor;
+  }
+
+  async #open(file: string, make: (text: string) => YamlFileEditor | TextFileEditor) {
+    const path = this.resolvePath(file);
+    const before = await readFile(path, 'utf8');
+    const entry = { path, before, editor: make(before) };
+    this.#files.set(file, entry);
+    return entry;
+  }
+
+  changes(): FileChange[] {
+    return [...this.#files].map(([file, { path, before, editor }]) => ({ path, file, before, after: editor.text, edits: editor.records }));
+  }
 }

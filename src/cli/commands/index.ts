@@ -21,4 +21,6 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   policy: () => import('./policy.js'),
   plugin: () => import('./plugin.js'),
   import: () => import('./import.js'),
+  bump: () => import('./bump.js'),
+  images: () => import('./images.js'),
 };
