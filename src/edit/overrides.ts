@@ -65,9 +65,15 @@ export async function readReleaseTable(tree: AppTree): Promise<readonly Release[
 export function releaseOfChart(releases: readonly Release[], name: string): Release {
   const found = releases.find((r) => r.chart === name) ?? releases.find((r) => r.name === name);
   if (found) return found;
-  const charts = [...new Set(releases.map((r) => r.chart))].sort();
-  const guess = nearest(name, charts);
-  throw new FlotillaError(`no chart "${name}" in ${APP_FILES.releases}${guess ? `; did you mean "${guess}"?` : ''} (charts: ${charts.join(', ')})`);
+  throw unknownChart(name, releases.map((r) => r.chart));
+}
+
+export class UnknownChartError extends FlotillaError {}
+
+export function unknownChart(name: string, charts: readonly string[]): UnknownChartError {
+  const known = [...new Set(charts)].sort();
+  const guess = nearest(name, known);
+  return new UnknownChartError(`no chart "${name}" in ${APP_FILES.releases}${guess ? `; did you mean "${guess}"?` : ''} (charts: ${known.join(', ')})`);
 }
 
 export interface OverrideEdit {

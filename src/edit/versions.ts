@@ -5,12 +5,12 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { APP_FILES, nearest } from '../app/index.js';
+import { APP_FILES } from '../app/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChangeOf } from '../build/index.js';
 import { compareVersions, createChartLoader, parseVersion } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import type { FileChange } from './changes.js';
-import { appTree, readReleaseTable, type AppTree } from './overrides.js';
+import { appTree, readReleaseTable, unknownChart, type AppTree } from './overrides.js';
 import { EditRefusedError, YamlFileEditor } from './yaml-edit.js';
 
 export class VersionBumpError extends FlotillaError {}
@@ -91,10 +91,7 @@ export async function bumpVersions(request: VersionBumpRequest): Promise<Version
   }
   for (const [name, version] of [...wanted].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const dir = chartDirs.get(name);
-    if (!dir) {
-      const guess = nearest(name, [...chartDirs.keys()]);
-      throw new VersionBumpError(`no chart "${name}" in ${APP_FILES.releases}${guess ? `; did you mean "${guess}"?` : ''} (charts: ${[...chartDirs.keys()].sort().join(', ')})`);
-    }
+    if (!dir) throw unknownChart(name, [...chartDirs.keys()]);
     const file = join(dir, 'Chart.yaml');
     const { change, from, to } = await setVersion(tree, file, 'version', (current) => (version === undefined ? nextChartVersion(current, name) : checkChartVersion(name, version, current, request.force)), request.force);
     changes.push(change);
