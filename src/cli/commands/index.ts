@@ -23,4 +23,5 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   import: () => import('./import.js'),
   bump: () => import('./bump.js'),
   images: () => import('./images.js'),
+  push: () => import('./push.js'),
 };
