@@ -71,7 +71,7 @@ export async function listImages(appDir: string): Promise<ImageInventory> {
   return inventory(app, await scanPlaces(app));
 }
 
-interface Places {
+export interface Places {
   readonly byField: Map<string, ImagePlace[]>;
   /** Static overrides' images that no catalog field lands on. */
   readonly unmapped: ImagePlace[];
@@ -123,7 +123,7 @@ async function readChartValues(app: App): Promise<Map<string, ValueNode | undefi
 }
 
 /** Every place an image reference is written, by field. */
-async function scanPlaces(app: App): Promise<Places> {
+export async function scanPlaces(app: App): Promise<Places> {
   const byField = new Map<string, ImagePlace[]>();
   const add = (field: string, place: ImagePlace) => byField.set(field, [...(byField.get(field) ?? []), place]);
   for (const [field, setting] of app.target.images) add(field, { kind: 'catalog', reference: setting.reference, location: setting.location, path: ['images', field] });

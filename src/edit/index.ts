@@ -10,3 +10,4 @@ export { formatValuePath, parseAssignment, parseValuePath, PathSyntaxError, type
 export { EditRefusedError, YamlFileEditor, type EditRecord } from './yaml-edit.js';
 export { bumpVersions, nextAppVersion, nextChartVersion, VersionBumpError, type ChartBump, type VersionBumpRequest, type VersionBumpResult, type VersionChange } from './versions.js';
 export { bumpField, bumpToRelease, listImages, ImageBumpError, type ImageBumpResult, type ImageChange, type ImageField, type ImageInventory, type ImageLanding, type ImagePlace } from './images.js';
+export { checkPins, ImageLookupError, pinImages, type ImageUse, type PinCheck, type PinnedImage, type PinOptions, type PinResult, type PinStatus } from './pin.js';

@@ -1,11 +1,20 @@
 import type { Command } from 'commander';
 import { FlotillaError, formatLocation } from '../../diagnostics/index.js';
 import { dumpYaml } from '../../document/index.js';
-import { bumpField, bumpToRelease, listImages, type ImageBumpResult, type ImageInventory } from '../../edit/index.js';
+import { bumpField, bumpToRelease, checkPins, listImages, pinImages, type ImageBumpResult, type ImageInventory, type PinCheck } from '../../edit/index.js';
 import { formatTable } from '../output.js';
 import { showAndWrite } from './edit-output.js';
 
 interface ListOptions {
+  output: string;
+}
+
+interface PinCommandOptions {
+  registryConfig?: string;
+  insecureRegistry: string[];
+  check?: boolean;
+  repin?: boolean;
+  dryRun?: boolean;
   output: string;
 }
 
@@ -43,6 +52,43 @@ export function register(program: Command): void {
       printBump(result);
       await showAndWrite(result.changes, opts.dryRun);
     });
+  images
+    .command('pin')
+    .description('resolve every image tag to its digest (name:tag@sha256:…) through the registries; --check verifies existing pins')
+    .argument('<APP_DIR>', 'app source tree')
+    .option('--registry-config <FILE>', 'Docker-style config.json with registry credentials (default ~/.docker/config.json)')
+    .option('--insecure-registry <HOST>', 'reach this registry over plain HTTP (repeatable; loopback always is)', (v: string, all: string[]) => [...all, v], [])
+    .option('--check', 'change nothing; exit 1 when a pinned digest no longer exists or a tag points elsewhere')
+    .option('--repin', 'resolve already pinned references again and replace their digest')
+    .option('--dry-run', 'print the diff and write nothing')
+    .option('-o, --output <FORMAT>', 'with --check: table or json', 'table')
+    .action(async (appDir: string, opts: PinCommandOptions) => {
+      if (!['table', 'json'].includes(opts.output)) throw new FlotillaError(`--output must be table or json, got "${opts.output}"`, { exitCode: 2 });
+      const options = { registryConfig: opts.registryConfig, insecureRegistries: opts.insecureRegistry, repin: opts.repin };
+      if (opts.check) {
+        const checks = await checkPins(appDir, options);
+        printChecks(checks, opts.output);
+        const failed = checks.filter((c) => c.status === 'digest-gone' || c.status === 'tag-moved' || c.status === 'tag-gone');
+        if (failed.length > 0) {
+          throw new FlotillaError(`${failed.length} pinned image${failed.length === 1 ? '' : 's'} changed in the registry: ${failed.map((c) => `${c.reference} (${c.status})`).join(', ')}`);
+        }
+        return;
+      }
+      const result = await pinImages(appDir, options);
+      for (const image of result.pinned) process.stderr.write(`pinned ${image.reference} → ${image.digest} (${image.places.map((p) => formatLocation(p.location)).join(', ')})\n`);
+      for (const image of result.skipped) process.stderr.write(`skipped ${image.reference}: ${image.reason}\n`);
+      await showAndWrite(result.changes, opts.dryRun);
+    });
+}
+
+function printChecks(checks: readonly PinCheck[], output: string): void {
+  if (output === 'json') {
+    const rows = checks.map((c) => ({ reference: c.reference, status: c.status, detail: c.detail, places: c.places.map((p) => formatLocation(p.location)) }));
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  const rows = checks.map((c) => [c.reference, c.status, c.detail, c.places.map((p) => formatLocation(p.location)).join(', ')]);
+  console.log(formatTable(['REFERENCE', 'STATUS', 'DETAIL', 'WRITTEN AT'], rows));
 }
 
 function parseFieldArguments(args: readonly string[]): Map<string, string> {
