@@ -94,8 +94,11 @@ export class YamlFileEditor {
   #doc!: Document;
   #lines!: LineCounter;
 
+  readonly #crlf: boolean;
+
   constructor(text: string, file: string) {
     this.#text = text;
+    this.#crlf = text.includes('\r\n');
     this.file = file;
     this.#parse();
   }
@@ -276,7 +279,7 @@ export class YamlFileEditor {
     if (before === null || options.force) return;
     const from = kindOf(before);
     const to = kindOf(value);
-    if (from === to || value === null) return;
+    if (from === to) return;
     throw new EditRefusedError(`${formatValuePath(path)} holds a ${from}; the new value is a ${to} (pass --force to change its kind)`, {
       location: this.#at(((pair?.key as YamlNode | null)?.range ?? node?.range ?? [0])[0]),
     });
@@ -293,7 +296,9 @@ export class YamlFileEditor {
   }
 
   #splice(start: number, end: number, replacement: string): void {
-    this.#text = this.#text.slice(0, start) + replacement + this.#text.slice(end);
+    // New lines take the file's line ending.
+    const text = this.#crlf ? replacement.replace(/\r?\n/g, '\r\n') : replacement;
+    this.#text = this.#text.slice(0, start) + text + this.#text.slice(end);
     this.#parse();
   }
 

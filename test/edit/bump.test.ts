@@ -1,21 +1,12 @@
 /** `flotilla bump`: app and chart versions, comments and quoting kept; --all-changed decides as build --bump-changed. */
-import { execFile } from 'node:child_process';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { bumpVersions, nextAppVersion, nextChartVersion, writeChanges } from '../../src/edit/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
+import { failure, flotilla } from '../support/cli.js';
 
-const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
-const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
-const failure = (...args: string[]) =>
-  flotilla(...args).then(
-    () => expect.fail('expected a non-zero exit'),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
 
 const METADATA = `#
 # SPDX-License-Identifier: Apache-2.0

@@ -3,22 +3,13 @@
  * in StarlingX-style static overrides (commented, quoted, with markers and
  * build tokens), in a values template, and in per-backend fields.
  */
-import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bumpField, bumpToRelease, listImages, writeChanges } from '../../src/edit/index.js';
 import { writeApp } from '../support/app-fixture.js';
+import { failure, flotilla } from '../support/cli.js';
 
-const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
-const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
-const failure = (...args: string[]) =>
-  flotilla(...args).then(
-    () => expect.fail('expected a non-zero exit'),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
 
 const OLD = {
   web: 'docker.io/library/nginx:1.24',

@@ -3,22 +3,13 @@
  * styles, anchors and build tokens, the output is the input with only the
  * edited scalars changed (whole files compared), and each refusal says why.
  */
-import { execFile } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EditRefusedError, editOverrides, parseAssignment, parseValuePath, UnknownPathError, writeChanges, YamlFileEditor } from '../../src/edit/index.js';
 import { writeApp } from '../support/app-fixture.js';
+import { failure, flotilla } from '../support/cli.js';
 
-const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
-const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
-const failure = (...args: string[]) =>
-  flotilla(...args).then(
-    () => expect.fail('expected a non-zero exit'),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
 
 /** A StarlingX-style static overrides file: license header, markers, every quoting style, anchors, tokens. */
 export const GNARLY = `#
@@ -292,8 +283,7 @@ describe('flotilla overrides set|unset (CLI)', () => {
     expect(stdout).toContain('-  motd: |\n-    line one\n-    line two\n');
     expect(stderr).toBe('wrote overrides/static/web.yaml\n');
     expect(read(app)).toBe(GNARLY.replace('  motd: |\n    line one\n    line two\n', ''));
-    const { stdout: files } = await run('ls', ['-a', join(app, 'overrides/static')]);
-    expect(files.split('\n').filter(Boolean)).toEqual(['.', '..', 'web.yaml']);
+    expect(readdirSync(join(app, 'overrides/static'))).toEqual(['web.yaml']);
   });
 
   it('exits 1 on a refusal and 2 on a malformed argument, leaving the file as it was', async () => {
@@ -313,5 +303,35 @@ describe('flotilla overrides set|unset (CLI)', () => {
     expect(readFileSync(join(app, 'overrides/versions/2.0.yaml'), 'utf8')).toContain('web: docker.io/library/nginx:1.28\n');
     const { stdout } = await flotilla('overrides', 'web', '--app', app);
     expect(stdout).toContain('tags:\n    web: docker.io/library/nginx:1.28\n');
+  });
+});
+
+describe('the editor on less common files', () => {
+  it('keeps CRLF line endings, new lines included', () => {
+    const text = '# header\r\nconf:\r\n  a: 1\r\nlist:\r\n  - x\r\n';
+    const editor = new YamlFileEditor(text, 'f.yaml');
+    editor.set(['conf', 'a'], 2, { raw: '2' });
+    editor.set(['conf', 'b', 'c'], 'd');
+    editor.set(['list', 1], 'z');
+    expect(editor.text).toBe('# header\r\nconf:\r\n  a: 2\r\n  b:\r\n    c: d\r\nlist:\r\n  - x\r\n  - z\r\n');
+  });
+
+  it('follows the file indentation step, fills an empty value and an empty flow map', () => {
+    const editor = new YamlFileEditor('top:\n    nested:\n        leaf: 1\nempty:\nlabels: {}\n', 'f.yaml');
+    editor.set(['top', 'other', 'deep'], true, { raw: 'true' });
+    editor.set(['empty', 'a'], 1, { raw: '1' });
+    editor.set(['labels', 'tier'], 'web');
+    expect(editor.text).toBe('top:\n    nested:\n        leaf: 1\n    other:\n        deep: true\nempty:\n    a: 1\nlabels: {tier: web}\n');
+  });
+
+  it('refuses setting a map or list to null without --force (Helm would drop the chart defaults under it)', () => {
+    const editor = new YamlFileEditor('conf:\n  a: 1\n', 'f.yaml');
+    expect(() => editor.set(['conf'], null)).toThrow('f.yaml:1:1: conf holds a map; the new value is a scalar (pass --force to change its kind)');
+    editor.set(['conf', 'a'], null, { raw: 'null' });
+    expect(editor.text).toBe('conf:\n  a: null\n');
+  });
+
+  it('reports invalid YAML with its place', () => {
+    expect(() => new YamlFileEditor('a: [1\n', 'f.yaml')).toThrow(/^f\.yaml:2:1: invalid YAML: /);
   });
 });

@@ -5,26 +5,17 @@
  * file), a tag that moved, a digest that was deleted, a missing tag and an
  * unreachable registry.
  */
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPins, ImageLookupError, pinImages, writeChanges } from '../../src/edit/index.js';
 import { MediaType, OciClient, parseReference } from '../../src/oci/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
+import { failure, flotilla } from '../support/cli.js';
 import { freePort, startRegistry, type TestRegistry } from '../support/registry.js';
 import { startTokenRegistry, writeDockerConfig, type TokenRegistry } from '../support/registry-auth.js';
 
-const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
-const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
-const failure = (...args: string[]) =>
-  flotilla(...args).then(
-    () => expect.fail('expected a non-zero exit'),
-    (e: { code: number; stdout: string; stderr: string }) => e,
-  );
 
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
