@@ -9,7 +9,7 @@
  * with the map's indentation. After each edit the text is parsed again, so
  * several edits compose.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parse, parseAllDocuments, parseDocument, stringify, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { LineCounter, isAlias, isMap, isScalar, isSeq, parse, parseAllDocuments, parseDocument, stringify, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { BUILD_TOKEN } from '../build/index.js';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { YamlSyntaxError } from '../document/index.js';
@@ -74,8 +74,10 @@ function nodeKind(node: YamlNode | null | undefined): ValueKind {
 const holdsToken = (value: unknown): boolean => typeof value === 'string' && BUILD_TOKEN.test(value);
 
 interface Located {
-  /** The node at the path, or undefined when the path ends in a missing key/index. */
+  /** The node at the path as written (an alias stays an alias), or undefined when the path ends in a missing key/index. */
   readonly node?: YamlNode | null;
+  /** What the node reads as (an alias resolved to its anchor). */
+  readonly resolved?: YamlNode | null;
   /** The pair holding the node, when its parent is a map. */
   readonly pair?: Pair;
   /** The deepest existing collection on the way and the rest of the path below it. */
@@ -189,7 +191,7 @@ export class YamlFileEditor {
         node = found.value as YamlNode | null;
       } else if (isSeq(node)) {
         if (typeof segment !== 'number') {
-          throw new EditRefusedError(`${formatValuePath(path.slice(0, depth))} is a list: address an item as [n]`, { location: this.#at(node.range?.[0] ?? 0) });
+          throw new EditRefusedError(`${formatValuePath(path.slice(0, depth)) || 'the document'} is a list: address an item as [n]`, { location: this.#at(node.range?.[0] ?? 0) });
         }
         if (segment >= node.items.length) return { parent: node, rest: path.slice(depth) };
         pair = undefined;
@@ -198,14 +200,14 @@ export class YamlFileEditor {
         return { rest: path.slice(depth), blockingScalar: { node, pair, depth } };
       }
     }
-    return { node: this.#resolve(node, path, path.length), pair, rest: [] };
+    return { node, resolved: this.#resolve(node, path, path.length), pair, rest: [] };
   }
 
   lookup(path: ValuePath): Lookup {
     const found = this.#locate(path);
     if (found.rest.length === 0) {
-      const node = found.node;
-      return { exists: true, value: node ? node.toJSON() : null, kind: nodeKind(node), location: this.#at(((found.pair?.key as YamlNode | null)?.range ?? node?.range ?? [0])[0]) };
+      const node = found.resolved;
+      return { exists: true, value: node ? node.toJSON() : null, kind: nodeKind(node), location: this.#at(((found.pair?.key as YamlNode | null)?.range ?? found.node?.range ?? [0])[0]) };
     }
     if (found.rest.length === 1 && found.inherited !== undefined) {
       return { exists: true, value: found.inherited ? found.inherited.toJSON() : null, kind: nodeKind(found.inherited), viaMerge: true, location: this.#at(found.inherited?.range?.[0] ?? 0) };
@@ -238,7 +240,7 @@ export class YamlFileEditor {
       return;
     }
     const node = found.node;
-    const before = node ? node.toJSON() : null;
+    const before = found.resolved ? found.resolved.toJSON() : null;
     this.#checkKind(path, before, value, node, found.pair, options);
     this.#checkToken(before, value, path, found.pair, node, options);
     this.#replace(node, found.pair, value, options.raw);
@@ -256,8 +258,9 @@ export class YamlFileEditor {
       }
       throw new EditRefusedError(`${formatValuePath(path)} is not set in this file`, { location: this.#at(found.parent?.range?.[0] ?? found.blockingScalar?.node?.range?.[0] ?? 0) });
     }
-    const before = found.node ? found.node.toJSON() : null;
+    const before = found.resolved ? found.resolved.toJSON() : null;
     this.#checkToken(before, undefined, path, found.pair, found.node, options);
+    this.#refuseIfAliased(found.node, path, 'removing it');
     const line = this.#lineOf(found.node, found.pair);
     let target = path;
     // Climb while the collection holding the target has nothing else.
@@ -293,6 +296,22 @@ export class YamlFileEditor {
         `${value === undefined ? 'removing it' : 'the new value has no token and'} would lose it (keep a token in the value, or pass --force)`,
       { location: this.#at(((pair?.key as YamlNode | null)?.range ?? node?.range ?? [0])[0]) },
     );
+  }
+
+  /** Refuses to drop a node whose anchor aliases elsewhere still use. */
+  #refuseIfAliased(node: YamlNode | null | undefined, path: ValuePath, doing: string): void {
+    const anchor = node && !isAlias(node) ? node.anchor : undefined;
+    if (!anchor) return;
+    const lines: number[] = [];
+    visit(this.#doc, {
+      Alias: (_, alias) => {
+        if (alias.source === anchor && alias.range) lines.push(this.#lines.linePos(alias.range[0]).line);
+      },
+    });
+    if (lines.length === 0) return;
+    throw new EditRefusedError(`${formatValuePath(path)} carries the anchor &${anchor}, used by *${anchor} at line ${lines.join(', ')}; ${doing} would break them (edit those first)`, {
+      location: this.#at(node?.range?.[0] ?? 0),
+    });
   }
 
   #splice(start: number, end: number, replacement: string): void {
@@ -366,10 +385,12 @@ export class YamlFileEditor {
         this.#splice(start, this.#contentEnd(end), text);
         return;
       }
-      // Block collection → scalar: the scalar goes right after `key:` (or `- `).
-      const from = pair && !isSeqItemStart ? this.#text.indexOf(':', (pair.key as YamlNode).range?.[1] ?? start) + 1 : start;
+      // Block collection → scalar: the scalar goes right after `key:` (or `- `), after the node's anchor if it has one.
+      const afterKey = pair && !isSeqItemStart;
+      const from = afterKey ? this.#text.indexOf(':', (pair.key as YamlNode).range?.[1] ?? start) + 1 : start;
+      const anchor = node.anchor ? ` &${node.anchor}` : '';
       const text = this.#inline(value, column, step, raw, { inPlace: false });
-      this.#splice(from, this.#contentEnd(end), pair && !isSeqItemStart ? text : text.trimStart());
+      this.#splice(from, this.#contentEnd(end), afterKey ? `${anchor}${text}` : text.trimStart());
       return;
     }
     const keyColumn = pair ? this.#column((pair.key as YamlNode).range?.[0] ?? start) : this.#column(start);
@@ -427,8 +448,11 @@ export class YamlFileEditor {
     if (!parent || parent.items.length === 0) return this.#insertIntoEmptyDocument(lines);
     const firstKey = (parent.items[0] as Pair).key as YamlNode;
     const lastPair = parent.items[parent.items.length - 1] as Pair;
-    const lastEnd = (lastPair.value as YamlNode | null)?.range?.[1] ?? (lastPair.key as YamlNode).range?.[1] ?? 0;
-    this.#insertLines(this.#endOfLastLine(lastEnd), lines, this.#column(firstKey.range?.[0] ?? 0));
+    const lastValue = lastPair.value as YamlNode | null;
+    const lastEnd = lastValue?.range?.[1] ?? (lastPair.key as YamlNode).range?.[1] ?? 0;
+    // A block scalar's trailing blank lines can be part of its value (`|+`): insert after all of it.
+    const keeps = isScalar(lastValue) && (lastValue.type === 'BLOCK_LITERAL' || lastValue.type === 'BLOCK_FOLDED') && this.#text[lastEnd - 1] === '\n';
+    this.#insertLines(keeps ? lastEnd : this.#endOfLastLine(lastEnd), lines, this.#column(firstKey.range?.[0] ?? 0));
   }
 
   #insertLines(offset: number, lines: readonly string[], column: number): void {

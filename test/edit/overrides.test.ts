@@ -335,3 +335,27 @@ describe('the editor on less common files', () => {
     expect(() => new YamlFileEditor('a: [1\n', 'f.yaml')).toThrow(/^f\.yaml:2:1: invalid YAML: /);
   });
 });
+
+describe('the editor and anchors, aliases and block scalars', () => {
+  it('replaces an alias itself, never the anchored node it reads', () => {
+    const editor = new YamlFileEditor('base: &b\n  a: 1\ncopy: *b\n', 'f.yaml');
+    expect(editor.lookup(['copy'])).toMatchObject({ exists: true, value: { a: 1 }, kind: 'map' });
+    expect(() => editor.set(['copy'], 'x')).toThrow('f.yaml:3:1: copy holds a map; the new value is a scalar (pass --force to change its kind)');
+    editor.set(['copy'], { a: 2 });
+    expect(editor.text).toBe('base: &b\n  a: 1\ncopy: {a: 2}\n');
+  });
+
+  it('keeps an anchor when its block is replaced, and refuses to remove a node aliases still use', () => {
+    const editor = new YamlFileEditor('base: &b\n  a: 1\ncopy: *b\n', 'f.yaml');
+    expect(() => editor.unset(['base'])).toThrow('f.yaml:2:3: base carries the anchor &b, used by *b at line 3; removing it would break them (edit those first)');
+    editor.set(['base'], 'x', { force: true });
+    expect(editor.text).toBe('base: &b x\ncopy: *b\n');
+  });
+
+  it('adds a key after a block scalar that keeps its trailing blank lines', () => {
+    const editor = new YamlFileEditor('conf:\n  motd: |+\n    hello\n\n', 'f.yaml');
+    editor.set(['conf', 'banner'], 'x');
+    expect(editor.text).toBe('conf:\n  motd: |+\n    hello\n\n  banner: x\n');
+    expect(new YamlFileEditor(editor.text, 'f.yaml').lookup(['conf', 'motd']).value).toBe('hello\n\n');
+  });
+});
