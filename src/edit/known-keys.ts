@@ -119,7 +119,10 @@ export function schemaReference(label: string, schema: JsonSchema): KeyReference
  * Known by a reference (and, when only loosely, not a near miss of a key
  * another reference spells out); else the nearest key where it fails deepest.
  */
-export function checkKnownPath(references: readonly KeyReference[], path: ValuePath): { known: true } | { known: false; suggestion?: string; knownBy: string } {
+export function checkKnownPath(
+  references: readonly KeyReference[],
+  path: ValuePath,
+): { known: true } | { known: false; suggestion?: string; knownBy: string; /** How many segments the references know. */ depth: number } {
   let deepest: { depth: number; candidates: string[] } | undefined;
   let looselyKnown = false;
   for (const reference of references) {
@@ -136,5 +139,5 @@ export function checkKnownPath(references: readonly KeyReference[], path: ValueP
   const segment = deepest ? path[deepest.depth] : undefined;
   const guess = deepest && typeof segment === 'string' ? nearest(segment, [...new Set(deepest.candidates)]) : undefined;
   if (looselyKnown && guess === undefined) return { known: true };
-  return { known: false, knownBy, suggestion: guess === undefined || !deepest ? undefined : formatValuePath([...path.slice(0, deepest.depth), guess]) };
+  return { known: false, knownBy, depth: deepest?.depth ?? 0, suggestion: guess === undefined || !deepest ? undefined : formatValuePath([...path.slice(0, deepest.depth), guess]) };
 }

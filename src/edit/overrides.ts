@@ -102,7 +102,7 @@ export async function editOverrides(request: OverrideEdit): Promise<FileChange> 
     const value = parseValueArgument(assignment.raw, request.asString ?? false);
     const held = editor.lookup(assignment.path);
     // A path through a scalar is a change of kind, refused by the editor first unless forced.
-    if (!request.allowNew && !held.exists && (!held.blocked || request.force)) checkNewPath(target, assignment.path);
+    if (!request.allowNew && !held.exists && (!held.blocked || request.force)) checkNewPath(target, assignment.path, editor);
     editor.set(assignment.path, value, { force: request.force, raw: assignment.raw });
   }
   for (const path of request.unset ?? []) editor.unset(path, { force: request.force });
@@ -112,9 +112,14 @@ export async function editOverrides(request: OverrideEdit): Promise<FileChange> 
   return { path: target.path, file: target.file, before, after, edits: editor.records };
 }
 
-function checkNewPath(target: EditTarget, path: ValuePath): void {
+/**
+ * A new path must be known to the file's references — or lie under a key the
+ * references do not know but the file already holds (the author's own
+ * structure, which nothing else describes).
+ */
+function checkNewPath(target: EditTarget, path: ValuePath, editor: YamlFileEditor): void {
   const check = checkKnownPath(target.references, path);
-  if (check.known) return;
+  if (check.known || (check.depth < path.length - 1 && editor.lookup(path.slice(0, check.depth + 1)).exists)) return;
   const where = formatValuePath(path);
   if (target.references.length === 0) throw new UnknownPathError(`${target.file}: ${where} is not in the file, and nothing describes the paths this file may hold; pass --new to add it`);
   const hint = check.suggestion ? `did you mean ${check.suggestion}? ` : '';

@@ -181,6 +181,13 @@ describe('overrides set: refusals', () => {
     expect(read(app)).toBe(GNARLY.replace('    worker: 1\n', '    worker: 1\n    apii: 3\n'));
   });
 
+  it('accepts a new key under a key the chart does not know but the file already holds', async () => {
+    const app = gnarlyApp({ 'overrides/static/web.yaml': 'site:\n  motd: hi\n' });
+    await set(app, ['site.contact=ops@example.org']);
+    expect(read(app)).toBe('site:\n  motd: hi\n  contact: ops@example.org\n');
+    await expect(editOverrides({ appDir: app, chart: 'web', set: [parseAssignment('sitee.contact=x')] })).rejects.toThrow(UnknownPathError);
+  });
+
   it('accepts a path only the chart schema knows, and anything under an empty map of values.yaml', async () => {
     const app = gnarlyApp({
       'charts/web/values.schema.json': JSON.stringify({ type: 'object', properties: { extra: { type: 'object', properties: { knob: { type: 'integer' } } } } }),
