@@ -158,7 +158,9 @@ async function resolveTarget(tree: AppTree, request: OverrideEdit): Promise<Edit
   });
   if (file === APP_FILES.metadata) return schemaTarget(metadataSchema, 'the StarlingX metadata schema');
   if (file === APP_FILES.releases) return schemaTarget(releasesSchema, 'the release table schema');
-  if (file === APP_FILES.imageTargets) return { ...target, references: [] };
+  if (file === APP_FILES.imageTargets) {
+    return { ...target, references: [], validate: (text) => readImageTargets(parseYaml(text, file, { layer: 'images' }).root).diagnostics.filter((d) => d.severity === 'error') };
+  }
   if (file.startsWith(`${APP_FILES.versions}/`) && file.endsWith('.yaml')) return catalogTarget(tree, target);
   const features = await featuresSchema(tree);
   if (file.startsWith(`${APP_FILES.presets}/`) || file.startsWith(`${APP_FILES.sizes}/`)) {

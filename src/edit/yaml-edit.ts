@@ -112,7 +112,6 @@ export class YamlFileEditor {
   #parse(): void {
     this.#lines = new LineCounter();
     const docs = parseAllDocuments(this.#text, { ...YAML_VERSION, lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
-    if (!Array.isArray(docs)) throw new YamlSyntaxError('not a YAML stream', { location: this.#at(0) });
     const withContent = docs.filter((d) => d.contents !== null);
     if (withContent.length > 1) {
       throw new EditRefusedError(`holds ${withContent.length} YAML documents; flotilla edits files with one (values files have one)`, { location: this.#at(withContent[1]?.range[0] ?? 0) });

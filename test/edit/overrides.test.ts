@@ -247,6 +247,13 @@ describe('overrides set --file', () => {
     );
   });
 
+  it('checks overrides/versions/images.yaml after the edit', async () => {
+    const app = writeApp();
+    await expect(editOverrides({ appDir: app, file: 'overrides/versions/images.yaml', set: [parseAssignment('web.web=images..web')], asString: true })).rejects.toThrow(
+      'the edit would leave overrides/versions/images.yaml invalid; nothing was written:\n  overrides/versions/images.yaml:2:3: error: image field web → chart web: expected a dotted value path such as images.tags.web (at web.web)',
+    );
+  });
+
   it('edits the deployment spec and metadata against their schemas', async () => {
     const app = writeApp();
     await expect(editOverrides({ appDir: app, file: 'overrides/deployment.yaml', set: [parseAssignment('main.relase="1.0"')] })).rejects.toThrow('did you mean main.release?');
