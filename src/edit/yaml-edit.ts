@@ -240,6 +240,10 @@ export class YamlFileEditor {
     }
     const node = found.node;
     const before = found.resolved ? found.resolved.toJSON() : null;
+    // A quoted string stays a string: `tag: "2025.1"` set to 2025.2 is the text, not a number.
+    if (isScalar(node) && (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && options.raw !== undefined && (typeof value === 'number' || typeof value === 'boolean')) {
+      value = options.raw.trim();
+    }
     this.#checkKind(path, before, value, node, found.pair, options);
     this.#checkToken(before, value, path, found.pair, node, options);
     this.#replace(node, found.pair, value, options.raw);

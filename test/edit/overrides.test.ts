@@ -102,6 +102,12 @@ describe('overrides set: only the edited scalars change', () => {
     );
   });
 
+  it('keeps a quoted string a string when the new value reads as a number or boolean', async () => {
+    const app = gnarlyApp({ 'overrides/static/web.yaml': 'conf:\n  banner: "2025.1"\n  motd: \'no\'\n' });
+    await set(app, ['conf.banner=2025.2', 'conf.motd=yes']);
+    expect(read(app)).toBe('conf:\n  banner: "2025.2"\n  motd: \'yes\'\n');
+  });
+
   it('edits flow collections, list items and keys YAML 1.1 reads as booleans', async () => {
     const app = gnarlyApp();
     await set(app, ['conf.flags[1]=B', 'conf.flags[3]=d', 'pod.lifecycle.upgrades.deployments.revision_history=5', 'conf.yes_key.y=2', 'list[0].name=one']);
