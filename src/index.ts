@@ -23,4 +23,5 @@ export {
 } from './edit/index.js';
 export { signBundleFile } from './bundle/index.js';
 export { loadAppPlugins } from './plugins/index.js';
+export { Session, type SessionOptions } from './session/index.js';
 export { FlotillaError, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics/index.js';

@@ -4,11 +4,11 @@
  * `--dry-run`. Every file is read, edited and checked first, so one refused
  * edit leaves all files as they were.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { FlotillaError } from '../diagnostics/index.js';
+import { writeFileAtomic } from '../files/index.js';
 import { YamlFileEditor, type EditRecord } from './yaml-edit.js';
 
 export interface FileChange {
@@ -34,18 +34,11 @@ export function unifiedDiff(change: FileChange): string {
     .join('\n');
 }
 
-/** Writes a file so that readers see the old or the new text, never half of it. */
-export async function writeFileAtomically(path: string, text: string): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const mode = await stat(path).then((s) => s.mode & 0o7777, () => 0o644);
-  await mkdir(dirname(path), { recursive: true });
-  try {
-    await writeFile(temp, text, { mode, flag: 'wx' });
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
+/** Writes one file atomically with the mode it had (docs/architecture.md, "Shared helpers"), creating its folder for a new file. */
+async function writeChange(change: FileChange): Promise<void> {
+  const mode = await stat(change.path).then((s) => s.mode & 0o7777, () => undefined);
+  await mkdir(dirname(change.path), { recursive: true });
+  await writeFileAtomic(change.path, change.after, { mode });
 }
 
 /** Writes the changed files; a file changed on disk since it was read is refused before anything is written. */
@@ -55,7 +48,7 @@ export async function writeChanges(changes: readonly FileChange[]): Promise<void
     const now = await readFile(change.path, 'utf8').catch(() => undefined);
     if (now !== change.before) throw new ConcurrentChangeError(`${change.file} changed on disk while it was being edited; nothing was written, run the command again`);
   }
-  for (const change of changed) await writeFileAtomically(change.path, change.after);
+  for (const change of changed) await writeChange(change);
 }
 
 /** Replacements of exact text in a file that is not YAML (a values template), keyed by offset. */

@@ -4,7 +4,7 @@
  * and versions (`bump`). Each command computes every file change first,
  * shows it as a unified diff, and writes atomically unless it is a dry run.
  */
-export { unifiedDiff, writeChanges, writeFileAtomically, ConcurrentChangeError, type FileChange } from './changes.js';
+export { unifiedDiff, writeChanges, ConcurrentChangeError, type FileChange } from './changes.js';
 export { editOverrides, UnknownPathError, type OverrideEdit } from './overrides.js';
 export { formatValuePath, parseAssignment, parseValuePath, PathSyntaxError, type Assignment, type PathSegment, type ValuePath } from './path.js';
 export { EditRefusedError, YamlFileEditor, type EditRecord } from './yaml-edit.js';

@@ -9,10 +9,10 @@
  * with the map's indentation. After each edit the text is parsed again, so
  * several edits compose.
  */
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parse, parseAllDocuments, parseDocument, stringify, visit, type Document, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, stringify, visit, type Document, type LineCounter, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 import { BUILD_TOKEN } from '../build/index.js';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
-import { YamlSyntaxError } from '../document/index.js';
+import { parseYamlDocument, parseYamlValue, YamlSyntaxError } from '../document/index.js';
 import { formatValuePath, type PathSegment, type ValuePath } from './path.js';
 
 /** An edit the rules refuse; the message names the file:line and how to go ahead anyway. */
@@ -47,15 +47,17 @@ export interface EditRecord {
   readonly action: 'set' | 'added' | 'removed';
 }
 
+/** Writing YAML as it is read: version 1.1 (Helm's), so `yes` or `1.0` as strings get quotes. */
 const YAML_VERSION = { version: '1.1' as const };
 
 /** A value typed on the command line: YAML unless `asString`; build tokens and empty text stay strings (as Helm's --set). */
 export function parseValueArgument(raw: string, asString: boolean): unknown {
   if (asString || raw === '' || BUILD_TOKEN.test(raw)) return raw;
   try {
-    return parse(raw, { ...YAML_VERSION, prettyErrors: false });
+    return parseYamlValue(raw, 'VALUE') ?? null;
   } catch (error) {
-    throw new FlotillaError(`value ${JSON.stringify(raw)} is not valid YAML (${(error as Error).message.split('\n')[0]}); pass --string to take it as text`, { exitCode: 2 });
+    const reason = error instanceof YamlSyntaxError ? error.reason : (error as Error).message;
+    throw new FlotillaError(`value ${JSON.stringify(raw)} is not valid YAML (${reason}); pass --string to take it as text`, { exitCode: 2 });
   }
 }
 
@@ -110,16 +112,16 @@ export class YamlFileEditor {
   }
 
   #parse(): void {
-    this.#lines = new LineCounter();
-    const docs = parseAllDocuments(this.#text, { ...YAML_VERSION, lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
-    const withContent = docs.filter((d) => d.contents !== null);
-    if (withContent.length > 1) {
-      throw new EditRefusedError(`holds ${withContent.length} YAML documents; flotilla edits files with one (values files have one)`, { location: this.#at(withContent[1]?.range[0] ?? 0) });
+    try {
+      const parsed = parseYamlDocument(this.#text, this.file);
+      this.#doc = parsed.doc;
+      this.#lines = parsed.lineCounter;
+    } catch (error) {
+      if (error instanceof YamlSyntaxError && /multiple documents/.test(error.reason)) {
+        throw new EditRefusedError('holds several YAML documents; flotilla edits files with one (values files have one)', { location: error.location ?? { file: this.file, line: 1, column: 1 } });
+      }
+      throw error;
     }
-    const doc = withContent[0] ?? docs[0];
-    const error = docs.flatMap((d) => d.errors)[0];
-    if (error) throw new YamlSyntaxError(`invalid YAML: ${error.message.split('\n')[0]}`, { location: this.#at(error.pos[0]) });
-    this.#doc = doc ?? parseDocument('', YAML_VERSION);
   }
 
   #at(offset: number): SourceLocation {
@@ -541,7 +543,8 @@ function nest(path: ValuePath, value: unknown): unknown {
 export function formatScalar(value: unknown, oldType: string | undefined, raw: string | undefined, blockIndent: number): string {
   const readsBack = (text: string) => {
     try {
-      return JSON.stringify(parse(`v: ${text}`, YAML_VERSION)?.v) === JSON.stringify(value);
+      const read = parseYamlValue(`v: ${text}`, 'VALUE') as { v?: unknown } | undefined;
+      return JSON.stringify(read?.v) === JSON.stringify(value);
     } catch {
       return false;
     }

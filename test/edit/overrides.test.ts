@@ -230,7 +230,7 @@ describe('overrides set: refusals', () => {
       'overrides/static/web.yaml:33:11: conf.copies is an alias (*replicas) of the anchor &replicas at line 19: editing through it would change every use of the anchor; edit it there',
     );
     const two = gnarlyApp({ 'overrides/static/web.yaml': 'a: 1\n---\nb: 2\n' });
-    await expect(editOverrides({ appDir: two, chart: 'web', set: [parseAssignment('pod.replicas=1')] })).rejects.toThrow('holds 2 YAML documents');
+    await expect(editOverrides({ appDir: two, chart: 'web', set: [parseAssignment('pod.replicas=1')] })).rejects.toThrow('overrides/static/web.yaml:2:1: holds several YAML documents; flotilla edits files with one (values files have one)');
   });
 
   it('refuses a bad path and an unknown chart with the nearest name', async () => {
