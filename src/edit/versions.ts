@@ -3,15 +3,15 @@
  * in Chart.yaml, edited like any other scalar (comments and quoting kept).
  */
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { APP_FILES } from '../app/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChangeOf } from '../build/index.js';
-import { compareVersions, createChartLoader, parseVersion } from '../charts/index.js';
+import { compareVersions, createChartLoader, parseConstraint, parseVersion } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import type { FileChange } from './changes.js';
+import { ChangeSet, type FileChange } from './changes.js';
 import { appTree, readReleaseTable, unknownChart, type AppTree } from './overrides.js';
-import { EditRefusedError, YamlFileEditor } from './yaml-edit.js';
+import { formatValuePath, type ValuePath } from './path.js';
+import { EditRefusedError } from './yaml-edit.js';
 
 export class VersionBumpError extends FlotillaError {}
 
@@ -33,7 +33,9 @@ export interface VersionBumpRequest {
 }
 
 export interface VersionChange {
-  /** `app` or the chart name. */
+  /** The app version, a chart's version, or the version a chart asks of a `file://` dependency. */
+  readonly kind: 'app' | 'chart' | 'dependency';
+  /** `app_version`, the chart name, or `chart → dependency`. */
   readonly what: string;
   readonly file: string;
   readonly from: string;
@@ -67,15 +69,26 @@ export function nextChartVersion(version: string, chart: string): string {
 
 export async function bumpVersions(request: VersionBumpRequest): Promise<VersionBumpResult> {
   const tree = appTree(request.appDir);
-  const changes: FileChange[] = [];
+  const set = new ChangeSet((file) => tree.path(file));
   const bumped: VersionChange[] = [];
+  const setVersion = async (file: string, path: ValuePath, next: (current: string) => string): Promise<{ from: string; to: string }> => {
+    if (!existsSync(tree.path(file))) throw new VersionBumpError(`${file} does not exist`);
+    const editor = await set.yaml(file);
+    const held = editor.lookup(path);
+    if (!held.exists || (typeof held.value !== 'string' && typeof held.value !== 'number')) {
+      throw new EditRefusedError(`${formatValuePath(path)} is missing or not a scalar`, { location: held.location ?? { file, line: 1, column: 1 } });
+    }
+    const from = String(held.value);
+    const to = next(from);
+    editor.set(path, to, { force: request.force });
+    return { from, to };
+  };
   if (request.appVersion !== undefined) {
-    const { change, from, to } = await setVersion(tree, APP_FILES.metadata, 'app_version', (current) =>
-      request.appVersion === true ? nextAppVersion(current) : checkAppVersion(request.appVersion as string, current, request.force),
-      request.force,
+    const appVersion = request.appVersion;
+    const { from, to } = await setVersion(APP_FILES.metadata, ['app_version'], (current) =>
+      appVersion === true ? nextAppVersion(current) : checkAppVersion(appVersion, current, request.force),
     );
-    changes.push(change);
-    bumped.push({ what: 'app', file: APP_FILES.metadata, from, to });
+    bumped.push({ kind: 'app', what: 'app_version', file: APP_FILES.metadata, from, to });
   }
   const wanted = new Map<string, string | undefined>();
   for (const c of request.charts ?? []) wanted.set(c.chart, c.version);
@@ -89,16 +102,47 @@ export async function bumpVersions(request: VersionBumpRequest): Promise<Version
       if (await unbumpedChangeOf(chart, previous)) wanted.set(name, nextPatchVersion(chart.version, name, previous));
     }
   }
+  const newVersions = new Map<string, string>();
   for (const [name, version] of [...wanted].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const dir = chartDirs.get(name);
     if (!dir) throw unknownChart(name, [...chartDirs.keys()]);
     const file = join(dir, 'Chart.yaml');
-    const { change, from, to } = await setVersion(tree, file, 'version', (current) => (version === undefined ? nextChartVersion(current, name) : checkChartVersion(name, version, current, request.force)), request.force);
-    changes.push(change);
-    bumped.push({ what: name, file, from, to });
+    const { from, to } = await setVersion(file, ['version'], (current) => (version === undefined ? nextChartVersion(current, name) : checkChartVersion(name, version, current, request.force)));
+    newVersions.set(name, to);
+    bumped.push({ kind: 'chart', what: name, file, from, to });
   }
-  if (changes.length === 0 && request.allChangedAgainst === undefined) throw new VersionBumpError('nothing to bump: give --app-version, --chart or --all-changed', { exitCode: 2 });
-  return { changes, bumped };
+  bumped.push(...(await followDependencies(tree, set, chartDirs, newVersions)));
+  if (bumped.length === 0 && request.allChangedAgainst === undefined) throw new VersionBumpError('nothing to bump: give --app-version, --chart or --all-changed', { exitCode: 2 });
+  return { changes: set.changes().filter((c) => c.before !== c.after), bumped };
+}
+
+/**
+ * Charts that take a bumped chart through `file://` and pin a version it no
+ * longer satisfies (`version: 0.1.0` for a library now at 0.1.1) get the new
+ * version; a range that still matches is left alone. Without this the next
+ * build could not resolve the dependency.
+ */
+async function followDependencies(tree: AppTree, set: ChangeSet, chartDirs: ReadonlyMap<string, string>, newVersions: ReadonlyMap<string, string>): Promise<VersionChange[]> {
+  const out: VersionChange[] = [];
+  if (newVersions.size === 0) return out;
+  for (const [chart, dir] of chartDirs) {
+    const file = join(dir, 'Chart.yaml');
+    if (!existsSync(tree.path(file))) continue;
+    const editor = await set.yaml(file);
+    const dependencies = editor.lookup(['dependencies']).value;
+    if (!Array.isArray(dependencies)) continue;
+    for (const [index, entry] of dependencies.entries()) {
+      const { name, version, repository } = (entry ?? {}) as { name?: unknown; version?: unknown; repository?: unknown };
+      const to = typeof name === 'string' ? newVersions.get(name) : undefined;
+      if (to === undefined || typeof repository !== 'string' || !repository.startsWith('file://') || version === undefined) continue;
+      if (resolve(tree.path(dir), repository.slice('file://'.length)) !== tree.path(chartDirs.get(name as string) ?? '')) continue;
+      const parsed = parseVersion(to);
+      if (parsed && parseConstraint(String(version))?.satisfiedBy(parsed)) continue;
+      editor.set(['dependencies', index, 'version'], to);
+      out.push({ kind: 'dependency', what: `${chart} → ${name as string}`, file, from: String(version), to });
+    }
+  }
+  return out;
 }
 
 /** Chart name → chart directory, from the release table (one directory per chart name). */
@@ -114,21 +158,6 @@ async function chartDirectories(tree: AppTree): Promise<Map<string, string>> {
     }
   }
   return dirs;
-}
-
-async function setVersion(tree: AppTree, file: string, key: string, next: (current: string) => string, force: boolean | undefined): Promise<{ change: FileChange; from: string; to: string }> {
-  const path = tree.path(file);
-  if (!existsSync(path)) throw new VersionBumpError(`${file} does not exist`);
-  const before = await readFile(path, 'utf8');
-  const editor = new YamlFileEditor(before, file);
-  const held = editor.lookup([key]);
-  if (!held.exists || typeof held.value !== 'string' && typeof held.value !== 'number') {
-    throw new EditRefusedError(`${key} is missing or not a scalar`, { location: held.location ?? { file, line: 1, column: 1 } });
-  }
-  const from = String(held.value);
-  const to = next(from);
-  editor.set([key], to, { force });
-  return { change: { path, file, before, after: editor.text, edits: editor.records }, from, to };
 }
 
 function checkAppVersion(version: string, current: string, force: boolean | undefined): string {

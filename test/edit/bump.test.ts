@@ -56,18 +56,25 @@ describe('bump --app-version and --chart', () => {
     expect(read(app, 'charts/web/Chart.yaml')).toBe(WEB_CHART.replace('version: 0.1.9   #', 'version: 0.1.10   #'));
     expect(read(app, 'charts/db/Chart.yaml')).toContain('\nversion: 1.0.0\n');
     expect(result.bumped).toEqual([
-      { what: 'app', file: 'fluxcd/metadata.yaml', from: '1.0-2', to: '1.0-3' },
-      { what: 'db', file: 'charts/db/Chart.yaml', from: '0.1.0', to: '1.0.0' },
-      { what: 'web', file: 'charts/web/Chart.yaml', from: '0.1.9', to: '0.1.10' },
+      { kind: 'app', what: 'app_version', file: 'fluxcd/metadata.yaml', from: '1.0-2', to: '1.0-3' },
+      { kind: 'chart', what: 'db', file: 'charts/db/Chart.yaml', from: '0.1.0', to: '1.0.0' },
+      { kind: 'chart', what: 'web', file: 'charts/web/Chart.yaml', from: '0.1.9', to: '0.1.10' },
     ]);
   });
 
-  it('sets a given app version, and bumps a library chart by name', async () => {
-    const app = writeApp();
+  it('sets a given app version, and bumps a library chart with the exact versions its dependents ask for', async () => {
+    const app = writeApp({ 'charts/web/Chart.yaml': WEB_CHART.replace('    version: 0.1.0\n', '    version: ~0.1.0   # any 0.1 patch\n') });
+    const dbChart = read(app, 'charts/db/Chart.yaml');
     const result = await bumpVersions({ appDir: app, appVersion: '2.0-1', charts: [{ chart: 'lib' }] });
     await writeChanges(result.changes);
     expect(read(app, 'fluxcd/metadata.yaml')).toContain('\napp_version: 2.0-1\n');
     expect(read(app, 'charts/lib/Chart.yaml')).toBe('apiVersion: v2\nname: lib\nversion: 0.1.1\ntype: library\n');
+    // db pins lib 0.1.0 exactly: it follows; web's range still matches: left alone.
+    expect(read(app, 'charts/db/Chart.yaml')).toBe(dbChart.replace('  - name: lib\n    version: 0.1.0\n', '  - name: lib\n    version: 0.1.1\n'));
+    expect(result.bumped.filter((b) => b.kind === 'dependency')).toEqual([{ kind: 'dependency', what: 'db → lib', file: 'charts/db/Chart.yaml', from: '0.1.0', to: '0.1.1' }]);
+    expect(result.changes.map((c) => c.file)).toEqual(['fluxcd/metadata.yaml', 'charts/lib/Chart.yaml', 'charts/db/Chart.yaml']);
+    // The app still builds: every file:// dependency resolves.
+    await expect(buildApp(app, { outDir: tempDir(), cacheDir: false })).resolves.toBeDefined();
   });
 
   it('refuses a chart version that is not above the current one unless --force, and unknown charts', async () => {

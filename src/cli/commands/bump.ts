@@ -36,7 +36,8 @@ export function register(program: Command): void {
         process.stderr.write(`no chart changed since ${opts.against}\n`);
         return;
       }
-      for (const b of result.bumped) process.stderr.write(`${b.what === 'app' ? 'app_version' : `chart ${b.what}`}: ${b.from} → ${b.to} (${b.file})\n`);
+      const label = { app: '', chart: 'chart ', dependency: 'dependency of chart ' } as const;
+      for (const b of result.bumped) process.stderr.write(`${label[b.kind]}${b.what}: ${b.from} → ${b.to} (${b.file})\n`);
       await showAndWrite(result.changes, opts.dryRun);
     });
 }
