@@ -5,10 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { load } from 'js-yaml';
-import { readTarGzSafely } from '../bundle/index.js';
-import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
+import { chartArchives, CHARTS_DIR, readTarGzSafely } from '../bundle/index.js';
+import { chartContentDigest, chartTree, packageChart, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { parseYamlValue } from '../document/index.js';
 
 export interface PreviousChart {
   readonly name: string;
@@ -31,8 +31,7 @@ export async function readPreviousCharts(path: string): Promise<PreviousCharts> 
   if (/\.ya?ml$/.test(path)) return readRepoIndex(path);
   const files = await readTarGzSafely(path, { label: basename(path) });
   const charts: PreviousChart[] = [];
-  for (const [name, bytes] of files) {
-    if (!/^charts\/[^/]+\.tgz$/.test(name)) continue;
+  for (const [name, bytes] of chartArchives(files)) {
     const archive = await readChartArchive(bytes, { label: `${basename(path)}#${name}` });
     charts.push({
       name: archive.name,
@@ -41,12 +40,12 @@ export async function readPreviousCharts(path: string): Promise<PreviousCharts> 
       files: new Map(chartTree(archive.chart).map((f) => [f.path, f.data])),
     });
   }
-  if (charts.length === 0) throw new PreviousReleaseError(`${path} holds no charts/*.tgz: is it a flotilla or StarlingX application tarball?`);
+  if (charts.length === 0) throw new PreviousReleaseError(`${path} holds no ${CHARTS_DIR}/*.tgz: is it a flotilla or StarlingX application tarball?`);
   return { source: basename(path), charts };
 }
 
 async function readRepoIndex(path: string): Promise<PreviousCharts> {
-  const index = load(await readFile(path, 'utf8')) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
+  const index = parseYamlValue(await readFile(path, 'utf8'), basename(path)) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
   if (!index || index.apiVersion !== 'v1' || typeof index.entries !== 'object') {
     throw new PreviousReleaseError(`${path} is not a Helm repository index (apiVersion v1 with entries)`);
   }
@@ -77,6 +76,19 @@ export function unbumpedChange(chart: ChartSource, archiveSha256: string | undef
   }
   if (before.archiveDigest && archiveSha256 && before.archiveDigest !== archiveSha256) return { chart: chart.name, version: chart.version, changedFiles: [] };
   return undefined;
+}
+
+/**
+ * `unbumpedChange` without a packaged archive at hand: against a repository
+ * index (archive digests only) the chart is packaged to compare, as the
+ * build would.
+ */
+export async function unbumpedChangeOf(chart: ChartSource, previous: PreviousCharts): Promise<VersionProblem | undefined> {
+  const byContent = unbumpedChange(chart, undefined, previous);
+  if (byContent) return byContent;
+  const before = previous.charts.find((c) => c.name === chart.name && c.version === chart.version);
+  if (!before?.archiveDigest || before.contentDigest !== undefined) return undefined;
+  return unbumpedChange(chart, (await packageChart(chart)).sha256, previous);
 }
 
 /** The patch version after both this one and any of the same major.minor in the previous release. */

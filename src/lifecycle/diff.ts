@@ -11,21 +11,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import deepmerge from 'deepmerge';
 import { createTwoFilesPatch } from 'diff';
-import { loadAll } from 'js-yaml';
 import type { Release } from '../app/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { dumpYaml } from '../document/index.js';
-import { staticOverridesName, systemOverridesName } from '../flux/index.js';
+import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
+import { overridesSecretName, overridesValuesKey, type OverridesKind } from '../flux/index.js';
 import { kubeRead, type KubeClient } from '../kube/index.js';
 import { helm } from '../tools/index.js';
 import { readClusterConfig } from './config.js';
-import { payloadFiles } from './payload.js';
+import { chartArchives } from '../bundle/index.js';
+import { readChartArchive } from '../charts/index.js';
 import { planApply } from './plan.js';
 import { AppRecords, type ChartRepository } from './record.js';
 import { verifyForUpload } from './upload.js';
-import { bundledCharts } from '../verify/index.js';
 import { LifecycleError } from './errors.js';
-import { loadVersion, loadVersionFiles, type LoadedVersion } from './version.js';
+import { loadVersion, loadVersionFrom, type LoadedVersion } from './version.js';
 
 export interface ValueChange {
   /** Dotted path (`conf.keystone.DEFAULT.debug`). */
@@ -101,7 +100,7 @@ interface RenderedObject {
 
 function parseRendered(text: string): Map<string, RenderedObject> {
   const objects = new Map<string, RenderedObject>();
-  for (const doc of loadAll(text)) {
+  for (const doc of parseYamlStream(text, 'helm template output')) {
     if (doc === null || typeof doc !== 'object') continue;
     const o = doc as { kind?: string; metadata?: { name?: string; namespace?: string } };
     const key = `${o.kind ?? '?'} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name ?? '?'}`;
@@ -155,13 +154,14 @@ async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name
 
 /** The values the cluster's overrides Secrets give a release now, or undefined when it has none. */
 async function clusterValues(client: KubeClient, release: Pick<Release, 'name' | 'namespace'>): Promise<Plain | undefined> {
-  const read = async (name: string) => {
+  const read = async (kind: OverridesKind) => {
+    const name = overridesSecretName(release.name, kind);
     const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: release.namespace, name }, () => client.core.readNamespacedSecret({ name, namespace: release.namespace }));
-    const data = secret?.data?.[`${name}.yaml`];
-    return secret ? (data ? loadAll(Buffer.from(data, 'base64').toString('utf8'))[0] : {}) : undefined;
+    const data = secret?.data?.[overridesValuesKey(release.name, kind)];
+    return secret ? (data ? parseYamlValue(Buffer.from(data, 'base64').toString('utf8'), `Secret ${release.namespace}/${name}`) : {}) : undefined;
   };
-  const staticValues = await read(staticOverridesName(release));
-  const systemValues = await read(systemOverridesName(release));
+  const staticValues = await read('static');
+  const systemValues = await read('system');
   if (staticValues === undefined && systemValues === undefined) return undefined;
   return fluxValues(staticValues, systemValues);
 }
@@ -175,10 +175,9 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
   let target = current.version;
   if (options.bundle) {
     const verified = await verifyForUpload(options.bundle, await readClusterConfig(client));
-    const { charts } = await bundledCharts(verified.bundle);
-    chartFiles = new Map(charts.map((c) => [c.archive.name, verified.bundle.files.get(c.file) as Buffer]));
+    chartFiles = new Map(await Promise.all(chartArchives(verified.bundle.files).map(async ([path, bytes]) => [(await readChartArchive(bytes, { label: path })).name, bytes] as const)));
     const userOverrides = verified.metadata.maintainUserOverrides ? record.userOverrides : {};
-    loaded = await loadVersionFiles(client, payloadFiles(verified.bundle.files, charts.map((c) => c.archive)), options.bundle, appName, { ...loadOptions, userOverrides });
+    loaded = await loadVersionFrom(client, verified.bundle, appName, { ...loadOptions, userOverrides });
     target = verified.metadata.appVersion;
   } else {
     loaded = await loadVersion(client, current, appName, loadOptions);

@@ -1,21 +1,18 @@
 /**
- * What apply needs of an uploaded tarball, kept in the cluster: every entry
- * except the chart archives (those went to the chart repository), plus each
- * chart's Chart.yaml and values.yaml (the app model needs the one, values
- * layer 0 the other). Stored gzipped in Secrets of the system namespace,
- * split in pieces under the API server's object size limit, and turned back
- * into an app folder (the app source the tarball carries under app/, its
- * metadata, chart headers, fluxcd-manifests/ and plugins/) when an operation
- * needs it.
+ * What apply needs of an uploaded tarball, kept in the cluster: the tarball
+ * itself except that each chart archive is cut down to its Chart.yaml and
+ * values.yaml (the charts went to the chart repository; the app model needs
+ * the one, values layer 0 the other). So the payload is a tarball in the same
+ * layout, opened like one (src/session assembles the app from it). Stored
+ * gzipped in Secrets of the system namespace, split in pieces under the API
+ * server's object size limit.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
-import { APP_FILES, readReleases } from '../app/index.js';
-import { readTarGzSafelySync, writeTarGz, type TarEntry } from '../bundle/index.js';
-import type { ChartArchive } from '../charts/index.js';
-import { parseYaml } from '../document/index.js';
+import { bundleFolder, chartArchives, MANIFESTS_DIR, readTarGzSafelySync, writeTarGz, type OpenedBundle, type TarEntry } from '../bundle/index.js';
+import { readChartArchive } from '../charts/index.js';
 import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } from '../kube/index.js';
 import { LifecycleError } from './errors.js';
 import { SYSTEM_NAMESPACE } from './record.js';
@@ -23,21 +20,20 @@ import { SYSTEM_NAMESPACE } from './record.js';
 export const PAYLOAD_TYPE = 'flotilla.starlingx.io/bundle.v1';
 /** Bytes of payload per Secret: well under the API server's 1.5 MiB request limit once base64-encoded. */
 const PIECE_BYTES = 700 * 1024;
-/** Where chart headers sit in the payload. */
-const CHART_HEADERS = 'chart-headers';
+/** The chart files the payload keeps. */
+const CHART_HEADERS = new Set(['Chart.yaml', 'values.yaml']);
 
 export function payloadSecretName(app: string, version: string): string {
   return `flotilla-bundle-${app}-${version}`.toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 253);
 }
 
-/** The payload of a tarball: its files minus chart archives, plus chart headers. */
-export function payloadFiles(files: ReadonlyMap<string, Buffer>, charts: readonly ChartArchive[]): Map<string, Buffer> {
-  const payload = new Map<string, Buffer>();
-  for (const [name, data] of files) if (!/^charts\/[^/]+\.tgz$/.test(name)) payload.set(name, data);
-  for (const chart of charts) {
-    for (const file of chart.chart.files) {
-      if (file.path === 'Chart.yaml' || file.path === 'values.yaml') payload.set(`${CHART_HEADERS}/${chart.name}/${file.path}`, Buffer.from(file.data));
-    }
+/** The payload of a tarball: its files, each chart archive cut down to Chart.yaml and values.yaml. */
+export async function payloadFiles(files: ReadonlyMap<string, Buffer>): Promise<Map<string, Buffer>> {
+  const payload = new Map(files);
+  for (const [path, bytes] of chartArchives(files)) {
+    const archive = await readChartArchive(bytes, { label: path });
+    const kept = archive.chart.files.filter((f) => CHART_HEADERS.has(f.path)).map((f) => ({ path: `${archive.topDir}/${f.path}`, data: Buffer.from(f.data) }));
+    payload.set(path, writeTarGz(kept));
   }
   return payload;
 }
@@ -70,7 +66,7 @@ export async function storePayload(client: Pick<KubeClient, 'core'>, app: string
   return base;
 }
 
-export async function readPayload(client: Pick<KubeClient, 'core'>, base: string): Promise<Map<string, Buffer>> {
+export async function readPayload(client: Pick<KubeClient, 'core'>, base: string): Promise<OpenedBundle> {
   const read = (name: string) => kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
   const first = await read(base);
   if (!first) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is gone; upload the tarball again`);
@@ -81,7 +77,8 @@ export async function readPayload(client: Pick<KubeClient, 'core'>, base: string
     if (!piece) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count} is gone); upload the tarball again`);
     pieces.push(Buffer.from(piece.data?.payload ?? '', 'base64'));
   }
-  return readTarGzSafelySync(Buffer.concat(pieces), { label: `stored bundle ${base}` });
+  const label = `stored bundle ${base}`;
+  return { path: label, files: readTarGzSafelySync(Buffer.concat(pieces), { label }) };
 }
 
 export async function deletePayload(client: Pick<KubeClient, 'core'>, base: string): Promise<void> {
@@ -96,47 +93,20 @@ export async function deletePayload(client: Pick<KubeClient, 'core'>, base: stri
   }
 }
 
-/** A payload written out as an app folder; `dispose` removes it. */
-export interface MaterializedApp {
-  /** The app source root (loadApp reads it). */
-  readonly root: string;
-  /** The tarball's fluxcd-manifests/ folder. */
-  readonly manifests: string;
-  /** The tarball's plugin bundle folder. */
-  readonly plugins: string;
-  dispose(): Promise<void>;
-}
-
-const MANIFESTS_DIR = '.flotilla/fluxcd-manifests';
-const PLUGINS_DIR = '.flotilla/plugins';
-
-export async function materialize(files: ReadonlyMap<string, Buffer>, label: string): Promise<MaterializedApp> {
-  const root = await mkdtemp(join(tmpdir(), 'flotilla-app-'));
+/** The tarball's fluxcd-manifests/ written to a private folder (for `kubectl kustomize`); `dispose` removes it. */
+export async function writeManifests(bundle: OpenedBundle): Promise<{ readonly dir: string; dispose(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-manifests-'));
+  const dispose = () => rm(dir, { recursive: true, force: true });
   try {
-    const put = async (rel: string, data: Buffer) => {
-      const abs = join(root, rel);
-      await mkdir(dirname(abs), { recursive: true });
-      await writeFile(abs, data);
-    };
-    const releasesText = files.get(`app/${APP_FILES.releases}`);
-    if (!releasesText) throw new LifecycleError(`${label} has no app/${APP_FILES.releases}: it was not built by flotilla`);
-    const { releases, diagnostics } = readReleases(parseYaml(releasesText.toString('utf8'), APP_FILES.releases, { layer: 'releases' }).root, APP_FILES.releases);
-    if (diagnostics.some((d) => d.severity === 'error')) throw new LifecycleError(`${label}: app/${APP_FILES.releases} is invalid: ${diagnostics[0]?.message}`);
-    const chartPaths = new Map<string, Set<string>>();
-    for (const release of releases) chartPaths.set(release.chart, (chartPaths.get(release.chart) ?? new Set()).add(release.chartPath));
+    const files = bundleFolder(bundle.files, MANIFESTS_DIR);
+    if (files.size === 0) throw new LifecycleError(`${bundle.path} has no ${MANIFESTS_DIR}/`);
     for (const [name, data] of files) {
-      if (name.startsWith('app/')) await put(name.slice('app/'.length), data);
-      else if (name === 'metadata.yaml') await put(APP_FILES.metadata, data);
-      else if (name.startsWith('fluxcd-manifests/')) await put(join(MANIFESTS_DIR, name.slice('fluxcd-manifests/'.length)), data);
-      else if (name.startsWith('plugins/')) await put(join(PLUGINS_DIR, name.slice('plugins/'.length)), data);
-      else if (name.startsWith(`${CHART_HEADERS}/`)) {
-        const [, chart, file] = name.split('/') as [string, string, string];
-        for (const path of chartPaths.get(chart) ?? []) await put(join(path, file), data);
-      }
+      await mkdir(dirname(join(dir, name)), { recursive: true });
+      await writeFile(join(dir, name), data);
     }
   } catch (error) {
-    await rm(root, { recursive: true, force: true });
+    await dispose();
     throw error;
   }
-  return { root, manifests: join(root, MANIFESTS_DIR), plugins: join(root, PLUGINS_DIR), dispose: () => rm(root, { recursive: true, force: true }) };
+  return { dir, dispose };
 }

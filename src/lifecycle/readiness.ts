@@ -7,30 +7,14 @@
  * taken for this apply's result. It stamps `reconcile.fluxcd.io/resetAt` too:
  * a release that exhausted its retries earlier gets a fresh start.
  */
+import type { Condition, HelmRelease } from '../flux/index.js';
+
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 /** With the same token: an apply is a new attempt, so failure counts of earlier attempts are reset (as `flux reconcile --reset` does). */
 export const RESET_AT = 'reconcile.fluxcd.io/resetAt';
 
-export interface Condition {
-  readonly type: string;
-  readonly status: 'True' | 'False' | 'Unknown';
-  readonly reason?: string;
-  readonly message?: string;
-  readonly observedGeneration?: number;
-  readonly lastTransitionTime?: string;
-}
-
-/** The fields of a HelmRelease's status flotilla reads. */
-export interface HelmReleaseStatus {
-  readonly observedGeneration?: number;
-  readonly lastHandledReconcileAt?: string;
-  readonly conditions?: readonly Condition[];
-}
-
-export interface HelmReleaseView {
-  readonly metadata: { readonly name: string; readonly namespace?: string; readonly generation?: number; readonly annotations?: Readonly<Record<string, string>> };
-  readonly status?: HelmReleaseStatus;
-}
+/** What readiness reads of a HelmRelease: its metadata and status. */
+export type HelmReleaseView = Pick<HelmRelease, 'metadata' | 'status'>;
 
 /**
  * Reasons of Ready=False that are helm-controller's verdict on this

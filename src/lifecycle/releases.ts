@@ -4,7 +4,7 @@
  * and message; deleting releases in reverse dependency order, each waited
  * on until it is gone; and reading their current conditions for show.
  */
-import { HELM_RELEASE_API, systemOverridesName, staticOverridesName } from '../flux/index.js';
+import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
 import { APP_LABEL, deleteObject, listObjects, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
 import { ReleaseFailedError } from './errors.js';
 import { readiness, readyCondition, type HelmReleaseView } from './readiness.js';
@@ -107,7 +107,7 @@ export async function deleteRelease(client: KubeClient, release: ReleaseKey, opt
       { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
     );
   }
-  for (const name of [staticOverridesName(release), systemOverridesName(release)]) {
+  for (const name of OVERRIDES_KINDS.map((kind) => overridesSecretName(release.name, kind))) {
     await deleteObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: release.namespace } });
   }
 }

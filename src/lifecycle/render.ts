@@ -9,10 +9,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadAll } from 'js-yaml';
 import type { Release } from '../app/index.js';
-import { dumpYaml } from '../document/index.js';
-import { HELM_RELEASE_API, systemOverridesName } from '../flux/index.js';
+import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
+import { HELM_RELEASE_API, overridesValuesKey } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
 import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
@@ -44,13 +43,12 @@ export const isHelmRelease = (o: Pick<KubeObject, 'apiVersion' | 'kind'>): boole
 
 export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   for (const release of input.plan.releases) {
-    const full = input.releases.find((r) => r.name === release.name);
     const values = input.values.get(release.name);
-    if (!full || !values) throw new LifecycleError(`no values computed for release ${release.name}`);
-    await writeFile(join(input.manifests, release.name, `${systemOverridesName(full)}.yaml`), dumpYaml(values.systemOverrides));
+    if (!values) throw new LifecycleError(`no values computed for release ${release.name}`);
+    await writeFile(join(input.manifests, release.name, overridesValuesKey(release.name, 'system')), dumpYaml(values.systemOverrides));
   }
   const topFile = join(input.manifests, 'kustomization.yaml');
-  const top = loadAll(await readFile(topFile, 'utf8'))[0] as { resources?: unknown[] } | undefined;
+  const top = parseYamlValue(await readFile(topFile, 'utf8'), 'fluxcd-manifests/kustomization.yaml') as { resources?: unknown[] } | undefined;
   if (!top || !Array.isArray(top.resources)) throw new LifecycleError('the stored fluxcd-manifests/kustomization.yaml has no resources list');
   const resources = kustomizationResources(top.resources.map(String), input.releases.map((r) => r.name), input.plan);
   await writeFile(topFile, dumpYaml({ ...top, resources }));
@@ -59,7 +57,7 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   const labels = { ...MANAGED_BY, [APP_LABEL]: input.appName };
   const objects: KubeObject[] = [];
   const namespaces = new Set<string>();
-  for (const doc of loadAll(stdout)) {
+  for (const doc of parseYamlStream(stdout, 'kubectl kustomize output')) {
     if (doc === null || typeof doc !== 'object') continue;
     const object = doc as KubeObject & { spec?: Record<string, unknown> };
     const metadata = {
@@ -98,7 +96,7 @@ function valuesData(data: Record<string, string> | undefined): Record<string, st
   return Object.fromEntries(
     Object.entries(data).map(([key, value]) => {
       if (!key.endsWith('.yaml')) return [key, value];
-      const docs = loadAll(Buffer.from(value, 'base64').toString('utf8'));
+      const docs = parseYamlStream(Buffer.from(value, 'base64').toString('utf8'), key);
       return [key, docs.every((d) => d === null || d === undefined) ? EMPTY_VALUES : value];
     }),
   );

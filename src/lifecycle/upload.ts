@@ -10,10 +10,13 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { readMetadata, readReleases, type AppMetadata } from '../app/index.js';
-import { parseYaml } from '../document/index.js';
+import type { App, AppMetadata } from '../app/index.js';
+import { chartArchives, openBundle, type OpenedBundle } from '../bundle/index.js';
+import { readChartArchive } from '../charts/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
 import type { KubeClient } from '../kube/index.js';
-import { bundledCharts, bundledReleases, openBundle, verifyBundle, type OpenedBundle } from '../verify/index.js';
+import { Session } from '../session/index.js';
+import { verifyBundle } from '../verify/index.js';
 import { readClusterConfig, rememberChartRepository, type ClusterConfig } from './config.js';
 import { deliverCharts, type DeliveryOptions } from './delivery.js';
 import { AppStateError, UploadRejectedError } from './errors.js';
@@ -26,44 +29,53 @@ export interface UploadOptions extends OperationOptions, DeliveryOptions {
   readonly chartRepository?: ChartRepository;
 }
 
-/** A verified tarball, read into memory. */
+/** A verified tarball, read into memory, its app assembled from it. */
 export interface VerifiedBundle {
   readonly path: string;
   readonly bundle: OpenedBundle;
+  readonly app: App;
   readonly metadata: AppMetadata;
   readonly sha256: string;
 }
 
 /** Verification of a tarball as upload does it: every problem named, in one error. */
 export async function verifyForUpload(path: string, config: ClusterConfig): Promise<VerifiedBundle> {
-  if (!existsSync(path)) throw new UploadRejectedError(`Application-upload rejected: ${path}: no such file`);
+  const rejected = (why: string) => new UploadRejectedError(`Application-upload rejected: ${basename(path)}: ${why}`);
+  if (!existsSync(path)) throw rejected('no such file');
   const report = await verifyBundle(path, config.signingKey ? { publicKey: config.signingKey } : {});
-  if (!report.ok) throw new UploadRejectedError(`Application-upload rejected: ${basename(path)}:\n${report.problems.map((p) => `  ${p}`).join('\n')}`);
+  if (!report.ok) throw rejected(`\n${report.problems.map((p) => `  ${p}`).join('\n')}`);
   const bundle = await openBundle(path);
-  const metadataText = bundle.files.get('metadata.yaml')?.toString('utf8') ?? '';
-  const { metadata } = readMetadata(parseYaml(metadataText, 'metadata.yaml', { layer: 'metadata' }).root, 'metadata.yaml');
-  if (!metadata) throw new UploadRejectedError(`Application-upload rejected: ${basename(path)}: metadata.yaml is invalid`);
-  return { path, bundle, metadata, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
+  let app: App;
+  try {
+    app = (await Session.fromBundle(bundle)).app;
+  } catch (error) {
+    if (error instanceof FlotillaError) throw rejected(error.message);
+    throw error;
+  }
+  return { path, bundle, app, metadata: app.metadata, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
 }
 
 /** Delivers the charts and stores the payload of a verified tarball; returns what the record keeps of it. */
 export async function stageBundle(client: KubeClient, verified: VerifiedBundle, repository: ChartRepository, options: DeliveryOptions): Promise<RecordedBundle> {
   const { bundle, metadata } = verified;
-  const { charts, errors } = await bundledCharts(bundle);
-  if (errors.length > 0) throw new UploadRejectedError(`Application-upload rejected: ${errors.join('; ')}`);
+  const archives = chartArchives(bundle.files);
+  const charts = await Promise.all(archives.map(async ([path, bytes]) => ({ path, bytes, archive: await readChartArchive(bytes, { label: path }) })));
   await deliverCharts(
     repository,
-    charts.map((c) => ({ label: c.file, bytes: bundle.files.get(c.file) as Buffer })),
+    charts.map((c) => ({ label: c.path, bytes: c.bytes })),
     options,
   );
-  const payload = await storePayload(client, metadata.appName, metadata.appVersion, payloadFiles(bundle.files, charts.map((c) => c.archive)));
+  const payload = await storePayload(client, metadata.appName, metadata.appVersion, await payloadFiles(bundle.files));
+  const versions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
   return {
     version: metadata.appVersion,
     sha256: verified.sha256,
     source: basename(verified.path),
     payload,
-    charts: charts.map((c) => ({ name: c.archive.name, version: c.archive.version, sha256: createHash('sha256').update(bundle.files.get(c.file) as Buffer).digest('hex') })),
-    releases: recordedReleases(bundle),
+    charts: charts.map((c) => ({ name: c.archive.name, version: c.archive.version, sha256: createHash('sha256').update(c.bytes).digest('hex') })),
+    releases: verified.app.releases.map(
+      (r): RecordedRelease => ({ name: r.name, namespace: r.namespace, chart: r.chart, chartVersion: versions.get(r.chart) ?? '', releaseName: r.releaseName, dependsOn: [...r.dependsOn] }),
+    ),
     repository,
     maintainUserOverrides: metadata.maintainUserOverrides,
     updateFailureNoRollback: metadata.upgrades.updateFailureNoRollback,
@@ -71,15 +83,6 @@ export async function stageBundle(client: KubeClient, verified: VerifiedBundle, 
     applyProgressAdjust: metadata.applyProgressAdjust,
     uploaded: new Date().toISOString(),
   };
-}
-
-/** The releases as the record keeps them: from the HelmReleases and the app's release table. */
-function recordedReleases(bundle: OpenedBundle): RecordedRelease[] {
-  const table = bundle.files.get('app/fluxcd/releases.yaml');
-  const chartVersions = new Map<string, string>();
-  for (const r of bundledReleases(bundle)) if (r.chart && r.version) chartVersions.set(r.name, r.version);
-  const releases = table ? readReleases(parseYaml(table.toString('utf8'), 'app/fluxcd/releases.yaml', { layer: 'releases' }).root, 'app/fluxcd/releases.yaml').releases : [];
-  return releases.map((r) => ({ name: r.name, namespace: r.namespace, chart: r.chart, chartVersion: chartVersions.get(r.name) ?? '', releaseName: r.releaseName, dependsOn: [...r.dependsOn] }));
 }
 
 /** The repository to deliver to: the one given (then remembered), else the cluster's. */

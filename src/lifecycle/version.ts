@@ -1,23 +1,26 @@
 /**
- * One uploaded version of the app, ready to operate on: its stored payload
- * written out as an app folder, the app model loaded from it, its plugin
- * bundle loaded into a cluster-mode host (passwords in Secrets, records in a
- * ConfigMap), and the values of each release computed with the user
- * overrides the cluster keeps as layer 8.
+ * One version of the app, ready to operate on: a session (src/session) over
+ * its stored payload — the app assembled from it in memory, its plugin
+ * bundle in a cluster-mode host (passwords in Secrets, records in a
+ * ConfigMap), the user overrides the cluster keeps as values layer 8 — and
+ * its fluxcd-manifests/ written out for kustomize.
  */
-import { loadApp, type App, type Release } from '../app/index.js';
+import type { App, Release } from '../app/index.js';
+import type { OpenedBundle } from '../bundle/index.js';
 import { fromPlain, type ValueNode } from '../document/index.js';
 import { clusterStores, type KubeClient } from '../kube/index.js';
-import { createPluginHost, loadPluginBundle, type PluginHost } from '../plugins/index.js';
-import { computeReleaseValues, type LayerProvider, type ReleaseValues } from '../values/index.js';
+import type { PluginHost } from '../plugins/index.js';
+import { Session } from '../session/index.js';
+import type { LayerProvider, ReleaseValues } from '../values/index.js';
 import type { EventSink } from './events.js';
-import { materialize, readPayload, type MaterializedApp } from './payload.js';
+import { readPayload, writeManifests } from './payload.js';
 import type { RecordedBundle, UserOverrides } from './record.js';
 
 export interface LoadedVersion {
   readonly app: App;
   readonly host: PluginHost;
-  readonly files: MaterializedApp;
+  /** The version's fluxcd-manifests/, written out (a private copy: apply edits it). */
+  readonly manifests: string;
   /** The namespace of the app's own objects (password Secrets, records). */
   readonly namespace: string;
   /** Values of one release, user overrides on top. */
@@ -51,33 +54,34 @@ export function userOverridesProvider(appName: string, overrides: UserOverrides)
 }
 
 export async function loadVersion(client: KubeClient, bundle: RecordedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
-  return loadVersionFiles(client, await readPayload(client, bundle.payload), `stored bundle ${bundle.payload}`, appName, options);
+  return loadVersionFrom(client, await readPayload(client, bundle.payload), appName, options);
 }
 
-/** The same, from payload files in memory (a tarball not uploaded, for a diff). */
-export async function loadVersionFiles(client: KubeClient, payload: ReadonlyMap<string, Buffer>, label: string, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
-  const files = await materialize(payload, label);
-  try {
-    const app = await loadApp(files.root);
-    const namespace = appNamespace(app.releases);
-    const host = await createPluginHost(app, await loadPluginBundle(files.plugins), {
+/** The same, from a payload (or a whole tarball) in memory. */
+export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
+  let namespace = 'default';
+  const session = await Session.fromBundle(payload, {
+    plugins: {
       mode: 'cluster',
-      cluster: clusterStores(client, namespace, appName, { readOnly: options.readOnly === true }),
+      // Asked for when the host loads, after the app (and so its namespace) is known.
+      get cluster() {
+        return clusterStores(client, namespace, appName, { readOnly: options.readOnly === true });
+      },
       ...(options.applyMode ? { applyMode: options.applyMode } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       log: (entry) => options.events({ type: 'plugin-log', entry }),
-    });
-    const user = userOverridesProvider(appName, options.userOverrides);
-    return {
-      app,
-      host,
-      files,
-      namespace,
-      values: (release) => computeReleaseValues(app, release, { plugin: host.overridesProvider(), user }),
-      dispose: () => files.dispose(),
-    };
-  } catch (error) {
-    await files.dispose();
-    throw error;
-  }
+    },
+    userOverrides: userOverridesProvider(appName, options.userOverrides),
+  });
+  namespace = appNamespace(session.app.releases);
+  const host = await session.plugins();
+  const manifests = await writeManifests(payload);
+  return {
+    app: session.app,
+    host,
+    manifests: manifests.dir,
+    namespace,
+    values: (release) => session.releaseValues(release),
+    dispose: manifests.dispose,
+  };
 }

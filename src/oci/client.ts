@@ -7,10 +7,13 @@
  * Docker config's credentials), retried once. Plain HTTP only for loopback
  * registries and those the caller lists as insecure.
  */
-import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseChallenges, type AuthChallenge } from './challenge.js';
 import { loadCredentials, type CredentialStore, type RegistryCredential } from './credentials.js';
 import {
@@ -37,6 +40,8 @@ export interface OciClientOptions {
   readonly timeoutMs?: number;
   /** Time allowed for one blob transfer (default 10 min). */
   readonly blobTimeoutMs?: number;
+  /** Waits before trying a read again when the registry is busy or drops the connection (default 0.5 s, 1.5 s). */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 /** A manifest as read from the registry, its digest checked. */
@@ -56,12 +61,16 @@ export interface BlobReadOptions {
 export interface PushFileOptions {
   /** Size of each PATCH of a chunked upload; files no larger go in one PUT (default 16 MiB). */
   readonly chunkBytes?: number;
+  /** The file's digest when the caller already has it (from {@link digestOfFile}): saves reading it twice. */
+  readonly digest?: string;
 }
 
 /** What a registry may answer for a manifest: 4 MiB, the limit registries enforce on push. */
-export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const DEFAULT_BLOB_BYTES = 64 * 1024 * 1024;
 const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
+const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+const TRANSIENT_FAILURES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 type Action = 'pull' | 'push';
 
@@ -87,6 +96,22 @@ function sha256(bytes: Buffer): string {
 /** `sha256:<hex>` of `bytes` (the digest OCI addresses content by). */
 export function digestOf(bytes: Buffer): string {
   return sha256(bytes);
+}
+
+/** `sha256:<hex>` and size of a file, read as a stream. */
+export async function digestOfFile(file: string): Promise<{ digest: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { digest: `sha256:${hash.digest('hex')}`, size };
+}
+
+/** A reference as given: parsed when it is text. */
+export function asReference(reference: OciReference | string): OciReference {
+  return typeof reference === 'string' ? parseReference(reference) : reference;
 }
 
 function basicHeader(username: string, password: string): string {
@@ -136,6 +161,7 @@ export class OciClient {
   private readonly insecure: ReadonlySet<string>;
   private readonly timeoutMs: number;
   private readonly blobTimeoutMs: number;
+  private readonly retryDelaysMs: readonly number[];
   /** Bearer tokens by `registry|scope`. */
   private readonly tokens = new Map<string, CachedToken>();
   /** Registries that asked for Basic authentication: sent up front afterwards. */
@@ -146,6 +172,7 @@ export class OciClient {
     this.insecure = new Set((options.insecureRegistries ?? []).map((h) => h.toLowerCase()));
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.blobTimeoutMs = options.blobTimeoutMs ?? 600_000;
+    this.retryDelaysMs = options.retryDelaysMs ?? [500, 1500];
   }
 
   /** `http` for loopback and listed registries (by `host:port` or bare host), else `https`. */
@@ -171,7 +198,7 @@ export class OciClient {
    * digest is checked to exist.
    */
   async resolve(reference: OciReference | string): Promise<Descriptor> {
-    const ref = typeof reference === 'string' ? parseReference(reference) : reference;
+    const ref = asReference(reference);
     const response = await this.send(ref, {
       method: 'HEAD',
       url: `${OciClient.repositoryPath(ref)}/manifests/${ref.target}`,
@@ -191,7 +218,7 @@ export class OciClient {
 
   /** The manifest (or index) a reference points to, its digest checked against the reference and the registry's header. */
   async getManifest(reference: OciReference | string): Promise<FetchedManifest> {
-    const ref = typeof reference === 'string' ? parseReference(reference) : reference;
+    const ref = asReference(reference);
     const subject = ref.toString();
     const response = await this.send(ref, {
       method: 'GET',
@@ -225,7 +252,7 @@ export class OciClient {
 
   /** True when the repository holds the blob. */
   async blobExists(repository: OciReference | string, digest: string): Promise<boolean> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const response = await this.send(ref, { method: 'HEAD', url: `${OciClient.repositoryPath(ref)}/blobs/${digest}`, action: 'pull' });
     if (response.status === 404) return false;
     if (!response.ok) throw await this.failure(ref, response, `checking blob ${digest}`);
@@ -234,7 +261,7 @@ export class OciClient {
 
   /** A blob in memory, its digest and size checked (size against the descriptor when one is given). */
   async getBlob(repository: OciReference | string, blob: Descriptor | string, options: BlobReadOptions = {}): Promise<Buffer> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const descriptor = typeof blob === 'string' ? undefined : blob;
     const digest = typeof blob === 'string' ? blob : blob.digest;
     const max = Math.min(options.maxBytes ?? DEFAULT_BLOB_BYTES, descriptor?.size ?? Infinity);
@@ -253,40 +280,41 @@ export class OciClient {
    * when the descriptor claims more.
    */
   async downloadBlob(repository: OciReference | string, blob: Descriptor, file: string, options: { maxBytes: number }): Promise<void> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const subject = ref.withDigest(blob.digest).toString();
     if (blob.size > options.maxBytes) throw new ContentTooLarge(subject, `blob is ${blob.size} bytes, more than the ${options.maxBytes} allowed`);
     const response = await this.openBlob(ref, blob.digest);
-    const partial = `${file}.partial`;
-    const out = createWriteStream(partial, { flags: 'w', mode: 0o644 });
+    // Unique per run, so two pulls into one folder never write the same temp file.
+    const partial = `${file}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
     const hash = createHash('sha256');
     let total = 0;
-    try {
-      if (response.body) {
-        for await (const chunk of response.body) {
-          total += chunk.length;
-          if (total > blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `more than ${blob.size} bytes`, 'blob size');
-          hash.update(chunk);
-          if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-        }
+    async function* counted(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+      for await (const chunk of source) {
+        total += chunk.length;
+        if (total > blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `more than ${blob.size} bytes`, 'blob size');
+        hash.update(chunk);
+        yield chunk;
       }
-      out.end();
-      await finished(out);
+    }
+    try {
+      const body = response.body ? Readable.fromWeb(response.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+      await pipeline(body, counted, createWriteStream(partial, { mode: 0o644 }));
       if (total !== blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `${total} bytes`, 'blob size');
       const actual = `sha256:${hash.digest('hex')}`;
       if (actual !== blob.digest) throw new DigestMismatch(subject, blob.digest, actual, 'blob');
       await rename(partial, file);
     } catch (error) {
-      out.destroy();
-      await response.body?.cancel().catch(() => undefined);
-      await rm(partial, { force: true });
+      await rm(partial, { force: true }).catch(() => undefined);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_')) throw new RegistryError(file, `cannot write the download (${code})`, { cause: error });
+      if (!(error instanceof RegistryError)) throw new RegistryUnreachable(subject, `the download broke off (${describeFailure(error)})`, { cause: error });
       throw error;
     }
   }
 
   /** Uploads a blob held in memory (POST then PUT); skipped when the registry already has it. */
   async pushBlob(repository: OciReference | string, bytes: Buffer, mediaType = 'application/octet-stream'): Promise<Descriptor> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const digest = sha256(bytes);
     const descriptor: Descriptor = { mediaType, digest, size: bytes.length };
     if (await this.blobExists(ref, digest)) return descriptor;
@@ -301,14 +329,14 @@ export class OciClient {
    * `Content-Range`, closed by a PUT with the digest.
    */
   async pushBlobFile(repository: OciReference | string, file: string, mediaType: string, options: PushFileOptions = {}): Promise<Descriptor> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-    const handle = await open(file, 'r');
+    const handle = await open(file, 'r').catch((error: unknown) => {
+      throw new RegistryError(file, `cannot read the file to upload (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+    });
     try {
       const { size } = await handle.stat();
-      const hash = createHash('sha256');
-      for await (const chunk of handle.createReadStream({ autoClose: false, start: 0 })) hash.update(chunk as Buffer);
-      const digest = `sha256:${hash.digest('hex')}`;
+      const digest = options.digest ?? (await digestOfFile(file)).digest;
       const descriptor: Descriptor = { mediaType, digest, size };
       if (await this.blobExists(ref, digest)) return descriptor;
       const read = async (start: number, length: number) => {
@@ -351,7 +379,7 @@ export class OciClient {
    * The registry's `Docker-Content-Digest` must match the bytes sent.
    */
   async pushManifest(reference: OciReference | string, bytes: Buffer, mediaType: string): Promise<Descriptor> {
-    const ref = typeof reference === 'string' ? parseReference(reference) : reference;
+    const ref = asReference(reference);
     if (bytes.length > MAX_MANIFEST_BYTES) throw new ContentTooLarge(ref.toString(), `manifest is ${bytes.length} bytes, more than the ${MAX_MANIFEST_BYTES} registries accept`);
     const digest = sha256(bytes);
     const response = await this.send(ref, {
@@ -370,7 +398,7 @@ export class OciClient {
 
   /** Every tag of a repository, following `Link: <…>; rel="next"` pages. */
   async listTags(repository: OciReference | string): Promise<string[]> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const tags: string[] = [];
     let url: string | undefined = `${OciClient.repositoryPath(ref)}/tags/list`;
     for (let page = 0; url !== undefined; page++) {
@@ -463,26 +491,48 @@ export class OciClient {
     const second = await this.fetchOnce(ref, spec, authorization);
     if (second.status === 401) {
       const error = await registryErrors(second);
-      throw new Unauthorized(ref.toString(), `${ref.registry} refused the credentials (${error.message}); check the entry for ${ref.registry} in the registry config`, { status: 401, code: error.code });
+      const advice = this.credentials.credentialFor(ref.registry)
+        ? `${ref.registry} refused the credentials (${error.message}); check the entry for ${ref.registry} in the registry config`
+        : `${ref.registry} refused anonymous access to ${spec.action} (${error.message}); the registry config has no credentials for it`;
+      throw new Unauthorized(ref.toString(), advice, { status: 401, code: error.code });
     }
     return second;
   }
 
+  /**
+   * One request. Reads (GET, HEAD) are tried again, twice at most, when the
+   * registry is busy (429, 502, 503, 504) or drops the connection: honouring
+   * a short `Retry-After`, else after 0.5 s and 1.5 s. Writes are not: an
+   * upload is not known to be idempotent.
+   */
   private async fetchOnce(ref: OciReference, spec: RequestSpec, authorization: string | undefined): Promise<Response> {
     const url = spec.url.startsWith('/') ? `${this.baseUrl(ref.registry)}${spec.url}` : spec.url;
     const headers: Record<string, string> = { 'user-agent': 'flotilla', ...spec.headers };
     if (authorization) headers.authorization = authorization;
     if (spec.body) headers['content-length'] = String(spec.body.length);
-    try {
-      return await fetch(url, {
-        method: spec.method,
-        headers,
-        body: spec.body,
-        redirect: 'follow',
-        signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
-      });
-    } catch (error) {
-      throw new RegistryUnreachable(ref.toString(), `cannot reach ${new URL(url).origin} (${describeFailure(error)})`, { cause: error });
+    const retries = spec.method === 'GET' || spec.method === 'HEAD' ? this.retryDelaysMs : [];
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: spec.method,
+          headers,
+          body: spec.body,
+          redirect: 'follow',
+          signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
+        });
+      } catch (error) {
+        const reason = describeFailure(error);
+        if (attempt < retries.length && TRANSIENT_FAILURES.has(reason)) {
+          await delay(retries[attempt]!);
+          continue;
+        }
+        throw new RegistryUnreachable(ref.toString(), `cannot reach ${new URL(url).origin} (${reason})`, { cause: error });
+      }
+      if (attempt >= retries.length || !TRANSIENT_STATUSES.has(response.status)) return response;
+      const retryAfter = Number(response.headers.get('retry-after'));
+      await response.body?.cancel();
+      await delay(Number.isFinite(retryAfter) && retryAfter > 0 && retryAfter <= 10 ? retryAfter * 1000 : retries[attempt]!);
     }
   }
 

@@ -3,7 +3,6 @@
  * constant lists below), so the plugin bundle carries no flotilla runtime:
  * the host builds the context and hands it in.
  */
-import type { DeploymentSpec } from '../app/spec.js';
 
 /** Offline: computing values or rendering from the source tree. Cluster: a real operation against Kubernetes. */
 export type PluginMode = 'offline' | 'cluster';
@@ -93,6 +92,32 @@ export interface ClusterObjects {
   list(selector: ObjectSelector): Promise<string[]>;
   /** Deletes the objects the selector matches; returns their names. */
   deleteAll(selector: ObjectSelector): Promise<string[]>;
+}
+
+/** Values of one chart in the spec (`common.charts`, a group, a service's chart). */
+export interface SpecValues {
+  readonly values?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The merged deployment spec as plugins see it (docs/app-format.md): the
+ * plugin API's own description of it, so that plugins depend on nothing of
+ * flotilla's inside; the app's spec satisfies it.
+ */
+export interface DeploymentSpec {
+  readonly main: {
+    readonly release: string;
+    readonly preset?: string;
+    readonly size?: string;
+    readonly domain?: string;
+    readonly customImages?: Readonly<Record<string, string>>;
+  };
+  readonly features: Readonly<Record<string, unknown>>;
+  readonly common: {
+    readonly charts?: SpecValues;
+    readonly groups?: Readonly<Record<string, SpecValues>>;
+  };
+  readonly services: Readonly<Record<string, Readonly<Record<string, SpecValues>>>>;
 }
 
 interface CommonContext {

@@ -50,13 +50,23 @@ function blobFile(registry: TestRegistry, digest: string): string {
   return join(registry.storage, 'data', 'docker', 'registry', 'v2', 'blobs', 'sha256', hex.slice(0, 2), hex, 'data');
 }
 
-/** A loopback proxy in front of a registry that drops one response header (a registry that does not announce digests). */
-async function startHeaderStrippingProxy(target: TestRegistry, header: string): Promise<{ host: string; close(): Promise<void> }> {
+/**
+ * A loopback proxy in front of a registry: drops one response header (a
+ * registry that does not announce digests), or answers 503 to the first
+ * requests (a busy registry).
+ */
+async function startProxy(target: TestRegistry, options: { dropHeader?: string; busyFirst?: number }): Promise<{ host: string; close(): Promise<void> }> {
   const targetUrl = new URL(target.url);
+  let busy = options.busyFirst ?? 0;
   const server: Server = createServer((req, res) => {
+    if (busy > 0) {
+      busy--;
+      res.writeHead(503).end();
+      return;
+    }
     const upstream = httpRequest({ host: targetUrl.hostname, port: targetUrl.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
       const headers = { ...up.headers };
-      delete headers[header];
+      if (options.dropHeader) delete headers[options.dropHeader];
       res.writeHead(up.statusCode ?? 502, headers);
       up.pipe(res);
     });
@@ -107,9 +117,20 @@ describe('OciClient against docker-registry', () => {
 
   it('computes the digest from the body when the registry does not send Docker-Content-Digest', async () => {
     const pushed = await pushImage(client, `${registry.host}/images/plain:v1`, 'oci', 'plain');
-    const proxy = await startHeaderStrippingProxy(registry, 'docker-content-digest');
+    const proxy = await startProxy(registry, { dropHeader: 'docker-content-digest' });
     try {
       expect(await client.resolve(`${proxy.host}/images/plain:v1`)).toEqual(pushed);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('tries a read again when the registry is busy', async () => {
+    const pushed = await pushImage(client, `${registry.host}/images/busy:v1`, 'oci', 'busy');
+    const proxy = await startProxy(registry, { busyFirst: 2 });
+    try {
+      const patient = new OciClient({ credentials: { credentialFor: () => undefined }, retryDelaysMs: [10, 10] });
+      expect(await patient.resolve(`${proxy.host}/images/busy:v1`)).toEqual(pushed);
     } finally {
       await proxy.close();
     }
@@ -144,6 +165,36 @@ describe('OciClient against docker-registry', () => {
     expect((error as Error).message).toBe(`${closed}/images/app:v1: cannot reach http://${closed} (ECONNREFUSED)`);
   });
 
+  it('gives up on a registry that does not answer in time, and reports what a failing registry says', async () => {
+    const silent = createServer(() => undefined);
+    let failures = 0;
+    const failing = createServer((_req, res) => {
+      failures++;
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'UNAVAILABLE', message: 'storage is read-only' }] }));
+    });
+    const listen = async (server: Server) => {
+      const port = await freePort();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      return `127.0.0.1:${port}`;
+    };
+    const silentHost = await listen(silent);
+    const failingHost = await listen(failing);
+    try {
+      const impatient = new OciClient({ credentials: { credentialFor: () => undefined }, timeoutMs: 300 });
+      const late = await impatient.resolve(`${silentHost}/images/app:v1`).catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(RegistryUnreachable);
+      expect((late as Error).message).toBe(`${silentHost}/images/app:v1: cannot reach http://${silentHost} (timed out)`);
+      const quick = new OciClient({ credentials: { credentialFor: () => undefined }, retryDelaysMs: [10, 10] });
+      await expect(quick.resolve(`${failingHost}/images/app:v1`)).rejects.toThrow(`${failingHost}/images/app:v1: reading the manifest: ${failingHost} answered UNAVAILABLE: storage is read-only`);
+      // HEAD and GET, each tried three times.
+      expect(failures).toBe(6);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    }
+  });
+
   it('uploads in chunks and in one piece, skips blobs the registry has, and reads them back checked', async () => {
     const repo = parseReference(`${registry.host}/blobs/big`);
     const file = join(work, 'big.bin');
@@ -165,6 +216,10 @@ describe('OciClient against docker-registry', () => {
     await client.downloadBlob(repo, chunked, out, { maxBytes: 1024 * 1024 });
     expect(statSync(out).size).toBe(data.length);
     await expect(client.downloadBlob(repo, chunked, join(work, 'refused.bin'), { maxBytes: 1000 })).rejects.toThrow(/more than the 1000 allowed/);
+    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(`${join(work, 'absent.bin')}: cannot read the file to upload (ENOENT)`);
+    const notAFolder = join(work, 'plain-file');
+    writeFileSync(notAFolder, '');
+    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (ENOTDIR)`);
     expect(await client.blobExists(repo, `sha256:${'1'.repeat(64)}`)).toBe(false);
   });
 
@@ -206,7 +261,9 @@ describe('OciClient authentication', () => {
       expect(await client.resolve(`${registry.host}/secure/app:v1`)).toEqual(pushed);
       expect(registry.tokenRequests.length).toBeGreaterThan(0);
       expect(registry.tokenRequests.every((r) => r.user === user.username)).toBe(true);
-      expect(registry.tokenRequests.map((r) => r.scope.join(' '))).toContain('repository:secure/app:pull,push');
+      // The registry names the actions in no set order.
+      const scopes = registry.tokenRequests.flatMap((r) => r.scope.map((s) => s.replace(/:([a-z,]+)$/, (_m, actions: string) => `:${actions.split(',').sort().join(',')}`)));
+      expect(scopes).toContain('repository:secure/app:pull,push');
       // Tokens are reused: a second resolve asks for none.
       const before = registry.tokenRequests.length;
       await client.resolve(`${registry.host}/secure/app:v1`);
@@ -220,6 +277,38 @@ describe('OciClient authentication', () => {
       const wrong = new OciClient({ credentials: { credentialFor: () => ({ kind: 'basic', username: user.username, password: 'nope' }) } });
       await expect(wrong.resolve(`${registry.host}/secure/app:v1`)).rejects.toThrow(`refused the credentials for ${registry.host}`);
     });
+  });
+
+  describe('Bearer tokens for anonymous pulls', () => {
+    let registry: TokenRegistry;
+    beforeAll(async () => {
+      registry = await startTokenRegistry([user], { anonymousPull: true });
+    });
+    afterAll(() => registry.stop());
+
+    it('pulls with an anonymous token and says why a push is refused', async () => {
+      const config = writeDockerConfig(work, registry.host, user);
+      const pushed = await pushImage(new OciClient({ registryConfig: config }), `${registry.host}/public/app:v1`, 'oci', 'public');
+      const anonymous = new OciClient({ credentials: { credentialFor: () => undefined } });
+      expect(await anonymous.resolve(`${registry.host}/public/app:v1`)).toEqual(pushed);
+      expect(registry.tokenRequests.some((r) => r.user === undefined && r.scope.includes('repository:public/app:pull'))).toBe(true);
+      const error = await pushImage(anonymous, `${registry.host}/public/app:v2`, 'oci', 'anonymous').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Unauthorized);
+      expect((error as Error).message).toMatch(new RegExp(`${registry.host}/public/app:v2: ${registry.host} refused anonymous access to push \\(UNAUTHORIZED: .*\\); the registry config has no credentials for it`));
+    });
+  });
+
+  it('never sends credentials over plain HTTP to a token service off loopback', async () => {
+    const registry = await startTokenRegistry([user], { advertisedRealm: 'http://token.example/token' });
+    try {
+      const client = new OciClient({ credentials: { credentialFor: () => ({ kind: 'basic', ...user }) } });
+      const error = await client.resolve(`${registry.host}/secure/app:v1`).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Unauthorized);
+      expect((error as Error).message).toBe(`${registry.host}/secure/app:v1: refusing to send credentials over plain HTTP to http://token.example`);
+      expect(registry.tokenRequests).toEqual([]);
+    } finally {
+      await registry.stop();
+    }
   });
 
   describe('Basic (docker-registry auth: htpasswd)', () => {

@@ -60,8 +60,10 @@ async function listen(server: Server): Promise<number> {
 /**
  * docker-registry with `auth: token`. Users get every action they ask for;
  * anonymous requests get `pull` only when `anonymousPull` is set.
+ * `advertisedRealm` makes the registry name another token URL than the
+ * service's (to test what a client refuses to send where).
  */
-export async function startTokenRegistry(users: readonly TestUser[], options: { anonymousPull?: boolean } = {}): Promise<TokenRegistry> {
+export async function startTokenRegistry(users: readonly TestUser[], options: { anonymousPull?: boolean; advertisedRealm?: string } = {}): Promise<TokenRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-token-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
@@ -113,7 +115,7 @@ export async function startTokenRegistry(users: readonly TestUser[], options: { 
   let registry: TestRegistry;
   try {
     registry = await startRegistry({
-      extraConfig: `auth: {token: {realm: ${JSON.stringify(realm)}, service: ${service}, issuer: ${issuer}, rootcertbundle: ${JSON.stringify(certFile)}}}`,
+      extraConfig: `auth: {token: {realm: ${JSON.stringify(options.advertisedRealm ?? realm)}, service: ${service}, issuer: ${issuer}, rootcertbundle: ${JSON.stringify(certFile)}}}`,
     });
   } catch (error) {
     server.close();

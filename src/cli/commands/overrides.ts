@@ -3,10 +3,11 @@ import type { Command } from 'commander';
 import type { App, Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { dumpYaml } from '../../document/index.js';
-import { loadAppPlugins } from '../../plugins/index.js';
-import { computeReleaseValues, explain } from '../../values/index.js';
+import { explain } from '../../values/index.js';
 import { formatTable } from '../output.js';
-import { loadAppForCommand } from './app-option.js';
+import { openSessionForCommand } from './app-option.js';
+import { editOverrides, parseAssignment, parseValuePath } from '../../edit/index.js';
+import { showAndWrite } from './edit-output.js';
 
 /** A release named directly, or the one release of a chart. */
 export function findRelease(app: App, name: string): Release {
@@ -26,8 +27,16 @@ interface OverridesOptions {
   output: 'yaml' | 'json';
 }
 
+interface EditCommandOptions {
+  file?: string;
+  string?: boolean;
+  new?: boolean;
+  force?: boolean;
+  dryRun?: boolean;
+}
+
 export function register(program: Command): void {
-  program
+  const overrides = program
     .command('overrides')
     .description('print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from')
     .argument('<CHART>', 'release name, or chart name when one release uses it')
@@ -38,20 +47,20 @@ export function register(program: Command): void {
     .option('--output <FORMAT>', 'yaml or json', 'yaml')
     .action(async (name: string, opts: OverridesOptions) => {
       if (opts.output !== 'yaml' && opts.output !== 'json') throw new FlotillaError(`--output must be yaml or json, got "${opts.output}"`);
-      const app = await loadAppForCommand(opts.app, opts.deployment);
+      const session = await openSessionForCommand(opts.app, opts.deployment);
+      const { app } = session;
       const release = findRelease(app, name);
       if (!app.enabled.some((r) => r.name === release.name)) {
         process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
       }
-      const plugins = await loadAppPlugins(app, { mode: 'offline' });
-      const values = await computeReleaseValues(app, release, { plugin: plugins.overridesProvider() });
+      const values = await session.releaseValues(release);
       // Passwords plugins generated are never printed.
-      const systemOverrides = plugins.redact(values.systemOverrides);
+      const systemOverrides = session.redact(values.systemOverrides);
       if (!opts.explain) {
         process.stdout.write(opts.output === 'json' ? `${JSON.stringify(systemOverrides, null, 2)}\n` : dumpYaml(systemOverrides));
         return;
       }
-      const rows = explain(values, { all: opts.all }).map((l) => ({ ...l, value: plugins.redact(l.value) }));
+      const rows = explain(values, { all: opts.all }).map((l) => ({ ...l, value: session.redact(l.value) }));
       if (opts.output === 'json') {
         const out = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location }));
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -62,6 +71,38 @@ export function register(program: Command): void {
       const layers = new Set(rows.map((l) => l.origin.layer));
       console.log(`\n${rows.length} values from ${layers.size} layers: ${[...layers].join(', ')}`);
     });
+  const editCommand = (name: 'set' | 'unset', description: string, operand: string) =>
+    overrides
+      .command(name)
+      .description(description)
+      .argument('<APP_DIR>', 'app source tree')
+      .argument(`<CHART_OR_${operand}...>`, `chart (or release) name, then ${operand}…; with --file only ${operand}…`)
+      .option('--file <FILE>', 'edit this file of the app instead of overrides/static/<chart>.yaml (a version catalog, the deployment spec, metadata, …)')
+      .option('--force', 'allow a change of kind (map/list/scalar) and losing a build token')
+      .option('--dry-run', 'print the diff and write nothing');
+  editCommand('set', 'set values in static overrides (or --file), keeping every comment and all other bytes', 'PATH=VALUE')
+    .option('--string', 'take every VALUE as a string instead of YAML')
+    .option('--new', 'accept a path the chart values.yaml / schema does not know')
+    .action(async (appDir: string, operands: string[], opts: EditCommandOptions) => {
+      const { chart, rest } = splitOperands(operands, opts.file, 'PATH=VALUE');
+      const change = await editOverrides({ appDir, chart, file: opts.file, set: rest.map(parseAssignment), asString: opts.string, allowNew: opts.new, force: opts.force });
+      await showAndWrite([change], opts.dryRun);
+    });
+  editCommand('unset', 'remove keys or list items from static overrides (or --file), keeping every comment', 'PATH').action(
+    async (appDir: string, operands: string[], opts: EditCommandOptions) => {
+      const { chart, rest } = splitOperands(operands, opts.file, 'PATH');
+      const change = await editOverrides({ appDir, chart, file: opts.file, unset: rest.map(parseValuePath), force: opts.force });
+      await showAndWrite([change], opts.dryRun);
+    },
+  );
+}
+
+/** CHART then the edits, or only the edits when --file names the file. */
+function splitOperands(operands: readonly string[], file: string | undefined, what: string): { chart?: string; rest: string[] } {
+  const [first, ...others] = operands;
+  const split = file === undefined ? { chart: first, rest: others } : { rest: [...operands] };
+  if (split.rest.length === 0) throw new FlotillaError(`expected at least one ${what}${file === undefined ? ' after the chart' : ''}`, { exitCode: 2 });
+  return split;
 }
 
 function truncate(text: string, max = 60): string {
