@@ -6,7 +6,7 @@
  * written: plugins run with read-only stores. Secret data in rendered
  * objects and every password a plugin handed out are redacted.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import deepmerge from 'deepmerge';
@@ -139,16 +139,32 @@ export function objectChanges(before: Map<string, RenderedObject>, after: Map<st
 /** Where `helm template` takes a chart from: a file, or the chart repository. */
 type ChartSource = { readonly file: string } | { readonly repository: ChartRepository; readonly name: string; readonly version: string };
 
-async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chart: ChartSource, values: Plain, work: string, side: string): Promise<Map<string, RenderedObject>> {
+/** Chart archives pulled from the chart repository, once per chart version for the whole diff. */
+function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
+  const pulled = new Map<string, Promise<string>>();
+  return (chart) => {
+    if ('file' in chart) return Promise.resolve(chart.file);
+    const key = `${chart.name}@${chart.version}`;
+    let file = pulled.get(key);
+    if (!file) {
+      const dir = join(work, 'charts', key);
+      const source =
+        chart.repository.type === 'oci'
+          ? [`${chart.repository.url}/${chart.name}`, ...(chart.repository.plainHttp ? ['--plain-http'] : [])]
+          : [chart.name, '--repo', chart.repository.url];
+      file = mkdir(dir, { recursive: true })
+        .then(() => helm(['pull', ...source, '--version', chart.version, '--destination', dir]))
+        .then(() => join(dir, `${chart.name}-${chart.version}.tgz`));
+      pulled.set(key, file);
+    }
+    return file;
+  };
+}
+
+async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain, work: string, side: string): Promise<Map<string, RenderedObject>> {
   const valuesFile = join(work, `${release.name}-${side}.yaml`);
   await writeFile(valuesFile, dumpYaml(values), { mode: 0o600 });
-  const source =
-    'file' in chart
-      ? [chart.file]
-      : chart.repository.type === 'oci'
-        ? [`${chart.repository.url}/${chart.name}`, '--version', chart.version, ...(chart.repository.plainHttp ? ['--plain-http'] : [])]
-        : [chart.name, '--repo', chart.repository.url, '--version', chart.version];
-  const { stdout } = await helm(['template', release.releaseName, ...source, '--namespace', release.namespace, '-f', valuesFile]);
+  const { stdout } = await helm(['template', release.releaseName, chartFile, '--namespace', release.namespace, '-f', valuesFile]);
   return parseRendered(stdout);
 }
 
@@ -186,6 +202,7 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
   try {
     const plan = await planApply(loaded.host, { ...(record.mode ? { mode: record.mode } : {}), deployed: record.deployed });
     const byName = new Map(loaded.app.releases.map((r) => [r.name, r]));
+    const pull = chartPuller(work);
     const deployedNow = new Map(current.releases.map((r) => [r.name, r]));
     const wanted = plan.releases.map((r) => byName.get(r.name) as Release);
     const releases = await mapConcurrently(wanted, options.concurrency ?? 3, async (release): Promise<ReleaseDiff> => {
@@ -195,9 +212,10 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
       const newChart: ChartSource = chartFiles
         ? await writeChart(work, release.chart, chartFiles)
         : { repository: current.repository, name: release.chart, version: current.releases.find((r) => r.name === release.name)?.chartVersion ?? '' };
-      const renderedAfter = await render(release, newChart, after, work, 'after');
+      const renderedAfter = await render(release, await pull(newChart), after, work, 'after');
       const old = deployedNow.get(release.name);
-      const renderedBefore = before && old ? await render(release, { repository: current.repository, name: old.chart, version: old.chartVersion }, before, work, 'before') : new Map<string, RenderedObject>();
+      const renderedBefore =
+        before && old ? await render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before, work, 'before') : new Map<string, RenderedObject>();
       const valueDiff = loaded.host.redact(valueChanges(before ?? {}, after));
       const objects = objectChanges(renderedBefore, renderedAfter, (v) => loaded.host.redact(v));
       return { name: release.name, namespace: release.namespace, change: before === undefined ? 'added' : valueDiff.length + objects.length > 0 ? 'changed' : 'unchanged', values: valueDiff, objects };
