@@ -22,7 +22,7 @@ import { chartArchives } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { planApply } from './plan.js';
 import { AppRecords, type ChartRepository } from './record.js';
-import { verifyForUpload } from './upload.js';
+import { fetchBundle, verifyForUpload } from './upload.js';
 import { LifecycleError } from './errors.js';
 import { loadVersion, loadVersionFrom, type LoadedVersion } from './version.js';
 
@@ -190,7 +190,8 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
   let chartFiles: ReadonlyMap<string, Buffer> | undefined;
   let target = current.version;
   if (options.bundle) {
-    const verified = await verifyForUpload(options.bundle, await readClusterConfig(client));
+    const fetched = await fetchBundle(options.bundle);
+    const verified = await verifyForUpload(fetched.path, await readClusterConfig(client)).finally(() => fetched.dispose());
     chartFiles = new Map(await Promise.all(chartArchives(verified.bundle.files).map(async ([path, bytes]) => [(await readChartArchive(bytes, { label: path })).name, bytes] as const)));
     const userOverrides = verified.metadata.maintainUserOverrides ? record.userOverrides : {};
     loaded = await loadVersionFrom(client, verified.bundle, appName, { ...loadOptions, userOverrides });

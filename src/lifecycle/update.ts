@@ -14,7 +14,7 @@ import { AppStateError, LifecycleError, UpdateRefusedError } from './errors.js';
 import { RecordHandle, reasonOf, withAppLock } from './operation.js';
 import { deletePayload } from './payload.js';
 import type { AppRecord, AppState } from './record.js';
-import { stageBundle, verifyForUpload, type UploadOptions } from './upload.js';
+import { fetchBundle, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
 export interface UpdateOptions extends ApplyOptions, UploadOptions {}
 
@@ -23,9 +23,16 @@ export class UpdateRecoveredError extends LifecycleError {}
 
 const UPDATE_FROM: ReadonlySet<AppState> = new Set(['applied', 'apply-failed', 'updating', 'recovering']);
 
-export async function updateApp(client: KubeClient, path: string, options: UpdateOptions = {}): Promise<AppRecord> {
-  const config = await readClusterConfig(client);
-  const verified = await verifyForUpload(path, config);
+export async function updateApp(client: KubeClient, source: string, options: UpdateOptions = {}): Promise<AppRecord> {
+  const fetched = await fetchBundle(source, options);
+  try {
+    return await updateTo(client, await verifyForUpload(fetched.path, await readClusterConfig(client)), options);
+  } finally {
+    await fetched.dispose();
+  }
+}
+
+async function updateTo(client: KubeClient, verified: VerifiedBundle, options: UpdateOptions): Promise<AppRecord> {
   const { appName, appVersion } = verified.metadata;
   return withAppLock(client, appName, 'update', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));

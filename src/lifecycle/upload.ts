@@ -8,13 +8,15 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import type { App, AppMetadata } from '../app/index.js';
 import { chartArchives, openBundle, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import type { KubeClient } from '../kube/index.js';
+import { OciClient, pullBundle } from '../oci/index.js';
 import { Session } from '../session/index.js';
 import { verifyBundle } from '../verify/index.js';
 import { readClusterConfig, rememberChartRepository, type ClusterConfig } from './config.js';
@@ -38,6 +40,23 @@ export interface VerifiedBundle {
   readonly sha256: string;
 }
 
+/**
+ * A tarball named by a path, or by `oci://HOST/REPO/APP:TAG` (pulled into a
+ * private folder with its digests checked; verified like any file after).
+ */
+export async function fetchBundle(source: string, options: DeliveryOptions = {}): Promise<{ readonly path: string; dispose(): Promise<void> }> {
+  if (!source.startsWith('oci://')) return { path: source, dispose: async () => undefined };
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-pull-'));
+  const dispose = () => rm(dir, { recursive: true, force: true });
+  try {
+    const client = new OciClient(options.registryConfig ? { registryConfig: options.registryConfig } : {});
+    return { path: (await pullBundle(client, source, dir)).file, dispose };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
+
 /** Verification of a tarball as upload does it: every problem named, in one error. */
 export async function verifyForUpload(path: string, config: ClusterConfig): Promise<VerifiedBundle> {
   const rejected = (why: string) => new UploadRejectedError(`Application-upload rejected: ${basename(path)}: ${why}`);
@@ -56,7 +75,7 @@ export async function verifyForUpload(path: string, config: ClusterConfig): Prom
 }
 
 /** Delivers the charts and stores the payload of a verified tarball; returns what the record keeps of it. */
-export async function stageBundle(client: KubeClient, verified: VerifiedBundle, repository: ChartRepository, options: DeliveryOptions): Promise<RecordedBundle> {
+export async function stageBundle(client: KubeClient, verified: VerifiedBundle, repository: ChartRepository, options: DeliveryOptions, source = basename(verified.path)): Promise<RecordedBundle> {
   const { bundle, metadata } = verified;
   const archives = chartArchives(bundle.files);
   const charts = await Promise.all(archives.map(async ([path, bytes]) => ({ path, bytes, archive: await readChartArchive(bytes, { label: path }) })));
@@ -70,7 +89,7 @@ export async function stageBundle(client: KubeClient, verified: VerifiedBundle, 
   return {
     version: metadata.appVersion,
     sha256: verified.sha256,
-    source: basename(verified.path),
+    source,
     payload,
     charts: charts.map((c) => ({ name: c.archive.name, version: c.archive.version, sha256: createHash('sha256').update(c.bytes).digest('hex') })),
     releases: verified.app.releases.map(
@@ -95,9 +114,17 @@ export async function chooseRepository(client: KubeClient, config: ClusterConfig
   throw new AppStateError('no chart repository: pass --chart-repo oci://HOST/PATH (or http(s)://… with --chart-repo-dir) once; the cluster remembers it', { exitCode: 2 });
 }
 
-export async function uploadApp(client: KubeClient, path: string, options: UploadOptions = {}): Promise<AppRecord> {
+export async function uploadApp(client: KubeClient, source: string, options: UploadOptions = {}): Promise<AppRecord> {
   const config = await readClusterConfig(client);
-  const verified = await verifyForUpload(path, config);
+  const fetched = await fetchBundle(source, options);
+  try {
+    return await uploadVerified(client, await verifyForUpload(fetched.path, config), source, config, options);
+  } finally {
+    await fetched.dispose();
+  }
+}
+
+async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path: string, config: ClusterConfig, options: UploadOptions): Promise<AppRecord> {
   const { appName, appVersion } = verified.metadata;
   return withAppLock(client, appName, 'upload', options, async (run) => {
     const existing = await run.records.read(appName);
@@ -118,7 +145,7 @@ export async function uploadApp(client: KubeClient, path: string, options: Uploa
     await handle.begin('upload', 'uploading', run.lease.holder, appVersion);
     try {
       run.events({ type: 'step', message: `delivering the charts to ${repository.url}` });
-      const bundle = await stageBundle(client, verified, repository, options);
+      const bundle = await stageBundle(client, verified, repository, options, path.startsWith('oci://') ? path : basename(path));
       return await handle.end('uploaded', 'succeeded', undefined, { bundle, progress: { ready: 0, total: bundle.releases.length, percent: 0 } });
     } catch (error) {
       await handle.end('upload-failed', 'failed', reasonOf(error)).catch(() => undefined);

@@ -47,6 +47,17 @@ describe('refusals', () => {
     expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE)).toEqual([]);
   });
 
+  it('uploads a tarball stored in a registry (flotilla push), verified like a file', async () => {
+    const ref = `oci://${cluster.registry!.host}/apps/${APP}:25.03-0`;
+    const { OciClient, pushBundle } = await import('../../src/oci/index.js');
+    await pushBundle(new OciClient(), bundle, ref);
+    const upload = await cli('upload', ref);
+    expect(upload.stderr).toBe('delivering the charts to ' + cluster.chartRepository + '\n');
+    expect(upload).toMatchObject({ code: 0, stdout: `${APP} 25.03-0: uploaded (charts in ${cluster.chartRepository})\n` });
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual([{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 } }]);
+    expect((await cli('delete', APP)).code).toBe(0);
+  });
+
   it('exits 2 on bad usage, naming the flag', async () => {
     expect(await cli('apply', APP, '--timeout', 'soon')).toMatchObject({ code: 2, stderr: 'flotilla: --timeout soon: expected a duration such as 30m, 1h or 90s\n' });
     expect(await cli('show', APP, '-o', 'xml')).toMatchObject({ code: 2, stderr: 'flotilla: --output must be one of table, json, yaml, not "xml"\n' });

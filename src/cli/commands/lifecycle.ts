@@ -43,7 +43,7 @@ export function register(program: Command): void {
   registerOverride(program);
   registerDiff(program);
   clusterCommand(program, 'upload', 'verify an application tarball, deliver its charts to the chart repository and record the app as uploaded')
-    .argument('<BUNDLE>', 'application tarball (.tgz)')
+    .argument('<BUNDLE>', 'application tarball (.tgz), or oci://HOST/REPO/APP:TAG as flotilla push stored it')
     .option('--chart-repo <URL>', 'oci://HOST/PATH (a registry) or http(s)://HOST/PATH (a Helm repository); remembered in the cluster')
     .option('--chart-repo-dir <DIR>', 'for an http(s) chart repository: the folder its web server serves')
     .option('--plain-http', 'the registry speaks plain HTTP, not HTTPS')
@@ -83,7 +83,7 @@ export function register(program: Command): void {
     });
 
   clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
-    .argument('<BUNDLE>', 'application tarball (.tgz) of the new version')
+    .argument('<BUNDLE>', 'application tarball (.tgz) of the new version, or oci://HOST/REPO/APP:TAG')
     .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
     .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
     .action(async (bundle: string, flags: ClusterFlags & { timeout: string; registryConfig?: string }) => {
