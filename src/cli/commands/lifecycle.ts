@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { parseYaml, toPlain } from '../../document/index.js';
-import type { AppView, HistoryEntry } from '../../lifecycle/index.js';
+import type { AppRecord, AppView, HistoryEntry, LifecycleEvent } from '../../lifecycle/index.js';
 import { formatTable } from '../output.js';
 import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
 
@@ -15,6 +15,20 @@ interface ChartRepoFlags {
   readonly chartRepoDir?: string;
   readonly plainHttp?: boolean;
   readonly registryConfig?: string;
+}
+
+/** Runs an operation with its progress on stderr, the display cleared however it ends. */
+async function withProgress<T>(run: (events: (event: LifecycleEvent) => void) => Promise<T>): Promise<T> {
+  const progress = progressPrinter();
+  try {
+    return await run(progress.events);
+  } finally {
+    progress.done();
+  }
+}
+
+function printOutcome(record: AppRecord): void {
+  console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
 }
 
 function historyRows(history: readonly HistoryEntry[]): string[][] {
@@ -52,13 +66,9 @@ export function register(program: Command): void {
       const { parseChartRepository, uploadApp } = await import('../../lifecycle/index.js');
       const chartRepository = flags.chartRepo ? parseChartRepository(flags.chartRepo, { ...(flags.plainHttp ? { plainHttp: true } : {}), ...(flags.chartRepoDir ? { dir: flags.chartRepoDir } : {}) }) : undefined;
       const client = await connectFor(flags);
-      const progress = progressPrinter();
-      const record = await uploadApp(client, bundle, {
-        events: progress.events,
-        ...(chartRepository ? { chartRepository } : {}),
-        ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}),
-      });
-      progress.done();
+      const record = await withProgress((events) =>
+        uploadApp(client, bundle, { events, ...(chartRepository ? { chartRepository } : {}), ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) }),
+      );
       console.log(`${record.name} ${record.bundle.version}: ${record.state} (charts in ${record.bundle.repository.url})`);
     });
 
@@ -72,14 +82,7 @@ export function register(program: Command): void {
       const timeoutMs = parseDuration(flags.timeout, '--timeout');
       const { applyApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      const progress = progressPrinter();
-      try {
-        const record = await applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events: progress.events });
-        progress.done();
-        console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
-      } finally {
-        progress.done();
-      }
+      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events })));
     });
 
   clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
@@ -90,14 +93,7 @@ export function register(program: Command): void {
       const timeoutMs = parseDuration(flags.timeout, '--timeout');
       const { updateApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      const progress = progressPrinter();
-      try {
-        const record = await updateApp(client, bundle, { timeoutMs, events: progress.events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) });
-        progress.done();
-        console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
-      } finally {
-        progress.done();
-      }
+      printOutcome(await withProgress((events) => updateApp(client, bundle, { timeoutMs, events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) })));
     });
 
   clusterCommand(program, 'remove', 'remove an applied app: pre-remove hooks, HelmReleases deleted in reverse dependency order, post-remove hooks')
@@ -107,14 +103,7 @@ export function register(program: Command): void {
       const timeoutMs = parseDuration(flags.timeout, '--timeout');
       const { removeApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      const progress = progressPrinter();
-      try {
-        const record = await removeApp(client, app, { timeoutMs, events: progress.events });
-        progress.done();
-        console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
-      } finally {
-        progress.done();
-      }
+      printOutcome(await withProgress((events) => removeApp(client, app, { timeoutMs, events })));
     });
 
   clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle')
