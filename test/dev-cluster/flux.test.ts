@@ -110,6 +110,8 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(secret.type).toBe('helm.sh/release.v1');
     expect(secret.metadata.labels).toMatchObject({ owner: 'helm', name: 'first', status: 'deployed', version: '1' });
     expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-first`)?.status).toMatchObject({ artifact: { revision: '1.0.0' } });
+    // An OCI HelmRepository is a static object in source-controller v1: no status to wait for.
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmRepository', NS, 'registry')?.status).toBeUndefined();
   });
 
   it('upgrades on a spec change: new revision, pruned objects, superseded history', async () => {

@@ -3,7 +3,8 @@
  * helm-controller, driven by the store's change events (no polling loops).
  *
  * - HelmRepository: `default` type fetches index.yaml (loopback only) and
- *   becomes Ready with an artifact; `oci` type is Ready at once.
+ *   becomes Ready with an artifact; `oci` type stays static (empty status,
+ *   no Ready condition), as in source-controller v1.
  * - HelmChart (created per HelmRelease from `spec.chart`, as helm-controller
  *   does) and OCIRepository: the chart is pulled with the real helm.
  * - HelmRelease: honours suspend, dependsOn, valuesFrom (in order, then
@@ -410,8 +411,10 @@ export class FluxSimulation {
     try {
       this.checkLoopback(url);
       if (spec.type === 'oci') {
-        if (!url.startsWith('oci://')) throw new ReconcileFailure('URLInvalid', `invalid OCI registry URL: ${url}: URL scheme must be "oci"`);
-        this.writeStatus(HELM_REPO, namespace, name, { observedGeneration: generation!, url, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'Helm repository is ready' }] as unknown as Json }, SOURCE_MANAGER);
+        // source-controller v1 keeps an OCI HelmRepository static: an empty status, no Ready condition;
+        // HelmCharts read its URL when they pull.
+        const type = this.type(HELM_REPO)!;
+        if (isObject(repo.status) && Object.keys(repo.status).length > 0) this.cluster.update(type, namespace, name, { ...repo, status: {} }, { fieldManager: SOURCE_MANAGER }, 'status');
         return;
       }
       const indexUrl = `${url.replace(/\/+$/, '')}/index.yaml`;
@@ -464,8 +467,8 @@ export class FluxSimulation {
     if (source.kind !== 'HelmRepository') return void fail('SourceUnavailable', `unsupported source kind '${source.kind}': the dev cluster test fixture serves charts from HelmRepository sources`);
     const repo = this.find(HELM_REPO, source.namespace, source.name);
     if (!repo) return void fail('SourceUnavailable', `failed to get source: helmrepositories.source.toolkit.fluxcd.io "${source.name}" not found`);
-    if (!isReady(repo)) return void fail('SourceUnavailable', `HelmRepository '${source.namespace}/${source.name}' is not ready`);
     const repoSpec = isObject(repo.spec) ? repo.spec : {};
+    if (repoSpec.type !== 'oci' && !isReady(repo)) return void fail('SourceUnavailable', `HelmRepository '${source.namespace}/${source.name}' is not ready`);
     const url = String(repoSpec.url ?? '').replace(/\/+$/, '');
     const chartName = String(spec.chart ?? '');
     const version = String(spec.version ?? '*');
