@@ -203,6 +203,46 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(before).toBeUndefined();
   });
 
+  it('rolls back a failed upgrade and retries it per upgrade.remediation, and stalls once retries run out', async () => {
+    cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } } }));
+    await waitReady('rolled');
+    const once = cluster.faults.failRender(`${NS}/rolled`, { message: 'transient render failure', times: 1 });
+    cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } }, values: { replicas: 2 } }));
+    await waitReady('rolled');
+    expect(once.hits).toBe(1);
+    expect(ready('rolled')?.reason).toBe('UpgradeSucceeded');
+    const statuses = (release('rolled')!.status!.history as Array<{ status: string }>).map((h) => h.status);
+    expect(statuses[0]).toBe('deployed');
+    expect(statuses).toContain('failed');
+    const always = cluster.faults.failRender(`${NS}/rolled`, { message: 'permanent render failure' });
+    cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } }, values: { replicas: 3 } }));
+    await cluster.waitFor(() => (release('rolled')!.status!.conditions as Array<{ type: string; reason: string }> | undefined)?.some((c) => c.type === 'Stalled') ?? false, 20_000);
+    const conditions = release('rolled')!.status!.conditions as Array<{ type: string; status: string; reason: string; message: string }>;
+    expect(conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeFailed', message: `Helm upgrade failed for release ${NS}/rolled with chart app@1.0.0: permanent render failure` });
+    expect(conditions.find((c) => c.type === 'Stalled')).toMatchObject({ reason: 'RetriesExceeded', message: 'Failed to upgrade after 2 attempt(s)' });
+    expect(conditions.find((c) => c.type === 'Remediated')).toMatchObject({ reason: 'RollbackSucceeded' });
+    expect(always.hits).toBe(2);
+    // Rolled back: the objects are the last good revision's.
+    expect((cluster.get('apps/v1', 'Deployment', NS, 'rolled') as Obj & { spec: { replicas: number } }).spec.replicas).toBe(2);
+    always.clear();
+  });
+
+  it('fails an install whose release stays not ready past its timeout', async () => {
+    const slow = cluster.faults.slowRelease(`${NS}/late`, 60_000);
+    cluster.apply(hr('late', { timeout: '1s' }));
+    await waitReady('late', 'False');
+    expect(ready('late')).toMatchObject({ reason: 'InstallFailed', message: `Helm install failed for release ${NS}/late with chart app@1.0.0: context deadline exceeded` });
+    slow.clear();
+  });
+
+  it('takes a chart from an OCIRepository through chartRef', async () => {
+    cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'OCIRepository', metadata: { name: 'app-oci', namespace: NS }, spec: { url: `${cluster.chartRepository}/app`, ref: { tag: '1.1.0' }, insecure: true, interval: '10m', layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' } } });
+    cluster.apply({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'by-ref', namespace: NS }, spec: { interval: '10m', chartRef: { kind: 'OCIRepository', name: 'app-oci' } } });
+    await waitReady('by-ref');
+    expect(ready('by-ref')?.message).toBe(`Helm install succeeded for release ${NS}/by-ref.v1 with chart app@1.1.0`);
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'OCIRepository', NS, 'app-oci')?.status).toMatchObject({ artifact: { revision: expect.stringMatching(/^1\.1\.0@sha256:[0-9a-f]{64}$/) } });
+  });
+
   it('uninstalls through its finalizer on deletion: rendered objects and release Secrets go, then the HelmRelease', async () => {
     const type = cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease');
     cluster.cluster.delete(type, NS, 'web');

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiException,
+  ApisApi,
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -176,6 +178,25 @@ describe('dev cluster (test fixture): CRUD', () => {
     await cluster.waitFor(() => cluster.get('v1', 'ConfigMap', 'doomed', 'c') === undefined, 5_000);
     await core.patchNamespacedConfigMap({ name: 'held', namespace: 'doomed', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     await cluster.waitFor(() => cluster.get('v1', 'Namespace', '', 'doomed') === undefined, 5_000);
+  });
+});
+
+describe('dev cluster (test fixture): discovery and built-in kinds', () => {
+  it('serves the registered groups only: without Flux there are no Flux kinds', async () => {
+    const groups = (await kc.makeApiClient(ApisApi).getAPIVersions()).groups.map((g) => g.name);
+    expect(groups).toEqual(expect.arrayContaining(['apps', 'batch', 'coordination.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'example.com']));
+    expect(groups.filter((g) => g.includes('fluxcd'))).toEqual([]);
+    const missing = await failure(custom.listNamespacedCustomObject({ group: 'helm.toolkit.fluxcd.io', version: 'v2', namespace: 'proto', plural: 'helmreleases' }));
+    expect(missing).toMatchObject({ code: 404, reason: 'NotFound' });
+  });
+
+  it('keeps Leases with optimistic concurrency, as a lock needs', async () => {
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const lease = await leases.createNamespacedLease({ namespace: 'proto', body: { metadata: { name: 'lock' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 30, acquireTime: new Date() } } });
+    expect(lease.spec?.holderIdentity).toBe('a');
+    await leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b' } } });
+    const lost = await failure(leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'c' } } }));
+    expect(lost).toMatchObject({ code: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on leases.coordination.k8s.io "lock": the object has been modified; please apply your changes to the latest version and try again' });
   });
 });
 
