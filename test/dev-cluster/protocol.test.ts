@@ -2,6 +2,7 @@
  * The dev cluster TEST FIXTURE speaks the Kubernetes REST protocol: checked
  * through the real @kubernetes/client-node.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiException,
@@ -307,6 +308,24 @@ describe('dev cluster (test fixture): faults', () => {
     expect((await failure(core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' }))).reason).toBe('TooManyRequests');
     expect((await core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' })).metadata?.name).toBe('two');
     expect([handle.hits, throttled.hits]).toEqual([2, 1]);
+  });
+
+  it('survives a client dying in the middle of an apply: nothing is half-applied and the server keeps serving', async () => {
+    const before = cluster.get('v1', 'ConfigMap', 'proto', 'two');
+    const url = new URL(cluster.server);
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two' }, data: { half: 'x'.repeat(100_000) } });
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`PATCH /api/v1/namespaces/proto/configmaps/two?fieldManager=dying HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body.slice(0, 50_000), () => {
+          socket.destroy();
+          resolve();
+        });
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(cluster.get('v1', 'ConfigMap', 'proto', 'two')).toEqual(before);
+    expect((await core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' })).metadata?.resourceVersion).toBe((before!.metadata as { resourceVersion: string }).resourceVersion);
   });
 
   it('survives a crash that cuts open watches and a dropped request, keeping its state', async () => {

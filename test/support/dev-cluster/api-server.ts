@@ -31,6 +31,9 @@ export interface RequestRecord {
 
 const JSON_TYPE = 'application/json';
 
+/** The client closed the connection before its request body was complete. */
+class ClientGone extends Error {}
+
 interface Route {
   type: ResourceType;
   namespace: string | undefined;
@@ -138,7 +141,8 @@ export class ApiServer {
       if (!route) throw noSuchResource();
       await this.serveResource(req, res, url, route, method, body);
     } catch (error) {
-      if (error instanceof ApiError) this.send(req, res, error.code, error.status);
+      if (error instanceof ClientGone) this.record(req, 0);
+      else if (error instanceof ApiError) this.send(req, res, error.code, error.status);
       else {
         const failure = injected(500);
         this.send(req, res, 500, { ...failure.status, message: `Internal error occurred: ${(error as Error).message}` });
@@ -158,6 +162,10 @@ export class ApiServer {
       });
       req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
       req.on('error', reject);
+      // A client that dies mid-request leaves nothing half-done: the request is dropped unread.
+      req.on('close', () => {
+        if (!req.complete) reject(new ClientGone());
+      });
     });
   }
 
