@@ -105,6 +105,19 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     await cluster.waitFor(() => cluster.releaseReady('demo', 'demo')?.reason === 'UpgradeSucceeded', 30_000);
   });
 
+  it('refuses a HelmRelease field Flux does not declare, as kubectl\'s strict validation on a real cluster does', async () => {
+    writeFileSync(join(work, 'typo.yaml'), manifests('typo', '{}').replace('  interval: 10m\n  chart:', '  interval: 10m\n  instal: {remediation: {retries: 1}}\n  chart:'));
+    const refused = await kubectl('apply', '--server-side', '-f', join(work, 'typo.yaml'));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('failed to create typed patch object (demo/typo; helm.toolkit.fluxcd.io/v2, Kind=HelmRelease): .spec.instal: field not declared in schema');
+    expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'typo')).toBeUndefined();
+    // Without strict validation the server drops the field and warns.
+    const warnings: string[] = [];
+    const created = cluster.cluster.create(cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), 'demo', { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'lenient' }, spec: { interval: '1m', suspend: true, chart: { spec: { chart: 'demo', sourceRef: { kind: 'HelmRepository', name: 'charts' } } }, upgrade: { createNamespace: true } } }, { fieldManager: 'test', warnings });
+    expect(warnings).toEqual(['unknown field "spec.upgrade.createNamespace"']);
+    expect((created.spec as { upgrade: object }).upgrade).toEqual({});
+  });
+
   it('fails kubectl wait on a release that does not become Ready in time', async () => {
     const slow = cluster.faults.slowRelease('demo/slow', 60_000);
     writeFileSync(join(work, 'slow.yaml'), manifests('slow', '{}'));

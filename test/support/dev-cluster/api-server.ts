@@ -245,12 +245,17 @@ export class ApiServer {
     const { type, name, subresource } = route;
     const namespace = route.namespace ?? '';
     if (subresource !== undefined && (subresource !== 'status' || !type.statusSubresource)) throw noSuchResource();
+    const warnings: string[] = [];
     const writeOptions = {
       ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}),
       ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
+      ...(q.get('fieldValidation') ? { fieldValidation: q.get('fieldValidation')! } : {}),
       dryRun: q.getAll('dryRun').includes('All'),
       force: q.get('force') === 'true',
+      warnings,
     };
+    const send = (status: number, payload: unknown) =>
+      this.send(req, res, status, payload, warnings.length ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') } : {});
     const parseJson = (): unknown => {
       try {
         return body ? JSON.parse(body) : undefined;
@@ -278,8 +283,7 @@ export class ApiServer {
           return this.send(req, res, 200, list);
         }
         case 'POST': {
-          const created = this.cluster.create(type, namespace, parseJson(), writeOptions);
-          return this.send(req, res, 201, created);
+          return send(201, this.cluster.create(type, namespace, parseJson(), writeOptions));
         }
         case 'DELETE': {
           const options = this.deleteOptions(q, parseJson());
@@ -295,12 +299,12 @@ export class ApiServer {
         return this.send(req, res, 200, asTable ? toTable(type, [object], rv(), include) : object);
       }
       case 'PUT':
-        return this.send(req, res, 200, this.cluster.update(type, namespace, name, parseJson(), writeOptions, subresource));
+        return send(200, this.cluster.update(type, namespace, name, parseJson(), writeOptions, subresource));
       case 'PATCH': {
         const contentType = req.headers['content-type'] ?? '';
         const existed = this.cluster.find(type, namespace, name) !== undefined;
         const result = this.cluster.patch(type, namespace, name, contentType, body, writeOptions, subresource);
-        return this.send(req, res, existed ? 200 : 201, result);
+        return send(existed ? 200 : 201, result);
       }
       case 'DELETE': {
         // The Status of a deletion, or the object while finalizers keep it.

@@ -52,6 +52,10 @@ export interface WriteOptions {
   dryRun?: boolean;
   /** Server-side apply: take fields other managers own. */
   force?: boolean;
+  /** `Strict` refuses fields a CRD's schema does not declare; `Warn` (the default) and `Ignore` drop them. */
+  fieldValidation?: string;
+  /** Filled with the warnings of the write (sent as `Warning` headers). */
+  warnings?: string[];
 }
 
 export interface ListQuery {
@@ -233,6 +237,53 @@ export class Cluster {
     if (causes.length > 0) throw invalid(type, name, causes);
   }
 
+  /** The structural schema of a custom resource's version, when its CRD declares one. */
+  private schemaOf(type: ResourceType): JsonObject | undefined {
+    if (!type.crd) return undefined;
+    const crd = this.store.get('apiextensions.k8s.io/customresourcedefinitions', '', type.crd);
+    const versions = crd && isObject(crd.spec) && Array.isArray(crd.spec.versions) ? crd.spec.versions : [];
+    const version = versions.find((v) => isObject(v) && v.name === type.version);
+    const schema = isObject(version) && isObject(version.schema) ? version.schema.openAPIV3Schema : undefined;
+    return isObject(schema) ? schema : undefined;
+  }
+
+  /**
+   * Fields a CRD's schema does not declare: refused with fieldValidation=Strict,
+   * else dropped with a warning, as the real server prunes them.
+   */
+  private pruneUnknownFields(type: ResourceType, object: JsonObject, options: WriteOptions, applyRequest: boolean): void {
+    const schema = this.schemaOf(type);
+    if (!schema) return;
+    const unknown: string[] = [];
+    const walk = (value: Json | undefined, node: JsonObject, path: string): void => {
+      if (Array.isArray(value) && isObject(node.items)) {
+        value.forEach((item, i) => walk(item, node.items as JsonObject, `${path}[${i}]`));
+        return;
+      }
+      if (!isObject(value) || !isObject(node.properties)) return;
+      for (const key of Object.keys(value)) {
+        const child = (node.properties as JsonObject)[key];
+        const at = path ? `${path}.${key}` : key;
+        if (isObject(child)) walk(value[key], child, at);
+        else if (isObject(node.additionalProperties)) walk(value[key], node.additionalProperties, at);
+        else if (node['x-kubernetes-preserve-unknown-fields'] !== true && !(path === '' && ['apiVersion', 'kind', 'metadata'].includes(key))) {
+          unknown.push(at);
+          if (options.fieldValidation !== 'Strict') delete value[key];
+        }
+      }
+    };
+    walk(object, schema, '');
+    if (unknown.length === 0) return;
+    if (options.fieldValidation === 'Strict') {
+      throw badRequest(
+        applyRequest
+          ? `failed to create typed patch object (${String((object.metadata as JsonObject).namespace ?? '')}/${String((object.metadata as JsonObject).name)}; ${apiVersionOf(type)}, Kind=${type.kind}): ${unknown.map((f) => `.${f}: field not declared in schema`).join(', ')}`
+          : `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`,
+      );
+    }
+    if (options.fieldValidation !== 'Ignore') options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
+  }
+
   private partOf(type: ResourceType, subresource: string | undefined): FieldPart {
     if (subresource === 'status') return 'status';
     return type.statusSubresource ? 'main' : 'all';
@@ -325,6 +376,7 @@ export class Cluster {
     meta.managedFields = (managedFields ?? this.recordUpdate(type, before, next, manager, subresource)) as Json;
     if (Array.isArray(meta.managedFields) && meta.managedFields.length === 0) delete meta.managedFields;
     this.validate(type, next, String(meta.name ?? ''));
+    this.pruneUnknownFields(type, next, options, managedFields !== undefined);
     if (before && metaOf(before).deletionTimestamp && !metaOf(next).finalizers?.length) {
       // The last finalizer went: the object is deleted now.
       return options.dryRun ? next : this.served(type, this.store.commit(resourceKey(type), 'DELETED', next));
