@@ -118,6 +118,21 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect((created.spec as { upgrade: object }).upgrade).toEqual({});
   });
 
+  it('creates namespaces, configmaps, secrets and service accounts with kubectl\'s typed create sub-commands (protobuf bodies)', async () => {
+    expect(await kubectl('create', 'namespace', 'typed')).toMatchObject({ code: 0, stdout: 'namespace/typed created\n' });
+    expect((await kubectl('create', 'configmap', 'cm', '-n', 'typed', '--from-literal=a=1', '--from-literal=b=two')).code).toBe(0);
+    expect((await kubectl('create', 'secret', 'generic', 's', '-n', 'typed', '--from-literal=password=hunter2')).code).toBe(0);
+    expect((await kubectl('create', 'serviceaccount', 'robot', '-n', 'typed')).code).toBe(0);
+    expect(cluster.get('v1', 'ConfigMap', 'typed', 'cm')?.data).toEqual({ a: '1', b: 'two' });
+    const secret = cluster.get('v1', 'Secret', 'typed', 's')!;
+    expect(secret.type).toBe('Opaque');
+    expect(Buffer.from(String((secret.data as Record<string, string>).password), 'base64').toString()).toBe('hunter2');
+    expect(cluster.get('v1', 'ServiceAccount', 'typed', 'robot')).toBeDefined();
+    const unsupported = await kubectl('create', 'deployment', 'd', '-n', 'typed', '--image=nginx');
+    expect(unsupported.code).toBe(1);
+    expect(unsupported.stderr).toContain('the body of the request was in an unknown format');
+  });
+
   it('fails kubectl wait on a release that does not become Ready in time', async () => {
     const slow = cluster.faults.slowRelease('demo/slow', 60_000);
     writeFileSync(join(work, 'slow.yaml'), manifests('slow', '{}'));

@@ -365,6 +365,15 @@ export class Cluster {
     }
     if (Array.isArray(meta.finalizers) && meta.finalizers.length === 0) delete meta.finalizers;
     next.metadata = meta;
+    // A Secret's type defaults to Opaque, as the real server's defaulting does.
+    if (type.kind === 'Secret' && type.group === '' && !next.type) next.type = 'Opaque';
+    if (type.kind === 'Secret' && type.group === '' && isObject(next.stringData)) {
+      // stringData is write-only: it lands in data, base64-encoded, as on a real server.
+      const data: JsonObject = isObject(next.data) ? { ...next.data } : {};
+      for (const [key, value] of Object.entries(next.stringData)) data[key] = Buffer.from(String(value), 'utf8').toString('base64');
+      next.data = data;
+      delete next.stringData;
+    }
     if (before && type.generation && subresource !== 'status') {
       const strip = (o: JsonObject) => {
         const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
