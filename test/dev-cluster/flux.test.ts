@@ -127,6 +127,19 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(cluster.get('v1', 'Secret', NS, 'sh.helm.release.v1.first.v1')?.metadata).toMatchObject({ labels: { status: 'superseded' } });
   });
 
+  it('reinstalls under a new target namespace, uninstalling the old release first', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'elsewhere' } });
+    cluster.apply(hr('moved', {}));
+    await waitReady('moved');
+    expect(cluster.get('apps/v1', 'Deployment', NS, 'moved')).toBeDefined();
+    cluster.apply(hr('moved', { targetNamespace: 'elsewhere' }));
+    await waitReady('moved');
+    expect(ready('moved')?.message).toBe('Helm install succeeded for release elsewhere/elsewhere-moved.v1 with chart app@1.0.0');
+    expect(cluster.get('apps/v1', 'Deployment', 'elsewhere', 'elsewhere-moved')).toBeDefined();
+    expect(cluster.get('apps/v1', 'Deployment', NS, 'moved')).toBeUndefined();
+    expect(cluster.get('v1', 'Secret', NS, 'sh.helm.release.v1.moved.v1')).toBeUndefined();
+  });
+
   it('installs a chart from the Helm HTTP repository', async () => {
     cluster.apply(hr('web', { chart: { spec: { chart: 'web', version: '2.x', sourceRef: { kind: 'HelmRepository', name: 'http' } } } }));
     await waitReady('web');

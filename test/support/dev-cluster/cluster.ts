@@ -37,6 +37,7 @@ import {
   expired,
   forbiddenTerminating,
   invalid,
+  noSuchResource,
   notFound,
   success,
   unsupportedMediaType,
@@ -112,7 +113,7 @@ export class Cluster {
   /** The type served at group/version/plural, or a 404. */
   type(group: string, version: string, plural: string): ResourceType {
     const type = this.types.get(group, version, plural);
-    if (!type) throw new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', details: {}, code: 404 });
+    if (!type) throw noSuchResource();
     return type;
   }
 

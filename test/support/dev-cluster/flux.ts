@@ -682,7 +682,8 @@ export class FluxSimulation {
       const latest = history[0];
       const ready = readyCondition(hr);
       const forced = annotations[FORCE_AT] !== undefined && status.lastHandledForceAt !== annotations[FORCE_AT];
-      const inSync = latest?.status === 'deployed' && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && ready?.status === 'True';
+      const { releaseName, targetNamespace } = this.releaseName(hr);
+      const inSync = latest?.status === 'deployed' && latest.name === releaseName && latest.namespace === targetNamespace && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && ready?.status === 'True';
       if (inSync && !forced) {
         setStatus({ observedGeneration: generation, lastAttemptedGeneration: generation });
         return;
@@ -716,6 +717,16 @@ export class FluxSimulation {
     const spec = isObject(hr.spec) ? hr.spec : {};
     const generation = meta.generation!;
     const { releaseName, targetNamespace, storageNamespace } = this.releaseName(hr);
+    let history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
+    const previous = history[0];
+    if (previous && (previous.name !== releaseName || previous.namespace !== targetNamespace)) {
+      // A new release name or target namespace is a new release: the old one is uninstalled first, as helm-controller does.
+      const oldStorage = typeof status.storageNamespace === 'string' ? status.storageNamespace : namespace;
+      const old = this.releaseSecrets(oldStorage, previous.name)[0];
+      if (old) this.uninstall(this.inventory(old.manifest, previous.namespace));
+      this.deleteReleaseSecrets(oldStorage, previous.name);
+      history = [];
+    }
     const releases = this.releaseSecrets(storageNamespace, releaseName);
     const deployed = releases.find((r) => r.info.status === 'deployed');
     const action: 'install' | 'upgrade' = deployed ? 'upgrade' : 'install';
@@ -726,7 +737,6 @@ export class FluxSimulation {
     const chartLabel = `${chart.name}@${chart.version}`;
     const releaseRef = `${targetNamespace}/${releaseName}`;
     const revision = (releases[0]?.version ?? 0) + 1;
-    const history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
     const maxHistory = typeof spec.maxHistory === 'number' ? spec.maxHistory : 5;
     const base: JsonObject = {
       observedGeneration: generation,

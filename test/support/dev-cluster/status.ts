@@ -98,8 +98,6 @@ export const forbiddenTerminating = (type: ResourceType, name: string, namespace
 export const expired = (requested: number, oldest: number): ApiError =>
   failure(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
 
-export const gone = (message: string): ApiError => failure(410, 'Gone', message);
-
 export const injected = (code: number, retryAfterSeconds?: number): ApiError => {
   const reasons: Record<number, [string, string]> = {
     429: ['TooManyRequests', 'the server has received too many requests and has asked us to try again later'],

@@ -74,11 +74,6 @@ export class Store {
       .map(([, object]) => object);
   }
 
-  /** Every stored resource name (`group/plural`). */
-  resources(): string[] {
-    return [...this.objects.keys()];
-  }
-
   /**
    * Stores (ADDED/MODIFIED) or removes (DELETED) an object, stamping the next
    * resourceVersion on it, and tells subscribers.
