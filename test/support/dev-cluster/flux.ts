@@ -473,11 +473,21 @@ export class FluxSimulation {
     const chartName = String(spec.chart ?? '');
     const version = String(spec.version ?? '*');
     try {
-      const file = await this.queue.limited(() =>
-        repoSpec.type === 'oci'
-          ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'helmchart', namespace, name))
-          : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'helmchart', namespace, name)),
-      );
+      const cacheKey = await this.pullCacheKey(repo, url, chartName, version);
+      let pull = cacheKey ? this.pulled.get(cacheKey) : undefined;
+      if (!pull) {
+        pull = this.queue.limited(() =>
+          repoSpec.type === 'oci'
+            ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'pulled'))
+            : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'pulled')),
+        );
+        if (cacheKey) {
+          this.pulled.set(cacheKey, pull);
+          // A failed pull is not remembered: the next reconcile tries again.
+          pull.catch(() => this.pulled.delete(cacheKey));
+        }
+      }
+      const file = await pull;
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
       const artifact = this.storeArtifact('helmchart', namespace, name, file, metadata.version);
       this.artifactFiles.set(artifact.path, file);
@@ -491,6 +501,35 @@ export class FluxSimulation {
       );
     } catch (error) {
       fail('ChartPullError', `chart pull error: ${(error as Error).message}`);
+    }
+  }
+
+  /** Pulled chart archives by what identifies their content, so HelmCharts of one chart share one pull. */
+  private readonly pulled = new Map<string, Promise<string>>();
+
+  /**
+   * What identifies a chart's content without pulling it: for an OCI
+   * repository and an exact version, the manifest digest the registry answers
+   * to a HEAD; for an HTTP repository, the index revision with the version
+   * asked for. Undefined when nothing cheap identifies it (then helm pulls).
+   */
+  private async pullCacheKey(repo: JsonObject, url: string, chart: string, version: string): Promise<string | undefined> {
+    const spec = isObject(repo.spec) ? repo.spec : {};
+    if (spec.type !== 'oci') {
+      const artifact = isObject(repo.status) && isObject(repo.status.artifact) ? repo.status.artifact : undefined;
+      return artifact ? `http ${url} ${chart} ${version} ${String(artifact.revision)}` : undefined;
+    }
+    if (!/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.test(version)) return undefined;
+    const location = new URL(`${url.replace(/^oci:\/\//, spec.insecure === true ? 'http://' : 'https://')}/${chart}`);
+    try {
+      const response = await fetch(`${location.origin}/v2${location.pathname}/manifests/${version.replace(/\+/g, '_')}`, {
+        method: 'HEAD',
+        headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' },
+      });
+      const digest = response.ok ? response.headers.get('docker-content-digest') : null;
+      return digest ? `oci ${url}/${chart}@${digest}` : undefined;
+    } catch {
+      return undefined;
     }
   }
 

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
+import { list } from 'tar';
 
 /** helm failed: `message` is helm's own error text (without the `Error: ` prefix). */
 export class HelmError extends Error {
@@ -93,9 +94,30 @@ export class Helm {
     return join(into, archive);
   }
 
+  /** The chart's Chart.yaml, read from the archive in-process (no helm process per release). */
   async metadata(chartPath: string): Promise<ChartMetadata> {
-    return load(await this.run(['show', 'chart', chartPath])) as ChartMetadata;
+    const cached = this.metadataCache.get(chartPath);
+    if (cached) return cached;
+    let text: string | undefined;
+    await list({
+      file: chartPath,
+      filter: (path) => /^[^/]+\/Chart\.yaml$/.test(path),
+      onReadEntry: (entry) => {
+        const chunks: Buffer[] = [];
+        entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+        entry.on('end', () => {
+          text ??= Buffer.concat(chunks).toString('utf8');
+        });
+      },
+    });
+    if (text === undefined) throw new HelmError(`Chart.yaml file is missing in ${chartPath}`);
+    const metadata = load(text) as ChartMetadata;
+    metadata.version = String(metadata.version);
+    this.metadataCache.set(chartPath, metadata);
+    return metadata;
   }
+
+  private readonly metadataCache = new Map<string, ChartMetadata>();
 
   /** Renders with `helm template`; returns the manifests (YAML stream). */
   async render(request: RenderRequest): Promise<string> {
