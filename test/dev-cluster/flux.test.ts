@@ -206,6 +206,16 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(ready('missing-values')).toMatchObject({ reason: 'InitFailed', message: `could not resolve ConfigMap chart values reference '${NS}/absent' with key 'values.yaml': configmaps "absent" not found` });
   });
 
+  it('picks up a changed valuesFrom source at the next spec.interval, as helm-controller does', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ticking', namespace: NS }, data: { 'values.yaml': 'replicas: 1\n' } });
+    cluster.apply(hr('ticking', { interval: '1s', valuesFrom: [{ kind: 'ConfigMap', name: 'ticking' }] }));
+    await waitReady('ticking');
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ticking', namespace: NS }, data: { 'values.yaml': 'replicas: 5\n' } });
+    await cluster.waitFor(() => ready('ticking')?.reason === 'UpgradeSucceeded', 15_000);
+    expect(renderedValues('ticking').replicas).toBe(5);
+    cluster.apply(hr('ticking', { interval: '1s', suspend: true, valuesFrom: [{ kind: 'ConfigMap', name: 'ticking' }] }));
+  });
+
   it('leaves a suspended release alone, and reconciles again on reconcile.fluxcd.io/requestedAt', async () => {
     cluster.apply(hr('paused', { suspend: true }));
     await cluster.settled();

@@ -245,6 +245,7 @@ export class FluxSimulation {
     this.stopped = true;
     this.unsubscribe();
     for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.intervals.values()) clearTimeout(timer);
   }
 
   /** Resolves once no reconcile is running or queued. */
@@ -267,8 +268,31 @@ export class FluxSimulation {
       HelmChart: () => this.reconcileHelmChart(ns, name),
       HelmRelease: () => this.reconcileHelmRelease(ns, name),
     };
-    this.queue.enqueue(key, work[kind]!);
+    this.queue.enqueue(key, async () => {
+      await work[kind]!();
+      this.requeueAfterInterval(key, kind, ns, name);
+    });
   }
+
+  /** Objects are reconciled again every spec.interval, as the controllers requeue them (an idle timer, not a loop). */
+  private requeueAfterInterval(key: string, kind: string, namespace: string, name: string): void {
+    clearTimeout(this.intervals.get(key));
+    this.intervals.delete(key);
+    const resource = { HelmRepository: HELM_REPO, OCIRepository: OCI_REPO, HelmChart: HELM_CHART, HelmRelease: HR }[kind]!;
+    const object = this.find(resource, namespace, name);
+    if (!object || this.stopped || metaOf(object).deletionTimestamp) return;
+    const spec = isObject(object.spec) ? object.spec : {};
+    if (spec.suspend === true || typeof spec.interval !== 'string') return;
+    const timer = setTimeout(() => {
+      this.intervals.delete(key);
+      const current = this.find(resource, namespace, name);
+      if (current) this.schedule(kind, current);
+    }, parseDuration(spec.interval));
+    timer.unref();
+    this.intervals.set(key, timer);
+  }
+
+  private readonly intervals = new Map<string, NodeJS.Timeout>();
 
   /** What makes an object worth reconciling: new, new generation, a requested reconcile, deletion, lost finalizer. */
   private wantsReconcile(change: StoredChange): boolean {
