@@ -15,10 +15,10 @@ import { mkdir } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { readTarGzSafely, SIGNATURE_FILE } from '../bundle/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { digestOfFile, type OciClient } from './client.js';
+import { asReference, digestOfFile, type OciClient } from './client.js';
 import { ContentTooLarge, InvalidReference, ManifestUnknown, RegistryProtocolError } from './errors.js';
 import { MediaType, type Descriptor, type ImageManifest } from './media-types.js';
-import { isValidTag, OciReference, parseReference } from './reference.js';
+import { isValidTag, type OciReference } from './reference.js';
 
 /** The config blob of a bundle artifact. */
 export interface BundleConfig {
@@ -76,12 +76,6 @@ const SAFE_FILE_PART = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/;
 /** A bundle the registry does not hold in flotilla's format, or holds malformed. */
 export class NotABundle extends RegistryProtocolError {}
 
-/** `oci://HOST/REPO/APP[:TAG]` (or without `oci://`). */
-function bundleReference(target: OciReference | string): OciReference {
-  if (typeof target !== 'string') return target;
-  return parseReference(target);
-}
-
 async function readBundleFacts(tarball: string): Promise<{ app: string; version: string; signature?: Buffer }> {
   const label = basename(tarball);
   const files = await readTarGzSafely(tarball, { label }).catch((error: unknown) => {
@@ -110,7 +104,7 @@ async function readBundleFacts(tarball: string): Promise<{ app: string; version:
  */
 export async function pushBundle(client: OciClient, tarball: string, target: OciReference | string, options: PushBundleOptions = {}): Promise<PushedBundle> {
   const facts = await readBundleFacts(tarball);
-  let ref = bundleReference(target);
+  let ref = asReference(target);
   if (ref.digest !== undefined) throw new InvalidReference(ref.toString(), 'a push names a tag, not a digest');
   if (ref.tag === undefined) {
     if (!isValidTag(facts.version)) throw new InvalidReference(ref.toString(), `app version ${JSON.stringify(facts.version)} cannot be a tag: name one (…:TAG)`);
@@ -175,7 +169,7 @@ function parseConfig(subject: string, bytes: Buffer): BundleConfig {
  * verified here: pass `file` to the verifier.
  */
 export async function pullBundle(client: OciClient, source: OciReference | string, destDir: string, options: PullBundleOptions = {}): Promise<PulledBundle> {
-  const ref = bundleReference(source);
+  const ref = asReference(source);
   const fetched = await client.getManifest(ref);
   const subject = ref.toString();
   if (!('layers' in fetched.manifest) || (fetched.manifest as ImageManifest).config?.mediaType !== MediaType.flotillaAppConfig) {

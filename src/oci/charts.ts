@@ -130,42 +130,75 @@ export function chartRepositoryBase(target: string): OciReference {
   return base;
 }
 
-/**
- * Pushes one chart archive under `base` (`oci://host/path`, parsed by
- * {@link chartRepositoryBase}): to `<base>/<name>:<version tag>`.
- */
-export async function pushChart(client: OciClient, base: OciReference, archive: ChartArchiveInput, options: PushChartOptions = {}): Promise<PushedChart> {
+/** A chart archive read and checked against the registry, ready to push (or already there). */
+interface PlannedChart {
+  readonly archive: ChartArchiveInput;
+  readonly name: string;
+  readonly version: string;
+  readonly metadata: ChartMetadata;
+  readonly typeDeclared: boolean;
+  readonly ref: OciReference;
+  /** The manifest digest when the registry already holds this very archive at this version. */
+  readonly existing?: string;
+}
+
+/** Reads an archive and looks at what the registry holds at its version; refuses a version published with other content. */
+async function planChart(client: OciClient, base: OciReference, archive: ChartArchiveInput): Promise<PlannedChart> {
   const chart = await readChartArchive(archive.bytes, { label: archive.label });
   const ref = new OciReference(base.registry, `${base.repository}/${chart.name}`, chartVersionTag(chart.version));
-  const layerDigest = `sha256:${createHash('sha256').update(archive.bytes).digest('hex')}`;
+  const chartYaml = chart.chart.files.find((f) => f.path === 'Chart.yaml');
+  const typeDeclared = chartYaml !== undefined && (parse(chartYaml.data.toString('utf8')) as { type?: unknown } | null)?.type !== undefined;
+  const planned = { archive, name: chart.name, version: chart.version, metadata: chart.metadata, typeDeclared, ref };
   const existing = await client.getManifest(ref).catch((error: unknown) => {
     if (error instanceof ManifestUnknown) return undefined;
     throw error;
   });
-  if (existing) {
-    const layer = 'layers' in existing.manifest ? (existing.manifest as ImageManifest).layers.find((l) => l.mediaType === MediaType.helmChart) : undefined;
-    if (layer?.digest === layerDigest) {
-      return { name: chart.name, version: chart.version, reference: ref.withDigest(existing.descriptor.digest).toString(), digest: existing.descriptor.digest, status: 'unchanged' };
-    }
+  if (!existing) return planned;
+  const layerDigest = `sha256:${createHash('sha256').update(archive.bytes).digest('hex')}`;
+  const layer = 'layers' in existing.manifest ? (existing.manifest as ImageManifest).layers.find((l) => l.mediaType === MediaType.helmChart) : undefined;
+  if (layer?.digest !== layerDigest) {
     throw new ChartVersionConflictError(`oci://${ref}`, chart.name, chart.version, layer?.digest ?? `${existing.descriptor.digest} (not a Helm chart)`, layerDigest);
   }
-  const chartYaml = chart.chart.files.find((f) => f.path === 'Chart.yaml');
-  const typeDeclared = chartYaml !== undefined && (parse(chartYaml.data.toString('utf8')) as { type?: unknown } | null)?.type !== undefined;
-  const config = await client.pushBlob(ref, helmConfigJson(chart.metadata, typeDeclared), MediaType.helmConfig);
-  const layer = await client.pushBlob(ref, archive.bytes, MediaType.helmChart);
+  return { ...planned, existing: existing.descriptor.digest };
+}
+
+async function pushPlanned(client: OciClient, planned: PlannedChart, created: Date): Promise<PushedChart> {
+  const { ref, name, version } = planned;
+  if (planned.existing) return { name, version, reference: ref.withDigest(planned.existing).toString(), digest: planned.existing, status: 'unchanged' };
+  const config = await client.pushBlob(ref, helmConfigJson(planned.metadata, planned.typeDeclared), MediaType.helmConfig);
+  const layer = await client.pushBlob(ref, planned.archive.bytes, MediaType.helmChart);
   const manifest: ImageManifest = {
     schemaVersion: 2,
     mediaType: MediaType.ociManifest,
     config,
     layers: [layer],
-    annotations: helmAnnotations(chart.metadata, options.created ?? new Date()),
+    annotations: helmAnnotations(planned.metadata, created),
   };
   const pushed = await client.pushManifest(ref, Buffer.from(JSON.stringify(manifest)), MediaType.ociManifest);
-  return { name: chart.name, version: chart.version, reference: ref.withDigest(pushed.digest).toString(), digest: pushed.digest, status: 'pushed' };
+  return { name, version, reference: ref.withDigest(pushed.digest).toString(), digest: pushed.digest, status: 'pushed' };
 }
 
-/** Pushes several archives under `target` (`oci://host/path`), four at a time; results in input order. */
+/** How many charts are read, checked or uploaded at once. */
+const PARALLEL = 4;
+
+/**
+ * Pushes chart archives under `target` (`oci://host/path`): each to
+ * `<path>/<name>:<version tag>`. Every archive is read and checked against
+ * the registry first, so a version published with other content is refused
+ * before anything is pushed. Results keep the input order.
+ */
 export async function pushCharts(client: OciClient, target: string, archives: readonly ChartArchiveInput[], options: PushChartOptions = {}): Promise<PushedChart[]> {
   const base = chartRepositoryBase(target);
-  return mapConcurrently(archives, 4, (archive) => pushChart(client, base, archive, options));
+  const plans = await mapConcurrently(archives, PARALLEL, (archive) => planChart(client, base, archive));
+  const seen = new Map<string, PlannedChart>();
+  for (const planned of plans) {
+    const first = seen.get(planned.ref.toString());
+    if (first && !first.archive.bytes.equals(planned.archive.bytes)) {
+      const digest = (p: PlannedChart) => `sha256:${createHash('sha256').update(p.archive.bytes).digest('hex')}`;
+      throw new ChartVersionConflictError(`${first.archive.label} and ${planned.archive.label}`, planned.name, planned.version, digest(first), digest(planned));
+    }
+    seen.set(planned.ref.toString(), planned);
+  }
+  const created = options.created ?? new Date();
+  return mapConcurrently(plans, PARALLEL, (planned) => pushPlanned(client, planned, created));
 }

@@ -102,6 +102,11 @@ export async function digestOfFile(file: string): Promise<{ digest: string; size
   return { digest: `sha256:${hash.digest('hex')}`, size };
 }
 
+/** A reference as given: parsed when it is text. */
+export function asReference(reference: OciReference | string): OciReference {
+  return typeof reference === 'string' ? parseReference(reference) : reference;
+}
+
 function basicHeader(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
@@ -184,7 +189,7 @@ export class OciClient {
    * digest is checked to exist.
    */
   async resolve(reference: OciReference | string): Promise<Descriptor> {
-    const ref = typeof reference === 'string' ? parseReference(reference) : reference;
+    const ref = asReference(reference);
     const response = await this.send(ref, {
       method: 'HEAD',
       url: `${OciClient.repositoryPath(ref)}/manifests/${ref.target}`,
@@ -204,7 +209,7 @@ export class OciClient {
 
   /** The manifest (or index) a reference points to, its digest checked against the reference and the registry's header. */
   async getManifest(reference: OciReference | string): Promise<FetchedManifest> {
-    const ref = typeof reference === 'string' ? parseReference(reference) : reference;
+    const ref = asReference(reference);
     const subject = ref.toString();
     const response = await this.send(ref, {
       method: 'GET',
@@ -238,7 +243,7 @@ export class OciClient {
 
   /** True when the repository holds the blob. */
   async blobExists(repository: OciReference | string, digest: string): Promise<boolean> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const response = await this.send(ref, { method: 'HEAD', url: `${OciClient.repositoryPath(ref)}/blobs/${digest}`, action: 'pull' });
     if (response.status === 404) return false;
     if (!response.ok) throw await this.failure(ref, response, `checking blob ${digest}`);
@@ -247,7 +252,7 @@ export class OciClient {
 
   /** A blob in memory, its digest and size checked (size against the descriptor when one is given). */
   async getBlob(repository: OciReference | string, blob: Descriptor | string, options: BlobReadOptions = {}): Promise<Buffer> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const descriptor = typeof blob === 'string' ? undefined : blob;
     const digest = typeof blob === 'string' ? blob : blob.digest;
     const max = Math.min(options.maxBytes ?? DEFAULT_BLOB_BYTES, descriptor?.size ?? Infinity);
@@ -266,7 +271,7 @@ export class OciClient {
    * when the descriptor claims more.
    */
   async downloadBlob(repository: OciReference | string, blob: Descriptor, file: string, options: { maxBytes: number }): Promise<void> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const subject = ref.withDigest(blob.digest).toString();
     if (blob.size > options.maxBytes) throw new ContentTooLarge(subject, `blob is ${blob.size} bytes, more than the ${options.maxBytes} allowed`);
     const response = await this.openBlob(ref, blob.digest);
@@ -299,7 +304,7 @@ export class OciClient {
 
   /** Uploads a blob held in memory (POST then PUT); skipped when the registry already has it. */
   async pushBlob(repository: OciReference | string, bytes: Buffer, mediaType = 'application/octet-stream'): Promise<Descriptor> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const digest = sha256(bytes);
     const descriptor: Descriptor = { mediaType, digest, size: bytes.length };
     if (await this.blobExists(ref, digest)) return descriptor;
@@ -314,7 +319,7 @@ export class OciClient {
    * `Content-Range`, closed by a PUT with the digest.
    */
   async pushBlobFile(repository: OciReference | string, file: string, mediaType: string, options: PushFileOptions = {}): Promise<Descriptor> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     const handle = await open(file, 'r');
     try {
@@ -362,7 +367,7 @@ export class OciClient {
    * The registry's `Docker-Content-Digest` must match the bytes sent.
    */
   async pushManifest(reference: OciReference | string, bytes: Buffer, mediaType: string): Promise<Descriptor> {
-    const ref = typeof reference === 'string' ? parseReference(reference) : reference;
+    const ref = asReference(reference);
     if (bytes.length > MAX_MANIFEST_BYTES) throw new ContentTooLarge(ref.toString(), `manifest is ${bytes.length} bytes, more than the ${MAX_MANIFEST_BYTES} registries accept`);
     const digest = sha256(bytes);
     const response = await this.send(ref, {
@@ -381,7 +386,7 @@ export class OciClient {
 
   /** Every tag of a repository, following `Link: <…>; rel="next"` pages. */
   async listTags(repository: OciReference | string): Promise<string[]> {
-    const ref = typeof repository === 'string' ? parseReference(repository) : repository;
+    const ref = asReference(repository);
     const tags: string[] = [];
     let url: string | undefined = `${OciClient.repositoryPath(ref)}/tags/list`;
     for (let page = 0; url !== undefined; page++) {

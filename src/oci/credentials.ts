@@ -3,10 +3,13 @@
  * `$DOCKER_CONFIG/config.json`, or the file `--registry-config` names):
  * `auths.<registry>` with `auth` (base64 of `user:password`),
  * `username`/`password`, `identitytoken` (an OAuth2 refresh token) or
- * `registrytoken` (a bearer token sent as is). Keys are matched the way
- * docker matches them: scheme and path ignored, Docker Hub under its legacy
- * `https://index.docker.io/v1/` key as well.
+ * `registrytoken` (a bearer token sent as is); or a credential helper
+ * (`credHelpers.<registry>`, else `credsStore`): `docker-credential-<name> get`
+ * with the server on standard input, as docker runs it. Keys are matched the
+ * way docker matches them: scheme and path ignored, Docker Hub under its
+ * legacy `https://index.docker.io/v1/` key as well.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -67,7 +70,40 @@ function credentialOf(file: string, key: string, entry: AuthEntry): RegistryCred
   return undefined;
 }
 
-/** The credentials of a parsed config file's `auths`. `file` names it in errors. */
+/** Docker's name for a registry when it asks a credential helper (Docker Hub keeps its legacy URL). */
+function helperServer(registry: string): string {
+  return registry === DOCKER_HUB ? 'https://index.docker.io/v1/' : registry;
+}
+
+/**
+ * Runs `docker-credential-<helper> get` for a registry; undefined when the
+ * helper has nothing for it. A missing default store (`credsStore` copied
+ * from another machine) means anonymous access; a missing helper named for
+ * this very registry is an error.
+ */
+function fromHelper(file: string, helper: string, registry: string, named: boolean): RegistryCredential | undefined {
+  const program = `docker-credential-${helper}`;
+  const run = spawnSync(program, ['get'], { input: helperServer(registry), encoding: 'utf8', timeout: 30_000 });
+  if (run.error && !named && (run.error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  if (run.error) throw new RegistryConfigError(`${file}: credential helper ${program} for ${registry} cannot run (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})`);
+  if (run.status !== 0) {
+    if (/credentials not found/i.test(`${run.stdout}${run.stderr}`)) return undefined;
+    throw new RegistryConfigError(`${file}: credential helper ${program} failed for ${registry}: ${(run.stderr || run.stdout).trim().split('\n')[0]}`);
+  }
+  let answer: { Username?: unknown; Secret?: unknown };
+  try {
+    answer = JSON.parse(run.stdout) as typeof answer;
+  } catch {
+    throw new RegistryConfigError(`${file}: credential helper ${program} answered something that is not JSON`);
+  }
+  if (typeof answer.Secret !== 'string' || answer.Secret === '') return undefined;
+  const username = typeof answer.Username === 'string' ? answer.Username : '';
+  // Docker's convention: a username of <token> marks an identity (refresh) token.
+  if (username === '<token>') return { kind: 'identity-token', token: answer.Secret };
+  return { kind: 'basic', username, password: answer.Secret };
+}
+
+/** The credentials of a parsed config file (`auths`, `credHelpers`, `credsStore`). `file` names it in errors. */
 export function credentialsFromConfig(text: string, file: string): CredentialStore {
   let config: unknown;
   try {
@@ -76,8 +112,10 @@ export function credentialsFromConfig(text: string, file: string): CredentialSto
     throw new RegistryConfigError(`${file}: not valid JSON: ${(error as Error).message}`);
   }
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new RegistryConfigError(`${file}: expected a JSON object`);
-  const auths = (config as { auths?: unknown }).auths ?? {};
+  const { auths = {}, credHelpers = {}, credsStore } = config as { auths?: unknown; credHelpers?: unknown; credsStore?: unknown };
   if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) throw new RegistryConfigError(`${file}: "auths" must be an object`);
+  if (typeof credHelpers !== 'object' || credHelpers === null || Array.isArray(credHelpers)) throw new RegistryConfigError(`${file}: "credHelpers" must be an object`);
+  if (credsStore !== undefined && (typeof credsStore !== 'string' || !/^[\w.-]+$/.test(credsStore))) throw new RegistryConfigError(`${file}: "credsStore" must be a helper name`);
   const byRegistry = new Map<string, RegistryCredential>();
   for (const [key, entry] of Object.entries(auths as Record<string, unknown>)) {
     if (typeof entry !== 'object' || entry === null) throw new RegistryConfigError(`${file}: auths[${JSON.stringify(key)}] must be an object`);
@@ -86,7 +124,22 @@ export function credentialsFromConfig(text: string, file: string): CredentialSto
     // An exact `host` key wins over a `https://host/...` one for the same registry.
     if (credential && (!byRegistry.has(registry) || key.toLowerCase() === registry)) byRegistry.set(registry, credential);
   }
-  return { credentialFor: (registry) => byRegistry.get(registry.toLowerCase()) };
+  const helpers = new Map<string, string>();
+  for (const [key, helper] of Object.entries(credHelpers as Record<string, unknown>)) {
+    if (typeof helper !== 'string' || !/^[\w.-]+$/.test(helper)) throw new RegistryConfigError(`${file}: credHelpers[${JSON.stringify(key)}] must be a helper name`);
+    helpers.set(registryOfKey(key), helper);
+  }
+  const asked = new Map<string, RegistryCredential | undefined>();
+  return {
+    credentialFor(registry) {
+      const name = registry.toLowerCase();
+      const named = helpers.get(name);
+      const helper = named ?? (byRegistry.has(name) ? undefined : (credsStore as string | undefined));
+      if (helper === undefined) return byRegistry.get(name);
+      if (!asked.has(name)) asked.set(name, fromHelper(file, helper, name, named !== undefined));
+      return asked.get(name);
+    },
+  };
 }
 
 /** The default config file: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`. */

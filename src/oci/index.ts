@@ -39,7 +39,6 @@ export {
   chartRepositoryBase,
   chartVersionTag,
   helmConfigJson,
-  pushChart,
   pushCharts,
   type ChartArchiveInput,
   type PushChartOptions,

@@ -166,6 +166,9 @@ describe('flotilla push', () => {
     const pushed = JSON.parse(stdout) as { reference: string; digest: string; signed: boolean; status: string };
     expect(pushed).toMatchObject({ app: 'demo', version: '1.0-1', signed: true, status: 'pushed' });
     expect(pushed.reference).toBe(`${secure.host}/apps/demo:1.0-1@${pushed.digest}`);
+    const yaml = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config, '--output', 'yaml');
+    expect(yaml.stdout).toContain(`status: unchanged\n`);
+    expect(yaml.stdout).toContain(`digest: ${pushed.digest}\n`);
     const again = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config);
     expect(again.stdout).toMatch(new RegExp(`^already there: demo 1\\.0-1 \\([0-9.]+ MiB, signed\\)\\n  ${secure.host.replace(/\./g, '\\.')}/apps/demo:1\\.0-1@sha256:[0-9a-f]{64}\\n$`));
   });
@@ -181,6 +184,9 @@ describe('flotilla push', () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('TARGET must be oci://HOST/REPO/APP[:TAG]');
     expect((await failure('push', signed)).code).toBe(2);
+    const format = await failure('push', signed, `oci://${secure.host}/apps/demo`, '-o', 'xml');
+    expect(format.code).toBe(2);
+    expect(format.stderr).toBe('flotilla: push: --output must be table, json or yaml, not "xml"\n');
     const absent = await failure('push', join(tempDir(), 'absent.tgz'), `oci://${secure.host}/apps/demo`);
     expect(absent.code).toBe(1);
     expect(absent.stderr).toMatch(/^flotilla: .*absent\.tgz/);

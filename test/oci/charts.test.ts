@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ChartVersionConflictError, loadChart, packageChart, publishToFolder, type PackagedChart } from '../../src/charts/index.js';
-import { chartRepositoryBase, chartVersionTag, InvalidReference, MediaType, OciClient, pushChart, pushCharts, type ImageManifest } from '../../src/oci/index.js';
+import { chartVersionTag, InvalidReference, MediaType, OciClient, pushCharts, type ImageManifest } from '../../src/oci/index.js';
 import { helmToolkit, serviceChart, tempDir, writeTree } from '../charts/fixtures.js';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 
@@ -105,7 +105,7 @@ describe('charts in an OCI registry', () => {
     const file = join(work.dir, keystone.fileName);
     writeFileSync(file, keystone.bytes);
     await run(helm(), ['push', file, `oci://${registry.host}/by-helm`, '--plain-http']);
-    await pushChart(client, chartRepositoryBase(`oci://${registry.host}/by-flotilla`), { label: file, bytes: keystone.bytes });
+    await pushCharts(client, `oci://${registry.host}/by-flotilla`, [{ label: file, bytes: keystone.bytes }]);
     const byHelm = (await client.getManifest(`${registry.host}/by-helm/keystone:0.3.1`)).manifest as ImageManifest;
     const ours = (await client.getManifest(`${registry.host}/by-flotilla/keystone:0.3.1`)).manifest as ImageManifest;
     const config = async (m: ImageManifest, repo: string) => (await client.getBlob(`${registry.host}/${repo}/keystone`, m.config)).toString();
@@ -138,12 +138,23 @@ describe('charts in an OCI registry', () => {
 
     const changed = await packaged(join(work.dir, 'src5'), 'cinder', { 'templates/extra.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: extra\n' });
     expect(changed.version).toBe(first.version);
-    const error = await pushCharts(client, target, [{ label: changed.fileName, bytes: changed.bytes }]).catch((e: unknown) => e);
+    const fresh = await packaged(join(work.dir, 'src6'), 'horizon');
+    const error = await pushCharts(client, target, [
+      { label: fresh.fileName, bytes: fresh.bytes },
+      { label: changed.fileName, bytes: changed.bytes },
+    ]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChartVersionConflictError);
     expect((error as Error).message).toBe(
       `oci://${registry.host}/immutable/cinder:0.3.1: chart cinder version 0.3.1 is already published with different content (existing sha256:${first.sha256}, new sha256:${changed.sha256}); a published version never changes: bump the chart version`,
     );
-    // The registry still serves the first archive.
+    const twice = await pushCharts(client, `oci://${registry.host}/fresh`, [
+      { label: 'a/cinder.tgz', bytes: changed.bytes },
+      { label: 'b/cinder.tgz', bytes: first.bytes },
+    ]).catch((e: unknown) => e);
+    expect((twice as Error).message).toMatch(/^a\/cinder.tgz and b\/cinder.tgz: chart cinder version 0.3.1 is already published with different content/);
+    await expect(client.listTags(`${registry.host}/fresh/cinder`)).rejects.toThrow(/not found/);
+    // Nothing was pushed: not the fresh chart, and the registry still serves the first archive.
+    await expect(client.resolve(`${registry.host}/immutable/horizon:0.3.1`)).rejects.toThrow(/tag 0.3.1 not found/);
     const manifest = (await client.getManifest(`${registry.host}/immutable/cinder:0.3.1`)).manifest as ImageManifest;
     expect(manifest.layers[0]!.digest).toBe(`sha256:${first.sha256}`);
   });

@@ -144,6 +144,31 @@ describe('OciClient against docker-registry', () => {
     expect((error as Error).message).toBe(`${closed}/images/app:v1: cannot reach http://${closed} (ECONNREFUSED)`);
   });
 
+  it('gives up on a registry that does not answer in time, and reports what a failing registry says', async () => {
+    const silent = createServer(() => undefined);
+    const failing = createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'UNAVAILABLE', message: 'storage is read-only' }] }));
+    });
+    const listen = async (server: Server) => {
+      const port = await freePort();
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      return `127.0.0.1:${port}`;
+    };
+    const silentHost = await listen(silent);
+    const failingHost = await listen(failing);
+    try {
+      const impatient = new OciClient({ credentials: { credentialFor: () => undefined }, timeoutMs: 300 });
+      const late = await impatient.resolve(`${silentHost}/images/app:v1`).catch((e: unknown) => e);
+      expect(late).toBeInstanceOf(RegistryUnreachable);
+      expect((late as Error).message).toBe(`${silentHost}/images/app:v1: cannot reach http://${silentHost} (timed out)`);
+      await expect(client.resolve(`${failingHost}/images/app:v1`)).rejects.toThrow(`${failingHost}/images/app:v1: reading the manifest: ${failingHost} answered UNAVAILABLE: storage is read-only`);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await new Promise<void>((resolve) => failing.close(() => resolve()));
+    }
+  });
+
   it('uploads in chunks and in one piece, skips blobs the registry has, and reads them back checked', async () => {
     const repo = parseReference(`${registry.host}/blobs/big`);
     const file = join(work, 'big.bin');
@@ -206,7 +231,9 @@ describe('OciClient authentication', () => {
       expect(await client.resolve(`${registry.host}/secure/app:v1`)).toEqual(pushed);
       expect(registry.tokenRequests.length).toBeGreaterThan(0);
       expect(registry.tokenRequests.every((r) => r.user === user.username)).toBe(true);
-      expect(registry.tokenRequests.map((r) => r.scope.join(' '))).toContain('repository:secure/app:pull,push');
+      // The registry names the actions in no set order.
+      const scopes = registry.tokenRequests.flatMap((r) => r.scope.map((s) => s.replace(/:([a-z,]+)$/, (_m, actions: string) => `:${actions.split(',').sort().join(',')}`)));
+      expect(scopes).toContain('repository:secure/app:pull,push');
       // Tokens are reused: a second resolve asks for none.
       const before = registry.tokenRequests.length;
       await client.resolve(`${registry.host}/secure/app:v1`);

@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { credentialsFromConfig, InvalidReference, isLoopback, parseChallenges, parseReference, RegistryConfigError } from '../../src/oci/index.js';
 
@@ -111,5 +114,37 @@ describe('credentialsFromConfig', () => {
   ])('refuses %s', (text, message) => {
     expect(() => credentialsFromConfig(text, 'config.json')).toThrow(RegistryConfigError);
     expect(() => credentialsFromConfig(text, 'config.json')).toThrow(message);
+  });
+
+  it('asks credential helpers as docker does: credHelpers per registry, else credsStore', () => {
+    const bin = mkdtempSync(join(tmpdir(), 'flotilla-cred-helper-'));
+    const log = join(bin, 'asked');
+    // A helper speaking docker's protocol: the server on stdin, JSON on stdout, "credentials not found" when it has none.
+    const helper = (name: string, answers: Record<string, string>) => {
+      const cases = Object.entries(answers).map(([server, json]) => `  ${JSON.stringify(server)}) echo '${json}' ;;`).join('\n');
+      writeFileSync(join(bin, `docker-credential-${name}`), `#!/bin/sh\nread server\necho "${name} $server" >> ${JSON.stringify(log)}\ncase "$server" in\n${cases}\n  *) echo "credentials not found in native keychain"; exit 1 ;;\nesac\n`);
+      chmodSync(join(bin, `docker-credential-${name}`), 0o755);
+    };
+    helper('store', { 'https://index.docker.io/v1/': '{"ServerURL":"x","Username":"hub","Secret":"hubpw"}' });
+    helper('cloud', { 'gcr.example': '{"Username":"<token>","Secret":"refresh"}' });
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      const store = credentialsFromConfig(
+        JSON.stringify({ credsStore: 'store', credHelpers: { 'gcr.example': 'cloud', 'broken.example': 'absent' }, auths: { 'inline.example': { auth: auth('i:p') }, 'docker.io': {} } }),
+        'config.json',
+      );
+      expect(store.credentialFor('docker.io')).toEqual({ kind: 'basic', username: 'hub', password: 'hubpw' });
+      expect(store.credentialFor('gcr.example')).toEqual({ kind: 'identity-token', token: 'refresh' });
+      expect(store.credentialFor('inline.example')).toEqual({ kind: 'basic', username: 'i', password: 'p' });
+      expect(store.credentialFor('other.example')).toBeUndefined();
+      expect(store.credentialFor('docker.io')).toEqual({ kind: 'basic', username: 'hub', password: 'hubpw' });
+      expect(() => store.credentialFor('broken.example')).toThrow(/config.json: credential helper docker-credential-absent for broken.example cannot run \(ENOENT\)/);
+      // Each registry is asked once.
+      expect(readFileSync(log, 'utf8')).toBe('store https://index.docker.io/v1/\ncloud gcr.example\nstore other.example\n');
+    } finally {
+      process.env.PATH = path;
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 });
