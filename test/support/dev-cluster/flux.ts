@@ -328,8 +328,11 @@ export class FluxSimulation {
     if (!changed) return;
     const ref = `${change.namespace}/${change.name}`;
     if (kind === 'HelmRelease') {
+      // A release that became Ready wakes the releases waiting for it (not every status change: that would cascade).
+      if (!isReady(after) || isReady(before)) return;
       for (const hr of this.releases()) {
-        if (this.dependencies(hr).some((d) => `${d.namespace}/${d.name}` === ref)) this.schedule('HelmRelease', hr);
+        const waiting = readyCondition(hr)?.reason === 'DependencyNotReady';
+        if (waiting && this.dependencies(hr).some((d) => `${d.namespace}/${d.name}` === ref)) this.schedule('HelmRelease', hr);
       }
     } else if (kind === 'HelmRepository') {
       for (const chart of this.list(HELM_CHART)) {
@@ -617,18 +620,18 @@ export class FluxSimulation {
       const name = String(ref.name ?? '');
       const key = typeof ref.valuesKey === 'string' && ref.valuesKey ? ref.valuesKey : 'values.yaml';
       const what = `${kind} '${namespace}/${name}'`;
-      if (kind !== 'ConfigMap' && kind !== 'Secret') throw new ReconcileFailure('InitFailed', `unsupported ValuesReference kind '${kind}'`);
+      if (kind !== 'ConfigMap' && kind !== 'Secret') throw new ReconcileFailure('ValuesError', `unsupported ValuesReference kind '${kind}'`);
       const type = this.cluster.types.get('', 'v1', kind === 'ConfigMap' ? 'configmaps' : 'secrets')!;
       const source = this.cluster.find(type, namespace, name);
       if (!source) {
         if (ref.optional === true) continue;
-        throw new ReconcileFailure('InitFailed', `could not resolve ${kind} chart values reference '${namespace}/${name}' with key '${key}': ${kind === 'ConfigMap' ? 'configmaps' : 'secrets'} "${name}" not found`);
+        throw new ReconcileFailure('ValuesError', `could not resolve ${kind} chart values reference '${namespace}/${name}' with key '${key}': ${kind === 'ConfigMap' ? 'configmaps' : 'secrets'} "${name}" not found`);
       }
       const data = isObject(source.data) ? source.data : {};
       const raw = data[key];
       if (typeof raw !== 'string') {
         if (ref.optional === true) continue;
-        throw new ReconcileFailure('InitFailed', `missing key '${key}' in ${what}`);
+        throw new ReconcileFailure('ValuesError', `missing key '${key}' in ${what}`);
       }
       const text = kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw;
       if (typeof ref.targetPath === 'string' && ref.targetPath) {
@@ -639,9 +642,9 @@ export class FluxSimulation {
       try {
         parsed = load(text) ?? {};
       } catch (error) {
-        throw new ReconcileFailure('InitFailed', `unable to read values from key '${key}' in ${what}: ${(error as Error).message.split('\n')[0]}`);
+        throw new ReconcileFailure('ValuesError', `unable to read values from key '${key}' in ${what}: ${(error as Error).message.split('\n')[0]}`);
       }
-      if (!isObject(parsed)) throw new ReconcileFailure('InitFailed', `unable to read values from key '${key}' in ${what}: not a map`);
+      if (!isObject(parsed)) throw new ReconcileFailure('ValuesError', `unable to read values from key '${key}' in ${what}: not a map`);
       result = mergeValues(result, parsed);
     }
     return isObject(spec.values) ? mergeValues(result, spec.values) : result;
@@ -660,7 +663,7 @@ export class FluxSimulation {
       if (!resource) throw new ReconcileFailure('ArtifactFailed', `unsupported chartRef kind '${chartRef.kind}'`);
       label = `${chartRef.kind} '${chartRef.namespace}/${chartRef.name}'`;
       source = this.find(resource, chartRef.namespace, chartRef.name);
-      if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get ${label}: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
+      if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get Source object: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
     } else if (isObject(spec.chart) && isObject(spec.chart.spec)) {
       const template = spec.chart.spec;
       const sourceRef = isObject(template.sourceRef) ? template.sourceRef : {};
@@ -695,13 +698,20 @@ export class FluxSimulation {
       // helm-controller waits for the source's next event; the message says why it is waiting.
       const ready = readyCondition(source);
       const why = ready?.status === 'False' ? ready.message : 'latest generation of object has not been reconciled';
-      throw new ReconcileFailure(chartRef ? 'SourceNotReady' : 'HelmChartNotReady', `${label} is not ready: ${why}`);
+      throw new ReconcileFailure('SourceNotReady', `${label} is not ready: ${why}`);
     }
     const file = this.artifactFiles.get(String(artifact.path));
     if (!file) throw new ReconcileFailure('ArtifactFailed', `${label} is not ready: artifact not found in storage`);
     return { file, ...(helmChart ? { helmChart } : {}) };
   }
 
+  /**
+   * One helm-controller reconcile of a HelmRelease. As the real controller:
+   * Ready=Unknown "Fulfilling prerequisites" first; waiting for a dependency
+   * or a source, or failing before the release action, leaves
+   * observedGeneration alone; lastHandledReconcileAt is recorded at the end
+   * of every reconcile.
+   */
   private async reconcileHelmRelease(namespace: string, name: string): Promise<void> {
     const hrType = this.type(HR);
     if (!hrType) return;
@@ -713,50 +723,65 @@ export class FluxSimulation {
     if (!meta.finalizers?.includes(FLUX_FINALIZER)) {
       hr = this.cluster.patch(hrType, namespace, name, 'application/json-patch+json', JSON.stringify([{ op: 'add', path: meta.finalizers ? '/metadata/finalizers/-' : '/metadata/finalizers', value: meta.finalizers ? FLUX_FINALIZER : [FLUX_FINALIZER] }]), { fieldManager: MANAGER });
     }
-    if (spec.suspend === true) return;
     const generation = metaOf(hr).generation!;
-    const status: JsonObject = isObject(hr.status) ? clone(hr.status) : {};
     const annotations = metaOf(hr).annotations ?? {};
     const handled: JsonObject = {};
     if (annotations[REQUESTED_AT]) handled.lastHandledReconcileAt = annotations[REQUESTED_AT];
     if (annotations[FORCE_AT]) handled.lastHandledForceAt = annotations[FORCE_AT];
     if (annotations[RESET_AT]) handled.lastHandledResetAt = annotations[RESET_AT];
+    if (spec.suspend === true) {
+      this.writeStatus(HR, namespace, name, { ...handled, observedGeneration: generation }, MANAGER);
+      return;
+    }
+    const status: JsonObject = isObject(hr.status) ? clone(hr.status) : {};
+    const before = conditionsOf(hr);
+    const others = (...except: string[]) => before.filter((c) => !except.includes(c.type));
     // A new generation (or a reset request) starts the failure counts afresh.
     if (status.lastAttemptedGeneration !== generation || (annotations[RESET_AT] && status.lastHandledResetAt !== annotations[RESET_AT])) {
       status.installFailures = 0;
       status.upgradeFailures = 0;
       status.failures = 0;
     }
-    const setStatus = (update: JsonObject) => this.writeStatus(HR, namespace, name, { ...status, ...handled, ...update }, MANAGER);
-    const notReady = (reason: string, message: string, extra: JsonObject = {}) =>
-      setStatus({ observedGeneration: generation, ...extra, conditions: [{ type: 'Ready', status: 'False', reason, message }, ...this.otherConditions(hr!, ['Ready', 'Reconciling'])] as unknown as Json });
+    const prerequisites: Condition[] = [
+      { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Fulfilling prerequisites' },
+      { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Fulfilling prerequisites' },
+    ];
+    this.writeStatus(HR, namespace, name, { conditions: [...prerequisites, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
     try {
       for (const dep of this.dependencies(hr)) {
         const other = this.cluster.find(hrType, dep.namespace, dep.name);
         if (!other) throw new ReconcileFailure('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`);
         if (!isReady(other)) throw new ReconcileFailure('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`);
       }
-      const values = this.composeValues(hr);
       const { file, helmChart } = this.ensureChart(hr);
       if (helmChart) status.helmChart = helmChart;
-      const chart = await this.queue.limited(() => this.helm.metadata(file));
+      const values = this.composeValues(hr);
+      const chart = await this.helm.metadata(file);
       const configDigest = sha256(JSON.stringify(values));
-      const history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
-      const latest = history[0];
-      const ready = readyCondition(hr);
+      const latest = (Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [])[0];
+      const released = before.find((c) => c.type === 'Released');
       const forced = annotations[FORCE_AT] !== undefined && status.lastHandledForceAt !== annotations[FORCE_AT];
       const { releaseName, targetNamespace } = this.releaseName(hr);
-      const inSync = latest?.status === 'deployed' && latest.name === releaseName && latest.namespace === targetNamespace && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && ready?.status === 'True';
+      const inSync = latest?.status === 'deployed' && latest.name === releaseName && latest.namespace === targetNamespace && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && released?.status === 'True';
       if (inSync && !forced) {
-        setStatus({ observedGeneration: generation, lastAttemptedGeneration: generation });
+        // In sync: Ready says again what the last release action said.
+        const ready: Condition = { type: 'Ready', status: 'True', reason: released.reason, message: released.message };
+        this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation, conditions: [ready, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
         return;
       }
-      const exhausted = this.retriesExhausted(hr, status, latest);
-      if (exhausted && status.lastAttemptedConfigDigest === configDigest && status.lastAttemptedRevision === chart.version && !forced) return;
+      if (this.retriesExhausted(hr, status, latest) && status.lastAttemptedConfigDigest === configDigest && status.lastAttemptedRevision === chart.version && !forced) {
+        // Out of retries for this configuration: stalled until it changes.
+        this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation, conditions: others('Reconciling') as unknown as Json }, MANAGER);
+        return;
+      }
       await this.release(hr, status, handled, values, file, chart, configDigest);
     } catch (error) {
-      if (error instanceof ReconcileFailure) notReady(error.reason, error.message);
-      else if (!(error instanceof ApiError && error.code === 404)) notReady('ReconcileFailed', (error as Error).message);
+      if (error instanceof ApiError && error.code === 404) return;
+      const failure = error instanceof ReconcileFailure ? error : new ReconcileFailure('ReconcileError', (error as Error).message);
+      const ready: Condition = { type: 'Ready', status: 'False', reason: failure.reason, message: failure.message };
+      this.writeStatus(HR, namespace, name, { ...status, ...handled, conditions: [prerequisites[0]!, ready, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
+      // Dependencies and sources wake the release when they change; other failures are retried.
+      if (failure.reason !== 'DependencyNotReady' && failure.reason !== 'SourceNotReady') this.retryLater(hr);
     }
   }
 
@@ -802,7 +827,6 @@ export class FluxSimulation {
     const revision = (releases[0]?.version ?? 0) + 1;
     const maxHistory = typeof spec.maxHistory === 'number' ? spec.maxHistory : 5;
     const base: JsonObject = {
-      observedGeneration: generation,
       lastAttemptedGeneration: generation,
       lastAttemptedRevision: chart.version,
       lastAttemptedConfigDigest: configDigest,
@@ -811,7 +835,6 @@ export class FluxSimulation {
     };
     this.writeStatus(HR, namespace, name, {
       ...status,
-      ...handled,
       ...base,
       conditions: [
         { type: 'Reconciling', status: 'True', reason: 'Progressing', message: `Running '${action}' action with timeout of ${formatDuration(timeoutMs)}` },
@@ -870,7 +893,8 @@ export class FluxSimulation {
         ...(remediated ? [remediated] : []),
         ...(retry ? [] : [{ type: 'Stalled', status: 'True' as const, reason: 'RetriesExceeded', message: `Failed to ${action} after ${failures} attempt(s)` }]),
       ];
-      this.writeStatus(HR, namespace, name, { ...status, ...handled, ...base, history: newHistory as unknown as Json, conditions: conditions as unknown as Json }, MANAGER);
+      // Retrying leaves observedGeneration alone; out of retries, the generation is observed (and stalled).
+      this.writeStatus(HR, namespace, name, { ...status, ...handled, ...base, ...(retry ? {} : { observedGeneration: generation }), history: newHistory as unknown as Json, conditions: conditions as unknown as Json }, MANAGER);
       if (retry) this.retryLater(hr);
       return;
     }
@@ -883,6 +907,7 @@ export class FluxSimulation {
       ...status,
       ...handled,
       ...base,
+      observedGeneration: generation,
       installFailures: 0,
       upgradeFailures: 0,
       failures: 0,
