@@ -168,7 +168,9 @@ describe('dev cluster (test fixture): CRUD', () => {
   });
 
   it('empties a deleted namespace, then removes it', async () => {
-    await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
+    const created = await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
+    expect(created.status?.phase).toBe('Active');
+    expect(created.spec?.finalizers).toEqual(['kubernetes']);
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'c' } } });
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
     await core.deleteNamespace({ name: 'doomed' });

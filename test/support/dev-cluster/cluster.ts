@@ -342,7 +342,7 @@ export class Cluster {
       } else if (before) {
         if (before.status !== undefined) next.status = clone(before.status);
         else delete next.status;
-      } else delete next.status;
+      } else if (type.kind !== 'Namespace') delete next.status; // a new Namespace gets its phase from the server
     }
     if (before) {
       const old = before.metadata as JsonObject;
@@ -375,6 +375,7 @@ export class Cluster {
       next.data = data;
       delete next.stringData;
     }
+    this.pruneUnknownFields(type, next, options, managedFields !== undefined);
     if (before && type.generation && subresource !== 'status') {
       const strip = (o: JsonObject) => {
         const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = o;
@@ -386,7 +387,6 @@ export class Cluster {
     meta.managedFields = (managedFields ?? this.recordUpdate(type, before, next, manager, subresource)) as Json;
     if (Array.isArray(meta.managedFields) && meta.managedFields.length === 0) delete meta.managedFields;
     this.validate(type, next, String(meta.name ?? ''));
-    this.pruneUnknownFields(type, next, options, managedFields !== undefined);
     if (before && metaOf(before).deletionTimestamp && !metaOf(next).finalizers?.length) {
       // The last finalizer went: the object is deleted now.
       return options.dryRun ? next : this.served(type, this.store.commit(resourceKey(type), 'DELETED', next));
@@ -420,12 +420,7 @@ export class Cluster {
       object.status = { phase: 'Active' };
       meta.labels = { ...(isObject(meta.labels) ? meta.labels : {}), 'kubernetes.io/metadata.name': name };
     }
-    const created = this.commitWrite(type, undefined, object, options, undefined);
-    if (type.kind === 'Namespace' && !options.dryRun) {
-      // Namespaces come with their phase set (the real server's strategy does so on create).
-      return this.served(type, this.store.get('/namespaces', '', name)!);
-    }
-    return created;
+    return this.commitWrite(type, undefined, object, options, undefined);
   }
 
   private existing(type: ResourceType, namespace: string, name: string): JsonObject {
@@ -509,6 +504,8 @@ export class Cluster {
     if (type.namespaced) configMeta.namespace = namespace;
     else delete configMeta.namespace;
     config.metadata = configMeta;
+    // Undeclared fields are refused (Strict) or dropped before anyone owns them.
+    this.pruneUnknownFields(type, config, options, true);
     const stored = this.store.get(resourceKey(type), type.namespaced ? namespace : '', name);
     if (typeof precondition === 'string' && precondition !== '' && precondition !== (stored ? metaOf(stored).resourceVersion : undefined)) {
       throw conflict(type, name);
