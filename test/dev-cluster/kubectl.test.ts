@@ -133,6 +133,18 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect(unsupported.stderr).toContain('the body of the request was in an unknown format');
   });
 
+  it('survives the API going away in the middle of an apply; the re-run converges', async () => {
+    writeFileSync(join(work, 'three.yaml'), ['a', 'b', 'c'].map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: part-${n}, namespace: demo}\ndata: {part: ${n}}\n`).join('---\n'));
+    const drop = cluster.faults.dropConnections({ method: 'PATCH', path: '/configmaps/part-', skip: 1, times: Infinity });
+    const broken = await kubectl('apply', '--server-side', '-f', join(work, 'three.yaml'));
+    expect(broken.code).toBe(1);
+    expect(cluster.get('v1', 'ConfigMap', 'demo', 'part-a')).toBeDefined();
+    expect(cluster.get('v1', 'ConfigMap', 'demo', 'part-c')).toBeUndefined();
+    drop.clear();
+    expect((await kubectl('apply', '--server-side', '-f', join(work, 'three.yaml'))).code).toBe(0);
+    expect(['a', 'b', 'c'].map((n) => cluster.get('v1', 'ConfigMap', 'demo', `part-${n}`)?.data)).toEqual([{ part: 'a' }, { part: 'b' }, { part: 'c' }]);
+  });
+
   it('fails kubectl wait on a release that does not become Ready in time', async () => {
     const slow = cluster.faults.slowRelease('demo/slow', 60_000);
     writeFileSync(join(work, 'slow.yaml'), manifests('slow', '{}'));
