@@ -8,9 +8,10 @@
  * atomically, so a reader never sees an index naming a missing file.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
+import { writeFileAtomic } from '../files/index.js';
 import { readChartArchive } from './package.js';
 import { mergeRepoIndex, type IndexedChart } from './repo-index.js';
 
@@ -27,16 +28,6 @@ export interface PublishedRepository {
   readonly unchanged: readonly IndexedChart[];
 }
 
-async function writeAtomically(file: string, data: Buffer | string): Promise<void> {
-  const temp = `${file}.partial-${process.pid}`;
-  try {
-    await writeFile(temp, data);
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-}
 
 async function readIfPresent(file: string): Promise<Buffer | undefined> {
   try {
@@ -74,8 +65,8 @@ export async function publishToFolder(dir: string, archives: readonly { label: s
     const file = join(dir, indexed.fileName);
     const onDisk = await readIfPresent(file);
     // Also restores the file of an unchanged entry that went missing or was damaged.
-    if (onDisk === undefined || !onDisk.equals(bytes)) await writeAtomically(file, bytes);
+    if (onDisk === undefined || !onDisk.equals(bytes)) await writeFileAtomic(file, bytes);
   }
-  if (merged.added.length > 0 || existing === undefined) await writeAtomically(indexFile, merged.text);
+  if (merged.added.length > 0 || existing === undefined) await writeFileAtomic(indexFile, merged.text);
   return { index: indexFile, added: merged.added, unchanged: merged.unchanged };
 }

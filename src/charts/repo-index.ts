@@ -9,12 +9,13 @@
  * other entry as it was (`helm repo index --merge`), and refuses a version
  * that is already there with other content.
  */
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { FlotillaError } from '../diagnostics/index.js';
 import { compareBytewise } from '../bundle/index.js';
 import type { PackagedChart } from './package.js';
 import { compareVersions, parseVersion } from './semver.js';
 import type { ChartDependency } from './types.js';
+import { parseYamlValue } from '../document/index.js';
 
 /** What an index entry is made from: a packaged chart or an archive read back. */
 export type IndexedChart = Pick<PackagedChart, 'name' | 'version' | 'fileName' | 'sha256' | 'metadata'>;
@@ -142,12 +143,7 @@ export function mergeRepoIndex(existing: string | undefined, charts: readonly In
   const prefix = options.urlPrefix?.replace(/\/+$/, '');
   const entries = new Map<string, Record<string, unknown>[]>();
   if (existing !== undefined) {
-    let doc: unknown;
-    try {
-      doc = parse(existing);
-    } catch (error) {
-      throw new FlotillaError(`${options.where}: not valid YAML: ${(error as Error).message}`);
-    }
+    const doc = parseYamlValue(existing, options.where);
     const index = (doc ?? {}) as { apiVersion?: unknown; entries?: unknown };
     if (typeof doc !== 'object' || index.apiVersion !== 'v1') throw new FlotillaError(`${options.where}: not a Helm repository index (expected apiVersion: v1)`);
     const listed = index.entries ?? {};

@@ -12,9 +12,9 @@
  */
 import { basename, join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { parse } from 'yaml';
-import { readTarGzSafely, SIGNATURE_FILE } from '../bundle/index.js';
+import { bundleMetadata, METADATA_FILE, readTarGzSafely, SIGNATURE_FILE } from '../bundle/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { parseYamlValue } from '../document/index.js';
 import { asReference, digestOfFile, type OciClient } from './client.js';
 import { ContentTooLarge, InvalidReference, ManifestUnknown, RegistryProtocolError } from './errors.js';
 import { MediaType, type Descriptor, type ImageManifest } from './media-types.js';
@@ -83,17 +83,12 @@ async function readBundleFacts(tarball: string): Promise<{ app: string; version:
     if (code !== undefined && !(error instanceof FlotillaError)) throw new FlotillaError(`${tarball}: cannot read the tarball (${code})`);
     throw error;
   });
-  const metadata = files.get('metadata.yaml');
-  if (!metadata) throw new FlotillaError(`${label}: not an application tarball: metadata.yaml is missing`);
-  let doc: unknown;
-  try {
-    doc = parse(metadata.toString('utf8'));
-  } catch (error) {
-    throw new FlotillaError(`${label}: metadata.yaml is not valid YAML: ${(error as Error).message}`);
-  }
+  const metadata = bundleMetadata(files);
+  if (!metadata) throw new FlotillaError(`${label}: not an application tarball: ${METADATA_FILE} is missing`);
+  const doc = parseYamlValue(metadata.toString('utf8'), `${label}#${METADATA_FILE}`);
   const { app_name: app, app_version: version } = (doc ?? {}) as { app_name?: unknown; app_version?: unknown };
-  if (typeof app !== 'string' || app === '') throw new FlotillaError(`${label}: metadata.yaml: app_name must be a non-empty string`);
-  if (typeof version !== 'string' && typeof version !== 'number') throw new FlotillaError(`${label}: metadata.yaml: app_version must be set`);
+  if (typeof app !== 'string' || app === '') throw new FlotillaError(`${label}: ${METADATA_FILE}: app_name must be a non-empty string`);
+  if (typeof version !== 'string' && typeof version !== 'number') throw new FlotillaError(`${label}: ${METADATA_FILE}: app_version must be set`);
   return { app, version: String(version), signature: files.get(SIGNATURE_FILE) };
 }
 

@@ -10,9 +10,9 @@
  * same archive and refused when it differs: published versions never change.
  */
 import { createHash } from 'node:crypto';
-import { parse } from 'yaml';
 import { readChartArchive, ChartVersionConflictError, type ChartDependency, type ChartMetadata } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
+import { parseYamlValue } from '../document/index.js';
 import type { OciClient } from './client.js';
 import { InvalidReference, ManifestUnknown } from './errors.js';
 import { MediaType, type ImageManifest } from './media-types.js';
@@ -147,7 +147,7 @@ async function planChart(client: OciClient, base: OciReference, archive: ChartAr
   const chart = await readChartArchive(archive.bytes, { label: archive.label });
   const ref = new OciReference(base.registry, `${base.repository}/${chart.name}`, chartVersionTag(chart.version));
   const chartYaml = chart.chart.files.find((f) => f.path === 'Chart.yaml');
-  const typeDeclared = chartYaml !== undefined && (parse(chartYaml.data.toString('utf8')) as { type?: unknown } | null)?.type !== undefined;
+  const typeDeclared = chartYaml !== undefined && (parseYamlValue(chartYaml.data.toString('utf8'), `${archive.label}#Chart.yaml`) as { type?: unknown } | undefined)?.type !== undefined;
   const planned = { archive, name: chart.name, version: chart.version, metadata: chart.metadata, typeDeclared, ref };
   const existing = await client.getManifest(ref).catch((error: unknown) => {
     if (error instanceof ManifestUnknown) return undefined;
