@@ -252,6 +252,16 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     always.clear();
   });
 
+  it('refuses to take over an object another owner made when install.disableTakeOwnership is set, with Helm\'s message', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owned-values', namespace: NS }, data: { mine: 'yes' } });
+    cluster.apply(hr('owned', { install: { disableTakeOwnership: true } }));
+    await waitReady('owned', 'False');
+    expect(ready('owned')?.message).toBe(
+      `Helm install failed for release ${NS}/owned with chart app@1.0.0: rendered manifests contain a resource that already exists. Unable to continue with install: ConfigMap "owned-values" in namespace "${NS}" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key "app.kubernetes.io/managed-by": must be set to "Helm"; annotation validation error: missing key "meta.helm.sh/release-name": must be set to "owned"; annotation validation error: missing key "meta.helm.sh/release-namespace": must be set to "${NS}"`,
+    );
+    expect(cluster.get('v1', 'ConfigMap', NS, 'owned-values')?.data).toEqual({ mine: 'yes' });
+  });
+
   it('fails an install whose release stays not ready past its timeout', async () => {
     const slow = cluster.faults.slowRelease(`${NS}/late`, 60_000);
     cluster.apply(hr('late', { timeout: '1s' }));

@@ -860,6 +860,7 @@ export class FluxSimulation {
         }),
       );
       const objects = this.parseManifest(manifest, targetNamespace);
+      if (actionSpec.disableTakeOwnership === true) this.checkOwnership(objects, releaseName, targetNamespace, action);
       this.applyObjects(objects, releaseName, targetNamespace, namespace, name, action === 'install' && actionSpec.createNamespace === true);
       if (deployed) this.prune(this.inventory(deployed.manifest, targetNamespace), objects);
       const delay = this.faults.readyDelay(namespace, name);
@@ -973,6 +974,33 @@ export class FluxSimulation {
   }
 
   /** Stores rendered objects as Helm would: labelled, annotated, server-side applied by helm-controller. */
+  /**
+   * With disableTakeOwnership, Helm refuses objects that exist and belong to
+   * no release or another one, with Helm's own message.
+   */
+  private checkOwnership(objects: JsonObject[], releaseName: string, releaseNamespace: string, action: string): void {
+    for (const object of objects) {
+      const metadata = isObject(object.metadata) ? object.metadata : {};
+      const type = this.cluster.types.byKind(String(object.apiVersion ?? ''), String(object.kind));
+      const existing = type ? this.cluster.find(type, type.namespaced ? String(metadata.namespace ?? '') : '', String(metadata.name ?? '')) : undefined;
+      if (!type || !existing) continue;
+      const meta = metaOf(existing);
+      const problems: string[] = [];
+      const expect = (kind: 'label' | 'annotation', key: string, want: string) => {
+        const got = (kind === 'label' ? meta.labels : meta.annotations)?.[key];
+        if (got === undefined) problems.push(`${kind} validation error: missing key "${key}": must be set to "${want}"`);
+        else if (got !== want) problems.push(`${kind} validation error: key "${key}" must equal "${want}": current value is "${got}"`);
+      };
+      expect('label', 'app.kubernetes.io/managed-by', 'Helm');
+      expect('annotation', 'meta.helm.sh/release-name', releaseName);
+      expect('annotation', 'meta.helm.sh/release-namespace', releaseNamespace);
+      if (problems.length > 0) {
+        const where = type.namespaced ? ` in namespace "${meta.namespace}"` : '';
+        throw new HelmError(`rendered manifests contain a resource that already exists. Unable to continue with ${action}: ${type.kind} "${meta.name}"${where} exists and cannot be imported into the current release: invalid ownership metadata; ${problems.join('; ')}`);
+      }
+    }
+  }
+
   private applyObjects(objects: JsonObject[], releaseName: string, releaseNamespace: string, hrNamespace: string, hrName: string, createNamespace: boolean): void {
     const nsType = this.cluster.types.get('', 'v1', 'namespaces')!;
     if (createNamespace && !this.cluster.find(nsType, '', releaseNamespace)) this.cluster.create(nsType, '', { metadata: { name: releaseNamespace } }, { fieldManager: MANAGER });
