@@ -80,6 +80,11 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect(stdout).toMatch(/^helmrepositories\s+helmrepo\s+source\.toolkit\.fluxcd\.io\/v1\s+true\s+HelmRepository$/m);
     expect(stdout).toMatch(/^namespaces\s+ns\s+v1\s+false\s+Namespace$/m);
     expect(stdout).toMatch(/^leases\s+coordination\.k8s\.io\/v1\s+true\s+Lease$/m);
+    // kubectl explain reads the OpenAPI v3 documents, with the Flux CRD's declared fields.
+    const explained = await kubectl('explain', 'helmrelease.spec.upgrade');
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toContain('KIND:       HelmRelease');
+    expect(explained.stdout).toMatch(/^\s+preserveValues\s+</m);
   });
 
   it('applies server-side, waits for Ready, gets with printer columns, and reports a conflict like a real server', async () => {
