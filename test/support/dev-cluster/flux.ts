@@ -855,6 +855,7 @@ export class FluxSimulation {
           values,
           upgrade: action === 'upgrade',
           includeCrds: actionSpec.crds !== 'Skip' && !(action === 'upgrade' && actionSpec.crds === undefined),
+          noHooks: actionSpec.disableHooks === true,
           kubeVersion: KUBE_VERSION.gitVersion,
           apiVersions: [...new Set(this.cluster.types.all().map((t) => `${apiVersionOf(t)}/${t.kind}`))],
         }),
@@ -863,7 +864,8 @@ export class FluxSimulation {
       if (actionSpec.disableTakeOwnership === true) this.checkOwnership(objects, releaseName, targetNamespace, action);
       this.applyObjects(objects, releaseName, targetNamespace, namespace, name, action === 'install' && actionSpec.createNamespace === true);
       if (deployed) this.prune(this.inventory(deployed.manifest, targetNamespace), objects);
-      const delay = this.faults.readyDelay(namespace, name);
+      // With disableWait Helm does not wait for the objects: the action ends once they are stored.
+      const delay = actionSpec.disableWait === true ? 0 : this.faults.readyDelay(namespace, name);
       if (delay > timeoutMs) {
         await this.sleep(timeoutMs);
         throw new HelmError('context deadline exceeded');

@@ -43,6 +43,8 @@ export interface RenderRequest {
   readonly values: unknown;
   readonly upgrade: boolean;
   readonly includeCrds: boolean;
+  /** install/upgrade.disableHooks: hooks left out of the output. */
+  readonly noHooks: boolean;
   readonly kubeVersion: string;
   readonly apiVersions: readonly string[];
 }
@@ -126,6 +128,7 @@ export class Helm {
     const args = ['template', request.releaseName, request.chartPath, '--namespace', request.namespace, '-f', valuesFile, '--skip-tests', '--kube-version', request.kubeVersion];
     if (request.upgrade) args.push('--is-upgrade');
     if (request.includeCrds) args.push('--include-crds');
+    if (request.noHooks) args.push('--no-hooks');
     if (request.apiVersions.length > 0) args.push('--api-versions', request.apiVersions.join(','));
     return this.run(args);
   }
