@@ -100,6 +100,8 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     // The real helm reads the release the simulation stored, in Helm's own storage format.
     const listed = await new Promise<string>((resolve, reject) => execFile(helm, ['list', '-n', 'demo', '-o', 'json'], { env }, (error, out) => (error ? reject(error) : resolve(out))));
     expect(JSON.parse(listed)).toEqual([expect.objectContaining({ name: 'demo', namespace: 'demo', revision: '1', status: 'deployed', chart: 'demo-0.1.0' })]);
+    const described = await kubectl('describe', 'helmrelease', 'demo', '-n', 'demo');
+    expect(described.stdout).toMatch(/Normal\s+InstallSucceeded\s+\S+\s+helm-controller\s+Helm install succeeded for release demo\/demo\.v1 with chart demo@0\.1\.0/);
     const deployment = JSON.parse((await kubectl('get', 'deployment', 'demo', '-n', 'demo', '-o', 'json')).stdout);
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.metadata.annotations['meta.helm.sh/release-name']).toBe('demo');

@@ -87,6 +87,8 @@ describe('dev cluster (test fixture): CRUD', () => {
     expect(await names('!tier')).toEqual(['three']);
     const byName = await core.listNamespacedConfigMap({ namespace: 'proto', fieldSelector: 'metadata.name=two' });
     expect(byName.items.map((i) => i.metadata?.name)).toEqual(['two']);
+    const unsupported = await failure(core.listNamespacedConfigMap({ namespace: 'proto', fieldSelector: 'data.k=v' }));
+    expect(unsupported).toMatchObject({ code: 400, reason: 'BadRequest', message: 'field label not supported: data.k' });
     const page = await core.listNamespacedConfigMap({ namespace: 'proto', limit: 2 });
     expect(page.items).toHaveLength(2);
     expect(page.metadata?.remainingItemCount).toBe(1);

@@ -141,17 +141,14 @@ export class Cluster {
     return object;
   }
 
-  private matcher(query: ListQuery): (object: JsonObject) => boolean {
+  private matcher(type: ResourceType, query: ListQuery): (object: JsonObject) => boolean {
     const labels = parseLabelSelector(query.labelSelector);
-    const fields = parseFieldSelector(query.fieldSelector);
-    return (object) => {
-      const meta = metaOf(object);
-      return labels(meta.labels ?? {}) && fields({ name: meta.name, namespace: meta.namespace ?? '' });
-    };
+    const fields = parseFieldSelector(query.fieldSelector, type.group === '' ? type.kind : '');
+    return (object) => labels(metaOf(object).labels ?? {}) && fields(object);
   }
 
   list(type: ResourceType, namespace: string | undefined, query: ListQuery = {}): JsonObject {
-    const matches = this.matcher(query);
+    const matches = this.matcher(type, query);
     let items = this.store.list(resourceKey(type), type.namespaced ? namespace : undefined).filter(matches);
     const resourceVersion = String(this.store.resourceVersion);
     const metadata: JsonObject = { resourceVersion };
@@ -681,7 +678,7 @@ export class Cluster {
    * the function that stops it.
    */
   watch(type: ResourceType, namespace: string | undefined, query: WatchQuery, send: (event: WatchEvent) => void): () => void {
-    const matches = this.matcher(query);
+    const matches = this.matcher(type, query);
     const key = resourceKey(type);
     const inScope = (change: StoredChange) => change.resource === key && (!type.namespaced || namespace === undefined || change.namespace === namespace);
     const deliver = (change: StoredChange) => {

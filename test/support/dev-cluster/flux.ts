@@ -16,7 +16,7 @@
  *   before an install retry, rollback after a failed upgrade), and
  *   uninstalls through the `finalizers.fluxcd.io` finalizer.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync, gunzipSync } from 'node:zlib';
@@ -889,7 +889,9 @@ export class FluxSimulation {
         this.rollback(deployed, storageNamespace, releaseName, targetNamespace, namespace, name, revision + 1);
         remediated = { type: 'Remediated', status: 'True', reason: 'RollbackSucceeded', message: `Helm rollback to previous release ${releaseRef}.v${deployed.version} with chart ${deployed.chart.metadata.name}@${deployed.chart.metadata.version} succeeded` };
       }
-      const newHistory = [failedSnapshot, ...history.map((s) => (s.status === 'deployed' && !remediated ? s : s))].slice(0, maxHistory);
+      this.recordEvent(hr, 'Warning', reason, message);
+      if (remediated) this.recordEvent(hr, 'Normal', remediated.reason, remediated.message);
+      const newHistory = [failedSnapshot, ...history].slice(0, maxHistory);
       const conditions: Condition[] = [
         { type: 'Ready', status: 'False', reason, message },
         { type: 'Released', status: 'False', reason, message },
@@ -904,6 +906,7 @@ export class FluxSimulation {
     this.storeRelease(storageNamespace, releaseName, revision, 'deployed', chart, values, manifest, action === 'install' ? 'Install complete' : 'Upgrade complete', started, releases);
     const message = `Helm ${action} succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}`;
     const reason = action === 'install' ? 'InstallSucceeded' : 'UpgradeSucceeded';
+    this.recordEvent(hr, 'Normal', reason, message);
     const snapshot = this.snapshot(releaseName, targetNamespace, revision, 'deployed', chart, configDigest, started);
     const newHistory = [snapshot, ...history.map((s) => (s.status === 'deployed' ? { ...s, status: 'superseded' } : s))].slice(0, maxHistory);
     this.writeStatus(HR, namespace, name, {
@@ -920,6 +923,35 @@ export class FluxSimulation {
         { type: 'Released', status: 'True', reason, message },
       ] as unknown as Json,
     }, MANAGER);
+  }
+
+  /** A core/v1 Event about the release, as helm-controller records one (kubectl describe shows them). */
+  private recordEvent(hr: JsonObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const meta = metaOf(hr);
+    const eventType = this.cluster.types.get('', 'v1', 'events')!;
+    const time = now();
+    try {
+      this.cluster.create(
+        eventType,
+        meta.namespace!,
+        {
+          metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}` },
+          involvedObject: { kind: 'HelmRelease', namespace: meta.namespace!, name: meta.name, uid: meta.uid!, apiVersion: apiVersionOf(this.type(HR)!), resourceVersion: meta.resourceVersion! },
+          reason,
+          message,
+          type,
+          source: { component: MANAGER },
+          reportingComponent: MANAGER,
+          reportingInstance: '',
+          firstTimestamp: time,
+          lastTimestamp: time,
+          count: 1,
+        },
+        { fieldManager: MANAGER },
+      );
+    } catch {
+      // A terminating namespace takes no new events; nothing else depends on them.
+    }
   }
 
   private snapshot(releaseName: string, namespace: string, version: number, status: string, chart: ChartMetadata, configDigest: string, started: string): Snapshot {
