@@ -104,6 +104,7 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect(described.stdout).toMatch(/Normal\s+InstallSucceeded\s+\S+\s+helm-controller\s+Helm install succeeded for release demo\/demo\.v1 with chart demo@0\.1\.0/);
     const deployment = JSON.parse((await kubectl('get', 'deployment', 'demo', '-n', 'demo', '-o', 'json')).stdout);
     expect(deployment.spec.replicas).toBe(2);
+    expect(await kubectl('rollout', 'status', 'deployment/demo', '-n', 'demo', '--timeout=10s')).toMatchObject({ code: 0, stdout: 'deployment "demo" successfully rolled out\n' });
     expect(deployment.metadata.annotations['meta.helm.sh/release-name']).toBe('demo');
     // Another manager changing a field kubectl applied: kubectl's next apply conflicts, --force-conflicts takes it back.
     cluster.cluster.patch(cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), 'demo', 'demo', 'application/merge-patch+json', JSON.stringify({ spec: { values: { replicaCount: 5 } } }), { fieldManager: 'someone-else' });

@@ -864,6 +864,8 @@ export class FluxSimulation {
       if (actionSpec.disableTakeOwnership === true) this.checkOwnership(objects, releaseName, targetNamespace, action);
       this.applyObjects(objects, releaseName, targetNamespace, namespace, name, action === 'install' && actionSpec.createNamespace === true);
       if (deployed) this.prune(this.inventory(deployed.manifest, targetNamespace), objects);
+      // Helm waits for the workloads: let their controllers (./workloads.ts) report first.
+      await new Promise((resolve) => setImmediate(resolve));
       // With disableWait Helm does not wait for the objects: the action ends once they are stored.
       const delay = actionSpec.disableWait === true ? 0 : this.faults.readyDelay(namespace, name);
       if (delay > timeoutMs) {
@@ -1060,38 +1062,6 @@ export class FluxSimulation {
         const message = error instanceof ApiError ? error.message : (error as Error).message;
         throw new HelmError(`failed to create resource: ${message}`);
       }
-      this.simulateWorkloadStatus(type, type.namespaced ? objectNamespace : '', objectName);
-    }
-  }
-
-  /** Workloads report themselves available, as their controllers would once pods run. */
-  private simulateWorkloadStatus(type: ResourceType, namespace: string, name: string): void {
-    const workloads = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job'];
-    if (type.group !== 'apps' && type.group !== 'batch') return;
-    if (!workloads.includes(type.kind)) return;
-    const object = this.cluster.find(type, namespace, name);
-    if (!object) return;
-    const spec = isObject(object.spec) ? object.spec : {};
-    const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
-    const generation = metaOf(object).generation;
-    const time = now();
-    const status: JsonObject =
-      type.kind === 'Job'
-        ? { succeeded: 1, startTime: time, completionTime: time, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: time }] }
-        : type.kind === 'DaemonSet'
-          ? { observedGeneration: generation!, currentNumberScheduled: 1, desiredNumberScheduled: 1, numberReady: 1, numberAvailable: 1, updatedNumberScheduled: 1, numberMisscheduled: 0 }
-          : {
-              observedGeneration: generation!,
-              replicas,
-              readyReplicas: replicas,
-              availableReplicas: replicas,
-              updatedReplicas: replicas,
-              ...(type.kind === 'StatefulSet' ? { currentReplicas: replicas } : { conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastTransitionTime: time, lastUpdateTime: time }] }),
-            };
-    try {
-      this.cluster.update(type, namespace, name, { ...object, status }, { fieldManager: 'kube-controller-manager' }, 'status');
-    } catch {
-      // the object went meanwhile
     }
   }
 
