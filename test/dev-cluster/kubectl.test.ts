@@ -105,6 +105,8 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     const deployment = JSON.parse((await kubectl('get', 'deployment', 'demo', '-n', 'demo', '-o', 'json')).stdout);
     expect(deployment.spec.replicas).toBe(2);
     expect(await kubectl('rollout', 'status', 'deployment/demo', '-n', 'demo', '--timeout=10s')).toMatchObject({ code: 0, stdout: 'deployment "demo" successfully rolled out\n' });
+    expect(await kubectl('scale', 'deployment/demo', '-n', 'demo', '--replicas=3')).toMatchObject({ code: 0, stdout: 'deployment.apps/demo scaled\n' });
+    expect((cluster.get('apps/v1', 'Deployment', 'demo', 'demo')!.spec as { replicas: number }).replicas).toBe(3);
     expect(deployment.metadata.annotations['meta.helm.sh/release-name']).toBe('demo');
     // Another manager changing a field kubectl applied: kubectl's next apply conflicts, --force-conflicts takes it back.
     cluster.cluster.patch(cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), 'demo', 'demo', 'application/merge-patch+json', JSON.stringify({ spec: { values: { replicaCount: 5 } } }), { fieldManager: 'someone-else' });

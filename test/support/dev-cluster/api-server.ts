@@ -250,6 +250,11 @@ export class ApiServer {
     const q = url.searchParams;
     const { type, name, subresource } = route;
     const namespace = route.namespace ?? '';
+    if (subresource === 'scale' && type.scaleSubresource && name !== undefined) {
+      if (method === 'GET') return this.send(req, res, 200, this.cluster.scale(type, namespace, name));
+      if (method === 'PUT' || method === 'PATCH') return this.send(req, res, 200, this.cluster.scale(type, namespace, name, { contentType: method === 'PUT' ? 'application/json' : (req.headers['content-type'] ?? ''), body }, { ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}) }));
+      throw methodNotAllowed();
+    }
     if (subresource !== undefined && (subresource !== 'status' || !type.statusSubresource)) throw noSuchResource();
     const warnings: string[] = [];
     const writeOptions = {

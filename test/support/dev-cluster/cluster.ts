@@ -573,6 +573,46 @@ export class Cluster {
     return this.commitWrite(type, live, merged, options, subresource, managedFields);
   }
 
+  /**
+   * The `/scale` subresource: reads spec.replicas as an autoscaling/v1 Scale,
+   * or writes it from a Scale (PUT) or a patch of one.
+   */
+  scale(type: ResourceType, namespace: string, name: string, write?: { contentType: string; body: string }, options: WriteOptions = {}): JsonObject {
+    const current = this.get(type, namespace, name);
+    const view = (object: JsonObject): JsonObject => {
+      const meta = object.metadata as JsonObject;
+      const spec = isObject(object.spec) ? object.spec : {};
+      const status = isObject(object.status) ? object.status : {};
+      const selector = isObject(spec.selector) && isObject(spec.selector.matchLabels) ? Object.entries(spec.selector.matchLabels).map(([k, v]) => `${k}=${String(v)}`).join(',') : '';
+      return {
+        kind: 'Scale',
+        apiVersion: 'autoscaling/v1',
+        metadata: { name: meta.name!, namespace: meta.namespace!, uid: meta.uid!, resourceVersion: meta.resourceVersion!, creationTimestamp: meta.creationTimestamp! },
+        spec: { replicas: typeof spec.replicas === 'number' ? spec.replicas : 1 },
+        status: { replicas: typeof status.replicas === 'number' ? status.replicas : 0, selector },
+      };
+    };
+    if (!write) return view(current);
+    const mediaType = write.contentType.split(';')[0]!.trim();
+    let requested: Json;
+    try {
+      const parsed = JSON.parse(write.body) as Json;
+      requested = mediaType === PATCH_TYPES.json ? jsonPatch(view(current), parsed) : mediaType === 'application/json' ? parsed : mergePatch(view(current), parsed);
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      throw badRequest(`error decoding scale: ${(error as Error).message}`);
+    }
+    const replicas = isObject(requested) && isObject(requested.spec) ? requested.spec.replicas : undefined;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid(type, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`, field: 'spec.replicas' }]);
+    }
+    const rv = isObject(requested) && isObject(requested.metadata) ? requested.metadata.resourceVersion : undefined;
+    if (mediaType === 'application/json' && typeof rv === 'string' && rv !== '' && rv !== metaOf(current).resourceVersion) throw conflict(type, name);
+    const stored = this.existing(type, namespace, name);
+    const updated = this.commitWrite(type, stored, { ...stored, spec: { ...(isObject(stored.spec) ? stored.spec : {}), replicas } }, options, undefined);
+    return view(updated);
+  }
+
   delete(type: ResourceType, namespace: string, name: string, options: DeleteOptions = {}): JsonObject | KubeStatus {
     const before = this.existing(type, namespace, name);
     const meta = metaOf(before);

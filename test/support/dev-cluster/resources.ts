@@ -18,6 +18,8 @@ export interface ResourceType {
   readonly categories: readonly string[];
   /** `spec`/`status` objects: `/status` subresource, generation bumps on spec change. */
   readonly statusSubresource: boolean;
+  /** A `/scale` subresource (autoscaling/v1 Scale over spec.replicas). */
+  readonly scaleSubresource: boolean;
   /** metadata.generation is maintained (CRDs and types with a spec). */
   readonly generation: boolean;
   /** PUT without metadata.resourceVersion is allowed (false for custom resources). */
@@ -56,6 +58,7 @@ interface BuiltIn {
   status?: boolean;
   /** Keeps metadata.generation (the kinds with a spec a controller acts on). */
   generation?: boolean;
+  scale?: boolean;
   categories?: string[];
 }
 
@@ -68,8 +71,8 @@ const BUILT_INS: BuiltIn[] = [
   { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true, shortNames: ['pvc'], status: true },
   { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, shortNames: ['po'], status: true, categories: ['all'] },
   { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'] },
-  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], status: true, generation: true, categories: ['all'] },
-  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], status: true, generation: true, categories: ['all'] },
+  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], status: true, generation: true, scale: true, categories: ['all'] },
+  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], status: true, generation: true, scale: true, categories: ['all'] },
   { group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], status: true, generation: true, categories: ['all'] },
   { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, status: true, generation: true, categories: ['all'] },
   { group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], status: true, generation: true, categories: ['all'] },
@@ -94,6 +97,7 @@ const builtIn = (b: BuiltIn): ResourceType => ({
   shortNames: b.shortNames ?? [],
   categories: b.categories ?? [],
   statusSubresource: b.status ?? false,
+  scaleSubresource: b.scale ?? false,
   generation: b.generation ?? false,
   unconditionalUpdate: true,
   strategicMerge: true,
@@ -133,6 +137,7 @@ export function typesOfCrd(crd: CrdObject): ResourceType[] {
       shortNames: names.shortNames ?? [],
       categories: names.categories ?? [],
       statusSubresource: v.subresources?.status !== undefined,
+      scaleSubresource: false,
       generation: true,
       unconditionalUpdate: false,
       strategicMerge: false,
