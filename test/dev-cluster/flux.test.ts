@@ -270,6 +270,14 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     slow.clear();
   });
 
+  it('waits for a HelmRepository created after its HelmRelease', async () => {
+    cluster.apply(hr('early', { chart: { spec: { chart: 'app', version: '1.0.0', sourceRef: { kind: 'HelmRepository', name: 'late-repo' } } } }));
+    await cluster.waitFor(() => ready('early')?.message.includes('failed to get source') ?? false, 10_000);
+    expect(ready('early')).toMatchObject({ reason: 'SourceNotReady', message: `HelmChart '${NS}/${NS}-early' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "late-repo" not found` });
+    cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'late-repo', namespace: NS }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
+    await waitReady('early');
+  });
+
   it('takes a chart from an OCIRepository through chartRef', async () => {
     cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'OCIRepository', metadata: { name: 'app-oci', namespace: NS }, spec: { url: `${cluster.chartRepository}/app`, ref: { tag: '1.1.0' }, insecure: true, interval: '10m', layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' } } });
     cluster.apply({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'by-ref', namespace: NS }, spec: { interval: '10m', chartRef: { kind: 'OCIRepository', name: 'app-oci' } } });

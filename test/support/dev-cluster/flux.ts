@@ -320,11 +320,16 @@ export class FluxSimulation {
       if (metaOf(change.object).labels?.[WATCH_LABEL] === 'Enabled') this.valuesSourceChanged(change);
       return;
     }
-    if (!kind || !change.previous || change.type === 'DELETED') return;
-    // A source or release whose readiness or artifact changed wakes the objects waiting on it.
-    const [before, after] = [change.previous, change.object];
+    if (!kind || change.type === 'DELETED') return;
+    // A source or release whose readiness or artifact changed wakes the objects waiting on it; so does a
+    // HelmRepository appearing or changing its spec (an OCI one has no status to change).
+    const after = change.object;
+    const before = change.previous ?? { metadata: {} };
     const artifactOf = (o: JsonObject) => (isObject(o.status) ? o.status.artifact : undefined);
-    const changed = !deepEqual(readyCondition(before)?.status, readyCondition(after)?.status) || !deepEqual(artifactOf(before), artifactOf(after));
+    const changed =
+      !deepEqual(readyCondition(before)?.status, readyCondition(after)?.status) ||
+      !deepEqual(artifactOf(before), artifactOf(after)) ||
+      (kind === 'HelmRepository' && metaOf(before).generation !== metaOf(after).generation);
     if (!changed) return;
     const ref = `${change.namespace}/${change.name}`;
     if (kind === 'HelmRelease') {
