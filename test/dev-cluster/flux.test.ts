@@ -278,6 +278,17 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     await waitReady('early');
   });
 
+  it('pulls a chart version pushed after its HelmRelease, retrying with back-off', async () => {
+    cluster.apply(hr('unpublished', { chart: { spec: { chart: 'app', version: '3.0.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } }));
+    await cluster.waitFor(() => ready('unpublished')?.message.includes('chart pull error') ?? false, 10_000);
+    expect(ready('unpublished')?.reason).toBe('SourceNotReady');
+    const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-late-'));
+    const archive = packageChart(writeChart(work, 'app', '3.0.0'), work);
+    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
+    await waitReady('unpublished');
+    expect(ready('unpublished')?.message).toBe(`Helm install succeeded for release ${NS}/unpublished.v1 with chart app@3.0.0`);
+  });
+
   it('takes a chart from an OCIRepository through chartRef', async () => {
     cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'OCIRepository', metadata: { name: 'app-oci', namespace: NS }, spec: { url: `${cluster.chartRepository}/app`, ref: { tag: '1.1.0' }, insecure: true, interval: '10m', layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' } } });
     cluster.apply({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'by-ref', namespace: NS }, spec: { interval: '10m', chartRef: { kind: 'OCIRepository', name: 'app-oci' } } });

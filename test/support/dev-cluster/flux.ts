@@ -494,8 +494,13 @@ export class FluxSimulation {
     if (spec.suspend === true) return;
     const generation = metaOf(chart).generation!;
     const source = this.chartSource(chart);
-    const fail = (reason: string, message: string) =>
+    const key = `${namespace}/${name}`;
+    const fail = (reason: string, message: string) => {
       this.writeStatus(HELM_CHART, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason, message }, { type: 'FetchFailed', status: 'True', reason, message }] as unknown as Json }, SOURCE_MANAGER);
+      const failures = (this.pullFailures.get(key) ?? 0) + 1;
+      this.pullFailures.set(key, failures);
+      this.retryLater(chart, 'HelmChart', Math.min((this.options.retryIntervalMs ?? 1000) * 2 ** (failures - 1), 60_000));
+    };
     if (source.kind !== 'HelmRepository') return void fail('SourceUnavailable', `unsupported source kind '${source.kind}': the dev cluster test fixture serves charts from HelmRepository sources`);
     const repo = this.find(HELM_REPO, source.namespace, source.name);
     if (!repo) return void fail('SourceUnavailable', `failed to get source: helmrepositories.source.toolkit.fluxcd.io "${source.name}" not found`);
@@ -523,6 +528,7 @@ export class FluxSimulation {
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
       const artifact = this.storeArtifact('helmchart', namespace, name, file, metadata.version);
       this.artifactFiles.set(artifact.path, file);
+      this.pullFailures.delete(key);
       const message = `pulled '${metadata.name}' chart with version '${metadata.version}'`;
       this.writeStatus(
         HELM_CHART,
@@ -978,13 +984,16 @@ export class FluxSimulation {
   }
 
   /** Another attempt after the retry interval (a timer, not a busy loop). */
-  private retryLater(hr: JsonObject): void {
+  private retryLater(object: JsonObject, kind = 'HelmRelease', delayMs = this.options.retryIntervalMs ?? 1000): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.schedule('HelmRelease', hr);
-    }, this.options.retryIntervalMs ?? 1000);
+      this.schedule(kind, object);
+    }, delayMs);
     this.timers.add(timer);
   }
+
+  /** Failed pulls per HelmChart: the next attempt waits twice as long each time (up to a minute), as controllers back off. */
+  private readonly pullFailures = new Map<string, number>();
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
