@@ -460,6 +460,7 @@ export class FluxSimulation {
       } catch (error) {
         throw new ReconcileFailure('IndexationFailed', `failed to fetch Helm repository index: ${(error as Error).message}`);
       }
+      this.succeeded('HelmRepository', namespace, name);
       const revision = sha256(text);
       const artifact: Artifact = { path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`, url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`, revision, digest: revision, lastUpdateTime: now(), size: text.length };
       this.writeStatus(
@@ -472,6 +473,7 @@ export class FluxSimulation {
     } catch (error) {
       const failure = error instanceof ReconcileFailure ? error : new ReconcileFailure('Failed', (error as Error).message);
       this.writeStatus(HELM_REPO, namespace, name, { observedGeneration: generation!, conditions: [{ type: 'Ready', status: 'False', reason: failure.reason, message: failure.message }, { type: 'FetchFailed', status: 'True', reason: failure.reason, message: failure.message }] as unknown as Json }, SOURCE_MANAGER);
+      this.backOff('HelmRepository', repo);
     }
   }
 
@@ -494,12 +496,9 @@ export class FluxSimulation {
     if (spec.suspend === true) return;
     const generation = metaOf(chart).generation!;
     const source = this.chartSource(chart);
-    const key = `${namespace}/${name}`;
     const fail = (reason: string, message: string) => {
       this.writeStatus(HELM_CHART, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason, message }, { type: 'FetchFailed', status: 'True', reason, message }] as unknown as Json }, SOURCE_MANAGER);
-      const failures = (this.pullFailures.get(key) ?? 0) + 1;
-      this.pullFailures.set(key, failures);
-      this.retryLater(chart, 'HelmChart', Math.min((this.options.retryIntervalMs ?? 1000) * 2 ** (failures - 1), 60_000));
+      this.backOff('HelmChart', chart);
     };
     if (source.kind !== 'HelmRepository') return void fail('SourceUnavailable', `unsupported source kind '${source.kind}': the dev cluster test fixture serves charts from HelmRepository sources`);
     const repo = this.find(HELM_REPO, source.namespace, source.name);
@@ -528,7 +527,7 @@ export class FluxSimulation {
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
       const artifact = this.storeArtifact('helmchart', namespace, name, file, metadata.version);
       this.artifactFiles.set(artifact.path, file);
-      this.pullFailures.delete(key);
+      this.succeeded('HelmChart', namespace, name);
       const message = `pulled '${metadata.name}' chart with version '${metadata.version}'`;
       this.writeStatus(
         HELM_CHART,
@@ -586,6 +585,7 @@ export class FluxSimulation {
       const file = await this.queue.limited(() => this.helm.pull({ chart, ...(version ? { version } : {}), plainHttp: spec.insecure === true }, join(this.artifacts, 'ocirepository', namespace, name)));
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
       const digest = sha256(readFileSync(file));
+      this.succeeded('OCIRepository', namespace, name);
       const artifact = this.storeArtifact('ocirepository', namespace, name, file, `${metadata.version}@${digest}`);
       this.artifactFiles.set(artifact.path, file);
       const message = `stored artifact for digest '${artifact.revision}'`;
@@ -593,6 +593,7 @@ export class FluxSimulation {
     } catch (error) {
       const message = error instanceof ReconcileFailure ? error.message : `failed to pull artifact from '${url}': ${(error as Error).message}`;
       this.writeStatus(OCI_REPO, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason: error instanceof ReconcileFailure ? error.reason : 'OCIArtifactPullFailed', message }] as unknown as Json }, SOURCE_MANAGER);
+      this.backOff('OCIRepository', repo);
     }
   }
 
@@ -992,8 +993,19 @@ export class FluxSimulation {
     this.timers.add(timer);
   }
 
-  /** Failed pulls per HelmChart: the next attempt waits twice as long each time (up to a minute), as controllers back off. */
-  private readonly pullFailures = new Map<string, number>();
+  /** Consecutive failures per source: the next attempt waits twice as long each time (up to a minute), as controllers back off. */
+  private readonly failures = new Map<string, number>();
+
+  private backOff(kind: string, object: JsonObject): void {
+    const key = `${kind}/${metaOf(object).namespace}/${metaOf(object).name}`;
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    this.retryLater(object, kind, Math.min((this.options.retryIntervalMs ?? 1000) * 2 ** (failures - 1), 60_000));
+  }
+
+  private succeeded(kind: string, namespace: string, name: string): void {
+    this.failures.delete(`${kind}/${namespace}/${name}`);
+  }
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
