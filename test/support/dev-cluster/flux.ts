@@ -17,14 +17,14 @@
  *   uninstalls through the `finalizers.fluxcd.io` finalizer.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync, gunzipSync } from 'node:zlib';
 import { load, loadAll } from 'js-yaml';
 import type { Cluster } from './cluster.js';
 import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
+import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
 import { ApiError } from './status.js';
@@ -209,6 +209,7 @@ class Queue {
 
 export class FluxSimulation {
   private readonly helm: Helm;
+  private readonly storage: HelmReleaseStorage;
   private readonly queue: Queue;
   private readonly artifacts: string;
   private unsubscribe: () => void = () => undefined;
@@ -221,6 +222,7 @@ export class FluxSimulation {
     private readonly options: FluxOptions,
   ) {
     this.helm = new Helm(options.helm, options.workDir);
+    this.storage = new HelmReleaseStorage(cluster, MANAGER);
     this.queue = new Queue(options.concurrency ?? 4);
     this.artifacts = join(options.workDir, 'artifacts');
     mkdirSync(this.artifacts, { recursive: true });
@@ -822,12 +824,12 @@ export class FluxSimulation {
     if (previous && (previous.name !== releaseName || previous.namespace !== targetNamespace)) {
       // A new release name or target namespace is a new release: the old one is uninstalled first, as helm-controller does.
       const oldStorage = typeof status.storageNamespace === 'string' ? status.storageNamespace : namespace;
-      const old = this.releaseSecrets(oldStorage, previous.name)[0];
+      const old = this.storage.list(oldStorage, previous.name)[0];
       if (old) this.uninstall(this.inventory(old.manifest, previous.namespace));
-      this.deleteReleaseSecrets(oldStorage, previous.name);
+      this.storage.remove(oldStorage, previous.name);
       history = [];
     }
-    const releases = this.releaseSecrets(storageNamespace, releaseName);
+    const releases = this.storage.list(storageNamespace, releaseName);
     const deployed = releases.find((r) => r.info.status === 'deployed');
     const action: 'install' | 'upgrade' = deployed ? 'upgrade' : 'install';
     const actionSpec = isObject(spec[action]) ? (spec[action] as JsonObject) : {};
@@ -891,16 +893,16 @@ export class FluxSimulation {
       status[`${action}Failures`] = failures;
       status.failures = Number(status.failures ?? 0) + 1;
       const failedSnapshot = this.snapshot(releaseName, targetNamespace, revision, 'failed', chart, configDigest, started);
-      this.storeRelease(storageNamespace, releaseName, revision, 'failed', chart, values, manifest, message, started, releases);
+      this.storage.store(storageNamespace, releaseName, { revision, status: 'failed', chart, config: values, manifest, description: message, started, maxHistory });
       const reason = action === 'install' ? 'InstallFailed' : 'UpgradeFailed';
       let remediated: Condition | undefined;
       const retry = retries < 0 || failures <= retries;
       if (action === 'install' && (retry || remediation.remediateLastFailure === true)) {
         this.uninstall(this.inventory(manifest, targetNamespace));
-        this.deleteReleaseSecrets(storageNamespace, releaseName);
+        this.storage.remove(storageNamespace, releaseName);
         remediated = { type: 'Remediated', status: 'True', reason: 'UninstallSucceeded', message: `Helm uninstall succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}` };
       } else if (action === 'upgrade' && deployed && (retry || remediation.remediateLastFailure !== false && retries > 0) && remediation.strategy !== 'uninstall') {
-        this.rollback(deployed, storageNamespace, releaseName, targetNamespace, namespace, name, revision + 1);
+        this.rollback(deployed, storageNamespace, releaseName, targetNamespace, namespace, name, revision + 1, maxHistory);
         remediated = { type: 'Remediated', status: 'True', reason: 'RollbackSucceeded', message: `Helm rollback to previous release ${releaseRef}.v${deployed.version} with chart ${deployed.chart.metadata.name}@${deployed.chart.metadata.version} succeeded` };
       }
       this.recordEvent(hr, 'Warning', reason, message);
@@ -917,7 +919,7 @@ export class FluxSimulation {
       if (retry) this.retryLater(hr);
       return;
     }
-    this.storeRelease(storageNamespace, releaseName, revision, 'deployed', chart, values, manifest, action === 'install' ? 'Install complete' : 'Upgrade complete', started, releases);
+    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart, config: values, manifest, description: action === 'install' ? 'Install complete' : 'Upgrade complete', started, maxHistory });
     const message = `Helm ${action} succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}`;
     const reason = action === 'install' ? 'InstallSucceeded' : 'UpgradeSucceeded';
     this.recordEvent(hr, 'Normal', reason, message);
@@ -1119,11 +1121,10 @@ export class FluxSimulation {
     for (const entry of [...entries].reverse()) if (entry.kind !== 'CustomResourceDefinition') this.deleteEntry(entry);
   }
 
-  private rollback(target: HelmReleaseRecord, storageNamespace: string, releaseName: string, targetNamespace: string, hrNamespace: string, hrName: string, revision: number): void {
+  private rollback(target: HelmReleaseRecord, storageNamespace: string, releaseName: string, targetNamespace: string, hrNamespace: string, hrName: string, revision: number, maxHistory: number): void {
     const objects = this.parseManifest(target.manifest, targetNamespace);
     this.applyObjects(objects, releaseName, targetNamespace, hrNamespace, hrName, false);
-    const releases = this.releaseSecrets(storageNamespace, releaseName);
-    this.storeRelease(storageNamespace, releaseName, revision, 'deployed', target.chart.metadata, target.config, target.manifest, `Rollback to ${target.version}`, now(), releases);
+    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: target.chart.metadata, config: target.config, manifest: target.manifest, description: `Rollback to ${target.version}`, started: now(), maxHistory });
   }
 
   private async finalizeRelease(hrType: ResourceType, hr: JsonObject): Promise<void> {
@@ -1133,9 +1134,9 @@ export class FluxSimulation {
     // A suspended release is not uninstalled: only the finalizer goes (as helm-controller does).
     if (spec.suspend !== true) {
       const { releaseName, targetNamespace, storageNamespace } = this.releaseName(hr);
-      const latest = this.releaseSecrets(storageNamespace, releaseName)[0];
+      const latest = this.storage.list(storageNamespace, releaseName)[0];
       if (latest) this.uninstall(this.inventory(latest.manifest, targetNamespace));
-      this.deleteReleaseSecrets(storageNamespace, releaseName);
+      this.storage.remove(storageNamespace, releaseName);
       const status = isObject(hr.status) ? hr.status : {};
       if (typeof status.helmChart === 'string') {
         const [chartNamespace, chartName] = status.helmChart.split('/');
@@ -1151,87 +1152,6 @@ export class FluxSimulation {
       if (!(error instanceof ApiError && (error.code === 409 || error.code === 404))) throw error;
     }
   }
-
-  // ---- Helm release storage (Secrets, Helm's own format) ------------------------
-
-  private releaseSecrets(namespace: string, releaseName: string): HelmReleaseRecord[] {
-    const type = this.cluster.types.get('', 'v1', 'secrets')!;
-    const list = this.cluster.list(type, namespace, { labelSelector: `owner=helm,name=${releaseName}` }).items as JsonObject[];
-    return list
-      .map((secret) => {
-        const data = isObject(secret.data) ? String(secret.data.release ?? '') : '';
-        const inner = Buffer.from(Buffer.from(data, 'base64').toString('utf8'), 'base64');
-        return JSON.parse(gunzipSync(inner).toString('utf8')) as HelmReleaseRecord;
-      })
-      .sort((a, b) => b.version - a.version);
-  }
-
-  private storeRelease(namespace: string, releaseName: string, revision: number, state: string, chart: ChartMetadata, config: JsonObject, manifest: string, description: string, started: string, previous: HelmReleaseRecord[]): void {
-    const type = this.cluster.types.get('', 'v1', 'secrets')!;
-    const secretName = (v: number) => `sh.helm.release.v1.${releaseName}.v${v}`;
-    // The revision deployed before this one is superseded now.
-    if (state === 'deployed') {
-      for (const old of previous.filter((r) => r.info.status === 'deployed')) {
-        this.writeRelease(type, namespace, secretName(old.version), { ...old, info: { ...old.info, status: 'superseded' } });
-      }
-    }
-    const record: HelmReleaseRecord = {
-      name: releaseName,
-      namespace: namespace,
-      version: revision,
-      info: { first_deployed: previous[previous.length - 1]?.info.first_deployed ?? started, last_deployed: now(), deleted: '', description, status: state },
-      chart: { metadata: chart },
-      config,
-      manifest,
-    };
-    this.writeRelease(type, namespace, secretName(revision), record);
-    const nsType = this.cluster.types.get('', 'v1', 'namespaces')!;
-    if (!this.cluster.find(nsType, '', namespace)) return;
-    for (const old of previous.slice(9)) {
-      try {
-        this.cluster.delete(type, namespace, secretName(old.version));
-      } catch {
-        // already gone
-      }
-    }
-  }
-
-  private writeRelease(type: ResourceType, namespace: string, secretName: string, record: HelmReleaseRecord): void {
-    const encoded = Buffer.from(gzipSync(JSON.stringify(record)).toString('base64')).toString('base64');
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'helm.sh/release.v1',
-      metadata: { name: secretName, namespace, labels: { name: record.name, owner: 'helm', status: record.info.status, version: String(record.version) } },
-      data: { release: encoded },
-    };
-    this.cluster.apply(type, namespace, secretName, JSON.stringify(secret), { fieldManager: MANAGER, force: true });
-  }
-
-  private deleteReleaseSecrets(namespace: string, releaseName: string): void {
-    const type = this.cluster.types.get('', 'v1', 'secrets')!;
-    try {
-      this.cluster.deleteCollection(type, namespace, { labelSelector: `owner=helm,name=${releaseName}` });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.code === 404)) throw error;
-    }
-  }
-
-  /** Removes the simulation's chart archives. */
-  cleanup(): void {
-    rmSync(this.artifacts, { recursive: true, force: true });
-  }
-}
-
-/** A Helm release as Helm stores it (the fields the fixture writes and reads). */
-export interface HelmReleaseRecord {
-  name: string;
-  namespace: string;
-  version: number;
-  info: { first_deployed: string; last_deployed: string; deleted: string; description: string; status: string };
-  chart: { metadata: ChartMetadata };
-  config: JsonObject;
-  manifest: string;
 }
 
 /** Flux/Go durations: `5m`, `1h30m`, `90s`, `500ms`. */
