@@ -44,7 +44,7 @@ import {
   type KubeStatus,
   type StatusCause,
 } from './status.js';
-import { metaOf, Store, type ChangeType, type StoredChange } from './store.js';
+import { metaOf, now, Store, type ChangeType, type StoredChange } from './store.js';
 
 export interface WriteOptions {
   /** The `fieldManager` query parameter, else a name derived from the User-Agent. */
@@ -95,7 +95,6 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 const resourceKey = (type: ResourceType): string => `${type.group}/${type.plural}`;
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** The manager name the real server derives from a User-Agent (`kubectl/v1.35.2 (...)` → `kubectl`). */
 const managerOf = (options: WriteOptions): string =>

@@ -28,7 +28,7 @@ import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
 import { ApiError } from './status.js';
-import { metaOf, type StoredChange } from './store.js';
+import { metaOf, now, type StoredChange } from './store.js';
 
 export const FLUX_FINALIZER = 'finalizers.fluxcd.io';
 const MANAGER = 'helm-controller';
@@ -97,7 +97,6 @@ export interface FluxOptions {
   readonly retryIntervalMs?: number;
 }
 
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const sha256 = (data: string | Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 

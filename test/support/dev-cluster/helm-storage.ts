@@ -10,6 +10,7 @@ import type { Cluster } from './cluster.js';
 import type { ChartMetadata } from './helm.js';
 import { isObject, type JsonObject } from './patch.js';
 import { ApiError } from './status.js';
+import { now } from './store.js';
 
 /** A Helm release as Helm stores it (the fields the fixture writes and reads). */
 export interface HelmReleaseRecord {
@@ -34,7 +35,6 @@ export interface NewRevision {
   readonly maxHistory: number;
 }
 
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const secretName = (releaseName: string, version: number) => `sh.helm.release.v1.${releaseName}.v${version}`;
 
 export class HelmReleaseStorage {

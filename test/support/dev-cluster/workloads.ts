@@ -6,7 +6,7 @@
  */
 import type { Cluster } from './cluster.js';
 import { isObject, type JsonObject } from './patch.js';
-import { metaOf, type StoredChange } from './store.js';
+import { metaOf, now, type StoredChange } from './store.js';
 
 const MANAGER = 'kube-controller-manager';
 const WORKLOADS: Record<string, string> = {
@@ -16,7 +16,6 @@ const WORKLOADS: Record<string, string> = {
   'batch/jobs': 'Job',
 };
 
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 function statusFor(kind: string, object: JsonObject): JsonObject {
   const spec = isObject(object.spec) ? object.spec : {};
