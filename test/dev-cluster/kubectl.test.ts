@@ -124,6 +124,12 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('failed to create typed patch object (demo/typo; helm.toolkit.fluxcd.io/v2, Kind=HelmRelease): .spec.instal: field not declared in schema');
     expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'typo')).toBeUndefined();
+    // Flux's own CRD checks: one of chart and chartRef, durations, required fields.
+    writeFileSync(join(work, 'invalid.yaml'), manifests('invalid', '{}').replace('  interval: 10m\n  chart:', '  interval: 5 minutes\n  chartRef: {kind: OCIRepository, name: x}\n  chart:'));
+    const invalid = await kubectl('apply', '--server-side', '-f', join(work, 'invalid.yaml'));
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('The HelmRelease "invalid" is invalid: \n* spec: Invalid value: "object": either chart or chartRef must be set\n* spec.interval: Invalid value: "5 minutes": spec.interval in body should match \'^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$\'');
+    expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'invalid')).toBeUndefined();
     // Without strict validation the server drops the field and warns.
     const warnings: string[] = [];
     const created = cluster.cluster.create(cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), 'demo', { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'lenient' }, spec: { interval: '1m', suspend: true, chart: { spec: { chart: 'demo', sourceRef: { kind: 'HelmRepository', name: 'charts' } } }, upgrade: { createNamespace: true } } }, { fieldManager: 'test', warnings });

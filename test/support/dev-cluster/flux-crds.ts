@@ -6,7 +6,9 @@
  * columns. Their schemas declare the fields of the top levels of each spec
  * (HelmRelease: spec, chart.spec, install, upgrade), so an unknown field is
  * refused under fieldValidation=Strict (kubectl's default) and dropped
- * otherwise, as on a cluster running Flux; deeper levels are left open.
+ * otherwise, as on a cluster running Flux; deeper levels are left open. They
+ * also carry Flux's required fields, duration and URL patterns, and the rule
+ * that a HelmRelease has exactly one of chart and chartRef.
  */
 import type { JsonObject } from './patch.js';
 
@@ -17,10 +19,17 @@ const AGE = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp'
 const open = { 'x-kubernetes-preserve-unknown-fields': true };
 const openObject = { type: 'object', ...open };
 
-/** An object declaring its fields; each is left open below (the fixture checks no deeper). */
-const declared = (fields: string[], nested: Record<string, JsonObject> = {}): JsonObject => ({
+/** An object declaring its fields; each is left open below unless `nested` details it. */
+const declared = (fields: string[], nested: Record<string, JsonObject> = {}, checks: JsonObject = {}): JsonObject => ({
   type: 'object',
   properties: Object.fromEntries(fields.map((f) => [f, nested[f] ?? openObject])),
+  ...checks,
+});
+
+/** Flux's duration pattern (interval, timeout). */
+const DURATION = { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$' };
+const oneOf = (a: string, b: string) => ({
+  'x-kubernetes-validations': [{ rule: `(has(self.${a}) && !has(self.${b})) || (!has(self.${a}) && has(self.${b}))`, message: `either ${a} or ${b} must be set` }],
 });
 
 const schemaWith = (spec: JsonObject) => ({
@@ -37,16 +46,23 @@ const HELM_RELEASE_V2 = schemaWith(
   declared(
     ['chart', 'chartRef', 'interval', 'kubeConfig', 'suspend', 'releaseName', 'targetNamespace', 'storageNamespace', 'dependsOn', 'timeout', 'maxHistory', 'serviceAccountName', 'persistentClient', 'driftDetection', 'install', 'upgrade', 'test', 'rollback', 'uninstall', 'valuesFrom', 'values', 'postRenderers', 'commonMetadata', 'healthCheckExprs', 'waitStrategy'],
     {
-      chart: declared(['metadata', 'spec'], { spec: declared(['chart', 'version', 'sourceRef', 'interval', 'reconcileStrategy', 'valuesFiles', 'valuesFile', 'ignoreMissingValuesFiles', 'verify']) }),
-      install: declared([...INSTALL_AND_UPGRADE, 'createNamespace', 'replace', 'skipCRDs']),
-      upgrade: declared([...INSTALL_AND_UPGRADE, 'cleanupOnFail', 'force', 'preserveValues']),
+      chart: declared(['metadata', 'spec'], { spec: declared(['chart', 'version', 'sourceRef', 'interval', 'reconcileStrategy', 'valuesFiles', 'valuesFile', 'ignoreMissingValuesFiles', 'verify'], { interval: DURATION }, { required: ['chart', 'sourceRef'] }) }, { required: ['spec'] }),
+      interval: DURATION,
+      timeout: DURATION,
+      install: declared([...INSTALL_AND_UPGRADE, 'createNamespace', 'replace', 'skipCRDs'], { timeout: DURATION }),
+      upgrade: declared([...INSTALL_AND_UPGRADE, 'cleanupOnFail', 'force', 'preserveValues'], { timeout: DURATION }),
     },
+    { required: ['interval'], ...oneOf('chart', 'chartRef') },
   ),
 );
 
-const HELM_REPOSITORY_V1 = schemaWith(declared(['url', 'secretRef', 'certSecretRef', 'passCredentials', 'interval', 'insecure', 'timeout', 'suspend', 'accessFrom', 'type', 'provider']));
+const HELM_REPOSITORY_V1 = schemaWith(
+  declared(['url', 'secretRef', 'certSecretRef', 'passCredentials', 'interval', 'insecure', 'timeout', 'suspend', 'accessFrom', 'type', 'provider'], { url: { type: 'string', pattern: '^(http|https|oci)://.*$' }, interval: DURATION, timeout: DURATION }, { required: ['url'] }),
+);
 const HELM_CHART_V1 = schemaWith(declared(['chart', 'version', 'sourceRef', 'interval', 'reconcileStrategy', 'valuesFiles', 'ignoreMissingValuesFiles', 'suspend', 'verify', 'accessFrom']));
-const OCI_REPOSITORY_V1 = schemaWith(declared(['url', 'ref', 'layerSelector', 'provider', 'secretRef', 'verify', 'serviceAccountName', 'certSecretRef', 'proxySecretRef', 'interval', 'timeout', 'ignore', 'insecure', 'suspend']));
+const OCI_REPOSITORY_V1 = schemaWith(
+  declared(['url', 'ref', 'layerSelector', 'provider', 'secretRef', 'verify', 'serviceAccountName', 'certSecretRef', 'proxySecretRef', 'interval', 'timeout', 'ignore', 'insecure', 'suspend'], { url: { type: 'string', pattern: '^oci://.*$' }, interval: DURATION, timeout: DURATION }, { required: ['url'] }),
+);
 /** Older served versions: open (the fixture does not check them). */
 const OPEN = schemaWith(openObject);
 

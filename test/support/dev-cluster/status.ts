@@ -74,7 +74,8 @@ export const invalid = (type: ResourceType, name: string, causes: StatusCause[])
   failure(
     422,
     'Invalid',
-    `${type.kind}${type.group ? `.${type.group}` : ''} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+    // One cause is written as is, several as an aggregate in brackets, as the real server does.
+    `${type.kind}${type.group ? `.${type.group}` : ''} "${name}" is invalid: ${causes.length === 1 ? `${causes[0]!.field}: ${causes[0]!.message}` : `[${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`}`,
     { name, ...(type.group ? { group: type.group } : {}), kind: type.kind, causes: causes.map((c) => ({ ...c, reason: c.reason })) },
   );
 
