@@ -95,7 +95,7 @@ describe('dev cluster (test fixture): Flux simulation', () => {
   });
 
   it('installs a chart from the OCI registry through to Ready, storing the rendered objects, Helm\'s release Secret and the status history', async () => {
-    cluster.apply(hr('first', { values: { replicas: 2 } }));
+    cluster.apply(hr('first', { values: { replicas: 2 }, commonMetadata: { labels: { team: 'flotilla' } } }));
     await waitReady('first');
     const first = release('first')!;
     expect(ready('first')).toEqual({ status: 'True', reason: 'InstallSucceeded', message: `Helm install succeeded for release ${NS}/first.v1 with chart app@1.0.0` });
@@ -105,7 +105,7 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     const deployment = cluster.get('apps/v1', 'Deployment', NS, 'first') as Obj & { spec: { replicas: number }; status: { readyReplicas: number } };
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.status.readyReplicas).toBe(2);
-    expect(deployment.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', 'helm.toolkit.fluxcd.io/name': 'first', 'helm.toolkit.fluxcd.io/namespace': NS });
+    expect(deployment.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', 'helm.toolkit.fluxcd.io/name': 'first', 'helm.toolkit.fluxcd.io/namespace': NS, team: 'flotilla' });
     expect(deployment.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'first', 'meta.helm.sh/release-namespace': NS });
     const secret = cluster.get('v1', 'Secret', NS, 'sh.helm.release.v1.first.v1') as Obj & { type: string };
     expect(secret.type).toBe('helm.sh/release.v1');

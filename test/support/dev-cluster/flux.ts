@@ -874,6 +874,14 @@ export class FluxSimulation {
         }),
       );
       const objects = this.parseManifest(manifest, targetNamespace);
+      // spec.commonMetadata: labels and annotations Flux's post-renderer puts on every object.
+      const common = isObject(spec.commonMetadata) ? spec.commonMetadata : {};
+      for (const object of objects) {
+        const metadata = object.metadata as JsonObject;
+        for (const field of ['labels', 'annotations'] as const) {
+          if (isObject(common[field])) metadata[field] = { ...(isObject(metadata[field]) ? metadata[field] : {}), ...common[field] };
+        }
+      }
       if (actionSpec.disableTakeOwnership === true) this.checkOwnership(objects, releaseName, targetNamespace, action);
       this.applyObjects(objects, releaseName, targetNamespace, namespace, name, action === 'install' && actionSpec.createNamespace === true);
       if (deployed) this.prune(this.inventory(deployed.manifest, targetNamespace), objects);
