@@ -297,6 +297,16 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(cluster.get('source.toolkit.fluxcd.io/v1', 'OCIRepository', NS, 'app-oci')?.status).toMatchObject({ artifact: { revision: expect.stringMatching(/^1\.1\.0@sha256:[0-9a-f]{64}$/) } });
   });
 
+  it('empties a deleted namespace of its releases: each uninstalls through its finalizer, then the namespace goes', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
+    cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'registry', namespace: 'doomed' }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
+    cluster.apply({ ...hr('gone', {}), metadata: { name: 'gone', namespace: 'doomed' } });
+    await cluster.waitFor(() => cluster.releaseReady('doomed', 'gone')?.status === 'True', 30_000);
+    cluster.cluster.delete(cluster.cluster.typeOf('v1', 'Namespace'), '', 'doomed');
+    await cluster.waitFor(() => cluster.get('v1', 'Namespace', '', 'doomed') === undefined, 30_000);
+    expect(cluster.list('apps/v1', 'Deployment', 'doomed')).toEqual([]);
+  });
+
   it('uninstalls through its finalizer on deletion: rendered objects and release Secrets go, then the HelmRelease', async () => {
     const type = cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease');
     cluster.cluster.delete(type, NS, 'web');
