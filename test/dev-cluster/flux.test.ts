@@ -214,6 +214,14 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ticking', namespace: NS }, data: { 'values.yaml': 'replicas: 5\n' } });
     await cluster.waitFor(() => ready('ticking')?.reason === 'UpgradeSucceeded', 15_000);
     expect(renderedValues('ticking').replicas).toBe(5);
+    // In sync, the interval reconciles neither re-render nor touch the chart's status.
+    const seen: string[] = [];
+    const unsubscribe = cluster.cluster.store.subscribe((change) => {
+      if (change.name === `${NS}-ticking` || change.name.startsWith('sh.helm.release.v1.ticking.')) seen.push(`${change.type} ${change.resource}/${change.name}`);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    unsubscribe();
+    expect(seen).toEqual([]);
     cluster.apply(hr('ticking', { interval: '1s', suspend: true, valuesFrom: [{ kind: 'ConfigMap', name: 'ticking' }] }));
   });
 

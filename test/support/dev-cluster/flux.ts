@@ -421,17 +421,14 @@ export class FluxSimulation {
     }
   }
 
-  private storeArtifact(kind: string, namespace: string, name: string, file: string, revision: string): Artifact {
-    const data = readFileSync(file);
-    const path = `${kind}/${namespace}/${name}/${file.split('/').pop()}`;
-    return {
-      path,
-      url: `http://source-controller.flux-system.svc.cluster.local./${path}`,
-      revision,
-      digest: sha256(data),
-      lastUpdateTime: now(),
-      size: statSync(file).size,
-    };
+  /** The artifact for a pulled chart; the source's current one when nothing changed (so its status stays put). */
+  private storeArtifact(source: JsonObject, kind: string, file: string, revision: string): Artifact {
+    const meta = metaOf(source);
+    const path = `${kind}/${meta.namespace}/${meta.name}/${file.split('/').pop()}`;
+    const digest = sha256(readFileSync(file));
+    const current = isObject(source.status) && isObject(source.status.artifact) ? (source.status.artifact as unknown as Artifact) : undefined;
+    if (current && current.path === path && current.digest === digest && current.revision === revision) return current;
+    return { path, url: `http://source-controller.flux-system.svc.cluster.local./${path}`, revision, digest, lastUpdateTime: now(), size: statSync(file).size };
   }
 
   private async reconcileHelmRepository(namespace: string, name: string): Promise<void> {
@@ -463,7 +460,11 @@ export class FluxSimulation {
       }
       this.succeeded('HelmRepository', namespace, name);
       const revision = sha256(text);
-      const artifact: Artifact = { path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`, url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`, revision, digest: revision, lastUpdateTime: now(), size: text.length };
+      const current = isObject(repo.status) && isObject(repo.status.artifact) ? (repo.status.artifact as unknown as Artifact) : undefined;
+      const artifact: Artifact =
+        current?.revision === revision
+          ? current
+          : { path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`, url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`, revision, digest: revision, lastUpdateTime: now(), size: text.length };
       this.writeStatus(
         HELM_REPO,
         namespace,
@@ -526,7 +527,7 @@ export class FluxSimulation {
       }
       const file = await pull;
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
-      const artifact = this.storeArtifact('helmchart', namespace, name, file, metadata.version);
+      const artifact = this.storeArtifact(chart, 'helmchart', file, metadata.version);
       this.artifactFiles.set(artifact.path, file);
       this.succeeded('HelmChart', namespace, name);
       const message = `pulled '${metadata.name}' chart with version '${metadata.version}'`;
@@ -587,7 +588,7 @@ export class FluxSimulation {
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
       const digest = sha256(readFileSync(file));
       this.succeeded('OCIRepository', namespace, name);
-      const artifact = this.storeArtifact('ocirepository', namespace, name, file, `${metadata.version}@${digest}`);
+      const artifact = this.storeArtifact(repo, 'ocirepository', file, `${metadata.version}@${digest}`);
       this.artifactFiles.set(artifact.path, file);
       const message = `stored artifact for digest '${artifact.revision}'`;
       this.writeStatus(OCI_REPO, namespace, name, { observedGeneration: generation, url: artifact.url, artifact: artifact as unknown as Json, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message }, { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message }] as unknown as Json }, SOURCE_MANAGER);
