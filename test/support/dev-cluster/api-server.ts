@@ -250,12 +250,8 @@ export class ApiServer {
     const q = url.searchParams;
     const { type, name, subresource } = route;
     const namespace = route.namespace ?? '';
-    if (subresource === 'scale' && type.scaleSubresource && name !== undefined) {
-      if (method === 'GET') return this.send(req, res, 200, this.cluster.scale(type, namespace, name));
-      if (method === 'PUT' || method === 'PATCH') return this.send(req, res, 200, this.cluster.scale(type, namespace, name, { contentType: method === 'PUT' ? 'application/json' : (req.headers['content-type'] ?? ''), body }, { ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}), ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}) }));
-      throw methodNotAllowed();
-    }
-    if (subresource !== undefined && (subresource !== 'status' || !type.statusSubresource)) throw noSuchResource();
+    const scale = subresource === 'scale' && type.scaleSubresource && name !== undefined;
+    if (subresource !== undefined && !scale && (subresource !== 'status' || !type.statusSubresource)) throw noSuchResource();
     const warnings: string[] = [];
     const writeOptions = {
       ...(q.get('fieldManager') ? { fieldManager: q.get('fieldManager')! } : {}),
@@ -267,6 +263,12 @@ export class ApiServer {
     };
     const send = (status: number, payload: unknown) =>
       this.send(req, res, status, payload, warnings.length ? { Warning: warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ') } : {});
+    if (scale) {
+      if (method === 'GET') return send(200, this.cluster.scale(type, namespace, name));
+      if (method !== 'PUT' && method !== 'PATCH') throw methodNotAllowed();
+      const write = { contentType: method === 'PUT' ? 'application/json' : (req.headers['content-type'] ?? ''), body };
+      return send(200, this.cluster.scale(type, namespace, name, write, writeOptions));
+    }
     const parseJson = (): unknown => {
       try {
         return body ? JSON.parse(body) : undefined;
@@ -293,9 +295,8 @@ export class ApiServer {
           }
           return this.send(req, res, 200, list);
         }
-        case 'POST': {
+        case 'POST':
           return send(201, this.cluster.create(type, namespace, parseJson(), writeOptions));
-        }
         case 'DELETE': {
           const options = this.deleteOptions(q, parseJson());
           return this.send(req, res, 200, this.cluster.deleteCollection(type, scope, selectors, options));
