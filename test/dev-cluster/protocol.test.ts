@@ -244,6 +244,21 @@ describe('dev cluster (test fixture): watch', () => {
     expect(done || controller.signal.aborted).toBe(true);
   });
 
+  it('streams the current objects then an initial-events-end bookmark to a watch-list request (sendInitialEvents)', async () => {
+    const seen: string[] = [];
+    const controller = await new Watch(kc).watch(
+      '/api/v1/namespaces/proto/configmaps',
+      { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true },
+      (type, object: V1ConfigMap) => seen.push(type === 'BOOKMARK' ? `BOOKMARK ${object.metadata?.annotations?.['k8s.io/initial-events-end']}` : `${type} ${object.metadata?.name}`),
+      () => undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    controller.abort();
+    const names = (await core.listNamespacedConfigMap({ namespace: 'proto' })).items.map((i) => `ADDED ${i.metadata?.name}`);
+    expect(seen.slice(0, names.length)).toEqual(names);
+    expect(seen[names.length]).toBe('BOOKMARK true');
+  });
+
   it('replays history to a watch started from an older resourceVersion, and sends 410 Expired once history is gone', async () => {
     const start = (await core.listNamespacedConfigMap({ namespace: 'proto' })).metadata!.resourceVersion!;
     await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: 'replayed' } } });
