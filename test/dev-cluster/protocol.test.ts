@@ -2,9 +2,12 @@
  * The dev cluster TEST FIXTURE speaks the Kubernetes REST protocol: checked
  * through the real @kubernetes/client-node.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiException,
+  ApisApi,
+  CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
@@ -84,6 +87,8 @@ describe('dev cluster (test fixture): CRUD', () => {
     expect(await names('!tier')).toEqual(['three']);
     const byName = await core.listNamespacedConfigMap({ namespace: 'proto', fieldSelector: 'metadata.name=two' });
     expect(byName.items.map((i) => i.metadata?.name)).toEqual(['two']);
+    const unsupported = await failure(core.listNamespacedConfigMap({ namespace: 'proto', fieldSelector: 'data.k=v' }));
+    expect(unsupported).toMatchObject({ code: 400, reason: 'BadRequest', message: 'field label not supported: data.k' });
     const page = await core.listNamespacedConfigMap({ namespace: 'proto', limit: 2 });
     expect(page.items).toHaveLength(2);
     expect(page.metadata?.remainingItemCount).toBe(1);
@@ -165,7 +170,9 @@ describe('dev cluster (test fixture): CRUD', () => {
   });
 
   it('empties a deleted namespace, then removes it', async () => {
-    await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
+    const created = await core.createNamespace({ body: { metadata: { name: 'doomed' } } });
+    expect(created.status?.phase).toBe('Active');
+    expect(created.spec?.finalizers).toEqual(['kubernetes']);
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'c' } } });
     await core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
     await core.deleteNamespace({ name: 'doomed' });
@@ -176,6 +183,25 @@ describe('dev cluster (test fixture): CRUD', () => {
     await cluster.waitFor(() => cluster.get('v1', 'ConfigMap', 'doomed', 'c') === undefined, 5_000);
     await core.patchNamespacedConfigMap({ name: 'held', namespace: 'doomed', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     await cluster.waitFor(() => cluster.get('v1', 'Namespace', '', 'doomed') === undefined, 5_000);
+  });
+});
+
+describe('dev cluster (test fixture): discovery and built-in kinds', () => {
+  it('serves the registered groups only: without Flux there are no Flux kinds', async () => {
+    const groups = (await kc.makeApiClient(ApisApi).getAPIVersions()).groups.map((g) => g.name);
+    expect(groups).toEqual(expect.arrayContaining(['apps', 'batch', 'coordination.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'example.com']));
+    expect(groups.filter((g) => g.includes('fluxcd'))).toEqual([]);
+    const missing = await failure(custom.listNamespacedCustomObject({ group: 'helm.toolkit.fluxcd.io', version: 'v2', namespace: 'proto', plural: 'helmreleases' }));
+    expect(missing).toMatchObject({ code: 404, reason: 'NotFound' });
+  });
+
+  it('keeps Leases with optimistic concurrency, as a lock needs', async () => {
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const lease = await leases.createNamespacedLease({ namespace: 'proto', body: { metadata: { name: 'lock' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 30, acquireTime: new Date() } } });
+    expect(lease.spec?.holderIdentity).toBe('a');
+    await leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b' } } });
+    const lost = await failure(leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'c' } } }));
+    expect(lost).toMatchObject({ code: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on leases.coordination.k8s.io "lock": the object has been modified; please apply your changes to the latest version and try again' });
   });
 });
 
@@ -216,6 +242,21 @@ describe('dev cluster (test fixture): watch', () => {
     expect(Number(bookmarks[bookmarks.length - 1])).toBeGreaterThan(Number(list.metadata!.resourceVersion));
     await cluster.waitFor(() => true);
     expect(done || controller.signal.aborted).toBe(true);
+  });
+
+  it('streams the current objects then an initial-events-end bookmark to a watch-list request (sendInitialEvents)', async () => {
+    const seen: string[] = [];
+    const controller = await new Watch(kc).watch(
+      '/api/v1/namespaces/proto/configmaps',
+      { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true },
+      (type, object: V1ConfigMap) => seen.push(type === 'BOOKMARK' ? `BOOKMARK ${object.metadata?.annotations?.['k8s.io/initial-events-end']}` : `${type} ${object.metadata?.name}`),
+      () => undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    controller.abort();
+    const names = (await core.listNamespacedConfigMap({ namespace: 'proto' })).items.map((i) => `ADDED ${i.metadata?.name}`);
+    expect(seen.slice(0, names.length)).toEqual(names);
+    expect(seen[names.length]).toBe('BOOKMARK true');
   });
 
   it('replays history to a watch started from an older resourceVersion, and sends 410 Expired once history is gone', async () => {
@@ -286,6 +327,24 @@ describe('dev cluster (test fixture): faults', () => {
     expect((await failure(core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' }))).reason).toBe('TooManyRequests');
     expect((await core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' })).metadata?.name).toBe('two');
     expect([handle.hits, throttled.hits]).toEqual([2, 1]);
+  });
+
+  it('survives a client dying in the middle of an apply: nothing is half-applied and the server keeps serving', async () => {
+    const before = cluster.get('v1', 'ConfigMap', 'proto', 'two');
+    const url = new URL(cluster.server);
+    const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two' }, data: { half: 'x'.repeat(100_000) } });
+    await new Promise<void>((resolve) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        socket.write(`PATCH /api/v1/namespaces/proto/configmaps/two?fieldManager=dying HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body.slice(0, 50_000), () => {
+          socket.destroy();
+          resolve();
+        });
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(cluster.get('v1', 'ConfigMap', 'proto', 'two')).toEqual(before);
+    expect((await core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' })).metadata?.resourceVersion).toBe((before!.metadata as { resourceVersion: string }).resourceVersion);
   });
 
   it('survives a crash that cuts open watches and a dropped request, keeping its state', async () => {

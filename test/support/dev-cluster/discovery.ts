@@ -62,6 +62,9 @@ export function resourceList(types: ResourceTypes, groupName: string, version: s
     if (t.statusSubresource) {
       resources.push({ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
     }
+    if (t.scaleSubresource) {
+      resources.push({ name: `${t.plural}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group: groupName, version }), resources };
 }

@@ -3,7 +3,8 @@
  * helm-controller, driven by the store's change events (no polling loops).
  *
  * - HelmRepository: `default` type fetches index.yaml (loopback only) and
- *   becomes Ready with an artifact; `oci` type is Ready at once.
+ *   becomes Ready with an artifact; `oci` type stays static (empty status,
+ *   no Ready condition), as in source-controller v1.
  * - HelmChart (created per HelmRelease from `spec.chart`, as helm-controller
  *   does) and OCIRepository: the chart is pulled with the real helm.
  * - HelmRelease: honours suspend, dependsOn, valuesFrom (in order, then
@@ -15,19 +16,19 @@
  *   before an install retry, rollback after a failed upgrade), and
  *   uninstalls through the `finalizers.fluxcd.io` finalizer.
  */
-import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { gzipSync, gunzipSync } from 'node:zlib';
 import { load, loadAll } from 'js-yaml';
 import type { Cluster } from './cluster.js';
 import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
+import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
 import { ApiError } from './status.js';
-import { metaOf, type StoredChange } from './store.js';
+import { metaOf, now, type StoredChange } from './store.js';
 
 export const FLUX_FINALIZER = 'finalizers.fluxcd.io';
 const MANAGER = 'helm-controller';
@@ -96,7 +97,6 @@ export interface FluxOptions {
   readonly retryIntervalMs?: number;
 }
 
-const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 const sha256 = (data: string | Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -208,6 +208,7 @@ class Queue {
 
 export class FluxSimulation {
   private readonly helm: Helm;
+  private readonly storage: HelmReleaseStorage;
   private readonly queue: Queue;
   private readonly artifacts: string;
   private unsubscribe: () => void = () => undefined;
@@ -220,6 +221,7 @@ export class FluxSimulation {
     private readonly options: FluxOptions,
   ) {
     this.helm = new Helm(options.helm, options.workDir);
+    this.storage = new HelmReleaseStorage(cluster, MANAGER);
     this.queue = new Queue(options.concurrency ?? 4);
     this.artifacts = join(options.workDir, 'artifacts');
     mkdirSync(this.artifacts, { recursive: true });
@@ -244,6 +246,7 @@ export class FluxSimulation {
     this.stopped = true;
     this.unsubscribe();
     for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.intervals.values()) clearTimeout(timer);
   }
 
   /** Resolves once no reconcile is running or queued. */
@@ -266,8 +269,31 @@ export class FluxSimulation {
       HelmChart: () => this.reconcileHelmChart(ns, name),
       HelmRelease: () => this.reconcileHelmRelease(ns, name),
     };
-    this.queue.enqueue(key, work[kind]!);
+    this.queue.enqueue(key, async () => {
+      await work[kind]!();
+      this.requeueAfterInterval(key, kind, ns, name);
+    });
   }
+
+  /** Objects are reconciled again every spec.interval, as the controllers requeue them (an idle timer, not a loop). */
+  private requeueAfterInterval(key: string, kind: string, namespace: string, name: string): void {
+    clearTimeout(this.intervals.get(key));
+    this.intervals.delete(key);
+    const resource = { HelmRepository: HELM_REPO, OCIRepository: OCI_REPO, HelmChart: HELM_CHART, HelmRelease: HR }[kind]!;
+    const object = this.find(resource, namespace, name);
+    if (!object || this.stopped || metaOf(object).deletionTimestamp) return;
+    const spec = isObject(object.spec) ? object.spec : {};
+    if (spec.suspend === true || typeof spec.interval !== 'string') return;
+    const timer = setTimeout(() => {
+      this.intervals.delete(key);
+      const current = this.find(resource, namespace, name);
+      if (current) this.schedule(kind, current);
+    }, parseDuration(spec.interval));
+    timer.unref();
+    this.intervals.set(key, timer);
+  }
+
+  private readonly intervals = new Map<string, NodeJS.Timeout>();
 
   /** What makes an object worth reconciling: new, new generation, a requested reconcile, deletion, lost finalizer. */
   private wantsReconcile(change: StoredChange): boolean {
@@ -295,16 +321,24 @@ export class FluxSimulation {
       if (metaOf(change.object).labels?.[WATCH_LABEL] === 'Enabled') this.valuesSourceChanged(change);
       return;
     }
-    if (!kind || !change.previous || change.type === 'DELETED') return;
-    // A source or release whose readiness or artifact changed wakes the objects waiting on it.
-    const [before, after] = [change.previous, change.object];
+    if (!kind || change.type === 'DELETED') return;
+    // A source or release whose readiness or artifact changed wakes the objects waiting on it; so does a
+    // HelmRepository appearing or changing its spec (an OCI one has no status to change).
+    const after = change.object;
+    const before = change.previous ?? { metadata: {} };
     const artifactOf = (o: JsonObject) => (isObject(o.status) ? o.status.artifact : undefined);
-    const changed = !deepEqual(readyCondition(before)?.status, readyCondition(after)?.status) || !deepEqual(artifactOf(before), artifactOf(after));
+    const changed =
+      !deepEqual(readyCondition(before)?.status, readyCondition(after)?.status) ||
+      !deepEqual(artifactOf(before), artifactOf(after)) ||
+      (kind === 'HelmRepository' && metaOf(before).generation !== metaOf(after).generation);
     if (!changed) return;
     const ref = `${change.namespace}/${change.name}`;
     if (kind === 'HelmRelease') {
+      // A release that became Ready wakes the releases waiting for it (not every status change: that would cascade).
+      if (!isReady(after) || isReady(before)) return;
       for (const hr of this.releases()) {
-        if (this.dependencies(hr).some((d) => `${d.namespace}/${d.name}` === ref)) this.schedule('HelmRelease', hr);
+        const waiting = readyCondition(hr)?.reason === 'DependencyNotReady';
+        if (waiting && this.dependencies(hr).some((d) => `${d.namespace}/${d.name}` === ref)) this.schedule('HelmRelease', hr);
       }
     } else if (kind === 'HelmRepository') {
       for (const chart of this.list(HELM_CHART)) {
@@ -387,17 +421,14 @@ export class FluxSimulation {
     }
   }
 
-  private storeArtifact(kind: string, namespace: string, name: string, file: string, revision: string): Artifact {
-    const data = readFileSync(file);
-    const path = `${kind}/${namespace}/${name}/${file.split('/').pop()}`;
-    return {
-      path,
-      url: `http://source-controller.flux-system.svc.cluster.local./${path}`,
-      revision,
-      digest: sha256(data),
-      lastUpdateTime: now(),
-      size: statSync(file).size,
-    };
+  /** The artifact for a pulled chart; the source's current one when nothing changed (so its status stays put). */
+  private storeArtifact(source: JsonObject, kind: string, file: string, revision: string): Artifact {
+    const meta = metaOf(source);
+    const path = `${kind}/${meta.namespace}/${meta.name}/${file.split('/').pop()}`;
+    const digest = sha256(readFileSync(file));
+    const current = isObject(source.status) && isObject(source.status.artifact) ? (source.status.artifact as unknown as Artifact) : undefined;
+    if (current && current.path === path && current.digest === digest && current.revision === revision) return current;
+    return { path, url: `http://source-controller.flux-system.svc.cluster.local./${path}`, revision, digest, lastUpdateTime: now(), size: statSync(file).size };
   }
 
   private async reconcileHelmRepository(namespace: string, name: string): Promise<void> {
@@ -410,8 +441,10 @@ export class FluxSimulation {
     try {
       this.checkLoopback(url);
       if (spec.type === 'oci') {
-        if (!url.startsWith('oci://')) throw new ReconcileFailure('URLInvalid', `invalid OCI registry URL: ${url}: URL scheme must be "oci"`);
-        this.writeStatus(HELM_REPO, namespace, name, { observedGeneration: generation!, url, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: 'Helm repository is ready' }] as unknown as Json }, SOURCE_MANAGER);
+        // source-controller v1 keeps an OCI HelmRepository static: an empty status, no Ready condition;
+        // HelmCharts read its URL when they pull.
+        const type = this.type(HELM_REPO)!;
+        if (isObject(repo.status) && Object.keys(repo.status).length > 0) this.cluster.update(type, namespace, name, { ...repo, status: {} }, { fieldManager: SOURCE_MANAGER }, 'status');
         return;
       }
       const indexUrl = `${url.replace(/\/+$/, '')}/index.yaml`;
@@ -425,8 +458,13 @@ export class FluxSimulation {
       } catch (error) {
         throw new ReconcileFailure('IndexationFailed', `failed to fetch Helm repository index: ${(error as Error).message}`);
       }
+      this.succeeded('HelmRepository', namespace, name);
       const revision = sha256(text);
-      const artifact: Artifact = { path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`, url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`, revision, digest: revision, lastUpdateTime: now(), size: text.length };
+      const current = isObject(repo.status) && isObject(repo.status.artifact) ? (repo.status.artifact as unknown as Artifact) : undefined;
+      const artifact: Artifact =
+        current?.revision === revision
+          ? current
+          : { path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`, url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`, revision, digest: revision, lastUpdateTime: now(), size: text.length };
       this.writeStatus(
         HELM_REPO,
         namespace,
@@ -437,6 +475,7 @@ export class FluxSimulation {
     } catch (error) {
       const failure = error instanceof ReconcileFailure ? error : new ReconcileFailure('Failed', (error as Error).message);
       this.writeStatus(HELM_REPO, namespace, name, { observedGeneration: generation!, conditions: [{ type: 'Ready', status: 'False', reason: failure.reason, message: failure.message }, { type: 'FetchFailed', status: 'True', reason: failure.reason, message: failure.message }] as unknown as Json }, SOURCE_MANAGER);
+      this.backOff('HelmRepository', repo);
     }
   }
 
@@ -459,25 +498,38 @@ export class FluxSimulation {
     if (spec.suspend === true) return;
     const generation = metaOf(chart).generation!;
     const source = this.chartSource(chart);
-    const fail = (reason: string, message: string) =>
+    const fail = (reason: string, message: string) => {
       this.writeStatus(HELM_CHART, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason, message }, { type: 'FetchFailed', status: 'True', reason, message }] as unknown as Json }, SOURCE_MANAGER);
+      this.backOff('HelmChart', chart);
+    };
     if (source.kind !== 'HelmRepository') return void fail('SourceUnavailable', `unsupported source kind '${source.kind}': the dev cluster test fixture serves charts from HelmRepository sources`);
     const repo = this.find(HELM_REPO, source.namespace, source.name);
     if (!repo) return void fail('SourceUnavailable', `failed to get source: helmrepositories.source.toolkit.fluxcd.io "${source.name}" not found`);
-    if (!isReady(repo)) return void fail('SourceUnavailable', `HelmRepository '${source.namespace}/${source.name}' is not ready`);
     const repoSpec = isObject(repo.spec) ? repo.spec : {};
+    if (repoSpec.type !== 'oci' && !isReady(repo)) return void fail('SourceUnavailable', `HelmRepository '${source.namespace}/${source.name}' is not ready`);
     const url = String(repoSpec.url ?? '').replace(/\/+$/, '');
     const chartName = String(spec.chart ?? '');
     const version = String(spec.version ?? '*');
     try {
-      const file = await this.queue.limited(() =>
-        repoSpec.type === 'oci'
-          ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'helmchart', namespace, name))
-          : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'helmchart', namespace, name)),
-      );
+      const cacheKey = await this.pullCacheKey(repo, url, chartName, version);
+      let pull = cacheKey ? this.pulled.get(cacheKey) : undefined;
+      if (!pull) {
+        pull = this.queue.limited(() =>
+          repoSpec.type === 'oci'
+            ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'pulled'))
+            : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'pulled')),
+        );
+        if (cacheKey) {
+          this.pulled.set(cacheKey, pull);
+          // A failed pull is not remembered: the next reconcile tries again.
+          pull.catch(() => this.pulled.delete(cacheKey));
+        }
+      }
+      const file = await pull;
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
-      const artifact = this.storeArtifact('helmchart', namespace, name, file, metadata.version);
+      const artifact = this.storeArtifact(chart, 'helmchart', file, metadata.version);
       this.artifactFiles.set(artifact.path, file);
+      this.succeeded('HelmChart', namespace, name);
       const message = `pulled '${metadata.name}' chart with version '${metadata.version}'`;
       this.writeStatus(
         HELM_CHART,
@@ -488,6 +540,35 @@ export class FluxSimulation {
       );
     } catch (error) {
       fail('ChartPullError', `chart pull error: ${(error as Error).message}`);
+    }
+  }
+
+  /** Pulled chart archives by what identifies their content, so HelmCharts of one chart share one pull. */
+  private readonly pulled = new Map<string, Promise<string>>();
+
+  /**
+   * What identifies a chart's content without pulling it: for an OCI
+   * repository and an exact version, the manifest digest the registry answers
+   * to a HEAD; for an HTTP repository, the index revision with the version
+   * asked for. Undefined when nothing cheap identifies it (then helm pulls).
+   */
+  private async pullCacheKey(repo: JsonObject, url: string, chart: string, version: string): Promise<string | undefined> {
+    const spec = isObject(repo.spec) ? repo.spec : {};
+    if (spec.type !== 'oci') {
+      const artifact = isObject(repo.status) && isObject(repo.status.artifact) ? repo.status.artifact : undefined;
+      return artifact ? `http ${url} ${chart} ${version} ${String(artifact.revision)}` : undefined;
+    }
+    if (!/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.test(version)) return undefined;
+    const location = new URL(`${url.replace(/^oci:\/\//, spec.insecure === true ? 'http://' : 'https://')}/${chart}`);
+    try {
+      const response = await fetch(`${location.origin}/v2${location.pathname}/manifests/${version.replace(/\+/g, '_')}`, {
+        method: 'HEAD',
+        headers: { Accept: 'application/vnd.oci.image.manifest.v1+json' },
+      });
+      const digest = response.ok ? response.headers.get('docker-content-digest') : null;
+      return digest ? `oci ${url}/${chart}@${digest}` : undefined;
+    } catch {
+      return undefined;
     }
   }
 
@@ -506,13 +587,15 @@ export class FluxSimulation {
       const file = await this.queue.limited(() => this.helm.pull({ chart, ...(version ? { version } : {}), plainHttp: spec.insecure === true }, join(this.artifacts, 'ocirepository', namespace, name)));
       const metadata = await this.queue.limited(() => this.helm.metadata(file));
       const digest = sha256(readFileSync(file));
-      const artifact = this.storeArtifact('ocirepository', namespace, name, file, `${metadata.version}@${digest}`);
+      this.succeeded('OCIRepository', namespace, name);
+      const artifact = this.storeArtifact(repo, 'ocirepository', file, `${metadata.version}@${digest}`);
       this.artifactFiles.set(artifact.path, file);
       const message = `stored artifact for digest '${artifact.revision}'`;
       this.writeStatus(OCI_REPO, namespace, name, { observedGeneration: generation, url: artifact.url, artifact: artifact as unknown as Json, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message }, { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message }] as unknown as Json }, SOURCE_MANAGER);
     } catch (error) {
       const message = error instanceof ReconcileFailure ? error.message : `failed to pull artifact from '${url}': ${(error as Error).message}`;
       this.writeStatus(OCI_REPO, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason: error instanceof ReconcileFailure ? error.reason : 'OCIArtifactPullFailed', message }] as unknown as Json }, SOURCE_MANAGER);
+      this.backOff('OCIRepository', repo);
     }
   }
 
@@ -551,18 +634,18 @@ export class FluxSimulation {
       const name = String(ref.name ?? '');
       const key = typeof ref.valuesKey === 'string' && ref.valuesKey ? ref.valuesKey : 'values.yaml';
       const what = `${kind} '${namespace}/${name}'`;
-      if (kind !== 'ConfigMap' && kind !== 'Secret') throw new ReconcileFailure('InitFailed', `unsupported ValuesReference kind '${kind}'`);
+      if (kind !== 'ConfigMap' && kind !== 'Secret') throw new ReconcileFailure('ValuesError', `unsupported ValuesReference kind '${kind}'`);
       const type = this.cluster.types.get('', 'v1', kind === 'ConfigMap' ? 'configmaps' : 'secrets')!;
       const source = this.cluster.find(type, namespace, name);
       if (!source) {
         if (ref.optional === true) continue;
-        throw new ReconcileFailure('InitFailed', `could not resolve ${kind} chart values reference '${namespace}/${name}' with key '${key}': ${kind === 'ConfigMap' ? 'configmaps' : 'secrets'} "${name}" not found`);
+        throw new ReconcileFailure('ValuesError', `could not resolve ${kind} chart values reference '${namespace}/${name}' with key '${key}': ${kind === 'ConfigMap' ? 'configmaps' : 'secrets'} "${name}" not found`);
       }
       const data = isObject(source.data) ? source.data : {};
       const raw = data[key];
       if (typeof raw !== 'string') {
         if (ref.optional === true) continue;
-        throw new ReconcileFailure('InitFailed', `missing key '${key}' in ${what}`);
+        throw new ReconcileFailure('ValuesError', `missing key '${key}' in ${what}`);
       }
       const text = kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw;
       if (typeof ref.targetPath === 'string' && ref.targetPath) {
@@ -573,9 +656,9 @@ export class FluxSimulation {
       try {
         parsed = load(text) ?? {};
       } catch (error) {
-        throw new ReconcileFailure('InitFailed', `unable to read values from key '${key}' in ${what}: ${(error as Error).message.split('\n')[0]}`);
+        throw new ReconcileFailure('ValuesError', `unable to read values from key '${key}' in ${what}: ${(error as Error).message.split('\n')[0]}`);
       }
-      if (!isObject(parsed)) throw new ReconcileFailure('InitFailed', `unable to read values from key '${key}' in ${what}: not a map`);
+      if (!isObject(parsed)) throw new ReconcileFailure('ValuesError', `unable to read values from key '${key}' in ${what}: not a map`);
       result = mergeValues(result, parsed);
     }
     return isObject(spec.values) ? mergeValues(result, spec.values) : result;
@@ -594,7 +677,7 @@ export class FluxSimulation {
       if (!resource) throw new ReconcileFailure('ArtifactFailed', `unsupported chartRef kind '${chartRef.kind}'`);
       label = `${chartRef.kind} '${chartRef.namespace}/${chartRef.name}'`;
       source = this.find(resource, chartRef.namespace, chartRef.name);
-      if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get ${label}: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
+      if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get Source object: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
     } else if (isObject(spec.chart) && isObject(spec.chart.spec)) {
       const template = spec.chart.spec;
       const sourceRef = isObject(template.sourceRef) ? template.sourceRef : {};
@@ -629,13 +712,20 @@ export class FluxSimulation {
       // helm-controller waits for the source's next event; the message says why it is waiting.
       const ready = readyCondition(source);
       const why = ready?.status === 'False' ? ready.message : 'latest generation of object has not been reconciled';
-      throw new ReconcileFailure(chartRef ? 'SourceNotReady' : 'HelmChartNotReady', `${label} is not ready: ${why}`);
+      throw new ReconcileFailure('SourceNotReady', `${label} is not ready: ${why}`);
     }
     const file = this.artifactFiles.get(String(artifact.path));
     if (!file) throw new ReconcileFailure('ArtifactFailed', `${label} is not ready: artifact not found in storage`);
     return { file, ...(helmChart ? { helmChart } : {}) };
   }
 
+  /**
+   * One helm-controller reconcile of a HelmRelease. As the real controller:
+   * Ready=Unknown "Fulfilling prerequisites" first; waiting for a dependency
+   * or a source, or failing before the release action, leaves
+   * observedGeneration alone; lastHandledReconcileAt is recorded at the end
+   * of every reconcile.
+   */
   private async reconcileHelmRelease(namespace: string, name: string): Promise<void> {
     const hrType = this.type(HR);
     if (!hrType) return;
@@ -647,49 +737,65 @@ export class FluxSimulation {
     if (!meta.finalizers?.includes(FLUX_FINALIZER)) {
       hr = this.cluster.patch(hrType, namespace, name, 'application/json-patch+json', JSON.stringify([{ op: 'add', path: meta.finalizers ? '/metadata/finalizers/-' : '/metadata/finalizers', value: meta.finalizers ? FLUX_FINALIZER : [FLUX_FINALIZER] }]), { fieldManager: MANAGER });
     }
-    if (spec.suspend === true) return;
     const generation = metaOf(hr).generation!;
-    const status: JsonObject = isObject(hr.status) ? clone(hr.status) : {};
     const annotations = metaOf(hr).annotations ?? {};
     const handled: JsonObject = {};
     if (annotations[REQUESTED_AT]) handled.lastHandledReconcileAt = annotations[REQUESTED_AT];
     if (annotations[FORCE_AT]) handled.lastHandledForceAt = annotations[FORCE_AT];
     if (annotations[RESET_AT]) handled.lastHandledResetAt = annotations[RESET_AT];
+    if (spec.suspend === true) {
+      this.writeStatus(HR, namespace, name, { ...handled, observedGeneration: generation }, MANAGER);
+      return;
+    }
+    const status: JsonObject = isObject(hr.status) ? clone(hr.status) : {};
+    const before = conditionsOf(hr);
+    const others = (...except: string[]) => before.filter((c) => !except.includes(c.type));
     // A new generation (or a reset request) starts the failure counts afresh.
     if (status.lastAttemptedGeneration !== generation || (annotations[RESET_AT] && status.lastHandledResetAt !== annotations[RESET_AT])) {
       status.installFailures = 0;
       status.upgradeFailures = 0;
       status.failures = 0;
     }
-    const setStatus = (update: JsonObject) => this.writeStatus(HR, namespace, name, { ...status, ...handled, ...update }, MANAGER);
-    const notReady = (reason: string, message: string, extra: JsonObject = {}) =>
-      setStatus({ observedGeneration: generation, ...extra, conditions: [{ type: 'Ready', status: 'False', reason, message }, ...this.otherConditions(hr!, ['Ready', 'Reconciling'])] as unknown as Json });
+    const prerequisites: Condition[] = [
+      { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Fulfilling prerequisites' },
+      { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Fulfilling prerequisites' },
+    ];
+    this.writeStatus(HR, namespace, name, { conditions: [...prerequisites, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
     try {
       for (const dep of this.dependencies(hr)) {
         const other = this.cluster.find(hrType, dep.namespace, dep.name);
         if (!other) throw new ReconcileFailure('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`);
         if (!isReady(other)) throw new ReconcileFailure('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`);
       }
-      const values = this.composeValues(hr);
       const { file, helmChart } = this.ensureChart(hr);
       if (helmChart) status.helmChart = helmChart;
-      const chart = await this.queue.limited(() => this.helm.metadata(file));
+      const values = this.composeValues(hr);
+      const chart = await this.helm.metadata(file);
       const configDigest = sha256(JSON.stringify(values));
-      const history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
-      const latest = history[0];
-      const ready = readyCondition(hr);
+      const latest = (Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [])[0];
+      const released = before.find((c) => c.type === 'Released');
       const forced = annotations[FORCE_AT] !== undefined && status.lastHandledForceAt !== annotations[FORCE_AT];
-      const inSync = latest?.status === 'deployed' && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && ready?.status === 'True';
+      const { releaseName, targetNamespace } = this.releaseName(hr);
+      const inSync = latest?.status === 'deployed' && latest.name === releaseName && latest.namespace === targetNamespace && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && released?.status === 'True';
       if (inSync && !forced) {
-        setStatus({ observedGeneration: generation, lastAttemptedGeneration: generation });
+        // In sync: Ready says again what the last release action said.
+        const ready: Condition = { type: 'Ready', status: 'True', reason: released.reason, message: released.message };
+        this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation, conditions: [ready, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
         return;
       }
-      const exhausted = this.retriesExhausted(hr, status, latest);
-      if (exhausted && status.lastAttemptedConfigDigest === configDigest && status.lastAttemptedRevision === chart.version && !forced) return;
+      if (this.retriesExhausted(hr, status, latest) && status.lastAttemptedConfigDigest === configDigest && status.lastAttemptedRevision === chart.version && !forced) {
+        // Out of retries for this configuration: stalled until it changes.
+        this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation, conditions: others('Reconciling') as unknown as Json }, MANAGER);
+        return;
+      }
       await this.release(hr, status, handled, values, file, chart, configDigest);
     } catch (error) {
-      if (error instanceof ReconcileFailure) notReady(error.reason, error.message);
-      else if (!(error instanceof ApiError && error.code === 404)) notReady('ReconcileFailed', (error as Error).message);
+      if (error instanceof ApiError && error.code === 404) return;
+      const failure = error instanceof ReconcileFailure ? error : new ReconcileFailure('ReconcileError', (error as Error).message);
+      const ready: Condition = { type: 'Ready', status: 'False', reason: failure.reason, message: failure.message };
+      this.writeStatus(HR, namespace, name, { ...status, ...handled, conditions: [prerequisites[0]!, ready, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
+      // Dependencies and sources wake the release when they change; other failures are retried.
+      if (failure.reason !== 'DependencyNotReady' && failure.reason !== 'SourceNotReady') this.retryLater(hr);
     }
   }
 
@@ -713,7 +819,17 @@ export class FluxSimulation {
     const spec = isObject(hr.spec) ? hr.spec : {};
     const generation = meta.generation!;
     const { releaseName, targetNamespace, storageNamespace } = this.releaseName(hr);
-    const releases = this.releaseSecrets(storageNamespace, releaseName);
+    let history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
+    const previous = history[0];
+    if (previous && (previous.name !== releaseName || previous.namespace !== targetNamespace)) {
+      // A new release name or target namespace is a new release: the old one is uninstalled first, as helm-controller does.
+      const oldStorage = typeof status.storageNamespace === 'string' ? status.storageNamespace : namespace;
+      const old = this.storage.list(oldStorage, previous.name)[0];
+      if (old) this.uninstall(this.inventory(old.manifest, previous.namespace));
+      this.storage.remove(oldStorage, previous.name);
+      history = [];
+    }
+    const releases = this.storage.list(storageNamespace, releaseName);
     const deployed = releases.find((r) => r.info.status === 'deployed');
     const action: 'install' | 'upgrade' = deployed ? 'upgrade' : 'install';
     const actionSpec = isObject(spec[action]) ? (spec[action] as JsonObject) : {};
@@ -723,10 +839,8 @@ export class FluxSimulation {
     const chartLabel = `${chart.name}@${chart.version}`;
     const releaseRef = `${targetNamespace}/${releaseName}`;
     const revision = (releases[0]?.version ?? 0) + 1;
-    const history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
     const maxHistory = typeof spec.maxHistory === 'number' ? spec.maxHistory : 5;
     const base: JsonObject = {
-      observedGeneration: generation,
       lastAttemptedGeneration: generation,
       lastAttemptedRevision: chart.version,
       lastAttemptedConfigDigest: configDigest,
@@ -735,7 +849,6 @@ export class FluxSimulation {
     };
     this.writeStatus(HR, namespace, name, {
       ...status,
-      ...handled,
       ...base,
       conditions: [
         { type: 'Reconciling', status: 'True', reason: 'Progressing', message: `Running '${action}' action with timeout of ${formatDuration(timeoutMs)}` },
@@ -756,14 +869,27 @@ export class FluxSimulation {
           values,
           upgrade: action === 'upgrade',
           includeCrds: actionSpec.crds !== 'Skip' && !(action === 'upgrade' && actionSpec.crds === undefined),
+          noHooks: actionSpec.disableHooks === true,
           kubeVersion: KUBE_VERSION.gitVersion,
           apiVersions: [...new Set(this.cluster.types.all().map((t) => `${apiVersionOf(t)}/${t.kind}`))],
         }),
       );
       const objects = this.parseManifest(manifest, targetNamespace);
+      // spec.commonMetadata: labels and annotations Flux's post-renderer puts on every object.
+      const common = isObject(spec.commonMetadata) ? spec.commonMetadata : {};
+      for (const object of objects) {
+        const metadata = object.metadata as JsonObject;
+        for (const field of ['labels', 'annotations'] as const) {
+          if (isObject(common[field])) metadata[field] = { ...(isObject(metadata[field]) ? metadata[field] : {}), ...common[field] };
+        }
+      }
+      if (actionSpec.disableTakeOwnership === true) this.checkOwnership(objects, releaseName, targetNamespace, action);
       this.applyObjects(objects, releaseName, targetNamespace, namespace, name, action === 'install' && actionSpec.createNamespace === true);
       if (deployed) this.prune(this.inventory(deployed.manifest, targetNamespace), objects);
-      const delay = this.faults.readyDelay(namespace, name);
+      // Helm waits for the workloads: let their controllers (./workloads.ts) report first.
+      await new Promise((resolve) => setImmediate(resolve));
+      // With disableWait Helm does not wait for the objects: the action ends once they are stored.
+      const delay = actionSpec.disableWait === true ? 0 : this.faults.readyDelay(namespace, name);
       if (delay > timeoutMs) {
         await this.sleep(timeoutMs);
         throw new HelmError('context deadline exceeded');
@@ -775,38 +901,43 @@ export class FluxSimulation {
       status[`${action}Failures`] = failures;
       status.failures = Number(status.failures ?? 0) + 1;
       const failedSnapshot = this.snapshot(releaseName, targetNamespace, revision, 'failed', chart, configDigest, started);
-      this.storeRelease(storageNamespace, releaseName, revision, 'failed', chart, values, manifest, message, started, releases);
+      this.storage.store(storageNamespace, releaseName, { revision, status: 'failed', chart, config: values, manifest, description: message, started, maxHistory });
       const reason = action === 'install' ? 'InstallFailed' : 'UpgradeFailed';
       let remediated: Condition | undefined;
       const retry = retries < 0 || failures <= retries;
       if (action === 'install' && (retry || remediation.remediateLastFailure === true)) {
         this.uninstall(this.inventory(manifest, targetNamespace));
-        this.deleteReleaseSecrets(storageNamespace, releaseName);
+        this.storage.remove(storageNamespace, releaseName);
         remediated = { type: 'Remediated', status: 'True', reason: 'UninstallSucceeded', message: `Helm uninstall succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}` };
       } else if (action === 'upgrade' && deployed && (retry || remediation.remediateLastFailure !== false && retries > 0) && remediation.strategy !== 'uninstall') {
-        this.rollback(deployed, storageNamespace, releaseName, targetNamespace, namespace, name, revision + 1);
+        this.rollback(deployed, storageNamespace, releaseName, targetNamespace, namespace, name, revision + 1, maxHistory);
         remediated = { type: 'Remediated', status: 'True', reason: 'RollbackSucceeded', message: `Helm rollback to previous release ${releaseRef}.v${deployed.version} with chart ${deployed.chart.metadata.name}@${deployed.chart.metadata.version} succeeded` };
       }
-      const newHistory = [failedSnapshot, ...history.map((s) => (s.status === 'deployed' && !remediated ? s : s))].slice(0, maxHistory);
+      this.recordEvent(hr, 'Warning', reason, message);
+      if (remediated) this.recordEvent(hr, 'Normal', remediated.reason, remediated.message);
+      const newHistory = [failedSnapshot, ...history].slice(0, maxHistory);
       const conditions: Condition[] = [
         { type: 'Ready', status: 'False', reason, message },
         { type: 'Released', status: 'False', reason, message },
         ...(remediated ? [remediated] : []),
         ...(retry ? [] : [{ type: 'Stalled', status: 'True' as const, reason: 'RetriesExceeded', message: `Failed to ${action} after ${failures} attempt(s)` }]),
       ];
-      this.writeStatus(HR, namespace, name, { ...status, ...handled, ...base, history: newHistory as unknown as Json, conditions: conditions as unknown as Json }, MANAGER);
+      // Retrying leaves observedGeneration alone; out of retries, the generation is observed (and stalled).
+      this.writeStatus(HR, namespace, name, { ...status, ...handled, ...base, ...(retry ? {} : { observedGeneration: generation }), history: newHistory as unknown as Json, conditions: conditions as unknown as Json }, MANAGER);
       if (retry) this.retryLater(hr);
       return;
     }
-    this.storeRelease(storageNamespace, releaseName, revision, 'deployed', chart, values, manifest, action === 'install' ? 'Install complete' : 'Upgrade complete', started, releases);
+    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart, config: values, manifest, description: action === 'install' ? 'Install complete' : 'Upgrade complete', started, maxHistory });
     const message = `Helm ${action} succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}`;
     const reason = action === 'install' ? 'InstallSucceeded' : 'UpgradeSucceeded';
+    this.recordEvent(hr, 'Normal', reason, message);
     const snapshot = this.snapshot(releaseName, targetNamespace, revision, 'deployed', chart, configDigest, started);
     const newHistory = [snapshot, ...history.map((s) => (s.status === 'deployed' ? { ...s, status: 'superseded' } : s))].slice(0, maxHistory);
     this.writeStatus(HR, namespace, name, {
       ...status,
       ...handled,
       ...base,
+      observedGeneration: generation,
       installFailures: 0,
       upgradeFailures: 0,
       failures: 0,
@@ -816,6 +947,35 @@ export class FluxSimulation {
         { type: 'Released', status: 'True', reason, message },
       ] as unknown as Json,
     }, MANAGER);
+  }
+
+  /** A core/v1 Event about the release, as helm-controller records one (kubectl describe shows them). */
+  private recordEvent(hr: JsonObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const meta = metaOf(hr);
+    const eventType = this.cluster.types.get('', 'v1', 'events')!;
+    const time = now();
+    try {
+      this.cluster.create(
+        eventType,
+        meta.namespace!,
+        {
+          metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}` },
+          involvedObject: { kind: 'HelmRelease', namespace: meta.namespace!, name: meta.name, uid: meta.uid!, apiVersion: apiVersionOf(this.type(HR)!), resourceVersion: meta.resourceVersion! },
+          reason,
+          message,
+          type,
+          source: { component: MANAGER },
+          reportingComponent: MANAGER,
+          reportingInstance: '',
+          firstTimestamp: time,
+          lastTimestamp: time,
+          count: 1,
+        },
+        { fieldManager: MANAGER },
+      );
+    } catch {
+      // A terminating namespace takes no new events; nothing else depends on them.
+    }
   }
 
   private snapshot(releaseName: string, namespace: string, version: number, status: string, chart: ChartMetadata, configDigest: string, started: string): Snapshot {
@@ -835,12 +995,26 @@ export class FluxSimulation {
   }
 
   /** Another attempt after the retry interval (a timer, not a busy loop). */
-  private retryLater(hr: JsonObject): void {
+  private retryLater(object: JsonObject, kind = 'HelmRelease', delayMs = this.options.retryIntervalMs ?? 1000): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.schedule('HelmRelease', hr);
-    }, this.options.retryIntervalMs ?? 1000);
+      this.schedule(kind, object);
+    }, delayMs);
     this.timers.add(timer);
+  }
+
+  /** Consecutive failures per source: the next attempt waits twice as long each time (up to a minute), as controllers back off. */
+  private readonly failures = new Map<string, number>();
+
+  private backOff(kind: string, object: JsonObject): void {
+    const key = `${kind}/${metaOf(object).namespace}/${metaOf(object).name}`;
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    this.retryLater(object, kind, Math.min((this.options.retryIntervalMs ?? 1000) * 2 ** (failures - 1), 60_000));
+  }
+
+  private succeeded(kind: string, namespace: string, name: string): void {
+    this.failures.delete(`${kind}/${namespace}/${name}`);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -872,6 +1046,33 @@ export class FluxSimulation {
   }
 
   /** Stores rendered objects as Helm would: labelled, annotated, server-side applied by helm-controller. */
+  /**
+   * With disableTakeOwnership, Helm refuses objects that exist and belong to
+   * no release or another one, with Helm's own message.
+   */
+  private checkOwnership(objects: JsonObject[], releaseName: string, releaseNamespace: string, action: string): void {
+    for (const object of objects) {
+      const metadata = isObject(object.metadata) ? object.metadata : {};
+      const type = this.cluster.types.byKind(String(object.apiVersion ?? ''), String(object.kind));
+      const existing = type ? this.cluster.find(type, type.namespaced ? String(metadata.namespace ?? '') : '', String(metadata.name ?? '')) : undefined;
+      if (!type || !existing) continue;
+      const meta = metaOf(existing);
+      const problems: string[] = [];
+      const expect = (kind: 'label' | 'annotation', key: string, want: string) => {
+        const got = (kind === 'label' ? meta.labels : meta.annotations)?.[key];
+        if (got === undefined) problems.push(`${kind} validation error: missing key "${key}": must be set to "${want}"`);
+        else if (got !== want) problems.push(`${kind} validation error: key "${key}" must equal "${want}": current value is "${got}"`);
+      };
+      expect('label', 'app.kubernetes.io/managed-by', 'Helm');
+      expect('annotation', 'meta.helm.sh/release-name', releaseName);
+      expect('annotation', 'meta.helm.sh/release-namespace', releaseNamespace);
+      if (problems.length > 0) {
+        const where = type.namespaced ? ` in namespace "${meta.namespace}"` : '';
+        throw new HelmError(`rendered manifests contain a resource that already exists. Unable to continue with ${action}: ${type.kind} "${meta.name}"${where} exists and cannot be imported into the current release: invalid ownership metadata; ${problems.join('; ')}`);
+      }
+    }
+  }
+
   private applyObjects(objects: JsonObject[], releaseName: string, releaseNamespace: string, hrNamespace: string, hrName: string, createNamespace: boolean): void {
     const nsType = this.cluster.types.get('', 'v1', 'namespaces')!;
     if (createNamespace && !this.cluster.find(nsType, '', releaseNamespace)) this.cluster.create(nsType, '', { metadata: { name: releaseNamespace } }, { fieldManager: MANAGER });
@@ -897,38 +1098,6 @@ export class FluxSimulation {
         const message = error instanceof ApiError ? error.message : (error as Error).message;
         throw new HelmError(`failed to create resource: ${message}`);
       }
-      this.simulateWorkloadStatus(type, type.namespaced ? objectNamespace : '', objectName);
-    }
-  }
-
-  /** Workloads report themselves available, as their controllers would once pods run. */
-  private simulateWorkloadStatus(type: ResourceType, namespace: string, name: string): void {
-    const workloads = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job'];
-    if (type.group !== 'apps' && type.group !== 'batch') return;
-    if (!workloads.includes(type.kind)) return;
-    const object = this.cluster.find(type, namespace, name);
-    if (!object) return;
-    const spec = isObject(object.spec) ? object.spec : {};
-    const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
-    const generation = metaOf(object).generation;
-    const time = now();
-    const status: JsonObject =
-      type.kind === 'Job'
-        ? { succeeded: 1, startTime: time, completionTime: time, conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: time }] }
-        : type.kind === 'DaemonSet'
-          ? { observedGeneration: generation!, currentNumberScheduled: 1, desiredNumberScheduled: 1, numberReady: 1, numberAvailable: 1, updatedNumberScheduled: 1, numberMisscheduled: 0 }
-          : {
-              observedGeneration: generation!,
-              replicas,
-              readyReplicas: replicas,
-              availableReplicas: replicas,
-              updatedReplicas: replicas,
-              ...(type.kind === 'StatefulSet' ? { currentReplicas: replicas } : { conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastTransitionTime: time, lastUpdateTime: time }] }),
-            };
-    try {
-      this.cluster.update(type, namespace, name, { ...object, status }, { fieldManager: 'kube-controller-manager' }, 'status');
-    } catch {
-      // the object went meanwhile
     }
   }
 
@@ -960,11 +1129,10 @@ export class FluxSimulation {
     for (const entry of [...entries].reverse()) if (entry.kind !== 'CustomResourceDefinition') this.deleteEntry(entry);
   }
 
-  private rollback(target: HelmReleaseRecord, storageNamespace: string, releaseName: string, targetNamespace: string, hrNamespace: string, hrName: string, revision: number): void {
+  private rollback(target: HelmReleaseRecord, storageNamespace: string, releaseName: string, targetNamespace: string, hrNamespace: string, hrName: string, revision: number, maxHistory: number): void {
     const objects = this.parseManifest(target.manifest, targetNamespace);
     this.applyObjects(objects, releaseName, targetNamespace, hrNamespace, hrName, false);
-    const releases = this.releaseSecrets(storageNamespace, releaseName);
-    this.storeRelease(storageNamespace, releaseName, revision, 'deployed', target.chart.metadata, target.config, target.manifest, `Rollback to ${target.version}`, now(), releases);
+    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: target.chart.metadata, config: target.config, manifest: target.manifest, description: `Rollback to ${target.version}`, started: now(), maxHistory });
   }
 
   private async finalizeRelease(hrType: ResourceType, hr: JsonObject): Promise<void> {
@@ -974,9 +1142,9 @@ export class FluxSimulation {
     // A suspended release is not uninstalled: only the finalizer goes (as helm-controller does).
     if (spec.suspend !== true) {
       const { releaseName, targetNamespace, storageNamespace } = this.releaseName(hr);
-      const latest = this.releaseSecrets(storageNamespace, releaseName)[0];
+      const latest = this.storage.list(storageNamespace, releaseName)[0];
       if (latest) this.uninstall(this.inventory(latest.manifest, targetNamespace));
-      this.deleteReleaseSecrets(storageNamespace, releaseName);
+      this.storage.remove(storageNamespace, releaseName);
       const status = isObject(hr.status) ? hr.status : {};
       if (typeof status.helmChart === 'string') {
         const [chartNamespace, chartName] = status.helmChart.split('/');
@@ -992,87 +1160,6 @@ export class FluxSimulation {
       if (!(error instanceof ApiError && (error.code === 409 || error.code === 404))) throw error;
     }
   }
-
-  // ---- Helm release storage (Secrets, Helm's own format) ------------------------
-
-  private releaseSecrets(namespace: string, releaseName: string): HelmReleaseRecord[] {
-    const type = this.cluster.types.get('', 'v1', 'secrets')!;
-    const list = this.cluster.list(type, namespace, { labelSelector: `owner=helm,name=${releaseName}` }).items as JsonObject[];
-    return list
-      .map((secret) => {
-        const data = isObject(secret.data) ? String(secret.data.release ?? '') : '';
-        const inner = Buffer.from(Buffer.from(data, 'base64').toString('utf8'), 'base64');
-        return JSON.parse(gunzipSync(inner).toString('utf8')) as HelmReleaseRecord;
-      })
-      .sort((a, b) => b.version - a.version);
-  }
-
-  private storeRelease(namespace: string, releaseName: string, revision: number, state: string, chart: ChartMetadata, config: JsonObject, manifest: string, description: string, started: string, previous: HelmReleaseRecord[]): void {
-    const type = this.cluster.types.get('', 'v1', 'secrets')!;
-    const secretName = (v: number) => `sh.helm.release.v1.${releaseName}.v${v}`;
-    // The revision deployed before this one is superseded now.
-    if (state === 'deployed') {
-      for (const old of previous.filter((r) => r.info.status === 'deployed')) {
-        this.writeRelease(type, namespace, secretName(old.version), { ...old, info: { ...old.info, status: 'superseded' } });
-      }
-    }
-    const record: HelmReleaseRecord = {
-      name: releaseName,
-      namespace: namespace,
-      version: revision,
-      info: { first_deployed: previous[previous.length - 1]?.info.first_deployed ?? started, last_deployed: now(), deleted: '', description, status: state },
-      chart: { metadata: chart },
-      config,
-      manifest,
-    };
-    this.writeRelease(type, namespace, secretName(revision), record);
-    const nsType = this.cluster.types.get('', 'v1', 'namespaces')!;
-    if (!this.cluster.find(nsType, '', namespace)) return;
-    for (const old of previous.slice(9)) {
-      try {
-        this.cluster.delete(type, namespace, secretName(old.version));
-      } catch {
-        // already gone
-      }
-    }
-  }
-
-  private writeRelease(type: ResourceType, namespace: string, secretName: string, record: HelmReleaseRecord): void {
-    const encoded = Buffer.from(gzipSync(JSON.stringify(record)).toString('base64')).toString('base64');
-    const secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'helm.sh/release.v1',
-      metadata: { name: secretName, namespace, labels: { name: record.name, owner: 'helm', status: record.info.status, version: String(record.version) } },
-      data: { release: encoded },
-    };
-    this.cluster.apply(type, namespace, secretName, JSON.stringify(secret), { fieldManager: MANAGER, force: true });
-  }
-
-  private deleteReleaseSecrets(namespace: string, releaseName: string): void {
-    const type = this.cluster.types.get('', 'v1', 'secrets')!;
-    try {
-      this.cluster.deleteCollection(type, namespace, { labelSelector: `owner=helm,name=${releaseName}` });
-    } catch (error) {
-      if (!(error instanceof ApiError && error.code === 404)) throw error;
-    }
-  }
-
-  /** Removes the simulation's chart archives. */
-  cleanup(): void {
-    rmSync(this.artifacts, { recursive: true, force: true });
-  }
-}
-
-/** A Helm release as Helm stores it (the fields the fixture writes and reads). */
-export interface HelmReleaseRecord {
-  name: string;
-  namespace: string;
-  version: number;
-  info: { first_deployed: string; last_deployed: string; deleted: string; description: string; status: string };
-  chart: { metadata: ChartMetadata };
-  config: JsonObject;
-  manifest: string;
 }
 
 /** Flux/Go durations: `5m`, `1h30m`, `90s`, `500ms`. */

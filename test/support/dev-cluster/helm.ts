@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
+import { list } from 'tar';
 
 /** helm failed: `message` is helm's own error text (without the `Error: ` prefix). */
 export class HelmError extends Error {
@@ -42,6 +43,8 @@ export interface RenderRequest {
   readonly values: unknown;
   readonly upgrade: boolean;
   readonly includeCrds: boolean;
+  /** install/upgrade.disableHooks: hooks left out of the output. */
+  readonly noHooks: boolean;
   readonly kubeVersion: string;
   readonly apiVersions: readonly string[];
 }
@@ -93,9 +96,30 @@ export class Helm {
     return join(into, archive);
   }
 
+  /** The chart's Chart.yaml, read from the archive in-process (no helm process per release). */
   async metadata(chartPath: string): Promise<ChartMetadata> {
-    return load(await this.run(['show', 'chart', chartPath])) as ChartMetadata;
+    const cached = this.metadataCache.get(chartPath);
+    if (cached) return cached;
+    let text: string | undefined;
+    await list({
+      file: chartPath,
+      filter: (path) => /^[^/]+\/Chart\.yaml$/.test(path),
+      onReadEntry: (entry) => {
+        const chunks: Buffer[] = [];
+        entry.on('data', (chunk: Buffer) => chunks.push(chunk));
+        entry.on('end', () => {
+          text ??= Buffer.concat(chunks).toString('utf8');
+        });
+      },
+    });
+    if (text === undefined) throw new HelmError(`Chart.yaml file is missing in ${chartPath}`);
+    const metadata = load(text) as ChartMetadata;
+    metadata.version = String(metadata.version);
+    this.metadataCache.set(chartPath, metadata);
+    return metadata;
   }
+
+  private readonly metadataCache = new Map<string, ChartMetadata>();
 
   /** Renders with `helm template`; returns the manifests (YAML stream). */
   async render(request: RenderRequest): Promise<string> {
@@ -104,6 +128,7 @@ export class Helm {
     const args = ['template', request.releaseName, request.chartPath, '--namespace', request.namespace, '-f', valuesFile, '--skip-tests', '--kube-version', request.kubeVersion];
     if (request.upgrade) args.push('--is-upgrade');
     if (request.includeCrds) args.push('--include-crds');
+    if (request.noHooks) args.push('--no-hooks');
     if (request.apiVersions.length > 0) args.push('--api-versions', request.apiVersions.join(','));
     return this.run(args);
   }

@@ -9,7 +9,8 @@
  *   managedFields, status subresources, finalizers), good enough for the
  *   real kubectl and @kubernetes/client-node;
  * - a simulation of Flux's source- and helm-controller that renders charts
- *   with the real helm;
+ *   with the real helm, and stand-ins for the workload controllers
+ *   (Deployments and the like report themselves rolled out);
  * - Debian's docker-registry as the chart registry, and a folder served as a
  *   Helm HTTP chart repository.
  *
@@ -27,6 +28,7 @@ import { FLUX_CRDS } from './flux-crds.js';
 import { FluxSimulation, readyCondition } from './flux.js';
 import { serveFolder, type HttpRepo } from './http-repo.js';
 import type { JsonObject } from './patch.js';
+import { startWorkloadControllers } from './workloads.js';
 import { startRegistry, type TestRegistry } from '../registry.js';
 
 export { ApiError } from './status.js';
@@ -34,6 +36,7 @@ export type { Faults, FaultHandle, RequestFailure, RequestMatch, RenderFailure }
 export type { HttpRepo } from './http-repo.js';
 export type { RequestRecord } from './api-server.js';
 export type { JsonObject } from './patch.js';
+export type { Cluster } from './cluster.js';
 
 export const CONFIG_NAMESPACE = 'flotilla-system';
 export const CONFIG_MAP = 'flotilla-config';
@@ -153,6 +156,7 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
       metadata: { name: CONFIG_MAP, labels: { 'app.kubernetes.io/managed-by': 'flotilla-dev-cluster' } },
       data: chartRepository ? { chartRepository, chartRepositoryPlainHttp: 'true' } : {},
     }, { fieldManager: 'dev-cluster' });
+    cleanups.push(startWorkloadControllers(cluster));
     await apiServer.listen();
     cleanups.push(() => apiServer.close());
     const flux = withFlux

@@ -18,6 +18,8 @@ export interface ResourceType {
   readonly categories: readonly string[];
   /** `spec`/`status` objects: `/status` subresource, generation bumps on spec change. */
   readonly statusSubresource: boolean;
+  /** A `/scale` subresource (autoscaling/v1 Scale over spec.replicas). */
+  readonly scaleSubresource: boolean;
   /** metadata.generation is maintained (CRDs and types with a spec). */
   readonly generation: boolean;
   /** PUT without metadata.resourceVersion is allowed (false for custom resources). */
@@ -54,6 +56,9 @@ interface BuiltIn {
   namespaced: boolean;
   shortNames?: string[];
   status?: boolean;
+  /** Keeps metadata.generation (the kinds with a spec a controller acts on). */
+  generation?: boolean;
+  scale?: boolean;
   categories?: string[];
 }
 
@@ -66,20 +71,20 @@ const BUILT_INS: BuiltIn[] = [
   { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true, shortNames: ['pvc'], status: true },
   { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, shortNames: ['po'], status: true, categories: ['all'] },
   { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'] },
-  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], status: true, categories: ['all'] },
-  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], status: true, categories: ['all'] },
-  { group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], status: true, categories: ['all'] },
-  { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, status: true, categories: ['all'] },
-  { group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], status: true, categories: ['all'] },
+  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], status: true, generation: true, scale: true, categories: ['all'] },
+  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], status: true, generation: true, scale: true, categories: ['all'] },
+  { group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], status: true, generation: true, categories: ['all'] },
+  { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, status: true, generation: true, categories: ['all'] },
+  { group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], status: true, generation: true, categories: ['all'] },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false },
-  { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], status: true },
-  { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true, shortNames: ['ing'], status: true },
-  { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, shortNames: ['netpol'] },
+  { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], status: true, generation: true },
+  { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true, shortNames: ['ing'], status: true, generation: true },
+  { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, shortNames: ['netpol'], generation: true },
   { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true },
-  { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false, shortNames: ['crd', 'crds'], status: true },
+  { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false, shortNames: ['crd', 'crds'], status: true, generation: true },
 ];
 
 const builtIn = (b: BuiltIn): ResourceType => ({
@@ -92,8 +97,8 @@ const builtIn = (b: BuiltIn): ResourceType => ({
   shortNames: b.shortNames ?? [],
   categories: b.categories ?? [],
   statusSubresource: b.status ?? false,
-  // Types with a spec keep a generation; plain data objects (ConfigMap, Secret, Namespace, ...) do not.
-  generation: (b.status ?? false) && b.kind !== 'Namespace' && b.kind !== 'Service' && b.kind !== 'Pod' && b.kind !== 'PersistentVolumeClaim' || b.kind === 'CustomResourceDefinition',
+  scaleSubresource: b.scale ?? false,
+  generation: b.generation ?? false,
   unconditionalUpdate: true,
   strategicMerge: true,
   printerColumns: [],
@@ -132,6 +137,7 @@ export function typesOfCrd(crd: CrdObject): ResourceType[] {
       shortNames: names.shortNames ?? [],
       categories: names.categories ?? [],
       statusSubresource: v.subresources?.status !== undefined,
+      scaleSubresource: false,
       generation: true,
       unconditionalUpdate: false,
       strategicMerge: false,

@@ -1,8 +1,10 @@
 /**
  * TEST FIXTURE (dev cluster): label and field selectors with the grammar of
  * the real API server (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
- * `a`, `!a`; fields `metadata.name` and `metadata.namespace`).
+ * `a`, `!a`; fields `metadata.name`, `metadata.namespace` and those a kind
+ * registers, such as an Event's `involvedObject.*`).
  */
+import { isObject, type JsonObject } from './patch.js';
 import { badRequest } from './status.js';
 
 type Requirement =
@@ -81,20 +83,32 @@ export function parseLabelSelector(text: string | null | undefined): Selector {
   return (labels) => requirements.every((r) => matches(r, labels));
 }
 
-export type FieldSelector = (fields: { name: string; namespace: string }) => boolean;
+export type FieldSelector = (object: JsonObject) => boolean;
 
-/** Field selectors: the fields every type supports (the real server rejects others per type). */
-export function parseFieldSelector(text: string | null | undefined): FieldSelector {
+/** The fields each kind can be selected by, besides metadata.name and metadata.namespace (as the real server registers them). */
+const SELECTABLE: Record<string, readonly string[]> = {
+  Event: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
+  Secret: ['type'],
+  Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP'],
+};
+
+function fieldValue(object: JsonObject, path: string): string {
+  if (path === 'source') path = 'source.component';
+  let node: unknown = object;
+  for (const key of path.split('.')) node = isObject(node) ? node[key] : undefined;
+  return node === undefined || node === null ? '' : String(node);
+}
+
+/** Field selectors with `=`, `==`, `!=` on the fields the kind supports; others are refused as the real server refuses them. */
+export function parseFieldSelector(text: string | null | undefined, kind: string): FieldSelector {
   if (!text) return () => true;
+  const allowed = ['metadata.name', 'metadata.namespace', ...(SELECTABLE[kind] ?? [])];
   const tests = splitTerms(text).map((term) => {
     const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(term);
     if (!m) throw badRequest(`invalid selector: '${text}'; can't understand '${term}'`);
     const [, field, op, value] = m as unknown as [string, string, string, string];
-    if (field !== 'metadata.name' && field !== 'metadata.namespace') {
-      throw badRequest(`"${field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
-    }
-    const pick = (f: { name: string; namespace: string }) => (field === 'metadata.name' ? f.name : f.namespace);
-    return op === '!=' ? (f: { name: string; namespace: string }) => pick(f) !== value : (f: { name: string; namespace: string }) => pick(f) === value;
+    if (!allowed.includes(field)) throw badRequest(`field label not supported: ${field}`);
+    return (object: JsonObject) => (fieldValue(object, field) === value) === (op !== '!=');
   });
-  return (fields) => tests.every((t) => t(fields));
+  return (object) => tests.every((t) => t(object));
 }

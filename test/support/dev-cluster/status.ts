@@ -74,7 +74,8 @@ export const invalid = (type: ResourceType, name: string, causes: StatusCause[])
   failure(
     422,
     'Invalid',
-    `${type.kind}${type.group ? `.${type.group}` : ''} "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+    // One cause is written as is, several as an aggregate in brackets, as the real server does.
+    `${type.kind}${type.group ? `.${type.group}` : ''} "${name}" is invalid: ${causes.length === 1 ? `${causes[0]!.field}: ${causes[0]!.message}` : `[${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}]`}`,
     { name, ...(type.group ? { group: type.group } : {}), kind: type.kind, causes: causes.map((c) => ({ ...c, reason: c.reason })) },
   );
 
@@ -97,8 +98,6 @@ export const forbiddenTerminating = (type: ResourceType, name: string, namespace
 /** The watch error a real server sends for a resourceVersion older than its history. */
 export const expired = (requested: number, oldest: number): ApiError =>
   failure(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
-
-export const gone = (message: string): ApiError => failure(410, 'Gone', message);
 
 export const injected = (code: number, retryAfterSeconds?: number): ApiError => {
   const reasons: Record<number, [string, string]> = {

@@ -37,6 +37,9 @@ export interface ObjectMeta {
   managedFields?: JsonObject[];
 }
 
+/** A timestamp as Kubernetes writes them (RFC 3339, whole seconds). */
+export const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
 export const metaOf = (object: JsonObject): ObjectMeta => object.metadata as unknown as ObjectMeta;
 
 const objectKey = (namespace: string, name: string): string => `${namespace}/${name}`;
@@ -72,11 +75,6 @@ export class Store {
       .filter(([key]) => prefix === undefined || key.startsWith(prefix))
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, object]) => object);
-  }
-
-  /** Every stored resource name (`group/plural`). */
-  resources(): string[] {
-    return [...this.objects.keys()];
   }
 
   /**

@@ -48,10 +48,12 @@ function cell(column: PrinterColumn, object: JsonObject): Json {
 export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 export function toTable(type: ResourceType, objects: JsonObject[], resourceVersion: string, include: IncludeObject): JsonObject {
+  // A CRD's own columns replace the default Age column, as on a real server.
   const columns: PrinterColumn[] = [
     { name: 'Name', type: 'string', jsonPath: '.metadata.name', description: 'Name must be unique within a namespace.' },
-    ...type.printerColumns.filter((c) => c.name !== 'Age'),
-    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' },
+    ...(type.printerColumns.length > 0
+      ? type.printerColumns
+      : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' }]),
   ];
   return {
     kind: 'Table',
