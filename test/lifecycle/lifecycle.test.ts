@@ -164,7 +164,8 @@ describe('the default app on the dev cluster', () => {
     await killed;
     slow.clear();
     expect((await show()).state).toBe('applying');
-    // The killed run's 2 s lock lapses; the next run takes it over and converges.
+    // The killed run's 2 s lock lapses (it was renewed at most 2 s before the kill); the next run takes it over and converges.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     const record = await applyApp(client, APP, {});
     expect(record.state).toBe('applied');
     const view = await show();
