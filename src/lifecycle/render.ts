@@ -11,7 +11,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Release } from '../app/index.js';
 import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
-import { HELM_RELEASE_API, overridesValuesKey } from '../flux/index.js';
+import { bundlePath, MANIFESTS_DIR } from '../bundle/index.js';
+import { FLUX_TREE, HELM_RELEASE_API, overridesValuesKey } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
 import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
@@ -47,9 +48,10 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     if (!values) throw new LifecycleError(`no values computed for release ${release.name}`);
     await writeFile(join(input.manifests, release.name, overridesValuesKey(release.name, 'system')), dumpYaml(values.systemOverrides));
   }
-  const topFile = join(input.manifests, 'kustomization.yaml');
-  const top = parseYamlValue(await readFile(topFile, 'utf8'), 'fluxcd-manifests/kustomization.yaml') as { resources?: unknown[] } | undefined;
-  if (!top || !Array.isArray(top.resources)) throw new LifecycleError('the stored fluxcd-manifests/kustomization.yaml has no resources list');
+  const topFile = join(input.manifests, FLUX_TREE.kustomization);
+  const topLabel = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
+  const top = parseYamlValue(await readFile(topFile, 'utf8'), topLabel) as { resources?: unknown[] } | undefined;
+  if (!top || !Array.isArray(top.resources)) throw new LifecycleError(`the stored ${topLabel} has no resources list`);
   const resources = kustomizationResources(top.resources.map(String), input.releases.map((r) => r.name), input.plan);
   await writeFile(topFile, dumpYaml({ ...top, resources }));
 
