@@ -3,10 +3,11 @@
  * TEST FIXTURE without Flux: a cluster that has no Flux, a tampered tarball,
  * bad flags.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readTarGzSafelySync, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafelySync, signBundleFile, writeTarGz } from '../../src/bundle/index.js';
 import { SYSTEM_NAMESPACE } from '../../src/lifecycle/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
@@ -56,6 +57,24 @@ describe('refusals', () => {
     expect(upload).toMatchObject({ code: 0, stdout: `${APP} 25.03-0: uploaded (charts in ${cluster.chartRepository})\n` });
     expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual([{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 } }]);
     expect((await cli('delete', APP)).code).toBe(0);
+  });
+
+  it('requires a valid signature when the cluster has a signing key', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const config = cluster.get('v1', 'ConfigMap', SYSTEM_NAMESPACE, 'flotilla-config') as { data: Record<string, string> };
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'flotilla-config', namespace: SYSTEM_NAMESPACE }, data: { ...config.data, signingKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() } });
+    try {
+      const unsigned = await cli('upload', bundle);
+      expect(unsigned.code).toBe(1);
+      expect(unsigned.stderr).toContain('checksum.sha256.sig is missing: the tarball is not signed');
+      const signed = join(tempDir(), `${APP}-25.03-0.tgz`);
+      copyFileSync(bundle, signed);
+      await signBundleFile(signed, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
+      expect((await cli('upload', signed)).code).toBe(0);
+      expect((await cli('delete', APP)).code).toBe(0);
+    } finally {
+      cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'flotilla-config', namespace: SYSTEM_NAMESPACE }, data: config.data });
+    }
   });
 
   it('exits 2 on bad usage, naming the flag', async () => {
