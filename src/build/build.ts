@@ -7,8 +7,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { loadApp, type App, type Release } from '../app/index.js';
-import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
+import { APP_FILES, loadApp, type App, type Release } from '../app/index.js';
+import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
@@ -66,8 +66,8 @@ export class ChartVersionError extends FlotillaError {
   }
 }
 
-/** Top-level source folders shipped under app/ for apply time. */
-const APP_PAYLOAD = ['fluxcd/releases.yaml', 'overrides', 'policies'];
+/** Source files and folders shipped in the tarball's app/ for apply time. */
+const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
@@ -93,11 +93,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   };
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
-    const rel = `overrides/static/${release.chart}.yaml`;
+    const rel = `${APP_FILES.static}/${release.chart}.yaml`;
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
-  for (const rel of await payloadFiles(app)) payload.set(`app/${rel}`, readShipped(rel));
+  for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
   const plugins = await pluginFiles(app.root, cacheDirOf(options));
 
   const { charts, bumped } = await packaging;
@@ -109,19 +109,17 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     interval: config.helmRepository.interval ?? '1m',
     namespace: defaultNamespace(app.releases),
   };
-  const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
-  for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
-  const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
-  for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
-  for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
-  for (const [path, data] of payload) files.set(path, data);
-
-  const entries: TarEntry[] = [...files].map(([path, data]) => ({ path, data }));
-  entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
+  const entries = bundleEntries({
+    metadata: readShipped(APP_FILES.metadata),
+    charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes })),
+    manifests: fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace }),
+    plugins,
+    app: payload,
+  });
 
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
-  const file = join(outDir, `${app.metadata.appName}-${app.metadata.appVersion}.tgz`);
+  const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
   // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
   const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
   return {

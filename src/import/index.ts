@@ -8,7 +8,8 @@
  * Nothing lands in APP_DIR unless all of that passed.
  */
 import { basename, join, resolve } from 'node:path';
-import { findDependencyCycle, readMetadata } from '../app/index.js';
+import { APP_FILES, findDependencyCycle, readMetadata } from '../app/index.js';
+import { CHARTS_DIR, METADATA_FILE } from '../bundle/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { chartOutputFiles, findCharts, unusedCharts, type ChartNeed, type ChartPlace } from './charts.js';
 import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
@@ -23,7 +24,6 @@ import { checkTarget, commitStaged, discardStaged, stageTree, type Staged } from
 import { parseSourceYaml } from './yaml-read.js';
 
 export { ImportRejectedError, ImportTargetError, ImportVerificationError } from './errors.js';
-export { MANIFESTS_DIR } from './manifests.js';
 export type {
   HarvestedImage,
   ImportedChart,
@@ -75,17 +75,17 @@ export async function importStarlingxApp(source: string, target: string, opts: I
     chartDirs.length > 0
       ? chartDirs.map((dir) => ({ kind: 'disk', dir, explicit: true }))
       : src.kind === 'directory'
-        ? [{ kind: 'disk', dir: join(src.path, 'charts'), explicit: false }]
-        : [{ kind: 'tarball', source: src, dir: 'charts' }];
+        ? [{ kind: 'disk', dir: join(src.path, CHARTS_DIR), explicit: false }]
+        : [{ kind: 'tarball', source: src, dir: CHARTS_DIR }];
   const targetInfo = await checkTarget(target, [src.path, ...chartDirs], opts.force ?? false);
   const problems = new Problems();
 
   // metadata.yaml: copied as written; checked as flotilla will check it.
-  const metadataBytes = await src.read('metadata.yaml');
+  const metadataBytes = await src.read(METADATA_FILE);
   let metadata: ReturnType<typeof readMetadata>['metadata'];
-  if (metadataBytes === undefined) problems.error('metadata.yaml is missing', { file: 'metadata.yaml', line: 0, column: 0 });
+  if (metadataBytes === undefined) problems.error(`${METADATA_FILE} is missing`, { file: METADATA_FILE, line: 0, column: 0 });
   else {
-    const doc = parseSourceYaml(metadataBytes.toString('utf8'), 'metadata.yaml', problems, 'metadata');
+    const doc = parseSourceYaml(metadataBytes.toString('utf8'), METADATA_FILE, problems, 'metadata');
     if (doc) {
       const result = readMetadata(doc.root, doc.file);
       problems.add(result.diagnostics);
@@ -130,7 +130,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
       { file, line: 1, column: 1 },
     );
   };
-  if (metadataBytes) noteTokens(metadataBytes, 'metadata.yaml');
+  if (metadataBytes) noteTokens(metadataBytes, METADATA_FILE);
 
   // Static overrides are kept per chart: releases sharing a chart must agree.
   const staticByChart = new Map<string, ImportedRelease>();
@@ -197,8 +197,8 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   const from = `${basename(src.path)}/${manifests.dir}`;
   const images = harvestImages([...staticByChart.values()].map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
   const files = new Map<string, Buffer | string>();
-  files.set('fluxcd/metadata.yaml', metadataBytes);
-  files.set('fluxcd/releases.yaml', releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
+  files.set(APP_FILES.metadata, metadataBytes);
+  files.set(APP_FILES.releases, releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
   files.set('fluxcd/build.yaml', buildYaml(manifests.repository, `${from}/base`, [...tokens].sort()));
   const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
   files.set('overrides/deployment.yaml', deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));

@@ -11,14 +11,14 @@
  */
 import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
-import { HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
+import { MANIFESTS_DIR } from '../bundle/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
 import type { SourceFiles } from './source.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
 import { asMap, asString, folderName, locationOf, parseSourceYaml, readSourceYaml, shown } from './yaml-read.js';
+import { isDns1123Label, isHelmReleaseName } from '../names/index.js';
 
-export const MANIFESTS_DIR = 'fluxcd-manifests';
-const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
 /** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
@@ -54,7 +54,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     problems.error(`no ${dir}/ folder: a StarlingX FluxCD application keeps its manifests there`, { file: dir, line: 0, column: 0 });
     return undefined;
   }
-  const top = await readSourceYaml(source, `${dir}/kustomization.yaml`, problems);
+  const top = await readSourceYaml(source, fluxTreePath(dir, FLUX_TREE.kustomization), problems);
   if (!top) return undefined;
   const topMap = asMap(top.root);
   if (!topMap) {
@@ -65,7 +65,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
 
   const namespaceNode = topMap.entries.get('namespace');
   let namespace = asString(namespaceNode);
-  if (namespaceNode && (namespace === undefined || !DNS1123.test(namespace))) {
+  if (namespaceNode && (namespace === undefined || !isDns1123Label(namespace))) {
     problems.error(`namespace ${shown(namespaceNode)} is not a namespace name`, locationOf(namespaceNode), ['namespace']);
     namespace = undefined;
   }
@@ -89,25 +89,25 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
       continue;
     }
     seen.add(name);
-    if (name === 'base') {
+    if (name === FLUX_TREE.base) {
       if (folders.length > 0) problems.warn('base is not listed first; flotilla lists it first (kustomize output order only)', at);
       baseAt = at;
       continue;
     }
-    if (!DNS1123.test(name) || name.length > 53) {
+    if (!isHelmReleaseName(name)) {
       problems.error(`release folder ${JSON.stringify(name)} is not a valid release name (a DNS-1123 label of at most 53 characters)`, at);
       continue;
     }
     folders.push({ name, at });
   }
   for (const entry of await source.list(dir)) {
-    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(`${dir}/${entry.name}/helmrelease.yaml`)) !== 'file') continue;
+    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease))) !== 'file') continue;
     problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
   }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
-  const repository = baseAt ? await readBase(source, `${dir}/base`, namespace, problems) : undefined;
+  const repository = baseAt ? await readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems) : undefined;
   const releases: StxReleaseFolder[] = [];
   for (const folder of folders) {
     const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems);
@@ -137,7 +137,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
 }
 
 async function readBase(source: SourceFiles, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
-  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -239,7 +239,7 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
 async function readReleaseFolder(source: SourceFiles, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
-  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -250,7 +250,7 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);
-  if (nsNode && (namespace === undefined || !DNS1123.test(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
+  if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
   // resources: the HelmRelease file and nothing else.
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
@@ -265,7 +265,7 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
       problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
     } else {
       helmReleaseFile = `${base}/${name}`;
-      if (name !== 'helmrelease.yaml') problems.warn(`the HelmRelease file ${name} is written as helmrelease.yaml`, first!.at);
+      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first!.at);
     }
   } else if (!resources) {
     problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kust.file));
@@ -274,8 +274,9 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
   }
 
   // secretGenerator: exactly the two overrides Secrets, named after the release.
-  const staticName = `${folder}-static-overrides`;
-  const systemName = `${folder}-system-overrides`;
+  const staticName = overridesSecretName(folder, 'static');
+  const systemName = overridesSecretName(folder, 'system');
+  const keyOf = (name: string) => overridesValuesKey(folder, name === staticName ? 'static' : 'system');
   const generator = map.entries.get('secretGenerator');
   const found = new Map<string, ValueNode>();
   if (generator?.kind !== 'seq') {
@@ -305,14 +306,14 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
         if (key === 'name') continue;
         if (key === 'files') {
           const files = toPlain(node);
-          if (!Array.isArray(files) || files.length !== 1 || files[0] !== `${name}.yaml`) {
-            problems.error(`files of Secret ${name} must be [${name}.yaml] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
+          if (!Array.isArray(files) || files.length !== 1 || files[0] !== keyOf(name)) {
+            problems.error(`files of Secret ${name} must be [${keyOf(name)}] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
           }
           continue;
         }
         problems.error(`secretGenerator "${key}" cannot be imported: flotilla generates each overrides Secret from its file only`, locationOf(node), ['secretGenerator', i, key]);
       }
-      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${name}.yaml])`, locationOf(item), ['secretGenerator', i]);
+      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${keyOf(name)}])`, locationOf(item), ['secretGenerator', i]);
     });
     for (const name of [staticName, systemName]) {
       if (!found.has(name)) problems.error(`secretGenerator does not generate ${name}`, locationOf(generator), ['secretGenerator']);

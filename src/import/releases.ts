@@ -12,11 +12,9 @@ import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueN
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';
+import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
+import { overridesValuesFrom } from '../flux/index.js';
 
-const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
-/** Flux's defaults for what flotilla always writes. */
-export const FLUX_DEFAULTS = { timeout: '5m', interval: '1m' } as const;
 
 export interface MappingContext {
   /** Namespace of the top kustomization. */
@@ -112,7 +110,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
 
   const duration = (key: 'interval' | 'timeout', node: ValueNode): string | undefined => {
     const text = asString(node);
-    if (text === undefined || !DURATION.test(text)) {
+    if (text === undefined || !isFluxDuration(text)) {
       problems.error(`spec.${key} ${shown(node)} is not a Flux duration such as 30m, 1h or 90s`, locationOf(node), ['spec', key]);
       return undefined;
     }
@@ -123,7 +121,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
     switch (key) {
       case 'releaseName': {
         const text = asString(node);
-        if (text === undefined || !DNS1123.test(text) || text.length > 53) {
+        if (text === undefined || !isHelmReleaseName(text)) {
           problems.error(`spec.releaseName ${shown(node)} is not a Helm release name of at most 53 characters`, locationOf(node), ['spec', key]);
         } else releaseName = text;
         break;
@@ -193,17 +191,17 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   if (releaseName === undefined && !spec.entries.has('releaseName')) {
     const target = asString(getNode(spec, ['targetNamespace']));
     releaseName = target ? `${target}-${name}` : name;
-    if (releaseName.length > 53) problems.error(`Flux's default release name ${releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
+    if (releaseName.length > HELM_RELEASE_NAME_MAX) problems.error(`Flux's default release name ${releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
     filled.push(`releaseName: ${releaseName}`);
     expectedSpec.releaseName = releaseName;
   }
   if (interval === undefined && !spec.entries.has('interval')) {
-    interval = FLUX_DEFAULTS.interval;
+    interval = FLUX_DEFAULT_INTERVAL;
     problems.warn(`spec.interval is missing (Flux requires it); written as ${interval}`, locationOf(spec), ['spec', 'interval']);
     expectedSpec.interval = interval;
   }
   if (timeout === undefined && !spec.entries.has('timeout')) {
-    timeout = FLUX_DEFAULTS.timeout;
+    timeout = FLUX_DEFAULT_TIMEOUT;
     filled.push(`timeout: ${timeout}`);
     expectedSpec.timeout = timeout;
   }
@@ -277,7 +275,7 @@ function readChart(
   }
   const chartNode = getNode(spec, ['chart']);
   const chart = asString(chartNode);
-  if (chart === undefined || !DNS1123.test(chart)) {
+  if (chart === undefined || !isDns1123Label(chart)) {
     problems.error(
       `spec.chart.spec.chart ${shown(chartNode)} is not a chart name (a path or URL cannot be imported: flotilla ships the chart in the app)`,
       chartNode ? locationOf(chartNode) : locationOf(spec),
@@ -428,9 +426,8 @@ function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: Ma
 }
 
 function checkValuesFrom(node: ValueNode, release: string, problems: Problems): void {
-  const names = [`${release}-static-overrides`, `${release}-system-overrides`];
-  const want = names.map((name) => ({ kind: 'Secret', name, valuesKey: `${name}.yaml` }));
-  const hint = `flotilla writes exactly [Secret ${names[0]} (valuesKey ${names[0]}.yaml), Secret ${names[1]} (valuesKey ${names[1]}.yaml)], static first so the system overrides win`;
+  const want = overridesValuesFrom(release);
+  const hint = `flotilla writes exactly [${want.map((w) => `Secret ${w.name} (valuesKey ${w.valuesKey})`).join(', ')}], static first so the system overrides win`;
   if (node.kind !== 'seq') {
     problems.error(`spec.valuesFrom must be a list: ${hint}`, locationOf(node), ['spec', 'valuesFrom']);
     return;
@@ -438,7 +435,7 @@ function checkValuesFrom(node: ValueNode, release: string, problems: Problems): 
   node.items.forEach((item, i) => {
     const got = toPlain(item) as PlainValue;
     const expected = want[i];
-    if (expected && deepEqual(got, expected)) return;
+    if (expected && deepEqual(got, { ...expected })) return;
     const entry = item.kind === 'map' ? (item as MapNode) : undefined;
     const extra = entry ? [...entry.entries.keys()].filter((k) => !['kind', 'name', 'valuesKey'].includes(k)) : [];
     let why: string;

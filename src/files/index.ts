@@ -1,0 +1,5 @@
+/**
+ * Filesystem helpers shared by every module that writes files the user or a
+ * later run depends on (docs/architecture.md, "Shared helpers").
+ */
+export { writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
