@@ -3,3 +3,4 @@
  * later run depends on (docs/architecture.md, "Shared helpers").
  */
 export { writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
+export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';

@@ -4,8 +4,7 @@
  * explain each failure with Helm's own message and the layers that set the
  * values it names.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { App, Release } from '../app/index.js';
@@ -16,6 +15,7 @@ import { closestNode, dumpYaml, leaves, type Leaf, type ValueNode } from '../doc
 import { loadAppPlugins } from '../plugins/index.js';
 import { helm, ToolError } from '../tools/index.js';
 import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 
 export interface RenderedObject {
   readonly apiVersion: string;
@@ -52,7 +52,7 @@ export async function preflight(app: App, options: PreflightOptions = {}): Promi
   const plugins = options.providers?.plugin ? undefined : await loadAppPlugins(app, { mode: 'offline' });
   const providers: LayerProviders = { ...options.providers, ...(plugins ? { plugin: plugins.overridesProvider() } : {}) };
   const redact = <T>(value: T): T => (plugins ? plugins.redact(value) : value);
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-preflight-'));
+  const work = await makeTempDir('preflight');
   try {
     const staged = new Map<string, Promise<string>>();
     const stage = (release: Release): Promise<string> => {
@@ -68,7 +68,7 @@ export async function preflight(app: App, options: PreflightOptions = {}): Promi
       .map((c) => ({ ...c, ...(c.error ? { error: redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: redact(l.value) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await removeTempDir(work);
   }
 }
 

@@ -2,7 +2,7 @@
  * What an opened tarball holds, parsed: its chart archives and its releases.
  * Shared by verify and inspect.
  */
-import { load } from 'js-yaml';
+import { load, YAMLException } from 'js-yaml';
 import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive, type ChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
@@ -12,9 +12,17 @@ export function text(bundle: OpenedBundle, name: string): string | undefined {
   return bundle.files.get(name)?.toString('utf8');
 }
 
+/** A YAML file of the tarball, parsed; bad YAML is a {@link FlotillaError} naming the file and line. */
 export function yamlOf(bundle: OpenedBundle, name: string): unknown {
   const t = text(bundle, name);
-  return t === undefined ? undefined : load(t);
+  if (t === undefined) return undefined;
+  try {
+    return load(t);
+  } catch (error) {
+    if (!(error instanceof YAMLException)) throw error;
+    const mark = error.mark as { line?: number; column?: number } | undefined;
+    throw new FlotillaError(`not valid YAML: ${error.reason}`, { location: { file: name, line: (mark?.line ?? -1) + 1, column: (mark?.column ?? 0) + 1 } });
+  }
 }
 
 /** A file of fluxcd-manifests/ by its path inside it. */

@@ -135,7 +135,7 @@ export function randomArchive(random: Random): GeneratedArchive {
     blocks.push(...entryBlocks(random, name, type, data, magic));
     if (type === '2' || type === '1') blocks[blocks.length - 1] = { ...blocks[blocks.length - 1]!, linkname: 'a' };
   }
-  let tail = Buffer.alloc(1024);
+  let tail: Buffer = Buffer.alloc(1024);
   if (chance(random, 0.4)) {
     const mutation = pick(random, MUTATIONS);
     notes.push(mutation.name);

@@ -88,7 +88,12 @@ describe('flotilla verify', () => {
 
   it('runs kubectl kustomize and helm lint on what ships', async () => {
     const noSecret = await verifyBundle(variant((f) => f.delete('fluxcd-manifests/db/db-system-overrides.yaml')));
-    expect(noSecret.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests does not build with kubectl kustomize: .*db-system-overrides\.yaml/));
+    // A file the kustomization names but the tarball lacks is named before kustomize runs.
+    expect(noSecret.problems).toEqual(['fluxcd-manifests/db/kustomization.yaml: secretGenerator[1].files[0] "db-system-overrides.yaml" is not in the tarball']);
+    const unknownField = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/kustomization.yaml', Buffer.from(`${f.get('fluxcd-manifests/db/kustomization.yaml')}bogusField: 1\n`))));
+    expect(unknownField.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests does not build with kubectl kustomize: .*bogusField/));
+    const badYaml = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/helmrelease.yaml', Buffer.from('apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: db\n'))));
+    expect(badYaml.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests\/db\/helmrelease\.yaml:4:1: not valid YAML: /));
     const brokenChart = await verifyBundle(variant((f) => f.set('charts/db-0.1.0.tgz', writeTarGz([{ path: 'db/Chart.yaml', data: 'apiVersion: v2\nname: db\nversion: 0.1.0\n' }, { path: 'db/templates/x.yaml', data: '{{ .Values.a.b.c }\n' }]))));
     expect(brokenChart.problems).toContainEqual(expect.stringMatching(/^charts\/db-0\.1\.0\.tgz: helm lint failed: \[ERROR\] templates\/: parse error at \(db\/templates\/x\.yaml:1\)/));
   });
