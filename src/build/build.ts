@@ -5,14 +5,15 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, loadApp, type App, type Release } from '../app/index.js';
 import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { checkSourceTree, type ExternalLink } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -30,6 +31,8 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
+  /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
+  readonly followExternalSymlinks?: boolean;
 }
 
 export interface BuiltChart {
@@ -51,6 +54,8 @@ export interface BuildResult {
   readonly charts: readonly BuiltChart[];
   /** Charts whose version `--bump-changed` raised: name → [old, new]. */
   readonly bumped: ReadonlyMap<string, readonly [string, string]>;
+  /** Symbolic links followed out of the app (only with `followExternalSymlinks`). */
+  readonly externalLinks: readonly ExternalLink[];
 }
 
 export class ChartVersionError extends FlotillaError {
@@ -69,12 +74,22 @@ export class ChartVersionError extends FlotillaError {
 /** Source files and folders shipped in the tarball's app/ for apply time. */
 const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
+/** The app's source folders, read by the build (charts outside them are checked on their own). */
+const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
+
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
+  // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
+  const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
+  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkSourceTree(join(root, folder), root, treeOptions));
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const app = await loadApp(appDir, { transformText: substitute });
+  for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
+    // A chart kept outside the app (a release's `path`) is its own root.
+    if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));
+  }
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
@@ -128,6 +143,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     sha256: written.sha256,
     size: written.size,
     bumped,
+    externalLinks,
     charts: charts.map(({ archive, reused }) => ({
       name: archive.name,
       version: archive.version,
@@ -165,8 +181,10 @@ async function payloadFiles(app: App): Promise<string[]> {
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (entry.name.startsWith('.')) continue;
       const child = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) await walk(child);
-      else if (entry.isFile()) out.push(child);
+      // Links were checked before the build read anything (checkSourceTree): they are followed like Helm follows them.
+      const kind = entry.isSymbolicLink() ? await stat(app.path(child)).catch(() => undefined) : entry;
+      if (kind?.isDirectory()) await walk(child);
+      else if (kind?.isFile()) out.push(child);
     }
   };
   for (const rel of APP_PAYLOAD) await walk(rel);

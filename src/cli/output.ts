@@ -1,5 +1,6 @@
 /** Printing helpers shared by the commands: errors, warnings, tables. */
 import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
+import type { ExternalLink } from '../files/index.js';
 
 export function reportAndExit(error: unknown): never {
   if (error instanceof FlotillaError) {
@@ -8,6 +9,11 @@ export function reportAndExit(error: unknown): never {
   }
   process.stderr.write(`flotilla: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(70);
+}
+
+/** Says which links `--follow-external-symlinks` followed, so nobody ships a file of their machine unawares. */
+export function printExternalLinks(links: readonly ExternalLink[], root: string): void {
+  for (const { link, target } of links) process.stderr.write(`following symbolic link ${link} → ${target}, outside ${root} (--follow-external-symlinks)\n`);
 }
 
 export function printWarnings(diagnostics: readonly Diagnostic[]): void {

@@ -4,3 +4,4 @@
  */
 export { writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
+export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
