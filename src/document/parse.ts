@@ -90,8 +90,10 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
         inherited.push(...(source.kind === 'seq' ? source.items : [source]));
         continue;
       }
-      const key = keyNode === null ? '' : String(isScalar(keyNode) ? keyNode.value : keyNode.toJSON());
       const at = keyNode?.range?.[0] ?? offset;
+      // Helm turns values into JSON, whose keys are strings: a map or list as a key has no meaning there.
+      if (keyNode !== null && !isScalar(keyNode)) throw new YamlSyntaxError('a map key must be a plain value, not a map or a list', { location: ctx.locate(at) });
+      const key = keyNode === null ? '' : String(keyNode.value);
       const value = pair.value as YamlNode | null;
       entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : convert(doc, value, at, ctx));
     }

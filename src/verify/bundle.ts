@@ -20,8 +20,11 @@ export function yamlOf(bundle: OpenedBundle, name: string): unknown {
     return load(t);
   } catch (error) {
     if (!(error instanceof YAMLException)) throw error;
+    // An empty or comments-only file is no document (js-yaml 5 calls it an error, without a position).
+    if (error.mark === undefined && /input is empty/.test(error.reason)) return null;
     const mark = error.mark as { line?: number; column?: number } | undefined;
-    throw new FlotillaError(`not valid YAML: ${error.reason}`, { location: { file: name, line: (mark?.line ?? -1) + 1, column: (mark?.column ?? 0) + 1 } });
+    // Errors about the whole stream (several documents) carry no position: they are the file's, from its first line.
+    throw new FlotillaError(`not valid YAML: ${error.reason}`, { location: { file: name, line: (mark?.line ?? 0) + 1, column: (mark?.column ?? 0) + 1 } });
   }
 }
 
