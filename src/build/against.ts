@@ -5,10 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { load } from 'js-yaml';
 import { chartArchives, CHARTS_DIR, readTarGzSafely } from '../bundle/index.js';
 import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { parseYamlValue } from '../document/index.js';
 
 export interface PreviousChart {
   readonly name: string;
@@ -45,7 +45,7 @@ export async function readPreviousCharts(path: string): Promise<PreviousCharts> 
 }
 
 async function readRepoIndex(path: string): Promise<PreviousCharts> {
-  const index = load(await readFile(path, 'utf8')) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
+  const index = parseYamlValue(await readFile(path, 'utf8'), basename(path)) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
   if (!index || index.apiVersion !== 'v1' || typeof index.entries !== 'object') {
     throw new PreviousReleaseError(`${path} is not a Helm repository index (apiVersion v1 with entries)`);
   }

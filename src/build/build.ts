@@ -1,13 +1,13 @@
 /**
  * `flotilla build`: an app source tree → `<app_name>-<app_version>.tgz` in
- * StarlingX's layout (DESIGN.md "Application tarball"), byte-reproducible:
+ * StarlingX's layout (docs/architecture.md, "Tarball layout"), byte-reproducible:
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import { APP_FILES, loadApp, type App, type Release } from '../app/index.js';
+import { APP_FILES, type App, type Release } from '../app/index.js';
 import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
@@ -19,6 +19,7 @@ import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
+import { Session } from '../session/index.js';
 
 export interface BuildOptions {
   /** Folder the tarball is written to; default: the current folder. */
@@ -85,7 +86,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const app = await loadApp(appDir, { transformText: substitute });
+  const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));

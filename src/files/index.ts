@@ -1,7 +1,9 @@
 /**
- * Filesystem helpers shared by every module that writes files the user or a
- * later run depends on (docs/architecture.md, "Shared helpers").
+ * Files: trees of files read from a folder or from memory alike, and the
+ * atomic write every module uses for files the user or a later run depends
+ * on (docs/architecture.md, "Shared helpers").
  */
 export { writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
+export { directorySource, memorySource, type EntryKind, type FileSource } from './source.js';

@@ -18,13 +18,13 @@ import { compareBytewise, writeTarGz } from '../bundle/index.js';
 import { chartTree, loadChart, loadChartArchive, parseChartYaml, type ChartSource } from '../charts/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import type { Problems } from './errors.js';
-import type { SourceFiles } from './source.js';
+import type { FileSource } from '../files/index.js';
 import type { ImportedChart } from './types.js';
 
 /** A place charts are looked for. */
 export type ChartPlace =
   | { readonly kind: 'disk'; readonly dir: string; readonly explicit: boolean }
-  | { readonly kind: 'tarball'; readonly source: SourceFiles; readonly dir: string };
+  | { readonly kind: 'tarball'; readonly source: FileSource; readonly dir: string };
 
 /** What the releases ask of one chart. */
 export interface ChartNeed {

@@ -14,7 +14,7 @@ import { getNode, toPlain, type MapNode, type ValueNode } from '../document/inde
 import { MANIFESTS_DIR } from '../bundle/index.js';
 import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
-import type { SourceFiles } from './source.js';
+import type { FileSource } from '../files/index.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
 import { asMap, asString, folderName, locationOf, parseSourceYaml, readSourceYaml, shown } from './yaml-read.js';
 import { isDns1123Label, isHelmReleaseName } from '../names/index.js';
@@ -49,7 +49,7 @@ function stringList(node: ValueNode | undefined, problems: Problems, what: strin
   return out;
 }
 
-export async function readManifests(source: SourceFiles, problems: Problems, dir = MANIFESTS_DIR): Promise<StxManifests | undefined> {
+export async function readManifests(source: FileSource, problems: Problems, dir = MANIFESTS_DIR): Promise<StxManifests | undefined> {
   if ((await source.kindOf(dir)) !== 'directory') {
     problems.error(`no ${dir}/ folder: a StarlingX FluxCD application keeps its manifests there`, { file: dir, line: 0, column: 0 });
     return undefined;
@@ -136,7 +136,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
   return { dir, namespace, repository, releases, listed: folders.map((f) => f.name) };
 }
 
-async function readBase(source: SourceFiles, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
+async function readBase(source: FileSource, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
   const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
@@ -236,7 +236,7 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
   return { name, url, ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}), location: fileStart(doc.file) };
 }
 
-async function readReleaseFolder(source: SourceFiles, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
+async function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
   const kust = await readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);

@@ -2,10 +2,10 @@
  * What an opened tarball holds, parsed: its chart archives and its releases.
  * Shared by verify and inspect.
  */
-import { load, YAMLException } from 'js-yaml';
 import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive, type ChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { parseYamlValue } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
 export function text(bundle: OpenedBundle, name: string): string | undefined {
@@ -15,17 +15,7 @@ export function text(bundle: OpenedBundle, name: string): string | undefined {
 /** A YAML file of the tarball, parsed; bad YAML is a {@link FlotillaError} naming the file and line. */
 export function yamlOf(bundle: OpenedBundle, name: string): unknown {
   const t = text(bundle, name);
-  if (t === undefined) return undefined;
-  try {
-    return load(t);
-  } catch (error) {
-    if (!(error instanceof YAMLException)) throw error;
-    // An empty or comments-only file is no document (js-yaml 5 calls it an error, without a position).
-    if (error.mark === undefined && /input is empty/.test(error.reason)) return null;
-    const mark = error.mark as { line?: number; column?: number } | undefined;
-    // Errors about the whole stream (several documents) carry no position: they are the file's, from its first line.
-    throw new FlotillaError(`not valid YAML: ${error.reason}`, { location: { file: name, line: (mark?.line ?? 0) + 1, column: (mark?.column ?? 0) + 1 } });
-  }
+  return t === undefined ? undefined : parseYamlValue(t, name);
 }
 
 /** A file of fluxcd-manifests/ by its path inside it. */

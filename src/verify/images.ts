@@ -3,9 +3,9 @@
  * (openstack-helm style), `image: <ref>` strings and `image: {repository, tag}`
  * maps in chart values and static overrides, and the release catalog's images.
  */
-import { load } from 'js-yaml';
 import { APP_FILES } from '../app/index.js';
 import { APP_DIR, bundleFolder } from '../bundle/index.js';
+import { parseYamlValue } from '../document/index.js';
 import type { BundledChart } from './bundle.js';
 
 export interface ImageReference {
@@ -65,7 +65,7 @@ function appImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }): Ima
 
 function parse(data: Buffer | undefined): unknown {
   try {
-    return data ? load(data.toString('utf8')) : undefined;
+    return data ? parseYamlValue(data.toString('utf8'), 'values') : undefined;
   } catch {
     return undefined;
   }

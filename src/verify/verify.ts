@@ -6,7 +6,6 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { loadAll } from 'js-yaml';
 import { readMetadata } from '../app/index.js';
 import {
   APP_DIR,
@@ -31,7 +30,7 @@ import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { withTempDir } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
-import { parseYaml } from '../document/index.js';
+import { parseYaml, parseYamlStream } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
@@ -208,7 +207,7 @@ interface KubeObject {
 async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
   let objects: KubeObject[];
   try {
-    objects = loadAll((await kubectl(['kustomize', dir])).stdout) as KubeObject[];
+    objects = parseYamlStream((await kubectl(['kustomize', dir])).stdout, 'kubectl kustomize output') as KubeObject[];
   } catch (error) {
     if (error instanceof ToolError) return [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`];
     throw error;

@@ -93,7 +93,7 @@ describe('flotilla verify', () => {
     const unknownField = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/kustomization.yaml', Buffer.from(`${f.get('fluxcd-manifests/db/kustomization.yaml')}bogusField: 1\n`))));
     expect(unknownField.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests does not build with kubectl kustomize: .*bogusField/));
     const badYaml = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/helmrelease.yaml', Buffer.from('apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: db\n'))));
-    expect(badYaml.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests\/db\/helmrelease\.yaml:4:1: not valid YAML: /));
+    expect(badYaml.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests\/db\/helmrelease\.yaml:4:1: invalid YAML: /));
     const brokenChart = await verifyBundle(variant((f) => f.set('charts/db-0.1.0.tgz', writeTarGz([{ path: 'db/Chart.yaml', data: 'apiVersion: v2\nname: db\nversion: 0.1.0\n' }, { path: 'db/templates/x.yaml', data: '{{ .Values.a.b.c }\n' }]))));
     expect(brokenChart.problems).toContainEqual(expect.stringMatching(/^charts\/db-0\.1\.0\.tgz: helm lint failed: \[ERROR\] templates\/: parse error at \(db\/templates\/x\.yaml:1\)/));
   });
