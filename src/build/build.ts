@@ -4,6 +4,7 @@
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -13,7 +14,7 @@ import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { checkSourceTree, type ExternalLink } from '../files/index.js';
+import { checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -244,17 +245,51 @@ function cacheDirOf(options: BuildOptions): string | undefined {
 }
 
 /** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */
+/** What the plugin cache keeps: the bundle's files, and a digest that proves they were stored whole. */
+interface PluginCacheEntry {
+  readonly format: typeof PLUGIN_CACHE_FORMAT;
+  readonly files: Record<string, string>;
+  readonly sha256: string;
+}
+
+const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/2';
+
+function pluginFilesDigest(files: ReadonlyMap<string, Buffer>): string {
+  const hash = createHash('sha256');
+  for (const [name, data] of [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1))) hash.update(`${name}\0${data.length}\0`).update(data);
+  return hash.digest('hex');
+}
+
+/**
+ * A cached plugin bundle, or undefined when the entry is missing, torn,
+ * foreign or tampered with: the cache is an optimisation, never a reason
+ * for a build to fail or to ship something it did not bundle.
+ */
+async function readPluginCache(file: string): Promise<Map<string, Buffer> | undefined> {
+  try {
+    const entry = JSON.parse(await readFile(file, 'utf8')) as Partial<PluginCacheEntry> | null;
+    if (entry?.format !== PLUGIN_CACHE_FORMAT || typeof entry.files !== 'object' || entry.files === null) return undefined;
+    const files = new Map<string, Buffer>();
+    for (const [name, base64] of Object.entries(entry.files)) {
+      if (typeof base64 !== 'string') return undefined;
+      files.set(name, Buffer.from(base64, 'base64'));
+    }
+    return pluginFilesDigest(files) === entry.sha256 ? files : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<Map<string, Buffer>> {
   const cached = cacheDir && join(cacheDir, `plugins-${await pluginBundleKey(appRoot)}.json`);
-  if (cached && existsSync(cached)) {
-    const stored = JSON.parse(await readFile(cached, 'utf8')) as Record<string, string>;
-    return new Map(Object.entries(stored).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]));
-  }
+  const fromCache = cached ? await readPluginCache(cached) : undefined;
+  if (fromCache) return fromCache;
   const bundle = await bundlePlugins(appRoot);
   const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
   if (cached) {
     await mkdir(dirname(cached), { recursive: true });
-    await writeFile(cached, JSON.stringify(Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')]))));
+    const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
+    await writeFileAtomic(cached, JSON.stringify(entry));
   }
   return files;
 }
