@@ -14,7 +14,7 @@ import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -81,6 +81,10 @@ const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
+  const rootInfo = await stat(root).catch((error: unknown) => {
+    throw asFileAccessError(error, appDir);
+  });
+  if (!rootInfo.isDirectory()) throw new FlotillaError(`${appDir}: not a folder (an app source tree is a folder)`);
   // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
   const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
   const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkSourceTree(join(root, folder), root, treeOptions));

@@ -17,10 +17,11 @@
  * names, directory sizes) in one synchronous pass, and a refusal must be
  * total, not a warning event after some entries were already handed out.
  */
-import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
 import { crc32, inflateRawSync } from 'node:zlib';
 import { FlotillaError } from '../diagnostics/index.js';
+import { readInputFile } from '../files/index.js';
 import { UnsafeArchiveError, type ArchiveProblem } from './errors.js';
 import { checkEntryPath, collisionKey } from './paths.js';
 
@@ -454,7 +455,7 @@ export function readTarGzSafelySync(bytes: Buffer, options: ReadArchiveOptions =
 }
 
 async function loadSource(source: ArchiveSource): Promise<Buffer> {
-  return typeof source === 'string' ? readFile(source) : source;
+  return typeof source === 'string' ? readInputFile(source) : source;
 }
 
 /** The regular files of a .tgz (bytes or a file path) by normalised path, in archive order. */

@@ -4,9 +4,9 @@
  * the layout of layout.ts. Build, sign, verify, inspect and import go
  * through here; none of them spells a tarball path.
  */
-import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
+import { readInputFile } from '../files/index.js';
 import { md5sumFile, sha256sumFile } from './checksums.js';
 import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
 import { readTarGzEntriesSync, type ArchiveLimits } from './tar-read.js';
@@ -23,7 +23,7 @@ export interface OpenedBundle {
 /** Reads a tarball into memory with the safe reader; refuses a name that is not `.tgz` / `.tar.gz`. */
 export async function openBundle(path: string, limits: ArchiveLimits = {}): Promise<OpenedBundle> {
   if (!isBundleFileName(path)) throw new FlotillaError(`${basename(path)}: an application tarball must end in .tgz or .tar.gz`);
-  const entries = readTarGzEntriesSync(await readFile(path), { ...limits, label: basename(path) });
+  const entries = readTarGzEntriesSync(await readInputFile(path), { ...limits, label: basename(path) });
   const files = new Map<string, Buffer>();
   const directories: string[] = [];
   for (const entry of entries) {

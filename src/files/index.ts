@@ -7,3 +7,4 @@ export { createExclusive, tempNameFor, writeFileAtomic, type AtomicWriteOptions 
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
 export { directorySource, memorySource, type EntryKind, type FileSource } from './source.js';
+export { asFileAccessError, FileAccessError, fileErrorReason, readInputFile } from './errors.js';

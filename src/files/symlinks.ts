@@ -10,6 +10,7 @@
 import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
+import { fileErrorReason } from './errors.js';
 
 /** A link followed out of its root (only with `followExternal`). */
 export interface ExternalLink {
@@ -41,11 +42,7 @@ function inside(root: string, path: string): boolean {
 }
 
 function describe(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
-  if (code === 'ELOOP') return 'symbolic link loop';
-  if (code === 'ENAMETOOLONG') return 'name too long for the file system';
-  return (error as Error).message;
+  return fileErrorReason(error) ?? (error as Error).message;
 }
 
 /**
