@@ -6,21 +6,11 @@
 import deepmerge from 'deepmerge';
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import type { ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
 import { DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
-export interface ReleaseActionFlags {
-  readonly disableHooks: boolean;
-  readonly disableWait: boolean;
-  readonly remediation?: {
-    readonly retries?: number;
-    readonly strategy?: 'rollback' | 'uninstall';
-    readonly ignoreTestFailures?: boolean;
-    readonly remediateLastFailure?: boolean;
-  };
-  /** Other Flux install/upgrade fields (crds, createNamespace, cleanupOnFail …), passed through. */
-  readonly [field: string]: unknown;
-}
+export type { ReleaseActionFlags };
 
 export interface Release {
   /** HelmRelease name and fluxcd-manifests folder. */

@@ -9,7 +9,6 @@
  *   <release>/<release>-system-overrides.yaml   empty; flotilla fills it at apply time
  */
 import { dumpYaml } from '../document/index.js';
-import type { Release } from '../app/index.js';
 import { HELM_RELEASE_API, type HelmRelease, type HelmReleaseAction, type HelmReleaseSpec } from './helmrelease.js';
 import { overridesSecretName, overridesValuesFrom, overridesValuesKey, OVERRIDES_KINDS } from './overrides.js';
 
@@ -41,12 +40,32 @@ export interface HelmReleaseOptions {
   readonly repository: string;
 }
 
-function actionFlags(flags: Release['install']): HelmReleaseAction {
+/** What the generator reads of a release (an `App` release from src/app fits). */
+export interface FluxRelease {
+  readonly name: string;
+  readonly chart: string;
+  readonly namespace: string;
+  readonly releaseName: string;
+  readonly group?: string;
+  readonly dependsOn: readonly string[];
+  readonly timeout: string;
+  readonly interval: string;
+  readonly install: ReleaseActionFlags;
+  readonly upgrade: ReleaseActionFlags;
+  readonly labels: Readonly<Record<string, string>>;
+  /** HelmRelease spec fields flotilla does not model, passed through as written. */
+  readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
+}
+
+/** install / upgrade as a release sets them: the two flags always, other Flux fields passed through. */
+export type ReleaseActionFlags = HelmReleaseAction & { readonly disableHooks: boolean; readonly disableWait: boolean };
+
+function actionFlags(flags: ReleaseActionFlags): HelmReleaseAction {
   const { disableHooks, disableWait, remediation, ...others } = flags;
   return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...remediation } } : {}) };
 }
 
-export function helmReleaseManifest(release: Release, options: HelmReleaseOptions): HelmRelease {
+export function helmReleaseManifest(release: FluxRelease, options: HelmReleaseOptions): HelmRelease {
   const spec: { -readonly [K in keyof HelmReleaseSpec]: HelmReleaseSpec[K] } = {
     releaseName: release.releaseName,
     chart: {
@@ -87,7 +106,7 @@ export const toYaml = dumpYaml;
 
 export interface FluxTreeInput {
   /** Every release of the app, in apply order (disabled ones are removed at apply time by the kustomize operator). */
-  readonly releases: readonly Release[];
+  readonly releases: readonly FluxRelease[];
   readonly chartVersions: ReadonlyMap<string, string>;
   readonly repository: HelmRepositorySpec;
   /** Static overrides file text per release name, as written by the author. */

@@ -32,8 +32,8 @@ export function parseSourceYaml(text: string, file: string, problems: Problems, 
   }
 }
 
-export async function readSourceYaml(source: FileSource, rel: string, problems: Problems, required = true): Promise<SourceYaml | undefined> {
-  const data = await source.read(rel);
+export function readSourceYaml(source: FileSource, rel: string, problems: Problems, required = true): SourceYaml | undefined {
+  const data = source.read(rel);
   if (data === undefined) {
     if (required) problems.error(`${rel} is missing`, { file: rel, line: 0, column: 0 });
     return undefined;

@@ -53,6 +53,18 @@ describe('source structure', () => {
     expect([...reached].map(name).filter((f) => !f.startsWith('plugins/'))).toEqual([]);
   });
 
+  it('reads YAML only through src/document', () => {
+    const readers = /import\s*\{([^}]*)\}\s*from\s*'(yaml|js-yaml)'/g;
+    const offenders = files
+      .filter((f) => !name(f).startsWith('document/'))
+      .flatMap((f) =>
+        [...readFileSync(f, 'utf8').matchAll(readers)]
+          .filter((m) => m[1]!.split(',').some((n) => /^\s*(parse|parseDocument|parseAllDocuments|load|loadAll|Parser|Composer|Lexer)\s*$/.test(n)))
+          .map(() => name(f)),
+      );
+    expect(offenders).toEqual([]);
+  });
+
   it('names tarball paths only in the layout module', () => {
     const tarballPath = /['"`](?:metadata\.yaml|fluxcd-manifests|checksum\.(?:md5|sha256)(?:\.sig)?|app\/|plugins\/manifest\.json)['"`/]/;
     const offenders = files
