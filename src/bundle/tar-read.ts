@@ -30,6 +30,36 @@ export interface ArchiveLimits {
   readonly maxBytes?: number;
   /** Most entries (files and directories) accepted. Default 20,000. */
   readonly maxEntries?: number;
+  /** Shared with the archives read from inside this one: what they may decompress in total. */
+  readonly budget?: DecompressionBudget;
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * How many bytes a read may still decompress, shared by an archive and every
+ * archive inside it (a tarball's charts, their vendored subcharts), so that
+ * a small bomb nested ten deep costs no more than one: memory stays bounded
+ * in total, not per archive.
+ */
+export class DecompressionBudget {
+  private left: number;
+  constructor(readonly totalBytes: number) {
+    this.left = totalBytes;
+  }
+
+  /** For an archive of `compressedBytes`: 100 times its size, at least 64 MiB, at most 1 GiB. */
+  static forArchive(compressedBytes: number): DecompressionBudget {
+    return new DecompressionBudget(Math.min(1024 * MIB, Math.max(64 * MIB, 100 * compressedBytes)));
+  }
+
+  get remaining(): number {
+    return this.left;
+  }
+
+  spend(bytes: number): void {
+    this.left = Math.max(0, this.left - bytes);
+  }
 }
 
 export interface ReadArchiveOptions extends ArchiveLimits {
@@ -37,7 +67,7 @@ export interface ReadArchiveOptions extends ArchiveLimits {
   readonly label?: string;
 }
 
-export const DEFAULT_ARCHIVE_LIMITS: Required<ArchiveLimits> = {
+export const DEFAULT_ARCHIVE_LIMITS: Required<Omit<ArchiveLimits, 'budget'>> = {
   maxBytes: 1024 * 1024 * 1024,
   maxEntries: 20_000,
 };
@@ -412,20 +442,25 @@ function gzipDataStart(bytes: Buffer, refuse: Refuse): number {
  * fast instead of exhausting memory. A second member or trailing bytes are
  * refused: gzip tools concatenate members, others stop or fail.
  */
-function gunzipCapped(bytes: Buffer, label: string, maxBytes: number): Buffer {
+function gunzipCapped(bytes: Buffer, label: string, maxBytes: number, budget?: DecompressionBudget): Buffer {
   const refuse: Refuse = (problem, reason) => new UnsafeArchiveError(label, problem, reason);
   if (bytes.length < 18 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) throw refuse('not-gzip', 'not a gzip file (a .tgz / .tar.gz is required)');
   if (bytes[2] !== 8) throw refuse('bad-gzip', 'unknown gzip compression method');
   const start = gzipDataStart(bytes, refuse);
+  const cap = Math.min(maxBytes, budget?.remaining ?? maxBytes);
+  const tooLarge = (): UnsafeArchiveError =>
+    cap < maxBytes && budget
+      ? refuse('too-large', `decompressed size exceeds the ${budget.totalBytes} bytes the archive may expand to in total, the archives inside it included`)
+      : refuse('too-large', `decompressed size exceeds the limit of ${maxBytes} bytes`);
   let tar: Buffer;
   let consumed: number;
   try {
-    const result = inflateRawSync(bytes.subarray(start), { maxOutputLength: maxBytes, info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
+    const result = inflateRawSync(bytes.subarray(start), { maxOutputLength: Math.max(1, cap), info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
     tar = result.buffer;
     consumed = result.engine.bytesWritten;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw refuse('too-large', `decompressed size exceeds the limit of ${maxBytes} bytes`);
+    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw tooLarge();
     if (code === 'Z_BUF_ERROR') throw refuse('truncated', 'gzip stream is truncated');
     throw refuse('bad-gzip', `corrupt gzip stream (${(error as Error).message})`);
   }
@@ -434,6 +469,7 @@ function gunzipCapped(bytes: Buffer, label: string, maxBytes: number): Buffer {
   if (bytes.readUInt32LE(trailer) !== crc32(tar) || bytes.readUInt32LE(trailer + 4) !== tar.length % 2 ** 32) {
     throw refuse('bad-gzip', 'corrupt gzip stream (checksum or length does not match the data)');
   }
+  budget?.spend(tar.length);
   if (trailer + 8 !== bytes.length) {
     throw refuse('trailing-data', `${bytes.length - trailer - 8} bytes after the gzip stream (a second member or garbage, which readers treat differently)`);
   }
@@ -444,7 +480,7 @@ function gunzipCapped(bytes: Buffer, label: string, maxBytes: number): Buffer {
 export function readTarGzEntriesSync(bytes: Buffer, options: ReadArchiveOptions = {}): ArchiveEntry[] {
   const label = options.label ?? 'archive';
   const maxBytes = options.maxBytes ?? DEFAULT_ARCHIVE_LIMITS.maxBytes;
-  return parseTarSafely(gunzipCapped(bytes, label, maxBytes), label, options);
+  return parseTarSafely(gunzipCapped(bytes, label, maxBytes, options.budget), label, options);
 }
 
 /** The regular files of an in-memory .tgz by normalised path, in archive order. */

@@ -33,7 +33,7 @@ export async function bundledCharts(bundle: OpenedBundle): Promise<{ charts: Bun
   const errors: string[] = [];
   for (const [name, bytes] of chartArchives(bundle.files)) {
     try {
-      charts.push({ file: name, archive: await readChartArchive(bytes, { label: name }) });
+      charts.push({ file: name, archive: await readChartArchive(bytes, { label: name, budget: bundle.budget }) });
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
       errors.push(`${name}: ${error.message}`);

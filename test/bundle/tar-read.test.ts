@@ -271,7 +271,7 @@ describe('reading and extracting well-formed archives', () => {
     const files = await readTarGzSafely(file);
     expect([...files.keys()]).toEqual(['a/b.txt', 'z.txt']);
     expect(files.get('a/b.txt')).toEqual(Buffer.from([0, 1, 2]));
-    await expect(readTarGzSafely(join(sandbox, 'nope.tgz'))).rejects.toThrow(/ENOENT/);
+    await expect(readTarGzSafely(join(sandbox, 'nope.tgz'))).rejects.toThrow(/nope\.tgz: no such file or folder$/);
     await expect(readTarGzSafely(Buffer.from('nope'), { label: 'upload.tgz' })).rejects.toThrow(/archive rejected \(upload\.tgz\): not a gzip file/);
   });
 

@@ -3,11 +3,12 @@
  * crash cannot come back. Each names what it used to do.
  */
 import { describe, expect, it } from 'vitest';
+import { DecompressionBudget } from '../../src/bundle/index.js';
 import { FlotillaError } from '../../src/diagnostics/index.js';
 import { parseYaml, YamlSyntaxError } from '../../src/document/index.js';
 import { yamlOf } from '../../src/verify/bundle.js';
 
-const bundleWith = (text: string) => ({ path: 'fuzz.tgz', files: new Map([['x.yaml', Buffer.from(text)]]), directories: [] });
+const bundleWith = (text: string) => ({ path: 'fuzz.tgz', files: new Map([['x.yaml', Buffer.from(text)]]), directories: [], budget: new DecompressionBudget(1 << 30) });
 
 describe('fuzz regressions', () => {
   it('a map or list used as a map key is a YAML error at its line (was: "Merge sources must be maps" from the yaml library, uncaught)', () => {

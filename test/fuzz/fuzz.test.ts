@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseTarSafely, readTarGzEntriesSync, UnsafeArchiveError, writeTar, ArchiveWriteError, checkEntryPath } from '../../src/bundle/index.js';
+import { ArchiveWriteError, checkEntryPath, DecompressionBudget, parseTarSafely, readTarGzEntriesSync, UnsafeArchiveError, writeTar } from '../../src/bundle/index.js';
 import { FlotillaError } from '../../src/diagnostics/index.js';
 import { fromPlain, parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
 import { mergeNodes } from '../../src/values/index.js';
@@ -107,7 +107,7 @@ describe('fuzz: YAML readers', () => {
   it('the bundle reader (verify, inspect) parses or names file and line', () => {
     fc.assert(
       fc.property(fc.oneof(yamlish, fc.string({ maxLength: 200 })), (text) => {
-        const bundle = { path: 'fuzz.tgz', files: new Map([['x.yaml', Buffer.from(text)]]), directories: [] };
+        const bundle = { path: 'fuzz.tgz', files: new Map([['x.yaml', Buffer.from(text)]]), directories: [], budget: new DecompressionBudget(1 << 30) };
         try {
           yamlOf(bundle, 'x.yaml');
         } catch (error) {
