@@ -188,6 +188,8 @@ interface ConvertContext extends ParseOptions {
   aliasValues: number;
   /** What each alias points at: the yaml library finds it by walking the whole document, once is enough. */
   readonly targets: Map<YamlNode, YamlNode | undefined>;
+  /** Where the outermost alias being followed is written: what an expansion error points at. */
+  aliasAt?: SourceLocation;
 }
 
 /**
@@ -203,9 +205,10 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
     resolved = ctx.targets.get(node);
     if (resolved && ctx.ancestors.has(resolved)) throw new YamlSyntaxError(`alias *${node.source} refers to a value that contains it`, { location: origin.location });
     if (++aliasDepth > YAML_LIMITS.maxAliasDepth) throw new YamlSyntaxError(`aliases nest more than ${YAML_LIMITS.maxAliasDepth} deep`, { location: origin.location });
+    if (aliasDepth === 1) ctx.aliasAt = origin.location;
   }
   if (aliasDepth > 0 && ++ctx.aliasValues > YAML_LIMITS.maxAliasExpansion) {
-    throw new YamlSyntaxError(`aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values (an alias bomb?)`, { location: origin.location });
+    throw new YamlSyntaxError(`aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values (an alias bomb?)`, { location: ctx.aliasAt ?? origin.location });
   }
   if (!resolved) return scalarNode(null, origin);
   if (isScalar(resolved) && !(resolved.tag && resolved.tag in LIST_EDIT_TAGS)) return scalarNode(toScalar(resolved.value), origin);
