@@ -8,7 +8,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { md5sumFile, readTarGzSafely, sha256sumFile, signBundleFile, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafely, signBundleFile, writeTarGz } from '../../src/bundle/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { sweepStaleTempDirs } from '../../src/files/index.js';
 import { helm, runTool } from '../../src/tools/index.js';
@@ -16,6 +16,7 @@ import { verifyBundle } from '../../src/verify/index.js';
 import { rawTar } from '../bundle/raw-tar.js';
 import { gzipSync } from 'node:zlib';
 import { tempDir, writeApp } from '../support/app-fixture.js';
+import { tarballVariant } from './variant.js';
 
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
 const realHelm = process.env.FLOTILLA_HELM!;
@@ -49,20 +50,7 @@ function recordTools(): () => string[] {
   return () => readFileSync(log, 'utf8').split('\n').filter(Boolean);
 }
 
-function variant(change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string {
-  const files = new Map(goodFiles);
-  change(files);
-  if (!options.keepChecksums) {
-    files.delete('checksum.md5');
-    files.delete('checksum.sha256');
-    const entries = [...files].map(([path, data]) => ({ path, data }));
-    files.set('checksum.md5', Buffer.from(md5sumFile(entries)));
-    files.set('checksum.sha256', Buffer.from(sha256sumFile(entries)));
-  }
-  const file = join(tempDir(), 'demo-1.0-1.tgz');
-  writeFileSync(file, writeTarGz([...files].map(([path, data]) => ({ path, data }))));
-  return file;
-}
+const variant = (change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string => tarballVariant(goodFiles, change, options);
 
 const keys = () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');

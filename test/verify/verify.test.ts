@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { inspectBundle, verifyBundle } from '../../src/verify/index.js';
 import { rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
+import { tarballVariant } from './variant.js';
 
 const run = promisify(execFile);
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
@@ -21,21 +22,7 @@ beforeAll(async () => {
   goodFiles = await readTarGzSafely(good);
 });
 
-/** A copy of the good tarball with `change` applied to its files; checksums recomputed unless `keepChecksums`. */
-function variant(change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string {
-  const files = new Map(goodFiles);
-  change(files);
-  if (!options.keepChecksums) {
-    files.delete('checksum.md5');
-    files.delete('checksum.sha256');
-    const entries = [...files].map(([path, data]) => ({ path, data }));
-    files.set('checksum.md5', Buffer.from(md5sumFile(entries)));
-    files.set('checksum.sha256', Buffer.from(sha256sumFile(entries)));
-  }
-  const file = join(tempDir(), 'demo-1.0-1.tgz');
-  writeFileSync(file, writeTarGz([...files].map(([path, data]) => ({ path, data }))));
-  return file;
-}
+const variant = (change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string => tarballVariant(goodFiles, change, options);
 
 function hostile(entries: RawEntry[]): string {
   const file = join(tempDir(), 'demo-1.0-1.tgz');
