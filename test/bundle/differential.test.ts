@@ -105,11 +105,18 @@ describe('tar readers agree on every archive flotilla accepts', () => {
     const files = accepted.map((a) => a.file);
     const go = buildGoLister(work);
     if (go.skipped) console.warn(go.skipped);
+    const took: string[] = [];
+    const timed = async <T>(name: string, run: () => T | Promise<T>): Promise<T> => {
+      const started = performance.now();
+      const result = await run();
+      took.push(`${name} ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      return result;
+    };
     const readers: Record<string, Listing[]> = {
-      'GNU tar': gnuTarListings(files, work),
-      'Python tarfile': pythonListings(files),
-      'node-tar': await Promise.all(accepted.map((a) => nodeTarListing(a.archive.tar))),
-      ...(go.binary ? { 'Go archive/tar': goListings(go.binary, files) } : {}),
+      'GNU tar': await timed('GNU tar', () => gnuTarListings(files, work)),
+      'Python tarfile': await timed('Python', () => pythonListings(files)),
+      'node-tar': await timed('node-tar', () => Promise.all(accepted.map((a) => nodeTarListing(a.archive.tar)))),
+      ...(go.binary ? { 'Go archive/tar': await timed('Go', () => goListings(go.binary!, files)) } : {}),
     };
     const disagreements: string[] = [];
     accepted.forEach(({ archive, listing: ours }, i) => {
@@ -124,7 +131,7 @@ describe('tar readers agree on every archive flotilla accepts', () => {
     expect({ disagreements: disagreements.length, first: disagreements.slice(0, 5) }).toEqual({ disagreements: 0, first: [] });
     // The property means something only if both sides are well represented.
     const refused = writers.length + generated.length - accepted.length;
-    console.info(`differential: ${generated.length + writers.length} archives, ${accepted.length} accepted and compared with ${Object.keys(readers).join(', ')}; ${refused} refused (${[...refusals].map(([p, n]) => `${p} ${n}`).join(', ')})`);
+    console.info(`differential: ${generated.length + writers.length} archives, ${accepted.length} accepted and compared with ${Object.keys(readers).join(', ')} (${took.join(', ')}); ${refused} refused (${[...refusals].map(([p, n]) => `${p} ${n}`).join(', ')})`);
     expect(accepted.length).toBeGreaterThan(generated.length * 0.3);
     expect(refused).toBeGreaterThan(generated.length * 0.2);
   }, 300_000);

@@ -12,7 +12,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
 
@@ -56,24 +56,25 @@ export function listing(entries: readonly RawEntry[]): Listing {
   return { ok: true, lines: [...files, ...[...dirs].map((d) => `dir ${d}`), ...others].sort() };
 }
 
-/** GNU tar extracts each archive into its own folder; the folders are then walked. */
+/**
+ * GNU tar extracts each archive into its own folder (one tar process per
+ * archive, two loops side by side); the folders are then walked.
+ */
 export function gnuTarListings(archives: readonly string[], work: string): Listing[] {
-  const script = [
-    'i=0',
-    'while IFS= read -r archive; do',
-    '  mkdir -p "$OUT/$i"',
-    '  tar -xf "$archive" -C "$OUT/$i" --no-same-owner --no-same-permissions -m 2>"$OUT/$i.err"',
-    '  echo $? > "$OUT/$i.rc"',
-    '  i=$((i+1))',
-    'done',
-  ].join('\n');
   const out = join(work, 'gnu-tar');
   mkdirSync(out, { recursive: true });
-  execFileSync('bash', ['-c', script], { input: archives.join('\n') + '\n', env: { ...process.env, OUT: out, LC_ALL: 'C.UTF-8' }, maxBuffer: 1 << 26 });
+  // --one-top-level creates the folder itself: no mkdir process per archive.
+  const loop = 'while read -r i archive; do tar -xf "$archive" --one-top-level="$OUT/$i" --no-same-owner --no-same-permissions -m 2>"$OUT/$i.err"; echo $? > "$OUT/$i.rc"; done';
+  const lines = archives.map((archive, i) => `${i} ${archive}`);
+  const halves = [lines.filter((_, i) => i % 2 === 0), lines.filter((_, i) => i % 2 === 1)];
+  const script = halves.map((_, n) => `${loop} < "$OUT/list${n}" &`).join('\n') + '\nwait\n';
+  halves.forEach((half, n) => writeFileSync(join(out, `list${n}`), half.join('\n') + '\n'));
+  execFileSync('bash', ['-c', script], { env: { ...process.env, OUT: out, LC_ALL: 'C.UTF-8' }, maxBuffer: 1 << 26 });
   return archives.map((_, i) => {
     const rc = readFileSync(join(out, `${i}.rc`), 'utf8').trim();
     if (rc !== '0') return { ok: false, error: `exit ${rc}: ${readFileSync(join(out, `${i}.err`), 'utf8').trim()}`, lines: [] };
     const root = join(out, String(i));
+    if (!existsSync(root)) return listing([]); // an archive of nothing but its end marker
     const entries: RawEntry[] = [];
     for (const dirent of readdirSync(root, { withFileTypes: true, recursive: true })) {
       const full = join(dirent.parentPath, dirent.name);
