@@ -98,7 +98,8 @@ const NO_NETWORK_ENV: NodeJS.ProcessEnv = {
 /** The tool is run by `sh`, which caps the address space first (Go programs need ~1 GiB of it just to start). */
 function fenced(bin: string, args: readonly string[], limits: ToolLimits): [string, string[]] {
   if (process.platform === 'win32') return [bin, [...args]];
-  return ['/bin/sh', ['-c', 'ulimit -v "$0" && exec "$@"', String(Math.floor(limits.memoryBytes / 1024)), bin, ...args]];
+  // A hard limit already below ours stays (ulimit then fails, quietly): the tool is bounded either way.
+  return ['/bin/sh', ['-c', 'ulimit -v "$0" 2>/dev/null; exec "$@"', String(Math.floor(limits.memoryBytes / 1024)), bin, ...args]];
 }
 
 export function runTool(name: ToolName, args: readonly string[], options: RunOptions = {}): Promise<ToolResult> {
