@@ -95,6 +95,9 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     if (!existsSync(join(path(release.chartPath), 'Chart.yaml'))) {
       errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
     }
+    if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && !existsSync(path(release.staticOverrides))) {
+      errors.push({ severity: 'error', message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`, location: release.location });
+    }
   }
   const metadata = metadataResult.metadata;
   if (errors.length > 0 || !metadata) throw failure('the app metadata or release table is invalid:');

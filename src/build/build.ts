@@ -16,7 +16,7 @@ import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
-import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
+import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
 
 export interface BuildOptions {
@@ -75,6 +75,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const app = await loadApp(appDir, { transformText: substitute });
+  // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
+  const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
@@ -93,7 +95,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   };
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
-    const rel = `overrides/static/${release.chart}.yaml`;
+    const rel = release.staticOverrides;
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
@@ -102,16 +104,17 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
-  const repository = {
-    name: config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName,
-    // StarlingX serves app charts from the active controller's chart server.
-    url: config.helmRepository.url ?? `http://controller:8080/helm_charts/${config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName}`,
-    interval: config.helmRepository.interval ?? '1m',
-    namespace: defaultNamespace(app.releases),
-  };
   const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
   for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
-  const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
+  const flux = fluxManifestTree({
+    releases: orderForApply(app),
+    chartVersions,
+    repository,
+    staticOverrides,
+    namespace: repository.namespace,
+    kustomization: config.kustomization,
+    baseKustomization: config.baseKustomization,
+  });
   for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
   for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
   for (const [path, data] of payload) files.set(path, data);

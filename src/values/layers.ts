@@ -41,6 +41,8 @@ export interface ReleaseInfo {
   readonly releaseName: string;
   readonly service?: string;
   readonly group?: string;
+  /** The release's static overrides file relative to the app root; default overrides/static/<chart>.yaml. */
+  readonly staticOverrides?: string;
 }
 
 /** What the values engine needs to know about the app (an `App` from src/app fits). */
@@ -125,7 +127,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const chartValues = join(release.chartPath, 'values.yaml');
   add('chart', `chart ${release.chart}`, await readLayerFile(source, chartValues, `chart ${release.chart}`, false), chartValues);
 
-  const staticFile = `overrides/static/${release.chart}.yaml`;
+  const staticFile = release.staticOverrides ?? `overrides/static/${release.chart}.yaml`;
   add('static', 'static', await readLayerFile(source, staticFile, 'static', false), staticFile);
 
   const templateFile = `overrides/templates/${release.chart}.yaml.hbs`;
