@@ -8,13 +8,13 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { loadAll } from 'js-yaml';
-import { readMetadata } from '../app/index.js';
+import { checkSchema, readMetadata, type JsonSchema } from '../app/index.js';
 import { CHECKSUM_FILES, checkSignature, formatChecksumProblem, SIGNATURE_FILE, verifyChecksums } from '../bundle/index.js';
 import { verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml } from '../document/index.js';
-import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
+import { HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, SOURCE_API } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { bundledCharts, bundledReleases, openBundle, text, type OpenedBundle } from './bundle.js';
 import { bundleImages } from './images.js';
@@ -84,6 +84,9 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
 
   const releases = bundledReleases(bundle);
   if (releases.length === 0) problems.push('fluxcd-manifests/kustomization.yaml lists no release folders');
+  // Every Flux object shipped, against flotilla's schema of the Flux API: a field kubectl apply would refuse fails here, at its line.
+  problems.push(...schemaProblems(bundle, 'fluxcd-manifests/base/helmrepository.yaml', helmRepositorySchema));
+  for (const release of releases) problems.push(...schemaProblems(bundle, `fluxcd-manifests/${release.folder}/helmrelease.yaml`, helmReleaseSchema));
   for (const release of releases) {
     const where = `fluxcd-manifests/${release.folder}/helmrelease.yaml`;
     if (!bundle.files.has(where)) {
@@ -128,6 +131,17 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
 
   return report();
+}
+
+function schemaProblems(bundle: OpenedBundle, file: string, schema: JsonSchema): string[] {
+  const source = text(bundle, file);
+  if (source === undefined) return [];
+  try {
+    return checkSchema(schema, parseYaml(source, file, { layer: 'manifest' }).root, file).map(formatDiagnostic);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    return [error.message];
+  }
 }
 
 function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined): string[] {
