@@ -40,6 +40,8 @@ export { VERSION_PLACEHOLDER } from './types.js';
 const CATALOG_RELEASE = /^[A-Za-z0-9._-]+$/;
 
 
+const byNameOf = (releases: readonly ImportedRelease[], name: string) => releases.find((r) => r.name === name);
+
 /** Release names wave by wave (a release after everything it depends on), table order within a wave. */
 function wavesInOrder(releases: readonly ImportedRelease[]): string[] {
   const byName = new Map(releases.map((r) => [r.name, r]));
@@ -96,7 +98,8 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   const manifests = await readManifests(src, problems);
   const releases: ImportedRelease[] = [];
   if (manifests) {
-    const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed) };
+    const namespaces = new Map(manifests.releases.map((r) => [r.folder, r.namespace ?? manifests.namespace]));
+    const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed), namespaces };
     for (const folder of manifests.releases) {
       const release = mapHelmRelease(folder, ctx, problems);
       if (release) releases.push(release);
@@ -132,19 +135,29 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   };
   if (metadataBytes) noteTokens(metadataBytes, 'metadata.yaml');
 
-  // Static overrides are kept per chart: releases sharing a chart must agree.
+  // Static overrides are kept per chart (overrides/static/<chart>.yaml); a release of a shared chart whose
+  // static overrides differ from the first one's keeps its own, overrides/static/<release>.yaml.
   const staticByChart = new Map<string, ImportedRelease>();
+  const ownStatic = new Map<string, ImportedRelease>();
   for (const r of releases) {
     const previous = staticByChart.get(r.chart);
     const data = r.source.staticOverrides.data;
-    if (previous && !previous.source.staticOverrides.data.equals(data)) {
-      problems.error(
-        `releases ${previous.name} and ${r.name} both use chart ${r.chart}, but their static overrides differ; flotilla keeps one overrides/static/${r.chart}.yaml per chart`,
-        { file: r.source.staticOverrides.file, line: 1, column: 1 },
-      );
+    if (!previous) {
+      staticByChart.set(r.chart, r);
+      noteTokens(data, r.source.staticOverrides.file);
+    } else if (!previous.source.staticOverrides.data.equals(data)) {
+      ownStatic.set(r.name, r);
+      noteTokens(data, r.source.staticOverrides.file);
     }
-    if (!previous) staticByChart.set(r.chart, r);
-    if (!previous) noteTokens(data, r.source.staticOverrides.file);
+  }
+  const staticFileOf = (r: ImportedRelease) => (ownStatic.has(r.name) ? `overrides/static/${r.name}.yaml` : `overrides/static/${r.chart}.yaml`);
+  for (const name of ownStatic.keys()) {
+    if (staticByChart.has(name)) problems.error(`release ${name} needs static overrides of its own, but overrides/static/${name}.yaml is the static overrides of chart ${name}`, byNameOf(releases, name)?.source.listedAt);
+  }
+  // The catalog sets images per chart: a chart whose releases carry different static overrides keeps its images there.
+  const sharedDiffering = new Set([...ownStatic.values()].map((r) => r.chart));
+  for (const chart of sharedDiffering) {
+    problems.warn(`releases of chart ${chart} have static overrides of their own: its images stay in them (not harvested into the catalog, which is per chart)`, staticByChart.get(chart)?.source.listedAt);
   }
 
   // Which releases the spec turns on: all but those StarlingX would not deploy either.
@@ -195,16 +208,16 @@ export async function importStarlingxApp(source: string, target: string, opts: I
 
   // The tree.
   const from = `${basename(src.path)}/${manifests.dir}`;
-  const images = harvestImages([...staticByChart.values()].map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
+  const images = harvestImages([...staticByChart.values()].filter((r) => !sharedDiffering.has(r.chart)).map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
   const files = new Map<string, Buffer | string>();
   files.set('fluxcd/metadata.yaml', metadataBytes);
-  files.set('fluxcd/releases.yaml', releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
-  files.set('fluxcd/build.yaml', buildYaml(manifests.repository, `${from}/base`, [...tokens].sort()));
+  files.set('fluxcd/releases.yaml', releasesYaml(releases, tableDefaults(releases, manifests.namespace), from, staticFileOf));
+  files.set('fluxcd/build.yaml', buildYaml(manifests, `${from}/base`, [...tokens].sort()));
   const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
   files.set('overrides/deployment.yaml', deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));
   files.set(`overrides/versions/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
   files.set('overrides/versions/images.yaml', imagesYaml(images.harvested, images.skipped));
-  for (const [chart, r] of staticByChart) files.set(`overrides/static/${chart}.yaml`, r.source.staticOverrides.data);
+  for (const r of [...staticByChart.values(), ...ownStatic.values()]) files.set(staticFileOf(r), r.source.staticOverrides.data);
   const chartList = [...charts.values()];
   const chartFiles = chartOutputFiles(chartList);
   for (const [path, data] of chartFiles.files) files.set(path, data);
@@ -213,7 +226,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   try {
     staged = await stageTree(targetInfo, files);
     const expectEnabled = new Set(releases.filter((r) => !excluded.has(r.name)).map((r) => r.name));
-    await verifyImport(staged.dir, releases, charts, manifests.repository.name, expectEnabled);
+    await verifyImport(staged.dir, releases, charts, manifests, expectEnabled);
     const replaced = await commitStaged(targetInfo, staged);
     return {
       source: src.path,

@@ -10,8 +10,9 @@
  * error at its file and line; harmless differences are warnings.
  */
 import type { SourceLocation } from '../diagnostics/index.js';
+import { checkSchema } from '../app/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
-import { HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
+import { HELM_RELEASE_API, helmRepositorySchema, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
 import type { SourceFiles } from './source.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
@@ -21,18 +22,24 @@ export const MANIFESTS_DIR = 'fluxcd-manifests';
 const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
-/** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
-function checkKustomizationKeys(map: MapNode, allowed: readonly string[], problems: Problems, why: string): void {
+/**
+ * Checks apiVersion/kind of a kustomization and returns its other fields
+ * beyond `generated` (commonLabels, labels, patches …): flotilla carries them
+ * into the generated kustomization as written.
+ */
+function kustomizationExtras(map: MapNode, generated: readonly string[], problems: Problems): Record<string, unknown> {
   const apiVersion = map.entries.get('apiVersion');
   if (apiVersion && asString(apiVersion) !== KUSTOMIZE_API) {
     problems.error(`apiVersion ${shown(apiVersion)} is not ${KUSTOMIZE_API}`, locationOf(apiVersion), ['apiVersion']);
   }
   const kind = map.entries.get('kind');
   if (kind && asString(kind) !== 'Kustomization') problems.error(`kind ${shown(kind)} is not Kustomization`, locationOf(kind), ['kind']);
+  const extras: Record<string, unknown> = {};
   for (const [key, node] of map.entries) {
-    if (key === 'apiVersion' || key === 'kind' || allowed.includes(key)) continue;
-    problems.error(`"${key}" cannot be imported: ${why}`, locationOf(node), [key]);
+    if (key === 'apiVersion' || key === 'kind' || generated.includes(key)) continue;
+    extras[key] = toPlain(node);
   }
+  return extras;
 }
 
 function stringList(node: ValueNode | undefined, problems: Problems, what: string, path: string): { value: string; at: SourceLocation }[] | undefined {
@@ -61,7 +68,8 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     problems.error('expected a kustomization (a map with namespace and resources)', fileStart(top.file));
     return undefined;
   }
-  checkKustomizationKeys(topMap, ['namespace', 'resources'], problems, 'the top kustomization flotilla writes holds only namespace and resources (base and one folder per release)');
+  const kustomization = kustomizationExtras(topMap, ['namespace', 'resources'], problems);
+  const originals = new Map<string, Record<string, unknown>>([['kustomization.yaml', toPlain(topMap) as Record<string, unknown>]]);
 
   const namespaceNode = topMap.entries.get('namespace');
   let namespace = asString(namespaceNode);
@@ -107,10 +115,11 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
-  const repository = baseAt ? await readBase(source, `${dir}/base`, namespace, problems) : undefined;
+  const base = baseAt ? await readBase(source, `${dir}/base`, namespace, problems, originals) : undefined;
+  const repository = base?.repository;
   const releases: StxReleaseFolder[] = [];
   for (const folder of folders) {
-    const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems);
+    const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems, originals);
     if (release) releases.push(release);
   }
 
@@ -119,24 +128,33 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
     if (spaces.length === 1 && releases.every((r) => r.namespace !== undefined)) {
       namespace = spaces[0] as string;
       problems.warn(`has no namespace; flotilla writes the release folders' namespace "${namespace}" there`, fileStart(top.file));
+    } else if (repository?.namespace !== undefined) {
+      // Each release keeps its own namespace; the app's (the repository's) is where base/ goes.
+      namespace = repository.namespace;
     } else {
-      problems.error('has no namespace, and the release folders do not agree on one: set namespace', fileStart(top.file));
+      problems.error('has no namespace, the release folders do not agree on one, and the HelmRepository names none: set namespace', fileStart(top.file));
     }
   }
-  if (!repository || namespace === undefined) return undefined;
-  for (const r of releases) {
-    if (r.namespace !== undefined && r.namespace !== namespace) {
-      // kustomize puts every resource in the top namespace; flotilla derives the top namespace from the releases' own.
-      problems.error(
-        `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization puts every resource in "${namespace}"; flotilla writes one namespace for both: make them agree`,
-        r.listedAt,
-      );
-    }
-  }
-  return { dir, namespace, repository, releases, listed: folders.map((f) => f.name) };
+  if (!base || !repository || namespace === undefined) return undefined;
+  const placed = releases.map((r) => {
+    if (namespaceNode === undefined || r.namespace === undefined || r.namespace === namespace) return r;
+    // kustomize moves every resource below the top kustomization into its namespace: that is where the release runs.
+    problems.warn(
+      `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization moves every resource into "${namespace}"; imported in "${namespace}", where it is deployed`,
+      r.listedAt,
+    );
+    return { ...r, namespace };
+  });
+  return { dir, namespace, repository, kustomization, baseKustomization: base.kustomization, releases: placed, listed: folders.map((f) => f.name), originals };
 }
 
-async function readBase(source: SourceFiles, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
+async function readBase(
+  source: SourceFiles,
+  base: string,
+  namespace: string | undefined,
+  problems: Problems,
+  originals: Map<string, Record<string, unknown>>,
+): Promise<{ repository: StxHelmRepository; kustomization: Record<string, unknown> } | undefined> {
   const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
@@ -144,9 +162,10 @@ async function readBase(source: SourceFiles, base: string, namespace: string | u
     problems.error('expected a kustomization listing the HelmRepository file', fileStart(kust.file));
     return undefined;
   }
-  checkKustomizationKeys(map, ['resources', 'namespace'], problems, 'flotilla writes base/ with the HelmRepository only');
+  const kustomization = kustomizationExtras(map, ['resources', 'namespace'], problems);
+  originals.set('base/kustomization.yaml', toPlain(map) as Record<string, unknown>);
   const nsNode = map.entries.get('namespace');
-  if (nsNode && asString(nsNode) !== namespace) {
+  if (nsNode && namespace !== undefined && asString(nsNode) !== namespace) {
     problems.warn(`namespace ${shown(nsNode)} is overridden by the top kustomization's; not imported`, locationOf(nsNode), ['namespace']);
   }
   const files = stringList(map.entries.get('resources'), problems, 'resources', 'resources') ?? [];
@@ -160,8 +179,10 @@ async function readBase(source: SourceFiles, base: string, namespace: string | u
     }
     const doc = await readSourceYaml(source, rel, problems);
     if (!doc) continue;
-    const repo = readHelmRepository(doc, problems);
-    if (repo?.namespace !== undefined && repo.namespace !== namespace) {
+    let repo = readHelmRepository(doc, problems);
+    if (doc.root) originals.set('base/helmrepository.yaml', toPlain(doc.root) as Record<string, unknown>);
+    if (repo && namespace === undefined && repo.namespace === undefined && asString(nsNode) !== undefined) repo = { ...repo, namespace: asString(nsNode) };
+    if (repo?.namespace !== undefined && namespace !== undefined && repo.namespace !== namespace) {
       problems.warn(`metadata.namespace "${repo.namespace}" is overridden by the top kustomization's; not imported`, repo.location, ['metadata', 'namespace']);
     }
     if (repo && repo.interval === undefined) problems.warn('spec.interval is not set; flotilla build writes 1m', repo.location, ['spec', 'interval']);
@@ -175,7 +196,7 @@ async function readBase(source: SourceFiles, base: string, namespace: string | u
     problems.error(`base/ holds ${repos.length} HelmRepositories (${repos.map((r) => r.name).join(', ')}); flotilla points every release at one`, repos[1]!.location);
     return undefined;
   }
-  return repos[0];
+  return { repository: repos[0]!, kustomization };
 }
 
 function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmRepository | undefined {
@@ -186,57 +207,46 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
     return undefined;
   }
   const apiVersion = getNode(map, ['apiVersion']);
+  const before = problems.errors.length;
   if (asString(apiVersion) === 'source.toolkit.fluxcd.io/v1beta2') {
     problems.warn(`apiVersion ${asString(apiVersion)} is written as ${SOURCE_API} (same fields)`, locationOf(apiVersion as ValueNode), ['apiVersion']);
-  } else if (asString(apiVersion) !== SOURCE_API) {
-    problems.error(`apiVersion ${shown(apiVersion)} is not ${SOURCE_API}`, apiVersion ? locationOf(apiVersion) : fileStart(doc.file), ['apiVersion']);
   }
-  let ok = true;
-  for (const [key, node] of map.entries) {
-    if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(key)) {
-      problems.error(`"${key}" cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), [key]);
-      ok = false;
-    }
-  }
+  const status = map.entries.get('status');
+  if (status) problems.warn('status is not imported (the cluster writes it)', locationOf(status), ['status']);
+  // The object as Flux defines it; a v1beta2 apiVersion (same fields) and the status are not its concern here.
+  const v1beta2 = asString(apiVersion) === 'source.toolkit.fluxcd.io/v1beta2';
+  const tolerated = (key: unknown) => key === 'status' || (v1beta2 && key === 'apiVersion');
+  problems.add(checkSchema(helmRepositorySchema, map, doc.file).filter((d) => !tolerated(d.path?.[0])));
+  const checked = toPlain(map) as Record<string, unknown>;
   const metadata = asMap(getNode(map, ['metadata']));
-  const name = asString(getNode(metadata, ['name']));
-  if (!name) {
-    problems.error('metadata.name is missing', metadata ? locationOf(metadata) : fileStart(doc.file), ['metadata', 'name']);
-    ok = false;
-  }
   for (const [key, node] of metadata?.entries ?? []) {
-    if (key !== 'name' && key !== 'namespace') {
-      problems.error(`metadata.${key} cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), ['metadata', key]);
-      ok = false;
+    if (!['name', 'namespace', 'labels', 'annotations'].includes(key)) {
+      problems.error(`metadata.${key} cannot be imported (flotilla writes the repository's name, namespace, labels and annotations)`, locationOf(node), ['metadata', key]);
     }
   }
-  const spec = asMap(getNode(map, ['spec']));
-  const url = asString(getNode(spec, ['url']));
-  if (!url) {
-    problems.error('spec.url is missing', spec ? locationOf(spec) : fileStart(doc.file), ['spec', 'url']);
-    ok = false;
-  }
-  const intervalNode = getNode(spec, ['interval']);
-  const interval = asString(intervalNode);
-  if (intervalNode && interval === undefined) {
-    problems.error(`spec.interval ${shown(intervalNode)} is not a duration`, locationOf(intervalNode), ['spec', 'interval']);
-    ok = false;
-  }
-  for (const [key, node] of spec?.entries ?? []) {
-    if (key === 'url' || key === 'interval') continue;
-    if (key === 'type' && asString(node) === 'default') {
-      problems.warn('spec.type: default is Flux\'s default; not written', locationOf(node), ['spec', key]);
-      continue;
-    }
-    problems.error(`spec.${key} cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), ['spec', key]);
-    ok = false;
-  }
-  if (!ok || !name || !url) return undefined;
-  const namespace = asString(getNode(metadata, ['namespace']));
-  return { name, url, ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}), location: fileStart(doc.file) };
+  if (problems.errors.length > before) return undefined;
+  const { url, interval, ...spec } = (checked.spec ?? {}) as Record<string, unknown>;
+  const meta = (checked.metadata ?? {}) as { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  return {
+    name: meta.name,
+    url: String(url),
+    ...(typeof interval === 'string' ? { interval } : {}),
+    ...(meta.namespace ? { namespace: meta.namespace } : {}),
+    spec,
+    ...(meta.labels ? { labels: meta.labels } : {}),
+    ...(meta.annotations ? { annotations: meta.annotations } : {}),
+    location: fileStart(doc.file),
+  };
 }
 
-async function readReleaseFolder(source: SourceFiles, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
+async function readReleaseFolder(
+  source: SourceFiles,
+  dir: string,
+  folder: string,
+  listedAt: SourceLocation,
+  problems: Problems,
+  originals: Map<string, Record<string, unknown>>,
+): Promise<StxReleaseFolder | undefined> {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
   const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
@@ -246,7 +256,8 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
     problems.error('expected a kustomization', fileStart(kust.file));
     return undefined;
   }
-  checkKustomizationKeys(map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems, 'flotilla writes a release folder\'s kustomization with namespace, resources, secretGenerator and generatorOptions only');
+  const kustomization = kustomizationExtras(map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems);
+  originals.set(`${folder}/kustomization.yaml`, toPlain(map) as Record<string, unknown>);
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);
@@ -383,6 +394,7 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
     folder,
     listedAt,
     ...(namespace ? { namespace } : {}),
+    kustomization,
     helmRelease,
     staticOverrides: { file: staticRel, data: staticData, root: staticRoot },
   };

@@ -1,12 +1,14 @@
 /**
  * Mapping a StarlingX HelmRelease to a flotilla release entry. Every field of
  * the HelmRelease is either modelled by the release table (releaseName, chart,
- * interval, timeout, install/upgrade, dependsOn, labels), checked to be what
- * flotilla generates (valuesFrom, sourceRef), passed through untouched
- * (`helmReleaseSpec`), or refused with its file and line: nothing is dropped
- * silently.
+ * interval, timeout, install/upgrade, dependsOn, labels, annotations), checked
+ * to be what flotilla generates (valuesFrom, sourceRef), or passed through
+ * untouched (`helmReleaseSpec`, chart.metadata and chart.spec fields included);
+ * the whole object is checked against flotilla's schema of the Flux API first.
+ * Nothing is dropped silently.
  */
-import type { ReleaseActionFlags } from '../app/index.js';
+import { checkSchema, type ReleaseActionFlags, type ReleaseDependency } from '../app/index.js';
+import { helmReleaseSchema } from '../flux/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
 import type { Problems } from './errors.js';
@@ -25,7 +27,12 @@ export interface MappingContext {
   readonly repository: string;
   /** Every release folder of the app. */
   readonly releaseNames: ReadonlySet<string>;
+  /** The namespace each release folder deploys to. */
+  readonly namespaces: ReadonlyMap<string, string>;
 }
+
+/** Paths the mapping below checks with messages of its own; the schema speaks for the rest (install, upgrade, pass-through fields). */
+const MAPPED = ['apiVersion', 'kind', 'metadata', 'status', 'spec.chart', 'spec.chartRef', 'spec.releaseName', 'spec.interval', 'spec.timeout', 'spec.valuesFrom', 'spec.values'];
 
 type Plain = Record<string, unknown>;
 
@@ -43,6 +50,9 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   const name = folder.folder;
   const namespace = folder.namespace ?? ctx.namespace;
 
+  const mapped = (path: readonly (string | number)[] | undefined) => MAPPED.some((m) => (path ?? []).join('.').startsWith(m) || m === path?.join('.'));
+  problems.add(checkSchema(helmReleaseSchema, hr, file).filter((d) => !mapped(d.path) && d.path?.length !== 1 && !(d.path?.[0] === 'spec' && d.path.length === 1)));
+
   for (const [key, node] of hr.entries) {
     if (['apiVersion', 'kind', 'metadata', 'spec'].includes(key)) continue;
     if (key === 'status') {
@@ -58,6 +68,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   const expectedMetadata = (isPlainMap(expected.metadata) ? expected.metadata : (expected.metadata = {})) as Plain;
   let group: string | undefined;
   const labels: Record<string, string> = {};
+  const annotations: Record<string, string> = {};
   if (!metadata) problems.error('metadata is missing', start, ['metadata']);
   const metaName = asString(getNode(metadata, ['name']));
   if (metadata && metaName !== name) {
@@ -74,22 +85,23 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
       delete expectedMetadata.namespace;
       continue;
     }
-    if (key === 'labels') {
+    if (key === 'labels' || key === 'annotations') {
       const labelMap = asMap(node);
       if (!labelMap) {
-        problems.error(`metadata.labels must be a map, not ${shown(node)}`, locationOf(node), ['metadata', key]);
+        problems.error(`metadata.${key} must be a map, not ${shown(node)}`, locationOf(node), ['metadata', key]);
         continue;
       }
       for (const [label, value] of labelMap.entries) {
         const text = asString(value);
         if (text === undefined) {
-          problems.error(`label ${label}: ${shown(value)} is not a string (Kubernetes label values are strings; quote it)`, locationOf(value), ['metadata', 'labels', label]);
-        } else if (label === 'chart_group') group = text;
+          problems.error(`${key === 'labels' ? 'label' : 'annotation'} ${label}: ${shown(value)} is not a string (Kubernetes ${key} values are strings; quote it)`, locationOf(value), ['metadata', key, label]);
+        } else if (key === 'annotations') annotations[label] = text;
+        else if (label === 'chart_group') group = text;
         else labels[label] = text;
       }
       continue;
     }
-    problems.error(`metadata.${key} cannot be imported: the generated HelmRelease carries only name and labels`, locationOf(node), ['metadata', key]);
+    problems.error(`metadata.${key} cannot be imported: the generated HelmRelease carries name, labels and annotations`, locationOf(node), ['metadata', key]);
   }
   if (expectedMetadata.labels === undefined) expectedMetadata.labels = {};
 
@@ -107,7 +119,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   let timeout: string | undefined;
   let install: ReleaseActionFlags = { disableHooks: false, disableWait: false };
   let upgrade: ReleaseActionFlags = { disableHooks: false, disableWait: false };
-  let dependsOn: string[] = [];
+  let dependencies: ReleaseDependency[] = [];
   const helmReleaseSpec: Plain = {};
 
   const duration = (key: 'interval' | 'timeout', node: ValueNode): string | undefined => {
@@ -129,12 +141,13 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
         break;
       }
       case 'chart': {
-        const result = readChart(node, ctx, problems);
+        const result = readChart(node, namespace, ctx, problems);
         if (result) {
           chart = result.chart;
           requestedVersion = result.version;
           requestedVersionAt = result.versionAt;
-          if (result.dropReconcileStrategy) delete ((expectedSpec.chart as Plain).spec as Plain).reconcileStrategy;
+          if (Object.keys(result.passThrough).length > 0) helmReleaseSpec.chart = result.passThrough;
+          if (result.dropSourceNamespace) delete (((expectedSpec.chart as Plain).spec as Plain).sourceRef as Plain).namespace;
         }
         break;
       }
@@ -167,19 +180,20 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
         break;
       }
       case 'dependsOn':
-        dependsOn = readDependsOn(node, name, namespace, ctx, problems, filled);
-        if (dependsOn.length === 0) delete expectedSpec.dependsOn;
-        else expectedSpec.dependsOn = dependsOn.map((dep) => ({ name: dep, namespace }));
+        dependencies = readDependsOn(node, name, namespace, ctx, problems, filled);
+        if (dependencies.length === 0) delete expectedSpec.dependsOn;
+        else expectedSpec.dependsOn = dependencies.map((dep) => ({ name: dep.name, namespace: dep.namespace }));
         break;
       case 'valuesFrom':
         checkValuesFrom(node, name, problems);
         break;
       case 'values':
-        problems.error(
-          `inline spec.values cannot be imported: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) could change them; move them into ${name}-static-overrides.yaml`,
+        problems.warn(
+          `inline spec.values are carried in helmReleaseSpec.values: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) can change them; consider moving them into ${name}-static-overrides.yaml`,
           locationOf(node),
           ['spec', key],
         );
+        helmReleaseSpec.values = toPlain(node);
         break;
       default:
         helmReleaseSpec[key] = toPlain(node); // driftDetection, maxHistory, uninstall, rollback, suspend, postRenderers, ...
@@ -229,12 +243,14 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
     ...(group !== undefined ? { group } : {}),
     namespace,
     releaseName,
-    dependsOn,
+    dependsOn: dependencies.filter((d) => !d.external).map((d) => d.name),
+    dependencies,
     timeout,
     interval,
     install,
     upgrade,
     labels,
+    annotations,
     helmReleaseSpec,
     expected,
     defaultsFilled: filled,
@@ -242,11 +258,17 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   };
 }
 
-function readChart(
-  node: ValueNode,
-  ctx: MappingContext,
-  problems: Problems,
-): { chart: string; version?: string; versionAt: SourceLocation; dropReconcileStrategy: boolean } | undefined {
+interface ChartReading {
+  readonly chart: string;
+  readonly version?: string;
+  readonly versionAt: SourceLocation;
+  /** chart.metadata and chart.spec fields beyond chart, version and sourceRef: helmReleaseSpec.chart. */
+  readonly passThrough: Plain;
+  /** sourceRef.namespace names the release's own namespace: Flux's default, which the generator leaves out. */
+  readonly dropSourceNamespace: boolean;
+}
+
+function readChart(node: ValueNode, namespace: string, ctx: MappingContext, problems: Problems): ChartReading | undefined {
   const map = asMap(node);
   const spec = asMap(getNode(map, ['spec']));
   if (!map || !spec) {
@@ -254,27 +276,12 @@ function readChart(
     return undefined;
   }
   let ok = true;
-  for (const [key, child] of map.entries) {
-    if (key !== 'spec') {
-      problems.error(`spec.chart.${key} cannot be imported: flotilla writes spec.chart.spec only`, locationOf(child), ['spec', 'chart', key]);
-      ok = false;
-    }
-  }
-  let dropReconcileStrategy = false;
-  for (const [key, child] of spec.entries) {
-    if (['chart', 'version', 'sourceRef'].includes(key)) continue;
-    if (key === 'reconcileStrategy' && asString(child) === 'ChartVersion') {
-      problems.warn('spec.chart.spec.reconcileStrategy: ChartVersion is Flux\'s default; not written', locationOf(child), ['spec', 'chart', 'spec', key]);
-      dropReconcileStrategy = true;
-      continue;
-    }
-    problems.error(
-      `spec.chart.spec.${key} cannot be imported: flotilla writes chart, version and sourceRef only`,
-      locationOf(child),
-      ['spec', 'chart', 'spec', key],
-    );
-    ok = false;
-  }
+  const passThrough: Plain = {};
+  const metadata = map.entries.get('metadata');
+  if (metadata) passThrough.metadata = toPlain(metadata);
+  const extraSpec: Plain = {};
+  for (const [key, child] of spec.entries) if (!['chart', 'version', 'sourceRef'].includes(key)) extraSpec[key] = toPlain(child);
+  if (Object.keys(extraSpec).length > 0) passThrough.spec = extraSpec;
   const chartNode = getNode(spec, ['chart']);
   const chart = asString(chartNode);
   if (chart === undefined || !DNS1123.test(chart)) {
@@ -294,6 +301,7 @@ function readChart(
   if (!versionNode) {
     problems.warn('spec.chart.spec.version is not set (Flux takes the latest); flotilla writes the version of the shipped chart', locationOf(spec), ['spec', 'chart', 'spec']);
   }
+  let dropSourceNamespace = false;
   const sourceRef = asMap(getNode(spec, ['sourceRef']));
   if (!sourceRef) {
     problems.error('spec.chart.spec.sourceRef is missing', locationOf(spec), ['spec', 'chart', 'spec', 'sourceRef']);
@@ -308,10 +316,16 @@ function readChart(
       } else if (key === 'name' && value !== ctx.repository) {
         problems.error(`sourceRef.name ${shown(child)} is not the app's HelmRepository "${ctx.repository}" (base/); flotilla points every release at it`, locationOf(child), path);
         ok = false;
-      } else if (key === 'namespace' || key === 'apiVersion') {
-        problems.error(`sourceRef.${key} cannot be imported: flotilla's sourceRef names the HelmRepository in the release's own namespace`, locationOf(child), path);
+      } else if (key === 'namespace' && value !== ctx.namespace) {
+        problems.error(`sourceRef.namespace ${shown(child)} is not the namespace of the app's HelmRepository ("${ctx.namespace}"); flotilla points every release at it`, locationOf(child), path);
         ok = false;
-      } else if (key !== 'kind' && key !== 'name') {
+      } else if (key === 'namespace' && namespace === ctx.namespace) {
+        problems.warn(`sourceRef.namespace ${shown(child)} is the release's own namespace (Flux's default); not written`, locationOf(child), path);
+        dropSourceNamespace = true;
+      } else if (key === 'apiVersion') {
+        problems.error(`sourceRef.${key} cannot be imported: flotilla's sourceRef names the app's HelmRepository by kind and name`, locationOf(child), path);
+        ok = false;
+      } else if (!['kind', 'name', 'namespace'].includes(key)) {
         problems.error(`sourceRef.${key} cannot be imported`, locationOf(child), path);
         ok = false;
       }
@@ -326,75 +340,39 @@ function readChart(
     chart,
     ...(version !== undefined && version !== VERSION_PLACEHOLDER ? { version } : {}),
     versionAt: versionNode ? locationOf(versionNode) : locationOf(spec),
-    dropReconcileStrategy,
+    passThrough,
+    dropSourceNamespace,
   };
 }
 
-const ACTION_FLAG_HINT =
-  'the release table models disableHooks, disableWait and remediation {retries, strategy} (a pass-through for the other install/upgrade fields would need a change to src/app)';
-
+/** install/upgrade as written (their fields were checked against Flux's struct for each), with Flux's disableHooks/disableWait defaults filled in. */
 function readActionFlags(which: 'install' | 'upgrade', node: ValueNode, problems: Problems, filled: string[]): ReleaseActionFlags | undefined {
   const map = asMap(node);
   if (!map) {
     problems.error(`spec.${which} must be a map, not ${shown(node)}`, locationOf(node), ['spec', which]);
     return undefined;
   }
-  let ok = true;
-  const flags: { disableHooks: boolean; disableWait: boolean; remediation?: { retries?: number; strategy?: 'rollback' | 'uninstall' } } = {
-    disableHooks: false,
-    disableWait: false,
-  };
-  for (const [key, child] of map.entries) {
-    const path = ['spec', which, key];
-    if (key === 'disableHooks' || key === 'disableWait') {
-      if (child.kind !== 'scalar' || typeof child.value !== 'boolean') {
-        problems.error(`spec.${which}.${key} ${shown(child)} is not a boolean`, locationOf(child), path);
-        ok = false;
-      } else flags[key] = child.value;
-      continue;
-    }
-    if (key === 'remediation') {
-      const rem = asMap(child);
-      if (!rem) {
-        problems.error(`spec.${which}.remediation must be a map`, locationOf(child), path);
-        ok = false;
-        continue;
-      }
-      const remediation: { retries?: number; strategy?: 'rollback' | 'uninstall' } = {};
-      for (const [rkey, rnode] of rem.entries) {
-        const rpath = [...path, rkey];
-        const value = rnode.kind === 'scalar' ? rnode.value : undefined;
-        if (rkey === 'retries' && typeof value === 'number' && Number.isInteger(value) && value >= -1) remediation.retries = value;
-        else if (rkey === 'strategy' && (value === 'rollback' || value === 'uninstall')) remediation.strategy = value;
-        else if (rkey === 'retries' || rkey === 'strategy') {
-          problems.error(`spec.${which}.remediation.${rkey} ${shown(rnode)} is not valid (${rkey === 'retries' ? 'an integer, -1 for unlimited' : 'rollback or uninstall'})`, locationOf(rnode), rpath);
-          ok = false;
-        } else {
-          problems.error(`spec.${which}.remediation.${rkey} cannot be imported: ${ACTION_FLAG_HINT}`, locationOf(rnode), rpath);
-          ok = false;
-        }
-      }
-      flags.remediation = remediation;
-      continue;
-    }
-    problems.error(`spec.${which}.${key} cannot be imported: ${ACTION_FLAG_HINT}`, locationOf(child), path);
-    ok = false;
-  }
   for (const key of ['disableHooks', 'disableWait'] as const) if (!map.entries.has(key)) filled.push(`${which}.${key}: false`);
-  return ok ? flags : undefined;
+  return { disableHooks: false, disableWait: false, ...(toPlain(map) as Plain) } as ReleaseActionFlags;
 }
 
 /** The plain install/upgrade map the generator writes for these flags. */
 export function actionFlagsPlain(flags: ReleaseActionFlags): Plain {
-  return { disableHooks: flags.disableHooks, disableWait: flags.disableWait, ...(flags.remediation ? { remediation: { ...flags.remediation } } : {}) };
+  return { ...flags };
 }
 
-function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: MappingContext, problems: Problems, filled: string[]): string[] {
+/**
+ * dependsOn entries in order. One naming a release folder of the app in that
+ * release's namespace is an app dependency; any other names a HelmRelease the
+ * app does not deploy (another app's, in any namespace Flux can see): kept as
+ * an external dependency, which Flux waits for and flotilla does not.
+ */
+function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: MappingContext, problems: Problems, filled: string[]): ReleaseDependency[] {
   if (node.kind !== 'seq') {
     problems.error(`spec.dependsOn must be a list, not ${shown(node)}`, locationOf(node), ['spec', 'dependsOn']);
     return [];
   }
-  const out: string[] = [];
+  const out: ReleaseDependency[] = [];
   node.items.forEach((item, i) => {
     const path = ['spec', 'dependsOn', i];
     const entry = asMap(item);
@@ -403,26 +381,27 @@ function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: Ma
       problems.error(`spec.dependsOn[${i}] has no name`, locationOf(item), path);
       return;
     }
-    for (const [key, child] of entry.entries) {
-      if (key === 'name') continue;
-      if (key === 'namespace') {
-        if (asString(child) !== namespace) {
-          problems.error(
-            `dependsOn ${name} in namespace ${shown(child)} cannot be imported: flotilla's dependsOn names releases of this app, in its namespace "${namespace}"`,
-            locationOf(child),
-            [...path, key],
-          );
-        }
-        continue;
-      }
-      problems.error(`spec.dependsOn[${i}].${key} cannot be imported (flotilla writes name and namespace)`, locationOf(child), [...path, key]);
+    const namespaceNode = getNode(entry, ['namespace']);
+    // Flux reads a missing namespace as the depending release's own.
+    const target = asString(namespaceNode) ?? namespace;
+    if (!namespaceNode) filled.push(`dependsOn ${name}: namespace ${namespace}`);
+    const inApp = ctx.releaseNames.has(name) && ctx.namespaces.get(name) === target;
+    if (name === self && target === namespace) {
+      problems.error(`release ${self} depends on itself`, locationOf(item), path);
+      return;
     }
-    if (!entry.entries.has('namespace')) filled.push(`dependsOn ${name}: namespace ${namespace}`);
-    if (name === self) problems.error(`release ${self} depends on itself`, locationOf(item), path);
-    else if (!ctx.releaseNames.has(name)) {
-      problems.error(`dependsOn ${name}: no release folder of this app is named so (flotilla's dependsOn names releases of the app)`, locationOf(item), path);
-    } else if (out.includes(name)) problems.error(`dependsOn ${name} is listed twice`, locationOf(item), path);
-    else out.push(name);
+    if (out.some((d) => d.name === name && d.namespace === target)) {
+      problems.error(`dependsOn ${target}/${name} is listed twice`, locationOf(item), path);
+      return;
+    }
+    if (!inApp) {
+      problems.warn(
+        `dependsOn ${target}/${name} is not a release of this app: kept as an external dependency (Flux waits for it; flotilla does not deploy or wait on it)`,
+        locationOf(item),
+        path,
+      );
+    }
+    out.push({ name, namespace: target, external: !inApp });
   });
   return out;
 }

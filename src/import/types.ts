@@ -3,7 +3,7 @@
  * (fluxcd-manifests tree, metadata, charts), the flotilla release entries it
  * maps to, and what the import reports back.
  */
-import type { ReleaseActionFlags } from '../app/index.js';
+import type { ReleaseActionFlags, ReleaseDependency } from '../app/index.js';
 import type { ChartSource } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import type { MapNode, ValueNode } from '../document/index.js';
@@ -37,6 +37,10 @@ export interface StxHelmRepository {
   readonly url: string;
   readonly interval?: string;
   readonly namespace?: string;
+  /** spec fields beyond url and interval (secretRef, timeout, type …), carried to fluxcd/build.yaml. */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly location: SourceLocation;
 }
 
@@ -49,7 +53,9 @@ export interface StxReleaseFolder {
   /** `namespace` of the folder's kustomization.yaml, if set. */
   readonly namespace?: string;
   readonly helmRelease: SourceYaml & { readonly root: MapNode };
-  /** `<folder>-static-overrides.yaml`: its bytes go to overrides/static/<chart>.yaml unchanged. */
+  /** Fields of the folder's kustomization.yaml beyond the generated ones (commonLabels, patches …), carried as written. */
+  readonly kustomization: Readonly<Record<string, unknown>>;
+  /** `<folder>-static-overrides.yaml`: its bytes go to overrides/static/<chart>.yaml (or <release>.yaml) unchanged. */
   readonly staticOverrides: { readonly file: string; readonly data: Buffer; readonly root: ValueNode | undefined };
 }
 
@@ -60,10 +66,15 @@ export interface StxManifests {
   /** `namespace` of the top kustomization.yaml. */
   readonly namespace: string;
   readonly repository: StxHelmRepository;
+  /** Top and base kustomization fields beyond the generated ones, carried to fluxcd/build.yaml. */
+  readonly kustomization: Readonly<Record<string, unknown>>;
+  readonly baseKustomization: Readonly<Record<string, unknown>>;
   /** Release folders that passed the checks, in the order of the top kustomization's resources. */
   readonly releases: readonly StxReleaseFolder[];
   /** Every release folder listed, including those with problems (for dependsOn checks). */
   readonly listed: readonly string[];
+  /** The kustomizations and the HelmRepository as read, by the path flotilla generates them at (kustomization.yaml, base/…, <release>/kustomization.yaml). */
+  readonly originals: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
 }
 
 /** A release mapped to the flotilla release table, every field resolved (no defaults left to apply). */
@@ -77,12 +88,16 @@ export interface ImportedRelease {
   readonly group?: string;
   readonly namespace: string;
   readonly releaseName: string;
+  /** Releases of the app it depends on. */
   readonly dependsOn: readonly string[];
+  /** Every dependsOn entry in order; those naming a HelmRelease outside the app are external. */
+  readonly dependencies: readonly ReleaseDependency[];
   readonly timeout: string;
   readonly interval: string;
   readonly install: ReleaseActionFlags;
   readonly upgrade: ReleaseActionFlags;
   readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
   readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
   /**
    * The original HelmRelease as Flux reads it, with the defaults the
