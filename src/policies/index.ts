@@ -39,6 +39,8 @@ export {
   loadPolicyFile,
   loadPolicySet,
   loadPolicySetDir,
+  parsePolicyPath,
+  policyPathCandidates,
   POLICY_VALUES_PATH,
   policySetLayers,
   SET_DECLARATION,
