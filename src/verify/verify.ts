@@ -18,6 +18,7 @@ import { HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, SOURCE_API }
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { bundledCharts, bundledReleases, openBundle, text, type OpenedBundle } from './bundle.js';
 import { bundleImages } from './images.js';
+import { starlingxPlatformGaps } from './starlingx.js';
 
 export interface VerifyReport {
   readonly path: string;
@@ -129,6 +130,7 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   }
 
   if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
+  warnings.push(...starlingxPlatformGaps(bundle, releases));
 
   return report();
 }

@@ -4,6 +4,7 @@ import type { App, Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { dumpYaml } from '../../document/index.js';
 import { loadAppPlugins } from '../../plugins/index.js';
+import { exportSystemOverrides } from '../../starlingx/index.js';
 import { computeReleaseValues, explain } from '../../values/index.js';
 import { formatTable } from '../output.js';
 import { loadAppForCommand } from './app-option.js';
@@ -23,27 +24,51 @@ interface OverridesOptions {
   deployment?: string;
   explain?: boolean;
   all?: boolean;
+  dir?: string;
+  stateDir?: string;
   output: 'yaml' | 'json';
+}
+
+/** Usage mistakes exit 2. */
+class OverridesUsageError extends FlotillaError {
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
 }
 
 export function register(program: Command): void {
   program
     .command('overrides')
-    .description('print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from')
-    .argument('<CHART>', 'release name, or chart name when one release uses it')
+    .description(
+      'print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from. ' +
+        'Without CHART, --all -d DIR writes every enabled release\'s overrides for StarlingX\'s system helm-override-update, with a script (docs/starlingx.md)',
+    )
+    .argument('[CHART]', 'release name, or chart name when one release uses it')
     .option('--app <DIR>', 'app source tree', '.')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('--explain', 'print each value with the layer and file:line that set it')
-    .option('--all', 'with --explain: every value Helm will see, chart defaults and static overrides included')
+    .option('--all', 'with CHART and --explain: every value Helm will see; without CHART: every enabled release (needs -d)')
+    .option('-d, --dir <DIR>', 'with --all: a new or empty folder for one values file per release and helm-override-update.sh')
+    .option('--state-dir <DIR>', 'offline store of generated passwords (default: the app\'s state folder)')
     .option('--output <FORMAT>', 'yaml or json', 'yaml')
-    .action(async (name: string, opts: OverridesOptions) => {
-      if (opts.output !== 'yaml' && opts.output !== 'json') throw new FlotillaError(`--output must be yaml or json, got "${opts.output}"`);
+    .action(async (name: string | undefined, opts: OverridesOptions) => {
+      if (opts.output !== 'yaml' && opts.output !== 'json') throw new OverridesUsageError(`--output must be yaml or json, got "${opts.output}"`);
+      if (name === undefined) {
+        if (!opts.all || opts.dir === undefined) throw new OverridesUsageError('give a release (CHART), or --all -d DIR to export every release\'s system overrides');
+        if (opts.explain) throw new OverridesUsageError('--explain is for one release (CHART)');
+        const app = await loadAppForCommand(opts.app, opts.deployment);
+        const exported = await exportSystemOverrides(app, { dir: opts.dir, ...(opts.stateDir ? { stateDir: opts.stateDir } : {}) });
+        console.log(formatTable(['RELEASE', 'CHART', 'NAMESPACE', 'FILE', 'TOP-LEVEL KEYS'], exported.releases.map((r) => [r.release, r.chart, r.namespace, r.file, r.keys.join(',') || '-'])));
+        console.log(`\n${exported.releases.length} files and ${exported.script} written (passwords in clear: keep the folder private)`);
+        return;
+      }
+      if (opts.dir !== undefined) throw new OverridesUsageError('-d/--dir is for --all without CHART');
       const app = await loadAppForCommand(opts.app, opts.deployment);
       const release = findRelease(app, name);
       if (!app.enabled.some((r) => r.name === release.name)) {
         process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
       }
-      const plugins = await loadAppPlugins(app, { mode: 'offline' });
+      const plugins = await loadAppPlugins(app, { mode: 'offline', ...(opts.stateDir ? { stateDir: opts.stateDir } : {}) });
       const values = await computeReleaseValues(app, release, { plugin: plugins.overridesProvider() });
       // Passwords plugins generated are never printed.
       const systemOverrides = plugins.redact(values.systemOverrides);
