@@ -7,15 +7,10 @@
  */
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT_DENY, runCheck, runLint, runMatrix, type Output } from '../../src/cli/commands/policy.js';
+import { EXIT_DENY, runCheck, runLint, runMatrix } from '../../src/cli/commands/policy.js';
 import { lintApp, loadAppPolicies } from '../../src/policies/index.js';
-import { writeAppTree, writeTree } from './helpers.js';
+import { capture, writeAppTree, writeTree } from './helpers.js';
 
-function capture(): Output & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
-}
 
 /** A dashboard override file shaped as StarlingX publishes them (conf.horizon.policy.<service>). */
 const DASHBOARD = [
