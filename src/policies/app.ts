@@ -2,14 +2,18 @@
  * Policies of an app source tree: each chart's `conf.policy` layers, the
  * selected policy set, and the app-wide lint.
  */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { loadApp, type App, type Release } from '../app/index.js';
+import { parseChartYaml } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import { describeKind, getNode, type ValueNode } from '../document/index.js';
 import { buildLayers, type LayerKind as ValuesLayerKind, type LayerProviders } from '../values/index.js';
 import { PolicyLookupError } from './errors.js';
 import { nearest } from './heuristics.js';
 import { lintResolved, sortFindings, type DeclaredRoles, type LintFinding } from './linter.js';
-import { declaredRolesOf, loadPolicyFile, loadPolicySet, policyPathCandidates, POLICY_VALUES_PATH } from './loaders.js';
+import { declaredRolesOf, loadPolicyFile, loadPolicySet, parsePolicyPath, policyPathCandidates, POLICY_VALUES_PATH } from './loaders.js';
 import { matrixActions, matrixCell } from './matrix.js';
 import { resolveSections, type EffectivePolicy } from './policy.js';
 import type { PolicyLayer, PolicySet, RuleSource } from './types.js';
@@ -33,8 +37,9 @@ const FILE_LAYERS: ReadonlySet<ValuesLayerKind> = new Set(['chart', 'static', 'p
  * The policy layers of one release, lowest first: every values layer that
  * sets the chart's rules (chart defaults, static, template, policy set,
  * plugin, common, group, service, user), as the values engine builds them.
- * The rules live where the set declares (`policyPaths`), else at the first
- * of `conf.policy` and openstack-helm's `conf.<chart>.policy` that a layer sets.
+ * The rules live where the set declares (`policyPaths`), else where the
+ * chart declares (Chart.yaml annotation POLICY_PATH_ANNOTATION), else at the
+ * first of `conf.policy` and openstack-helm's `conf.<chart>.policy` a layer sets.
  */
 export async function appPolicyLayers(app: App, release: Release, options: { set?: SetChoice; providers?: LayerProviders } = {}): Promise<PolicyLayer[]> {
   const set = await resolveSetChoice(app, options.set);
@@ -42,6 +47,7 @@ export async function appPolicyLayers(app: App, release: Release, options: { set
   const valuesLayers = await buildLayers(source, release, options.providers);
   const path =
     set?.policyPaths.get(release.chart) ??
+    (await chartDeclaredPolicyPath(app, release)) ??
     policyPathCandidates(release.chart).find((candidate) => valuesLayers.some((layer) => getNode(layer.root, [...candidate]) !== undefined)) ??
     POLICY_VALUES_PATH;
   const layers: PolicyLayer[] = [];
@@ -55,6 +61,16 @@ export async function appPolicyLayers(app: App, release: Release, options: { set
     } else layers.push(...policyLayersOfNode(policy, layer.label, kind));
   }
   return layers;
+}
+
+/** The Chart.yaml annotation by which a chart says where its values keep its rule maps (a dotted path). */
+export const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
+
+async function chartDeclaredPolicyPath(app: App, release: Release): Promise<readonly string[] | undefined> {
+  const file = join(app.path(release.chartPath), 'Chart.yaml');
+  if (!existsSync(file)) return undefined;
+  const declared = parseChartYaml(await readFile(file, 'utf8'), app.display(file)).annotations?.[POLICY_PATH_ANNOTATION];
+  return declared === undefined ? undefined : parsePolicyPath(declared);
 }
 
 /** Policy layers of a values tree (layers computed in memory: templates, spec sections, plugins). */

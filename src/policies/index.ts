@@ -53,6 +53,7 @@ export {
   loadAppPolicies,
   pickPolicy,
   pickSection,
+  POLICY_PATH_ANNOTATION,
   resolveSetChoice,
 } from './app.js';
 export type { FileLintOptions, FilePolicy, FilePoliciesOptions } from './files.js';

@@ -116,4 +116,16 @@ describe('an app whose horizon chart keeps its rules as openstack-helm does', ()
     const { findings } = await lintApp(root);
     expect(findings.map((f) => `${f.scope}: ${f.code}`)).toContain('horizon/nova: horizon-drift');
   });
+
+  it('a chart declares where it keeps its rules (Chart.yaml annotation)', async () => {
+    const root = writeAppTree(
+      {
+        'charts/horizon/Chart.yaml': 'apiVersion: v2\nname: horizon\nversion: 0.1.0\nannotations:\n  flotilla.io/policy-values-path: conf.dashboard.rules\n',
+        'charts/horizon/values.yaml': 'conf:\n  dashboard:\n    rules:\n      nova:\n        "os_compute_api:servers:create": "rule:nowhere"\n',
+      },
+      ['horizon'],
+    );
+    const { findings } = await lintApp(root);
+    expect(findings.map((f) => `${f.scope}: ${f.code}`)).toEqual(['horizon/nova: undefined-rule']);
+  });
 });
