@@ -6,25 +6,14 @@
 import deepmerge from 'deepmerge';
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
-import { fluxDefinitions, helmReleaseSpecSchema } from '../flux/schema.js';
+import { fluxDefinitions, helmReleaseSpecSchema, type FluxDependency, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
+import { DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
-/** A release's Flux install or upgrade settings, as the release table writes them (checked against Flux's struct for each). */
-export interface ReleaseActionFlags {
-  readonly disableHooks: boolean;
-  readonly disableWait: boolean;
-  /** Any other field of Flux's install (or upgrade) struct: remediation, crds, createNamespace, force … */
-  readonly [field: string]: unknown;
-}
+export type { ReleaseActionFlags };
 
-/** One `dependsOn` entry, in table order. */
-export interface ReleaseDependency {
-  readonly name: string;
-  /** The dependency's namespace: its release's for one of the app, as written for an external one. */
-  readonly namespace: string;
-  /** A HelmRelease the app does not deploy (another app's): flotilla does not wait on it, Flux does. */
-  readonly external: boolean;
-}
+/** One `dependsOn` entry, in table order (the dependency's namespace; external: another app's HelmRelease). */
+export type ReleaseDependency = FluxDependency;
 
 export interface Release {
   /** HelmRelease name and fluxcd-manifests folder. */
@@ -59,10 +48,10 @@ export interface Release {
   readonly location: SourceLocation;
 }
 
-const dns1123Label = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const dns1123Label = DNS1123_LABEL_PATTERN;
 const duration: JsonSchema = {
   type: 'string',
-  pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$',
+  pattern: FLUX_DURATION_PATTERN,
   expected: 'a Flux duration such as 30m, 1h or 90s',
 };
 /** HelmRelease spec fields the generator writes from the table's own fields: writing them in helmReleaseSpec would fight it. */
@@ -97,7 +86,7 @@ const releaseFields = {
   service: { type: 'string', minLength: 1 },
   group: { type: 'string', minLength: 1 },
   namespace: { type: 'string', pattern: dns1123Label, expected: 'a namespace name (DNS-1123 label)' },
-  releaseName: { type: 'string', maxLength: 53, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
+  releaseName: { type: 'string', maxLength: HELM_RELEASE_NAME_MAX, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
   releaseNamePrefix: { type: 'string' },
   dependsOn: { type: 'array', items: { $ref: '#/$defs/dependency' } },
   timeout: duration,
@@ -134,7 +123,7 @@ export const releasesSchema: JsonSchema = {
         type: 'object',
         additionalProperties: false,
         required: ['name', 'chart'],
-        properties: { name: { type: 'string', pattern: dns1123Label, maxLength: 53, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
+        properties: { name: { type: 'string', pattern: dns1123Label, maxLength: HELM_RELEASE_NAME_MAX, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
       },
     },
   },
@@ -180,7 +169,7 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       diagnostics.push({ severity: 'error', message: `release "${raw.name}" is declared twice (first as releases[${seen.get(raw.name)}])`, path: ['releases', index, 'name'], location });
     }
     seen.set(raw.name, index);
-    if (releaseName.length > 53) {
+    if (releaseName.length > HELM_RELEASE_NAME_MAX) {
       diagnostics.push({
         severity: 'error',
         message: `releaseName "${releaseName}" is ${releaseName.length} characters; Helm allows at most 53 (set releaseName or a shorter releaseNamePrefix)`,
@@ -229,12 +218,12 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       releaseName,
       dependsOn: dependencies.filter((d) => !d.external).map((d) => d.name),
       dependencies,
-      timeout: raw.timeout ?? '5m',
+      timeout: raw.timeout ?? FLUX_DEFAULT_TIMEOUT,
       install: { disableHooks: false, disableWait: false, ...raw.install },
       upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
       labels: raw.labels ?? {},
       annotations: raw.annotations ?? {},
-      interval: raw.interval ?? '1m',
+      interval: raw.interval ?? FLUX_DEFAULT_INTERVAL,
       helmReleaseSpec: raw.helmReleaseSpec ?? {},
       kustomization: raw.kustomization ?? {},
       staticOverrides: raw.staticOverrides ?? `overrides/static/${raw.chart}.yaml`,

@@ -1,14 +1,14 @@
 /**
  * `flotilla build`: an app source tree → `<app_name>-<app_version>.tgz` in
- * StarlingX's layout (DESIGN.md "Application tarball"), byte-reproducible:
+ * StarlingX's layout (docs/architecture.md, "Tarball layout"), byte-reproducible:
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { loadApp, type App, type Release } from '../app/index.js';
-import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
+import { APP_FILES, type App, type Release } from '../app/index.js';
+import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
@@ -18,6 +18,7 @@ import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
+import { Session } from '../session/index.js';
 
 export interface BuildOptions {
   /** Folder the tarball is written to; default: the current folder. */
@@ -66,15 +67,15 @@ export class ChartVersionError extends FlotillaError {
   }
 }
 
-/** Top-level source folders shipped under app/ for apply time. */
-const APP_PAYLOAD = ['fluxcd/releases.yaml', 'overrides', 'policies'];
+/** Source files and folders shipped in the tarball's app/ for apply time. */
+const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const app = await loadApp(appDir, { transformText: substitute });
+  const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
   const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
 
@@ -99,32 +100,30 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
-  for (const rel of await payloadFiles(app)) payload.set(`app/${rel}`, readShipped(rel));
+  for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
   const plugins = await pluginFiles(app.root, cacheDirOf(options));
 
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
-  const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
-  for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
-  const flux = fluxManifestTree({
-    releases: orderForApply(app),
-    chartVersions,
-    repository,
-    staticOverrides,
-    namespace: repository.namespace,
-    kustomization: config.kustomization,
-    baseKustomization: config.baseKustomization,
+  const entries = bundleEntries({
+    metadata: readShipped(APP_FILES.metadata),
+    charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes })),
+    manifests: fluxManifestTree({
+      releases: orderForApply(app),
+      chartVersions,
+      repository,
+      staticOverrides,
+      namespace: repository.namespace,
+      kustomization: config.kustomization,
+      baseKustomization: config.baseKustomization,
+    }),
+    plugins,
+    app: payload,
   });
-  for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
-  for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
-  for (const [path, data] of payload) files.set(path, data);
-
-  const entries: TarEntry[] = [...files].map(([path, data]) => ({ path, data }));
-  entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
 
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
-  const file = join(outDir, `${app.metadata.appName}-${app.metadata.appVersion}.tgz`);
+  const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
   // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
   const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
   return {

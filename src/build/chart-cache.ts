@@ -8,8 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
@@ -157,8 +158,6 @@ export class ChartCache {
     if (!this.changed && this.previous) return;
     await mkdir(this.dir, { recursive: true });
     const index: IndexFile = { format: FORMAT, charts: this.entries };
-    const temp = join(this.dir, `index.json.${process.pid}`);
-    await writeFile(temp, `${JSON.stringify(index)}\n`);
-    await rename(temp, join(this.dir, 'index.json'));
+    await writeFileAtomic(join(this.dir, 'index.json'), `${JSON.stringify(index)}\n`);
   }
 }

@@ -9,9 +9,23 @@
  *   <release>/<release>-system-overrides.yaml   empty; flotilla fills it at apply time
  */
 import { dumpYaml } from '../document/index.js';
-import type { Release } from '../app/index.js';
-import { HELM_RELEASE_API, SOURCE_API } from './schema.js';
+import { HELM_RELEASE_API, type HelmRelease, type HelmReleaseAction, type HelmReleaseSpec } from './helmrelease.js';
+import { overridesSecretName, overridesValuesFrom, overridesValuesKey, OVERRIDES_KINDS } from './overrides.js';
 
+/** File names inside fluxcd-manifests/ (the tree's layout above). */
+export const FLUX_TREE = {
+  kustomization: 'kustomization.yaml',
+  base: 'base',
+  helmRepository: 'helmrepository.yaml',
+  helmRelease: 'helmrelease.yaml',
+} as const;
+
+/** A file of one folder of the tree (`base`, or a release's folder). */
+export function fluxTreePath(folder: string, file: string): string {
+  return `${folder}/${file}`;
+}
+
+export const SOURCE_API = 'source.toolkit.fluxcd.io/v1';
 export const KUSTOMIZE_API = 'kustomize.config.k8s.io/v1beta1';
 
 export interface HelmRepositorySpec {
@@ -33,24 +47,46 @@ export interface HelmReleaseOptions {
   readonly repositoryNamespace?: string;
 }
 
-export const staticOverridesName = (release: Release): string => `${release.name}-static-overrides`;
-export const systemOverridesName = (release: Release): string => `${release.name}-system-overrides`;
-
-export interface HelmReleaseManifest {
-  apiVersion: string;
-  kind: 'HelmRelease';
-  metadata: { name: string; namespace?: string; labels: Record<string, string>; annotations?: Record<string, string> };
-  spec: Record<string, unknown>;
+/** One `dependsOn` entry of a release, with the dependency's own namespace. */
+export interface FluxDependency {
+  readonly name: string;
+  readonly namespace: string;
+  /** A HelmRelease the app does not deploy (another app's): Flux waits for it, flotilla does not. */
+  readonly external: boolean;
 }
 
-function actionFlags(flags: Release['install']): Record<string, unknown> {
+/** What the generator reads of a release (an `App` release from src/app fits). */
+export interface FluxRelease {
+  readonly name: string;
+  readonly chart: string;
+  readonly namespace: string;
+  readonly releaseName: string;
+  readonly group?: string;
+  /** Every `dependsOn` entry as the HelmRelease carries it, external ones included, in order. */
+  readonly dependencies: readonly FluxDependency[];
+  readonly timeout: string;
+  readonly interval: string;
+  readonly install: ReleaseActionFlags;
+  readonly upgrade: ReleaseActionFlags;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** HelmRelease spec fields flotilla does not model, passed through as written (chart.metadata and chart.spec fields too). */
+  readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
+  /** Fields of the release folder's kustomization beyond the generated ones, passed through. */
+  readonly kustomization: Readonly<Record<string, unknown>>;
+}
+
+/** install / upgrade as a release sets them: the two flags always, other Flux fields passed through. */
+export type ReleaseActionFlags = HelmReleaseAction & { readonly disableHooks: boolean; readonly disableWait: boolean };
+
+function actionFlags(flags: ReleaseActionFlags): HelmReleaseAction {
   const { disableHooks, disableWait, remediation, ...others } = flags;
-  return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...(remediation as object) } } : {}) };
+  return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...remediation } } : {}) };
 }
 
 const isMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
-export function helmReleaseManifest(release: Release, options: HelmReleaseOptions): HelmReleaseManifest {
+export function helmReleaseManifest(release: FluxRelease, options: HelmReleaseOptions): HelmRelease {
   // helmReleaseSpec may add chart.metadata and chart.spec fields (valuesFiles …) next to the generated ones.
   const { chart: chartExtras, ...passThrough } = release.helmReleaseSpec;
   const extras = isMap(chartExtras) ? chartExtras : {};
@@ -59,10 +95,10 @@ export function helmReleaseManifest(release: Release, options: HelmReleaseOption
     name: options.repository,
     ...(options.repositoryNamespace !== undefined && options.repositoryNamespace !== release.namespace ? { namespace: options.repositoryNamespace } : {}),
   };
-  const spec: Record<string, unknown> = {
+  const spec: { -readonly [K in keyof HelmReleaseSpec]: HelmReleaseSpec[K] } = {
     releaseName: release.releaseName,
     chart: {
-      ...(extras.metadata !== undefined ? { metadata: extras.metadata } : {}),
+      ...(isMap(extras.metadata) ? { metadata: extras.metadata } : {}),
       spec: { chart: release.chart, version: options.chartVersion, sourceRef, ...(isMap(extras.spec) ? extras.spec : {}) },
     },
     interval: release.interval,
@@ -75,7 +111,7 @@ export function helmReleaseManifest(release: Release, options: HelmReleaseOption
   // Each entry names its dependency's own namespace (Flux would assume the depending release's).
   if (release.dependencies.length > 0) spec.dependsOn = release.dependencies.map(({ name, namespace }) => ({ name, namespace }));
   // Flux merges valuesFrom in order, later wins: static first, then system.
-  spec.valuesFrom = [staticOverridesName(release), systemOverridesName(release)].map((name) => ({ kind: 'Secret', name, valuesKey: `${name}.yaml` }));
+  spec.valuesFrom = overridesValuesFrom(release.name);
   const annotations = Object.keys(release.annotations).length > 0 ? { annotations: { ...release.annotations } } : {};
   return {
     apiVersion: HELM_RELEASE_API,
@@ -100,7 +136,7 @@ export const toYaml = dumpYaml;
 
 export interface FluxTreeInput {
   /** Every release of the app, in apply order (disabled ones are removed at apply time by the kustomize operator). */
-  readonly releases: readonly Release[];
+  readonly releases: readonly FluxRelease[];
   readonly chartVersions: ReadonlyMap<string, string>;
   readonly repository: HelmRepositorySpec;
   /** Static overrides file text per release name, as written by the author. */
@@ -127,32 +163,35 @@ export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
   const kustomization = (fields: Record<string, unknown>, extras: Readonly<Record<string, unknown>> | undefined) =>
     toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', ...fields, ...extras });
   files.set(
-    'kustomization.yaml',
-    kustomization({ ...(oneNamespace ? { namespace: input.namespace } : {}), resources: ['base', ...input.releases.map((r) => r.name)] }, input.kustomization),
+    FLUX_TREE.kustomization,
+    kustomization({ ...(oneNamespace ? { namespace: input.namespace } : {}), resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] }, input.kustomization),
   );
-  files.set('base/kustomization.yaml', kustomization({ ...(oneNamespace ? {} : { namespace: input.namespace }), resources: ['helmrepository.yaml'] }, input.baseKustomization));
-  files.set('base/helmrepository.yaml', toYaml(helmRepositoryManifest(input.repository)));
+  files.set(
+    fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization),
+    kustomization({ ...(oneNamespace ? {} : { namespace: input.namespace }), resources: [FLUX_TREE.helmRepository] }, input.baseKustomization),
+  );
+  files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository), toYaml(helmRepositoryManifest(input.repository)));
   for (const release of input.releases) {
     const version = input.chartVersions.get(release.chart);
     if (version === undefined) throw new Error(`no packaged version for chart ${release.chart}`);
     files.set(
-      `${release.name}/helmrelease.yaml`,
+      fluxTreePath(release.name, FLUX_TREE.helmRelease),
       toYaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name, repositoryNamespace: input.namespace })),
     );
     files.set(
-      `${release.name}/kustomization.yaml`,
+      fluxTreePath(release.name, FLUX_TREE.kustomization),
       kustomization(
         {
           namespace: release.namespace,
-          resources: ['helmrelease.yaml'],
-          secretGenerator: [staticOverridesName(release), systemOverridesName(release)].map((name) => ({ name, files: [`${name}.yaml`] })),
+          resources: [FLUX_TREE.helmRelease],
+          secretGenerator: OVERRIDES_KINDS.map((kind) => ({ name: overridesSecretName(release.name, kind), files: [overridesValuesKey(release.name, kind)] })),
           generatorOptions: { disableNameSuffixHash: true },
         },
         release.kustomization,
       ),
     );
-    files.set(`${release.name}/${staticOverridesName(release)}.yaml`, input.staticOverrides.get(release.name) ?? '');
-    files.set(`${release.name}/${systemOverridesName(release)}.yaml`, '');
+    files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'static')), input.staticOverrides.get(release.name) ?? '');
+    files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'system')), '');
   }
   return files;
 }

@@ -15,13 +15,14 @@
  * Pure data: the app model checks the release table with it (src/app), verify
  * checks every shipped object with it (src/verify).
  */
+import { HELM_RELEASE_API } from './helmrelease.js';
+import { SOURCE_API } from './manifests.js';
+
 type Schema = Record<string, unknown>;
 
 /** The Flux controllers this schema is written for (StarlingX's platform Flux). */
 export const FLUX_API_VERSIONS = { helmController: 'v1.5.3', sourceController: 'v1.8.1' } as const;
 
-export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
-export const SOURCE_API = 'source.toolkit.fluxcd.io/v1';
 
 const durationPattern = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
 const duration: Schema = { type: 'string', pattern: durationPattern, expected: 'a Flux duration such as 30m, 1h or 90s' };

@@ -11,11 +11,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { App, Release } from '../app/index.js';
+import type { Release } from '../app/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { dumpYaml } from '../document/index.js';
-import { loadAppPlugins } from '../plugins/index.js';
-import { computeReleaseValues } from '../values/index.js';
+import type { Session } from '../session/index.js';
 
 /** The script the export writes next to the values files. */
 export const OVERRIDES_SCRIPT = 'helm-override-update.sh';
@@ -23,8 +22,6 @@ export const OVERRIDES_SCRIPT = 'helm-override-update.sh';
 export interface OverridesExportOptions {
   /** Folder to write into; must be empty or absent. */
   readonly dir: string;
-  /** Offline store of generated passwords (default: the app's state folder, see docs/plugins.md). */
-  readonly stateDir?: string;
 }
 
 export interface ExportedOverrides {
@@ -49,21 +46,22 @@ const shellQuote = (text: string): string => (/^[A-Za-z0-9_./:@=-]+$/.test(text)
 
 /**
  * Writes the system overrides (layers 2–7) of every release the spec
- * enables, in apply order, with the passwords of the offline store in clear
- * (the files are 0600: they are meant for the platform, not for git).
+ * enables, in apply order, with the passwords of the session's offline store
+ * in clear (the files are 0600: they are meant for the platform, not for
+ * git). The session must have no user overrides provider: the platform keeps
+ * the operator's own overrides, and the script merges these into them.
  */
-export async function exportSystemOverrides(app: App, options: OverridesExportOptions): Promise<OverridesExport> {
+export async function exportSystemOverrides(session: Session, options: OverridesExportOptions): Promise<OverridesExport> {
+  const app = session.app;
   const dir = resolve(options.dir);
   if (existsSync(dir) && readdirSync(dir).length > 0) {
     throw new OverridesExportError(`${options.dir} is not empty: give a new or empty folder for the exported overrides`);
   }
-  const plugins = await loadAppPlugins(app, { mode: 'offline', ...(options.stateDir ? { stateDir: options.stateDir } : {}) });
   const order = new Map(app.graph.waves.flat().map((r, i) => [r.name, i]));
   const releases = [...app.enabled].sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
   const written: { release: Release; file: string; text: string; keys: string[] }[] = [];
   for (const release of releases) {
-    // No user layer: the platform keeps the operator's own overrides, and the script merges these into them.
-    const values = await computeReleaseValues(app, release, { plugin: plugins.overridesProvider() });
+    const values = await session.releaseValues(release);
     const overrides = (values.systemOverrides ?? {}) as Record<string, unknown>;
     const header = [
       `# System overrides of ${release.name} (chart ${release.chart}, namespace ${release.namespace}) computed by flotilla:`,

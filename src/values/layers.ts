@@ -1,5 +1,5 @@
 /**
- * The values layers of one release, lowest first (DESIGN.md "Values layering"):
+ * The values layers of one release, lowest first (docs/architecture.md, "Values layering"):
  *   0 chart values.yaml          5 plugin system overrides (extension point)
  *   1 static overrides           6 common.charts.values, then common.groups.<group>.values
  *   2 rendered template          7 services.<service>.<chart>.values
@@ -7,11 +7,8 @@
  *   4 policy set
  * Layer 1 ships as `<chart>-static-overrides`; 2–8 merge into `<chart>-system-overrides`.
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { fromPlain, getNode, mapNode, readYamlFile, relabel, type ValueNode } from '../document/index.js';
+import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode } from '../document/index.js';
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
 
@@ -47,8 +44,10 @@ export interface ReleaseInfo {
 
 /** What the values engine needs to know about the app (an `App` from src/app fits). */
 export interface ValuesSource {
-  path(relativePath: string): string;
-  display(absolutePath: string): string;
+  /** The text of an app file (path relative to the app root), or undefined when there is none. */
+  readText(relativePath: string): string | undefined;
+  /** A file of the chart a release uses, with its name for messages, or undefined. */
+  chartFile(release: ReleaseInfo, file: string): { readonly text: string; readonly file: string } | undefined;
   readonly metadata: { readonly appName: string; readonly appVersion: string };
   readonly spec: { readonly main: { readonly customImages?: Readonly<Record<string, string>> }; readonly features: Readonly<Record<string, unknown>> };
   /** The policy set whose policies/<set>/<chart>.yaml is layer 4, if any. */
@@ -73,10 +72,9 @@ export interface LayerProviders {
   readonly user?: LayerProvider;
 }
 
-async function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): Promise<ValueNode | undefined> {
-  const abs = source.path(relativePath);
-  if (!existsSync(abs)) return undefined;
-  return (await readYamlFile(abs, source.display(abs), { layer: label, allowListEdits })).root;
+function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): ValueNode | undefined {
+  const text = source.readText(relativePath);
+  return text === undefined ? undefined : parseYaml(text, relativePath, { layer: label, allowListEdits }).root;
 }
 
 /** Sets `value` at a dotted path, building the maps on the way. */
@@ -124,16 +122,17 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const layers: Layer[] = [];
   const add = (kind: LayerKind, label: string, root: ValueNode | undefined, file?: string) => layers.push({ kind, label, root, file });
 
-  const chartValues = join(release.chartPath, 'values.yaml');
-  add('chart', `chart ${release.chart}`, await readLayerFile(source, chartValues, `chart ${release.chart}`, false), chartValues);
+  const chartValues = source.chartFile(release, 'values.yaml');
+  const chartLabel = `chart ${release.chart}`;
+  add('chart', chartLabel, chartValues && parseYaml(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
 
   const staticFile = release.staticOverrides ?? `overrides/static/${release.chart}.yaml`;
-  add('static', 'static', await readLayerFile(source, staticFile, 'static', false), staticFile);
+  add('static', 'static', readLayerFile(source, staticFile, 'static', false), staticFile);
 
   const templateFile = `overrides/templates/${release.chart}.yaml.hbs`;
-  if (existsSync(source.path(templateFile))) {
-    const text = await readFile(source.path(templateFile), 'utf8');
-    add('template', 'template', renderValuesTemplate(text, templateFile, templateContext(source, release), 'template'), templateFile);
+  const template = source.readText(templateFile);
+  if (template !== undefined) {
+    add('template', 'template', renderValuesTemplate(template, templateFile, templateContext(source, release), 'template'), templateFile);
   } else add('template', 'template', undefined);
 
   const ofSource = (kind: 'release' | 'custom') => [...source.images].filter(([, image]) => image.source === kind);
@@ -142,7 +141,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
 
   if (source.policySet) {
     const file = `policies/${source.policySet}/${release.chart}.yaml`;
-    add('policy', `policy ${source.policySet}`, await readLayerFile(source, file, `policy ${source.policySet}`, true), file);
+    add('policy', `policy ${source.policySet}`, readLayerFile(source, file, `policy ${source.policySet}`, true), file);
   } else add('policy', 'policy', undefined);
 
   add('plugin', `plugin ${release.chart}`, providers.plugin ? await providers.plugin(release) : undefined);
