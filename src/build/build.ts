@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
@@ -124,8 +124,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
-  const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file });
   return {
     app,
     file,

@@ -5,12 +5,12 @@
  * accept both that form and the plain one.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
-import { extractTarGzSafely } from '../../src/bundle/index.js';
+import { extractTarGzSafely, readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
 import { importStarlingxApp } from '../../src/import/index.js';
 import { inspectBundle, verifyBundle } from '../../src/verify/index.js';
 import { stxFixture, targetDir } from '../import/stx-fixture.js';
@@ -28,6 +28,38 @@ async function tarDot(dir: string, file: string): Promise<string> {
   await run('tar', ['czf', file, '.'], { cwd: dir });
   return file;
 }
+
+describe('flotilla build writes entries as StarlingX does', () => {
+  let built: string;
+  beforeAll(async () => {
+    built = (await buildApp(writeApp(), { outDir: tempDir(), cacheDir: false })).file;
+  });
+
+  it('./-prefixed, the ./ folder first, each folder before its files', async () => {
+    const names = await members(built);
+    expect(names[0]).toBe('./');
+    expect(names.every((n) => n.startsWith('./'))).toBe(true);
+    expect(names).toContain('./metadata.yaml');
+    expect(names.indexOf('./charts/')).toBeLessThan(names.indexOf('./charts/db-0.1.0.tgz'));
+    expect(names.indexOf('./fluxcd-manifests/web/')).toBeLessThan(names.indexOf('./fluxcd-manifests/web/helmrelease.yaml'));
+  });
+
+  it('is registered as sysinv reads it: Python tarfile.getmember("./metadata.yaml")', async () => {
+    const script = 'import sys, tarfile\nwith tarfile.open(sys.argv[1]) as t:\n    m = t.getmember("./metadata.yaml")\n    print(m.name, m.isfile(), t.extractfile(m).read().decode().splitlines()[0])';
+    const { stdout } = await run('python3', ['-c', script, built]);
+    expect(stdout.trim()).toBe('./metadata.yaml True app_name: demo');
+  });
+
+  it('verify, inspect and the safe reader take it and the plain form alike', async () => {
+    const files = await readTarGzSafely(built);
+    expect(files.has('metadata.yaml')).toBe(true);
+    const plain = join(tempDir(), 'demo-1.0-1.tgz');
+    writeFileSync(plain, writeTarGz([...files].map(([path, data]) => ({ path, data }))));
+    expect((await members(plain)).some((n) => n.startsWith('./'))).toBe(false);
+    for (const file of [built, plain]) expect((await verifyBundle(file)).problems, file).toEqual([]);
+    expect(await inspectBundle(plain)).toEqual(await inspectBundle(built));
+  });
+});
 
 describe('bundles packed with tar czf app.tgz . (./-prefixed entries)', () => {
   let built: string;
