@@ -2,9 +2,6 @@
  * Policies of an app source tree: each chart's `conf.policy` layers, the
  * selected policy set, and the app-wide lint.
  */
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { loadApp, type App, type Release } from '../app/index.js';
 import { parseChartYaml } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
@@ -47,7 +44,7 @@ export async function appPolicyLayers(app: App, release: Release, options: { set
   const valuesLayers = await buildLayers(source, release, options.providers);
   const path =
     set?.policyPaths.get(release.chart) ??
-    (await chartDeclaredPolicyPath(app, release)) ??
+    chartDeclaredPolicyPath(app, release) ??
     policyPathCandidates(release.chart).find((candidate) => valuesLayers.some((layer) => getNode(layer.root, [...candidate]) !== undefined)) ??
     POLICY_VALUES_PATH;
   const layers: PolicyLayer[] = [];
@@ -66,10 +63,9 @@ export async function appPolicyLayers(app: App, release: Release, options: { set
 /** The Chart.yaml annotation by which a chart says where its values keep its rule maps (a dotted path). */
 export const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
 
-async function chartDeclaredPolicyPath(app: App, release: Release): Promise<readonly string[] | undefined> {
-  const file = join(app.path(release.chartPath), 'Chart.yaml');
-  if (!existsSync(file)) return undefined;
-  const declared = parseChartYaml(await readFile(file, 'utf8'), app.display(file)).annotations?.[POLICY_PATH_ANNOTATION];
+function chartDeclaredPolicyPath(app: App, release: Release): readonly string[] | undefined {
+  const chartYaml = app.chartFile(release, 'Chart.yaml');
+  const declared = chartYaml && parseChartYaml(chartYaml.text, chartYaml.file).annotations?.[POLICY_PATH_ANNOTATION];
   return declared === undefined ? undefined : parsePolicyPath(declared);
 }
 
