@@ -156,6 +156,20 @@ function regexProblems(root: ValueNode | undefined): Diagnostic[] {
   return out;
 }
 
+/**
+ * The chart repositories a StarlingX platform serves: sysinv refuses a
+ * HelmRepository URL whose last path segment is another, and uploads an app's
+ * charts to metadata `helm_repo`, `starlingx` when unset.
+ */
+export const STARLINGX_HELM_REPOS: readonly string[] = ['starlingx', 'stx-platform'];
+export const DEFAULT_HELM_REPO = 'starlingx';
+
+/** The repository a HelmRepository URL names for sysinv (its last path segment), and whether StarlingX serves it. */
+export function starlingxRepositoryOfUrl(url: string): { readonly segment: string; readonly supported: boolean } {
+  const segment = url.replace(/\/+$/, '').split('/').pop() ?? '';
+  return { segment, supported: STARLINGX_HELM_REPOS.includes(segment) };
+}
+
 export interface AppMetadata {
   readonly appName: string;
   readonly appVersion: string;

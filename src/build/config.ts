@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { DiagnosticsError, FlotillaError } from '../diagnostics/index.js';
-import { checkSchema, GENERATED_KUSTOMIZATION_FIELDS, type AppMetadata, type JsonSchema } from '../app/index.js';
+import { checkSchema, DEFAULT_HELM_REPO, GENERATED_KUSTOMIZATION_FIELDS, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type AppMetadata, type JsonSchema } from '../app/index.js';
 import { parseYaml, toPlain } from '../document/index.js';
 import { helmRepositorySpecSchema, type HelmRepositorySpec } from '../flux/index.js';
 import { DNS1123_LABEL_PATTERN, FLUX_DURATION_PATTERN } from '../names/index.js';
@@ -25,31 +25,23 @@ export interface BuildConfig {
   readonly baseKustomization: Readonly<Record<string, unknown>>;
 }
 
-/**
- * The chart repositories a StarlingX platform serves: sysinv refuses a
- * HelmRepository URL whose last path segment is another, and uploads an app's
- * charts to metadata `helm_repo`, `starlingx` when unset.
- */
-export const STARLINGX_HELM_REPOS = ['starlingx', 'stx-platform'] as const;
-export const DEFAULT_HELM_REPO = 'starlingx';
-
 export class UnsupportedHelmRepoError extends FlotillaError {}
 
 /** The HelmRepository every release points at: build.yaml, else metadata helm_repo, else `starlingx`; refused unless StarlingX serves it. */
 export function resolveHelmRepository(config: BuildConfig, metadata: AppMetadata, namespace: string): HelmRepositorySpec {
   const supported = STARLINGX_HELM_REPOS.join(', ');
   const repo = metadata.helmRepo ?? DEFAULT_HELM_REPO;
-  if (!(STARLINGX_HELM_REPOS as readonly string[]).includes(repo)) {
+  if (!STARLINGX_HELM_REPOS.includes(repo)) {
     throw new UnsupportedHelmRepoError(
       `metadata helm_repo "${repo}" is not a chart repository StarlingX serves (${supported}): sysinv uploads the charts to helm_repo and would refuse the bundle`,
     );
   }
   const name = config.helmRepository.name ?? repo;
   const url = config.helmRepository.url ?? `http://controller:8080/helm_charts/${repo}`;
-  const lastSegment = url.replace(/\/+$/, '').split('/').pop() ?? '';
-  if (!(STARLINGX_HELM_REPOS as readonly string[]).includes(lastSegment)) {
+  const named = starlingxRepositoryOfUrl(url);
+  if (!named.supported) {
     throw new UnsupportedHelmRepoError(
-      `${BUILD_CONFIG_FILE} helmRepository.url ${url} ends in "${lastSegment}": sysinv accepts only a repository URL ending in one of ${supported}`,
+      `${BUILD_CONFIG_FILE} helmRepository.url ${url} ends in "${named.segment}": sysinv accepts only a repository URL ending in one of ${supported}`,
     );
   }
   return {

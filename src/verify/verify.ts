@@ -7,7 +7,7 @@
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { checkSchema, readMetadata, type JsonSchema } from '../app/index.js';
+import { checkSchema, readMetadata, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type JsonSchema } from '../app/index.js';
 import {
   bundleFileName,
   bundleFolder,
@@ -190,6 +190,7 @@ interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
+  spec?: { url?: unknown };
 }
 
 /** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
@@ -205,6 +206,12 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const repos = ofKind('HelmRepository');
   if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
+  for (const repo of repos) {
+    const named = typeof repo.spec?.url === 'string' ? starlingxRepositoryOfUrl(repo.spec.url) : undefined;
+    if (named && !named.supported) {
+      problems.push(`HelmRepository ${repo.metadata?.name}: url ${String(repo.spec?.url)} ends in "${named.segment}"; StarlingX's upload accepts only ${STARLINGX_HELM_REPOS.join(', ')}`);
+    }
+  }
   const helmReleases = objects.map(readHelmRelease).filter((hr): hr is HelmRelease => hr !== undefined);
   for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
   const expectedNames = releases.map((r) => r.name).sort();

@@ -1,8 +1,11 @@
 /** The chart repository StarlingX supports: metadata helm_repo, default `starlingx`, refused when sysinv would refuse it. */
 import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
 import { buildApp, UnsupportedHelmRepoError } from '../../src/build/index.js';
+import { verifyBundle } from '../../src/verify/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const METADATA = `app_name: demo\napp_version: 1.0-1\nsupported_k8s_version:\n  minimum: v1.29.0\n`;
@@ -39,5 +42,20 @@ describe('the HelmRepository of a build', () => {
     const error = await buildApp(app, { outDir: tempDir() }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsupportedHelmRepoError);
     expect((error as Error).message).toContain('fluxcd/build.yaml helmRepository.url http://charts.example.org/demo ends in "demo": sysinv accepts only a repository URL ending in one of starlingx, stx-platform');
+  });
+
+  it('verify refuses a bundle whose HelmRepository URL names a repository StarlingX does not serve', async () => {
+    const files = await readTarGzSafely((await buildApp(writeApp(), { outDir: tempDir(), cacheDir: false })).file);
+    const repo = 'fluxcd-manifests/base/helmrepository.yaml';
+    files.set(repo, Buffer.from(files.get(repo)!.toString().replace('helm_charts/starlingx', 'helm_charts/demo')));
+    files.delete('checksum.md5');
+    files.delete('checksum.sha256');
+    const entries = [...files].map(([path, data]) => ({ path, data }));
+    entries.push({ path: 'checksum.md5', data: Buffer.from(md5sumFile(entries)) }, { path: 'checksum.sha256', data: Buffer.from(sha256sumFile(entries)) });
+    const file = join(tempDir(), 'demo-1.0-1.tgz');
+    writeFileSync(file, writeTarGz(entries));
+    expect((await verifyBundle(file)).problems).toEqual([
+      'HelmRepository starlingx: url http://controller:8080/helm_charts/demo ends in "demo"; StarlingX\'s upload accepts only starlingx, stx-platform',
+    ]);
   });
 });
