@@ -98,8 +98,10 @@ const releaseFields = {
   helmReleaseSpec: { $ref: '#/$defs/helmReleaseSpec' },
   kustomization: {
     type: 'object',
-    propertyNames: { not: { enum: [...GENERATED_KUSTOMIZATION_FIELDS] } },
-    expected: `a map of kustomization fields flotilla does not generate (not ${GENERATED_KUSTOMIZATION_FIELDS.join(', ')})`,
+    // resources: files of fluxcd/manifests/<release>/ listed after the HelmRelease.
+    properties: { resources: { type: 'array', items: { type: 'string', minLength: 1, not: { const: 'helmrelease.yaml' } } } },
+    propertyNames: { not: { enum: GENERATED_KUSTOMIZATION_FIELDS.filter((f) => f !== 'resources') } },
+    expected: `a map of kustomization fields flotilla does not generate (not ${GENERATED_KUSTOMIZATION_FIELDS.filter((f) => f !== 'resources').join(', ')})`,
   },
   staticOverrides: { type: 'string', pattern: '^[^/].*\\.ya?ml$', expected: 'a YAML file path relative to the app root' },
 };

@@ -105,18 +105,25 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
+  const manifests: Map<string, Buffer | string> = fluxManifestTree({
+    releases: orderForApply(app),
+    chartVersions,
+    repository,
+    staticOverrides,
+    namespace: repository.namespace,
+    kustomization: config.kustomization,
+    baseKustomization: config.baseKustomization,
+  });
+  // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
+  for (const rel of await filesBelow(app, APP_FILES.manifests)) {
+    const inTree = rel.slice(APP_FILES.manifests.length + 1);
+    if (manifests.has(inTree)) throw new FlotillaError(`${rel} would replace the generated fluxcd-manifests/${inTree}; flotilla writes that file itself`);
+    manifests.set(inTree, readShipped(rel));
+  }
   const entries = bundleEntries({
     metadata: readShipped(APP_FILES.metadata),
     charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes })),
-    manifests: fluxManifestTree({
-      releases: orderForApply(app),
-      chartVersions,
-      repository,
-      staticOverrides,
-      namespace: repository.namespace,
-      kustomization: config.kustomization,
-      baseKustomization: config.baseKustomization,
-    }),
+    manifests,
     plugins,
     app: payload,
   });
@@ -157,6 +164,13 @@ function orderForApply(app: App): Release[] {
 
 async function payloadFiles(app: App): Promise<string[]> {
   const out: string[] = [];
+  for (const rel of APP_PAYLOAD) out.push(...(await filesBelow(app, rel)));
+  return out;
+}
+
+/** The files below a folder of the app (or the file itself), sorted, hidden ones left out. */
+async function filesBelow(app: App, top: string): Promise<string[]> {
+  const out: string[] = [];
   const walk = async (rel: string): Promise<void> => {
     const abs = app.path(rel);
     if (!existsSync(abs)) return;
@@ -172,7 +186,7 @@ async function payloadFiles(app: App): Promise<string[]> {
       else if (entry.isFile()) out.push(child);
     }
   };
-  for (const rel of APP_PAYLOAD) await walk(rel);
+  await walk(top);
   return out;
 }
 

@@ -178,16 +178,18 @@ export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
       fluxTreePath(release.name, FLUX_TREE.helmRelease),
       toYaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name, repositoryNamespace: input.namespace })),
     );
+    // Extra resources (files the app ships in fluxcd/manifests/<release>/) follow the HelmRelease.
+    const { resources: extraResources, ...extras } = release.kustomization;
     files.set(
       fluxTreePath(release.name, FLUX_TREE.kustomization),
       kustomization(
         {
           namespace: release.namespace,
-          resources: [FLUX_TREE.helmRelease],
+          resources: [FLUX_TREE.helmRelease, ...(Array.isArray(extraResources) ? (extraResources as string[]) : [])],
           secretGenerator: OVERRIDES_KINDS.map((kind) => ({ name: overridesSecretName(release.name, kind), files: [overridesValuesKey(release.name, kind)] })),
           generatorOptions: { disableNameSuffixHash: true },
         },
-        release.kustomization,
+        extras,
       ),
     );
     files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'static')), input.staticOverrides.get(release.name) ?? '');

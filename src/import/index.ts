@@ -303,6 +303,7 @@ function appTree(input: AppTreeInput): Map<string, Buffer | string> {
   files.set(`${APP_FILES.versions}/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
   files.set(APP_FILES.imageTargets, imagesYaml(images.harvested, images.skipped));
   for (const r of [...input.statics.byChart.values(), ...input.statics.byRelease.values()]) files.set(input.statics.fileOf(r), r.source.staticOverrides.data);
+  for (const [path, data] of manifests.extraFiles) files.set(`${APP_FILES.manifests}/${path}`, data);
   for (const [path, data] of input.chartFiles) files.set(path, data);
   return files;
 }

@@ -9,6 +9,7 @@
  * Everything flotilla's generator would not write back the same way is an
  * error at its file and line; harmless differences are warnings.
  */
+import { basename } from 'node:path';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
 import { MANIFESTS_DIR } from '../bundle/index.js';
@@ -148,7 +149,16 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
     );
     return { ...r, namespace };
   });
-  return { dir, namespace, repository, kustomization, baseKustomization: base.kustomization, releases: placed, listed: folders.map((f) => f.name), originals };
+  // Files the generator does not write (extra resources, patch files …), shipped as they are.
+  const extraFiles = new Map<string, Buffer>();
+  otherFiles(source, dir, '', [FLUX_TREE.kustomization], extraFiles);
+  const baseResources = (originals.get(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization))?.resources ?? []) as unknown[];
+  otherFiles(source, dir, FLUX_TREE.base, [FLUX_TREE.kustomization, ...baseResources.map((r) => folderName(String(r)) ?? '')], extraFiles);
+  for (const r of placed) {
+    const generated = [FLUX_TREE.kustomization, basename(r.helmRelease.file), overridesValuesKey(r.folder, 'static'), overridesValuesKey(r.folder, 'system')];
+    otherFiles(source, dir, r.folder, generated, extraFiles);
+  }
+  return { dir, namespace, repository, kustomization, baseKustomization: base.kustomization, releases: placed, listed: folders.map((f) => f.name), originals, extraFiles };
 }
 
 function readBase(
@@ -258,7 +268,8 @@ function readReleaseFolder(source: FileSource, dir: string, folder: string, list
   const namespace = asString(nsNode);
   if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
-  const helmReleaseFile = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  const { helmReleaseFile, extraResources } = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  if (extraResources.length > 0) kustomization.resources = extraResources;
   const generated = checkSecretGenerator(folder, map, kust.file, problems);
   checkGeneratorOptions(map, kust.file, problems);
   const helmRelease = helmReleaseFile ? readFolderHelmRelease(source, helmReleaseFile, problems) : undefined;
@@ -275,28 +286,57 @@ function readReleaseFolder(source: FileSource, dir: string, folder: string, list
   };
 }
 
-/** resources: the HelmRelease file and nothing else. */
-function findHelmReleaseFile(source: FileSource, base: string, folder: string, map: MapNode, kustFile: string, problems: Problems): string | undefined {
+/**
+ * resources: the HelmRelease file (helmrelease.yaml, else the first), then
+ * other files of the folder, carried as extra resources (the file ships in
+ * fluxcd/manifests/<release>/). A folder or a remote resource cannot be carried.
+ */
+function findHelmReleaseFile(
+  source: FileSource,
+  base: string,
+  folder: string,
+  map: MapNode,
+  kustFile: string,
+  problems: Problems,
+): { helmReleaseFile?: string; extraResources: string[] } {
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
   let helmReleaseFile: string | undefined;
+  const extraResources: string[] = [];
   if (resources && resources.length > 0) {
-    const [first, ...rest] = resources;
-    for (const extra of rest) {
-      problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`, extra.at);
+    const first = resources.find((r) => folderName(r.value) === FLUX_TREE.helmRelease) ?? resources[0]!;
+    for (const extra of resources.filter((r) => r !== first)) {
+      const name = folderName(extra.value);
+      if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
+        problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`, extra.at);
+      } else extraResources.push(extra.value);
     }
-    const name = folderName(first!.value);
+    const name = folderName(first.value);
     if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
-      problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
+      problems.error(`resource ${JSON.stringify(first.value)} is not a file of ${folder}/`, first.at);
     } else {
       helmReleaseFile = `${base}/${name}`;
-      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first!.at);
+      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first.at);
     }
   } else if (!resources) {
     problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kustFile));
   } else {
     problems.error('resources is empty: expected helmrelease.yaml', locationOf(map.entries.get('resources')!));
   }
-  return helmReleaseFile;
+  return { ...(helmReleaseFile ? { helmReleaseFile } : {}), extraResources };
+}
+
+/**
+ * The files of a folder of the tree the generator does not write (extra
+ * resources, patch files a kustomization names …), by their path inside
+ * fluxcd-manifests/: the app ships them as they are (fluxcd/manifests/).
+ */
+function otherFiles(source: FileSource, dir: string, folder: string, generated: readonly string[], extraFiles: Map<string, Buffer>): void {
+  const at = folder === '' ? dir : `${dir}/${folder}`;
+  for (const entry of source.list(at)) {
+    if (entry.kind !== 'file' || generated.includes(entry.name)) continue;
+    const data = source.read(`${at}/${entry.name}`);
+    if (data !== undefined) extraFiles.set(folder === '' ? entry.name : `${folder}/${entry.name}`, data);
+  }
 }
 
 /** secretGenerator: exactly the two overrides Secrets, named after the release. Returns the entries found, by Secret name. */

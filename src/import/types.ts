@@ -75,6 +75,8 @@ export interface StxManifests {
   readonly listed: readonly string[];
   /** The kustomizations and the HelmRepository as read, by the path flotilla generates them at (kustomization.yaml, base/…, <release>/kustomization.yaml). */
   readonly originals: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** Files of the tree the generator does not write (extra resources, patch files), by path inside it: shipped from fluxcd/manifests/. */
+  readonly extraFiles: ReadonlyMap<string, Buffer>;
 }
 
 /** A release mapped to the flotilla release table, every field resolved (no defaults left to apply). */

@@ -12,7 +12,7 @@ import { loadApp, type App } from '../app/index.js';
 import { loadChart } from '../charts/index.js';
 import { DiagnosticsError, FlotillaError, formatPath, type Diagnostic, type DocPath } from '../diagnostics/index.js';
 import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../document/index.js';
-import { fluxManifestTree, helmReleaseManifest, KUSTOMIZE_API } from '../flux/index.js';
+import { FLUX_TREE, fluxManifestTree, helmReleaseManifest, KUSTOMIZE_API } from '../flux/index.js';
 import { chartFingerprint } from './charts.js';
 import { ImportVerificationError } from './errors.js';
 import type { ImportedChart, ImportedRelease, StxManifests } from './types.js';
@@ -164,7 +164,9 @@ function kustomizationDifferences(app: App, releases: readonly ImportedRelease[]
       delete want.status;
     } else if (namespaceOf.has(folder)) {
       want.namespace = namespaceOf.get(folder);
-      want.resources = ['helmrelease.yaml'];
+      // The HelmRelease first, written as helmrelease.yaml; extra resources after it, as written.
+      const extra = releases.find((r) => r.name === folder)?.kustomization.resources;
+      want.resources = [FLUX_TREE.helmRelease, ...(Array.isArray(extra) ? extra : [])];
     }
     const generatedRoot = parseYaml(generatedText, path, { layer: 'generated' }).root;
     const diff = firstDifference(generatedRoot ? toPlain(generatedRoot) : null, asWritten(want));

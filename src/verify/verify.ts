@@ -30,7 +30,7 @@ import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { bundledCharts, bundledReleases, manifestPath } from './bundle.js';
 import { bundleImages } from './images.js';
@@ -146,7 +146,11 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
       }
     });
     problems.push(...lint.filter((p): p is string => p !== undefined));
-    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) problems.push(...(await checkKustomization(join(work, MANIFESTS_DIR), releases)));
+    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) {
+      const built = await checkKustomization(join(work, MANIFESTS_DIR), releases);
+      problems.push(...built.problems);
+      warnings.push(...built.notes);
+    }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -193,13 +197,17 @@ interface KubeObject {
   spec?: { url?: unknown };
 }
 
-/** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
-async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
+/**
+ * The kustomization must build, and yield the HelmRepository, one HelmRelease
+ * per folder and two Secrets each; other objects (extra resources an app
+ * ships) are noted.
+ */
+async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<{ problems: string[]; notes: string[] }> {
   let objects: KubeObject[];
   try {
     objects = parseYamlStream((await kubectl(['kustomize', dir])).stdout, 'kubectl kustomize output') as KubeObject[];
   } catch (error) {
-    if (error instanceof ToolError) return [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`];
+    if (error instanceof ToolError) return { problems: [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`], notes: [] };
     throw error;
   }
   const problems: string[] = [];
@@ -225,9 +233,12 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
     if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
     for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata.name}: valuesFrom Secret ${name} is not generated`);
   }
-  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease', 'Secret'].includes(String(o.kind)));
-  for (const o of others) problems.push(`${MANIFESTS_DIR} yields an unexpected ${o.kind} ${o.metadata?.name}`);
-  if (ofKind('Secret').length !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${ofKind('Secret').length} Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
-  return problems;
+  const overridesSecrets = new Set(helmReleases.flatMap((hr) => overridesValuesFrom(hr.metadata.name).map((v) => v.name)));
+  const isOverrides = (o: KubeObject) => o.kind === 'Secret' && overridesSecrets.has(String(o.metadata?.name));
+  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease'].includes(String(o.kind)) && !isOverrides(o));
+  const notes = others.map((o) => `${MANIFESTS_DIR} also yields ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} (an extra resource of the app)`);
+  const generatedSecrets = objects.filter(isOverrides).length;
+  if (generatedSecrets !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${generatedSecrets} overrides Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
+  return { problems, notes };
 }
 

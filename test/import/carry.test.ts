@@ -6,13 +6,14 @@
  * imported, and `flotilla build` ships HelmReleases and kustomizations equal
  * to the originals field for field.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadApp, type App } from '../../src/app/index.js';
 import { buildApp } from '../../src/build/index.js';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
+import { verifyBundle } from '../../src/verify/index.js';
 import { formatDiagnostic } from '../../src/diagnostics/index.js';
 import { parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
 import { importStarlingxApp, VERSION_PLACEHOLDER, type ImportReport } from '../../src/import/index.js';
@@ -58,6 +59,11 @@ function enrich(f: StxFixture): void {
     /$/,
     'patches:\n  - target:\n      kind: HelmRelease\n      name: mariadb\n    patch: |-\n      - op: replace\n        path: /spec/suspend\n        value: false\n',
   );
+  // An extra resource in a release folder, and a patch read from a file of the folder.
+  edit(f.dir, `${M}/ingress/kustomization.yaml`, '  - helmrelease.yaml\n', '  - helmrelease.yaml\n  - ingress-class.yaml\n');
+  write(f.dir, `${M}/ingress/ingress-class.yaml`, '# The cluster\'s ingress class, shipped with the app.\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: nginx-openstack\nspec:\n  controller: k8s.io/ingress-nginx\n');
+  edit(f.dir, `${M}/mariadb/kustomization.yaml`, 'patches:\n', 'patches:\n  - path: timeout-patch.yaml\n');
+  write(f.dir, `${M}/mariadb/timeout-patch.yaml`, 'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: mariadb\nspec:\n  timeout: 50m\n');
   // HelmRelease fields flotilla does not model.
   const hr = `${M}/keystone/helmrelease.yaml`;
   edit(f.dir, hr, '  labels:\n', '  annotations:\n    meta.helm.sh/owner: keystone-team\n  labels:\n');
@@ -136,6 +142,7 @@ describe('import carries every field, and the build reproduces it', () => {
       ['glance', 'glance', 'overrides/static/glance.yaml'],
     ]);
     expect(app.graph.byName.get('keystone')!.dependsOn).toEqual(['ingress', 'mariadb']);
+    expect(app.graph.byName.get('ingress')!.kustomization).toEqual({ resources: ['ingress-class.yaml'] });
   });
 
   it('ships every original manifest field for field: HelmReleases, kustomizations, the HelmRepository, static overrides byte for byte', () => {
@@ -159,6 +166,15 @@ describe('import carries every field, and the build reproduces it', () => {
       if (file === 'base/helmrepository.yaml') want.metadata!.namespace = 'openstack';
       expect(plain(ours, file), file).toEqual(want);
     }
+  });
+
+  it('verify accepts the build, noting the extra resource', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'stx-demo-1.0-3.tgz');
+    writeFileSync(file, writeTarGz([...shipped].map(([path, data]) => ({ path, data })), { dotRoot: true }));
+    const report = await verifyBundle(file);
+    expect(report.problems).toEqual([]);
+    expect(report.warnings).toContain('fluxcd-manifests also yields IngressClass nginx-openstack (an extra resource of the app)');
   });
 
   it('builds with kubectl kustomize into the objects the original builds into', async () => {

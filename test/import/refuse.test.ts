@@ -64,13 +64,15 @@ describe('import refuses what it cannot represent, at file:line', () => {
     expect(lines).toContainEqual(expect.stringContaining('secretGenerator does not generate keystone-static-overrides'));
   });
 
-  it('a resource other than the HelmRelease in a release folder', async () => {
+  it('a release folder resource that is a folder or a remote URL (files are carried)', async () => {
     const f = await stxFixture();
-    edit(f.dir, KUST('mariadb'), '  - helmrelease.yaml\n', '  - helmrelease.yaml\n  - backup-cronjob.yaml\n');
-    write(f.dir, 'fluxcd-manifests/mariadb/backup-cronjob.yaml', 'apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: backup\n');
+    edit(f.dir, KUST('mariadb'), '  - helmrelease.yaml\n', '  - helmrelease.yaml\n  - backups\n  - https://example.org/cronjob.yaml\n');
+    write(f.dir, 'fluxcd-manifests/mariadb/backups/kustomization.yaml', 'resources: []\n');
     const { lines } = await rejected(f);
+    const at = (needle: string) => `${KUST('mariadb')}:${lineOf(f, KUST('mariadb'), needle)}:5`;
     expect(lines).toEqual([
-      `${KUST('mariadb')}:${lineOf(f, KUST('mariadb'), 'backup-cronjob')}:5: error: resource "backup-cronjob.yaml" cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`,
+      `${at('backups')}: error: resource "backups" cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`,
+      `${at('https://')}: error: resource "https://example.org/cronjob.yaml" cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`,
     ]);
   });
 
