@@ -13,6 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadApp, type App } from '../../src/app/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
+import { editOverrides, parseAssignment } from '../../src/edit/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
 import { formatDiagnostic } from '../../src/diagnostics/index.js';
 import { parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
@@ -166,6 +167,13 @@ describe('import carries every field, and the build reproduces it', () => {
       if (file === 'base/helmrepository.yaml') want.metadata!.namespace = 'openstack';
       expect(plain(ours, file), file).toEqual(want);
     }
+  });
+
+  it('overrides set edits the static overrides of a release that has its own', async () => {
+    const change = await editOverrides({ appDir: out, chart: 'keystone-public', set: [parseAssignment('endpoints.identity.port.api.public=8443')] });
+    expect(change.file).toBe('overrides/static/keystone-public.yaml');
+    expect(change.after).toContain('public: 8443');
+    expect((await editOverrides({ appDir: out, chart: 'keystone', set: [parseAssignment('conf.keystone.DEFAULT.debug=true')] })).file).toBe('overrides/static/keystone.yaml');
   });
 
   it('verify accepts the build, noting the extra resource', async () => {
