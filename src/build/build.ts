@@ -4,19 +4,21 @@
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
-import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
+import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
 import { Session } from '../session/index.js';
 
@@ -31,6 +33,8 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
+  /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
+  readonly followExternalSymlinks?: boolean;
 }
 
 export interface BuiltChart {
@@ -52,6 +56,8 @@ export interface BuildResult {
   readonly charts: readonly BuiltChart[];
   /** Charts whose version `--bump-changed` raised: name → [old, new]. */
   readonly bumped: ReadonlyMap<string, readonly [string, string]>;
+  /** Symbolic links followed out of the app (only with `followExternalSymlinks`). */
+  readonly externalLinks: readonly ExternalLink[];
 }
 
 export class ChartVersionError extends FlotillaError {
@@ -70,12 +76,28 @@ export class ChartVersionError extends FlotillaError {
 /** Source files and folders shipped in the tarball's app/ for apply time. */
 const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
+/** The app's source folders, read by the build (charts outside them are checked on their own). */
+const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
+
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
+  const rootInfo = await stat(root).catch((error: unknown) => {
+    throw asFileAccessError(error, appDir);
+  });
+  if (!rootInfo.isDirectory()) throw new FlotillaError(`${appDir}: not a folder (an app source tree is a folder)`);
+  // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
+  const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
+  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkSourceTree(join(root, folder), root, treeOptions));
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
+  for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
+    // A chart kept outside the app (a release's `path`) is its own root.
+    if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));
+  }
+  // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
+  const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
@@ -94,7 +116,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   };
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
-    const rel = `${APP_FILES.static}/${release.chart}.yaml`;
+    const rel = release.staticOverrides;
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
@@ -103,17 +125,25 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
-  const repository = {
-    name: config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName,
-    // StarlingX serves app charts from the active controller's chart server.
-    url: config.helmRepository.url ?? `http://controller:8080/helm_charts/${config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName}`,
-    interval: config.helmRepository.interval ?? '1m',
-    namespace: defaultNamespace(app.releases),
-  };
+  const manifests: Map<string, Buffer | string> = fluxManifestTree({
+    releases: orderForApply(app),
+    chartVersions,
+    repository,
+    staticOverrides,
+    namespace: repository.namespace,
+    kustomization: config.kustomization,
+    baseKustomization: config.baseKustomization,
+  });
+  // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
+  for (const rel of await filesBelow(app, APP_FILES.manifests)) {
+    const inTree = rel.slice(APP_FILES.manifests.length + 1);
+    if (manifests.has(inTree)) throw new FlotillaError(`${rel} would replace the generated fluxcd-manifests/${inTree}; flotilla writes that file itself`);
+    manifests.set(inTree, readShipped(rel));
+  }
   const entries = bundleEntries({
     metadata: readShipped(APP_FILES.metadata),
     charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes })),
-    manifests: fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace }),
+    manifests,
     plugins,
     app: payload,
   });
@@ -121,14 +151,14 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
-  const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file });
   return {
     app,
     file,
     sha256: written.sha256,
     size: written.size,
     bumped,
+    externalLinks,
     charts: charts.map(({ archive, reused }) => ({
       name: archive.name,
       version: archive.version,
@@ -155,6 +185,13 @@ function orderForApply(app: App): Release[] {
 
 async function payloadFiles(app: App): Promise<string[]> {
   const out: string[] = [];
+  for (const rel of APP_PAYLOAD) out.push(...(await filesBelow(app, rel)));
+  return out;
+}
+
+/** The files below a folder of the app (or the file itself), sorted, hidden ones left out. */
+async function filesBelow(app: App, top: string): Promise<string[]> {
+  const out: string[] = [];
   const walk = async (rel: string): Promise<void> => {
     const abs = app.path(rel);
     if (!existsSync(abs)) return;
@@ -166,11 +203,13 @@ async function payloadFiles(app: App): Promise<string[]> {
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (entry.name.startsWith('.')) continue;
       const child = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) await walk(child);
-      else if (entry.isFile()) out.push(child);
+      // Links were checked before the build read anything (checkSourceTree): they are followed like Helm follows them.
+      const kind = entry.isSymbolicLink() ? await stat(app.path(child)).catch(() => undefined) : entry;
+      if (kind?.isDirectory()) await walk(child);
+      else if (kind?.isFile()) out.push(child);
     }
   };
-  for (const rel of APP_PAYLOAD) await walk(rel);
+  await walk(top);
   return out;
 }
 
@@ -226,17 +265,51 @@ function cacheDirOf(options: BuildOptions): string | undefined {
 }
 
 /** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */
+/** What the plugin cache keeps: the bundle's files, and a digest that proves they were stored whole. */
+interface PluginCacheEntry {
+  readonly format: typeof PLUGIN_CACHE_FORMAT;
+  readonly files: Record<string, string>;
+  readonly sha256: string;
+}
+
+const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/2';
+
+function pluginFilesDigest(files: ReadonlyMap<string, Buffer>): string {
+  const hash = createHash('sha256');
+  for (const [name, data] of [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1))) hash.update(`${name}\0${data.length}\0`).update(data);
+  return hash.digest('hex');
+}
+
+/**
+ * A cached plugin bundle, or undefined when the entry is missing, torn,
+ * foreign or tampered with: the cache is an optimisation, never a reason
+ * for a build to fail or to ship something it did not bundle.
+ */
+async function readPluginCache(file: string): Promise<Map<string, Buffer> | undefined> {
+  try {
+    const entry = JSON.parse(await readFile(file, 'utf8')) as Partial<PluginCacheEntry> | null;
+    if (entry?.format !== PLUGIN_CACHE_FORMAT || typeof entry.files !== 'object' || entry.files === null) return undefined;
+    const files = new Map<string, Buffer>();
+    for (const [name, base64] of Object.entries(entry.files)) {
+      if (typeof base64 !== 'string') return undefined;
+      files.set(name, Buffer.from(base64, 'base64'));
+    }
+    return pluginFilesDigest(files) === entry.sha256 ? files : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<Map<string, Buffer>> {
   const cached = cacheDir && join(cacheDir, `plugins-${await pluginBundleKey(appRoot)}.json`);
-  if (cached && existsSync(cached)) {
-    const stored = JSON.parse(await readFile(cached, 'utf8')) as Record<string, string>;
-    return new Map(Object.entries(stored).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]));
-  }
+  const fromCache = cached ? await readPluginCache(cached) : undefined;
+  if (fromCache) return fromCache;
   const bundle = await bundlePlugins(appRoot);
   const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
   if (cached) {
     await mkdir(dirname(cached), { recursive: true });
-    await writeFile(cached, JSON.stringify(Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')]))));
+    const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
+    await writeFileAtomic(cached, JSON.stringify(entry));
   }
   return files;
 }

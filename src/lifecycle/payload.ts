@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
-import { bundleFolder, chartArchives, MANIFESTS_DIR, readTarGzSafelySync, writeTarGz, type OpenedBundle, type TarEntry } from '../bundle/index.js';
+import { bundleFolder, bundleFromBytes, chartArchives, MANIFESTS_DIR, writeTarGz, type OpenedBundle, type TarEntry } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } from '../kube/index.js';
 import { LifecycleError } from './errors.js';
@@ -77,8 +77,7 @@ export async function readPayload(client: Pick<KubeClient, 'core'>, base: string
     if (!piece) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count} is gone); upload the tarball again`);
     pieces.push(Buffer.from(piece.data?.payload ?? '', 'base64'));
   }
-  const label = `stored bundle ${base}`;
-  return { path: label, files: readTarGzSafelySync(Buffer.concat(pieces), { label }) };
+  return bundleFromBytes(Buffer.concat(pieces), `stored bundle ${base}`);
 }
 
 export async function deletePayload(client: Pick<KubeClient, 'core'>, base: string): Promise<void> {

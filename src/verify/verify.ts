@@ -4,11 +4,11 @@
  * The archive is read in memory with the safe reader; only fluxcd-manifests/
  * and chart archives are written, to a private temp folder, for kubectl and helm.
  */
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { readMetadata } from '../app/index.js';
+import { checkSchema, readMetadata, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type JsonSchema } from '../app/index.js';
 import {
+  APP_DIR,
   bundleFileName,
   bundleFolder,
   bundleMetadata,
@@ -28,12 +28,15 @@ import {
 } from '../bundle/index.js';
 import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
+import { withTempDir } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
-import { bundledCharts, bundledReleases, manifestPath } from './bundle.js';
+import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
+import { kustomizationReferenceProblems } from './kustomization.js';
 import { bundleImages } from './images.js';
+import { starlingxPlatformGaps } from './starlingx.js';
 
 export interface VerifyReport {
   readonly path: string;
@@ -48,6 +51,7 @@ export interface VerifyOptions {
 }
 
 const TOP_LEVEL = new Set(TOP_LEVEL_ENTRIES);
+const FOLDERS: ReadonlySet<string> = new Set([CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR, APP_DIR]);
 const REQUIRED_FILES = [
   METADATA_FILE,
   manifestPath(FLUX_TREE.kustomization),
@@ -67,18 +71,14 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     throw error;
   }
 
-  // Integrity first: nothing else is worth reading if the bytes are not the ones built.
-  problems.push(...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem));
-  problems.push(...signatureProblems(bundle, options.publicKey));
+  // Integrity, then authenticity: nothing else is read from bytes that are not the ones built and signed.
+  const trust = [...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem), ...signatureProblems(bundle, options.publicKey)];
+  if (trust.length > 0) return { ...report(), problems: trust, ok: false };
   if (!options.publicKey && bundle.files.has(SIGNATURE_FILE)) warnings.push(`the tarball is signed; pass --key PUBLIC.pem to check the signature`);
 
-  for (const name of bundle.files.keys()) {
-    const top = name.split('/')[0] as string;
-    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${name} (an application tarball holds ${[...TOP_LEVEL].join(', ')})`);
-  }
-  for (const required of REQUIRED_FILES) {
-    if (!bundle.files.has(required)) problems.push(`missing ${required}`);
-  }
+  // Then the layout, folder entries included; an external tool sees the content only when it holds.
+  const layout = [...layoutProblems(bundle), ...kustomizationReferenceProblems(bundle)];
+  problems.push(...layout);
 
   const metadataText = bundleMetadata(bundle.files)?.toString('utf8');
   let appId: { name: string; version: string } | undefined;
@@ -106,8 +106,17 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     if (file !== expected) problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name ${expected}`);
   }
 
-  const releases = bundledReleases(bundle);
+  let releases: BundledRelease[] = [];
+  try {
+    releases = bundledReleases(bundle);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    problems.push(error.message);
+  }
   if (releases.length === 0) problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
+  // Every Flux object shipped, against flotilla's schema of the Flux API: a field kubectl apply would refuse fails here, at its line.
+  problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository)), helmRepositorySchema));
+  for (const release of releases) problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
   for (const release of releases) {
     const where = manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease));
     if (!bundle.files.has(where)) {
@@ -121,8 +130,18 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     }
   }
 
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-verify-'));
-  try {
+  if (layout.length === 0) problems.push(...(await toolProblems(bundle, charts, releases, warnings)));
+
+  if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
+  warnings.push(...(await starlingxPlatformGaps(bundle)));
+
+  return report();
+}
+
+/** helm lint per chart and kubectl kustomize, in a private temp folder holding only charts/, fluxcd-manifests/ and plugins/. */
+async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[], releases: readonly BundledRelease[], warnings: string[]): Promise<string[]> {
+  return withTempDir('verify', async (work) => {
+    const problems: string[] = [];
     for (const dir of [CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR] as const) await writeFolder(bundleFolder(bundle.files, dir), join(work, dir));
     if (bundle.files.has(`${PLUGINS_DIR}/${MANIFEST_FILE}`)) {
       // Checked as the loader checks it before running any plugin code; nothing is imported here.
@@ -142,14 +161,42 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
       }
     });
     problems.push(...lint.filter((p): p is string => p !== undefined));
-    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) problems.push(...(await checkKustomization(join(work, MANIFESTS_DIR), releases)));
-  } finally {
-    await rm(work, { recursive: true, force: true });
+    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) {
+      const built = await checkKustomization(join(work, MANIFESTS_DIR), releases);
+      problems.push(...built.problems);
+      warnings.push(...built.notes);
+    }
+    return problems;
+  });
+}
+
+function layoutProblems(bundle: OpenedBundle): string[] {
+  const problems: string[] = [];
+  const holds = `an application tarball holds ${[...TOP_LEVEL].join(', ')}`;
+  for (const name of bundle.files.keys()) {
+    const top = name.split('/')[0] as string;
+    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${name} (${holds})`);
   }
+  for (const dir of bundle.directories) {
+    const top = dir.split('/')[0] as string;
+    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${dir}/ (${holds})`);
+    else if (!FOLDERS.has(top)) problems.push(`${dir}/ is a folder entry; ${top} must be a file`);
+  }
+  for (const required of REQUIRED_FILES) {
+    if (!bundle.files.has(required)) problems.push(`missing ${required}`);
+  }
+  return problems;
+}
 
-  if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
-
-  return report();
+function schemaProblems(bundle: OpenedBundle, file: string, schema: JsonSchema): string[] {
+  const source = bundle.files.get(file)?.toString('utf8');
+  if (source === undefined) return [];
+  try {
+    return checkSchema(schema, parseYaml(source, file, { layer: 'manifest' }).root, file).map(formatDiagnostic);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    return [error.message];
+  }
 }
 
 function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined): string[] {
@@ -174,21 +221,32 @@ interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
+  spec?: { url?: unknown };
 }
 
-/** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
-async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
+/**
+ * The kustomization must build, and yield the HelmRepository, one HelmRelease
+ * per folder and two Secrets each; other objects (extra resources an app
+ * ships) are noted.
+ */
+async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<{ problems: string[]; notes: string[] }> {
   let objects: KubeObject[];
   try {
     objects = parseYamlStream((await kubectl(['kustomize', dir])).stdout, 'kubectl kustomize output') as KubeObject[];
   } catch (error) {
-    if (error instanceof ToolError) return [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`];
+    if (error instanceof ToolError) return { problems: [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`], notes: [] };
     throw error;
   }
   const problems: string[] = [];
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const repos = ofKind('HelmRepository');
   if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
+  for (const repo of repos) {
+    const named = typeof repo.spec?.url === 'string' ? starlingxRepositoryOfUrl(repo.spec.url) : undefined;
+    if (named && !named.supported) {
+      problems.push(`HelmRepository ${repo.metadata?.name}: url ${String(repo.spec?.url)} ends in "${named.segment}"; StarlingX's upload accepts only ${STARLINGX_HELM_REPOS.join(', ')}`);
+    }
+  }
   const helmReleases = objects.map(readHelmRelease).filter((hr): hr is HelmRelease => hr !== undefined);
   for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
   const expectedNames = releases.map((r) => r.name).sort();
@@ -202,9 +260,12 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
     if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
     for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata.name}: valuesFrom Secret ${name} is not generated`);
   }
-  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease', 'Secret'].includes(String(o.kind)));
-  for (const o of others) problems.push(`${MANIFESTS_DIR} yields an unexpected ${o.kind} ${o.metadata?.name}`);
-  if (ofKind('Secret').length !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${ofKind('Secret').length} Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
-  return problems;
+  const overridesSecrets = new Set(helmReleases.flatMap((hr) => overridesValuesFrom(hr.metadata.name).map((v) => v.name)));
+  const isOverrides = (o: KubeObject) => o.kind === 'Secret' && overridesSecrets.has(String(o.metadata?.name));
+  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease'].includes(String(o.kind)) && !isOverrides(o));
+  const notes = others.map((o) => `${MANIFESTS_DIR} also yields ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} (an extra resource of the app)`);
+  const generatedSecrets = objects.filter(isOverrides).length;
+  if (generatedSecrets !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${generatedSecrets} overrides Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
+  return { problems, notes };
 }
 
