@@ -1,9 +1,9 @@
 /**
  * What every cluster command shares: `--kubeconfig`, `--context`,
- * `-o/--output`, `--debug`, exit 2 on bad usage, and the progress display
+ * `-o/--output`, and the progress display
  * (a bar on a terminal, plain lines otherwise).
  */
-import { Command, CommanderError } from 'commander';
+import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { LifecycleEvent } from '../../lifecycle/index.js';
@@ -20,17 +20,13 @@ export class UsageError extends FlotillaError {
   }
 }
 
-/** A cluster command: the shared flags, and commander's usage errors exit 2. */
+/** A cluster command with the shared flags (usage errors exit 2 as for every command: src/cli/main.ts). */
 export function clusterCommand(program: Command, name: string, description: string): Command {
   return program
     .command(name)
     .description(description)
     .option('--kubeconfig <FILE>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
-    .option('--context <NAME>', 'kubeconfig context (default: its current context)')
-    .exitOverride((error: CommanderError) => {
-      // --help and --version exit 0; every other commander error is bad usage.
-      process.exit(error.exitCode === 0 ? 0 : 2);
-    });
+    .option('--context <NAME>', 'kubeconfig context (default: its current context)');
 }
 
 /** `-o/--output` for commands whose output is data. */
