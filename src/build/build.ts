@@ -8,8 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { loadApp, type App, type Release } from '../app/index.js';
-import { md5sumFile, sha256sumFile, writeTarGzFile, type TarEntry } from '../bundle/index.js';
+import { md5sumFile, sha256sumFile, writeTarGzFile, type PieceSource, type TarEntry } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
+import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
@@ -66,6 +67,8 @@ export class ChartVersionError extends FlotillaError {
   }
 }
 
+const NOTHING_TO_REUSE: PieceSource = { get: () => undefined };
+
 /** Top-level source folders shipped under app/ for apply time. */
 const APP_PAYLOAD = ['fluxcd/releases.yaml', 'overrides', 'policies'];
 
@@ -77,8 +80,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const app = await loadApp(appDir, { transformText: substitute });
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
+  const cacheDir = cacheDirOf(options);
+  const reuse = cacheDir ? BundleReuse.open(cacheDir) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options);
+  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -98,7 +103,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   const payload = new Map<string, Buffer>();
   for (const rel of await payloadFiles(app)) payload.set(`app/${rel}`, readShipped(rel));
-  const plugins = await pluginFiles(app.root, cacheDirOf(options));
+  const plugins = await pluginFiles(app.root, cacheDir);
 
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
@@ -110,20 +115,28 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     namespace: defaultNamespace(app.releases),
   };
   const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
-  for (const { archive } of charts) files.set(`charts/${archive.fileName}`, archive.bytes);
+  const archives = new Map(charts.map(({ archive }) => [`charts/${archive.fileName}`, archive]));
+  for (const [path, archive] of archives) files.set(path, archive.bytes);
   const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
   for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
   for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
   for (const [path, data] of payload) files.set(path, data);
 
-  const entries: TarEntry[] = [...files].map(([path, data]) => ({ path, data }));
+  // Chart archives are compressed already: stored, not deflated again.
+  const entries: TarEntry[] = [...files].map(([path, data]) => {
+    const archive = archives.get(path);
+    return archive ? { path, data, compression: 'stored', sha256: archive.sha256 } : { path, data };
+  });
   entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
 
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
   const file = join(outDir, `${app.metadata.appName}-${app.metadata.appVersion}.tgz`);
-  // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
-  const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
+  // Every entry is a piece of its own, taken from the previous tarball while
+  // unchanged; without a cache, the same pieces are all compressed anew, so
+  // the bytes are the same either way.
+  const written = await writeTarGzFile(file, entries, { label: file, reuse: reuse ?? NOTHING_TO_REUSE });
+  await reuse?.save(written);
   return {
     app,
     file,
@@ -175,7 +188,12 @@ async function payloadFiles(app: App): Promise<string[]> {
   return out;
 }
 
-async function packageCharts(app: App, previous: PreviousCharts | undefined, options: BuildOptions): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]> }> {
+async function packageCharts(
+  app: App,
+  previous: PreviousCharts | undefined,
+  options: BuildOptions,
+  cache: ChartCache | undefined,
+): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]> }> {
   const byChart = new Map<string, Release>();
   for (const release of app.releases) {
     const seen = byChart.get(release.chart);
@@ -186,8 +204,6 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
     }
     byChart.set(release.chart, release);
   }
-  const cacheDir = cacheDirOf(options);
-  const cache = cacheDir ? await ChartCache.open(cacheDir) : undefined;
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
   const loader = createChartLoader();
@@ -195,7 +211,7 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {
     const dir = app.path(release.chartPath);
     // Against a previous release every chart is compared by content, so none may be skipped unread.
-    const unchanged = previous ? undefined : await cache?.unchanged(dir);
+    const unchanged = previous ? undefined : cache?.unchanged(dir);
     if (unchanged?.name === name) return { archive: unchanged, reused: true };
     let chart = await loader.load(dir);
     if (chart.name !== name) {

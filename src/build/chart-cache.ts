@@ -5,15 +5,18 @@
  * unchanged, without reading it. Files modified within a second of the index
  * being written are not trusted (git's "racily clean" rule): such a chart is
  * loaded and its content digest compared instead, which is always correct.
+ * The archives themselves are not copied here: they are taken back out of
+ * the previous application tarball (bundle-reuse.ts), where they lie stored.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
+import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/3';
+const FORMAT = 'flotilla-chart-cache/5';
 const RACY_MS = 1000;
 
 interface IndexEntry {
@@ -103,22 +106,25 @@ export class ChartCache {
   private constructor(
     private readonly dir: string,
     private readonly previous: IndexFile | undefined,
+    private readonly archives: BundleReuse,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
   }
 
-  static async open(dir: string): Promise<ChartCache> {
+  /** The cache in `dir`; archives are found in `archives`, the previous tarball. */
+  static open(dir: string, archives: BundleReuse): ChartCache {
     const file = join(dir, 'index.json');
-    const index = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Partial<IndexFile>) : undefined;
-    return new ChartCache(dir, index?.format === FORMAT ? (index as IndexFile) : undefined);
-  }
-
-  private archivePath(entry: { name: string; version: string; contentDigest: string }): string {
-    return join(this.dir, `${entry.name}-${entry.version}-${entry.contentDigest}.tgz`);
+    let index: Partial<IndexFile> | undefined;
+    try {
+      index = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<IndexFile>) : undefined;
+    } catch {
+      index = undefined; // a damaged index only costs a full build
+    }
+    return new ChartCache(dir, index?.format === FORMAT ? (index as IndexFile) : undefined, archives);
   }
 
   /** The archive of the chart in `chartDir` when nothing below its source folders changed since it was packaged. */
-  async unchanged(chartDir: string): Promise<ShippedArchive | undefined> {
+  unchanged(chartDir: string): ShippedArchive | undefined {
     const entry = this.entries[chartDir];
     if (!entry) return undefined;
     const now = this.fingerprint(entry.sourceDirs);
@@ -126,23 +132,18 @@ export class ChartCache {
     return this.read(entry);
   }
 
-  private async read(entry: IndexEntry): Promise<ShippedArchive | undefined> {
-    const path = this.archivePath(entry);
-    const bytes = existsSync(path) ? readFileSync(path) : undefined;
-    if (!bytes || createHash('sha256').update(bytes).digest('hex') !== entry.sha256) return undefined;
-    return { name: entry.name, version: entry.version, fileName: `${entry.name}-${entry.version}.tgz`, bytes, sha256: entry.sha256 };
+  private read(entry: IndexEntry): ShippedArchive | undefined {
+    const fileName = `${entry.name}-${entry.version}.tgz`;
+    const bytes = this.archives.storedFile(`charts/${fileName}`, entry.sha256);
+    return bytes && { name: entry.name, version: entry.version, fileName, bytes, sha256: entry.sha256 };
   }
 
   /** The loaded chart's archive: from the cache when its content was packaged before, else packaged now and kept. */
   async packaged(chartDir: string, chart: ChartSource): Promise<CachedChart> {
     const contentDigest = chartContentDigest(chart);
     const known = Object.values(this.entries).find((e) => e.name === chart.name && e.version === chart.version && e.contentDigest === contentDigest);
-    const fromCache = known && (await this.read(known));
+    const fromCache = known && this.read(known);
     const packaged = fromCache ?? (await packageChart(chart));
-    if (!fromCache) {
-      await mkdir(this.dir, { recursive: true });
-      await writeFile(this.archivePath({ ...packaged, contentDigest }), packaged.bytes);
-    }
     const dirs = sourceDirs(chart);
     const takenAt = Date.now();
     const print = this.fingerprint(dirs);

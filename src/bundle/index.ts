@@ -8,16 +8,20 @@ export { checkEntryPath, compareBytewise, realpathLoose, type PathCheck } from '
 export {
   ArchiveWriteError,
   FIXED_MTIME,
-  gzipDeterministic,
-  gzipDeterministicAsync,
+  pieceKey,
   writeTar,
   writeTarGz,
   writeTarGzAsync,
   writeTarGzFile,
+  writeTarGzPieces,
+  type PieceRecord,
+  type PieceSource,
   type TarEntry,
   type TarWriteOptions,
   type WrittenArchive,
+  type WrittenTarGz,
 } from './tar-write.js';
+export { crc32Combine, deflatePiece, headerPiece, joinGzip, storedPiece, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
 export {
   DEFAULT_ARCHIVE_LIMITS,
   extractTarGzSafely,
