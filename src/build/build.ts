@@ -125,7 +125,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Chart archives are compressed already: stored, not deflated again.
   const entries: TarEntry[] = [...files].map(([path, data]) => {
     const archive = archives.get(path);
-    return archive ? { path, data, compression: 'stored', sha256: archive.sha256 } : { path, data };
+    return archive ? { path, data, compression: 'stored', sha256: archive.sha256, md5: archive.md5 } : { path, data };
   });
   entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
 

@@ -16,7 +16,7 @@ import { chartContentDigest, packageChart, type ChartSource } from '../charts/in
 import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/5';
+const FORMAT = 'flotilla-chart-cache/6';
 const RACY_MS = 1000;
 
 interface IndexEntry {
@@ -24,6 +24,7 @@ interface IndexEntry {
   readonly version: string;
   readonly contentDigest: string;
   readonly sha256: string;
+  readonly md5: string;
   readonly sourceDirs: readonly string[];
   readonly fingerprint: string;
   /** When the fingerprint was taken (ms): files changed within RACY_MS before it are not trusted. */
@@ -37,6 +38,7 @@ export interface ShippedArchive {
   readonly fileName: string;
   readonly bytes: Buffer;
   readonly sha256: string;
+  readonly md5: string;
 }
 
 interface IndexFile {
@@ -135,7 +137,7 @@ export class ChartCache {
   private read(entry: IndexEntry): ShippedArchive | undefined {
     const fileName = `${entry.name}-${entry.version}.tgz`;
     const bytes = this.archives.storedFile(`charts/${fileName}`, entry.sha256);
-    return bytes && { name: entry.name, version: entry.version, fileName, bytes, sha256: entry.sha256 };
+    return bytes && { name: entry.name, version: entry.version, fileName, bytes, sha256: entry.sha256, md5: entry.md5 };
   }
 
   /** The loaded chart's archive: from the cache when its content was packaged before, else packaged now and kept. */
@@ -148,7 +150,7 @@ export class ChartCache {
     const takenAt = Date.now();
     const print = this.fingerprint(dirs);
     if (print) {
-      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, sourceDirs: dirs, fingerprint: print.digest, takenAt };
+      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt };
       this.changed = true;
     }
     return { archive: fromCache ?? packaged, reused: fromCache !== undefined };

@@ -35,8 +35,9 @@ export interface TarEntry {
    * compressed once per process and the compressed bytes reused.
    */
   readonly compression?: 'inline' | 'stored' | { readonly sharedAs: object };
-  /** sha256 of `data`, hex, when the caller knows it (spares hashing it for {@link TarWriteOptions.reuse}). */
+  /** Digests of `data`, hex, when the caller knows them: spared hashing for {@link TarWriteOptions.reuse} and the checksum files. */
   readonly sha256?: string;
+  readonly md5?: string;
 }
 
 /** Pieces of an earlier archive, by {@link pieceKey}. */

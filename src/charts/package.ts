@@ -34,6 +34,8 @@ export interface PackagedChart {
   readonly bytes: Buffer;
   /** sha256 of `bytes`, hex (the repository index digest). */
   readonly sha256: string;
+  /** md5 of `bytes`, hex (StarlingX's checksum.md5 lists it). */
+  readonly md5: string;
   /** {@link chartContentDigest} of the source (independent of a version rewrite). */
   readonly contentDigest: string;
   /** Chart.yaml as packaged (version rewritten when asked). */
@@ -104,6 +106,7 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
     fileName,
     bytes,
     sha256: createHash('sha256').update(bytes).digest('hex'),
+    md5: createHash('md5').update(bytes).digest('hex'),
     contentDigest: chartContentDigest(chart),
     metadata,
   };
