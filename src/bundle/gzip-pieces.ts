@@ -145,41 +145,59 @@ const MAX_MATCH = 258;
 /** deflate's window: the farthest a copy may reach back. */
 export const WINDOW = 32768;
 
+/** Scratch space of the bit writer, reused: allocating a typed array per header costs more than coding it. */
+let scratch = new Uint8Array(4096);
+
 class BitWriter {
-  private readonly bytes: number[] = [];
+  private readonly bytes: Uint8Array;
+  private length = 0;
   private bits = 0;
   private count = 0;
 
-  /** `n` bits of `value`, least significant first (deflate's order for everything but Huffman codes). */
+  constructor(capacity: number) {
+    if (scratch.length < capacity) scratch = new Uint8Array(capacity);
+    this.bytes = scratch;
+  }
+
+  /** `n` bits of `value`, least significant first (deflate's order; Huffman codes are stored pre-reversed). */
   put(value: number, n: number): void {
     this.bits |= value << this.count;
     this.count += n;
     while (this.count >= 8) {
-      this.bytes.push(this.bits & 0xff);
+      this.bytes[this.length++] = this.bits & 0xff;
       this.bits >>>= 8;
       this.count -= 8;
     }
   }
 
-  /** A Huffman code: most significant bit first. */
-  code(code: number, n: number): void {
-    let reversed = 0;
-    for (let i = 0; i < n; i++) reversed |= ((code >>> i) & 1) << (n - 1 - i);
-    this.put(reversed, n);
-  }
-
-  /** Pads to a byte boundary and returns the bytes. */
-  finish(): Buffer {
+  /** Pads to a byte boundary, appends `tail`, and returns the bytes. */
+  finish(tail: Buffer): Buffer {
     if (this.count > 0) this.put(0, 8 - this.count);
-    return Buffer.from(this.bytes);
+    const out = Buffer.allocUnsafe(this.length + tail.length);
+    out.set(this.bytes.subarray(0, this.length));
+    tail.copy(out, this.length);
+    return out;
   }
 }
 
+function reversed(code: number, n: number): number {
+  let out = 0;
+  for (let i = 0; i < n; i++) out |= ((code >>> i) & 1) << (n - 1 - i);
+  return out;
+}
+
+/** deflate's fixed literal/length code, symbol → [bits reversed for writing, length]. */
+const FIXED_LITERALS: readonly (readonly [number, number])[] = Array.from({ length: 288 }, (_, s) => {
+  if (s < 144) return [reversed(0x30 + s, 8), 8] as const;
+  if (s < 256) return [reversed(0x190 + s - 144, 9), 9] as const;
+  if (s < 280) return [reversed(s - 256, 7), 7] as const;
+  return [reversed(0xc0 + s - 280, 8), 8] as const;
+});
+const FIXED_DISTANCES = DIST_BASE.map((_, d) => reversed(d, 5));
+
 function literalOrLength(out: BitWriter, symbol: number): void {
-  if (symbol < 144) out.code(0x30 + symbol, 8);
-  else if (symbol < 256) out.code(0x190 + symbol - 144, 9);
-  else if (symbol < 280) out.code(symbol - 256, 7);
-  else out.code(0xc0 + symbol - 280, 8);
+  const [code, bits] = FIXED_LITERALS[symbol]!;
+  out.put(code, bits);
 }
 
 function copy(out: BitWriter, length: number, distance: number): void {
@@ -189,7 +207,7 @@ function copy(out: BitWriter, length: number, distance: number): void {
   out.put(length - LENGTH_BASE[l]!, LENGTH_EXTRA[l]!);
   let d = DIST_BASE.length - 1;
   while (DIST_BASE[d]! > distance) d--;
-  out.code(d, 5);
+  out.put(FIXED_DISTANCES[d]!, 5);
   out.put(distance - DIST_BASE[d]!, DIST_EXTRA[d]!);
 }
 
@@ -201,7 +219,8 @@ function copy(out: BitWriter, length: number, distance: number): void {
  * zero padding) are copied from one byte back.
  */
 export function headerPiece(raw: Buffer, previous?: { readonly bytes: Buffer; readonly distance: number }): DeflatePiece {
-  const out = new BitWriter();
+  // At most 9 bits a byte, plus block headers and the end-of-block code.
+  const out = new BitWriter(Math.ceil((raw.length * 9) / 8) + 8);
   out.put(0b010, 3); // BFINAL 0, BTYPE 01 (fixed codes)
   const ref = previous && previous.distance <= WINDOW && previous.distance >= previous.bytes.length ? previous : undefined;
   const refEnd = ref ? Math.min(raw.length, ref.bytes.length) : 0;
@@ -224,8 +243,7 @@ export function headerPiece(raw: Buffer, previous?: { readonly bytes: Buffer; re
   }
   literalOrLength(out, 256); // end of block
   out.put(0, 3); // an empty stored block (BFINAL 0, BTYPE 00) re-aligns to a byte, as a sync flush does
-  const head = out.finish();
-  return { deflated: Buffer.concat([head, SYNC_MARKER]), crc: crc32(raw), length: raw.length };
+  return { deflated: out.finish(SYNC_MARKER), crc: crc32(raw), length: raw.length };
 }
 
 /** LEN 0, NLEN 0xffff: the body of the empty stored block that ends a sync flush. */

@@ -132,18 +132,43 @@ const MAX_OCTAL_11 = 0o77777777777;
  * The common case — an ASCII name shorter than 100 bytes — encoded directly,
  * byte for byte as node-tar's Header writes it (a test holds them equal):
  * node-tar's general encoder costs ~10 µs a header, and a build writes
- * thousands. Anything else goes to node-tar.
+ * thousands. A copy of a template with the fixed fields (mode, owners,
+ * mtime, magic) gets the name and size; the checksum is the template's sum
+ * plus theirs. Anything else goes to node-tar.
  */
 function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefined {
   const seconds = Math.floor(mtime.getTime() / 1000);
   if (!PLAIN_NAME.test(path) || size > MAX_OCTAL_11 || seconds < 0 || seconds > MAX_OCTAL_11) return undefined;
+  const template = headerTemplate(seconds);
+  const block = Buffer.allocUnsafe(BLOCK);
+  template.block.copy(block);
+  let sum = template.sum;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    block[i] = c;
+    sum += c;
+  }
+  const sizeField = octal(size, 12);
+  for (let i = 0; i < sizeField.length; i++) {
+    const c = sizeField.charCodeAt(i);
+    block[124 + i] = c;
+    sum += c;
+  }
+  block.write(octal(sum, 8), 148, 'latin1');
+  return block;
+}
+
+const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 2, '0')} \0`;
+
+/** The fixed part of a header for one mtime: name and size zero, checksum field blank (spaces, as the sum counts it). */
+let template: { seconds: number; block: Buffer; sum: number } | undefined;
+
+function headerTemplate(seconds: number): { block: Buffer; sum: number } {
+  if (template?.seconds === seconds) return template;
   const block = Buffer.alloc(BLOCK);
-  const octal = (value: number, width: number) => `${value.toString(8).padStart(width - 2, '0')} \0`;
-  block.write(path, 0, 'latin1');
   block.write(octal(FILE_MODE, 8), 100, 'latin1');
   block.write(octal(0, 8), 108, 'latin1');
   block.write(octal(0, 8), 116, 'latin1');
-  block.write(octal(size, 12), 124, 'latin1');
   block.write(octal(seconds, 12), 136, 'latin1');
   block.write('0', 156, 'latin1');
   block.write('ustar\x0000', 257, 'latin1');
@@ -151,9 +176,9 @@ function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefine
   block.write(octal(0, 8), 337, 'latin1');
   block.fill(0x20, 148, 156);
   let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += block[i] as number;
-  block.write(octal(sum, 8), 148, 'latin1');
-  return block;
+  for (let i = 0; i < BLOCK; i++) sum += block[i]!;
+  template = { seconds, block, sum };
+  return template;
 }
 
 interface LaidOutEntry {
