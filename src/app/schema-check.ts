@@ -24,7 +24,8 @@ export function schemaHash(schema: JsonSchema): string {
   return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
 }
 
-const ajv = createSchemaAjv();
+/** Made on first use: flotilla's own schemas come precompiled, and an ajv instance costs ~15 ms to set up. */
+let ajv: Ajv2020 | undefined;
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 
@@ -32,7 +33,7 @@ function validatorFor(schema: JsonSchema): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
     const ahead = typeof schema.$id === 'string' ? compiledValidators[schema.$id] : undefined;
-    validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : ajv.compile(schema);
+    validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : (ajv ??= createSchemaAjv()).compile(schema);
     compiled.set(schema, validate);
   }
   return validate;
