@@ -12,6 +12,7 @@ import { md5sumFile, sha256sumFile, writeTarGzFile, type PieceSource, type TarEn
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
+import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
@@ -117,7 +118,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
   const archives = new Map(charts.map(({ archive }) => [`charts/${archive.fileName}`, archive]));
   for (const [path, archive] of archives) files.set(path, archive.bytes);
-  const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace });
+  const manifests = cacheDir ? ManifestCache.open(cacheDir) : undefined;
+  const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace, dump: manifests?.dump });
   for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
   for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
   for (const [path, data] of payload) files.set(path, data);
@@ -136,7 +138,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
   const written = await writeTarGzFile(file, entries, { label: file, reuse: reuse ?? NOTHING_TO_REUSE });
-  await reuse?.save(written);
+  await Promise.all([reuse?.save(written), manifests?.save()]);
   return {
     app,
     file,

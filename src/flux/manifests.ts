@@ -90,21 +90,24 @@ export interface FluxTreeInput {
   readonly staticOverrides: ReadonlyMap<string, string>;
   /** Namespace of the top kustomization. */
   readonly namespace: string;
+  /** Writes a manifest as YAML; default {@link toYaml}. A build passes one that remembers earlier results (src/build/manifest-cache.ts). */
+  readonly dump?: (value: unknown) => string;
 }
 
 /** The files of fluxcd-manifests/, paths relative to it, in a fixed order. */
 export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
   const files = new Map<string, string>();
-  files.set('kustomization.yaml', toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', namespace: input.namespace, resources: ['base', ...input.releases.map((r) => r.name)] }));
-  files.set('base/kustomization.yaml', toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', resources: ['helmrepository.yaml'] }));
-  files.set('base/helmrepository.yaml', toYaml(helmRepositoryManifest(input.repository)));
+  const yaml = input.dump ?? toYaml;
+  files.set('kustomization.yaml', yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', namespace: input.namespace, resources: ['base', ...input.releases.map((r) => r.name)] }));
+  files.set('base/kustomization.yaml', yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', resources: ['helmrepository.yaml'] }));
+  files.set('base/helmrepository.yaml', yaml(helmRepositoryManifest(input.repository)));
   for (const release of input.releases) {
     const version = input.chartVersions.get(release.chart);
     if (version === undefined) throw new Error(`no packaged version for chart ${release.chart}`);
-    files.set(`${release.name}/helmrelease.yaml`, toYaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name })));
+    files.set(`${release.name}/helmrelease.yaml`, yaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name })));
     files.set(
       `${release.name}/kustomization.yaml`,
-      toYaml({
+      yaml({
         apiVersion: KUSTOMIZE_API,
         kind: 'Kustomization',
         namespace: release.namespace,
