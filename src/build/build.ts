@@ -11,7 +11,7 @@ import { loadApp, type App, type Release } from '../app/index.js';
 import { md5sumFile, sha256sumFile, writeTarGzFile, type PieceSource, type TarEntry } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
-import { ChartCache, type CachedChart } from './chart-cache.js';
+import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
@@ -32,6 +32,12 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
+  /**
+   * Stat fingerprints of chart source folders carried from one build to the
+   * next by `--watch`, which drops a folder's entry whenever something below
+   * it changes; without it every folder is walked each build.
+   */
+  readonly folderPrints?: FolderPrints;
 }
 
 export interface BuiltChart {
@@ -84,7 +90,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const cacheDir = cacheDirOf(options);
   const reuse = cacheDir ? BundleReuse.open(cacheDir) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse) : undefined);
+  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.folderPrints) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.

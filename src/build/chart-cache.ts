@@ -53,7 +53,7 @@ function sourceDirs(chart: ChartSource): string[] {
   return [...new Set(dirs)];
 }
 
-interface DirPrint {
+export interface DirPrint {
   readonly digest: string;
   readonly newest: number;
 }
@@ -80,6 +80,9 @@ function fingerprintDir(dir: string): DirPrint | undefined {
   return { digest: hash.digest('hex'), newest };
 }
 
+/** Fingerprints of source folders by absolute path (undefined: the folder could not be walked). */
+export type FolderPrints = Map<string, DirPrint | undefined>;
+
 export interface CachedChart {
   readonly archive: ShippedArchive;
   /** Taken from the cache rather than packaged by this build. */
@@ -89,8 +92,12 @@ export interface CachedChart {
 export class ChartCache {
   private readonly entries: Record<string, IndexEntry>;
   private changed = false;
-  /** Folder fingerprints of this build: a library shared by many charts is walked once. */
-  private readonly prints = new Map<string, DirPrint | undefined>();
+  /**
+   * Folder fingerprints by absolute path: a library shared by many charts is
+   * walked once per build, and `--watch` keeps them from build to build,
+   * dropping a folder's as soon as anything below it changes (see watch.ts).
+   */
+  private readonly prints: FolderPrints;
 
   private fingerprint(dirs: readonly string[]): DirPrint | undefined {
     const hash = createHash('sha256');
@@ -109,12 +116,14 @@ export class ChartCache {
     private readonly dir: string,
     private readonly previous: IndexFile | undefined,
     private readonly archives: BundleReuse,
+    prints: FolderPrints | undefined,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
+    this.prints = prints ?? new Map();
   }
 
-  /** The cache in `dir`; archives are found in `archives`, the previous tarball. */
-  static open(dir: string, archives: BundleReuse): ChartCache {
+  /** The cache in `dir`; archives are found in `archives`, the previous tarball; `prints` are folder fingerprints known still to hold. */
+  static open(dir: string, archives: BundleReuse, prints?: FolderPrints): ChartCache {
     const file = join(dir, 'index.json');
     let index: Partial<IndexFile> | undefined;
     try {
@@ -122,7 +131,7 @@ export class ChartCache {
     } catch {
       index = undefined; // a damaged index only costs a full build
     }
-    return new ChartCache(dir, index?.format === FORMAT ? (index as IndexFile) : undefined, archives);
+    return new ChartCache(dir, index?.format === FORMAT ? (index as IndexFile) : undefined, archives, prints);
   }
 
   /** The archive of the chart in `chartDir` when nothing below its source folders changed since it was packaged. */

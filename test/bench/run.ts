@@ -34,6 +34,8 @@ function seconds(start: bigint): number {
 
 interface Run {
   readonly seconds: number;
+  /** CPU time (user + system, every thread): steadier than wall time when the machine is shared. */
+  readonly cpu: number;
   readonly maxRssMiB: number;
 }
 
@@ -41,15 +43,15 @@ interface Run {
 function runCli(args: readonly string[]): Run {
   const probe = `
     process.argv = [process.argv[0], ${JSON.stringify(cli)}, ...${JSON.stringify(args)}];
-    process.on('exit', () => process.stderr.write('MAXRSS ' + process.resourceUsage().maxRSS + '\\n'));
+    process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('MAXRSS ' + u.maxRSS + ' CPU ' + (u.userCPUTime + u.systemCPUTime) + '\\n'); });
     await import(${JSON.stringify(cli)});
   `;
   const start = process.hrtime.bigint();
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
   const elapsed = seconds(start);
   if (result.status !== 0) throw new Error(`flotilla ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
-  const rss = Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? 0);
-  return { seconds: elapsed, maxRssMiB: rss / 1024 };
+  const [, rss, cpu] = /MAXRSS (\d+) CPU (\d+)/.exec(result.stderr) ?? [];
+  return { seconds: elapsed, cpu: Number(cpu ?? 0) / 1e6, maxRssMiB: Number(rss ?? 0) / 1024 };
 }
 
 function timeProcess(command: string, args: readonly string[]): number {
@@ -63,6 +65,7 @@ const settle = () => new Promise((done) => setTimeout(done, 1100));
 
 interface Round {
   readonly helm: number;
+  readonly helmCpu: number;
   readonly cold: Run;
   readonly edit: Run;
   readonly watchCold: number;
@@ -72,9 +75,13 @@ interface Round {
 
 async function round(app: string, helmApp: string, names: readonly string[], n: number): Promise<Round> {
   const helmOut = join(work, `helm-out-${n}`);
+  // One shell runs the loop and reports its children's CPU time (bash's `times`).
+  const loop = `for c in ${names.join(' ')}; do "$0" package "$1/charts/$c" -d "$2" >/dev/null || exit 1; done; times`;
   const helmStart = process.hrtime.bigint();
-  for (const name of names) execFileSync(helmBin, ['package', join(helmApp, 'charts', name), '-d', helmOut], { stdio: 'ignore' });
+  const times = execFileSync('bash', ['-c', loop, helmBin, helmApp, helmOut], { encoding: 'utf8' });
   const helm = seconds(helmStart);
+  const [, userMin, userSec, sysMin, sysSec] = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(times.trim()) ?? [];
+  const helmCpu = Number(userMin) * 60 + Number(userSec) + Number(sysMin) * 60 + Number(sysSec);
   rmSync(helmOut, { recursive: true, force: true });
 
   await settle();
@@ -105,7 +112,7 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   await watch.close();
   rmSync(watchOut, { recursive: true, force: true });
   if (!builds.every((b) => b.ok)) throw new Error('a watched build failed');
-  return { helm, cold, edit, watchCold: (builds[0]?.millis ?? 0) / 1000, watchEdit: (builds[1]?.millis ?? 0) / 1000, tarballMiB: Number(tarball) / 1024 };
+  return { helm, helmCpu, cold, edit, watchCold: (builds[0]?.millis ?? 0) / 1000, watchEdit: (builds[1]?.millis ?? 0) / 1000, tarballMiB: Number(tarball) / 1024 };
 }
 
 const median = (xs: readonly number[]): number => {
@@ -114,18 +121,19 @@ const median = (xs: readonly number[]): number => {
 };
 
 function report(title: string, rounds: readonly Round[], targets: { cold?: number; edit?: number; watchEdit?: number }): void {
-  const row = (label: string, pick: (r: Round) => number, target?: number, rss?: (r: Round) => number) => {
+  const row = (label: string, pick: (r: Round) => number, target?: number, run?: (r: Round) => Run) => {
     const ratios = rounds.map((r) => r.helm / pick(r));
     const time = median(rounds.map(pick));
-    const peak = rss ? `   peak ${Math.max(...rounds.map(rss)).toFixed(0)} MiB` : '';
+    const peak = run ? `   peak ${Math.max(...rounds.map((r) => run(r).maxRssMiB)).toFixed(0)} MiB` : '';
+    const cpu = run ? `   CPU ${median(rounds.map((r) => run(r).cpu)).toFixed(2)} s, ${median(rounds.map((r) => r.helmCpu / run(r).cpu)).toFixed(1)}x the loop's` : '';
     const goal = target ? `   (target >= ${target}x)` : '';
-    const ratio = label === 'helm package loop' ? '' : `${median(ratios).toFixed(1).padStart(6)}x  [${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}]`;
-    console.log(`  ${label.padEnd(32)} ${time.toFixed(3).padStart(7)} s  ${ratio}${goal}${peak}`);
+    const ratio = label === 'helm package loop' ? `   CPU ${median(rounds.map((r) => r.helmCpu)).toFixed(2)} s` : `${median(ratios).toFixed(1).padStart(6)}x  [${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}]`;
+    console.log(`  ${label.padEnd(32)} ${time.toFixed(3).padStart(7)} s  ${ratio}${goal}${peak}${cpu}`);
   };
   console.log(`\n${title}  (${rounds.length} rounds; median time, median ratio vs the helm loop [min–max])`);
   row('helm package loop', (r) => r.helm);
-  row('flotilla build (cold)', (r) => r.cold.seconds, targets.cold, (r) => r.cold.maxRssMiB);
-  row('flotilla build after one edit', (r) => r.edit.seconds, targets.edit, (r) => r.edit.maxRssMiB);
+  row('flotilla build (cold)', (r) => r.cold.seconds, targets.cold, (r) => r.cold);
+  row('flotilla build after one edit', (r) => r.edit.seconds, targets.edit, (r) => r.edit);
   row('  build --watch: first build', (r) => r.watchCold);
   row('  build --watch: after one edit', (r) => r.watchEdit, targets.watchEdit);
   console.log(`  tarball: ${median(rounds.map((r) => r.tarballMiB)).toFixed(2)} MiB`);
