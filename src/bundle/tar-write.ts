@@ -291,24 +291,28 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     if (run.length > 0) jobs.push({ kind: 'compress', raw: run.length === 1 ? run[0]! : Buffer.concat(run) });
     run = [];
   };
+  // Header pieces are coded against the header before them, wherever it lies.
+  const headerJob = (header: Buffer): PieceJob => ({
+    kind: 'ready',
+    piece: headerPiece(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }),
+  });
+  const advance = ({ header, data, pad }: LaidOutEntry): void => {
+    previousHeader = { bytes: header, offset };
+    offset += header.length + data.length + pad.length;
+  };
   for (let i = 0; i < laid.length; ) {
-    const { entry, header, data, pad } = laid[i]!;
-    const key = sharedKey(entry);
-    if (entry.compression === undefined || entry.compression === 'inline') {
-      run.push(header, data, pad);
-    } else {
-      endRun();
-    }
-    if (entry.compression === 'stored') {
-      const previous = previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset };
-      jobs.push({ kind: 'ready', piece: headerPiece(header, previous) }, { kind: 'ready', piece: storedPiece(Buffer.concat([data, pad])) });
-    }
+    const laidOut = laid[i]!;
+    const key = sharedKey(laidOut.entry);
     if (!key) {
-      previousHeader = { bytes: header, offset };
-      offset += header.length + data.length + pad.length;
+      if (laidOut.entry.compression === 'stored') {
+        endRun();
+        jobs.push(headerJob(laidOut.header), { kind: 'ready', piece: storedPiece(Buffer.concat([laidOut.data, laidOut.pad])) });
+      } else run.push(laidOut.header, laidOut.data, laidOut.pad);
+      advance(laidOut);
       i++;
       continue;
     }
+    endRun();
     let end = i;
     while (end < laid.length && sharedKey(laid[end]!.entry) === key) end++;
     const members = laid.slice(i, end);
@@ -318,10 +322,8 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
       items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.header.length })),
     };
     members.forEach((member, index) => {
-      const previous = previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset };
-      jobs.push({ kind: 'ready', piece: headerPiece(member.header, previous) }, { kind: 'shared', run: shared, index });
-      previousHeader = { bytes: member.header, offset };
-      offset += member.header.length + member.data.length + member.pad.length;
+      jobs.push(headerJob(member.header), { kind: 'shared', run: shared, index });
+      advance(member);
     });
     i = end;
   }
