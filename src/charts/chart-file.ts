@@ -3,7 +3,7 @@
  * pkg/chart Metadata.Validate, Dependency.Validate), plus a version rewrite
  * that leaves every other byte (comments, order, quoting) untouched.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, Schema, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { ChartFileError } from './errors.js';
 import { isValidVersion } from './semver.js';
@@ -16,9 +16,12 @@ interface Parsed {
   readonly where: (node: Node | null | undefined) => SourceLocation;
 }
 
+/** YAML 1.2's core schema (the yaml package's default), made once rather than for every Chart.yaml: a build reads one per chart. */
+const CORE_SCHEMA = new Schema({ schema: 'core', resolveKnownTags: true });
+
 function parseYaml(text: string, file: string): Parsed {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, schema: CORE_SCHEMA });
   const first = doc.errors[0];
   if (first) {
     const pos = lineCounter.linePos(first.pos[0]);
