@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { rename, writeFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { crc32, deflateRaw } from 'node:zlib';
-import { Header, Pax } from 'tar';
+import { createRequire } from 'node:module';
 import { FlotillaError } from '../diagnostics/index.js';
 import { DEFAULT_LEVEL, deflatePiece, headerPiece, joinGzip, pieceOptions, storedPiece, WINDOW, type DeflatePiece } from './gzip-pieces.js';
 import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
@@ -111,9 +111,13 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
   return list;
 }
 
+// node-tar is loaded only for the names the fast path cannot write.
+const load = createRequire(import.meta.url);
+
 function fileHeader(path: string, size: number, mtime: Date): Buffer[] {
   const fast = ustarHeader(path, size, mtime);
   if (fast) return [fast];
+  const { Header, Pax } = load('tar') as typeof import('tar');
   const fields = { path, mode: FILE_MODE, uid: 0, gid: 0, size, mtime, type: 'File' as const, uname: '', gname: '' };
   const header = new Header(fields);
   const needPax = header.encode();

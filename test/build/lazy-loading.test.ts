@@ -1,7 +1,8 @@
 /**
  * A build loads only what it uses: not the Kubernetes client, nor the policy
- * engine, the importer or the verifier, and esbuild only to bundle plugins
- * whose sources changed (the bundle is reused otherwise).
+ * engine, the importer or the verifier, nor Handlebars, ajv or node-tar (not
+ * needed for flotilla's precompiled schemas and plain names), and esbuild
+ * only to bundle plugins whose sources changed (the bundle is reused otherwise).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,6 +29,10 @@ function staticGraph(file: string, seen = new Set<string>()): Set<string> {
 function importsOfBuild(app: string, out: string): string[] {
   const run = spawnSync(process.execPath, ['--import', hook, cli, 'build', app, '-o', out], { encoding: 'utf8' });
   expect(run.status, run.stderr).toBe(0);
+  const required = [...run.stderr.matchAll(/^REQUIRE (\S+)$/gm)].map((m) => m[1]!);
+  // (ajv's small runtime helpers serve the precompiled validators; its compiler must not load.)
+  const unused = required.filter((path) => /\/node_modules\/(handlebars|ajv|tar)\//.test(path) && !path.includes('/node_modules/ajv/dist/runtime/'));
+  expect(unused).toEqual([]);
   return [...run.stderr.matchAll(/^IMPORT (\S+)$/gm)].map((m) => m[1]!);
 }
 
