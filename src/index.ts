@@ -10,4 +10,5 @@ export { inspectBundle, verifyBundle, type InspectReport, type VerifyReport } fr
 export { importStarlingxApp, type ImportReport } from './import/index.js';
 export { signBundleFile } from './bundle/index.js';
 export { loadAppPlugins } from './plugins/index.js';
+export { Session, type SessionOptions } from './session/index.js';
 export { FlotillaError, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics/index.js';

@@ -1,10 +1,10 @@
 /**
- * Loads an app source tree (see docs/app-format.md) into an `App`: metadata,
- * release table and graph, merged deployment spec, version catalog. All
- * problems found in one pass are reported together, each with file:line.
+ * Loading an app (see docs/app-format.md) in two steps, as Helm's loader
+ * does: reading its source files (source.ts: a folder, or a tarball in
+ * memory) and assembling the `App` from them (assembleApp), so every source
+ * feeds the same checks.
  */
-import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
@@ -12,25 +12,16 @@ import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetV
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
+import { APP_FILES } from './layout.js';
+import { directoryAppSource, type AppSource, type ChartFile } from './source.js';
 import { checkSpecLayer, enabledServices, mergeSpec, selectedPolicySet, type DeploymentSpec, type SpecLayer } from './spec.js';
 
-export const APP_FILES = {
-  metadata: 'fluxcd/metadata.yaml',
-  releases: 'fluxcd/releases.yaml',
-  deployment: 'overrides/deployment.yaml',
-  featuresSchema: 'overrides/features.schema.json',
-  presets: 'overrides/presets',
-  sizes: 'overrides/sizes',
-  versions: 'overrides/versions',
-  imageTargets: 'overrides/versions/images.yaml',
-  static: 'overrides/static',
-  templates: 'overrides/templates',
-  policies: 'policies',
-} as const;
 
 export interface App {
-  /** Absolute path of the app root. */
+  /** Absolute path of the app root (a source tree), or of the tarball it was read from. */
   readonly root: string;
+  /** Where the app's files are read from: its source tree, or a tarball in memory. */
+  readonly source: AppSource;
   readonly metadata: AppMetadata;
   readonly releases: readonly Release[];
   readonly graph: ReleaseGraph;
@@ -48,10 +39,14 @@ export interface App {
   /** Releases the spec turns on, in table order. */
   readonly enabled: readonly Release[];
   readonly warnings: readonly Diagnostic[];
-  /** Absolute path of a file given relative to the app root. */
+  /** Absolute path of a file given relative to the app root (on disk for an app read from a folder). */
   path(relativePath: string): string;
   /** How a file is named in messages: relative to the app root. */
   display(absolutePath: string): string;
+  /** The text of an app file (path relative to the root), or undefined when there is none. */
+  readText(relativePath: string): string | undefined;
+  /** A file of the chart a release uses, or undefined. */
+  chartFile(release: Release, file: string): ChartFile | undefined;
 }
 
 export class AppLoadError extends DiagnosticsError {}
@@ -63,36 +58,74 @@ export interface LoadOptions {
   readonly transformText?: (displayPath: string, text: string) => string;
 }
 
+export interface AssembleOptions {
+  /** A deployment spec to use instead of the source's overrides/deployment.yaml: its text and its name in messages. */
+  readonly deployment?: { readonly file: string; readonly text: string };
+  /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
+  readonly transformText?: (displayPath: string, text: string) => string;
+}
+
+/** Reads the app source tree in `appDir` and assembles it (see assembleApp). */
 export async function loadApp(appDir: string, options: LoadOptions = {}): Promise<App> {
   const root = resolve(appDir);
-  const path = (p: string) => (isAbsolute(p) ? p : join(root, p));
-  const display = (abs: string) => {
-    const rel = relative(root, abs);
-    return rel.startsWith('..') && !rel.startsWith('../') ? abs : rel || abs;
-  };
-  if (!existsSync(path(APP_FILES.metadata))) {
+  const source = directoryAppSource(root);
+  if (source.files.kindOf(APP_FILES.metadata) !== 'file') {
     throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
   }
+  let deployment: AssembleOptions['deployment'];
+  if (options.deployment) {
+    const file = resolve(options.deployment);
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (text === undefined) throw new FlotillaError(`deployment spec ${file} not found`);
+    deployment = { file: displayIn(root, file), text };
+  }
+  return assembleApp(source, { ...(deployment ? { deployment } : {}), ...(options.transformText ? { transformText: options.transformText } : {}) });
+}
+
+/** How a file is named in messages: relative to `root` when below it. */
+function displayIn(root: string, abs: string): string {
+  const rel = relative(root, abs);
+  return rel.startsWith('..') && !rel.startsWith('../') ? abs : rel || abs;
+}
+
+/**
+ * Assembles an `App` from its source files, wherever they are kept (a
+ * folder, or a tarball in memory): metadata, release table and graph, merged
+ * deployment spec, version catalog. All problems found in one pass are
+ * reported together, each with file:line.
+ */
+export function assembleApp(source: AppSource, options: AssembleOptions = {}): App {
+  const { files } = source;
+  const root = files.path;
+  const path = (p: string) => (isAbsolute(p) ? p : join(root, p));
+  const display = (abs: string) => displayIn(root, abs);
   const errors: Diagnostic[] = [];
   const warnings: Diagnostic[] = [];
   const collect = (ds: readonly Diagnostic[]) => {
     for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
   };
-  const read = async (abs: string, layer: string, allowListEdits = false): Promise<ParsedYaml> => {
-    const text = await readFile(abs, 'utf8');
-    return parseYaml(options.transformText ? options.transformText(display(abs), text) : text, display(abs), { layer, allowListEdits });
+  const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml =>
+    parseYaml(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
+  const read = (rel: string, layer: string, allowListEdits = false): ParsedYaml => {
+    const data = files.read(rel);
+    if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
+    return parse(rel, data.toString('utf8'), layer, allowListEdits);
   };
+  const yamlNames = (folder: string) => files.list(folder).filter((e) => e.kind === 'file' && e.name.endsWith('.yaml')).map((e) => e.name);
   const failure = (summary: string) => new AppLoadError(summary, errors);
 
-  const metadataDoc = await read(path(APP_FILES.metadata), 'metadata');
+  if (files.kindOf(APP_FILES.metadata) !== 'file') {
+    throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
+  }
+  const metadataDoc = read(APP_FILES.metadata, 'metadata');
   const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file);
   collect(metadataResult.diagnostics);
 
-  const releasesDoc = await read(path(APP_FILES.releases), 'releases');
+  const releasesDoc = read(APP_FILES.releases, 'releases');
   const releasesResult = readReleases(releasesDoc.root, releasesDoc.file);
   collect(releasesResult.diagnostics);
   for (const release of releasesResult.releases) {
-    if (!existsSync(join(path(release.chartPath), 'Chart.yaml'))) {
+    if (!source.chartFile(release, 'Chart.yaml')) {
       errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
     }
   }
@@ -101,18 +134,20 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
   const graph = buildReleaseGraph(releasesResult.releases);
 
   // Spec: the deployment file names the preset and size.
-  const deploymentFile = options.deployment ? resolve(options.deployment) : path(APP_FILES.deployment);
-  if (!existsSync(deploymentFile)) throw new FlotillaError(`deployment spec ${deploymentFile} not found`);
-  const deploymentLayer: SpecLayer = { label: 'deployment', file: display(deploymentFile), root: (await read(deploymentFile, 'deployment', true)).root };
+  let deploymentDoc: ParsedYaml;
+  if (options.deployment) deploymentDoc = parse(options.deployment.file, options.deployment.text, 'deployment', true);
+  else if (files.kindOf(APP_FILES.deployment) === 'file') deploymentDoc = read(APP_FILES.deployment, 'deployment', true);
+  else throw new FlotillaError(`deployment spec ${path(APP_FILES.deployment)} not found`);
+  const deploymentLayer: SpecLayer = { label: 'deployment', file: deploymentDoc.file, root: deploymentDoc.root };
   collect(checkSpecLayer(deploymentLayer, true));
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
   const main = getNode(deploymentLayer.root, ['main']);
-  const chooseLayer = async (kind: 'preset' | 'size', folder: string): Promise<SpecLayer | undefined> => {
+  const chooseLayer = (kind: 'preset' | 'size', folder: string): SpecLayer | undefined => {
     const nameNode = getNode(main, [kind]);
     if (nameNode?.kind !== 'scalar' || typeof nameNode.value !== 'string') return undefined;
-    const file = path(join(folder, `${nameNode.value}.yaml`));
-    if (!existsSync(file)) {
-      const available = existsSync(path(folder)) ? (await readdir(path(folder))).filter((f) => f.endsWith('.yaml')).map((f) => basename(f, '.yaml')) : [];
+    const file = `${folder}/${nameNode.value}.yaml`;
+    if (files.kindOf(file) !== 'file') {
+      const available = yamlNames(folder).map((f) => basename(f, '.yaml'));
       errors.push({
         severity: 'error',
         message: `${kind} "${nameNode.value}" not found (${folder}/${nameNode.value}.yaml); available: ${available.sort().join(', ') || 'none'}`,
@@ -121,26 +156,26 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
       });
       return undefined;
     }
-    const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file: display(file), root: (await read(file, `${kind} ${nameNode.value}`, true)).root };
+    const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file, root: read(file, `${kind} ${nameNode.value}`, true).root };
     collect(checkSpecLayer(layer, false));
     return layer;
   };
-  const preset = await chooseLayer('preset', APP_FILES.presets);
-  const size = await chooseLayer('size', APP_FILES.sizes);
+  const preset = chooseLayer('preset', APP_FILES.presets);
+  const size = chooseLayer('size', APP_FILES.sizes);
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
   const specLayers = [preset, size, deploymentLayer].filter((l): l is SpecLayer => l !== undefined);
   const { node: specNode, spec } = mergeSpec(specLayers);
 
-  const featuresSchemaFile = path(APP_FILES.featuresSchema);
-  if (existsSync(featuresSchemaFile)) {
-    const schema = JSON.parse(await readFile(featuresSchemaFile, 'utf8')) as JsonSchema;
+  const featuresSchema = files.read(APP_FILES.featuresSchema);
+  if (featuresSchema) {
+    const schema = JSON.parse(featuresSchema.toString('utf8')) as JsonSchema;
     const features = getNode(specNode, ['features']);
     collect(checkSchema(schema, features, deploymentLayer.file, ['features']));
   }
   collect(checkServicesSection(specNode, releasesResult.releases));
   const policySet = selectedPolicySet(spec);
-  if (policySet !== undefined && !existsSync(path(join(APP_FILES.policies, policySet)))) {
-    const available = existsSync(path(APP_FILES.policies)) ? (await readdir(path(APP_FILES.policies), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name) : [];
+  if (policySet !== undefined && files.kindOf(`${APP_FILES.policies}/${policySet}`) !== 'directory') {
+    const available = files.list(APP_FILES.policies).filter((e) => e.kind === 'directory').map((e) => e.name);
     errors.push({
       severity: 'error',
       message: `policy set "${policySet}" not found: ${APP_FILES.policies}/${policySet}/ does not exist; available: ${available.sort().join(', ') || 'none'}`,
@@ -150,7 +185,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
   }
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
 
-  const catalog = await loadCatalog(path(APP_FILES.versions), read, collect);
+  const catalog = readCatalog(yamlNames(APP_FILES.versions).sort(), (file, layer) => read(`${APP_FILES.versions}/${file}`, layer), collect);
   if (errors.length > 0) throw failure('the version catalog is invalid:');
   const target = targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
   const resolved = resolveImages(catalog, target, customImages(specNode));
@@ -160,6 +195,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
   const enabled = enabledReleases(releasesResult.releases, graph, spec, metadata);
   return {
     root,
+    source,
     metadata,
     releases: releasesResult.releases,
     graph,
@@ -174,19 +210,20 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     warnings,
     path,
     display,
+    readText: (rel) => files.read(rel)?.toString('utf8'),
+    chartFile: (release, file) => source.chartFile(release, file),
   };
 }
 
-async function loadCatalog(
-  dir: string,
-  read: (abs: string, layer: string) => Promise<ParsedYaml>,
+function readCatalog(
+  fileNames: readonly string[],
+  read: (file: string, layer: string) => ParsedYaml,
   collect: (ds: readonly Diagnostic[]) => void,
-): Promise<VersionCatalog> {
+): VersionCatalog {
   const versions = new Map<string, VersionEntry>();
-  const files = existsSync(dir) ? (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort() : [];
   let targets = new Map<string, never[]>() as VersionCatalog['targets'];
-  for (const file of files) {
-    const doc = await read(join(dir, file), file === 'images.yaml' ? 'images' : `release ${basename(file, '.yaml')}`);
+  for (const file of fileNames) {
+    const doc = read(file, file === 'images.yaml' ? 'images' : `release ${basename(file, '.yaml')}`);
     if (file === 'images.yaml') {
       const result = readImageTargets(doc.root);
       collect(result.diagnostics);

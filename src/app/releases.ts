@@ -6,20 +6,11 @@
 import deepmerge from 'deepmerge';
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import type { ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
+import { DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
-export interface ReleaseActionFlags {
-  readonly disableHooks: boolean;
-  readonly disableWait: boolean;
-  readonly remediation?: {
-    readonly retries?: number;
-    readonly strategy?: 'rollback' | 'uninstall';
-    readonly ignoreTestFailures?: boolean;
-    readonly remediateLastFailure?: boolean;
-  };
-  /** Other Flux install/upgrade fields (crds, createNamespace, cleanupOnFail …), passed through. */
-  readonly [field: string]: unknown;
-}
+export type { ReleaseActionFlags };
 
 export interface Release {
   /** HelmRelease name and fluxcd-manifests folder. */
@@ -45,10 +36,10 @@ export interface Release {
   readonly location: SourceLocation;
 }
 
-const dns1123Label = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const dns1123Label = DNS1123_LABEL_PATTERN;
 const duration: JsonSchema = {
   type: 'string',
-  pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$',
+  pattern: FLUX_DURATION_PATTERN,
   expected: 'a Flux duration such as 30m, 1h or 90s',
 };
 // Flux's install/upgrade fields, by name, so a typo is still an error.
@@ -86,7 +77,7 @@ const releaseFields = {
   service: { type: 'string', minLength: 1 },
   group: { type: 'string', minLength: 1 },
   namespace: { type: 'string', pattern: dns1123Label, expected: 'a namespace name (DNS-1123 label)' },
-  releaseName: { type: 'string', maxLength: 53, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
+  releaseName: { type: 'string', maxLength: HELM_RELEASE_NAME_MAX, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
   releaseNamePrefix: { type: 'string' },
   dependsOn: { type: 'array', items: { type: 'string' }, uniqueItems: true },
   timeout: duration,
@@ -121,7 +112,7 @@ export const releasesSchema: JsonSchema = {
         type: 'object',
         additionalProperties: false,
         required: ['name', 'chart'],
-        properties: { name: { type: 'string', pattern: dns1123Label, maxLength: 53, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
+        properties: { name: { type: 'string', pattern: dns1123Label, maxLength: HELM_RELEASE_NAME_MAX, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
       },
     },
   },
@@ -163,7 +154,7 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       diagnostics.push({ severity: 'error', message: `release "${raw.name}" is declared twice (first as releases[${seen.get(raw.name)}])`, path: ['releases', index, 'name'], location });
     }
     seen.set(raw.name, index);
-    if (releaseName.length > 53) {
+    if (releaseName.length > HELM_RELEASE_NAME_MAX) {
       diagnostics.push({
         severity: 'error',
         message: `releaseName "${releaseName}" is ${releaseName.length} characters; Helm allows at most 53 (set releaseName or a shorter releaseNamePrefix)`,
@@ -180,11 +171,11 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       namespace: raw.namespace ?? 'default',
       releaseName,
       dependsOn: raw.dependsOn ?? [],
-      timeout: raw.timeout ?? '5m',
+      timeout: raw.timeout ?? FLUX_DEFAULT_TIMEOUT,
       install: { disableHooks: false, disableWait: false, ...raw.install },
       upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
       labels: raw.labels ?? {},
-      interval: raw.interval ?? '1m',
+      interval: raw.interval ?? FLUX_DEFAULT_INTERVAL,
       helmReleaseSpec: raw.helmReleaseSpec ?? {},
       location,
     };

@@ -6,23 +6,11 @@
 import type { Diagnostic } from '../diagnostics/index.js';
 import { toPlain, type ValueNode } from '../document/index.js';
 import { mergeNodes } from '../values/index.js';
+import type { DeploymentSpec } from '../plugins/api.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
 
-export interface DeploymentSpec {
-  readonly main: {
-    readonly release: string;
-    readonly preset?: string;
-    readonly size?: string;
-    readonly domain?: string;
-    readonly customImages?: Readonly<Record<string, string>>;
-  };
-  readonly features: Readonly<Record<string, unknown>>;
-  readonly common: {
-    readonly charts?: { readonly values?: Readonly<Record<string, unknown>> };
-    readonly groups?: Readonly<Record<string, { readonly values?: Readonly<Record<string, unknown>> }>>;
-  };
-  readonly services: Readonly<Record<string, Readonly<Record<string, { readonly values?: Readonly<Record<string, unknown>> }>>>>;
-}
+// The plugin API describes the spec for plugins (it imports nothing of flotilla's); the app model uses that one type.
+export type { DeploymentSpec };
 
 const valuesHolder: JsonSchema = {
   type: 'object',

@@ -5,10 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { load } from 'js-yaml';
-import { readTarGzSafely } from '../bundle/index.js';
+import { chartArchives, CHARTS_DIR, readTarGzSafely } from '../bundle/index.js';
 import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { parseYamlValue } from '../document/index.js';
 
 export interface PreviousChart {
   readonly name: string;
@@ -31,8 +31,7 @@ export async function readPreviousCharts(path: string): Promise<PreviousCharts> 
   if (/\.ya?ml$/.test(path)) return readRepoIndex(path);
   const files = await readTarGzSafely(path, { label: basename(path) });
   const charts: PreviousChart[] = [];
-  for (const [name, bytes] of files) {
-    if (!/^charts\/[^/]+\.tgz$/.test(name)) continue;
+  for (const [name, bytes] of chartArchives(files)) {
     const archive = await readChartArchive(bytes, { label: `${basename(path)}#${name}` });
     charts.push({
       name: archive.name,
@@ -41,12 +40,12 @@ export async function readPreviousCharts(path: string): Promise<PreviousCharts> 
       files: new Map(chartTree(archive.chart).map((f) => [f.path, f.data])),
     });
   }
-  if (charts.length === 0) throw new PreviousReleaseError(`${path} holds no charts/*.tgz: is it a flotilla or StarlingX application tarball?`);
+  if (charts.length === 0) throw new PreviousReleaseError(`${path} holds no ${CHARTS_DIR}/*.tgz: is it a flotilla or StarlingX application tarball?`);
   return { source: basename(path), charts };
 }
 
 async function readRepoIndex(path: string): Promise<PreviousCharts> {
-  const index = load(await readFile(path, 'utf8')) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
+  const index = parseYamlValue(await readFile(path, 'utf8'), basename(path)) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
   if (!index || index.apiVersion !== 'v1' || typeof index.entries !== 'object') {
     throw new PreviousReleaseError(`${path} is not a Helm repository index (apiVersion v1 with entries)`);
   }

@@ -1,14 +1,14 @@
 /**
  * `flotilla build`: an app source tree → `<app_name>-<app_version>.tgz` in
- * StarlingX's layout (DESIGN.md "Application tarball"), byte-reproducible:
+ * StarlingX's layout (docs/architecture.md, "Tarball layout"), byte-reproducible:
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { loadApp, type App, type Release } from '../app/index.js';
-import { md5sumFile, sha256sumFile, writeTarGzFile, type PieceSource, type TarEntry } from '../bundle/index.js';
+import { APP_FILES, type App, type Release } from '../app/index.js';
+import { bundleEntries, bundleFileName, writeTarGzFile, type PieceSource } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
@@ -20,6 +20,7 @@ import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
+import { Session } from '../session/index.js';
 
 export interface BuildOptions {
   /** Folder the tarball is written to; default: the current folder. */
@@ -76,15 +77,15 @@ export class ChartVersionError extends FlotillaError {
 
 const NOTHING_TO_REUSE: PieceSource = { get: () => undefined };
 
-/** Top-level source folders shipped under app/ for apply time. */
-const APP_PAYLOAD = ['fluxcd/releases.yaml', 'overrides', 'policies'];
+/** Source files and folders shipped in the tarball's app/ for apply time. */
+const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const app = await loadApp(appDir, { transformText: substitute });
+  const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const cacheDir = cacheDirOf(options);
@@ -105,11 +106,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   };
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
-    const rel = `overrides/static/${release.chart}.yaml`;
+    const rel = `${APP_FILES.static}/${release.chart}.yaml`;
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
-  for (const rel of await payloadFiles(app)) payload.set(`app/${rel}`, readShipped(rel));
+  for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
   const plugins = await pluginFiles(app.root, cacheDir);
 
   const { charts, bumped } = await packaging;
@@ -121,25 +122,18 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     interval: config.helmRepository.interval ?? '1m',
     namespace: defaultNamespace(app.releases),
   };
-  const files = new Map<string, Buffer>([['metadata.yaml', readShipped('fluxcd/metadata.yaml')]]);
-  const archives = new Map(charts.map(({ archive }) => [`charts/${archive.fileName}`, archive]));
-  for (const [path, archive] of archives) files.set(path, archive.bytes);
   const manifests = cacheDir ? ManifestCache.open(cacheDir) : undefined;
-  const flux = fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace, dump: manifests?.dump });
-  for (const [path, text] of flux) files.set(`fluxcd-manifests/${path}`, Buffer.from(text, 'utf8'));
-  for (const [path, data] of plugins) files.set(`plugins/${path}`, data);
-  for (const [path, data] of payload) files.set(path, data);
-
-  // Chart archives are compressed already: stored, not deflated again.
-  const entries: TarEntry[] = [...files].map(([path, data]) => {
-    const archive = archives.get(path);
-    return archive ? { path, data, compression: 'stored', sha256: archive.sha256, md5: archive.md5 } : { path, data };
+  const entries = bundleEntries({
+    metadata: readShipped(APP_FILES.metadata),
+    charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes, sha256: archive.sha256, md5: archive.md5 })),
+    manifests: fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace, dump: manifests?.dump }),
+    plugins,
+    app: payload,
   });
-  entries.push({ path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) });
 
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
-  const file = join(outDir, `${app.metadata.appName}-${app.metadata.appVersion}.tgz`);
+  const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
   // Every entry is a piece of its own, taken from the previous tarball while
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.

@@ -12,9 +12,10 @@
  * the recorded size and CRC-32; otherwise nothing is reused.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { writeFileAtomic } from '../files/index.js';
 import { pieceKey, type DeflatePiece, type PieceRecord, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 
 const FORMAT = 'flotilla-bundle-pieces/1';
@@ -78,9 +79,7 @@ export class BundleReuse implements PieceSource {
   async save(written: WrittenArchive): Promise<void> {
     const table: PieceTable = { format: FORMAT, zlib: process.versions.zlib ?? '', file: resolve(written.file), size: written.size, crc: crc32(written.bytes), pieces: written.pieces };
     await mkdir(this.cacheDir, { recursive: true });
-    const temp = join(this.cacheDir, `${TABLE}.${process.pid}`);
-    await writeFile(temp, JSON.stringify(table));
-    await rename(temp, join(this.cacheDir, TABLE));
+    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table));
   }
 }
 

@@ -10,8 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
 import type { BundleReuse } from './bundle-reuse.js';
 
@@ -169,8 +170,6 @@ export class ChartCache {
     if (!this.changed && this.previous) return;
     await mkdir(this.dir, { recursive: true });
     const index: IndexFile = { format: FORMAT, charts: this.entries };
-    const temp = join(this.dir, `index.json.${process.pid}`);
-    await writeFile(temp, `${JSON.stringify(index)}\n`);
-    await rename(temp, join(this.dir, 'index.json'));
+    await writeFileAtomic(join(this.dir, 'index.json'), `${JSON.stringify(index)}\n`);
   }
 }

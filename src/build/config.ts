@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { DiagnosticsError } from '../diagnostics/index.js';
 import { checkSchema, type JsonSchema } from '../app/index.js';
 import { parseYaml, toPlain } from '../document/index.js';
+import { DNS1123_LABEL_PATTERN, FLUX_DURATION_PATTERN } from '../names/index.js';
 
 export const BUILD_CONFIG_FILE = 'fluxcd/build.yaml';
 
@@ -26,9 +27,9 @@ export const buildConfigSchema: JsonSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', expected: 'a Kubernetes object name' },
+        name: { type: 'string', pattern: DNS1123_LABEL_PATTERN, expected: 'a Kubernetes object name' },
         url: { type: 'string', pattern: '^(https?|oci)://', expected: 'an http(s):// or oci:// URL' },
-        interval: { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$', expected: 'a Flux duration such as 1m' },
+        interval: { type: 'string', pattern: FLUX_DURATION_PATTERN, expected: 'a Flux duration such as 1m' },
       },
     },
   },

@@ -7,9 +7,10 @@
  * The file keeps just what the last build used.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dumpYaml } from '../document/index.js';
+import { writeFileAtomic } from '../files/index.js';
 
 /** Bumped when the YAML writer's output for the same value may change. */
 const FORMAT = 'flotilla-manifest-cache/1';
@@ -51,8 +52,6 @@ export class ManifestCache {
   async save(): Promise<void> {
     if (!this.changed && this.used.size === this.previous.size) return;
     await mkdir(this.dir, { recursive: true });
-    const temp = join(this.dir, `${FILE}.${process.pid}`);
-    await writeFile(temp, JSON.stringify({ format: FORMAT, yaml: Object.fromEntries(this.used) }));
-    await rename(temp, join(this.dir, FILE));
+    await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ format: FORMAT, yaml: Object.fromEntries(this.used) }));
   }
 }

@@ -3,17 +3,10 @@
  * `sha256sum -c` (our checksum.sha256) read: one `<hex>  <path>` line per
  * file, sorted byte-wise, covering every file except the checksum files.
  */
-import { SIGNATURE_FILE } from './signature.js';
 import { createHash } from 'node:crypto';
+import { CHECKSUM_FILES, isChecksumFile, type ChecksumAlgorithm } from './layout.js';
 import { compareBytewise } from './paths.js';
 import type { TarEntry } from './tar-write.js';
-
-export type ChecksumAlgorithm = 'sha256' | 'md5';
-
-export const CHECKSUM_FILES: Readonly<Record<ChecksumAlgorithm, string>> = {
-  sha256: 'checksum.sha256',
-  md5: 'checksum.md5',
-};
 
 /** Files by path: an archive read into memory, or the entry list about to be written. */
 export type FileSet = ReadonlyMap<string, Buffer | string> | readonly TarEntry[];
@@ -37,9 +30,6 @@ function digests(algorithm: ChecksumAlgorithm, files: FileSet): Map<string, stri
   else for (const [path, data] of files as ReadonlyMap<string, Buffer | string>) out.set(path, digestHex(algorithm, data));
   return out;
 }
-
-// The signature signs checksum.sha256, so neither it nor the checksum files are listed in them.
-const isChecksumFile = (path: string): boolean => path === CHECKSUM_FILES.md5 || path === CHECKSUM_FILES.sha256 || path === SIGNATURE_FILE;
 
 export function digestHex(algorithm: ChecksumAlgorithm, data: Buffer | string): string {
   return createHash(algorithm).update(data).digest('hex');

@@ -1,7 +1,9 @@
 /**
- * The application tarball's file I/O, independent of what is inside it:
- * deterministic tar.gz writing (shared with Helm chart packaging), safe
- * reading and extraction of untrusted archives, and checksum files.
+ * The application tarball: its layout (the one place tarball paths are
+ * named), opening one in memory and putting one together, and the file I/O
+ * underneath — deterministic tar.gz writing (shared with Helm chart
+ * packaging), safe reading and extraction of untrusted archives, checksum
+ * files and signatures.
  */
 export { UnsafeArchiveError, type ArchiveProblem } from './errors.js';
 export { checkEntryPath, compareBytewise, realpathLoose, type PathCheck } from './paths.js';
@@ -36,16 +38,32 @@ export {
   type ReadArchiveOptions,
 } from './tar-read.js';
 export {
+  APP_DIR,
+  bundleFileName,
+  bundlePath,
+  CHARTS_DIR,
+  chartArchivePath,
   CHECKSUM_FILES,
+  isBundleFileName,
+  isChartArchivePath,
+  isChecksumFile,
+  MANIFESTS_DIR,
+  METADATA_FILE,
+  PLUGINS_DIR,
+  SIGNATURE_FILE,
+  TOP_LEVEL_ENTRIES,
+  type ChecksumAlgorithm,
+} from './layout.js';
+export { bundleEntries, bundleFolder, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
+export {
   checksumFile,
   digestHex,
   formatChecksumProblem,
   md5sumFile,
   sha256sumFile,
   verifyChecksums,
-  type ChecksumAlgorithm,
   type ChecksumProblem,
   type FileSet,
   type VerifyChecksumsOptions,
 } from './checksums.js';
-export { checkSignature, SIGNATURE_FILE, signBundleFile, SignatureKeyError, signChecksums, type SignedBundle } from './signature.js';
+export { checkSignature, signBundleFile, SignatureKeyError, signChecksums, type SignedBundle } from './signature.js';

@@ -6,11 +6,10 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { basename } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
-import { CHECKSUM_FILES, formatChecksumProblem, verifyChecksums } from './checksums.js';
+import { formatChecksumProblem, verifyChecksums } from './checksums.js';
+import { CHECKSUM_FILES, SIGNATURE_FILE } from './layout.js';
 import { readTarGzSafely } from './tar-read.js';
 import { writeTarGzFile } from './tar-write.js';
-
-export const SIGNATURE_FILE = 'checksum.sha256.sig';
 
 export class SignatureKeyError extends FlotillaError {}
 

@@ -14,11 +14,11 @@
  * Header encoding comes from node-tar; the policy above is ours.
  */
 import { createHash } from 'node:crypto';
-import { rename, writeFile, rm } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { crc32, deflateRaw } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { FlotillaError } from '../diagnostics/index.js';
+import { writeFileAtomic } from '../files/index.js';
 import { DEFAULT_LEVEL, deflatePiece, headerPiece, joinGzip, pieceOptions, storedPiece, WINDOW, type DeflatePiece } from './gzip-pieces.js';
 import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
 
@@ -447,13 +447,6 @@ export interface WrittenArchive {
 /** Writes {@link writeTarGz} output to `file` atomically (temp file + rename), so a crash never leaves half an archive. */
 export async function writeTarGzFile(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
   const { bytes, pieces } = await writeTarGzPieces(entries, { label: file, ...options });
-  const temp = `${file}.partial-${process.pid}`;
-  try {
-    await writeFile(temp, bytes);
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  await writeFileAtomic(file, bytes);
   return { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
 }

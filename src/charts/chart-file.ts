@@ -3,8 +3,9 @@
  * pkg/chart Metadata.Validate, Dependency.Validate), plus a version rewrite
  * that leaves every other byte (comments, order, quoting) untouched.
  */
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, Schema, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
+import { parseYamlDocument, parseYamlValue, YamlSyntaxError } from '../document/index.js';
 import { ChartFileError } from './errors.js';
 import { isValidVersion } from './semver.js';
 import type { ChartApiVersion, ChartDependency, ChartMaintainer, ChartMetadata, ChartType } from './types.js';
@@ -16,23 +17,14 @@ interface Parsed {
   readonly where: (node: Node | null | undefined) => SourceLocation;
 }
 
-/** YAML 1.2's core schema (the yaml package's default), made once rather than for every Chart.yaml: a build reads one per chart. */
-const CORE_SCHEMA = new Schema({ schema: 'core', resolveKnownTags: true });
-
 function parseYaml(text: string, file: string): Parsed {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, schema: CORE_SCHEMA });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = lineCounter.linePos(first.pos[0]);
-    throw new ChartFileError(`not valid YAML: ${first.message.split('\n')[0]}`, { file, line: pos.line, column: pos.col });
+  try {
+    const yaml = parseYamlDocument(text, file);
+    return { doc: yaml.doc, where: (node) => yaml.locate(node?.range?.[0] ?? 0) };
+  } catch (error) {
+    if (!(error instanceof YamlSyntaxError) || !error.location) throw error;
+    throw new ChartFileError(error.reason.replace(/^invalid YAML: /, 'not valid YAML: '), error.location);
   }
-  const where = (node: Node | null | undefined): SourceLocation => {
-    const offset = node?.range?.[0] ?? 0;
-    const pos = lineCounter.linePos(offset);
-    return { file, line: pos.line, column: pos.col };
-  };
-  return { doc, where };
 }
 
 /** Reads typed fields of one YAML map, reporting the exact place of a bad value. */
@@ -229,7 +221,7 @@ export function rewriteChartVersion(text: string, version: string, file: string)
   const node = new Fields(map, parsed, '').node('version');
   if (!node || !isScalar(node) || !node.range) throw new ChartFileError('version is required', parsed.where(map));
   // Plain when YAML would read it back as the same string, else double-quoted.
-  const plain = /^[0-9A-Za-z][0-9A-Za-z.+-]*$/.test(version) && typeof parseDocument(`v: ${version}`).get('v') === 'string';
+  const plain = /^[0-9A-Za-z][0-9A-Za-z.+-]*$/.test(version) && typeof (parseYamlValue(`v: ${version}`, file) as { v?: unknown } | undefined)?.v === 'string';
   const replacement = plain ? version : JSON.stringify(version);
   const [start, valueEnd] = node.range;
   return text.slice(0, start) + replacement + text.slice(valueEnd);

@@ -31,4 +31,5 @@ export {
   type PackagedChart,
   type PackageOptions,
 } from './package.js';
-export { buildRepoIndex, type RepoIndexOptions } from './repo-index.js';
+export { publishToFolder, type PublishOptions, type PublishedRepository } from './publish.js';
+export { buildRepoIndex, ChartVersionConflictError, mergeRepoIndex, type IndexedChart, type MergedRepoIndex, type RepoIndexOptions } from './repo-index.js';

@@ -11,7 +11,9 @@ async function main(argv: readonly string[]): Promise<void> {
   const program = new Command('flotilla')
     .description('Build, ship and run StarlingX-style Kubernetes applications')
     .version('0.1.0')
-    .showHelpAfterError();
+    .showHelpAfterError()
+    // Bad usage (unknown option, missing argument…) exits 2; help and --version 0. Commands inherit this.
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
   const named = argv[2] !== undefined ? commands[argv[2]] : undefined;
   // One module for the command being run; all of them for help or an unknown word.
   const modules = named ? [named] : Object.values(commands);

@@ -1,12 +1,30 @@
-import { readFile } from 'node:fs/promises';
-import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node as YamlNode, type Tags } from 'yaml';
+/**
+ * Reading YAML, the one way for each purpose (docs/architecture.md, "YAML"):
+ * every reader parses with `yaml` as Helm and Kubernetes read YAML (1.1:
+ * yes/no are booleans, 0755 is octal; timestamps stay strings), so a file
+ * means the same to every command.
+ *
+ * - `parseYaml`: values with positions — a `ValueNode` tree whose every
+ *   node says which layer and file:line set it (values layers, the app's
+ *   own files); `parseYamlValue` / `parseYamlStream` give plain data.
+ * - `parseYamlDocument`: the document itself (CST), for code that edits a
+ *   file keeping its comments or needs the position of every character.
+ */
+import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
-import { mapNode, scalarNode, seqNode, type ListEdit, type ListOp, type Origin, type Scalar, type ValueNode } from './nodes.js';
+import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type Scalar, type ValueNode } from './nodes.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
 export const LIST_EDIT_TAGS: Readonly<Record<string, ListOp>> = { '!append': 'append', '!prepend': 'prepend', '!remove': 'remove' };
 
-export class YamlSyntaxError extends FlotillaError {}
+export class YamlSyntaxError extends FlotillaError {
+  /** The message without the file:line:column in front, for callers that raise their own error type. */
+  readonly reason: string;
+  constructor(reason: string, options: { location: SourceLocation }) {
+    super(reason, options);
+    this.reason = reason;
+  }
+}
 
 /** A parsed file: its tree (undefined when the file is empty) and how to map offsets to lines. */
 export interface ParsedYaml {
@@ -27,26 +45,39 @@ const yaml11Tags = (tags: Tags): Tags =>
   tags.filter((t) => (typeof t === 'string' ? t !== 'timestamp' : t.tag !== 'tag:yaml.org,2002:timestamp'));
 
 /**
- * The YAML 1.1 schema above, made once: the yaml package would otherwise
- * build a schema (every tag) for each document, a fifth of the time an app's
- * small files take to parse. Parsing only reads it.
+ * The schema those options make, made once: the yaml package would otherwise
+ * build one (every tag) for each document, a fifth of the time an app's
+ * small files take to parse. Parsing and writing only read it.
  */
 const YAML11_SCHEMA = new Schema({ schema: 'yaml-1.1', resolveKnownTags: false, customTags: yaml11Tags, merge: true });
 
-export function parseYaml(text: string, file: string, options: ParseOptions): ParsedYaml {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, {
-    version: '1.1',
-    schema: YAML11_SCHEMA,
-    merge: true,
-    uniqueKeys: true,
-    lineCounter,
-    prettyErrors: false,
-  });
-  const locate = (offset: number): SourceLocation => {
+const YAML_OPTIONS: YamlParseOptions & DocumentOptions & SchemaOptions = {
+  version: '1.1',
+  schema: YAML11_SCHEMA,
+  merge: true,
+  uniqueKeys: true,
+  prettyErrors: false,
+};
+
+/** A YAML file as a document (CST): what code that edits files or needs exact positions reads. */
+export interface YamlDocument {
+  readonly file: string;
+  readonly text: string;
+  readonly doc: Document;
+  readonly lineCounter: LineCounter;
+  /** file:line:column of an offset into `text`. */
+  locate(offset: number): SourceLocation;
+}
+
+function locator(file: string, lineCounter: LineCounter): (offset: number) => SourceLocation {
+  return (offset) => {
     const pos = lineCounter.linePos(offset);
     return { file, line: pos.line, column: pos.col };
   };
+}
+
+/** Throws YamlSyntaxError at a document's first error, or at a tag flotilla does not read. */
+function refuseProblems(doc: Document, locate: (offset: number) => SourceLocation): void {
   const first = doc.errors[0];
   if (first) {
     throw new YamlSyntaxError(`invalid YAML: ${first.message.split('\n')[0]}`, { location: locate(first.pos[0]) });
@@ -58,12 +89,47 @@ export function parseYaml(text: string, file: string, options: ParseOptions): Pa
       location: locate(warning.pos[0]),
     });
   }
-  const root = doc.contents === null ? undefined : convert(doc, doc.contents, undefined, { ...options, locate });
-  return { file, root: root?.kind === 'scalar' && root.value === null ? undefined : root };
 }
 
-export async function readYamlFile(path: string, displayFile: string, options: ParseOptions): Promise<ParsedYaml> {
-  return parseYaml(await readFile(path, 'utf8'), displayFile, options);
+/** Parses one YAML document (a second one is an error). */
+export function parseYamlDocument(text: string, file: string): YamlDocument {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
+  const locate = locator(file, lineCounter);
+  refuseProblems(doc, locate);
+  return { file, text, doc, lineCounter, locate };
+}
+
+function treeOf(doc: Document, locate: (offset: number) => SourceLocation, options: ParseOptions): ValueNode | undefined {
+  const root = doc.contents === null ? undefined : convert(doc, doc.contents, undefined, { ...options, locate });
+  return root?.kind === 'scalar' && root.value === null ? undefined : root;
+}
+
+export function parseYaml(text: string, file: string, options: ParseOptions): ParsedYaml {
+  const yaml = parseYamlDocument(text, file);
+  return { file, root: treeOf(yaml.doc, yaml.locate, options) };
+}
+
+/** Plain data of one YAML document (undefined when empty): metadata, manifests, indexes. */
+export function parseYamlValue(text: string, file: string): PlainValue | undefined {
+  const { root } = parseYaml(text, file, { layer: file });
+  return root === undefined ? undefined : toPlain(root);
+}
+
+/** Offsets where each document of a YAML stream starts. */
+export function yamlDocumentOffsets(text: string): number[] {
+  return parseAllDocuments(text, YAML_OPTIONS).map((doc) => doc.range[0]);
+}
+
+/** Plain data of every document of a YAML stream (`---`-separated, as kubectl and helm print), empty ones as null. */
+export function parseYamlStream(text: string, file: string): (PlainValue | null)[] {
+  const lineCounter = new LineCounter();
+  const locate = locator(file, lineCounter);
+  return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
+    refuseProblems(doc, locate);
+    const root = treeOf(doc, locate, { layer: file });
+    return root === undefined ? null : toPlain(root);
+  });
 }
 
 interface ConvertContext extends ParseOptions {

@@ -9,9 +9,22 @@
  *   <release>/<release>-system-overrides.yaml   empty; flotilla fills it at apply time
  */
 import { dumpYaml } from '../document/index.js';
-import type { Release } from '../app/index.js';
+import { HELM_RELEASE_API, type HelmRelease, type HelmReleaseAction, type HelmReleaseSpec } from './helmrelease.js';
+import { overridesSecretName, overridesValuesFrom, overridesValuesKey, OVERRIDES_KINDS } from './overrides.js';
 
-export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
+/** File names inside fluxcd-manifests/ (the tree's layout above). */
+export const FLUX_TREE = {
+  kustomization: 'kustomization.yaml',
+  base: 'base',
+  helmRepository: 'helmrepository.yaml',
+  helmRelease: 'helmrelease.yaml',
+} as const;
+
+/** A file of one folder of the tree (`base`, or a release's folder). */
+export function fluxTreePath(folder: string, file: string): string {
+  return `${folder}/${file}`;
+}
+
 export const SOURCE_API = 'source.toolkit.fluxcd.io/v1';
 export const KUSTOMIZE_API = 'kustomize.config.k8s.io/v1beta1';
 
@@ -27,23 +40,33 @@ export interface HelmReleaseOptions {
   readonly repository: string;
 }
 
-export const staticOverridesName = (release: Release): string => `${release.name}-static-overrides`;
-export const systemOverridesName = (release: Release): string => `${release.name}-system-overrides`;
-
-export interface HelmReleaseManifest {
-  apiVersion: string;
-  kind: 'HelmRelease';
-  metadata: { name: string; namespace?: string; labels: Record<string, string> };
-  spec: Record<string, unknown>;
+/** What the generator reads of a release (an `App` release from src/app fits). */
+export interface FluxRelease {
+  readonly name: string;
+  readonly chart: string;
+  readonly namespace: string;
+  readonly releaseName: string;
+  readonly group?: string;
+  readonly dependsOn: readonly string[];
+  readonly timeout: string;
+  readonly interval: string;
+  readonly install: ReleaseActionFlags;
+  readonly upgrade: ReleaseActionFlags;
+  readonly labels: Readonly<Record<string, string>>;
+  /** HelmRelease spec fields flotilla does not model, passed through as written. */
+  readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
 }
 
-function actionFlags(flags: Release['install']): Record<string, unknown> {
+/** install / upgrade as a release sets them: the two flags always, other Flux fields passed through. */
+export type ReleaseActionFlags = HelmReleaseAction & { readonly disableHooks: boolean; readonly disableWait: boolean };
+
+function actionFlags(flags: ReleaseActionFlags): HelmReleaseAction {
   const { disableHooks, disableWait, remediation, ...others } = flags;
   return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...remediation } } : {}) };
 }
 
-export function helmReleaseManifest(release: Release, options: HelmReleaseOptions): HelmReleaseManifest {
-  const spec: Record<string, unknown> = {
+export function helmReleaseManifest(release: FluxRelease, options: HelmReleaseOptions): HelmRelease {
+  const spec: { -readonly [K in keyof HelmReleaseSpec]: HelmReleaseSpec[K] } = {
     releaseName: release.releaseName,
     chart: {
       spec: {
@@ -61,7 +84,7 @@ export function helmReleaseManifest(release: Release, options: HelmReleaseOption
   };
   if (release.dependsOn.length > 0) spec.dependsOn = release.dependsOn.map((name) => ({ name, namespace: release.namespace }));
   // Flux merges valuesFrom in order, later wins: static first, then system.
-  spec.valuesFrom = [staticOverridesName(release), systemOverridesName(release)].map((name) => ({ kind: 'Secret', name, valuesKey: `${name}.yaml` }));
+  spec.valuesFrom = overridesValuesFrom(release.name);
   return {
     apiVersion: HELM_RELEASE_API,
     kind: 'HelmRelease',
@@ -83,7 +106,7 @@ export const toYaml = dumpYaml;
 
 export interface FluxTreeInput {
   /** Every release of the app, in apply order (disabled ones are removed at apply time by the kustomize operator). */
-  readonly releases: readonly Release[];
+  readonly releases: readonly FluxRelease[];
   readonly chartVersions: ReadonlyMap<string, string>;
   readonly repository: HelmRepositorySpec;
   /** Static overrides file text per release name, as written by the author. */
@@ -98,26 +121,26 @@ export interface FluxTreeInput {
 export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
   const files = new Map<string, string>();
   const yaml = input.dump ?? toYaml;
-  files.set('kustomization.yaml', yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', namespace: input.namespace, resources: ['base', ...input.releases.map((r) => r.name)] }));
-  files.set('base/kustomization.yaml', yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', resources: ['helmrepository.yaml'] }));
-  files.set('base/helmrepository.yaml', yaml(helmRepositoryManifest(input.repository)));
+  files.set(FLUX_TREE.kustomization, yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', namespace: input.namespace, resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] }));
+  files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization), yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', resources: [FLUX_TREE.helmRepository] }));
+  files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository), yaml(helmRepositoryManifest(input.repository)));
   for (const release of input.releases) {
     const version = input.chartVersions.get(release.chart);
     if (version === undefined) throw new Error(`no packaged version for chart ${release.chart}`);
-    files.set(`${release.name}/helmrelease.yaml`, yaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name })));
+    files.set(fluxTreePath(release.name, FLUX_TREE.helmRelease), yaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name })));
     files.set(
-      `${release.name}/kustomization.yaml`,
+      fluxTreePath(release.name, FLUX_TREE.kustomization),
       yaml({
         apiVersion: KUSTOMIZE_API,
         kind: 'Kustomization',
         namespace: release.namespace,
-        resources: ['helmrelease.yaml'],
-        secretGenerator: [staticOverridesName(release), systemOverridesName(release)].map((name) => ({ name, files: [`${name}.yaml`] })),
+        resources: [FLUX_TREE.helmRelease],
+        secretGenerator: OVERRIDES_KINDS.map((kind) => ({ name: overridesSecretName(release.name, kind), files: [overridesValuesKey(release.name, kind)] })),
         generatorOptions: { disableNameSuffixHash: true },
       }),
     );
-    files.set(`${release.name}/${staticOverridesName(release)}.yaml`, input.staticOverrides.get(release.name) ?? '');
-    files.set(`${release.name}/${systemOverridesName(release)}.yaml`, '');
+    files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'static')), input.staticOverrides.get(release.name) ?? '');
+    files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'system')), '');
   }
   return files;
 }

@@ -18,13 +18,13 @@ import { compareBytewise, writeTarGz } from '../bundle/index.js';
 import { chartTree, loadChart, loadChartArchive, parseChartYaml, type ChartSource } from '../charts/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import type { Problems } from './errors.js';
-import type { SourceFiles } from './source.js';
+import type { FileSource } from '../files/index.js';
 import type { ImportedChart } from './types.js';
 
 /** A place charts are looked for. */
 export type ChartPlace =
   | { readonly kind: 'disk'; readonly dir: string; readonly explicit: boolean }
-  | { readonly kind: 'tarball'; readonly source: SourceFiles; readonly dir: string };
+  | { readonly kind: 'tarball'; readonly source: FileSource; readonly dir: string };
 
 /** What the releases ask of one chart. */
 export interface ChartNeed {
@@ -50,10 +50,10 @@ async function candidatesIn(place: ChartPlace, wanted: ReadonlySet<string>, prob
   const out: Candidate[] = [];
   const prefixMatch = (file: string) => [...wanted].some((chart) => file.startsWith(`${chart}-`));
   if (place.kind === 'tarball') {
-    for (const entry of await place.source.list(place.dir)) {
+    for (const entry of place.source.list(place.dir)) {
       if (entry.kind !== 'file' || !ARCHIVE.test(entry.name) || !prefixMatch(entry.name)) continue;
       const label = `${basename(place.source.path)}#${place.dir}/${entry.name}`;
-      const bytes = (await place.source.read(`${place.dir}/${entry.name}`)) as Buffer;
+      const bytes = place.source.read(`${place.dir}/${entry.name}`) as Buffer;
       try {
         const chart = await loadChartArchive(bytes, label);
         out.push({ name: chart.name, version: chart.version, from: label, kind: 'archive', load: async () => chart });
@@ -162,7 +162,7 @@ export async function unusedCharts(places: readonly ChartPlace[], charts: Iterab
   for (const place of places) {
     if (place.kind === 'disk' && place.explicit) continue;
     if (place.kind === 'tarball') {
-      for (const entry of await place.source.list(place.dir)) {
+      for (const entry of place.source.list(place.dir)) {
         const label = `${basename(place.source.path)}#${place.dir}/${entry.name}`;
         if (entry.kind === 'file' && ARCHIVE.test(entry.name) && !used.has(label)) out.push(`${place.dir}/${entry.name}`);
       }

@@ -8,8 +8,10 @@
  * Nothing lands in APP_DIR unless all of that passed.
  */
 import { basename, join, resolve } from 'node:path';
-import { findDependencyCycle, readMetadata } from '../app/index.js';
+import { APP_FILES, findDependencyCycle, readMetadata, type AppMetadata } from '../app/index.js';
+import { CHARTS_DIR, METADATA_FILE } from '../bundle/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
+import type { FileSource } from '../files/index.js';
 import { chartOutputFiles, findCharts, unusedCharts, type ChartNeed, type ChartPlace } from './charts.js';
 import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
 import { BUILD_TOKEN, harvestImages } from './images.js';
@@ -17,13 +19,12 @@ import { readManifests } from './manifests.js';
 import { mapHelmRelease } from './releases.js';
 import { buildYaml, deploymentYaml, imagesYaml, releasesYaml, tableDefaults, versionYaml } from './render.js';
 import { openSource } from './source.js';
-import type { ImportedRelease, ImportOptions, ImportReport } from './types.js';
+import type { ImportedChart, ImportedRelease, ImportOptions, ImportReport, StxManifests } from './types.js';
 import { verifyImport } from './verify.js';
 import { checkTarget, commitStaged, discardStaged, stageTree, type Staged } from './write.js';
 import { parseSourceYaml } from './yaml-read.js';
 
 export { ImportRejectedError, ImportTargetError, ImportVerificationError } from './errors.js';
-export { MANIFESTS_DIR } from './manifests.js';
 export type {
   HarvestedImage,
   ImportedChart,
@@ -75,140 +76,35 @@ export async function importStarlingxApp(source: string, target: string, opts: I
     chartDirs.length > 0
       ? chartDirs.map((dir) => ({ kind: 'disk', dir, explicit: true }))
       : src.kind === 'directory'
-        ? [{ kind: 'disk', dir: join(src.path, 'charts'), explicit: false }]
-        : [{ kind: 'tarball', source: src, dir: 'charts' }];
+        ? [{ kind: 'disk', dir: join(src.path, CHARTS_DIR), explicit: false }]
+        : [{ kind: 'tarball', source: src, dir: CHARTS_DIR }];
   const targetInfo = await checkTarget(target, [src.path, ...chartDirs], opts.force ?? false);
   const problems = new Problems();
 
-  // metadata.yaml: copied as written; checked as flotilla will check it.
-  const metadataBytes = await src.read('metadata.yaml');
-  let metadata: ReturnType<typeof readMetadata>['metadata'];
-  if (metadataBytes === undefined) problems.error('metadata.yaml is missing', { file: 'metadata.yaml', line: 0, column: 0 });
-  else {
-    const doc = parseSourceYaml(metadataBytes.toString('utf8'), 'metadata.yaml', problems, 'metadata');
-    if (doc) {
-      const result = readMetadata(doc.root, doc.file);
-      problems.add(result.diagnostics);
-      metadata = result.metadata;
-    }
-  }
-
-  const manifests = await readManifests(src, problems);
-  const releases: ImportedRelease[] = [];
-  if (manifests) {
-    const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed) };
-    for (const folder of manifests.releases) {
-      const release = mapHelmRelease(folder, ctx, problems);
-      if (release) releases.push(release);
-    }
-    if (metadata?.helmRepo !== undefined && metadata.helmRepo !== manifests.repository.name) {
-      problems.warn(`metadata helm_repo "${metadata.helmRepo}" differs from the HelmRepository "${manifests.repository.name}" of base/; fluxcd/build.yaml names the latter`, manifests.repository.location);
-    }
-  }
-  const cycle = findDependencyCycle(releases);
-  if (cycle) {
-    const first = releases.find((r) => r.name === cycle[0])!;
-    problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
-  } else {
-    const applyOrder = wavesInOrder(releases);
-    if (applyOrder.join() !== releases.map((r) => r.name).join()) {
-      problems.warn(
-        `flotilla build lists the release folders in apply order (${applyOrder.join(', ')}); the release table keeps this file's order (kustomize output order only, Flux follows dependsOn)`,
-        releases[0]?.source.listedAt,
-      );
-    }
-  }
-
-  // Build tokens (@IMAGE_PREFIX@ …) in files that ship: the build needs their values.
-  const tokens = new Set<string>();
-  const noteTokens = (data: Buffer, file: string): void => {
-    const found = [...new Set([...data.toString('utf8').matchAll(new RegExp(BUILD_TOKEN.source, 'g'))].map((m) => m[0]))];
-    if (found.length === 0) return;
-    for (const t of found) tokens.add(t.slice(1, -1));
-    problems.warn(
-      `uses build token${found.length > 1 ? 's' : ''} ${found.join(', ')}: give ${found.length > 1 ? 'their values' : 'its value'} in fluxcd/build.yaml tokens (or --token) before building`,
-      { file, line: 1, column: 1 },
-    );
-  };
-  if (metadataBytes) noteTokens(metadataBytes, 'metadata.yaml');
-
-  // Static overrides are kept per chart: releases sharing a chart must agree.
-  const staticByChart = new Map<string, ImportedRelease>();
-  for (const r of releases) {
-    const previous = staticByChart.get(r.chart);
-    const data = r.source.staticOverrides.data;
-    if (previous && !previous.source.staticOverrides.data.equals(data)) {
-      problems.error(
-        `releases ${previous.name} and ${r.name} both use chart ${r.chart}, but their static overrides differ; flotilla keeps one overrides/static/${r.chart}.yaml per chart`,
-        { file: r.source.staticOverrides.file, line: 1, column: 1 },
-      );
-    }
-    if (!previous) staticByChart.set(r.chart, r);
-    if (!previous) noteTokens(data, r.source.staticOverrides.file);
-  }
-
-  // Which releases the spec turns on: all but those StarlingX would not deploy either.
-  const disabled = new Set(metadata?.disabledCharts ?? []);
-  const excluded = new Map<string, string>();
-  const byName = new Map(releases.map((r) => [r.name, r]));
-  const dependsOnDisabled = (r: ImportedRelease, seen = new Set<string>()): string | undefined => {
-    for (const dep of r.dependsOn) {
-      if (seen.has(dep)) continue;
-      seen.add(dep);
-      const d = byName.get(dep);
-      if (!d) continue;
-      if (disabled.has(d.chart)) return d.name;
-      const deeper = dependsOnDisabled(d, seen);
-      if (deeper) return deeper;
-    }
-    return undefined;
-  };
-  for (const r of releases) {
-    if (disabled.has(r.chart)) excluded.set(r.name, `chart ${r.chart} is in metadata disabled_charts`);
-    else {
-      const via = dependsOnDisabled(r);
-      if (via) excluded.set(r.name, `depends on ${via}, whose chart is in metadata disabled_charts`);
-    }
-  }
-  for (const [name, why] of excluded) {
-    problems.warn(`release ${name} is not turned on by the imported deployment spec: ${why}`, byName.get(name)!.source.listedAt);
-  }
-
-  // Charts.
-  const needs = new Map<string, { release: string; version?: string; at: SourceLocation }[]>();
-  for (const r of releases) {
-    const list = needs.get(r.chart) ?? [];
-    list.push({ release: r.name, ...(r.requestedVersion !== undefined ? { version: r.requestedVersion } : {}), at: r.requestedVersionAt });
-    needs.set(r.chart, list);
-  }
-  const chartNeeds: ChartNeed[] = [...needs].map(([chart, requests]) => ({ chart, requests }));
-  const charts = problems.failed ? new Map() : await findCharts(chartNeeds, places, problems);
+  // Read and map everything, collecting every problem.
+  const { bytes: metadataBytes, metadata } = readStarlingxMetadata(src, problems);
+  const manifests = readManifests(src, problems);
+  const releases = manifests ? mapReleases(manifests, metadata, problems) : [];
+  checkApplyOrder(releases, problems);
+  const tokens = new BuildTokens(problems);
+  if (metadataBytes) tokens.note(metadataBytes, METADATA_FILE);
+  const staticByChart = staticOverridesByChart(releases, problems, tokens);
+  const excluded = excludedReleases(releases, metadata, problems);
+  const charts = problems.failed ? new Map<string, ImportedChart>() : await findCharts(chartNeeds(releases), places, problems);
   if (!problems.failed) {
     for (const path of await unusedCharts(places, charts.values())) {
       problems.warn(`chart ${path} is not used by any release (nor as a dependency): not imported`);
     }
   }
-
   if (problems.failed || !manifests || !metadata || metadataBytes === undefined) {
     throw new ImportRejectedError(src.path, problems.items);
   }
 
-  // The tree.
-  const from = `${basename(src.path)}/${manifests.dir}`;
+  // The tree: staged, loaded back and compared, then moved into place.
   const images = harvestImages([...staticByChart.values()].map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
-  const files = new Map<string, Buffer | string>();
-  files.set('fluxcd/metadata.yaml', metadataBytes);
-  files.set('fluxcd/releases.yaml', releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
-  files.set('fluxcd/build.yaml', buildYaml(manifests.repository, `${from}/base`, [...tokens].sort()));
-  const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
-  files.set('overrides/deployment.yaml', deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));
-  files.set(`overrides/versions/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
-  files.set('overrides/versions/images.yaml', imagesYaml(images.harvested, images.skipped));
-  for (const [chart, r] of staticByChart) files.set(`overrides/static/${chart}.yaml`, r.source.staticOverrides.data);
   const chartList = [...charts.values()];
   const chartFiles = chartOutputFiles(chartList);
-  for (const [path, data] of chartFiles.files) files.set(path, data);
-
+  const files = appTree({ src, manifests, metadataBytes, releases, excluded, staticByChart, images, tokens: tokens.names(), catalogRelease, chartFiles: chartFiles.files });
   let staged: Staged | undefined;
   try {
     staged = await stageTree(targetInfo, files);
@@ -237,4 +133,160 @@ export async function importStarlingxApp(source: string, target: string, opts: I
     await discardStaged(targetInfo, staged);
     throw error;
   }
+}
+
+/** metadata.yaml: copied as written; checked as flotilla will check it. */
+function readStarlingxMetadata(src: FileSource, problems: Problems): { bytes?: Buffer; metadata?: AppMetadata } {
+  const bytes = src.read(METADATA_FILE);
+  if (bytes === undefined) {
+    problems.error(`${METADATA_FILE} is missing`, { file: METADATA_FILE, line: 0, column: 0 });
+    return {};
+  }
+  const doc = parseSourceYaml(bytes.toString('utf8'), METADATA_FILE, problems, 'metadata');
+  if (!doc) return { bytes };
+  const result = readMetadata(doc.root, doc.file);
+  problems.add(result.diagnostics);
+  return { bytes, ...(result.metadata ? { metadata: result.metadata } : {}) };
+}
+
+/** Every listed release folder mapped to a release entry. */
+function mapReleases(manifests: StxManifests, metadata: AppMetadata | undefined, problems: Problems): ImportedRelease[] {
+  const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed) };
+  const releases: ImportedRelease[] = [];
+  for (const folder of manifests.releases) {
+    const release = mapHelmRelease(folder, ctx, problems);
+    if (release) releases.push(release);
+  }
+  if (metadata?.helmRepo !== undefined && metadata.helmRepo !== manifests.repository.name) {
+    problems.warn(`metadata helm_repo "${metadata.helmRepo}" differs from the HelmRepository "${manifests.repository.name}" of base/; fluxcd/build.yaml names the latter`, manifests.repository.location);
+  }
+  return releases;
+}
+
+/** No dependency cycle; a note when the table's order is not the apply order flotilla build writes. */
+function checkApplyOrder(releases: readonly ImportedRelease[], problems: Problems): void {
+  const cycle = findDependencyCycle(releases);
+  if (cycle) {
+    const first = releases.find((r) => r.name === cycle[0])!;
+    problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
+    return;
+  }
+  const applyOrder = wavesInOrder(releases);
+  if (applyOrder.join() !== releases.map((r) => r.name).join()) {
+    problems.warn(
+      `flotilla build lists the release folders in apply order (${applyOrder.join(', ')}); the release table keeps this file's order (kustomize output order only, Flux follows dependsOn)`,
+      releases[0]?.source.listedAt,
+    );
+  }
+}
+
+/** Build tokens (@IMAGE_PREFIX@ …) in files that ship: the build needs their values. */
+class BuildTokens {
+  private readonly found = new Set<string>();
+  constructor(private readonly problems: Problems) {}
+
+  note(data: Buffer, file: string): void {
+    const found = [...new Set([...data.toString('utf8').matchAll(new RegExp(BUILD_TOKEN.source, 'g'))].map((m) => m[0]))];
+    if (found.length === 0) return;
+    for (const t of found) this.found.add(t.slice(1, -1));
+    this.problems.warn(
+      `uses build token${found.length > 1 ? 's' : ''} ${found.join(', ')}: give ${found.length > 1 ? 'their values' : 'its value'} in fluxcd/build.yaml tokens (or --token) before building`,
+      { file, line: 1, column: 1 },
+    );
+  }
+
+  names(): string[] {
+    return [...this.found].sort();
+  }
+}
+
+/** Static overrides are kept per chart: releases sharing a chart must agree. The first release of each chart, by chart. */
+function staticOverridesByChart(releases: readonly ImportedRelease[], problems: Problems, tokens: BuildTokens): Map<string, ImportedRelease> {
+  const byChart = new Map<string, ImportedRelease>();
+  for (const r of releases) {
+    const previous = byChart.get(r.chart);
+    const data = r.source.staticOverrides.data;
+    if (previous && !previous.source.staticOverrides.data.equals(data)) {
+      problems.error(
+        `releases ${previous.name} and ${r.name} both use chart ${r.chart}, but their static overrides differ; flotilla keeps one overrides/static/${r.chart}.yaml per chart`,
+        { file: r.source.staticOverrides.file, line: 1, column: 1 },
+      );
+    }
+    if (!previous) {
+      byChart.set(r.chart, r);
+      tokens.note(data, r.source.staticOverrides.file);
+    }
+  }
+  return byChart;
+}
+
+/** Releases the imported spec leaves off, and why: those StarlingX would not deploy either (disabled charts and what depends on them). */
+function excludedReleases(releases: readonly ImportedRelease[], metadata: AppMetadata | undefined, problems: Problems): Map<string, string> {
+  const disabled = new Set(metadata?.disabledCharts ?? []);
+  const excluded = new Map<string, string>();
+  const byName = new Map(releases.map((r) => [r.name, r]));
+  const dependsOnDisabled = (r: ImportedRelease, seen = new Set<string>()): string | undefined => {
+    for (const dep of r.dependsOn) {
+      if (seen.has(dep)) continue;
+      seen.add(dep);
+      const d = byName.get(dep);
+      if (!d) continue;
+      if (disabled.has(d.chart)) return d.name;
+      const deeper = dependsOnDisabled(d, seen);
+      if (deeper) return deeper;
+    }
+    return undefined;
+  };
+  for (const r of releases) {
+    if (disabled.has(r.chart)) excluded.set(r.name, `chart ${r.chart} is in metadata disabled_charts`);
+    else {
+      const via = dependsOnDisabled(r);
+      if (via) excluded.set(r.name, `depends on ${via}, whose chart is in metadata disabled_charts`);
+    }
+  }
+  for (const [name, why] of excluded) {
+    problems.warn(`release ${name} is not turned on by the imported deployment spec: ${why}`, byName.get(name)!.source.listedAt);
+  }
+  return excluded;
+}
+
+/** The charts the releases need, each with the versions its releases ask for. */
+function chartNeeds(releases: readonly ImportedRelease[]): ChartNeed[] {
+  const needs = new Map<string, { release: string; version?: string; at: SourceLocation }[]>();
+  for (const r of releases) {
+    const list = needs.get(r.chart) ?? [];
+    list.push({ release: r.name, ...(r.requestedVersion !== undefined ? { version: r.requestedVersion } : {}), at: r.requestedVersionAt });
+    needs.set(r.chart, list);
+  }
+  return [...needs].map(([chart, requests]) => ({ chart, requests }));
+}
+
+interface AppTreeInput {
+  readonly src: FileSource;
+  readonly manifests: StxManifests;
+  readonly metadataBytes: Buffer;
+  readonly releases: readonly ImportedRelease[];
+  readonly excluded: ReadonlyMap<string, string>;
+  readonly staticByChart: ReadonlyMap<string, ImportedRelease>;
+  readonly images: ReturnType<typeof harvestImages>;
+  readonly tokens: readonly string[];
+  readonly catalogRelease: string;
+  readonly chartFiles: ReadonlyMap<string, Buffer | string>;
+}
+
+/** The files of the new app source tree, by path relative to its root. */
+function appTree(input: AppTreeInput): Map<string, Buffer | string> {
+  const { src, manifests, releases, excluded, catalogRelease, images } = input;
+  const from = `${basename(src.path)}/${manifests.dir}`;
+  const files = new Map<string, Buffer | string>();
+  files.set(APP_FILES.metadata, input.metadataBytes);
+  files.set(APP_FILES.releases, releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
+  files.set('fluxcd/build.yaml', buildYaml(manifests.repository, `${from}/base`, [...input.tokens]));
+  const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
+  files.set(APP_FILES.deployment, deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));
+  files.set(`${APP_FILES.versions}/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
+  files.set(APP_FILES.imageTargets, imagesYaml(images.harvested, images.skipped));
+  for (const [chart, r] of input.staticByChart) files.set(`${APP_FILES.static}/${chart}.yaml`, r.source.staticOverrides.data);
+  for (const [path, data] of input.chartFiles) files.set(path, data);
+  return files;
 }

@@ -11,14 +11,14 @@
  */
 import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
-import { HELM_RELEASE_API, KUSTOMIZE_API, SOURCE_API } from '../flux/index.js';
+import { MANIFESTS_DIR } from '../bundle/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
-import type { SourceFiles } from './source.js';
+import type { FileSource } from '../files/index.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
 import { asMap, asString, folderName, locationOf, parseSourceYaml, readSourceYaml, shown } from './yaml-read.js';
+import { isDns1123Label, isHelmReleaseName } from '../names/index.js';
 
-export const MANIFESTS_DIR = 'fluxcd-manifests';
-const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
 /** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
@@ -49,12 +49,12 @@ function stringList(node: ValueNode | undefined, problems: Problems, what: strin
   return out;
 }
 
-export async function readManifests(source: SourceFiles, problems: Problems, dir = MANIFESTS_DIR): Promise<StxManifests | undefined> {
-  if ((await source.kindOf(dir)) !== 'directory') {
+export function readManifests(source: FileSource, problems: Problems, dir = MANIFESTS_DIR): StxManifests | undefined {
+  if (source.kindOf(dir) !== 'directory') {
     problems.error(`no ${dir}/ folder: a StarlingX FluxCD application keeps its manifests there`, { file: dir, line: 0, column: 0 });
     return undefined;
   }
-  const top = await readSourceYaml(source, `${dir}/kustomization.yaml`, problems);
+  const top = readSourceYaml(source, fluxTreePath(dir, FLUX_TREE.kustomization), problems);
   if (!top) return undefined;
   const topMap = asMap(top.root);
   if (!topMap) {
@@ -65,7 +65,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
 
   const namespaceNode = topMap.entries.get('namespace');
   let namespace = asString(namespaceNode);
-  if (namespaceNode && (namespace === undefined || !DNS1123.test(namespace))) {
+  if (namespaceNode && (namespace === undefined || !isDns1123Label(namespace))) {
     problems.error(`namespace ${shown(namespaceNode)} is not a namespace name`, locationOf(namespaceNode), ['namespace']);
     namespace = undefined;
   }
@@ -80,7 +80,7 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
   let baseAt: SourceLocation | undefined;
   for (const { value, at } of resources) {
     const name = folderName(value);
-    if (name === undefined || (await source.kindOf(`${dir}/${name}`)) !== 'directory') {
+    if (name === undefined || source.kindOf(`${dir}/${name}`) !== 'directory') {
       problems.error(`resource ${JSON.stringify(value)} is not a folder of ${dir}/: only base and release folders can be imported`, at);
       continue;
     }
@@ -89,28 +89,28 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
       continue;
     }
     seen.add(name);
-    if (name === 'base') {
+    if (name === FLUX_TREE.base) {
       if (folders.length > 0) problems.warn('base is not listed first; flotilla lists it first (kustomize output order only)', at);
       baseAt = at;
       continue;
     }
-    if (!DNS1123.test(name) || name.length > 53) {
+    if (!isHelmReleaseName(name)) {
       problems.error(`release folder ${JSON.stringify(name)} is not a valid release name (a DNS-1123 label of at most 53 characters)`, at);
       continue;
     }
     folders.push({ name, at });
   }
-  for (const entry of await source.list(dir)) {
-    if (entry.kind !== 'directory' || seen.has(entry.name) || (await source.kindOf(`${dir}/${entry.name}/helmrelease.yaml`)) !== 'file') continue;
+  for (const entry of source.list(dir)) {
+    if (entry.kind !== 'directory' || seen.has(entry.name) || source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease)) !== 'file') continue;
     problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
   }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
-  const repository = baseAt ? await readBase(source, `${dir}/base`, namespace, problems) : undefined;
+  const repository = baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems) : undefined;
   const releases: StxReleaseFolder[] = [];
   for (const folder of folders) {
-    const release = await readReleaseFolder(source, dir, folder.name, folder.at, problems);
+    const release = readReleaseFolder(source, dir, folder.name, folder.at, problems);
     if (release) releases.push(release);
   }
 
@@ -136,8 +136,8 @@ export async function readManifests(source: SourceFiles, problems: Problems, dir
   return { dir, namespace, repository, releases, listed: folders.map((f) => f.name) };
 }
 
-async function readBase(source: SourceFiles, base: string, namespace: string | undefined, problems: Problems): Promise<StxHelmRepository | undefined> {
-  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+function readBase(source: FileSource, base: string, namespace: string | undefined, problems: Problems): StxHelmRepository | undefined {
+  const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -154,11 +154,11 @@ async function readBase(source: SourceFiles, base: string, namespace: string | u
   for (const { value, at } of files) {
     const name = folderName(value);
     const rel = name === undefined ? undefined : `${base}/${name}`;
-    if (rel === undefined || (await source.kindOf(rel)) !== 'file') {
+    if (rel === undefined || source.kindOf(rel) !== 'file') {
       problems.error(`resource ${JSON.stringify(value)} is not a file of base/`, at);
       continue;
     }
-    const doc = await readSourceYaml(source, rel, problems);
+    const doc = readSourceYaml(source, rel, problems);
     if (!doc) continue;
     const repo = readHelmRepository(doc, problems);
     if (repo?.namespace !== undefined && repo.namespace !== namespace) {
@@ -236,10 +236,11 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
   return { name, url, ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}), location: fileStart(doc.file) };
 }
 
-async function readReleaseFolder(source: SourceFiles, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): Promise<StxReleaseFolder | undefined> {
+/** One release folder: its kustomization, its HelmRelease and its two overrides files, each checked for the shape flotilla writes. */
+function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): StxReleaseFolder | undefined {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
-  const kust = await readSourceYaml(source, `${base}/kustomization.yaml`, problems);
+  const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
   if (!map) {
@@ -250,9 +251,26 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);
-  if (nsNode && (namespace === undefined || !DNS1123.test(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
+  if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
-  // resources: the HelmRelease file and nothing else.
+  const helmReleaseFile = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  const generated = checkSecretGenerator(folder, map, kust.file, problems);
+  checkGeneratorOptions(map, kust.file, problems);
+  const helmRelease = helmReleaseFile ? readFolderHelmRelease(source, helmReleaseFile, problems) : undefined;
+  const overrides = readOverridesFiles(source, base, folder, generated, kust.file, problems);
+
+  if (problems.errors.length > before || !helmRelease || !overrides) return undefined;
+  return {
+    folder,
+    listedAt,
+    ...(namespace ? { namespace } : {}),
+    helmRelease,
+    staticOverrides: overrides,
+  };
+}
+
+/** resources: the HelmRelease file and nothing else. */
+function findHelmReleaseFile(source: FileSource, base: string, folder: string, map: MapNode, kustFile: string, problems: Problems): string | undefined {
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
   let helmReleaseFile: string | undefined;
   if (resources && resources.length > 0) {
@@ -261,25 +279,29 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
       problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`, extra.at);
     }
     const name = folderName(first!.value);
-    if (name === undefined || (await source.kindOf(`${base}/${name}`)) !== 'file') {
+    if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
       problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
     } else {
       helmReleaseFile = `${base}/${name}`;
-      if (name !== 'helmrelease.yaml') problems.warn(`the HelmRelease file ${name} is written as helmrelease.yaml`, first!.at);
+      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first!.at);
     }
   } else if (!resources) {
-    problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kust.file));
+    problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kustFile));
   } else {
     problems.error('resources is empty: expected helmrelease.yaml', locationOf(map.entries.get('resources')!));
   }
+  return helmReleaseFile;
+}
 
-  // secretGenerator: exactly the two overrides Secrets, named after the release.
-  const staticName = `${folder}-static-overrides`;
-  const systemName = `${folder}-system-overrides`;
+/** secretGenerator: exactly the two overrides Secrets, named after the release. Returns the entries found, by Secret name. */
+function checkSecretGenerator(folder: string, map: MapNode, kustFile: string, problems: Problems): Map<string, ValueNode> {
+  const staticName = overridesSecretName(folder, 'static');
+  const systemName = overridesSecretName(folder, 'system');
+  const keyOf = (name: string) => overridesValuesKey(folder, name === staticName ? 'static' : 'system');
   const generator = map.entries.get('secretGenerator');
   const found = new Map<string, ValueNode>();
   if (generator?.kind !== 'seq') {
-    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kust.file), ['secretGenerator']);
+    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kustFile), ['secretGenerator']);
   } else {
     generator.items.forEach((item, i) => {
       const entry = asMap(item);
@@ -305,72 +327,89 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
         if (key === 'name') continue;
         if (key === 'files') {
           const files = toPlain(node);
-          if (!Array.isArray(files) || files.length !== 1 || files[0] !== `${name}.yaml`) {
-            problems.error(`files of Secret ${name} must be [${name}.yaml] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
+          if (!Array.isArray(files) || files.length !== 1 || files[0] !== keyOf(name)) {
+            problems.error(`files of Secret ${name} must be [${keyOf(name)}] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
           }
           continue;
         }
         problems.error(`secretGenerator "${key}" cannot be imported: flotilla generates each overrides Secret from its file only`, locationOf(node), ['secretGenerator', i, key]);
       }
-      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${name}.yaml])`, locationOf(item), ['secretGenerator', i]);
+      if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${keyOf(name)}])`, locationOf(item), ['secretGenerator', i]);
     });
     for (const name of [staticName, systemName]) {
       if (!found.has(name)) problems.error(`secretGenerator does not generate ${name}`, locationOf(generator), ['secretGenerator']);
     }
   }
+  return found;
+}
 
+function checkGeneratorOptions(map: MapNode, kustFile: string, problems: Problems): void {
   const options = map.entries.get('generatorOptions');
   const optionsMap = asMap(options);
   const noHash = getNode(optionsMap, ['disableNameSuffixHash']);
   if (!noHash || noHash.kind !== 'scalar' || noHash.value !== true) {
     problems.error(
       'generatorOptions.disableNameSuffixHash must be true: with a hash suffix the Secrets would not match the names in valuesFrom (flotilla always disables it)',
-      noHash ? locationOf(noHash) : options ? locationOf(options) : fileStart(kust.file),
+      noHash ? locationOf(noHash) : options ? locationOf(options) : fileStart(kustFile),
       ['generatorOptions', 'disableNameSuffixHash'],
     );
   }
   for (const [key, node] of optionsMap?.entries ?? []) {
     if (key !== 'disableNameSuffixHash') problems.error(`generatorOptions.${key} cannot be imported`, locationOf(node), ['generatorOptions', key]);
   }
+}
 
-  // The HelmRelease itself: one document, kind HelmRelease, apiVersion v2.
-  let helmRelease: StxReleaseFolder['helmRelease'] | undefined;
-  if (helmReleaseFile) {
-    const doc = await readSourceYaml(source, helmReleaseFile, problems);
-    const hr = asMap(doc?.root);
-    if (doc && !hr) problems.error('expected a HelmRelease', fileStart(doc.file));
-    if (doc && hr) {
-      const kind = getNode(hr, ['kind']);
-      const apiVersion = getNode(hr, ['apiVersion']);
-      if (asString(kind) !== 'HelmRelease') {
-        problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), ['kind']);
-      } else if (asString(apiVersion) !== HELM_RELEASE_API) {
-        problems.error(
-          `apiVersion ${shown(apiVersion)} cannot be imported: flotilla writes ${HELM_RELEASE_API} (migrate the HelmRelease first; field meanings changed between versions)`,
-          apiVersion ? locationOf(apiVersion) : fileStart(doc.file),
-          ['apiVersion'],
-        );
-      } else {
-        helmRelease = { ...doc, root: hr };
-      }
-    }
+/** The HelmRelease itself: one document, kind HelmRelease, apiVersion v2. */
+function readFolderHelmRelease(source: FileSource, helmReleaseFile: string, problems: Problems): StxReleaseFolder['helmRelease'] | undefined {
+  const doc = readSourceYaml(source, helmReleaseFile, problems);
+  if (!doc) return undefined;
+  const hr = asMap(doc.root);
+  if (!hr) {
+    problems.error('expected a HelmRelease', fileStart(doc.file));
+    return undefined;
   }
+  const kind = getNode(hr, ['kind']);
+  const apiVersion = getNode(hr, ['apiVersion']);
+  if (asString(kind) !== 'HelmRelease') {
+    problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), ['kind']);
+    return undefined;
+  }
+  if (asString(apiVersion) !== HELM_RELEASE_API) {
+    problems.error(
+      `apiVersion ${shown(apiVersion)} cannot be imported: flotilla writes ${HELM_RELEASE_API} (migrate the HelmRelease first; field meanings changed between versions)`,
+      apiVersion ? locationOf(apiVersion) : fileStart(doc.file),
+      ['apiVersion'],
+    );
+    return undefined;
+  }
+  return { ...doc, root: hr };
+}
 
-  // The overrides files.
-  const staticRel = `${base}/${staticName}.yaml`;
-  const staticData = await source.read(staticRel);
+/** The overrides files: the static ones are imported, the packaged system ones only looked at (flotilla computes them). */
+function readOverridesFiles(
+  source: FileSource,
+  base: string,
+  folder: string,
+  generated: ReadonlyMap<string, ValueNode>,
+  kustFile: string,
+  problems: Problems,
+): StxReleaseFolder['staticOverrides'] | undefined {
+  const staticName = overridesSecretName(folder, 'static');
+  const systemName = overridesSecretName(folder, 'system');
+  const staticRel = `${base}/${overridesValuesKey(folder, 'static')}`;
+  const staticData = source.read(staticRel);
   let staticRoot: ValueNode | undefined;
   if (staticData === undefined) {
-    problems.error(`${staticName}.yaml is missing`, found.get(staticName) ? locationOf(found.get(staticName)!) : fileStart(kust.file));
+    problems.error(`${overridesValuesKey(folder, 'static')} is missing`, generated.get(staticName) ? locationOf(generated.get(staticName)!) : fileStart(kustFile));
   } else {
     // Read as flotilla will read overrides/static/<chart>.yaml (no list-edit tags: Helm gets the file as written).
     staticRoot = parseSourceYaml(staticData.toString('utf8'), staticRel, problems, 'static')?.root;
     if (staticRoot && staticRoot.kind !== 'map') problems.error(`static overrides must be a map of values, not ${shown(staticRoot)}`, locationOf(staticRoot));
   }
-  const systemRel = `${base}/${systemName}.yaml`;
-  const systemData = await source.read(systemRel);
+  const systemRel = `${base}/${overridesValuesKey(folder, 'system')}`;
+  const systemData = source.read(systemRel);
   if (systemData === undefined) {
-    problems.warn(`${systemName}.yaml is missing; flotilla writes it (empty in the package, filled at apply time)`, found.get(systemName) ? locationOf(found.get(systemName)!) : fileStart(kust.file));
+    problems.warn(`${overridesValuesKey(folder, 'system')} is missing; flotilla writes it (empty in the package, filled at apply time)`, generated.get(systemName) ? locationOf(generated.get(systemName)!) : fileStart(kustFile));
   } else {
     const system = parseSourceYaml(systemData.toString('utf8'), systemRel, problems);
     if (system?.root !== undefined) {
@@ -378,12 +417,5 @@ async function readReleaseFolder(source: SourceFiles, dir: string, folder: strin
     }
   }
 
-  if (problems.errors.length > before || !helmRelease || staticData === undefined) return undefined;
-  return {
-    folder,
-    listedAt,
-    ...(namespace ? { namespace } : {}),
-    helmRelease,
-    staticOverrides: { file: staticRel, data: staticData, root: staticRoot },
-  };
+  return staticData === undefined ? undefined : { file: staticRel, data: staticData, root: staticRoot };
 }

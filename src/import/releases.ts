@@ -12,11 +12,9 @@ import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueN
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';
+import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
+import { overridesValuesFrom, overridesValuesKey } from '../flux/index.js';
 
-const DNS1123 = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
-/** Flux's defaults for what flotilla always writes. */
-export const FLUX_DEFAULTS = { timeout: '5m', interval: '1m' } as const;
 
 export interface MappingContext {
   /** Namespace of the top kustomization. */
@@ -33,29 +31,65 @@ function isPlainMap(value: unknown): value is Plain {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/**
+ * Maps one release folder's HelmRelease, in steps: the top-level keys, the
+ * metadata, the spec (read, nothing changed), Flux's defaults made explicit,
+ * and last the original as the generator must reproduce it.
+ */
 export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, problems: Problems): ImportedRelease | undefined {
   const hr = folder.helmRelease.root;
-  const file = folder.helmRelease.file;
-  const start: SourceLocation = { file, line: 1, column: 1 };
+  const start: SourceLocation = { file: folder.helmRelease.file, line: 1, column: 1 };
   const before = problems.errors.length;
-  const expected = toPlain(hr) as Plain;
-  const filled: string[] = [];
   const name = folder.folder;
   const namespace = folder.namespace ?? ctx.namespace;
 
+  checkTopLevelKeys(hr, problems);
+  const metadata = readReleaseMetadata(hr, name, namespace, start, problems);
+  const specNode = asMap(getNode(hr, ['spec']));
+  if (!specNode) {
+    problems.error('spec is missing', start, ['spec']);
+    return undefined;
+  }
+  const spec = readSpec(specNode, name, namespace, ctx, problems);
+  const filled = fillFluxDefaults(specNode, spec, name, problems);
+  if (filled.length > 0) problems.warn(`Flux defaults written explicitly (same behaviour): ${filled.join(', ')}`, start);
+
+  const { chart, releaseName, interval, timeout } = spec;
+  if (problems.errors.length > before || !chart || !releaseName || !interval || !timeout) return undefined;
+  return {
+    name,
+    chart,
+    ...(spec.requestedVersion !== undefined ? { requestedVersion: spec.requestedVersion } : {}),
+    requestedVersionAt: spec.requestedVersionAt,
+    service: name,
+    ...(metadata.group !== undefined ? { group: metadata.group } : {}),
+    namespace,
+    releaseName,
+    dependsOn: spec.dependsOn,
+    timeout,
+    interval,
+    install: spec.install,
+    upgrade: spec.upgrade,
+    labels: metadata.labels,
+    helmReleaseSpec: spec.helmReleaseSpec,
+    expected: expectedHelmRelease(hr, specNode, spec, namespace),
+    defaultsFilled: filled,
+    source: folder,
+  };
+}
+
+/** A HelmRelease has apiVersion, kind, metadata and spec; status is the cluster's. */
+function checkTopLevelKeys(hr: MapNode, problems: Problems): void {
   for (const [key, node] of hr.entries) {
     if (['apiVersion', 'kind', 'metadata', 'spec'].includes(key)) continue;
-    if (key === 'status') {
-      problems.warn('status is not imported (the cluster writes it)', locationOf(node), [key]);
-      delete expected[key];
-      continue;
-    }
-    problems.error(`"${key}" cannot be imported: a HelmRelease has apiVersion, kind, metadata and spec`, locationOf(node), [key]);
+    if (key === 'status') problems.warn('status is not imported (the cluster writes it)', locationOf(node), [key]);
+    else problems.error(`"${key}" cannot be imported: a HelmRelease has apiVersion, kind, metadata and spec`, locationOf(node), [key]);
   }
+}
 
-  // metadata: name = folder, labels = chart_group + labels.
+/** metadata: name = folder, labels = chart_group + labels; the namespace is the kustomization's. */
+function readReleaseMetadata(hr: MapNode, name: string, namespace: string, start: SourceLocation, problems: Problems): { group?: string; labels: Record<string, string> } {
   const metadata = asMap(getNode(hr, ['metadata']));
-  const expectedMetadata = (isPlainMap(expected.metadata) ? expected.metadata : (expected.metadata = {})) as Plain;
   let group: string | undefined;
   const labels: Record<string, string> = {};
   if (!metadata) problems.error('metadata is missing', start, ['metadata']);
@@ -71,70 +105,80 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
     if (key === 'name') continue;
     if (key === 'namespace') {
       problems.warn(`metadata.namespace is not written: the kustomization sets the namespace (${namespace})`, locationOf(node), ['metadata', key]);
-      delete expectedMetadata.namespace;
       continue;
     }
-    if (key === 'labels') {
-      const labelMap = asMap(node);
-      if (!labelMap) {
-        problems.error(`metadata.labels must be a map, not ${shown(node)}`, locationOf(node), ['metadata', key]);
-        continue;
-      }
-      for (const [label, value] of labelMap.entries) {
-        const text = asString(value);
-        if (text === undefined) {
-          problems.error(`label ${label}: ${shown(value)} is not a string (Kubernetes label values are strings; quote it)`, locationOf(value), ['metadata', 'labels', label]);
-        } else if (label === 'chart_group') group = text;
-        else labels[label] = text;
-      }
+    if (key !== 'labels') {
+      problems.error(`metadata.${key} cannot be imported: the generated HelmRelease carries only name and labels`, locationOf(node), ['metadata', key]);
       continue;
     }
-    problems.error(`metadata.${key} cannot be imported: the generated HelmRelease carries only name and labels`, locationOf(node), ['metadata', key]);
+    const labelMap = asMap(node);
+    if (!labelMap) {
+      problems.error(`metadata.labels must be a map, not ${shown(node)}`, locationOf(node), ['metadata', key]);
+      continue;
+    }
+    for (const [label, value] of labelMap.entries) {
+      const text = asString(value);
+      if (text === undefined) {
+        problems.error(`label ${label}: ${shown(value)} is not a string (Kubernetes label values are strings; quote it)`, locationOf(value), ['metadata', 'labels', label]);
+      } else if (label === 'chart_group') group = text;
+      else labels[label] = text;
+    }
   }
-  if (expectedMetadata.labels === undefined) expectedMetadata.labels = {};
+  return { ...(group !== undefined ? { group } : {}), labels };
+}
 
-  const spec = asMap(getNode(hr, ['spec']));
-  if (!spec) {
-    problems.error('spec is missing', start, ['spec']);
-    return undefined;
-  }
-  const expectedSpec = expected.spec as Plain;
-  let releaseName: string | undefined;
-  let chart: string | undefined;
-  let requestedVersion: string | undefined;
-  let requestedVersionAt = locationOf(spec);
-  let interval: string | undefined;
-  let timeout: string | undefined;
-  let install: ReleaseActionFlags = { disableHooks: false, disableWait: false };
-  let upgrade: ReleaseActionFlags = { disableHooks: false, disableWait: false };
-  let dependsOn: string[] = [];
-  const helmReleaseSpec: Plain = {};
+/** What the spec says, field by field; every field is modelled, checked, passed through or refused. */
+interface ReadSpec {
+  releaseName?: string;
+  chart?: string;
+  requestedVersion?: string;
+  requestedVersionAt: SourceLocation;
+  dropReconcileStrategy: boolean;
+  interval?: string;
+  timeout?: string;
+  install: ReleaseActionFlags;
+  upgrade: ReleaseActionFlags;
+  dependsOn: string[];
+  /** Fields passed through as written (driftDetection, maxHistory, uninstall, rollback, suspend, postRenderers …). */
+  helmReleaseSpec: Plain;
+  /** Flux defaults the generator will write explicitly, as `field: value`. */
+  filled: string[];
+}
 
+function readSpec(spec: MapNode, name: string, namespace: string, ctx: MappingContext, problems: Problems): ReadSpec {
+  const read: ReadSpec = {
+    requestedVersionAt: locationOf(spec),
+    dropReconcileStrategy: false,
+    install: { disableHooks: false, disableWait: false },
+    upgrade: { disableHooks: false, disableWait: false },
+    dependsOn: [],
+    helmReleaseSpec: {},
+    filled: [],
+  };
   const duration = (key: 'interval' | 'timeout', node: ValueNode): string | undefined => {
     const text = asString(node);
-    if (text === undefined || !DURATION.test(text)) {
+    if (text === undefined || !isFluxDuration(text)) {
       problems.error(`spec.${key} ${shown(node)} is not a Flux duration such as 30m, 1h or 90s`, locationOf(node), ['spec', key]);
       return undefined;
     }
     return text;
   };
-
   for (const [key, node] of spec.entries) {
     switch (key) {
       case 'releaseName': {
         const text = asString(node);
-        if (text === undefined || !DNS1123.test(text) || text.length > 53) {
+        if (text === undefined || !isHelmReleaseName(text)) {
           problems.error(`spec.releaseName ${shown(node)} is not a Helm release name of at most 53 characters`, locationOf(node), ['spec', key]);
-        } else releaseName = text;
+        } else read.releaseName = text;
         break;
       }
       case 'chart': {
         const result = readChart(node, ctx, problems);
         if (result) {
-          chart = result.chart;
-          requestedVersion = result.version;
-          requestedVersionAt = result.versionAt;
-          if (result.dropReconcileStrategy) delete ((expectedSpec.chart as Plain).spec as Plain).reconcileStrategy;
+          read.chart = result.chart;
+          read.requestedVersion = result.version;
+          read.requestedVersionAt = result.versionAt;
+          read.dropReconcileStrategy = result.dropReconcileStrategy;
         }
         break;
       }
@@ -146,100 +190,95 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
         );
         break;
       case 'interval':
-        interval = duration(key, node);
-        break;
       case 'timeout':
-        timeout = duration(key, node);
+        read[key] = duration(key, node);
         break;
       case 'test': {
         const value = toPlain(node);
-        if (!deepEqual(value, { enable: false })) helmReleaseSpec.test = value; // written after the generated test: {enable: false}
+        if (!deepEqual(value, { enable: false })) read.helmReleaseSpec.test = value; // written after the generated test: {enable: false}
         break;
       }
       case 'install':
       case 'upgrade': {
-        const flags = readActionFlags(key, node, problems, filled);
-        if (flags) {
-          if (key === 'install') install = flags;
-          else upgrade = flags;
-          expectedSpec[key] = actionFlagsPlain(flags);
-        }
+        const flags = readActionFlags(key, node, problems, read.filled);
+        if (flags) read[key] = flags;
         break;
       }
       case 'dependsOn':
-        dependsOn = readDependsOn(node, name, namespace, ctx, problems, filled);
-        if (dependsOn.length === 0) delete expectedSpec.dependsOn;
-        else expectedSpec.dependsOn = dependsOn.map((dep) => ({ name: dep, namespace }));
+        read.dependsOn = readDependsOn(node, name, namespace, ctx, problems, read.filled);
         break;
       case 'valuesFrom':
         checkValuesFrom(node, name, problems);
         break;
       case 'values':
         problems.error(
-          `inline spec.values cannot be imported: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) could change them; move them into ${name}-static-overrides.yaml`,
+          `inline spec.values cannot be imported: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) could change them; move them into ${overridesValuesKey(name, 'static')}`,
           locationOf(node),
           ['spec', key],
         );
         break;
       default:
-        helmReleaseSpec[key] = toPlain(node); // driftDetection, maxHistory, uninstall, rollback, suspend, postRenderers, ...
+        read.helmReleaseSpec[key] = toPlain(node);
     }
   }
-
   if (!spec.entries.has('chart') && !spec.entries.has('chartRef')) problems.error('spec.chart is missing', locationOf(spec), ['spec', 'chart']);
   if (!spec.entries.has('valuesFrom')) {
-    problems.error(`spec.valuesFrom is missing: flotilla feeds every release from the Secrets ${name}-static-overrides and ${name}-system-overrides`, locationOf(spec), ['spec', 'valuesFrom']);
+    const [staticName, systemName] = overridesValuesFrom(name).map((v) => v.name);
+    problems.error(`spec.valuesFrom is missing: flotilla feeds every release from the Secrets ${staticName} and ${systemName}`, locationOf(spec), ['spec', 'valuesFrom']);
   }
-  if (releaseName === undefined && !spec.entries.has('releaseName')) {
-    const target = asString(getNode(spec, ['targetNamespace']));
-    releaseName = target ? `${target}-${name}` : name;
-    if (releaseName.length > 53) problems.error(`Flux's default release name ${releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
-    filled.push(`releaseName: ${releaseName}`);
-    expectedSpec.releaseName = releaseName;
-  }
-  if (interval === undefined && !spec.entries.has('interval')) {
-    interval = FLUX_DEFAULTS.interval;
-    problems.warn(`spec.interval is missing (Flux requires it); written as ${interval}`, locationOf(spec), ['spec', 'interval']);
-    expectedSpec.interval = interval;
-  }
-  if (timeout === undefined && !spec.entries.has('timeout')) {
-    timeout = FLUX_DEFAULTS.timeout;
-    filled.push(`timeout: ${timeout}`);
-    expectedSpec.timeout = timeout;
-  }
-  if (!spec.entries.has('test')) {
-    filled.push('test.enable: false');
-    expectedSpec.test = { enable: false };
-  }
-  for (const key of ['install', 'upgrade'] as const) {
-    if (!spec.entries.has(key)) {
-      filled.push(`${key}.disableHooks: false`, `${key}.disableWait: false`);
-      expectedSpec[key] = { disableHooks: false, disableWait: false };
-    }
-  }
-  if (filled.length > 0) problems.warn(`Flux defaults written explicitly (same behaviour): ${filled.join(', ')}`, start);
+  return read;
+}
 
-  if (problems.errors.length > before || !chart || !releaseName || !interval || !timeout) return undefined;
-  return {
-    name,
-    chart,
-    ...(requestedVersion !== undefined ? { requestedVersion } : {}),
-    requestedVersionAt,
-    service: name,
-    ...(group !== undefined ? { group } : {}),
-    namespace,
-    releaseName,
-    dependsOn,
-    timeout,
-    interval,
-    install,
-    upgrade,
-    labels,
-    helmReleaseSpec,
-    expected,
-    defaultsFilled: filled,
-    source: folder,
-  };
+/**
+ * Fields the HelmRelease leaves to Flux's defaults, set to those defaults
+ * (the generator writes them); returns everything filled, for one warning.
+ */
+function fillFluxDefaults(spec: MapNode, read: ReadSpec, name: string, problems: Problems): string[] {
+  const filled = [...read.filled];
+  if (read.releaseName === undefined && !spec.entries.has('releaseName')) {
+    const target = asString(getNode(spec, ['targetNamespace']));
+    read.releaseName = target ? `${target}-${name}` : name;
+    if (read.releaseName.length > HELM_RELEASE_NAME_MAX) problems.error(`Flux's default release name ${read.releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
+    filled.push(`releaseName: ${read.releaseName}`);
+  }
+  if (read.interval === undefined && !spec.entries.has('interval')) {
+    read.interval = FLUX_DEFAULT_INTERVAL;
+    problems.warn(`spec.interval is missing (Flux requires it); written as ${read.interval}`, locationOf(spec), ['spec', 'interval']);
+  }
+  if (read.timeout === undefined && !spec.entries.has('timeout')) {
+    read.timeout = FLUX_DEFAULT_TIMEOUT;
+    filled.push(`timeout: ${read.timeout}`);
+  }
+  if (!spec.entries.has('test')) filled.push('test.enable: false');
+  for (const key of ['install', 'upgrade'] as const) if (!spec.entries.has(key)) filled.push(`${key}.disableHooks: false`, `${key}.disableWait: false`);
+  return filled;
+}
+
+/**
+ * The original HelmRelease as the build must reproduce it: a copy of what
+ * was read, with what flotilla writes differently but equivalently (no
+ * status, no metadata.namespace, Flux defaults explicit, dependsOn with
+ * namespaces) put the way the generator writes it.
+ */
+function expectedHelmRelease(hr: MapNode, spec: MapNode, read: ReadSpec, namespace: string): Plain {
+  const expected = toPlain(hr) as Plain;
+  delete expected.status;
+  const metadata = (isPlainMap(expected.metadata) ? expected.metadata : (expected.metadata = {})) as Plain;
+  delete metadata.namespace;
+  if (metadata.labels === undefined) metadata.labels = {};
+  const expectedSpec = expected.spec as Plain;
+  if (read.dropReconcileStrategy) delete ((expectedSpec.chart as Plain).spec as Plain).reconcileStrategy;
+  expectedSpec.install = actionFlagsPlain(read.install);
+  expectedSpec.upgrade = actionFlagsPlain(read.upgrade);
+  if (spec.entries.has('dependsOn')) {
+    if (read.dependsOn.length === 0) delete expectedSpec.dependsOn;
+    else expectedSpec.dependsOn = read.dependsOn.map((dep) => ({ name: dep, namespace }));
+  }
+  if (!spec.entries.has('releaseName')) expectedSpec.releaseName = read.releaseName;
+  if (!spec.entries.has('interval')) expectedSpec.interval = read.interval;
+  if (!spec.entries.has('timeout')) expectedSpec.timeout = read.timeout;
+  if (!spec.entries.has('test')) expectedSpec.test = { enable: false };
+  return expected;
 }
 
 function readChart(
@@ -277,7 +316,7 @@ function readChart(
   }
   const chartNode = getNode(spec, ['chart']);
   const chart = asString(chartNode);
-  if (chart === undefined || !DNS1123.test(chart)) {
+  if (chart === undefined || !isDns1123Label(chart)) {
     problems.error(
       `spec.chart.spec.chart ${shown(chartNode)} is not a chart name (a path or URL cannot be imported: flotilla ships the chart in the app)`,
       chartNode ? locationOf(chartNode) : locationOf(spec),
@@ -428,9 +467,8 @@ function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: Ma
 }
 
 function checkValuesFrom(node: ValueNode, release: string, problems: Problems): void {
-  const names = [`${release}-static-overrides`, `${release}-system-overrides`];
-  const want = names.map((name) => ({ kind: 'Secret', name, valuesKey: `${name}.yaml` }));
-  const hint = `flotilla writes exactly [Secret ${names[0]} (valuesKey ${names[0]}.yaml), Secret ${names[1]} (valuesKey ${names[1]}.yaml)], static first so the system overrides win`;
+  const want = overridesValuesFrom(release);
+  const hint = `flotilla writes exactly [${want.map((w) => `Secret ${w.name} (valuesKey ${w.valuesKey})`).join(', ')}], static first so the system overrides win`;
   if (node.kind !== 'seq') {
     problems.error(`spec.valuesFrom must be a list: ${hint}`, locationOf(node), ['spec', 'valuesFrom']);
     return;
@@ -438,7 +476,7 @@ function checkValuesFrom(node: ValueNode, release: string, problems: Problems): 
   node.items.forEach((item, i) => {
     const got = toPlain(item) as PlainValue;
     const expected = want[i];
-    if (expected && deepEqual(got, expected)) return;
+    if (expected && deepEqual(got, { ...expected })) return;
     const entry = item.kind === 'map' ? (item as MapNode) : undefined;
     const extra = entry ? [...entry.entries.keys()].filter((k) => !['kind', 'name', 'valuesKey'].includes(k)) : [];
     let why: string;

@@ -5,7 +5,8 @@
  * writer (dumpYaml), which quotes strings YAML 1.1 readers would retype.
  */
 import { dumpYaml } from '../document/index.js';
-import { actionFlagsPlain, FLUX_DEFAULTS } from './releases.js';
+import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT } from '../names/index.js';
+import { actionFlagsPlain } from './releases.js';
 import type { HarvestedImage, ImportedRelease, SkippedImage, StxHelmRepository } from './types.js';
 import { formatLocation } from '../diagnostics/index.js';
 
@@ -52,8 +53,8 @@ export function tableDefaults(releases: readonly ImportedRelease[], namespace: s
   return {
     namespace: mostCommon(releases.map((r) => r.namespace)) ?? namespace,
     ...(prefix ? { releaseNamePrefix: prefix } : {}),
-    timeout: mostCommon(releases.map((r) => r.timeout)) ?? FLUX_DEFAULTS.timeout,
-    interval: mostCommon(releases.map((r) => r.interval)) ?? FLUX_DEFAULTS.interval,
+    timeout: mostCommon(releases.map((r) => r.timeout)) ?? FLUX_DEFAULT_TIMEOUT,
+    interval: mostCommon(releases.map((r) => r.interval)) ?? FLUX_DEFAULT_INTERVAL,
     install: flags('install'),
     upgrade: flags('upgrade'),
   };

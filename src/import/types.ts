@@ -3,7 +3,7 @@
  * (fluxcd-manifests tree, metadata, charts), the flotilla release entries it
  * maps to, and what the import reports back.
  */
-import type { ReleaseActionFlags } from '../app/index.js';
+import type { FluxRelease } from '../flux/index.js';
 import type { ChartSource } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import type { MapNode, ValueNode } from '../document/index.js';
@@ -67,23 +67,11 @@ export interface StxManifests {
 }
 
 /** A release mapped to the flotilla release table, every field resolved (no defaults left to apply). */
-export interface ImportedRelease {
-  readonly name: string;
-  readonly chart: string;
+export interface ImportedRelease extends FluxRelease {
   /** The concrete chart version written in helmrelease.yaml, or undefined for the build placeholder. */
   readonly requestedVersion?: string;
   readonly requestedVersionAt: SourceLocation;
   readonly service: string;
-  readonly group?: string;
-  readonly namespace: string;
-  readonly releaseName: string;
-  readonly dependsOn: readonly string[];
-  readonly timeout: string;
-  readonly interval: string;
-  readonly install: ReleaseActionFlags;
-  readonly upgrade: ReleaseActionFlags;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
   /**
    * The original HelmRelease as Flux reads it, with the defaults the
    * generator writes explicitly filled in; the import is verified against it.

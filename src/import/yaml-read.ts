@@ -1,9 +1,8 @@
 /** Reading the source's YAML files with positions, and small helpers over the node trees. */
-import { parseAllDocuments } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { parseYaml, toPlain, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
+import { parseYaml, toPlain, yamlDocumentOffsets, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
 import type { Problems } from './errors.js';
-import type { SourceFiles } from './source.js';
+import type { FileSource } from '../files/index.js';
 import type { SourceYaml } from './types.js';
 
 export function lineOf(text: string, offset: number): SourceLocation['line'] {
@@ -19,11 +18,9 @@ export function lineOf(text: string, offset: number): SourceLocation['line'] {
  * and undefined is returned.
  */
 export function parseSourceYaml(text: string, file: string, problems: Problems, layer = 'import'): SourceYaml | undefined {
-  const docs = parseAllDocuments(text);
-  if (Array.isArray(docs) && docs.length > 1) {
-    const second = docs[1]!;
-    const start = second.range[0];
-    problems.error(`holds ${docs.length} YAML documents; only one is allowed here`, { file, line: lineOf(text, start), column: 1 });
+  const starts = yamlDocumentOffsets(text);
+  if (starts.length > 1) {
+    problems.error(`holds ${starts.length} YAML documents; only one is allowed here`, { file, line: lineOf(text, starts[1]!), column: 1 });
     return undefined;
   }
   try {
@@ -35,8 +32,8 @@ export function parseSourceYaml(text: string, file: string, problems: Problems, 
   }
 }
 
-export async function readSourceYaml(source: SourceFiles, rel: string, problems: Problems, required = true): Promise<SourceYaml | undefined> {
-  const data = await source.read(rel);
+export function readSourceYaml(source: FileSource, rel: string, problems: Problems, required = true): SourceYaml | undefined {
+  const data = source.read(rel);
   if (data === undefined) {
     if (required) problems.error(`${rel} is missing`, { file: rel, line: 0, column: 0 });
     return undefined;

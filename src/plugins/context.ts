@@ -4,7 +4,6 @@
  * the host builds the context and hands it in.
  */
 import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { DeploymentSpec } from '../app/spec.js';
 
 /** Offline: computing values or rendering from the source tree. Cluster: a real operation against Kubernetes. */
 export type PluginMode = 'offline' | 'cluster';
@@ -80,6 +79,32 @@ export interface KubeAccess {
   readonly core: CoreV1Api;
   /** The app's namespace (where its Secrets live). */
   readonly namespace: string;
+}
+
+/** Values of one chart in the spec (`common.charts`, a group, a service's chart). */
+export interface SpecValues {
+  readonly values?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The merged deployment spec as plugins see it (docs/app-format.md): the
+ * plugin API's own description of it, so that plugins depend on nothing of
+ * flotilla's inside; the app's spec satisfies it.
+ */
+export interface DeploymentSpec {
+  readonly main: {
+    readonly release: string;
+    readonly preset?: string;
+    readonly size?: string;
+    readonly domain?: string;
+    readonly customImages?: Readonly<Record<string, string>>;
+  };
+  readonly features: Readonly<Record<string, unknown>>;
+  readonly common: {
+    readonly charts?: SpecValues;
+    readonly groups?: Readonly<Record<string, SpecValues>>;
+  };
+  readonly services: Readonly<Record<string, Readonly<Record<string, SpecValues>>>>;
 }
 
 interface CommonContext {

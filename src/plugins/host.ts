@@ -9,12 +9,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
-import type { DeploymentSpec, Release } from '../app/index.js';
+import type { Release } from '../app/index.js';
 import { fromPlain, type ValueNode } from '../document/index.js';
 import type { LayerProvider, ReleaseInfo } from '../values/index.js';
 import { bindPlugins, type PluginBinding } from './binding.js';
 import { bundlePlugins, writePluginBundle } from './bundle.js';
-import type { Operation, PasswordStore, PluginContext, PluginLogger, PluginMode, RecordStore, ReleaseRef, Timing, VersionContext } from './context.js';
+import type { DeploymentSpec, Operation, PasswordStore, PluginContext, PluginLogger, PluginMode, RecordStore, ReleaseRef, Timing, VersionContext } from './context.js';
 import { discoverPluginFiles } from './discovery.js';
 import { PluginError } from './errors.js';
 import type { LoadedChartPlugin, LoadedPlugin } from './instantiate.js';
@@ -208,7 +208,6 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
       if (!plugin) return undefined;
       const values = await callGetOverrides(plugin, refByName(release.name), env);
       if (Object.keys(values).length === 0) return undefined;
-      // The label must be the values engine's `plugin <chart>`: that is how it knows layer 5 belongs in the system overrides.
       return fromPlain(values, { layer: `plugin ${release.chart}`, location: { file: plugin.file, line: plugin.overridesLine, column: plugin.overridesLine > 0 ? 1 : 0 } });
     },
     runHooks: (selector) => runHooks(bundle.plugins, selector, env),

@@ -6,9 +6,10 @@
  * replaced atomically (write, then rename).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../files/index.js';
 import type { JsonValue, PasswordStore, RecordStore } from './context.js';
 import { PluginError } from './errors.js';
 import { checkPasswordName, generatePassword } from './passwords.js';
@@ -42,9 +43,7 @@ class JsonFile {
       const { result, write } = change(data);
       if (write) {
         await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-        const temp = `${this.path}.${process.pid}.tmp`;
-        await writeFile(temp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
-        await rename(temp, this.path);
+        await writeFileAtomic(this.path, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
       }
       return result;
     });

@@ -1,6 +1,7 @@
 /** Password generation and names, shared by the offline and cluster stores. */
 import { randomInt } from 'node:crypto';
 import { PluginError } from './errors.js';
+import { isDns1123Label } from '../names/index.js';
 
 /** Letters and digits only: safe unquoted in YAML, URLs (database connection strings) and shell. */
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -14,8 +15,7 @@ export function generatePassword(length = DEFAULT_PASSWORD_LENGTH): string {
 }
 
 /** Password names become Secret names: lower-case letters, digits and dashes. */
-const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export function checkPasswordName(name: string): void {
-  if (!NAME.test(name) || name.length > 200) throw new PluginError(`password name "${name}" must be lower-case letters, digits and dashes (it names a Secret)`);
+  if (!isDns1123Label(name) || name.length > 200) throw new PluginError(`password name "${name}" must be lower-case letters, digits and dashes (it names a Secret)`);
 }

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { discoverPluginFiles, nextFreeOrder, PLUGINS_DIR } from './discovery.js';
 import { PluginLoadError } from './errors.js';
 import { loadAppPlugins, type PluginAppView } from './host.js';
+import { isDns1123Label } from '../names/index.js';
 
 export const PLUGIN_TESTS_DIR = 'test/plugins';
 
@@ -24,10 +25,9 @@ export interface ScaffoldResult {
   readonly order: number;
 }
 
-const CHART_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export async function scaffoldPlugin(app: PluginAppView & { readonly root: string }, chart: string, options: ScaffoldOptions = {}): Promise<ScaffoldResult> {
-  if (!CHART_NAME.test(chart)) throw new PluginLoadError(`"${chart}" is not a chart name (lower-case letters, digits, dashes)`);
+  if (!isDns1123Label(chart)) throw new PluginLoadError(`"${chart}" is not a chart name (lower-case letters, digits, dashes)`);
   const ofChart = app.releases.filter((r) => r.chart === chart);
   if (ofChart.length === 0) {
     throw new PluginLoadError(`no release uses chart "${chart}" (charts: ${[...new Set(app.releases.map((r) => r.chart))].sort().join(', ')}); add it to fluxcd/releases.yaml first`);

@@ -2,8 +2,7 @@
  * Contexts for testing plugins without a cluster or an app on disk: offline,
  * with in-memory passwords and records and a logger that keeps what it was told.
  */
-import type { DeploymentSpec } from '../app/spec.js';
-import type { ChartContext, HookKind, JsonValue, LifecycleContext, OfflineContext, Operation, PasswordStore, PluginLogger, RecordStore, ReleaseRef, Timing } from './context.js';
+import type { ChartContext, DeploymentSpec, HookKind, JsonValue, LifecycleContext, OfflineContext, Operation, PasswordStore, PluginLogger, RecordStore, ReleaseRef, Timing } from './context.js';
 
 export interface TestContextOptions {
   readonly app?: { readonly name: string; readonly version: string };

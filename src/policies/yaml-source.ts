@@ -4,18 +4,9 @@
  * inside the rule even in quoted or block scalars).
  */
 import { readFile } from 'node:fs/promises';
-import {
-  isAlias,
-  isMap,
-  isScalar,
-  isSeq,
-  LineCounter,
-  parseDocument,
-  type Document,
-  type Node as YamlNode,
-  type Scalar,
-} from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, type LineCounter, type Document, type Node as YamlNode, type Scalar } from 'yaml';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
+import { parseYamlDocument, YamlSyntaxError } from '../document/index.js';
 import { PolicyFileError } from './errors.js';
 import { legacyLayout } from './parser.js';
 import type { LayerKind, PolicyLayer, RuleSource } from './types.js';
@@ -41,17 +32,13 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
 }
 
 export function parseYamlText(file: string, source: string): YamlFile {
-  const lines = new LineCounter();
-  const doc = parseDocument(source, { lineCounter: lines });
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0] ?? lines.linePos(first.pos[0]);
-    const message = first.message.split('\n')[0] ?? first.message;
-    throw new PolicyFileError(`invalid YAML: ${message.replace(/ at line \d+, column \d+:?$/, '')}`, {
-      location: { file, line: pos.line, column: pos.col },
-    });
+  try {
+    const yaml = parseYamlDocument(source, file);
+    return { file, source, doc: yaml.doc, lines: yaml.lineCounter };
+  } catch (error) {
+    if (!(error instanceof YamlSyntaxError)) throw error;
+    throw new PolicyFileError(error.reason, { location: error.location });
   }
-  return { file, source, doc, lines };
 }
 
 export function positionOf(yaml: YamlFile, offset: number): SourceLocation {

@@ -7,15 +7,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAll } from 'js-yaml';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, type DocPath } from '../diagnostics/index.js';
-import { closestNode, dumpYaml, leaves, type Leaf, type ValueNode } from '../document/index.js';
-import { loadAppPlugins } from '../plugins/index.js';
+import { closestNode, dumpYaml, leaves, parseYamlStream, type Leaf, type ValueNode } from '../document/index.js';
+import { overridesValuesKey } from '../flux/index.js';
+import type { Session } from '../session/index.js';
 import { helm, ToolError } from '../tools/index.js';
-import { computeReleaseValues, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import type { ReleaseValues } from '../values/index.js';
 
 export interface RenderedObject {
   readonly apiVersion: string;
@@ -44,14 +44,12 @@ export interface PreflightReport {
 export interface PreflightOptions {
   /** How many `helm template` run at once. */
   readonly concurrency?: number;
-  readonly providers?: LayerProviders;
 }
 
-export async function preflight(app: App, options: PreflightOptions = {}): Promise<PreflightReport> {
-  // Layer 5: the app's plugins, run offline, unless the caller brings its own provider.
-  const plugins = options.providers?.plugin ? undefined : await loadAppPlugins(app, { mode: 'offline' });
-  const providers: LayerProviders = { ...options.providers, ...(plugins ? { plugin: plugins.overridesProvider() } : {}) };
-  const redact = <T>(value: T): T => (plugins ? plugins.redact(value) : value);
+/** Renders every release the session's app enables; the values come through the session (its plugins offline). */
+export async function preflight(session: Session, options: PreflightOptions = {}): Promise<PreflightReport> {
+  const { app } = session;
+  await session.plugins();
   const work = await mkdtemp(join(tmpdir(), 'flotilla-preflight-'));
   try {
     const staged = new Map<string, Promise<string>>();
@@ -63,22 +61,16 @@ export async function preflight(app: App, options: PreflightOptions = {}): Promi
       staged.set(dir, path);
       return path;
     };
-    const checks = (await mapConcurrently(app.enabled, options.concurrency ?? 3, (release) => checkRelease(app, release, stage, work, providers)))
+    const checks = (await mapConcurrently(app.enabled, options.concurrency ?? 3, (release) => checkRelease(session, release, stage, work)))
       // Generated passwords never reach the report.
-      .map((c) => ({ ...c, ...(c.error ? { error: redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: redact(l.value) })) }));
+      .map((c) => ({ ...c, ...(c.error ? { error: session.redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
 }
 
-async function checkRelease(
-  app: App,
-  release: Release,
-  stage: (release: Release) => Promise<string>,
-  work: string,
-  providers: LayerProviders | undefined,
-): Promise<ReleaseCheck> {
+async function checkRelease(session: Session, release: Release, stage: (release: Release) => Promise<string>, work: string): Promise<ReleaseCheck> {
   const started = Date.now();
   const done = (fields: Pick<ReleaseCheck, 'ok'> & Partial<ReleaseCheck>): ReleaseCheck => ({
     release,
@@ -89,19 +81,19 @@ async function checkRelease(
   });
   let values: ReleaseValues;
   try {
-    values = await computeReleaseValues(app, release, providers);
+    values = await session.releaseValues(release);
   } catch (error) {
     if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
     throw error;
   }
   try {
     const chartDir = await stage(release);
-    const staticFile = join(work, `${release.name}-static-overrides.yaml`);
-    const systemFile = join(work, `${release.name}-system-overrides.yaml`);
+    const staticFile = join(work, overridesValuesKey(release.name, 'static'));
+    const systemFile = join(work, overridesValuesKey(release.name, 'system'));
     await writeFile(staticFile, dumpYaml(values.staticOverrides));
     await writeFile(systemFile, dumpYaml(values.systemOverrides));
     const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '-f', staticFile, '-f', systemFile]);
-    return done({ ok: true, objects: renderedObjects(stdout) });
+    return done({ ok: true, objects: renderedObjects(stdout, release.name) });
   } catch (error) {
     if (error instanceof ToolError) {
       const message = error.stderr.trim();
@@ -112,9 +104,9 @@ async function checkRelease(
   }
 }
 
-function renderedObjects(manifests: string): RenderedObject[] {
+function renderedObjects(manifests: string, release: string): RenderedObject[] {
   const objects: RenderedObject[] = [];
-  for (const doc of loadAll(manifests)) {
+  for (const doc of parseYamlStream(manifests, `helm template ${release}`)) {
     if (doc === null || typeof doc !== 'object') continue;
     const o = doc as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
     if (typeof o.kind !== 'string' || typeof o.apiVersion !== 'string' || typeof o.metadata?.name !== 'string') {

@@ -3,7 +3,7 @@
  * `computeReleaseValues` builds the layers, merges them, and splits the result
  * into what ships as static overrides and what flotilla writes as system overrides.
  */
-import { leaves, prune, toPlain, type Leaf, type PlainValue, type ValueNode } from '../document/index.js';
+import { leaves, prune, toPlain, type Leaf, type Origin, type PlainValue, type ValueNode } from '../document/index.js';
 import { buildLayers, SYSTEM_LAYER_KINDS, type Layer, type LayerProviders, type ReleaseInfo, type ValuesSource } from './layers.js';
 import { mergeAll } from './merge.js';
 
@@ -26,8 +26,10 @@ export interface ReleaseValues {
 export async function computeReleaseValues(source: ValuesSource, release: ReleaseInfo, providers: LayerProviders = {}): Promise<ReleaseValues> {
   const layers = await buildLayers(source, release, providers);
   const merged = mergeAll(layers);
-  const systemLabels = new Set(layers.filter((l) => SYSTEM_LAYER_KINDS.has(l.kind)).map((l) => l.label));
-  const systemTree = merged && prune(merged, (origin) => systemLabels.has(origin.layer));
+  // By layer kind, not by label: a provider labels its values as it likes (the cluster's user overrides do).
+  const systemOrigins = new Set<Origin>();
+  for (const layer of layers) if (SYSTEM_LAYER_KINDS.has(layer.kind) && layer.root) collectOrigins(layer.root, systemOrigins);
+  const systemTree = merged && prune(merged, (origin) => systemOrigins.has(origin));
   const staticLayer = layers.find((l) => l.kind === 'static')?.root;
   return {
     release,
@@ -37,6 +39,27 @@ export async function computeReleaseValues(source: ValuesSource, release: Releas
     systemTree,
     systemOverrides: systemTree ? toPlain(systemTree) : {},
   };
+}
+
+/** Every origin object of a tree. Merging keeps origins by identity, so they tell which layer set a merged value. */
+function collectOrigins(node: ValueNode, into: Set<Origin>): void {
+  into.add(node.origin);
+  switch (node.kind) {
+    case 'seq':
+      for (const item of node.items) collectOrigins(item, into);
+      break;
+    case 'map':
+      for (const child of node.entries.values()) collectOrigins(child, into);
+      break;
+    case 'edits':
+      for (const edit of node.edits) {
+        into.add(edit.origin);
+        for (const item of edit.items) collectOrigins(item, into);
+      }
+      break;
+    case 'scalar':
+      break;
+  }
 }
 
 /** Leaves with their origin: of the system overrides, or with `all` of everything Helm will see. */

@@ -1,5 +1,5 @@
 /**
- * The values layers of one release, lowest first (DESIGN.md "Values layering"):
+ * The values layers of one release, lowest first (docs/architecture.md, "Values layering"):
  *   0 chart values.yaml          5 plugin system overrides (extension point)
  *   1 static overrides           6 common.charts.values, then common.groups.<group>.values
  *   2 rendered template          7 services.<service>.<chart>.values
@@ -7,8 +7,6 @@
  *   4 policy set
  * Layer 1 ships as `<chart>-static-overrides`; 2–8 merge into `<chart>-system-overrides`.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode } from '../document/index.js';
 import { mergeNodes } from './merge.js';
@@ -44,8 +42,10 @@ export interface ReleaseInfo {
 
 /** What the values engine needs to know about the app (an `App` from src/app fits). */
 export interface ValuesSource {
-  path(relativePath: string): string;
-  display(absolutePath: string): string;
+  /** The text of an app file (path relative to the app root), or undefined when there is none. */
+  readText(relativePath: string): string | undefined;
+  /** A file of the chart a release uses, with its name for messages, or undefined. */
+  chartFile(release: ReleaseInfo, file: string): { readonly text: string; readonly file: string } | undefined;
   readonly metadata: { readonly appName: string; readonly appVersion: string };
   readonly spec: { readonly main: { readonly customImages?: Readonly<Record<string, string>> }; readonly features: Readonly<Record<string, unknown>> };
   /** The policy set whose policies/<set>/<chart>.yaml is layer 4, if any. */
@@ -70,11 +70,9 @@ export interface LayerProviders {
   readonly user?: LayerProvider;
 }
 
-/** Layer files are small: read synchronously, as a thread-pool round trip per file costs more than the read (80 releases, 3 files each). */
 function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): ValueNode | undefined {
-  const abs = source.path(relativePath);
-  if (!existsSync(abs)) return undefined;
-  return parseYaml(readFileSync(abs, 'utf8'), source.display(abs), { layer: label, allowListEdits }).root;
+  const text = source.readText(relativePath);
+  return text === undefined ? undefined : parseYaml(text, relativePath, { layer: label, allowListEdits }).root;
 }
 
 /** Sets `value` at a dotted path, building the maps on the way. */
@@ -122,16 +120,17 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const layers: Layer[] = [];
   const add = (kind: LayerKind, label: string, root: ValueNode | undefined, file?: string) => layers.push({ kind, label, root, file });
 
-  const chartValues = join(release.chartPath, 'values.yaml');
-  add('chart', `chart ${release.chart}`, readLayerFile(source, chartValues, `chart ${release.chart}`, false), chartValues);
+  const chartValues = source.chartFile(release, 'values.yaml');
+  const chartLabel = `chart ${release.chart}`;
+  add('chart', chartLabel, chartValues && parseYaml(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
 
   const staticFile = `overrides/static/${release.chart}.yaml`;
   add('static', 'static', readLayerFile(source, staticFile, 'static', false), staticFile);
 
   const templateFile = `overrides/templates/${release.chart}.yaml.hbs`;
-  if (existsSync(source.path(templateFile))) {
-    const text = readFileSync(source.path(templateFile), 'utf8');
-    add('template', 'template', renderValuesTemplate(text, templateFile, templateContext(source, release), 'template'), templateFile);
+  const template = source.readText(templateFile);
+  if (template !== undefined) {
+    add('template', 'template', renderValuesTemplate(template, templateFile, templateContext(source, release), 'template'), templateFile);
   } else add('template', 'template', undefined);
 
   const ofSource = (kind: 'release' | 'custom') => [...source.images].filter(([, image]) => image.source === kind);

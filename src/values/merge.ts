@@ -1,5 +1,5 @@
 /**
- * The merge rules of DESIGN.md, on origin-carrying trees:
+ * The merge rules (docs/architecture.md, "Values layering"), on origin-carrying trees:
  * - maps merge deeply; scalars and lists from the higher layer replace;
  * - `null` is kept (Helm then deletes the chart default);
  * - `!append` / `!prepend` / `!remove` edit the list below instead of replacing it;

@@ -115,7 +115,7 @@ export function renderValuesTemplate(source: string, file: string, context: obje
   } catch (error) {
     if (!(error instanceof YamlSyntaxError) || !error.location) throw error;
     const outputLine = rendered.text.split('\n')[error.location.line - 1] ?? '';
-    throw new TemplateError(`${error.message.replace(/^[^:]+:\d+:\d+: /, '')} in the rendered output (line "${outputLine.trim()}")`, {
+    throw new TemplateError(`${error.reason} in the rendered output (line "${outputLine.trim()}")`, {
       location: toTemplate(error.location),
     });
   }

@@ -1,22 +1,12 @@
 /**
- * Opening a built application tarball: read safely into memory (no file is
- * written), then parse what is in it. Shared by verify and inspect.
+ * What an opened tarball holds, parsed: its chart archives and its releases.
+ * Shared by verify and inspect.
  */
-import { basename } from 'node:path';
-import { load } from 'js-yaml';
-import { readTarGzSafely } from '../bundle/index.js';
+import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive, type ChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-
-export interface OpenedBundle {
-  readonly path: string;
-  readonly files: ReadonlyMap<string, Buffer>;
-}
-
-export async function openBundle(path: string): Promise<OpenedBundle> {
-  if (!/\.(tgz|tar\.gz)$/.test(path)) throw new FlotillaError(`${basename(path)}: an application tarball must end in .tgz or .tar.gz`);
-  return { path, files: await readTarGzSafely(path, { label: basename(path) }) };
-}
+import { parseYamlValue } from '../document/index.js';
+import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
 export function text(bundle: OpenedBundle, name: string): string | undefined {
   return bundle.files.get(name)?.toString('utf8');
@@ -24,7 +14,12 @@ export function text(bundle: OpenedBundle, name: string): string | undefined {
 
 export function yamlOf(bundle: OpenedBundle, name: string): unknown {
   const t = text(bundle, name);
-  return t === undefined ? undefined : load(t);
+  return t === undefined ? undefined : parseYamlValue(t, name);
+}
+
+/** A file of fluxcd-manifests/ by its path inside it. */
+export function manifestPath(rel: string): string {
+  return bundlePath(MANIFESTS_DIR, rel);
 }
 
 export interface BundledChart {
@@ -35,8 +30,7 @@ export interface BundledChart {
 export async function bundledCharts(bundle: OpenedBundle): Promise<{ charts: BundledChart[]; errors: string[] }> {
   const charts: BundledChart[] = [];
   const errors: string[] = [];
-  for (const [name, bytes] of bundle.files) {
-    if (!/^charts\/[^/]+\.tgz$/.test(name)) continue;
+  for (const [name, bytes] of chartArchives(bundle.files)) {
     try {
       charts.push({ file: name, archive: await readChartArchive(bytes, { label: name }) });
     } catch (error) {
@@ -56,39 +50,28 @@ export interface BundledRelease {
   readonly chart?: string;
   readonly version?: string;
   readonly dependsOn: readonly string[];
-  readonly valuesFrom: readonly { kind?: string; name?: string; valuesKey?: string }[];
-  readonly sourceRef?: { kind?: string; name?: string };
-}
-
-interface HelmReleaseDoc {
-  kind?: string;
-  metadata?: { name?: string; namespace?: string };
-  spec?: {
-    releaseName?: string;
-    chart?: { spec?: { chart?: string; version?: string | number; sourceRef?: { kind?: string; name?: string } } };
-    dependsOn?: { name?: string }[];
-    valuesFrom?: { kind?: string; name?: string; valuesKey?: string }[];
-  };
+  readonly valuesFrom: NonNullable<HelmReleaseSpec['valuesFrom']>;
+  readonly sourceRef?: { readonly kind: string; readonly name: string };
 }
 
 /** Releases in the order of the top kustomization's resources. */
 export function bundledReleases(bundle: OpenedBundle): BundledRelease[] {
-  const top = yamlOf(bundle, 'fluxcd-manifests/kustomization.yaml') as { resources?: unknown[] } | undefined;
-  const folders = (top?.resources ?? []).map(String).filter((r) => r !== 'base');
+  const top = yamlOf(bundle, manifestPath(FLUX_TREE.kustomization)) as { resources?: unknown[] } | undefined;
+  const folders = (top?.resources ?? []).map(String).filter((r) => r !== FLUX_TREE.base);
   return folders.map((folder) => {
-    const doc = (yamlOf(bundle, `fluxcd-manifests/${folder}/helmrelease.yaml`) ?? {}) as HelmReleaseDoc;
-    const kust = (yamlOf(bundle, `fluxcd-manifests/${folder}/kustomization.yaml`) ?? {}) as { namespace?: string };
-    const chart = doc.spec?.chart?.spec;
+    const doc = readHelmRelease(yamlOf(bundle, manifestPath(fluxTreePath(folder, FLUX_TREE.helmRelease))));
+    const kust = (yamlOf(bundle, manifestPath(fluxTreePath(folder, FLUX_TREE.kustomization))) ?? {}) as { namespace?: string };
+    const chart = doc?.spec.chart?.spec;
     return {
       folder,
-      name: doc.metadata?.name ?? folder,
-      namespace: kust.namespace ?? doc.metadata?.namespace,
-      releaseName: doc.spec?.releaseName,
+      name: doc?.metadata.name || folder,
+      namespace: kust.namespace ?? doc?.metadata.namespace,
+      releaseName: doc?.spec.releaseName,
       chart: chart?.chart,
-      version: chart?.version === undefined ? undefined : String(chart.version),
-      dependsOn: (doc.spec?.dependsOn ?? []).map((d) => String(d.name)),
-      valuesFrom: doc.spec?.valuesFrom ?? [],
-      sourceRef: chart?.sourceRef,
+      version: chart?.version,
+      dependsOn: (doc?.spec.dependsOn ?? []).map((d) => d.name),
+      valuesFrom: doc?.spec.valuesFrom ?? [],
+      sourceRef: chart && { kind: chart.sourceRef.kind, name: chart.sourceRef.name },
     };
   });
 }

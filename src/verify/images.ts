@@ -3,7 +3,9 @@
  * (openstack-helm style), `image: <ref>` strings and `image: {repository, tag}`
  * maps in chart values and static overrides, and the release catalog's images.
  */
-import { load } from 'js-yaml';
+import { APP_FILES } from '../app/index.js';
+import { APP_DIR, bundleFolder } from '../bundle/index.js';
+import { parseYamlValue } from '../document/index.js';
 import type { BundledChart } from './bundle.js';
 
 export interface ImageReference {
@@ -48,11 +50,12 @@ export function bundleImages(bundle: { readonly files: ReadonlyMap<string, Buffe
 /** Images in the app payload: static overrides, and every release catalog's `images` map. */
 function appImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }): ImageReference[] {
   const found: ImageReference[] = [];
-  for (const name of [...bundle.files.keys()].sort()) {
-    const where = name.replace(/^app\//, '');
-    if (/^app\/overrides\/static\/[^/]+\.yaml$/.test(name)) found.push(...imagesInValues(parse(bundle.files.get(name)), where));
-    if (/^app\/overrides\/versions\/[^/]+\.yaml$/.test(name) && !name.endsWith('/images.yaml')) {
-      const catalog = parse(bundle.files.get(name));
+  const app = bundleFolder(bundle.files, APP_DIR);
+  const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`) && path.endsWith('.yaml') && !path.slice(folder.length + 1).includes('/');
+  for (const where of [...app.keys()].sort()) {
+    if (inFolder(where, APP_FILES.static)) found.push(...imagesInValues(parse(app.get(where)), where));
+    if (inFolder(where, APP_FILES.versions) && where !== APP_FILES.imageTargets) {
+      const catalog = parse(app.get(where));
       const images = isMap(catalog) && isMap(catalog.images) ? catalog.images : {};
       for (const [field, ref] of Object.entries(images)) if (typeof ref === 'string') found.push({ reference: ref, where: `${where} images.${field}` });
     }
@@ -62,7 +65,7 @@ function appImages(bundle: { readonly files: ReadonlyMap<string, Buffer> }): Ima
 
 function parse(data: Buffer | undefined): unknown {
   try {
-    return data ? load(data.toString('utf8')) : undefined;
+    return data ? parseYamlValue(data.toString('utf8'), 'values') : undefined;
   } catch {
     return undefined;
   }

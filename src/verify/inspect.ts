@@ -1,5 +1,7 @@
 /** `flotilla inspect`: what a tarball holds, read safely, nothing written. */
-import { bundledCharts, bundledReleases, openBundle, yamlOf } from './bundle.js';
+import { bundleFolder, METADATA_FILE, openBundle, PLUGINS_DIR } from '../bundle/index.js';
+import { MANIFEST_FILE } from '../plugins/index.js';
+import { bundledCharts, bundledReleases, yamlOf } from './bundle.js';
 import { bundleImages, type ImageReference } from './images.js';
 import type { BundledRelease } from './bundle.js';
 
@@ -23,10 +25,10 @@ export interface InspectReport {
 
 export async function inspectBundle(path: string): Promise<InspectReport> {
   const bundle = await openBundle(path);
-  const metadata = (yamlOf(bundle, 'metadata.yaml') ?? {}) as { app_name?: string; app_version?: string };
+  const metadata = (yamlOf(bundle, METADATA_FILE) ?? {}) as { app_name?: string; app_version?: string };
   const { charts } = await bundledCharts(bundle);
   const images = bundleImages(bundle, charts);
-  const manifest = (JSON.parse(bundle.files.get('plugins/manifest.json')?.toString('utf8') ?? '{}') as { plugins?: { name?: string; chart?: string; file?: string }[] }).plugins ?? [];
+  const manifest = (JSON.parse(bundleFolder(bundle.files, PLUGINS_DIR).get(MANIFEST_FILE)?.toString('utf8') ?? '{}') as { plugins?: { name?: string; chart?: string; file?: string }[] }).plugins ?? [];
   return {
     app: String(metadata.app_name ?? '?'),
     version: String(metadata.app_version ?? '?'),

@@ -7,16 +7,32 @@
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { loadAll } from 'js-yaml';
 import { readMetadata } from '../app/index.js';
-import { CHECKSUM_FILES, checkSignature, formatChecksumProblem, SIGNATURE_FILE, verifyChecksums } from '../bundle/index.js';
-import { verifyPluginBundle } from '../plugins/index.js';
+import {
+  bundleFileName,
+  bundleFolder,
+  bundleMetadata,
+  chartArchivePath,
+  CHARTS_DIR,
+  CHECKSUM_FILES,
+  checkSignature,
+  formatChecksumProblem,
+  MANIFESTS_DIR,
+  METADATA_FILE,
+  openBundle,
+  PLUGINS_DIR,
+  SIGNATURE_FILE,
+  TOP_LEVEL_ENTRIES,
+  verifyChecksums,
+  type OpenedBundle,
+} from '../bundle/index.js';
+import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
-import { parseYaml } from '../document/index.js';
-import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
+import { parseYaml, parseYamlStream } from '../document/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
-import { bundledCharts, bundledReleases, openBundle, text, type OpenedBundle } from './bundle.js';
+import { bundledCharts, bundledReleases, manifestPath } from './bundle.js';
 import { bundleImages } from './images.js';
 
 export interface VerifyReport {
@@ -31,7 +47,13 @@ export interface VerifyOptions {
   readonly publicKey?: string;
 }
 
-const TOP_LEVEL = new Set(['metadata.yaml', 'charts', 'fluxcd-manifests', 'plugins', 'app', 'checksum.md5', 'checksum.sha256', 'checksum.sha256.sig']);
+const TOP_LEVEL = new Set(TOP_LEVEL_ENTRIES);
+const REQUIRED_FILES = [
+  METADATA_FILE,
+  manifestPath(FLUX_TREE.kustomization),
+  manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization)),
+  `${PLUGINS_DIR}/${MANIFEST_FILE}`,
+];
 
 export async function verifyBundle(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
   const problems: string[] = [];
@@ -54,15 +76,15 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     const top = name.split('/')[0] as string;
     if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${name} (an application tarball holds ${[...TOP_LEVEL].join(', ')})`);
   }
-  for (const required of ['metadata.yaml', 'fluxcd-manifests/kustomization.yaml', 'fluxcd-manifests/base/kustomization.yaml', 'plugins/manifest.json']) {
+  for (const required of REQUIRED_FILES) {
     if (!bundle.files.has(required)) problems.push(`missing ${required}`);
   }
 
-  const metadataText = text(bundle, 'metadata.yaml');
+  const metadataText = bundleMetadata(bundle.files)?.toString('utf8');
   let appId: { name: string; version: string } | undefined;
   if (metadataText !== undefined) {
     try {
-      const result = readMetadata(parseYaml(metadataText, 'metadata.yaml', { layer: 'metadata' }).root, 'metadata.yaml');
+      const result = readMetadata(parseYaml(metadataText, METADATA_FILE, { layer: 'metadata' }).root, METADATA_FILE);
       for (const d of result.diagnostics) (d.severity === 'error' ? problems : warnings).push(formatDiagnostic(d));
       if (result.metadata) appId = { name: result.metadata.appName, version: result.metadata.appVersion };
     } catch (error) {
@@ -71,27 +93,29 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     }
   }
   const fileName = path.split('/').pop() ?? path;
-  if (appId && fileName !== `${appId.name}-${appId.version}.tgz` && fileName !== `${appId.name}-${appId.version}.tar.gz`) {
-    warnings.push(`file name ${fileName} does not match the metadata (${appId.name}-${appId.version}.tgz)`);
+  const expectedName = appId && bundleFileName(appId.name, appId.version);
+  if (expectedName && fileName !== expectedName && fileName !== expectedName.replace(/\.tgz$/, '.tar.gz')) {
+    warnings.push(`file name ${fileName} does not match the metadata (${expectedName})`);
   }
 
   const { charts, errors: chartErrors } = await bundledCharts(bundle);
   problems.push(...chartErrors);
-  if (charts.length === 0 && chartErrors.length === 0) problems.push('no chart archives under charts/');
+  if (charts.length === 0 && chartErrors.length === 0) problems.push(`no chart archives under ${CHARTS_DIR}/`);
   for (const { file, archive } of charts) {
-    if (file !== `charts/${archive.name}-${archive.version}.tgz`) problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name charts/${archive.name}-${archive.version}.tgz`);
+    const expected = chartArchivePath(archive.name, archive.version);
+    if (file !== expected) problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name ${expected}`);
   }
 
   const releases = bundledReleases(bundle);
-  if (releases.length === 0) problems.push('fluxcd-manifests/kustomization.yaml lists no release folders');
+  if (releases.length === 0) problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
   for (const release of releases) {
-    const where = `fluxcd-manifests/${release.folder}/helmrelease.yaml`;
+    const where = manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease));
     if (!bundle.files.has(where)) {
       problems.push(`${where} is missing`);
       continue;
     }
     const shipped = charts.find((c) => c.archive.name === release.chart);
-    if (!shipped) problems.push(`${where}: chart ${release.chart ?? '(none)'} is not shipped under charts/`);
+    if (!shipped) problems.push(`${where}: chart ${release.chart ?? '(none)'} is not shipped under ${CHARTS_DIR}/`);
     else if (shipped.archive.version !== release.version) {
       problems.push(`${where}: chart version ${release.version ?? '(none)'} differs from the shipped ${shipped.file} (${shipped.archive.version})`);
     }
@@ -99,14 +123,12 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
 
   const work = await mkdtemp(join(tmpdir(), 'flotilla-verify-'));
   try {
-    await writeSubtree(bundle, 'charts/', work);
-    await writeSubtree(bundle, 'fluxcd-manifests/', work);
-    await writeSubtree(bundle, 'plugins/', work);
-    if (bundle.files.has('plugins/manifest.json')) {
+    for (const dir of [CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR] as const) await writeFolder(bundleFolder(bundle.files, dir), join(work, dir));
+    if (bundle.files.has(`${PLUGINS_DIR}/${MANIFEST_FILE}`)) {
       // Checked as the loader checks it before running any plugin code; nothing is imported here.
-      await verifyPluginBundle(join(work, 'plugins')).catch((error: unknown) => {
+      await verifyPluginBundle(join(work, PLUGINS_DIR)).catch((error: unknown) => {
         if (!(error instanceof FlotillaError)) throw error;
-        problems.push(`plugins: ${error.message.replace(join(work, 'plugins'), 'plugins')}`);
+        problems.push(`${PLUGINS_DIR}: ${error.message.replace(join(work, PLUGINS_DIR), PLUGINS_DIR)}`);
       });
     }
     const lint = await mapConcurrently(charts, 3, async ({ file }) => {
@@ -120,7 +142,7 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
       }
     });
     problems.push(...lint.filter((p): p is string => p !== undefined));
-    if (bundle.files.has('fluxcd-manifests/kustomization.yaml')) problems.push(...(await checkKustomization(join(work, 'fluxcd-manifests'), releases)));
+    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) problems.push(...(await checkKustomization(join(work, MANIFESTS_DIR), releases)));
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -136,54 +158,53 @@ function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined):
   const checksums = bundle.files.get(CHECKSUM_FILES.sha256);
   if (!signature) return [`${SIGNATURE_FILE} is missing: the tarball is not signed (flotilla sign BUNDLE --key PRIVATE.pem)`];
   if (!checksums) return [];
-  return checkSignature(checksums, signature.toString('utf8'), publicKey) ? [] : [`${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`];
+  return checkSignature(checksums, signature.toString('utf8'), publicKey) ? [] : [`${SIGNATURE_FILE}: not a valid signature of ${CHECKSUM_FILES.sha256} by the given key`];
 }
 
-async function writeSubtree(bundle: OpenedBundle, prefix: string, target: string): Promise<void> {
-  for (const [name, data] of bundle.files) {
-    if (!name.startsWith(prefix)) continue;
+async function writeFolder(files: ReadonlyMap<string, Buffer>, target: string): Promise<void> {
+  for (const [name, data] of files) {
     // Names were checked by the safe reader: relative, no `..`, no links.
     await mkdir(dirname(join(target, name)), { recursive: true });
     await writeFile(join(target, name), data);
   }
 }
 
-interface K8sObject {
+/** What kubectl kustomize printed, as far as these checks read it. */
+interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
-  spec?: { chart?: { spec?: { sourceRef?: { name?: string } } }; valuesFrom?: { name?: string }[] };
 }
 
 /** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
 async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
-  let objects: K8sObject[];
+  let objects: KubeObject[];
   try {
-    objects = loadAll((await kubectl(['kustomize', dir])).stdout) as K8sObject[];
+    objects = parseYamlStream((await kubectl(['kustomize', dir])).stdout, 'kubectl kustomize output') as KubeObject[];
   } catch (error) {
-    if (error instanceof ToolError) return [`fluxcd-manifests does not build with kubectl kustomize: ${error.stderr.trim()}`];
+    if (error instanceof ToolError) return [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`];
     throw error;
   }
   const problems: string[] = [];
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const repos = ofKind('HelmRepository');
-  if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`fluxcd-manifests: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
-  const helmReleases = ofKind('HelmRelease');
-  for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata?.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
+  if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
+  const helmReleases = objects.map(readHelmRelease).filter((hr): hr is HelmRelease => hr !== undefined);
+  for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
   const expectedNames = releases.map((r) => r.name).sort();
-  const gotNames = helmReleases.map((h) => String(h.metadata?.name)).sort();
-  if (expectedNames.join() !== gotNames.join()) problems.push(`fluxcd-manifests yields HelmReleases ${gotNames.join(', ')}; the release folders are ${expectedNames.join(', ')}`);
+  const gotNames = helmReleases.map((h) => h.metadata.name).sort();
+  if (expectedNames.join() !== gotNames.join()) problems.push(`${MANIFESTS_DIR} yields HelmReleases ${gotNames.join(', ')}; the release folders are ${expectedNames.join(', ')}`);
   const secrets = new Set(ofKind('Secret').map((s) => s.metadata?.name));
   for (const hr of helmReleases) {
-    const source = hr.spec?.chart?.spec?.sourceRef?.name;
-    if (repos[0] && source !== repos[0].metadata?.name) problems.push(`HelmRelease ${hr.metadata?.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
-    const wanted = (hr.spec?.valuesFrom ?? []).map((v) => v.name);
-    if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata?.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
-    for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata?.name}: valuesFrom Secret ${name} is not generated`);
+    const source = hr.spec.chart?.spec.sourceRef.name;
+    if (repos[0] && source !== repos[0].metadata?.name) problems.push(`HelmRelease ${hr.metadata.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
+    const wanted = (hr.spec.valuesFrom ?? []).map((v) => v.name);
+    if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
+    for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata.name}: valuesFrom Secret ${name} is not generated`);
   }
   const others = objects.filter((o) => !['HelmRepository', 'HelmRelease', 'Secret'].includes(String(o.kind)));
-  for (const o of others) problems.push(`fluxcd-manifests yields an unexpected ${o.kind} ${o.metadata?.name}`);
-  if (ofKind('Secret').length !== helmReleases.length * 2) problems.push(`fluxcd-manifests yields ${ofKind('Secret').length} Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
+  for (const o of others) problems.push(`${MANIFESTS_DIR} yields an unexpected ${o.kind} ${o.metadata?.name}`);
+  if (ofKind('Secret').length !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${ofKind('Secret').length} Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
   return problems;
 }
 

@@ -63,7 +63,7 @@ describe('loadChart: Chart.yaml', () => {
     ['bad type', 'apiVersion: v2\nname: a\nversion: 0.1.0\ntype: service\n', /type: must be "application" or "library"/, 4],
     ['path in name', 'apiVersion: v2\nname: ../a\nversion: 0.1.0\n', /not a valid chart name/, 2],
     ['duplicate key', 'apiVersion: v2\nname: a\nname: b\nversion: 0.1.0\n', /not valid YAML/, 3],
-    ['annotation not a string', 'apiVersion: v2\nname: a\nversion: 0.1.0\nannotations:\n  n: 1\n', /annotations\.n: must be a string/, 5],
+    ['annotation not a string', 'apiVersion: v2\nname: a\nversion: 0.1.0\nannotations:\n  k: 1\n', /annotations\.k: must be a string/, 5],
     [
       'duplicate dependency',
       'apiVersion: v2\nname: a\nversion: 0.1.0\ndependencies:\n  - name: x\n    repository: file://../x\n  - name: x\n    repository: file://../x\n',
@@ -249,8 +249,8 @@ describe('loadChart: dependencies', () => {
   it('refuses an oci:// or repository-less dependency that is not vendored', async () => {
     await writeTree(dir, { 'a/Chart.yaml': 'apiVersion: v2\nname: a\nversion: 0.1.0\ndependencies:\n  - name: x\n    repository: oci://r.example/x\n' });
     await expect(loadChart(join(dir, 'a'))).rejects.toThrow(/dependency "x": comes from oci:\/\/r\.example\/x/);
-    await writeTree(dir, { 'b/Chart.yaml': 'apiVersion: v2\nname: b\nversion: 0.1.0\ndependencies:\n  - name: y\n' });
-    await expect(loadChart(join(dir, 'b'))).rejects.toThrow(/dependency "y": is not vendored under charts\/ and names no repository/);
+    await writeTree(dir, { 'b/Chart.yaml': 'apiVersion: v2\nname: b\nversion: 0.1.0\ndependencies:\n  - name: z\n' });
+    await expect(loadChart(join(dir, 'b'))).rejects.toThrow(/dependency "z": is not vendored under charts\/ and names no repository/);
   });
 
   it('refuses a file:// dependency that is missing or holds another chart', async () => {

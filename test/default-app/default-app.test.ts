@@ -15,6 +15,7 @@ import { preflight } from '../../src/preflight/index.js';
 import { computeReleaseValues, explain } from '../../src/values/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
 import { tempDir, touchAll } from '../support/app-fixture.js';
+import { Session } from '../../src/session/index.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const APP_PARTS = ['charts', 'fluxcd', 'overrides', 'plugins', 'policies'];
@@ -40,7 +41,7 @@ describe('the default OpenStack app', () => {
   });
 
   it('renders every enabled release through the real helm', async () => {
-    const report = await preflight(app);
+    const report = await preflight(Session.forApp(app));
     const failures = report.checks.filter((c) => !c.ok).map((c) => `${c.release.name}: ${c.error}`);
     expect(failures).toEqual([]);
     for (const check of report.checks) expect(check.objects.length).toBeGreaterThan(0);

@@ -4,6 +4,7 @@ import { preflight } from '../../src/preflight/index.js';
 import { computeReleaseValues, explain } from '../../src/values/index.js';
 import { baseApp } from '../support/app-fixture.js';
 import { chartPlugin, pluginFixture } from './fixtures.js';
+import { Session } from '../../src/session/index.js';
 
 const webPlugin = chartPlugin(
   'web',
@@ -104,7 +105,7 @@ describe('preflight runs the plugins offline', () => {
       // The spec would otherwise set replicas above the plugin.
       'overrides/deployment.yaml': baseApp()['overrides/deployment.yaml']!.replace('replicas: 2', 'other: 2'),
     });
-    const report = await preflight(app);
+    const report = await preflight(Session.forApp(app));
     const web = report.checks.find((c) => c.release.name === 'web')!;
     expect(web.ok).toBe(false);
     expect(web.culprits.map((l) => `${l.path.join('.')} ${l.origin.layer} ${l.origin.location.file}`)).toContain('pod.replicas plugin web plugins/010_web.ts');

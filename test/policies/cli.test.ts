@@ -71,7 +71,7 @@ describe('policy lint', () => {
 
   it('checks declared roles of the set a file belongs to, and skips the set declaration', async () => {
     const root = writeTree({
-      'policies/s/set.yaml': 'roles: {admin: x, member: y}\n',
+      'policies/s/set.yaml': 'roles: {admin: x, member: z}\n',
       'policies/s/nova.yaml': 'conf:\n  policy:\n    "x:get": "role:membre"\n',
     });
     const io = capture();
@@ -120,7 +120,7 @@ describe('policy check', () => {
 
   it('adds the implied roles of the set and says so', async () => {
     const root = writeTree({
-      'policies/s/set.yaml': 'roles: {admin: x}\nknownRoles: {member: y}\nimpliedRoles: {admin: [member]}\n',
+      'policies/s/set.yaml': 'roles: {admin: x}\nknownRoles: {member: z}\nimpliedRoles: {admin: [member]}\n',
       'policies/s/nova.yaml': 'conf:\n  policy:\n    "x:get": "role:member"\n',
     });
     const io = capture();

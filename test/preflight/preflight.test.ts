@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { pathsInHelmMessage, preflight } from '../../src/preflight/index.js';
 import { tempDir, writeApp, writeFiles } from '../support/app-fixture.js';
+import { Session } from '../../src/session/index.js';
 
 const run = promisify(execFile);
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
@@ -12,7 +13,7 @@ const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
 describe('preflight through the real helm', () => {
   it('renders every enabled release with static then system values', async () => {
     const app = await loadApp(writeApp());
-    const report = await preflight(app);
+    const report = await preflight(Session.forApp(app));
     expect(report.ok).toBe(true);
     expect(report.checks.map((c) => c.release.name)).toEqual(['db', 'web']);
     const web = report.checks.find((c) => c.release.name === 'web');
@@ -23,7 +24,7 @@ describe('preflight through the real helm', () => {
     const dir = writeApp({
       'overrides/sizes/small.yaml': `services:\n  frontend:\n    web:\n      values:\n        pod:\n          replicas: two\n`,
     });
-    const report = await preflight(await loadApp(dir));
+    const report = await preflight(await Session.fromDirectory(dir));
     expect(report.ok).toBe(false);
     const web = report.checks.find((c) => c.release.name === 'web');
     expect(web?.ok).toBe(false);
@@ -38,7 +39,7 @@ describe('preflight through the real helm', () => {
 
   it('reports a failing chart template with Helm\'s message', async () => {
     const broken = writeApp({ 'charts/web/templates/extra.yaml': `{{ .Values.pod.replicas.count | required "pod.replicas.count is required" }}\n` });
-    const failing = (await preflight(await loadApp(broken))).checks.find((c) => c.release.name === 'web');
+    const failing = (await preflight(await Session.fromDirectory(broken))).checks.find((c) => c.release.name === 'web');
     expect(failing?.ok).toBe(false);
     expect(failing?.error).toMatch(/web\/templates\/extra\.yaml:1:\d+\s+executing .* at <\.Values\.pod\.replicas\.count>/);
     // the value the template choked on, and the layer that set it
@@ -47,7 +48,7 @@ describe('preflight through the real helm', () => {
 
   it('reports a template or merge error of flotilla for that release only', async () => {
     const dir = writeApp({ 'overrides/templates/web.yaml.hbs': `conf:\n  x: {{features.nothing}}\n` });
-    const report = await preflight(await loadApp(dir));
+    const report = await preflight(await Session.fromDirectory(dir));
     const web = report.checks.find((c) => c.release.name === 'web');
     expect(web?.error).toMatch(/overrides\/templates\/web\.yaml\.hbs:2:\d+: "features\.nothing" is not defined/);
     expect(report.checks.find((c) => c.release.name === 'db')?.ok).toBe(true);
@@ -69,7 +70,7 @@ describe('preflight through the real helm', () => {
       'overrides/versions/images.yaml': `web:\n  keystone: images.tags.keystone_api\ndb:\n  db: images.tags.db\n`,
       'overrides/deployment.yaml': `main:\n  release: "2.0"\nfeatures:\n  services: [frontend]\n`,
     });
-    const report = await preflight(await loadApp(app));
+    const report = await preflight(await Session.fromDirectory(app));
     expect(report.checks.map((c) => [c.release.name, c.ok, c.error ?? ''])).toEqual([
       ['db', true, ''],
       ['keystone', true, ''],

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { fromPlain } from '../../src/document/index.js';
+import { overridesSecret } from '../../src/flux/index.js';
+import { load } from 'js-yaml';
 import { computeReleaseValues, explain, TemplateError } from '../../src/values/index.js';
 import { writeApp } from '../support/app-fixture.js';
 
@@ -101,6 +103,32 @@ services:
     expect(o['conf.plugin']).toBe('plugin web plugins/web.ts:0');
     expect(o['conf.banner']).toMatch(/^services\.frontend\.web/); // layer 7 beats layer 5
     expect(values.systemOverrides).toMatchObject({ pod: { replicas: 5 } });
+  });
+
+  it('puts every one of layers 2-8 into the system overrides Secret, whatever label a provider gives its values', async () => {
+    const app = await loadApp(
+      writeApp({
+        'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: standard\n  size: small\n  domain: example.org\n  customImages:\n    db: registry.example.org/db:1\nfeatures:\n  services: [frontend]\n  policies: strict\ncommon:\n  charts:\n    values:\n      labels:\n        team: platform\n  groups:\n    apps:\n      values:\n        pod:\n          replicas: 2\nservices:\n  frontend:\n    web:\n      values:\n        conf:\n          banner: from-service\n`,
+        'overrides/versions/images.yaml': `web:\n  web: images.tags.web\ndb:\n  web: images.tags.sidecar\n`,
+        'policies/strict/web.yaml': `conf:\n  policy:\n    admin_required: "role:admin"\n`,
+      }),
+    );
+    const web = app.graph.byName.get('web')!;
+    const at = (file: string) => ({ file, line: 1, column: 1 });
+    const values = await computeReleaseValues(app, web, {
+      plugin: async () => fromPlain({ conf: { fromPlugin: true } }, { layer: 'keystone-plugin', location: at('plugins/web.ts') }),
+      user: async () => fromPlain({ pod: { replicas: 7 }, conf: { fromUser: 'yes' } }, { layer: 'user overrides (cluster)', location: at('cluster:web') }),
+    });
+    const kinds = new Map(values.layers.filter((l) => l.root).map((l) => [l.kind, l.label]));
+    expect([...kinds.keys()]).toEqual(['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user']);
+    const secret = overridesSecret(web, 'system', values.systemOverrides);
+    expect(secret.metadata).toEqual({ name: 'web-system-overrides', namespace: 'demo' });
+    const content = load(secret.stringData['web-system-overrides.yaml']!) as Record<string, Record<string, unknown>>;
+    expect(content.conf).toMatchObject({ host: 'web.example.org', policy: { admin_required: 'role:admin' }, fromPlugin: true, banner: 'from-service', fromUser: 'yes' }); // 2, 4, 5, 7, 8
+    expect(content.images).toEqual({ tags: { web: 'docker.io/library/nginx:1.27', sidecar: 'registry.example.org/db:1' } }); // 3, custom images
+    expect(content.labels).toEqual({ team: 'platform', tier: 'standard' }); // 6 (common.charts)
+    expect(content.pod).toEqual({ replicas: 7 }); // 6 (group), then 8 on top
+    expect(content.conf).not.toHaveProperty('greeting'); // layer 1 stays in the static overrides
   });
 
   it('reports a type clash between layers with both places', async () => {

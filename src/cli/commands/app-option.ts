@@ -1,9 +1,9 @@
-/** Loading the app the way every command does: print its warnings on stderr. */
-import { loadApp, type App } from '../../app/index.js';
+/** Opening the app the way every command does: one session, the app's warnings printed on stderr. */
+import { Session } from '../../session/index.js';
 import { printWarnings } from '../output.js';
 
-export async function loadAppForCommand(appDir: string | undefined, deployment?: string): Promise<App> {
-  const app = await loadApp(appDir ?? '.', { deployment });
-  printWarnings(app.warnings);
-  return app;
+export async function openSessionForCommand(appDir: string | undefined, deployment?: string): Promise<Session> {
+  const session = await Session.fromDirectory(appDir ?? '.', { deployment });
+  printWarnings(session.app.warnings);
+  return session;
 }

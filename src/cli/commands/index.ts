@@ -21,4 +21,5 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   policy: () => import('./policy.js'),
   plugin: () => import('./plugin.js'),
   import: () => import('./import.js'),
+  push: () => import('./push.js'),
 };

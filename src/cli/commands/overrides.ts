@@ -3,10 +3,9 @@ import type { Command } from 'commander';
 import type { App, Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { dumpYaml } from '../../document/index.js';
-import { loadAppPlugins } from '../../plugins/index.js';
-import { computeReleaseValues, explain } from '../../values/index.js';
+import { explain } from '../../values/index.js';
 import { formatTable } from '../output.js';
-import { loadAppForCommand } from './app-option.js';
+import { openSessionForCommand } from './app-option.js';
 
 /** A release named directly, or the one release of a chart. */
 export function findRelease(app: App, name: string): Release {
@@ -38,20 +37,20 @@ export function register(program: Command): void {
     .option('--output <FORMAT>', 'yaml or json', 'yaml')
     .action(async (name: string, opts: OverridesOptions) => {
       if (opts.output !== 'yaml' && opts.output !== 'json') throw new FlotillaError(`--output must be yaml or json, got "${opts.output}"`);
-      const app = await loadAppForCommand(opts.app, opts.deployment);
+      const session = await openSessionForCommand(opts.app, opts.deployment);
+      const { app } = session;
       const release = findRelease(app, name);
       if (!app.enabled.some((r) => r.name === release.name)) {
         process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
       }
-      const plugins = await loadAppPlugins(app, { mode: 'offline' });
-      const values = await computeReleaseValues(app, release, { plugin: plugins.overridesProvider() });
+      const values = await session.releaseValues(release);
       // Passwords plugins generated are never printed.
-      const systemOverrides = plugins.redact(values.systemOverrides);
+      const systemOverrides = session.redact(values.systemOverrides);
       if (!opts.explain) {
         process.stdout.write(opts.output === 'json' ? `${JSON.stringify(systemOverrides, null, 2)}\n` : dumpYaml(systemOverrides));
         return;
       }
-      const rows = explain(values, { all: opts.all }).map((l) => ({ ...l, value: plugins.redact(l.value) }));
+      const rows = explain(values, { all: opts.all }).map((l) => ({ ...l, value: session.redact(l.value) }));
       if (opts.output === 'json') {
         const out = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location }));
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { loadAppPlugins, scaffoldPlugin } from '../../plugins/index.js';
+import { scaffoldPlugin } from '../../plugins/index.js';
 import { formatTable } from '../output.js';
-import { loadAppForCommand } from './app-option.js';
+import { openSessionForCommand } from './app-option.js';
 
 export function register(program: Command): void {
   const plugin = program.command('plugin').description('chart plugins, app lifecycle and kustomize operators of an app (plugins/)');
@@ -13,7 +13,7 @@ export function register(program: Command): void {
     .option('--app <DIR>', 'app source tree', '.')
     .option('--release <NAME>', 'serve only this release of the chart')
     .action(async (chart: string, opts: { app: string; release?: string }) => {
-      const app = await loadAppForCommand(opts.app);
+      const { app } = await openSessionForCommand(opts.app);
       const result = await scaffoldPlugin(app, chart, { release: opts.release });
       console.log(`created ${result.pluginFile}\ncreated ${result.testFile}`);
     });
@@ -24,8 +24,9 @@ export function register(program: Command): void {
     .option('--app <DIR>', 'app source tree', '.')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .action(async (opts: { app: string; deployment?: string }) => {
-      const app = await loadAppForCommand(opts.app, opts.deployment);
-      const host = await loadAppPlugins(app, { mode: 'offline' });
+      const session = await openSessionForCommand(opts.app, opts.deployment);
+      const { app } = session;
+      const host = await session.plugins();
       const rows = host.plugins.map((p) => [
         String(p.order).padStart(3, '0'),
         p.name,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatLocation, formatPath } from '../../diagnostics/index.js';
 import { preflight } from '../../preflight/index.js';
-import { loadAppForCommand } from './app-option.js';
+import { openSessionForCommand } from './app-option.js';
 
 export function register(program: Command): void {
   program
@@ -11,14 +11,15 @@ export function register(program: Command): void {
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('-j, --jobs <N>', 'helm processes at once', '3')
     .action(async (appDir: string, opts: { deployment?: string; jobs: string }) => {
-      const app = await loadAppForCommand(appDir, opts.deployment);
+      const session = await openSessionForCommand(appDir, opts.deployment);
+      const { app } = session;
       const { main } = app.spec;
       console.log(
         `preflight ${app.metadata.appName} ${app.metadata.appVersion}: release ${main.release}` +
           `${main.preset ? `, preset ${main.preset}` : ''}${main.size ? `, size ${main.size}` : ''}; ` +
           `${app.enabled.length} of ${app.releases.length} releases enabled`,
       );
-      const report = await preflight(app, { concurrency: Math.max(1, Number(opts.jobs) || 1) });
+      const report = await preflight(session, { concurrency: Math.max(1, Number(opts.jobs) || 1) });
       const width = Math.max(...report.checks.map((c) => c.release.name.length));
       for (const check of report.checks) {
         const name = check.release.name.padEnd(width);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { formatTable } from '../output.js';
-import { loadAppForCommand } from './app-option.js';
+import { openSessionForCommand } from './app-option.js';
 
 export function register(program: Command): void {
   program
@@ -9,7 +9,7 @@ export function register(program: Command): void {
     .argument('[APP_DIR]', 'app source tree', '.')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .action(async (appDir: string, opts: { deployment?: string }) => {
-      const app = await loadAppForCommand(appDir, opts.deployment);
+      const { app } = await openSessionForCommand(appDir, opts.deployment);
       const enabled = new Set(app.enabled.map((r) => r.name));
       const rows = app.graph.waves.flatMap((wave, i) =>
         wave.map((r) => [

@@ -1,0 +1,14 @@
+/** The app source tree's layout (docs/app-format.md): where each file of an app lives, relative to its root. */
+export const APP_FILES = {
+  metadata: 'fluxcd/metadata.yaml',
+  releases: 'fluxcd/releases.yaml',
+  deployment: 'overrides/deployment.yaml',
+  featuresSchema: 'overrides/features.schema.json',
+  presets: 'overrides/presets',
+  sizes: 'overrides/sizes',
+  versions: 'overrides/versions',
+  imageTargets: 'overrides/versions/images.yaml',
+  static: 'overrides/static',
+  templates: 'overrides/templates',
+  policies: 'policies',
+} as const;

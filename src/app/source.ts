@@ -1,0 +1,38 @@
+/**
+ * Where an app's source files come from, kept apart from what is made of
+ * them (load.ts assembles the App): any FileSource with the app's files, and
+ * a way to the files of each release's chart. A source tree on disk is one;
+ * a built tarball read in memory is another (src/session bundleAppSource).
+ */
+import { readFileSync } from 'node:fs';
+import { posix, resolve } from 'node:path';
+import { directorySource, type FileSource } from '../files/index.js';
+
+/** A chart file as a source gives it: its text, and how to name it in messages. */
+export interface ChartFile {
+  readonly text: string;
+  readonly file: string;
+}
+
+export interface AppSource {
+  /** The app's files, by path relative to the app root (fluxcd/, overrides/, policies/ …). */
+  readonly files: FileSource;
+  /** A file of the chart a release uses (Chart.yaml, values.yaml), or undefined when the chart or file is not there. */
+  chartFile(release: { readonly chart: string; readonly chartPath: string }, file: string): ChartFile | undefined;
+}
+
+/** An app source tree on disk; a release's chart is its `chartPath` folder. */
+export function directoryAppSource(root: string): AppSource {
+  const files = directorySource(root);
+  return {
+    files,
+    chartFile(release, file) {
+      // A chart may live outside the app (a release's `path`), so this is not a read of `files`.
+      try {
+        return { text: readFileSync(resolve(files.path, release.chartPath, file), 'utf8'), file: posix.join(release.chartPath, file) };
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}

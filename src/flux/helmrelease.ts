@@ -1,0 +1,155 @@
+/**
+ * The one HelmRelease type (helm.toolkit.fluxcd.io/v2): the fields flotilla
+ * writes and reads, the status Flux reports, and a lenient reader for
+ * HelmReleases found in tarballs or clusters (fields of the wrong type are
+ * dropped, so callers report what is missing instead of crashing on it).
+ */
+import type { ValuesFromSecret } from './overrides.js';
+
+export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
+
+/** install / upgrade: the flags flotilla models, and any other Flux field passed through. */
+export interface HelmReleaseAction {
+  readonly disableHooks?: boolean;
+  readonly disableWait?: boolean;
+  readonly remediation?: {
+    readonly retries?: number;
+    readonly strategy?: 'rollback' | 'uninstall';
+    readonly ignoreTestFailures?: boolean;
+    readonly remediateLastFailure?: boolean;
+  };
+  readonly [field: string]: unknown;
+}
+
+export interface ChartSourceRef {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+export interface HelmReleaseChart {
+  readonly spec: {
+    readonly chart: string;
+    readonly version?: string;
+    readonly sourceRef: ChartSourceRef;
+    readonly reconcileStrategy?: string;
+  };
+}
+
+export interface HelmReleaseSpec {
+  readonly releaseName?: string;
+  readonly chart?: HelmReleaseChart;
+  readonly interval?: string;
+  readonly timeout?: string;
+  readonly test?: { readonly enable?: boolean };
+  readonly install?: HelmReleaseAction;
+  readonly upgrade?: HelmReleaseAction;
+  readonly dependsOn?: readonly { readonly name: string; readonly namespace?: string }[];
+  readonly valuesFrom?: readonly (ValuesFromSecret | { readonly kind: string; readonly name: string; readonly valuesKey?: string })[];
+  /** Fields flotilla does not model (driftDetection, maxHistory, postRenderers …), passed through as written. */
+  readonly [field: string]: unknown;
+}
+
+/** A Kubernetes status condition (metav1.Condition). */
+export interface Condition {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason?: string;
+  readonly message?: string;
+  readonly observedGeneration?: number;
+  readonly lastTransitionTime?: string;
+}
+
+export interface HelmReleaseStatus {
+  readonly observedGeneration?: number;
+  readonly conditions?: readonly Condition[];
+  readonly lastAttemptedRevision?: string;
+  readonly lastAttemptedValuesChecksum?: string;
+  readonly [field: string]: unknown;
+}
+
+export interface HelmRelease {
+  readonly apiVersion: string;
+  readonly kind: 'HelmRelease';
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly generation?: number;
+  };
+  readonly spec: HelmReleaseSpec;
+  readonly status?: HelmReleaseStatus;
+}
+
+type Plain = Record<string, unknown>;
+const isMap = (v: unknown): v is Plain => v !== null && typeof v === 'object' && !Array.isArray(v);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const named = (v: unknown): v is Plain & { name: string } => isMap(v) && typeof v.name === 'string';
+
+/**
+ * A document read from YAML as a HelmRelease: undefined unless it is a map
+ * of kind HelmRelease; the fields flotilla reads are kept only when they have
+ * their type (a chart version written as a number is read as its text).
+ */
+export function readHelmRelease(doc: unknown): HelmRelease | undefined {
+  if (!isMap(doc) || doc.kind !== 'HelmRelease') return undefined;
+  const metadata = isMap(doc.metadata) ? doc.metadata : {};
+  const spec = isMap(doc.spec) ? doc.spec : {};
+  const chartSpec = isMap(spec.chart) && isMap(spec.chart.spec) ? spec.chart.spec : undefined;
+  const sourceRef = chartSpec && isMap(chartSpec.sourceRef) ? chartSpec.sourceRef : {};
+  const version = chartSpec?.version;
+  const labels = isMap(metadata.labels) ? Object.fromEntries(Object.entries(metadata.labels).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
+  return {
+    apiVersion: str(doc.apiVersion) ?? '',
+    kind: 'HelmRelease',
+    metadata: {
+      name: str(metadata.name) ?? '',
+      ...(str(metadata.namespace) !== undefined ? { namespace: str(metadata.namespace) } : {}),
+      ...(labels ? { labels } : {}),
+      ...(typeof metadata.generation === 'number' ? { generation: metadata.generation } : {}),
+    },
+    spec: {
+      ...spec,
+      releaseName: str(spec.releaseName),
+      chart:
+        chartSpec && typeof chartSpec.chart === 'string'
+          ? {
+              spec: {
+                ...chartSpec,
+                chart: chartSpec.chart,
+                version: typeof version === 'string' || typeof version === 'number' ? String(version) : undefined,
+                sourceRef: { ...sourceRef, kind: str(sourceRef.kind) ?? '', name: str(sourceRef.name) ?? '' },
+              },
+            }
+          : undefined,
+      dependsOn: Array.isArray(spec.dependsOn) ? spec.dependsOn.filter(named).map((d) => ({ name: d.name, ...(str(d.namespace) !== undefined ? { namespace: str(d.namespace) } : {}) })) : undefined,
+      valuesFrom: Array.isArray(spec.valuesFrom) ? spec.valuesFrom.filter(isMap).map((v) => ({ ...v, kind: str(v.kind) ?? '', name: str(v.name) ?? '', valuesKey: str(v.valuesKey) })) : undefined,
+    },
+    ...(isMap(doc.status) ? { status: readStatus(doc.status) } : {}),
+  };
+}
+
+function readStatus(status: Plain): HelmReleaseStatus {
+  const conditions = Array.isArray(status.conditions)
+    ? status.conditions.filter((c): c is Plain & Condition => isMap(c) && typeof c.type === 'string' && (c.status === 'True' || c.status === 'False' || c.status === 'Unknown'))
+    : undefined;
+  return { ...status, conditions, observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined };
+}
+
+/** The Ready condition Flux sets on a HelmRelease, if any. */
+export function readyCondition(release: HelmRelease): Condition | undefined {
+  return release.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+/**
+ * Whether Flux reports the HelmRelease Ready for its current spec: Ready is
+ * True and was observed at the current generation (a Ready from before the
+ * last change says nothing about it).
+ */
+export function isReady(release: HelmRelease): boolean {
+  const ready = readyCondition(release);
+  if (ready?.status !== 'True') return false;
+  const generation = release.metadata.generation;
+  const observed = ready.observedGeneration ?? release.status?.observedGeneration;
+  return generation === undefined || observed === undefined || observed >= generation;
+}

@@ -1,0 +1,91 @@
+/**
+ * The session: one app and everything commands need around it, wired once
+ * (docs/architecture.md, "The session") — the way Helm's action.Configuration
+ * is handed to every action. Load the app (from a source tree or a built
+ * tarball) → its plugin host (loaded when first needed) → the values layer
+ * providers (plugins, and the cluster's user overrides when the lifecycle
+ * gives them) → the redactor for anything printed.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
+import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { createPluginHost, loadAppPlugins, loadPluginBundle, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
+import { computeReleaseValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { bundleAppSource } from './bundle-source.js';
+
+export interface SessionOptions {
+  /** How plugins run; offline (no cluster) unless the lifecycle says otherwise. */
+  readonly plugins?: Partial<PluginHostOptions>;
+  /** Values layer 8: the user overrides (stored in the cluster), when the caller has them. */
+  readonly userOverrides?: LayerProvider;
+}
+
+/** Where the session's plugins come from: the app's source tree, or a tarball's plugins/ folder. */
+type PluginOrigin = { readonly kind: 'source' } | { readonly kind: 'bundle'; readonly files: ReadonlyMap<string, Buffer> };
+
+export class Session {
+  private host: Promise<PluginHost> | undefined;
+  private loadedHost: PluginHost | undefined;
+
+  private constructor(
+    readonly app: App,
+    private readonly origin: PluginOrigin,
+    private readonly options: SessionOptions,
+  ) {}
+
+  /** A session over an app source tree (`flotilla build`, `preflight`, `overrides`). */
+  static async fromDirectory(appDir: string, options: SessionOptions & LoadOptions = {}): Promise<Session> {
+    return new Session(await loadApp(appDir, options), { kind: 'source' }, options);
+  }
+
+  /** A session over a built tarball, read in memory: its app/ assembled into the App, its plugins/ run as shipped. */
+  static async fromBundle(bundle: string | OpenedBundle, options: SessionOptions = {}): Promise<Session> {
+    const opened = typeof bundle === 'string' ? await openBundle(bundle) : bundle;
+    return new Session(assembleApp(bundleAppSource(opened)), { kind: 'bundle', files: bundleFolder(opened.files, PLUGINS_DIR) }, options);
+  }
+
+  /** A session over an App already loaded (from a source tree). */
+  static forApp(app: App, options: SessionOptions = {}): Session {
+    return new Session(app, { kind: 'source' }, options);
+  }
+
+  /** The plugin host, loaded on first use and kept. */
+  plugins(): Promise<PluginHost> {
+    this.host ??= this.loadPlugins().then((host) => (this.loadedHost = host));
+    return this.host;
+  }
+
+  /** The providers of the values layers computed outside the app files: plugins (5) and user overrides (8). */
+  async providers(): Promise<LayerProviders> {
+    const host = await this.plugins();
+    return { plugin: host.overridesProvider(), ...(this.options.userOverrides ? { user: this.options.userOverrides } : {}) };
+  }
+
+  /** Every values layer of one release, merged and split into static and system overrides. */
+  async releaseValues(release: Release): Promise<ReleaseValues> {
+    return computeReleaseValues(this.app, release, await this.providers());
+  }
+
+  /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */
+  redact<T>(value: T): T {
+    return this.loadedHost ? this.loadedHost.redact(value) : value;
+  }
+
+  private async loadPlugins(): Promise<PluginHost> {
+    const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins };
+    if (this.origin.kind === 'source') return loadAppPlugins(this.app, options);
+    // The loader checks a bundle folder on disk (sha256 of every file before any import): write plugins/ to a private one.
+    const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
+    try {
+      for (const [name, data] of this.origin.files) {
+        await mkdir(dirname(join(dir, name)), { recursive: true });
+        await writeFile(join(dir, name), data);
+      }
+      return await createPluginHost(this.app, await loadPluginBundle(dir), options);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+}
