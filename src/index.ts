@@ -8,6 +8,19 @@ export { preflight, type PreflightReport } from './preflight/index.js';
 export { buildApp, watchApp, type BuildOptions, type BuildResult } from './build/index.js';
 export { inspectBundle, verifyBundle, type InspectReport, type VerifyReport } from './verify/index.js';
 export { importStarlingxApp, type ImportReport } from './import/index.js';
+export {
+  bumpField,
+  bumpToRelease,
+  bumpVersions,
+  checkPins,
+  editOverrides,
+  listImages,
+  pinImages,
+  unifiedDiff,
+  writeChanges,
+  type FileChange,
+  type OverrideEdit,
+} from './edit/index.js';
 export { signBundleFile } from './bundle/index.js';
 export { loadAppPlugins } from './plugins/index.js';
 export { Session, type SessionOptions } from './session/index.js';

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { chartArchives, CHARTS_DIR, readTarGzSafely } from '../bundle/index.js';
-import { chartContentDigest, chartTree, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
+import { chartContentDigest, chartTree, packageChart, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { parseYamlValue } from '../document/index.js';
 
@@ -76,6 +76,19 @@ export function unbumpedChange(chart: ChartSource, archiveSha256: string | undef
   }
   if (before.archiveDigest && archiveSha256 && before.archiveDigest !== archiveSha256) return { chart: chart.name, version: chart.version, changedFiles: [] };
   return undefined;
+}
+
+/**
+ * `unbumpedChange` without a packaged archive at hand: against a repository
+ * index (archive digests only) the chart is packaged to compare, as the
+ * build would.
+ */
+export async function unbumpedChangeOf(chart: ChartSource, previous: PreviousCharts): Promise<VersionProblem | undefined> {
+  const byContent = unbumpedChange(chart, undefined, previous);
+  if (byContent) return byContent;
+  const before = previous.charts.find((c) => c.name === chart.name && c.version === chart.version);
+  if (!before?.archiveDigest || before.contentDigest !== undefined) return undefined;
+  return unbumpedChange(chart, (await packageChart(chart)).sha256, previous);
 }
 
 /** The patch version after both this one and any of the same major.minor in the previous release. */

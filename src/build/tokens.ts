@@ -8,6 +8,9 @@ import { FlotillaError } from '../diagnostics/index.js';
 
 const TOKEN = /@([A-Z][A-Z0-9_]*)@/g;
 
+/** Matches a build token anywhere in a text (not global: safe for `test`). */
+export const BUILD_TOKEN = /@[A-Z][A-Z0-9_]*@/;
+
 export class UnresolvedTokenError extends FlotillaError {}
 
 export type Tokens = ReadonlyMap<string, string>;

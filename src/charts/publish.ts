@@ -28,7 +28,6 @@ export interface PublishedRepository {
   readonly unchanged: readonly IndexedChart[];
 }
 
-
 async function readIfPresent(file: string): Promise<Buffer | undefined> {
   try {
     return await readFile(file);

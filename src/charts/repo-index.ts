@@ -12,10 +12,10 @@
 import { stringify } from 'yaml';
 import { FlotillaError } from '../diagnostics/index.js';
 import { compareBytewise } from '../bundle/index.js';
+import { parseYamlValue } from '../document/index.js';
 import type { PackagedChart } from './package.js';
 import { compareVersions, parseVersion } from './semver.js';
 import type { ChartDependency } from './types.js';
-import { parseYamlValue } from '../document/index.js';
 
 /** What an index entry is made from: a packaged chart or an archive read back. */
 export type IndexedChart = Pick<PackagedChart, 'name' | 'version' | 'fileName' | 'sha256' | 'metadata'>;

@@ -12,7 +12,7 @@
  */
 import { basename, join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { bundleMetadata, METADATA_FILE, readTarGzSafely, SIGNATURE_FILE } from '../bundle/index.js';
+import { bundleMetadata, METADATA_FILE, openBundle, SIGNATURE_FILE } from '../bundle/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { parseYamlValue } from '../document/index.js';
 import { asReference, digestOfFile, type OciClient } from './client.js';
@@ -78,7 +78,7 @@ export class NotABundle extends RegistryProtocolError {}
 
 async function readBundleFacts(tarball: string): Promise<{ app: string; version: string; signature?: Buffer }> {
   const label = basename(tarball);
-  const files = await readTarGzSafely(tarball, { label }).catch((error: unknown) => {
+  const { files } = await openBundle(tarball).catch((error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== undefined && !(error instanceof FlotillaError)) throw new FlotillaError(`${tarball}: cannot read the tarball (${code})`);
     throw error;
@@ -187,7 +187,9 @@ export async function pullBundle(client: OciClient, source: OciReference | strin
   }
   const config = parseConfig(subject, await client.getBlob(ref, manifest.config, { maxBytes: MAX_CONFIG }));
   const signature = signatures[0] ? (await client.getBlob(ref, signatures[0], { maxBytes: MAX_SIGNATURE })).toString('utf8') : undefined;
-  await mkdir(destDir, { recursive: true });
+  await mkdir(destDir, { recursive: true }).catch((error: unknown) => {
+    throw new FlotillaError(`${destDir}: cannot create the download folder (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  });
   const file = join(destDir, `${config.app}-${config.version}.tgz`);
   await client.downloadBlob(ref, bundle, file, { maxBytes });
   return {

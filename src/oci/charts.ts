@@ -81,7 +81,7 @@ function goJson(value: unknown): string {
  * fields omitted, maps sorted. `type` only when Chart.yaml declares it (Helm
  * keeps the field as written; flotilla's metadata defaults it).
  */
-export function helmConfigJson(m: ChartMetadata, typeDeclared = true): Buffer {
+function helmConfigJson(m: ChartMetadata, typeDeclared: boolean): Buffer {
   return Buffer.from(
     goJson(
       dropEmpty({
@@ -123,7 +123,7 @@ function helmAnnotations(m: ChartMetadata, created: Date): Record<string, string
 }
 
 /** `oci://host/path` → the repository base charts are pushed under. */
-export function chartRepositoryBase(target: string): OciReference {
+function chartRepositoryBase(target: string): OciReference {
   if (!target.startsWith('oci://')) throw new InvalidReference(JSON.stringify(target), 'a chart repository in a registry is written oci://HOST[:PORT]/PATH');
   const base = parseReference(target);
   if (base.tag !== undefined || base.digest !== undefined) throw new InvalidReference(target, 'a chart repository names no tag or digest: charts are tagged with their versions');

@@ -7,10 +7,13 @@
  * Docker config's credentials), retried once. Plain HTTP only for loopback
  * registries and those the caller lists as insecure.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import { finished } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { setTimeout as delay } from 'node:timers/promises';
 import { parseChallenges, type AuthChallenge } from './challenge.js';
 import { loadCredentials, type CredentialStore, type RegistryCredential } from './credentials.js';
 import {
@@ -37,6 +40,8 @@ export interface OciClientOptions {
   readonly timeoutMs?: number;
   /** Time allowed for one blob transfer (default 10 min). */
   readonly blobTimeoutMs?: number;
+  /** Waits before trying a read again when the registry is busy or drops the connection (default 0.5 s, 1.5 s). */
+  readonly retryDelaysMs?: readonly number[];
 }
 
 /** A manifest as read from the registry, its digest checked. */
@@ -61,9 +66,11 @@ export interface PushFileOptions {
 }
 
 /** What a registry may answer for a manifest: 4 MiB, the limit registries enforce on push. */
-export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 const DEFAULT_BLOB_BYTES = 64 * 1024 * 1024;
 const DEFAULT_CHUNK_BYTES = 16 * 1024 * 1024;
+const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+const TRANSIENT_FAILURES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
 
 type Action = 'pull' | 'push';
 
@@ -154,6 +161,7 @@ export class OciClient {
   private readonly insecure: ReadonlySet<string>;
   private readonly timeoutMs: number;
   private readonly blobTimeoutMs: number;
+  private readonly retryDelaysMs: readonly number[];
   /** Bearer tokens by `registry|scope`. */
   private readonly tokens = new Map<string, CachedToken>();
   /** Registries that asked for Basic authentication: sent up front afterwards. */
@@ -164,6 +172,7 @@ export class OciClient {
     this.insecure = new Set((options.insecureRegistries ?? []).map((h) => h.toLowerCase()));
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.blobTimeoutMs = options.blobTimeoutMs ?? 600_000;
+    this.retryDelaysMs = options.retryDelaysMs ?? [500, 1500];
   }
 
   /** `http` for loopback and listed registries (by `host:port` or bare host), else `https`. */
@@ -275,29 +284,30 @@ export class OciClient {
     const subject = ref.withDigest(blob.digest).toString();
     if (blob.size > options.maxBytes) throw new ContentTooLarge(subject, `blob is ${blob.size} bytes, more than the ${options.maxBytes} allowed`);
     const response = await this.openBlob(ref, blob.digest);
-    const partial = `${file}.partial`;
-    const out = createWriteStream(partial, { flags: 'w', mode: 0o644 });
+    // Unique per run, so two pulls into one folder never write the same temp file.
+    const partial = `${file}.partial-${process.pid}-${randomBytes(4).toString('hex')}`;
     const hash = createHash('sha256');
     let total = 0;
-    try {
-      if (response.body) {
-        for await (const chunk of response.body) {
-          total += chunk.length;
-          if (total > blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `more than ${blob.size} bytes`, 'blob size');
-          hash.update(chunk);
-          if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', () => resolve()));
-        }
+    async function* counted(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+      for await (const chunk of source) {
+        total += chunk.length;
+        if (total > blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `more than ${blob.size} bytes`, 'blob size');
+        hash.update(chunk);
+        yield chunk;
       }
-      out.end();
-      await finished(out);
+    }
+    try {
+      const body = response.body ? Readable.fromWeb(response.body as WebReadableStream<Uint8Array>) : Readable.from([]);
+      await pipeline(body, counted, createWriteStream(partial, { mode: 0o644 }));
       if (total !== blob.size) throw new DigestMismatch(subject, `${blob.size} bytes`, `${total} bytes`, 'blob size');
       const actual = `sha256:${hash.digest('hex')}`;
       if (actual !== blob.digest) throw new DigestMismatch(subject, blob.digest, actual, 'blob');
       await rename(partial, file);
     } catch (error) {
-      out.destroy();
-      await response.body?.cancel().catch(() => undefined);
-      await rm(partial, { force: true });
+      await rm(partial, { force: true }).catch(() => undefined);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_')) throw new RegistryError(file, `cannot write the download (${code})`, { cause: error });
+      if (!(error instanceof RegistryError)) throw new RegistryUnreachable(subject, `the download broke off (${describeFailure(error)})`, { cause: error });
       throw error;
     }
   }
@@ -321,7 +331,9 @@ export class OciClient {
   async pushBlobFile(repository: OciReference | string, file: string, mediaType: string, options: PushFileOptions = {}): Promise<Descriptor> {
     const ref = asReference(repository);
     const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-    const handle = await open(file, 'r');
+    const handle = await open(file, 'r').catch((error: unknown) => {
+      throw new RegistryError(file, `cannot read the file to upload (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+    });
     try {
       const { size } = await handle.stat();
       const digest = options.digest ?? (await digestOfFile(file)).digest;
@@ -487,21 +499,40 @@ export class OciClient {
     return second;
   }
 
+  /**
+   * One request. Reads (GET, HEAD) are tried again, twice at most, when the
+   * registry is busy (429, 502, 503, 504) or drops the connection: honouring
+   * a short `Retry-After`, else after 0.5 s and 1.5 s. Writes are not: an
+   * upload is not known to be idempotent.
+   */
   private async fetchOnce(ref: OciReference, spec: RequestSpec, authorization: string | undefined): Promise<Response> {
     const url = spec.url.startsWith('/') ? `${this.baseUrl(ref.registry)}${spec.url}` : spec.url;
     const headers: Record<string, string> = { 'user-agent': 'flotilla', ...spec.headers };
     if (authorization) headers.authorization = authorization;
     if (spec.body) headers['content-length'] = String(spec.body.length);
-    try {
-      return await fetch(url, {
-        method: spec.method,
-        headers,
-        body: spec.body,
-        redirect: 'follow',
-        signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
-      });
-    } catch (error) {
-      throw new RegistryUnreachable(ref.toString(), `cannot reach ${new URL(url).origin} (${describeFailure(error)})`, { cause: error });
+    const retries = spec.method === 'GET' || spec.method === 'HEAD' ? this.retryDelaysMs : [];
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: spec.method,
+          headers,
+          body: spec.body,
+          redirect: 'follow',
+          signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
+        });
+      } catch (error) {
+        const reason = describeFailure(error);
+        if (attempt < retries.length && TRANSIENT_FAILURES.has(reason)) {
+          await delay(retries[attempt]!);
+          continue;
+        }
+        throw new RegistryUnreachable(ref.toString(), `cannot reach ${new URL(url).origin} (${reason})`, { cause: error });
+      }
+      if (attempt >= retries.length || !TRANSIENT_STATUSES.has(response.status)) return response;
+      const retryAfter = Number(response.headers.get('retry-after'));
+      await response.body?.cancel();
+      await delay(Number.isFinite(retryAfter) && retryAfter > 0 && retryAfter <= 10 ? retryAfter * 1000 : retries[attempt]!);
     }
   }
 

@@ -143,7 +143,7 @@ export function credentialsFromConfig(text: string, file: string): CredentialSto
 }
 
 /** The default config file: `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`. */
-export function defaultRegistryConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+function defaultRegistryConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.DOCKER_CONFIG ?? join(homedir(), '.docker'), 'config.json');
 }
 

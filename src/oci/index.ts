@@ -3,7 +3,7 @@
  * push, tags; anonymous, Basic and Bearer-token authentication with
  * Docker-style credentials), and the media types flotilla reads and writes.
  */
-export { OciReference, parseReference, isValidTag, isValidDigest, isLoopback, DOCKER_HUB } from './reference.js';
+export { OciReference, parseReference, isLoopback } from './reference.js';
 export {
   RegistryError,
   InvalidReference,
@@ -15,11 +15,9 @@ export {
   ContentTooLarge,
   RegistryProtocolError,
 } from './errors.js';
-export { MediaType, MANIFEST_MEDIA_TYPES, isIndexMediaType, type Descriptor, type ImageManifest, type ImageIndex } from './media-types.js';
+export { MediaType, type Descriptor, type ImageManifest, type ImageIndex } from './media-types.js';
 export {
   credentialsFromConfig,
-  defaultRegistryConfigPath,
-  loadCredentials,
   RegistryConfigError,
   type CredentialStore,
   type RegistryCredential,
@@ -28,17 +26,13 @@ export { parseChallenges, type AuthChallenge } from './challenge.js';
 export {
   OciClient,
   digestOf,
-  digestOfFile,
-  MAX_MANIFEST_BYTES,
   type OciClientOptions,
   type FetchedManifest,
   type BlobReadOptions,
   type PushFileOptions,
 } from './client.js';
 export {
-  chartRepositoryBase,
   chartVersionTag,
-  helmConfigJson,
   pushCharts,
   type ChartArchiveInput,
   type PushChartOptions,

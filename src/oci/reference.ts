@@ -65,10 +65,6 @@ export function isValidTag(tag: string): boolean {
   return TAG.test(tag);
 }
 
-export function isValidDigest(digest: string): boolean {
-  return DIGEST.test(digest);
-}
-
 function isRegistryHost(text: string): boolean {
   let host = text;
   let port: string | undefined;

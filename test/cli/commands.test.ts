@@ -59,7 +59,7 @@ describe('flotilla overrides', () => {
 describe('the library entry', () => {
   it('exports the operations the CLI runs', async () => {
     const flotillaModule = await import('flotilla');
-    for (const name of ['loadApp', 'computeReleaseValues', 'preflight', 'buildApp', 'watchApp', 'verifyBundle', 'inspectBundle', 'importStarlingxApp', 'signBundleFile', 'loadAppPlugins']) {
+    for (const name of ['loadApp', 'computeReleaseValues', 'preflight', 'buildApp', 'watchApp', 'verifyBundle', 'inspectBundle', 'importStarlingxApp', 'signBundleFile', 'loadAppPlugins', 'editOverrides', 'bumpToRelease', 'bumpField', 'listImages', 'pinImages', 'checkPins', 'bumpVersions', 'writeChanges']) {
       expect(typeof (flotillaModule as Record<string, unknown>)[name], name).toBe('function');
     }
   });

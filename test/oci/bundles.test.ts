@@ -142,6 +142,9 @@ describe('pushBundle and pullBundle', () => {
     await client.pushManifest(repo.withTag('evil'), Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: evil, layers: [tarLayer] })), MediaType.ociManifest);
     await expect(pullBundle(client, `${registry.host}/apps/liar:evil`, tempDir())).rejects.toThrow(/app "..\/..\/etc" is not a name/);
 
+    const plainFile = join(tempDir(), 'file');
+    writeFileSync(plainFile, '');
+    await expect(pullBundle(client, `${registry.host}/apps/bounded:1`, join(plainFile, 'dest'))).rejects.toThrow(`${join(plainFile, 'dest')}: cannot create the download folder (ENOTDIR)`);
     await expect(pullBundle(client, `${registry.host}/apps/bounded:2`, tempDir())).rejects.toThrow(`${registry.host}/apps/bounded:2: tag 2 not found in ${registry.host}`);
   });
 
@@ -166,7 +169,7 @@ describe('flotilla push', () => {
     const pushed = JSON.parse(stdout) as { reference: string; digest: string; signed: boolean; status: string };
     expect(pushed).toMatchObject({ app: 'demo', version: '1.0-1', signed: true, status: 'pushed' });
     expect(pushed.reference).toBe(`${secure.host}/apps/demo:1.0-1@${pushed.digest}`);
-    const yaml = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config, '--output', 'yaml');
+    const yaml = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config, '--insecure-registry', secure.host, '--insecure-registry', 'other.example:5000', '--output', 'yaml');
     expect(yaml.stdout).toContain(`status: unchanged\n`);
     expect(yaml.stdout).toContain(`digest: ${pushed.digest}\n`);
     const again = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config);

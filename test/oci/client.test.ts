@@ -50,13 +50,23 @@ function blobFile(registry: TestRegistry, digest: string): string {
   return join(registry.storage, 'data', 'docker', 'registry', 'v2', 'blobs', 'sha256', hex.slice(0, 2), hex, 'data');
 }
 
-/** A loopback proxy in front of a registry that drops one response header (a registry that does not announce digests). */
-async function startHeaderStrippingProxy(target: TestRegistry, header: string): Promise<{ host: string; close(): Promise<void> }> {
+/**
+ * A loopback proxy in front of a registry: drops one response header (a
+ * registry that does not announce digests), or answers 503 to the first
+ * requests (a busy registry).
+ */
+async function startProxy(target: TestRegistry, options: { dropHeader?: string; busyFirst?: number }): Promise<{ host: string; close(): Promise<void> }> {
   const targetUrl = new URL(target.url);
+  let busy = options.busyFirst ?? 0;
   const server: Server = createServer((req, res) => {
+    if (busy > 0) {
+      busy--;
+      res.writeHead(503).end();
+      return;
+    }
     const upstream = httpRequest({ host: targetUrl.hostname, port: targetUrl.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
       const headers = { ...up.headers };
-      delete headers[header];
+      if (options.dropHeader) delete headers[options.dropHeader];
       res.writeHead(up.statusCode ?? 502, headers);
       up.pipe(res);
     });
@@ -107,9 +117,20 @@ describe('OciClient against docker-registry', () => {
 
   it('computes the digest from the body when the registry does not send Docker-Content-Digest', async () => {
     const pushed = await pushImage(client, `${registry.host}/images/plain:v1`, 'oci', 'plain');
-    const proxy = await startHeaderStrippingProxy(registry, 'docker-content-digest');
+    const proxy = await startProxy(registry, { dropHeader: 'docker-content-digest' });
     try {
       expect(await client.resolve(`${proxy.host}/images/plain:v1`)).toEqual(pushed);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('tries a read again when the registry is busy', async () => {
+    const pushed = await pushImage(client, `${registry.host}/images/busy:v1`, 'oci', 'busy');
+    const proxy = await startProxy(registry, { busyFirst: 2 });
+    try {
+      const patient = new OciClient({ credentials: { credentialFor: () => undefined }, retryDelaysMs: [10, 10] });
+      expect(await patient.resolve(`${proxy.host}/images/busy:v1`)).toEqual(pushed);
     } finally {
       await proxy.close();
     }
@@ -146,7 +167,9 @@ describe('OciClient against docker-registry', () => {
 
   it('gives up on a registry that does not answer in time, and reports what a failing registry says', async () => {
     const silent = createServer(() => undefined);
+    let failures = 0;
     const failing = createServer((_req, res) => {
+      failures++;
       res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'UNAVAILABLE', message: 'storage is read-only' }] }));
     });
     const listen = async (server: Server) => {
@@ -161,7 +184,10 @@ describe('OciClient against docker-registry', () => {
       const late = await impatient.resolve(`${silentHost}/images/app:v1`).catch((e: unknown) => e);
       expect(late).toBeInstanceOf(RegistryUnreachable);
       expect((late as Error).message).toBe(`${silentHost}/images/app:v1: cannot reach http://${silentHost} (timed out)`);
-      await expect(client.resolve(`${failingHost}/images/app:v1`)).rejects.toThrow(`${failingHost}/images/app:v1: reading the manifest: ${failingHost} answered UNAVAILABLE: storage is read-only`);
+      const quick = new OciClient({ credentials: { credentialFor: () => undefined }, retryDelaysMs: [10, 10] });
+      await expect(quick.resolve(`${failingHost}/images/app:v1`)).rejects.toThrow(`${failingHost}/images/app:v1: reading the manifest: ${failingHost} answered UNAVAILABLE: storage is read-only`);
+      // HEAD and GET, each tried three times.
+      expect(failures).toBe(6);
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -190,6 +216,10 @@ describe('OciClient against docker-registry', () => {
     await client.downloadBlob(repo, chunked, out, { maxBytes: 1024 * 1024 });
     expect(statSync(out).size).toBe(data.length);
     await expect(client.downloadBlob(repo, chunked, join(work, 'refused.bin'), { maxBytes: 1000 })).rejects.toThrow(/more than the 1000 allowed/);
+    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(`${join(work, 'absent.bin')}: cannot read the file to upload (ENOENT)`);
+    const notAFolder = join(work, 'plain-file');
+    writeFileSync(notAFolder, '');
+    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (ENOTDIR)`);
     expect(await client.blobExists(repo, `sha256:${'1'.repeat(64)}`)).toBe(false);
   });
 

@@ -21,5 +21,7 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   policy: () => import('./policy.js'),
   plugin: () => import('./plugin.js'),
   import: () => import('./import.js'),
+  bump: () => import('./bump.js'),
+  images: () => import('./images.js'),
   push: () => import('./push.js'),
 };

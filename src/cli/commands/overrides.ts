@@ -6,6 +6,8 @@ import { dumpYaml } from '../../document/index.js';
 import { explain } from '../../values/index.js';
 import { formatTable } from '../output.js';
 import { openSessionForCommand } from './app-option.js';
+import { editOverrides, parseAssignment, parseValuePath } from '../../edit/index.js';
+import { showAndWrite } from './edit-output.js';
 
 /** A release named directly, or the one release of a chart. */
 export function findRelease(app: App, name: string): Release {
@@ -25,8 +27,16 @@ interface OverridesOptions {
   output: 'yaml' | 'json';
 }
 
+interface EditCommandOptions {
+  file?: string;
+  string?: boolean;
+  new?: boolean;
+  force?: boolean;
+  dryRun?: boolean;
+}
+
 export function register(program: Command): void {
-  program
+  const overrides = program
     .command('overrides')
     .description('print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from')
     .argument('<CHART>', 'release name, or chart name when one release uses it')
@@ -61,6 +71,38 @@ export function register(program: Command): void {
       const layers = new Set(rows.map((l) => l.origin.layer));
       console.log(`\n${rows.length} values from ${layers.size} layers: ${[...layers].join(', ')}`);
     });
+  const editCommand = (name: 'set' | 'unset', description: string, operand: string) =>
+    overrides
+      .command(name)
+      .description(description)
+      .argument('<APP_DIR>', 'app source tree')
+      .argument(`<CHART_OR_${operand}...>`, `chart (or release) name, then ${operand}…; with --file only ${operand}…`)
+      .option('--file <FILE>', 'edit this file of the app instead of overrides/static/<chart>.yaml (a version catalog, the deployment spec, metadata, …)')
+      .option('--force', 'allow a change of kind (map/list/scalar) and losing a build token')
+      .option('--dry-run', 'print the diff and write nothing');
+  editCommand('set', 'set values in static overrides (or --file), keeping every comment and all other bytes', 'PATH=VALUE')
+    .option('--string', 'take every VALUE as a string instead of YAML')
+    .option('--new', 'accept a path the chart values.yaml / schema does not know')
+    .action(async (appDir: string, operands: string[], opts: EditCommandOptions) => {
+      const { chart, rest } = splitOperands(operands, opts.file, 'PATH=VALUE');
+      const change = await editOverrides({ appDir, chart, file: opts.file, set: rest.map(parseAssignment), asString: opts.string, allowNew: opts.new, force: opts.force });
+      await showAndWrite([change], opts.dryRun);
+    });
+  editCommand('unset', 'remove keys or list items from static overrides (or --file), keeping every comment', 'PATH').action(
+    async (appDir: string, operands: string[], opts: EditCommandOptions) => {
+      const { chart, rest } = splitOperands(operands, opts.file, 'PATH');
+      const change = await editOverrides({ appDir, chart, file: opts.file, unset: rest.map(parseValuePath), force: opts.force });
+      await showAndWrite([change], opts.dryRun);
+    },
+  );
+}
+
+/** CHART then the edits, or only the edits when --file names the file. */
+function splitOperands(operands: readonly string[], file: string | undefined, what: string): { chart?: string; rest: string[] } {
+  const [first, ...others] = operands;
+  const split = file === undefined ? { chart: first, rest: others } : { rest: [...operands] };
+  if (split.rest.length === 0) throw new FlotillaError(`expected at least one ${what}${file === undefined ? ' after the chart' : ''}`, { exitCode: 2 });
+  return split;
 }
 
 function truncate(text: string, max = 60): string {
