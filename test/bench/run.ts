@@ -156,7 +156,12 @@ async function shape(name: string, generate: (dir: string, charts: number) => st
 }
 
 /** Every release's system overrides, as `flotilla overrides` computes one: app loaded, plugins bundled and loaded first (not timed). */
-async function systemOverrides(): Promise<{ first: number; again: number; releases: number }> {
+interface Timed {
+  readonly wall: number;
+  readonly cpu: number;
+}
+
+async function systemOverrides(): Promise<{ first: Timed; again: Timed; releases: number }> {
   const app = join(work, 'with-plugins');
   generatePlugins(app, generateBenchApp(app, CHARTS));
   const { loadApp } = (await import(dist('app/index.js'))) as typeof import('../../src/app/index.js');
@@ -166,8 +171,10 @@ async function systemOverrides(): Promise<{ first: number; again: number; releas
   const plugins = await loadAppPlugins(loaded, { mode: 'offline' });
   const all = async () => {
     const start = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
     for (const release of loaded.releases) await computeReleaseValues(loaded, release, { plugin: plugins.overridesProvider() });
-    return seconds(start);
+    const used = process.cpuUsage(cpu);
+    return { wall: seconds(start), cpu: (used.user + used.system) / 1e6 };
   };
   const first = await all();
   const again = await all();
@@ -189,7 +196,7 @@ try {
   console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB)`);
   console.log(`  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`);
   console.log(
-    `  system overrides of all ${values.releases} releases (values engine with ${values.releases} plugins): ${(values.first * 1000).toFixed(0)} ms first pass, ${(values.again * 1000).toFixed(0)} ms again (target < 100 ms)`,
+    `  system overrides of all ${values.releases} releases (values engine with ${values.releases} plugins): ${(values.first.wall * 1000).toFixed(0)} ms first pass (CPU ${(values.first.cpu * 1000).toFixed(0)} ms), ${(values.again.wall * 1000).toFixed(0)} ms again (CPU ${(values.again.cpu * 1000).toFixed(0)} ms) (target < 100 ms)`,
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
