@@ -62,7 +62,7 @@ function words(seed: number): () => string {
 
 /**
  * The second shape: `charts` charts with no shared library, each with large
- * templates of its own (8 × ~40 KB: ~320 KB a chart, like a chart carrying
+ * templates of its own (8 × ~62 KB: ~0.5 MB a chart, like a chart carrying
  * big dashboards or CRDs). Sharing compressed library bytes cannot help here.
  */
 export function generateLargeTemplateApp(root: string, charts: number): string[] {

@@ -4,7 +4,7 @@
  * measured in the same round (the machine may be shared, so a ratio from
  * one round is steadier than any absolute time). Two app shapes of 80 charts:
  *   - library: each chart depends on a helm-toolkit-sized library chart;
- *   - large:   no library; each chart has ~320 KB of templates of its own.
+ *   - large:   no library; each chart has ~0.5 MB of templates of its own.
  * For each, per round: the helm loop (dependencies built beforehand, not
  * timed); `flotilla build` cold and after editing one static override, each
  * as a CLI process (Node's start-up included, peak memory read); the same two
@@ -191,7 +191,7 @@ try {
 
   console.log(`build benchmark: ${CHARTS} charts per app; ${process.version}; ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores`);
   report(`library shape: each chart vendors a 130-template library chart (~0.5 MB)`, library, { cold: 15, edit: 40, watchEdit: 100 });
-  report(`large shape: ~320 KB of own templates per chart, no library`, large, {});
+  report(`large shape: ~0.5 MB of own templates per chart, no library`, large, {});
   const peak = Math.max(...[...library, ...large].flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB]));
   console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB)`);
   console.log(`  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`);
