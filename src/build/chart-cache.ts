@@ -42,6 +42,20 @@ export interface ShippedArchive {
   readonly md5: string;
 }
 
+function isIndexEntry(value: unknown): value is IndexEntry {
+  const e = value as Partial<IndexEntry> | null;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    ['name', 'version', 'contentDigest', 'sha256', 'md5', 'fingerprint'].every((k) => typeof e[k as keyof IndexEntry] === 'string') &&
+    // Parts of an entry name in the tarball (charts/<name>-<version>.tgz): nothing that could climb out of charts/.
+    [e.name, e.version, e.contentDigest].every((part) => /^[A-Za-z0-9._+-]+$/.test(part as string) && part !== '..') &&
+    typeof e.takenAt === 'number' &&
+    Array.isArray(e.sourceDirs) &&
+    e.sourceDirs.every((d) => typeof d === 'string')
+  );
+}
+
 interface IndexFile {
   readonly format: string;
   readonly charts: Record<string, IndexEntry>;
@@ -123,16 +137,23 @@ export class ChartCache {
     this.prints = prints ?? new Map();
   }
 
-  /** The cache in `dir`; archives are found in `archives`, the previous tarball; `prints` are folder fingerprints known still to hold. */
+  /**
+   * The cache in `dir`; archives are found in `archives`, the previous
+   * tarball; `prints` are folder fingerprints known still to hold. A torn,
+   * foreign or hand-edited index is ignored (and rewritten by this build),
+   * never a reason to fail.
+   */
   static open(dir: string, archives: BundleReuse, prints?: FolderPrints): ChartCache {
     const file = join(dir, 'index.json');
-    let index: Partial<IndexFile> | undefined;
+    let index: Partial<IndexFile> | null | undefined;
     try {
-      index = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<IndexFile>) : undefined;
+      index = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<IndexFile> | null) : undefined;
     } catch {
-      index = undefined; // a damaged index only costs a full build
+      index = undefined;
     }
-    return new ChartCache(dir, index?.format === FORMAT ? (index as IndexFile) : undefined, archives, prints);
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined, archives, prints);
+    const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
+    return new ChartCache(dir, { format: FORMAT, charts }, archives, prints);
   }
 
   /** The archive of the chart in `chartDir` when nothing below its source folders changed since it was packaged. */

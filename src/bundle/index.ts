@@ -25,6 +25,7 @@ export {
 } from './tar-write.js';
 export { crc32Combine, deflatePiece, headerPiece, joinGzip, storedPiece, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
 export {
+  DecompressionBudget,
   DEFAULT_ARCHIVE_LIMITS,
   extractTarGzSafely,
   parseTarSafely,

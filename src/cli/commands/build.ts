@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
-import { formatTable, printWarnings } from '../output.js';
+import { formatTable, printExternalLinks, printWarnings } from '../output.js';
 
 interface BuildCommandOptions {
   output: string;
@@ -9,6 +9,7 @@ interface BuildCommandOptions {
   bumpChanged?: boolean;
   cache: boolean;
   watch?: boolean;
+  followExternalSymlinks?: boolean;
 }
 
 export function register(program: Command): void {
@@ -22,6 +23,7 @@ export function register(program: Command): void {
     .option('--bump-changed', 'with --against: bump the patch version of changed charts in their Chart.yaml instead of failing')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
+    .option('--follow-external-symlinks', 'pack what symbolic links pointing outside the app point at (refused by default)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
       const options = {
         outDir: opts.output,
@@ -29,10 +31,12 @@ export function register(program: Command): void {
         against: opts.against,
         bumpChanged: opts.bumpChanged,
         cacheDir: opts.cache ? undefined : false,
+        followExternalSymlinks: opts.followExternalSymlinks,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
       const result = await buildApp(appDir, options);
       printWarnings(result.app.warnings);
+      printExternalLinks(result.externalLinks, 'the app');
       for (const [chart, [from, to]] of result.bumped) console.log(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
       console.log(
         formatTable(

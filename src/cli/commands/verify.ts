@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { dump } from 'js-yaml';
 import { readFile } from 'node:fs/promises';
 import { signBundleFile } from '../../bundle/index.js';
 import { inspectBundle, verifyBundle } from '../../verify/index.js';
@@ -35,11 +36,15 @@ export function register(program: Command): void {
     .command('inspect')
     .description('show what an application tarball holds: app, charts, releases with dependsOn, images')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
-    .option('--output <FORMAT>', 'text or json', 'text')
+    .addOption(new Option('-o, --output <FORMAT>', 'output format').choices(['table', 'json', 'yaml']).default('table'))
     .action(async (bundle: string, opts: { output: string }) => {
       const report = await inspectBundle(bundle);
       if (opts.output === 'json') {
         console.log(JSON.stringify(report, null, 2));
+        return;
+      }
+      if (opts.output === 'yaml') {
+        process.stdout.write(dump(report, { noRefs: true }));
         return;
       }
       console.log(`${report.app} ${report.version}\n`);
