@@ -125,6 +125,9 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     if (!source.chartFile(release, 'Chart.yaml')) {
       errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
     }
+    if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
+      errors.push({ severity: 'error', message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`, location: release.location });
+    }
   }
   const metadata = metadataResult.metadata;
   if (errors.length > 0 || !metadata) throw failure('the app metadata or release table is invalid:');

@@ -5,7 +5,7 @@
  */
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
-import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSchema, nearest, type JsonSchema } from './schema-check.js';
 import { DNS1123_LABEL_PATTERN } from '../names/index.js';
 
 /** StarlingX reads these strings (any case) and 0/1 as booleans. */
@@ -112,34 +112,6 @@ function knownKeys(schema: JsonSchema, path: DocPath): string[] | undefined {
   return props ? Object.keys(props) : undefined;
 }
 
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestScore = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
-    if (score < bestScore) {
-      best = c;
-      bestScore = score;
-    }
-  }
-  return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j] as number;
-      row[j] = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length] as number;
-}
-
 /** Warnings for keys the schema does not know, with the nearest known key. */
 export function unknownKeyWarnings(schema: JsonSchema, root: ValueNode | undefined, what: string): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -182,6 +154,20 @@ function regexProblems(root: ValueNode | undefined): Diagnostic[] {
   const apps = getNode(root, ['dependent_apps']);
   if (apps?.kind === 'seq') apps.items.forEach((app, i) => check(getNode(app, ['version']), ['dependent_apps', i, 'version'], 'a regular expression matched against the whole version'));
   return out;
+}
+
+/**
+ * The chart repositories a StarlingX platform serves: sysinv refuses a
+ * HelmRepository URL whose last path segment is another, and uploads an app's
+ * charts to metadata `helm_repo`, `starlingx` when unset.
+ */
+export const STARLINGX_HELM_REPOS: readonly string[] = ['starlingx', 'stx-platform'];
+export const DEFAULT_HELM_REPO = 'starlingx';
+
+/** The repository a HelmRepository URL names for sysinv (its last path segment), and whether StarlingX serves it. */
+export function starlingxRepositoryOfUrl(url: string): { readonly segment: string; readonly supported: boolean } {
+  const segment = url.replace(/\/+$/, '').split('/').pop() ?? '';
+  return { segment, supported: STARLINGX_HELM_REPOS.includes(segment) };
 }
 
 export interface AppMetadata {

@@ -101,8 +101,18 @@ function describe(error: ErrorObject): Problem {
   const expected = (error.parentSchema as { expected?: string } | undefined)?.expected;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case 'additionalProperties':
-      return { path: [...path, String(params.additionalProperty)], message: `unknown key "${String(params.additionalProperty)}"` };
+    case 'additionalProperties': {
+      const key = String(params.additionalProperty);
+      const known = Object.keys(((error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties) ?? {});
+      const suggestion = nearest(key, known);
+      return { path: [...path, key], message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''}` };
+    }
+    case 'const':
+      return { path, message: `expected ${JSON.stringify(params.allowedValue)}, got ${JSON.stringify(error.data)}` };
+    case 'not':
+      return { path, message: expected ?? 'this value is not allowed here' };
+    case 'propertyNames':
+      return { path: [...path, String(params.propertyName)], message: `key "${String(params.propertyName)}" is not allowed here${expected ? `: expected ${expected}` : ''}` };
     case 'required':
       return { path, message: `missing required key "${String(params.missingProperty)}"` };
     case 'type':
@@ -126,4 +136,36 @@ function typeName(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a map';
   return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** The candidate closest to `word` (edit distance, prefixes count as close), or undefined when none is close. */
+export function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = Infinity;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
+    // Ties go to the closer spelling (disableWaitForJob → disableWaitForJobs, not disableWait).
+    if (score < bestScore || (score === bestScore && d < bestDistance)) {
+      best = c;
+      bestScore = score;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] as number;
+      row[j] = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length] as number;
 }

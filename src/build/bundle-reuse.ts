@@ -16,15 +16,17 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { writeFileAtomic } from '../files/index.js';
-import { pieceKey, type DeflatePiece, type PieceRecord, type PieceSource, type WrittenArchive } from '../bundle/index.js';
+import { pieceKey, tarEntryName, type DeflatePiece, type PieceRecord, type PieceSource, type TarWriteOptions, type WrittenArchive } from '../bundle/index.js';
 
-const FORMAT = 'flotilla-bundle-pieces/1';
+const FORMAT = 'flotilla-bundle-pieces/2';
 const TABLE = 'bundle-pieces.json';
 
 interface PieceTable {
   readonly format: string;
   /** Pieces from another zlib could differ from what this one writes: not reused. */
   readonly zlib: string;
+  /** The writer options pieces depend on (names, times, level): pieces written otherwise are not reused. */
+  readonly writer: string;
   readonly file: string;
   readonly size: number;
   readonly crc: number;
@@ -50,12 +52,13 @@ function unstore(deflated: Buffer): Buffer | undefined {
 export class BundleReuse implements PieceSource {
   private constructor(
     private readonly cacheDir: string,
+    private readonly options: TarWriteOptions,
     private readonly pieces: ReadonlyMap<string, DeflatePiece>,
   ) {}
 
-  /** The pieces of the tarball last written with this cache, or none when it is gone or changed. */
-  static open(cacheDir: string): BundleReuse {
-    return new BundleReuse(cacheDir, readPieces(cacheDir));
+  /** The pieces of the tarball last written with this cache and these writer options, or none when it is gone or changed. */
+  static open(cacheDir: string, options: TarWriteOptions): BundleReuse {
+    return new BundleReuse(cacheDir, options, readPieces(cacheDir, writerOf(options)));
   }
 
   get(key: string): DeflatePiece | undefined {
@@ -67,37 +70,57 @@ export class BundleReuse implements PieceSource {
    * (a chart archive), read back from its stored piece.
    */
   storedFile(path: string, sha256: string): Buffer | undefined {
-    const piece = this.pieces.get(pieceKey(path, sha256));
+    const piece = this.pieces.get(pieceKey(tarEntryName(path, this.options), sha256));
     const raw = piece && unstore(piece.deflated);
-    // A plain ustar header (type '0', no pax record) and then the file.
-    if (!raw || raw.length < TAR_BLOCK || raw[156] !== 0x30) return undefined;
+    // A plain ustar header (type '0', no pax record) and then the file, as recorded.
+    if (!raw || raw.length !== piece.length || crc32(raw) !== piece.crc || raw.length < TAR_BLOCK || raw[156] !== 0x30) return undefined;
     const size = parseInt(raw.toString('latin1', 124, 135), 8);
     return Number.isSafeInteger(size) && TAR_BLOCK + size <= raw.length ? raw.subarray(TAR_BLOCK, TAR_BLOCK + size) : undefined;
   }
 
   /** Records where the pieces of the tarball just written lie. */
   async save(written: WrittenArchive): Promise<void> {
-    const table: PieceTable = { format: FORMAT, zlib: process.versions.zlib ?? '', file: resolve(written.file), size: written.size, crc: crc32(written.bytes), pieces: written.pieces };
+    const table: PieceTable = {
+      format: FORMAT,
+      zlib: process.versions.zlib ?? '',
+      writer: writerOf(this.options),
+      file: resolve(written.file),
+      size: written.size,
+      crc: crc32(written.bytes),
+      pieces: written.pieces,
+    };
     await mkdir(this.cacheDir, { recursive: true });
     await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table));
   }
 }
 
-function readPieces(cacheDir: string): Map<string, DeflatePiece> {
+/** A well-formed piece record; a torn or hand-edited table only costs compressing again. */
+function isRecord(value: unknown): value is PieceRecord {
+  const r = value as Partial<PieceRecord> | null;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return typeof r === 'object' && r !== null && typeof r.key === 'string' && count(r.offset) && count(r.deflatedLength) && count(r.length) && count(r.crc) && (r.crc as number) < 2 ** 32;
+}
+
+function writerOf(options: TarWriteOptions): string {
+  return JSON.stringify({ dotRoot: options.dotRoot ?? false, level: options.level ?? null, mtime: options.mtime?.getTime() ?? null });
+}
+
+function readPieces(cacheDir: string, writer: string): Map<string, DeflatePiece> {
   const pieces = new Map<string, DeflatePiece>();
   const tableFile = join(cacheDir, TABLE);
   if (!existsSync(tableFile)) return pieces;
-  let table: PieceTable;
+  let table: Partial<PieceTable> | null;
+  let bytes: Buffer;
   try {
-    table = JSON.parse(readFileSync(tableFile, 'utf8')) as PieceTable;
+    table = JSON.parse(readFileSync(tableFile, 'utf8')) as Partial<PieceTable> | null;
+    if (table?.format !== FORMAT || table.zlib !== process.versions.zlib || table.writer !== writer || typeof table.file !== 'string') return pieces;
+    bytes = readFileSync(table.file);
   } catch {
-    return pieces;
+    return pieces; // a torn table or a tarball gone: nothing to reuse, never a failed build
   }
-  if (table.format !== FORMAT || table.zlib !== process.versions.zlib || !existsSync(table.file)) return pieces;
-  const bytes = readFileSync(table.file);
-  if (bytes.length !== table.size || crc32(bytes) !== table.crc) return pieces;
+  if (bytes.length !== table.size || crc32(bytes) !== table.crc || !Array.isArray(table.pieces)) return pieces;
   for (const record of table.pieces) {
-    if (record.key === '' || record.offset + record.deflatedLength > bytes.length) continue;
+    if (!isRecord(record) || record.key === '' || record.offset + record.deflatedLength > bytes.length) continue;
     pieces.set(record.key, { deflated: bytes.subarray(record.offset, record.offset + record.deflatedLength), crc: record.crc, length: record.length });
   }
   return pieces;

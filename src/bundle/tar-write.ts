@@ -3,7 +3,9 @@
  * for Helm chart archives alike. Same entries in, same bytes out, whatever
  * the file times, checkout path, user or machine:
  * - regular files only (no directory entries: Helm writes none and every tar
- *   reader creates parents), mode 0644, uid/gid 0, empty uname/gname;
+ *   reader creates parents), mode 0644, uid/gid 0, empty uname/gname; with
+ *   `dotRoot`, names as `tar czf app.tgz .` writes them: the `./` folder
+ *   first, `./`-prefixed names, each folder (0755) before its first file;
  * - one fixed mtime; ustar headers without atime/ctime; a pax header (path
  *   only, no times) just for names ustar cannot hold;
  * - entries sorted byte-wise by path unless the caller fixes the order;
@@ -59,6 +61,11 @@ export interface TarWriteOptions {
    * here instead of compressing them (the application tarball, rebuilt).
    */
   readonly reuse?: PieceSource;
+  /**
+   * Name entries as `tar czf app.tgz .` does (`./` folder first, `./a/`, `./a/b`):
+   * StarlingX registers an app tarball by reading its member `./metadata.yaml`.
+   */
+  readonly dotRoot?: boolean;
 }
 
 /**
@@ -68,6 +75,7 @@ export interface TarWriteOptions {
 export const FIXED_MTIME = new Date(Date.UTC(2000, 0, 1));
 
 const FILE_MODE = 0o644;
+const DIR_MODE = 0o755;
 const BLOCK = 512;
 
 /** A bad entry list handed to the writer (a programming or input error, never a hostile archive). */
@@ -111,14 +119,16 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
   return list;
 }
 
+type EntryKind = 'file' | 'directory';
+
 // node-tar is loaded only for the names the fast path cannot write.
 const load = createRequire(import.meta.url);
 
-function fileHeader(path: string, size: number, mtime: Date): Buffer[] {
-  const fast = ustarHeader(path, size, mtime);
+function entryHeader(path: string, size: number, mtime: Date, kind: EntryKind = 'file'): Buffer[] {
+  const fast = ustarHeader(path, size, mtime, kind);
   if (fast) return [fast];
   const { Header, Pax } = load('tar') as typeof import('tar');
-  const fields = { path, mode: FILE_MODE, uid: 0, gid: 0, size, mtime, type: 'File' as const, uname: '', gname: '' };
+  const fields = { path, mode: kind === 'file' ? FILE_MODE : DIR_MODE, uid: 0, gid: 0, size, mtime, type: kind === 'file' ? ('File' as const) : ('Directory' as const), uname: '', gname: '' };
   const header = new Header(fields);
   const needPax = header.encode();
   const block = header.block;
@@ -140,10 +150,10 @@ const MAX_OCTAL_11 = 0o77777777777;
  * mtime, magic) gets the name and size; the checksum is the template's sum
  * plus theirs. Anything else goes to node-tar.
  */
-function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefined {
+function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): Buffer | undefined {
   const seconds = Math.floor(mtime.getTime() / 1000);
   if (!PLAIN_NAME.test(path) || size > MAX_OCTAL_11 || seconds < 0 || seconds > MAX_OCTAL_11) return undefined;
-  const template = headerTemplate(seconds);
+  const template = headerTemplate(seconds, kind);
   const block = Buffer.allocUnsafe(BLOCK);
   template.block.copy(block);
   let sum = template.sum;
@@ -164,29 +174,37 @@ function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefine
 
 const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 2, '0')} \0`;
 
-/** The fixed part of a header for one mtime: name and size zero, checksum field blank (spaces, as the sum counts it). */
-let template: { seconds: number; block: Buffer; sum: number } | undefined;
+interface HeaderTemplate {
+  readonly seconds: number;
+  readonly block: Buffer;
+  readonly sum: number;
+}
 
-function headerTemplate(seconds: number): { block: Buffer; sum: number } {
-  if (template?.seconds === seconds) return template;
+/** The fixed part of a header for one mtime and kind: name and size zero, checksum field blank (spaces, as the sum counts it). */
+const templates: Record<EntryKind, HeaderTemplate | undefined> = { file: undefined, directory: undefined };
+
+function headerTemplate(seconds: number, kind: EntryKind): HeaderTemplate {
+  const known = templates[kind];
+  if (known?.seconds === seconds) return known;
   const block = Buffer.alloc(BLOCK);
-  block.write(octal(FILE_MODE, 8), 100, 'latin1');
+  block.write(octal(kind === 'file' ? FILE_MODE : DIR_MODE, 8), 100, 'latin1');
   block.write(octal(0, 8), 108, 'latin1');
   block.write(octal(0, 8), 116, 'latin1');
   block.write(octal(seconds, 12), 136, 'latin1');
-  block.write('0', 156, 'latin1');
+  block.write(kind === 'file' ? '0' : '5', 156, 'latin1');
   block.write('ustar\x0000', 257, 'latin1');
   block.write(octal(0, 8), 329, 'latin1');
   block.write(octal(0, 8), 337, 'latin1');
   block.fill(0x20, 148, 156);
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += block[i]!;
-  template = { seconds, block, sum };
-  return template;
+  return (templates[kind] = { seconds, block, sum });
 }
 
 interface LaidOutEntry {
   readonly entry: TarEntry;
+  /** The name in the archive ({@link tarEntryName}; `./a/` for a folder). */
+  readonly name: string;
   /** The header block(s): a pax record when the name needs one, then the ustar header. */
   readonly header: Buffer;
   readonly data: Buffer;
@@ -198,14 +216,39 @@ interface LaidOutEntry {
 const END_OF_ARCHIVE = Buffer.alloc(2 * BLOCK);
 const ZERO_BLOCK = Buffer.alloc(BLOCK);
 
+const NO_DATA = Buffer.alloc(0);
+
+/** The name an entry's path gets in the archive. */
+export function tarEntryName(path: string, options: Pick<TarWriteOptions, 'dotRoot'>): string {
+  return options.dotRoot ? `./${path}` : path;
+}
+
 function layOut(entries: readonly TarEntry[], options: TarWriteOptions): LaidOutEntry[] {
   const mtime = options.mtime ?? FIXED_MTIME;
-  return orderedEntries(entries, options).map((entry) => {
-    const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
-    const headers = fileHeader(entry.path, data.length, mtime);
+  const laid: LaidOutEntry[] = [];
+  const add = (entry: TarEntry, name: string, data: Buffer, kind: EntryKind): void => {
+    const headers = entryHeader(name, data.length, mtime, kind);
     const header = headers.length === 1 ? headers[0]! : Buffer.concat(headers);
-    return { entry, header, data, pad: ZERO_BLOCK.subarray(0, (BLOCK - (data.length % BLOCK)) % BLOCK) };
-  });
+    laid.push({ entry, name, header, data, pad: ZERO_BLOCK.subarray(0, (BLOCK - (data.length % BLOCK)) % BLOCK) });
+  };
+  const folders = new Set<string>();
+  const folder = (name: string): void => add({ path: name, data: NO_DATA }, name, NO_DATA, 'directory');
+  if (options.dotRoot) folder('./');
+  for (const entry of orderedEntries(entries, options)) {
+    const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
+    if (options.dotRoot) {
+      // Each folder once, before the first file below it.
+      for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
+        const parent = entry.path.slice(0, slash);
+        if (!folders.has(parent)) {
+          folders.add(parent);
+          folder(`./${parent}/`);
+        }
+      }
+    }
+    add(entry, tarEntryName(entry.path, options), data, 'file');
+  }
+  return laid;
 }
 
 /** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
@@ -249,9 +292,9 @@ export interface PieceRecord {
   readonly length: number;
 }
 
-/** What identifies an entry's piece: its path and the sha256 of its data (a piece also depends on mtime and level, fixed per use). */
-export function pieceKey(path: string, sha256: string): string {
-  return `${path}\0${sha256}`;
+/** What identifies an entry's piece: its name in the archive and the sha256 of its data (a piece also depends on mtime and level, fixed per use). */
+export function pieceKey(name: string, sha256: string): string {
+  return `${name}\0${sha256}`;
 }
 
 interface PiecePlan {
@@ -277,8 +320,8 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
   const laid = layOut(entries, options);
   if (options.reuse) {
     const keys: string[] = [];
-    for (const { entry, header, data, pad } of laid) {
-      const key = pieceKey(entry.path, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
+    for (const { entry, name, header, data, pad } of laid) {
+      const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
       const known = options.reuse.get(key);
       const raw = () => Buffer.concat([header, data, pad]);
       jobs.push(known ? { kind: 'ready', piece: known } : entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece(raw()) } : { kind: 'compress', raw: raw() });

@@ -71,7 +71,7 @@ describe('loading an app', () => {
     });
     expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a Flux duration such as 30m, 1h or 90s, got "10 minutes" (at releases[0].timeout)');
     expect(message).toContain('fluxcd/releases.yaml:7:5: error: expected a Helm release name of at most 53 characters');
-    expect(message).toContain('fluxcd/releases.yaml:10:5: error: unknown key "installl" (at releases[2].installl)');
+    expect(message).toContain('fluxcd/releases.yaml:10:5: error: unknown key "installl"; did you mean "install"? (at releases[2].installl)');
   });
 
   it('finds releases whose chart is missing and release names too long after the prefix', async () => {
@@ -98,7 +98,7 @@ describe('loading an app', () => {
       'overrides/deployment.yaml': `main:\n  release: 2.0\n  preset: huge\nfeatures:\n  services: [frontend]\ncommon:\n  chart: {}\n`,
     });
     expect(message).toContain('overrides/deployment.yaml:2:3: error: expected a quoted release name such as "2025.1"');
-    expect(message).toContain('overrides/deployment.yaml:7:3: error: unknown key "chart" (at common.chart)');
+    expect(message).toContain('overrides/deployment.yaml:7:3: error: unknown key "chart"; did you mean "charts"? (at common.chart)');
 
     const preset = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: huge\n` });
     expect(preset).toContain('overrides/deployment.yaml:3:3: error: preset "huge" not found (overrides/presets/huge.yaml); available: standard');
@@ -175,12 +175,16 @@ describe('release graph', () => {
     namespace: 'ns',
     releaseName: name,
     dependsOn,
+    dependencies: dependsOn.map((dep) => ({ name: dep, namespace: 'ns', external: false })),
     timeout: '5m',
     install: { disableHooks: false, disableWait: false },
     upgrade: { disableHooks: false, disableWait: false },
     labels: {},
+    annotations: {},
     interval: '1m',
     helmReleaseSpec: {},
+    kustomization: {},
+    staticOverrides: `overrides/static/${name}.yaml`,
     location: { file: 'fluxcd/releases.yaml', line: 1, column: 1 },
   });
 

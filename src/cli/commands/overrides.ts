@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { App, Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { dumpYaml } from '../../document/index.js';
+import { exportSystemOverrides } from '../../starlingx/index.js';
 import { explain } from '../../values/index.js';
 import { formatTable } from '../output.js';
 import { openSessionForCommand } from './app-option.js';
@@ -24,7 +25,16 @@ interface OverridesOptions {
   deployment?: string;
   explain?: boolean;
   all?: boolean;
+  dir?: string;
+  stateDir?: string;
   output: 'yaml' | 'json';
+}
+
+/** Usage mistakes exit 2. */
+class OverridesUsageError extends FlotillaError {
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
 }
 
 interface EditCommandOptions {
@@ -38,16 +48,32 @@ interface EditCommandOptions {
 export function register(program: Command): void {
   const overrides = program
     .command('overrides')
-    .description('print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from')
-    .argument('<CHART>', 'release name, or chart name when one release uses it')
+    .description(
+      'print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from. ' +
+        'Without CHART, --all -d DIR writes every enabled release\'s overrides for StarlingX\'s system helm-override-update, with a script (docs/starlingx.md)',
+    )
+    .argument('[CHART]', 'release name, or chart name when one release uses it')
     .option('--app <DIR>', 'app source tree', '.')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('--explain', 'print each value with the layer and file:line that set it')
-    .option('--all', 'with --explain: every value Helm will see, chart defaults and static overrides included')
+    .option('--all', 'with CHART and --explain: every value Helm will see; without CHART: every enabled release (needs -d)')
+    .option('-d, --dir <DIR>', 'with --all: a new or empty folder for one values file per release and helm-override-update.sh')
+    .option('--state-dir <DIR>', 'offline store of generated passwords (default: the app\'s state folder)')
     .option('--output <FORMAT>', 'yaml or json', 'yaml')
-    .action(async (name: string, opts: OverridesOptions) => {
-      if (opts.output !== 'yaml' && opts.output !== 'json') throw new FlotillaError(`--output must be yaml or json, got "${opts.output}"`);
-      const session = await openSessionForCommand(opts.app, opts.deployment);
+    .action(async (name: string | undefined, opts: OverridesOptions) => {
+      if (opts.output !== 'yaml' && opts.output !== 'json') throw new OverridesUsageError(`--output must be yaml or json, got "${opts.output}"`);
+      const plugins = opts.stateDir ? { stateDir: opts.stateDir } : {};
+      if (name === undefined) {
+        if (!opts.all || opts.dir === undefined) throw new OverridesUsageError('give a release (CHART), or --all -d DIR to export every release\'s system overrides');
+        if (opts.explain) throw new OverridesUsageError('--explain is for one release (CHART)');
+        const session = await openSessionForCommand(opts.app, opts.deployment, plugins);
+        const exported = await exportSystemOverrides(session, { dir: opts.dir });
+        console.log(formatTable(['RELEASE', 'CHART', 'NAMESPACE', 'FILE', 'TOP-LEVEL KEYS'], exported.releases.map((r) => [r.release, r.chart, r.namespace, r.file, r.keys.join(',') || '-'])));
+        console.log(`\n${exported.releases.length} files and ${exported.script} written (passwords in clear: keep the folder private)`);
+        return;
+      }
+      if (opts.dir !== undefined) throw new OverridesUsageError('-d/--dir is for --all without CHART');
+      const session = await openSessionForCommand(opts.app, opts.deployment, plugins);
       const { app } = session;
       const release = findRelease(app, name);
       if (!app.enabled.some((r) => r.name === release.name)) {
