@@ -7,7 +7,8 @@
  * AST) with its source line before compiling; after rendering, the tags say
  * which template line each output line came from, and are stripped.
  */
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
+import { createRequire } from 'node:module';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { parseYaml, YamlSyntaxError, type ValueNode } from '../document/index.js';
 
@@ -17,8 +18,19 @@ const TAG_OPEN = '\uE000';
 const TAG_CLOSE = '\uE001';
 const TAG = new RegExp(`${TAG_OPEN}(\\d+)${TAG_CLOSE}`, 'g');
 
-const engine = Handlebars.create();
-engine.registerHelper({
+// Loaded on first use: a build reads templates' paths but never renders them,
+// and Handlebars (its compiler, with source-map) is costly to load.
+const load = createRequire(import.meta.url);
+let loaded: typeof Handlebars | undefined;
+
+function handlebars(): typeof Handlebars {
+  if (loaded) return loaded;
+  const engine = (load('handlebars') as typeof Handlebars).create();
+  engine.registerHelper(HELPERS);
+  return (loaded = engine);
+}
+
+const HELPERS: Handlebars.HelperDeclareSpec = {
   eq: (a: unknown, b: unknown) => a === b,
   ne: (a: unknown, b: unknown) => a !== b,
   and: (...args: unknown[]) => args.slice(0, -1).every(Boolean),
@@ -28,7 +40,7 @@ engine.registerHelper({
   // JSON is valid YAML flow syntax: the safe way to put any value into a template.
   json: (value: unknown) => JSON.stringify(value ?? null),
   default: (value: unknown, fallback: unknown) => (value === undefined || value === null || value === '' ? fallback : value),
-});
+};
 
 type AstNode = hbs.AST.Node & { body?: AstNode[]; program?: AstNode; inverse?: AstNode };
 
@@ -61,7 +73,7 @@ export interface RenderedTemplate {
 export function renderTemplate(source: string, file: string, context: object): RenderedTemplate {
   let ast: hbs.AST.Program;
   try {
-    ast = engine.parse(source);
+    ast = handlebars().parse(source);
   } catch (error) {
     const line = Number(/on line (\d+)/.exec(String((error as Error).message))?.[1] ?? 0);
     throw new TemplateError(`template syntax error: ${(error as Error).message.split('\n').slice(-1)[0]}`, { location: { file, line, column: 1 } });
@@ -69,7 +81,7 @@ export function renderTemplate(source: string, file: string, context: object): R
   tagNewlines(ast as AstNode);
   let output: string;
   try {
-    output = engine.compile(ast, { strict: true, noEscape: true })(context);
+    output = handlebars().compile(ast, { strict: true, noEscape: true })(context);
   } catch (error) {
     const e = error as Error & { lineNumber?: number; column?: number };
     // Handlebars names only the last segment; the whole expression starts at the reported column.
