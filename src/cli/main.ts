@@ -4,7 +4,7 @@
  * only parses its options, calls one module's public index and prints.
  */
 import { Command, CommanderError } from 'commander';
-import { reportAndExit } from './output.js';
+import { endQuietlyWhenStdoutCloses, reportAndExit } from './output.js';
 import { commands, type RegisterCommand } from './commands/index.js';
 
 async function main(argv: readonly string[]): Promise<void> {
@@ -30,4 +30,5 @@ async function main(argv: readonly string[]): Promise<void> {
   await program.parseAsync([...argv]);
 }
 
+endQuietlyWhenStdoutCloses();
 main(process.argv).catch(reportAndExit);

@@ -32,6 +32,23 @@ export function reportAndExit(error: unknown): never {
   process.exit(1);
 }
 
+/**
+ * `flotilla … | head`: once the reader has closed stdout, what is left to
+ * print goes nowhere and the command finishes as it would, with its own exit
+ * code — no EPIPE stack trace. Any other stdout error is reported like one of
+ * the command's own.
+ */
+export function endQuietlyWhenStdoutCloses(stdout: NodeJS.WriteStream = process.stdout): void {
+  stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') reportAndExit(error);
+    stdout.write = ((...args: unknown[]) => {
+      const callback = args.find((a) => typeof a === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    }) as typeof stdout.write;
+  });
+}
+
 /** Says which links `--follow-external-symlinks` followed, so nobody ships a file of their machine unawares. */
 export function printExternalLinks(links: readonly ExternalLink[], root: string): void {
   for (const { link, target } of links) process.stderr.write(`following symbolic link ${link} → ${target}, outside ${root} (--follow-external-symlinks)\n`);
