@@ -16,7 +16,7 @@ import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ReleaseFailedError } from './errors.js';
 import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
-import { planApply, type ApplyPlan } from './plan.js';
+import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
 import { isHelmRelease, renderApplySet } from './render.js';
@@ -60,9 +60,11 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
   try {
     const outcome = await applyBundle(run, handle, bundle, options);
     if (outcome === 'submitted') return handle.end(options.running, 'succeeded', 'submitted; not waited for (run apply again to wait)');
-    return await handle.end('applied', 'succeeded', undefined, { progress: { ready: bundle.releases.length, total: bundle.releases.length, percent: 100 } });
+    // The progress saved at the end of the wait counts the plan's releases (a mode may apply fewer than the bundle has).
+    return await handle.end('applied', 'succeeded');
   } catch (error) {
-    const refused = error instanceof OperationRefusedError;
+    // A check hook's refusal or a mode the app does not know: nothing was done, the state stays.
+    const refused = error instanceof OperationRefusedError || error instanceof UnknownApplyModeError;
     const aborted = run.signal.aborted;
     await handle.end(refused ? before : options.failed, refused ? 'refused' : aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
     throw error;
@@ -83,6 +85,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
   try {
     // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
     for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
+    requireApplyMode(loaded.host, options.mode);
     // An update or a recovery applies a version like any apply: its own hooks run around the apply hooks.
     const stages = options.operation === 'update' || options.operation === 'recover' ? ([options.operation, 'apply'] as const) : (['apply'] as const);
     step(`running ${stages.join(' and ')} checks and pre hooks`);
@@ -146,7 +149,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     for (const operation of [...stages].reverse()) await loaded.host.runStage({ operation, timing: 'post' });
 
     if (plan.removed.length > 0) {
-      const recorded = new Map(handle.record.bundle.releases.map((r) => [r.name, r]));
+      // An update removes releases of the version it leaves: their namespace and dependsOn are recorded there.
+      const recorded = new Map([...(handle.record.previous?.releases ?? []), ...handle.record.bundle.releases].map((r) => [r.name, r]));
       const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
       for (const release of gone) {
         step(`removing ${release.name}: the plan no longer has it`);

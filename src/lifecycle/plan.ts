@@ -29,11 +29,16 @@ export interface PlanOptions {
   readonly deployed?: readonly string[];
 }
 
+/** The mode is one the app knows (`normal` or one of its kustomize operator's): checked before any hook runs. */
+export function requireApplyMode(host: Pick<PluginHost, 'kustomizeOperator'>, mode: string = NORMAL_MODE): void {
+  const modes = [NORMAL_MODE, ...(host.kustomizeOperator?.modes ?? [])];
+  if (!modes.includes(mode)) throw new UnknownApplyModeError(`unknown apply mode "${mode}"; this app knows: ${modes.join(', ')}`);
+}
+
 export async function planApply(host: Pick<PluginHost, 'enabled' | 'kustomizeOperator'>, options: PlanOptions = {}): Promise<ApplyPlan> {
   const operator = host.kustomizeOperator;
   const mode = options.mode ?? NORMAL_MODE;
-  const modes = [NORMAL_MODE, ...(operator?.modes ?? [])];
-  if (!modes.includes(mode)) throw new UnknownApplyModeError(`unknown apply mode "${mode}"; this app knows: ${modes.join(', ')}`);
+  requireApplyMode(host, mode);
   const releases: ReleaseRef[] = [];
   const skipped: ReleaseRef[] = [];
   for (const release of host.enabled) {
