@@ -14,7 +14,7 @@ import { AppStateError, LifecycleError, UpdateRefusedError } from './errors.js';
 import { RecordHandle, reasonOf, withAppLock } from './operation.js';
 import { deletePayload } from './payload.js';
 import type { AppRecord, AppState } from './record.js';
-import { fetchBundle, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
+import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
 export interface UpdateOptions extends ApplyOptions, UploadOptions {}
 
@@ -44,7 +44,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       if (old.version === appVersion) throw new UpdateRefusedError(`${appName} is already at version ${appVersion}; to apply it again: flotilla apply ${appName}`);
       const from = verified.metadata.upgrades.fromVersions;
       if (from.length > 0 && !from.some((re) => re.test(old.version))) {
-        throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${from.map((re) => re.source).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);
+        throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);
       }
     }
     await handle.begin('update', 'updating', run.lease.holder, appVersion);

@@ -98,7 +98,7 @@ export async function stageBundle(client: KubeClient, verified: VerifiedBundle, 
     repository,
     maintainUserOverrides: metadata.maintainUserOverrides,
     updateFailureNoRollback: metadata.upgrades.updateFailureNoRollback,
-    fromVersions: ((metadata.raw.upgrades as { from_versions?: unknown[] } | undefined)?.from_versions ?? []).map(String),
+    fromVersions: fromVersionPatterns(metadata),
     applyProgressAdjust: metadata.applyProgressAdjust,
     uploaded: new Date().toISOString(),
   };
@@ -177,4 +177,9 @@ function newRecord(verified: VerifiedBundle, repository: ChartRepository): AppRe
     deployed: [],
     history: [],
   };
+}
+
+/** `upgrades.from_versions` as the metadata writes them (the parsed RegExps are anchored copies). */
+export function fromVersionPatterns(metadata: Pick<AppMetadata, 'raw'>): string[] {
+  return ((metadata.raw.upgrades as { from_versions?: unknown[] } | undefined)?.from_versions ?? []).map(String);
 }
