@@ -49,6 +49,8 @@ export interface HelmReleaseSpec {
   readonly install?: HelmReleaseAction;
   readonly upgrade?: HelmReleaseAction;
   readonly dependsOn?: readonly { readonly name: string; readonly namespace?: string }[];
+  /** helm-controller skips a suspended release: no install, upgrade or remediation until it is resumed. */
+  readonly suspend?: boolean;
   readonly valuesFrom?: readonly (ValuesFromSecret | { readonly kind: string; readonly name: string; readonly valuesKey?: string })[];
   /** Fields flotilla does not model (driftDetection, maxHistory, postRenderers …), passed through as written. */
   readonly [field: string]: unknown;

@@ -13,8 +13,8 @@ export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 /** With the same token: an apply is a new attempt, so failure counts of earlier attempts are reset (as `flux reconcile --reset` does). */
 export const RESET_AT = 'reconcile.fluxcd.io/resetAt';
 
-/** What readiness reads of a HelmRelease: its metadata and status. */
-export type HelmReleaseView = Pick<HelmRelease, 'metadata' | 'status'>;
+/** What readiness reads of a HelmRelease: its metadata, status and whether it is suspended. */
+export type HelmReleaseView = Pick<HelmRelease, 'metadata' | 'status'> & { readonly spec?: Pick<HelmRelease['spec'], 'suspend'> };
 
 /**
  * Reasons of Ready=False that are helm-controller's verdict on this
@@ -39,6 +39,12 @@ export function readyCondition(release: HelmReleaseView): Condition | undefined 
  */
 export function readiness(release: HelmReleaseView, token?: string): Readiness {
   const ready = readyCondition(release);
+  // helm-controller marks a request on a suspended release handled and keeps its old Ready: for an apply
+  // that is no verdict at all, so it fails at once rather than pass on a stale Ready (docs/lifecycle.md, "Suspended releases").
+  if (token !== undefined && release.spec?.suspend === true) {
+    const { name, namespace } = release.metadata;
+    return { state: 'failed', reason: 'Suspended', message: `spec.suspend is true: Flux ignores this apply until the release is resumed (flux resume helmrelease ${name}${namespace ? ` -n ${namespace}` : ''})` };
+  }
   const status = release.status;
   const handled =
     token === undefined ||
