@@ -6,7 +6,9 @@
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
-import { DNS1123_LABEL_PATTERN } from '../names/index.js';
+import { DNS1123_LABEL_PATTERN, nearest } from '../names/index.js';
+
+export { nearest };
 
 /** StarlingX reads these strings (any case) and 0/1 as booleans. */
 const STX_TRUE = ['true', 'yes', 'y', '1'];
@@ -110,34 +112,6 @@ function knownKeys(schema: JsonSchema, path: DocPath): string[] | undefined {
   }
   const props = current?.properties as Record<string, JsonSchema> | undefined;
   return props ? Object.keys(props) : undefined;
-}
-
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestScore = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
-    if (score < bestScore) {
-      best = c;
-      bestScore = score;
-    }
-  }
-  return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j] as number;
-      row[j] = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length] as number;
 }
 
 /** Warnings for keys the schema does not know, with the nearest known key. */

@@ -8,7 +8,7 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import type { ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
-import { DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { unknownName, DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
 
@@ -162,6 +162,12 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
         location,
       });
     }
+    const names = new Set(table.releases.map((r) => r.name));
+    (raw.dependsOn ?? []).forEach((dep, i) => {
+      if (names.has(dep)) return;
+      const at = getNode(root, ['releases', index, 'dependsOn', i])?.origin.location ?? location;
+      diagnostics.push({ severity: 'error', message: `release "${raw.name}" dependsOn: ${unknownName('release', dep, names)}`, path: ['releases', index, 'dependsOn', i], location: at });
+    });
     return {
       name: raw.name,
       chart: raw.chart,

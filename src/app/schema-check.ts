@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { closestNode, type ValueNode, toPlain } from '../document/index.js';
 import { compiledValidators } from './schemas.compiled.js';
+import { nearest } from '../names/index.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -93,7 +94,12 @@ function describe(error: ErrorObject): Problem {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties':
-      return { path: [...path, String(params.additionalProperty)], message: `unknown key "${String(params.additionalProperty)}"` };
+    {
+      const key = String(params.additionalProperty);
+      const known = Object.keys((error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+      const guess = nearest(key, known);
+      return { path: [...path, key], message: `unknown key "${key}"${guess ? `; did you mean "${guess}"?` : ''}` };
+    }
     case 'required':
       return { path, message: `missing required key "${String(params.missingProperty)}"` };
     case 'type':

@@ -75,7 +75,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
+  const session = await Session.fromDirectory(appDir, { transformText: substitute });
+  const { app } = session;
+  // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
+  await session.checkAll();
 
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.

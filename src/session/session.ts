@@ -14,6 +14,7 @@ import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bun
 import { createPluginHost, loadAppPlugins, loadPluginBundle, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
 import { computeReleaseValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
+import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
 export interface SessionOptions {
   /** How plugins run; offline (no cluster) unless the lifecycle says otherwise. */
@@ -68,6 +69,28 @@ export class Session {
     return computeReleaseValues(this.app, release, await this.providers());
   }
 
+  /**
+   * Computes and checks everything a command could refuse, short of running
+   * helm: the plugins load and bind to releases, and every release's values
+   * layers parse, render and merge (plugins returning their values). Build and
+   * verify call this, so what `overrides` or `preflight` refuses never ships.
+   */
+  async checkAll(): Promise<void> {
+    await this.plugins();
+    const problems: Diagnostic[] = [];
+    const failed = new Set<string>();
+    for (const release of this.app.releases) {
+      try {
+        await this.releaseValues(release);
+      } catch (error) {
+        if (!(error instanceof FlotillaError)) throw error;
+        failed.add(release.name);
+        problems.push(...asDiagnostics(error).map((d) => ({ ...d, message: `release "${release.name}": ${d.message}` })));
+      }
+    }
+    if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems);
+  }
+
   /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */
   redact<T>(value: T): T {
     return this.loadedHost ? this.loadedHost.redact(value) : value;
@@ -88,4 +111,12 @@ export class Session {
       await rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** An error as diagnostics, each with its place kept apart from its text. */
+function asDiagnostics(error: FlotillaError): readonly Diagnostic[] {
+  if (error instanceof DiagnosticsError) return error.diagnostics;
+  const prefix = error.location ? `${formatLocation(error.location)}: ` : '';
+  const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  return [{ severity: 'error', message, ...(error.location ? { location: error.location } : {}) }];
 }

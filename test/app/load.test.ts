@@ -71,7 +71,7 @@ describe('loading an app', () => {
     });
     expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a Flux duration such as 30m, 1h or 90s, got "10 minutes" (at releases[0].timeout)');
     expect(message).toContain('fluxcd/releases.yaml:7:5: error: expected a Helm release name of at most 53 characters');
-    expect(message).toContain('fluxcd/releases.yaml:10:5: error: unknown key "installl" (at releases[2].installl)');
+    expect(message).toContain('fluxcd/releases.yaml:10:5: error: unknown key "installl"; did you mean "install"? (at releases[2].installl)');
   });
 
   it('finds releases whose chart is missing and release names too long after the prefix', async () => {
@@ -90,7 +90,7 @@ describe('loading an app', () => {
     });
     expect(cyc).toContain('dependency cycle between releases: db → web → db');
     const unknown = await loadError({ 'fluxcd/releases.yaml': `releases:\n  - {name: db, chart: db}\n  - {name: web, chart: web, dependsOn: [cache]}\n` });
-    expect(unknown).toBe('fluxcd/releases.yaml:3:5: release "web" depends on "cache", which is not in the release table');
+    expect(unknown).toContain('fluxcd/releases.yaml:3:41: error: release "web" dependsOn: no release "cache" (releases: db, web)');
   });
 
   it('reports spec errors: bad sections, unquoted release, unknown preset, services typos, features schema', async () => {
@@ -98,14 +98,14 @@ describe('loading an app', () => {
       'overrides/deployment.yaml': `main:\n  release: 2.0\n  preset: huge\nfeatures:\n  services: [frontend]\ncommon:\n  chart: {}\n`,
     });
     expect(message).toContain('overrides/deployment.yaml:2:3: error: expected a quoted release name such as "2025.1"');
-    expect(message).toContain('overrides/deployment.yaml:7:3: error: unknown key "chart" (at common.chart)');
+    expect(message).toContain('overrides/deployment.yaml:7:3: error: unknown key "chart"; did you mean "charts"? (at common.chart)');
 
     const preset = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: huge\n` });
     expect(preset).toContain('overrides/deployment.yaml:3:3: error: preset "huge" not found (overrides/presets/huge.yaml); available: standard');
 
     const typo = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\nservices:\n  frontend:\n    webb:\n      values: {}\n  backend:\n    db: {}\n` });
-    expect(typo).toContain('overrides/deployment.yaml:5:5: error: service "frontend" has no chart "webb" (charts: web)');
-    expect(typo).toContain('overrides/deployment.yaml:7:3: error: no release has service "backend"');
+    expect(typo).toContain('overrides/deployment.yaml:5:5: error: service "frontend": no chart "webb"; did you mean "web"? (charts: web)');
+    expect(typo).toContain('overrides/deployment.yaml:7:3: error: services: no service "backend" (services: database, frontend)');
 
     const schema = JSON.stringify({ type: 'object', properties: { services: { type: 'array', items: { enum: ['frontend', 'database'] } } }, additionalProperties: false });
     const features = await loadError({

@@ -33,7 +33,7 @@ interface Run {
 /** Runs the CLI build in a child and reads its wall time and peak memory. */
 function flotillaBuild(app: string, out: string): Run {
   const probe = `
-    process.argv = [process.argv[0], ${JSON.stringify(cli)}, 'build', ${JSON.stringify(app)}, '-o', ${JSON.stringify(out)}];
+    process.argv = [process.argv[0], ${JSON.stringify(cli)}, 'build', ${JSON.stringify(app)}, '-d', ${JSON.stringify(out)}];
     process.on('exit', () => process.stderr.write('MAXRSS ' + process.resourceUsage().maxRSS + '\\n'));
     await import(${JSON.stringify(cli)});
   `;
