@@ -163,6 +163,8 @@ export interface AppMetadata {
   readonly appVersion: string;
   readonly helmRepo?: string;
   readonly disabledCharts: readonly string[];
+  /** The Kubernetes versions the app supports (`supported_k8s_version`). */
+  readonly supportedK8sVersion: { readonly minimum: string; readonly maximum?: string };
   readonly maintainUserOverrides: boolean;
   readonly upgrades: { readonly autoUpdate: boolean; readonly updateFailureNoRollback: boolean; readonly fromVersions: readonly RegExp[] };
   readonly applyProgressAdjust: number;
@@ -208,6 +210,7 @@ export function readMetadata(root: ValueNode | undefined, file: string): Metadat
     appVersion: String(raw.app_version),
     helmRepo: raw.helm_repo as string | undefined,
     disabledCharts: (raw.disabled_charts as string[] | undefined) ?? [],
+    supportedK8sVersion: k8s,
     maintainUserOverrides: readStxBool(raw.maintain_user_overrides ?? false) ?? false,
     upgrades: {
       autoUpdate: readStxBool(upgrades.auto_update ?? false) ?? false,

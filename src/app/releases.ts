@@ -273,3 +273,36 @@ export function findDependencyCycle(items: readonly { readonly name: string; rea
   }
   return undefined;
 }
+
+/** Release fields a `-l KEY=VALUE` selector may name, besides the release's own labels. */
+const SELECTABLE_FIELDS = ['name', 'chart', 'service', 'group', 'namespace'] as const;
+
+/**
+ * The releases a command works on: the ones named (by release or chart
+ * name), those matching every `KEY=VALUE` of a selector (`group=infra`,
+ * `service=identity`, or a release label), or, with neither, `all`.
+ */
+export function selectReleases(releases: readonly Release[], all: readonly Release[], names: readonly string[], selector?: string): Release[] {
+  let chosen: readonly Release[] = all;
+  if (names.length > 0) {
+    chosen = names.map((name) => {
+      const byName = releases.find((r) => r.name === name);
+      if (byName) return byName;
+      const ofChart = releases.filter((r) => r.chart === name);
+      if (ofChart.length === 1) return ofChart[0] as Release;
+      if (ofChart.length > 1) throw new FlotillaError(`chart "${name}" is used by several releases (${ofChart.map((r) => r.name).join(', ')}); name the release`);
+      throw new FlotillaError(unknownName('release', name, releases.map((r) => r.name)));
+    });
+  }
+  if (selector !== undefined) {
+    const terms = selector.split(',').map((term) => {
+      const m = /^\s*([A-Za-z0-9_./-]+)\s*(!=|==|=)\s*([^,]*?)\s*$/.exec(term);
+      if (!m) throw new FlotillaError(`-l ${selector}: expected KEY=VALUE[,KEY=VALUE…] (keys: ${SELECTABLE_FIELDS.join(', ')} or a release label)`, { exitCode: 2 });
+      return { key: m[1] as string, negated: m[2] === '!=', value: m[3] as string };
+    });
+    const valueOf = (r: Release, key: string): string | undefined =>
+      (SELECTABLE_FIELDS as readonly string[]).includes(key) ? (r as unknown as Record<string, string | undefined>)[key] : r.labels[key];
+    chosen = chosen.filter((r) => terms.every((t) => (valueOf(r, t.key) === t.value) !== t.negated));
+  }
+  return [...chosen];
+}

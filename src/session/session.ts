@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { createPluginHost, loadAppPlugins, loadPluginBundle, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
-import { computeReleaseValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
@@ -21,6 +21,8 @@ export interface SessionOptions {
   readonly plugins?: Partial<PluginHostOptions>;
   /** Values layer 8: the user overrides (stored in the cluster), when the caller has them. */
   readonly userOverrides?: LayerProvider;
+  /** The top values layer: -f/--set/--set-string given on the command line (preflight, template, overrides). */
+  readonly commandLine?: readonly CommandLineValues[];
 }
 
 /** Where the session's plugins come from: the app's source tree, or a tarball's plugins/ folder. */
@@ -61,7 +63,12 @@ export class Session {
   /** The providers of the values layers computed outside the app files: plugins (5) and user overrides (8). */
   async providers(): Promise<LayerProviders> {
     const host = await this.plugins();
-    return { plugin: host.overridesProvider(), ...(this.options.userOverrides ? { user: this.options.userOverrides } : {}) };
+    const commandLine = commandLineValues(this.options.commandLine ?? []);
+    return {
+      plugin: host.overridesProvider(),
+      ...(this.options.userOverrides ? { user: this.options.userOverrides } : {}),
+      ...(commandLine ? { commandLine: () => Promise.resolve(commandLine) } : {}),
+    };
   }
 
   /** Every values layer of one release, merged and split into static and system overrides. */
