@@ -43,8 +43,6 @@ export interface App {
   readonly warnings: readonly Diagnostic[];
   /** Absolute path of a file given relative to the app root (on disk for an app read from a folder). */
   path(relativePath: string): string;
-  /** How a file is named in messages: relative to the app root. */
-  display(absolutePath: string): string;
   /** The text of an app file (path relative to the root), or undefined when there is none. */
   readText(relativePath: string): string | undefined;
   /** A file of the chart a release uses, or undefined. */
@@ -100,7 +98,6 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const { files } = source;
   const root = files.path;
   const path = (p: string) => (isAbsolute(p) ? p : join(root, p));
-  const display = (abs: string) => displayIn(root, abs);
   const errors: Diagnostic[] = [];
   const warnings: Diagnostic[] = [];
   const collect = (ds: readonly Diagnostic[]) => {
@@ -224,7 +221,6 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     enabled,
     warnings,
     path,
-    display,
     readText: (rel) => files.read(rel)?.toString('utf8'),
     chartFile: (release, file) => source.chartFile(release, file),
   };

@@ -1,7 +1,6 @@
 /**
  * A built tarball as an app source, read in memory: nothing is extracted.
  */
-import { join } from 'node:path';
 import { APP_FILES, type AppSource } from '../app/index.js';
 import { APP_DIR, bundleFolder, bundleMetadata, bundlePath, chartArchivePath, MANIFESTS_DIR, readTarGzEntriesSync, type OpenedBundle } from '../bundle/index.js';
 import { parseYamlValue } from '../document/index.js';
@@ -44,8 +43,9 @@ export function bundleAppSource(bundle: OpenedBundle): AppSource {
 function chartArchivesByName(bundle: OpenedBundle): Map<string, string> {
   const out = new Map<string, string>();
   const read = (rel: string) => {
-    const data = bundle.files.get(bundlePath(MANIFESTS_DIR, rel));
-    return data && parseYamlValue(data.toString('utf8'), join(MANIFESTS_DIR, rel));
+    const path = bundlePath(MANIFESTS_DIR, rel);
+    const data = bundle.files.get(path);
+    return data && parseYamlValue(data.toString('utf8'), path);
   };
   const top = read(FLUX_TREE.kustomization) as { resources?: unknown } | undefined;
   const folders = Array.isArray(top?.resources) ? top.resources.filter((r): r is string => typeof r === 'string' && r !== FLUX_TREE.base) : [];

@@ -25,8 +25,6 @@ export interface SessionOptions {
   readonly commandLine?: readonly CommandLineValues[];
 }
 
-/** Where the session's plugins come from: the app's source tree, or a tarball's plugins/ folder. */
-type PluginOrigin = { readonly kind: 'source' } | { readonly kind: 'bundle'; readonly files: ReadonlyMap<string, Buffer> };
 
 export class Session {
   private host: Promise<PluginHost> | undefined;
@@ -34,24 +32,25 @@ export class Session {
 
   private constructor(
     readonly app: App,
-    private readonly origin: PluginOrigin,
+    /** The tarball the app was read from (charts, fluxcd-manifests, plugins as shipped), when it was. */
+    readonly bundle: OpenedBundle | undefined,
     private readonly options: SessionOptions,
   ) {}
 
   /** A session over an app source tree (`flotilla build`, `preflight`, `overrides`). */
   static async fromDirectory(appDir: string, options: SessionOptions & LoadOptions = {}): Promise<Session> {
-    return new Session(await loadApp(appDir, options), { kind: 'source' }, options);
+    return new Session(await loadApp(appDir, options), undefined, options);
   }
 
   /** A session over a built tarball, read in memory: its app/ assembled into the App, its plugins/ run as shipped. */
   static async fromBundle(bundle: string | OpenedBundle, options: SessionOptions = {}): Promise<Session> {
     const opened = typeof bundle === 'string' ? await openBundle(bundle) : bundle;
-    return new Session(assembleApp(bundleAppSource(opened)), { kind: 'bundle', files: bundleFolder(opened.files, PLUGINS_DIR) }, options);
+    return new Session(assembleApp(bundleAppSource(opened)), opened, options);
   }
 
   /** A session over an App already loaded (from a source tree). */
   static forApp(app: App, options: SessionOptions = {}): Session {
-    return new Session(app, { kind: 'source' }, options);
+    return new Session(app, undefined, options);
   }
 
   /** The plugin host, loaded on first use and kept. */
@@ -105,11 +104,11 @@ export class Session {
 
   private async loadPlugins(): Promise<PluginHost> {
     const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins };
-    if (this.origin.kind === 'source') return loadAppPlugins(this.app, options);
+    if (!this.bundle) return loadAppPlugins(this.app, options);
     // The loader checks a bundle folder on disk (sha256 of every file before any import): write plugins/ to a private one.
     const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
     try {
-      for (const [name, data] of this.origin.files) {
+      for (const [name, data] of bundleFolder(this.bundle.files, PLUGINS_DIR)) {
         await mkdir(dirname(join(dir, name)), { recursive: true });
         await writeFile(join(dir, name), data);
       }

@@ -8,13 +8,10 @@ import { FlotillaError } from '../diagnostics/index.js';
 import { parseYamlValue } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
-export function text(bundle: OpenedBundle, name: string): string | undefined {
-  return bundle.files.get(name)?.toString('utf8');
-}
-
+/** A YAML file of the tarball as plain data; undefined when there is no such file. */
 export function yamlOf(bundle: OpenedBundle, name: string): unknown {
-  const t = text(bundle, name);
-  return t === undefined ? undefined : parseYamlValue(t, name);
+  const data = bundle.files.get(name);
+  return data === undefined ? undefined : parseYamlValue(data.toString('utf8'), name);
 }
 
 /** A file of fluxcd-manifests/ by its path inside it. */
