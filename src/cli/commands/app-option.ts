@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { Session } from '../../session/index.js';
-import type { CommandLineValues } from '../../values/index.js';
+import { commandLineValues, type CommandLineValues } from '../../values/index.js';
 import { printWarnings } from '../output.js';
 import { collect } from '../options.js';
 
@@ -42,7 +42,9 @@ export async function commandLineSources(flags: ValuesFlags): Promise<CommandLin
       return { kind: 'file' as const, file, text };
     }),
   );
-  return [...files, ...flags.set.map((expression) => ({ kind: 'set' as const, expression })), ...flags.setString.map((expression) => ({ kind: 'set-string' as const, expression }))];
+  const sources = [...files, ...flags.set.map((expression) => ({ kind: 'set' as const, expression })), ...flags.setString.map((expression) => ({ kind: 'set-string' as const, expression }))];
+  commandLineValues(sources); // a malformed --set is a usage error now, not a failure of each release later
+  return sources;
 }
 
 export interface SelectionFlags {
