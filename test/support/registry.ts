@@ -104,7 +104,8 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
     url,
     storage,
     async stop() {
-      if (child.exitCode === null) {
+      // Ctrl-C in a terminal may have ended the registry already (a signal leaves exitCode null).
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
         await exited;

@@ -1,0 +1,154 @@
+/**
+ * TEST FIXTURE (dev cluster): injectable faults. Request faults act in the
+ * API server (transient 429/500/503/504 answers, dropped connections, a
+ * crash that cuts every open connection); release faults act in the Flux
+ * simulation (a render failure, a release slow to become Ready).
+ */
+
+export interface RequestMatch {
+  /** HTTP method, e.g. `PATCH`; any when omitted. */
+  readonly method?: string;
+  /** A substring of the URL path, or a pattern tested against path and query. */
+  readonly path?: string | RegExp;
+  /** Matching requests to let through before the fault starts (default 0). */
+  readonly skip?: number;
+  /** How many matching requests the fault hits (default 1; Infinity for all). */
+  readonly times?: number;
+}
+
+export interface RequestFailure extends RequestMatch {
+  readonly status: 429 | 500 | 503 | 504;
+  /** Sent as `Retry-After` and in the Status details. */
+  readonly retryAfterSeconds?: number;
+}
+
+export interface FaultHandle {
+  /** Requests (or renders) the fault has hit so far. */
+  readonly hits: number;
+  clear(): void;
+}
+
+export interface RenderFailure {
+  /** The error text (default: an injected-failure message). Shown as helm's message. */
+  readonly message?: string;
+  /** How many renders fail (default Infinity: until cleared). */
+  readonly times?: number;
+}
+
+interface RequestRule {
+  readonly match: RequestMatch;
+  readonly action: { kind: 'fail'; status: number; retryAfterSeconds?: number } | { kind: 'drop' };
+  seen: number;
+  hits: number;
+}
+
+interface ReleaseRule<T> {
+  readonly release: string;
+  readonly value: T;
+  remaining: number;
+  hits: number;
+}
+
+/** `ns/name` matches that release; a bare `name` matches it in any namespace. */
+const releaseMatches = (rule: string, namespace: string, name: string): boolean =>
+  rule.includes('/') ? rule === `${namespace}/${name}` : rule === name;
+
+export class Faults {
+  private readonly requestRules: RequestRule[] = [];
+  private readonly renderRules: Array<ReleaseRule<string | undefined>> = [];
+  private readonly slowRules: Array<ReleaseRule<number>> = [];
+  /** Milliseconds every release takes from rendered to Ready, unless slowRelease says otherwise. */
+  defaultReadyDelayMs = 0;
+
+  constructor(private readonly onCrash: (downForMs: number) => Promise<void>) {}
+
+  /** The next `times` requests matching get `status` (a Status body as the real server sends). */
+  failRequests(failure: RequestFailure): FaultHandle {
+    return this.addRequestRule(failure, { kind: 'fail', status: failure.status, ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}) });
+  }
+
+  /** Matching requests get no answer: the server closes their connection (a server dying mid-request). */
+  dropConnections(match: RequestMatch): FaultHandle {
+    return this.addRequestRule(match, { kind: 'drop' });
+  }
+
+  /**
+   * Cuts every open connection (watches, requests in flight) at once; with
+   * `downForMs` the server also stops listening for that long. Stored state survives.
+   */
+  crash(options: { downForMs?: number } = {}): Promise<void> {
+    return this.onCrash(options.downForMs ?? 0);
+  }
+
+  /** Renders of the release fail with `message` (as helm's error) until cleared or `times` runs out. */
+  failRender(release: string, failure: RenderFailure = {}): FaultHandle {
+    const rule: ReleaseRule<string | undefined> = { release, value: failure.message, remaining: failure.times ?? Infinity, hits: 0 };
+    this.renderRules.push(rule);
+    return this.handle(rule, this.renderRules);
+  }
+
+  /** The release takes `delayMs` from rendered to Ready (longer than its timeout: the install times out). */
+  slowRelease(release: string, delayMs: number): FaultHandle {
+    const rule: ReleaseRule<number> = { release, value: delayMs, remaining: Infinity, hits: 0 };
+    this.slowRules.push(rule);
+    return this.handle(rule, this.slowRules);
+  }
+
+  /** Removes every fault and resets the default ready delay. */
+  clear(): void {
+    this.requestRules.length = 0;
+    this.renderRules.length = 0;
+    this.slowRules.length = 0;
+    this.defaultReadyDelayMs = 0;
+  }
+
+  /** For the API server: what to do with a request, if a fault matches it. */
+  requestFault(method: string, url: string): RequestRule['action'] | undefined {
+    const path = url.split('?')[0]!;
+    for (const rule of this.requestRules) {
+      const { match } = rule;
+      if (match.method && match.method.toUpperCase() !== method) continue;
+      if (typeof match.path === 'string' && !path.includes(match.path)) continue;
+      if (match.path instanceof RegExp && !match.path.test(url)) continue;
+      rule.seen++;
+      if (rule.seen <= (match.skip ?? 0)) continue;
+      if (rule.hits >= (match.times ?? 1)) continue;
+      rule.hits++;
+      return rule.action;
+    }
+    return undefined;
+  }
+
+  /** For the Flux simulation: the injected render error for a release, if any (consumes one). */
+  renderFailure(namespace: string, name: string): string | undefined {
+    const rule = this.renderRules.find((r) => r.remaining > 0 && releaseMatches(r.release, namespace, name));
+    if (!rule) return undefined;
+    rule.remaining--;
+    rule.hits++;
+    return rule.value ?? `injected render failure for release ${namespace}/${name} (dev cluster test fixture)`;
+  }
+
+  readyDelay(namespace: string, name: string): number {
+    const rule = this.slowRules.find((r) => releaseMatches(r.release, namespace, name));
+    if (rule) rule.hits++;
+    return rule?.value ?? this.defaultReadyDelayMs;
+  }
+
+  private addRequestRule(match: RequestMatch, action: RequestRule['action']): FaultHandle {
+    const rule: RequestRule = { match, action, seen: 0, hits: 0 };
+    this.requestRules.push(rule);
+    return this.handle(rule, this.requestRules);
+  }
+
+  private handle<T extends { hits: number }>(rule: T, list: T[]): FaultHandle {
+    return {
+      get hits() {
+        return rule.hits;
+      },
+      clear() {
+        const index = list.indexOf(rule);
+        if (index >= 0) list.splice(index, 1);
+      },
+    };
+  }
+}
