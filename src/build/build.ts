@@ -14,7 +14,7 @@ import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fluxManifestTree } from '../flux/index.js';
-import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
+import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
@@ -31,6 +31,8 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
+  /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
+  readonly typecheck?: boolean;
 }
 
 export interface BuiltChart {
@@ -80,6 +82,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   await session.checkAll();
 
+  const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir: cacheDirOf(options) });
+  typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
   const packaging = packageCharts(app, previous, options);
@@ -104,6 +108,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
   const plugins = await pluginFiles(app.root, cacheDirOf(options));
 
+  const typeProblems = (await typecheck)?.problems ?? [];
+  if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
   const repository = {

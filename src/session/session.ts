@@ -85,16 +85,18 @@ export class Session {
     await this.plugins();
     const problems: Diagnostic[] = [];
     const failed = new Set<string>();
+    const causes: Error[] = [];
     for (const release of this.app.releases) {
       try {
         await this.releaseValues(release);
       } catch (error) {
         if (!(error instanceof FlotillaError)) throw error;
         failed.add(release.name);
+        causes.push(error);
         problems.push(...asDiagnostics(error).map((d) => ({ ...d, message: `release "${release.name}": ${d.message}` })));
       }
     }
-    if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems);
+    if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems, causes);
   }
 
   /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */

@@ -10,6 +10,7 @@ interface BuildCommandOptions {
   against?: string;
   bumpChanged?: boolean;
   cache: boolean;
+  typecheck: boolean;
   watch?: boolean;
 }
 
@@ -23,6 +24,7 @@ export function register(program: Command): void {
     .option('--token <NAME=VALUE>', 'value of a build-time token @NAME@ (repeatable; wins over fluxcd/build.yaml)', (v: string, all: string[]) => [...all, v], [])
     .option('--against <PREVIOUS>', 'previous tarball or repository index.yaml: fail when a chart changed but kept its version')
     .option('--bump-changed', 'with --against: bump the patch version of changed charts in their Chart.yaml instead of failing')
+    .option('--no-typecheck', 'do not type-check plugins/ (checked only when a plugin changed)')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
@@ -34,6 +36,7 @@ export function register(program: Command): void {
         against: opts.against,
         bumpChanged: opts.bumpChanged,
         cacheDir: opts.cache ? undefined : false,
+        typecheck: opts.typecheck,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
       const result = await buildApp(appDir, options);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { scaffoldPlugin } from '../../plugins/index.js';
+import { PLUGINS_DIR, PluginTypeError, scaffoldPlugin, typecheckPlugins } from '../../plugins/index.js';
 import { formatTable } from '../output.js';
 import { appDirAndNames, outputOption, printData, UsageError } from '../options.js';
 import { openSessionForCommand } from './app-option.js';
@@ -20,6 +20,21 @@ export function register(program: Command): void {
       const { app } = await openSessionForCommand(appDir);
       const result = await scaffoldPlugin(app, chart, { release: opts.release });
       console.log(`created ${result.pluginFile}\ncreated ${result.testFile}`);
+      for (const file of result.setup) console.log(`wrote ${file} (the plugin test's set-up: npm install, then npm test)`);
+    });
+
+  plugin
+    .command('check')
+    .description('type-check plugins/ with TypeScript (flotilla/plugin resolved to this flotilla); errors at file:line, exit 1 on any')
+    .argument('[APP_DIR]', 'app source tree', '.')
+    .addOption(outputOption())
+    .action(async (appDir: string, opts: { output: string }) => {
+      const result = await typecheckPlugins(appDir);
+      if (result.problems.length > 0) process.exitCode = 1;
+      printData(opts.output, result, () => {
+        if (result.problems.length > 0) throw new PluginTypeError(result.problems);
+        console.log(result.checked ? `${PLUGINS_DIR}/ type-checks` : `no TypeScript files under ${PLUGINS_DIR}/`);
+      });
     });
 
   plugin
