@@ -34,6 +34,11 @@ describe('-o json on every command that prints data', () => {
     expect(await json('verify', bundle)).toMatchObject({ ok: true, problems: [] });
     expect(await json('inspect', bundle)).toMatchObject({ app: 'demo' });
     expect(await json('plugin', 'list', app)).toEqual([]);
+    expect(await json('policy', 'lint', app)).toEqual([]);
+    const files = join(tempDir(), 'policy.yaml');
+    writeFileSync(files, '"admin": "role:admin"\n"get": "rule:admin"\n');
+    expect(await json('policy', 'check', files, '--action', 'get', '--roles', 'admin')).toMatchObject({ action: 'get', allowed: true });
+    expect(await json('policy', 'matrix', files, '--roles', 'admin,member')).toEqual(expect.arrayContaining([{ scope: expect.any(String), action: 'get', cells: { admin: 'yes', member: 'no' } }]));
     const yaml = (await flotilla('releases', app, '-o', 'yaml')).stdout;
     expect(yaml).toContain('- wave: 1\n  name: db\n');
   });
