@@ -9,7 +9,7 @@ import type { Diagnostic, DocPath, SourceLocation } from '../diagnostics/index.j
 import { getNode, type ValueNode } from '../document/index.js';
 import type { FileSource } from '../files/index.js';
 import { APP_FILES } from './layout.js';
-import { unknownName } from '../names/index.js';
+import { nearest, unknownName } from '../names/index.js';
 import type { Release } from './releases.js';
 
 function problem(message: string, location: SourceLocation | undefined, path?: DocPath): Diagnostic {
@@ -49,9 +49,13 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
     }
   }
   out.push(...unknownItems(getNode(input.metadataRoot, ['disabled_charts']), ['disabled_charts'], 'chart', charts, 'disabled_charts: '));
+  // An image field may land in a chart of another app sharing the catalog (`images list` says so); one a letter or two
+  // away from a chart of this app is a typo.
   for (const [field, targets] of input.imageTargets) {
     for (const target of targets) {
-      if (!charts.has(target.chart)) out.push(problem(`image field ${field}: ${unknownName('chart', target.chart, charts)}`, target.location, [field, target.chart]));
+      if (!charts.has(target.chart) && nearest(target.chart, [...charts]) !== undefined) {
+        out.push(problem(`image field ${field}: ${unknownName('chart', target.chart, charts)}`, target.location, [field, target.chart]));
+      }
     }
   }
   for (const [folder, suffix] of [

@@ -129,7 +129,6 @@ function compilerConfig(root: string, files: readonly string[]): object {
       moduleResolution: 'Bundler',
       lib: ['ES2023'],
       strict: true,
-      noImplicitOverride: true,
       noEmit: true,
       skipLibCheck: true,
       types: existing.length > 0 ? ['node'] : [],

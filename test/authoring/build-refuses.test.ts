@@ -33,7 +33,7 @@ describe('build refuses what other commands refuse', () => {
 
   it('a template that does not render, for a release the spec does not enable', async () => {
     const stderr = await buildError({ 'overrides/templates/db.yaml.hbs': 'a: {{main.nosuch}}\n' });
-    expect(stderr).toMatch(/overrides\/templates\/db\.yaml\.hbs:1:\d+: error: release "db": "main\.nosuch" is not defined/);
+    expect(stderr).toMatch(/overrides\/templates\/db\.yaml\.hbs:1:\d+: error: release "db": "main\.nosuch" is not set \(templates are strict\)/);
   });
 
   it('two layers that clash', async () => {

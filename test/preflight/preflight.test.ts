@@ -52,7 +52,7 @@ describe('preflight through the real helm', () => {
     const dir = writeApp({ 'overrides/templates/web.yaml.hbs': `conf:\n  x: {{features.nothing}}\n` });
     const report = await preflight(await Session.fromDirectory(dir));
     const web = report.checks.find((c) => c.release.name === 'web');
-    expect(web?.error).toMatch(/overrides\/templates\/web\.yaml\.hbs:2:\d+: "features\.nothing" is not defined/);
+    expect(web?.error).toMatch(/overrides\/templates\/web\.yaml\.hbs:2:\d+: "features\.nothing" is not set \(templates are strict\)/);
     expect(report.checks.find((c) => c.release.name === 'db')?.ok).toBe(true);
   });
 

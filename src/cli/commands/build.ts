@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
 import { formatTable, printWarnings } from '../output.js';
-import { destinationOption, outputOption, printData, requireWith } from '../options.js';
+import { destinationOption, outputOption, printData, requireWith, UsageError } from '../options.js';
 
 interface BuildCommandOptions {
   destination: string;
@@ -29,7 +29,7 @@ export function register(program: Command): void {
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
       requireWith(opts.bumpChanged === true, '--bump-changed', opts.against !== undefined, '--against');
-      requireWith(opts.watch === true && opts.output !== 'table', `--output ${opts.output}`, false, 'a single build (not --watch)');
+      if (opts.watch && opts.output !== 'table') throw new UsageError(`--output ${opts.output} does nothing with --watch (each build prints one line)`);
       const options = {
         outDir: opts.destination,
         tokens: parseTokenArguments(opts.token),

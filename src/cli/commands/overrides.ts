@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 
 import { selectReleases, type App, type Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
+import { leaves } from '../../document/index.js';
 import { explain, history } from '../../values/index.js';
 import { formatTable } from '../output.js';
 import { addValuesOptions, commandLineSources, openSessionForCommand, type ValuesFlags } from './app-option.js';
@@ -57,8 +58,8 @@ export function register(program: Command): void {
     // Passwords plugins generated are never printed.
     const systemOverrides = session.redact(values.systemOverrides);
     if (!opts.explain) {
-      const format = opts.output ?? 'yaml';
-      printData(format === 'table' ? 'yaml' : format, systemOverrides, () => undefined);
+      const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(session.redact(l.value))]) : [];
+      printData(opts.output ?? 'yaml', systemOverrides, () => console.log(formatTable(['PATH', 'VALUE'], rows)));
       return;
     }
     const rows = (opts.history ? history(values, { all: opts.all }) : explain(values, { all: opts.all }).map((l) => ({ ...l, overridden: false }))).map((l) => ({
