@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
-import { getNode, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
+import { getNode, parseJson, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
@@ -178,9 +178,10 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
 
   const featuresSchema = files.read(APP_FILES.featuresSchema);
   if (featuresSchema) {
-    const schema = JSON.parse(featuresSchema.toString('utf8')) as JsonSchema;
+    const schema = parseJson(featuresSchema.toString('utf8'), APP_FILES.featuresSchema);
+    if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new FlotillaError(`${APP_FILES.featuresSchema}: a JSON Schema must be an object`);
     const features = getNode(specNode, ['features']);
-    collect(checkSchema(schema, features, deploymentLayer.file, ['features']));
+    collect(checkSchema(schema as JsonSchema, features, deploymentLayer.file, ['features'], APP_FILES.featuresSchema));
   }
   collect(checkServicesSection(specNode, releasesResult.releases));
   const policySet = selectedPolicySet(spec);

@@ -5,7 +5,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { createHash } from 'node:crypto';
-import type { Diagnostic, DocPath } from '../diagnostics/index.js';
+import { FlotillaError, type Diagnostic, type DocPath } from '../diagnostics/index.js';
 import { closestNode, type ValueNode, toPlain } from '../document/index.js';
 import { compiledValidators } from './schemas.compiled.js';
 import { nearest } from '../names/index.js';
@@ -29,19 +29,24 @@ const ajv = createSchemaAjv();
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 
-function validatorFor(schema: JsonSchema): ValidateFunction {
+function validatorFor(schema: JsonSchema, schemaFile: string): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
     const ahead = typeof schema.$id === 'string' ? compiledValidators[schema.$id] : undefined;
-    validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : ajv.compile(schema);
+    try {
+      validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : ajv.compile(schema);
+    } catch (error) {
+      // A schema the app brings can be wrong itself (an unknown keyword, a bad type name).
+      throw new FlotillaError(`${schemaFile}: not a valid JSON Schema (draft 2020-12): ${(error as Error).message.split('\n')[0]}`);
+    }
     compiled.set(schema, validate);
   }
   return validate;
 }
 
 /** Checks a tree against a schema; returns one diagnostic per problem, located in the YAML source. */
-export function checkSchema(schema: JsonSchema, root: ValueNode | undefined, file: string, basePath: DocPath = []): Diagnostic[] {
-  const validate = validatorFor(schema);
+export function checkSchema(schema: JsonSchema, root: ValueNode | undefined, file: string, basePath: DocPath = [], schemaFile = 'the schema'): Diagnostic[] {
+  const validate = validatorFor(schema, schemaFile);
   const value = root ? toPlain(root) : {};
   if (validate(value)) return [];
   return describeErrors(validate.errors ?? []).map(({ path, message }) => {

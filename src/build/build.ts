@@ -4,15 +4,17 @@
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -33,6 +35,8 @@ export interface BuildOptions {
   readonly cacheDir?: string | false;
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
+  /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
+  readonly followExternalSymlinks?: boolean;
 }
 
 export interface BuiltChart {
@@ -54,6 +58,8 @@ export interface BuildResult {
   readonly charts: readonly BuiltChart[];
   /** Charts whose version `--bump-changed` raised: name → [old, new]. */
   readonly bumped: ReadonlyMap<string, readonly [string, string]>;
+  /** Symbolic links followed out of the app (only with `followExternalSymlinks`). */
+  readonly externalLinks: readonly ExternalLink[];
 }
 
 export class ChartVersionError extends FlotillaError {
@@ -72,13 +78,27 @@ export class ChartVersionError extends FlotillaError {
 /** Source files and folders shipped in the tarball's app/ for apply time. */
 const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
+/** The app's source folders, read by the build (charts outside them are checked on their own). */
+const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
+
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
   const root = resolve(appDir);
+  const rootInfo = await stat(root).catch((error: unknown) => {
+    throw asFileAccessError(error, appDir);
+  });
+  if (!rootInfo.isDirectory()) throw new FlotillaError(`${appDir}: not a folder (an app source tree is a folder)`);
+  // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
+  const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
+  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkSourceTree(join(root, folder), root, treeOptions));
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const session = await Session.fromDirectory(appDir, { transformText: substitute });
   const { app } = session;
+  for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
+    // A chart kept outside the app (a release's `path`) is its own root.
+    if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));
+  }
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   await session.checkAll();
 
@@ -138,6 +158,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     sha256: written.sha256,
     size: written.size,
     bumped,
+    externalLinks,
     charts: charts.map(({ archive, reused }) => ({
       name: archive.name,
       version: archive.version,
@@ -175,8 +196,10 @@ async function payloadFiles(app: App): Promise<string[]> {
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (entry.name.startsWith('.')) continue;
       const child = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) await walk(child);
-      else if (entry.isFile()) out.push(child);
+      // Links were checked before the build read anything (checkSourceTree): they are followed like Helm follows them.
+      const kind = entry.isSymbolicLink() ? await stat(app.path(child)).catch(() => undefined) : entry;
+      if (kind?.isDirectory()) await walk(child);
+      else if (kind?.isFile()) out.push(child);
     }
   };
   for (const rel of APP_PAYLOAD) await walk(rel);
@@ -235,17 +258,51 @@ function cacheDirOf(options: BuildOptions): string | undefined {
 }
 
 /** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */
+/** What the plugin cache keeps: the bundle's files, and a digest that proves they were stored whole. */
+interface PluginCacheEntry {
+  readonly format: typeof PLUGIN_CACHE_FORMAT;
+  readonly files: Record<string, string>;
+  readonly sha256: string;
+}
+
+const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/2';
+
+function pluginFilesDigest(files: ReadonlyMap<string, Buffer>): string {
+  const hash = createHash('sha256');
+  for (const [name, data] of [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1))) hash.update(`${name}\0${data.length}\0`).update(data);
+  return hash.digest('hex');
+}
+
+/**
+ * A cached plugin bundle, or undefined when the entry is missing, torn,
+ * foreign or tampered with: the cache is an optimisation, never a reason
+ * for a build to fail or to ship something it did not bundle.
+ */
+async function readPluginCache(file: string): Promise<Map<string, Buffer> | undefined> {
+  try {
+    const entry = JSON.parse(await readFile(file, 'utf8')) as Partial<PluginCacheEntry> | null;
+    if (entry?.format !== PLUGIN_CACHE_FORMAT || typeof entry.files !== 'object' || entry.files === null) return undefined;
+    const files = new Map<string, Buffer>();
+    for (const [name, base64] of Object.entries(entry.files)) {
+      if (typeof base64 !== 'string') return undefined;
+      files.set(name, Buffer.from(base64, 'base64'));
+    }
+    return pluginFilesDigest(files) === entry.sha256 ? files : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<Map<string, Buffer>> {
   const cached = cacheDir && join(cacheDir, `plugins-${await pluginBundleKey(appRoot)}.json`);
-  if (cached && existsSync(cached)) {
-    const stored = JSON.parse(await readFile(cached, 'utf8')) as Record<string, string>;
-    return new Map(Object.entries(stored).map(([name, base64]) => [name, Buffer.from(base64, 'base64')]));
-  }
+  const fromCache = cached ? await readPluginCache(cached) : undefined;
+  if (fromCache) return fromCache;
   const bundle = await bundlePlugins(appRoot);
   const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
   if (cached) {
     await mkdir(dirname(cached), { recursive: true });
-    await writeFile(cached, JSON.stringify(Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')]))));
+    const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
+    await writeFileAtomic(cached, JSON.stringify(entry));
   }
   return files;
 }

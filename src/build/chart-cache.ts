@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
@@ -35,6 +35,20 @@ export interface ShippedArchive {
   readonly fileName: string;
   readonly bytes: Buffer;
   readonly sha256: string;
+}
+
+function isIndexEntry(value: unknown): value is IndexEntry {
+  const e = value as Partial<IndexEntry> | null;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    ['name', 'version', 'contentDigest', 'sha256', 'fingerprint'].every((k) => typeof e[k as keyof IndexEntry] === 'string') &&
+    // Parts of a file name inside the cache folder: nothing that could climb out of it.
+    [e.name, e.version, e.contentDigest].every((part) => /^[A-Za-z0-9._+-]+$/.test(part as string) && part !== '..') &&
+    typeof e.takenAt === 'number' &&
+    Array.isArray(e.sourceDirs) &&
+    e.sourceDirs.every((d) => typeof d === 'string')
+  );
 }
 
 interface IndexFile {
@@ -108,10 +122,21 @@ export class ChartCache {
     this.entries = { ...(previous?.charts ?? {}) };
   }
 
+  /** A torn, foreign or hand-edited index is ignored (and rewritten by this build), never a reason to fail. */
   static async open(dir: string): Promise<ChartCache> {
-    const file = join(dir, 'index.json');
-    const index = existsSync(file) ? (JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Partial<IndexFile>) : undefined;
-    return new ChartCache(dir, index?.format === FORMAT ? (index as IndexFile) : undefined);
+    const index = await readFile(join(dir, 'index.json'), 'utf8').then(
+      (text) => {
+        try {
+          return JSON.parse(text) as Partial<IndexFile> | null;
+        } catch {
+          return undefined;
+        }
+      },
+      () => undefined,
+    );
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined);
+    const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
+    return new ChartCache(dir, { format: FORMAT, charts });
   }
 
   private archivePath(entry: { name: string; version: string; contentDigest: string }): string {
@@ -142,7 +167,7 @@ export class ChartCache {
     const packaged = fromCache ?? (await packageChart(chart));
     if (!fromCache) {
       await mkdir(this.dir, { recursive: true });
-      await writeFile(this.archivePath({ ...packaged, contentDigest }), packaged.bytes);
+      await writeFileAtomic(this.archivePath({ ...packaged, contentDigest }), packaged.bytes);
     }
     const dirs = sourceDirs(chart);
     const takenAt = Date.now();

@@ -19,6 +19,9 @@ export type ArchiveProblem =
   | 'path-conflict'
   | 'too-large'
   | 'too-many-entries'
+  // readers could extract different files from it
+  | 'ambiguous'
+  | 'trailing-data'
   // malformed container
   | 'not-gzip'
   | 'bad-gzip'

@@ -21,6 +21,7 @@ export {
   type WrittenArchive,
 } from './tar-write.js';
 export {
+  DecompressionBudget,
   DEFAULT_ARCHIVE_LIMITS,
   extractTarGzSafely,
   parseTarSafely,

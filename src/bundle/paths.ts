@@ -11,24 +11,22 @@ export type PathCheck =
   | { readonly ok: false; readonly problem: 'absolute-path' | 'parent-segment' | 'bad-path'; readonly reason: string };
 
 /**
- * Normalises an archive entry name to `a/b/c`: backslashes count as
- * separators (a Windows-made `..\x` must not slip through), empty and `.`
- * segments are dropped. Absolute names, drive letters, `..` segments and
- * control characters are refused. An empty result (`./`) is `path: ''`.
+ * Normalises an archive entry name to `a/b/c`: empty and `.` segments are
+ * dropped. Absolute names, drive letters, `..` segments, control characters
+ * and backslashes are refused (a backslash is a separator on Windows and a
+ * plain character elsewhere, so readers would disagree on the name). An
+ * empty result (`./`) is `path: ''`.
  */
 export function checkEntryPath(raw: string): PathCheck {
   if (raw.includes('\0')) return { ok: false, problem: 'bad-path', reason: 'name contains a NUL byte' };
   // eslint-disable-next-line no-control-regex
   if (/[\x01-\x1f\x7f]/.test(raw)) return { ok: false, problem: 'bad-path', reason: 'name contains a control character' };
-  const slashed = raw.replace(/\\/g, '/');
-  if (slashed.startsWith('/')) return { ok: false, problem: 'absolute-path', reason: 'absolute path' };
-  if (/^[A-Za-z]:/.test(slashed)) return { ok: false, problem: 'absolute-path', reason: 'path starts with a drive letter' };
-  const parts: string[] = [];
-  for (const segment of slashed.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') return { ok: false, problem: 'parent-segment', reason: 'path has a ".." segment' };
-    parts.push(segment);
-  }
+  if (raw.startsWith('/') || raw.startsWith('\\')) return { ok: false, problem: 'absolute-path', reason: 'absolute path' };
+  if (/^[A-Za-z]:/.test(raw)) return { ok: false, problem: 'absolute-path', reason: 'path starts with a drive letter' };
+  // `..` is looked for between either separator, so a Windows-made `..\x` is named for what it is.
+  if (raw.split(/[/\\]/).includes('..')) return { ok: false, problem: 'parent-segment', reason: 'path has a ".." segment' };
+  if (raw.includes('\\')) return { ok: false, problem: 'bad-path', reason: 'name contains a backslash' };
+  const parts = raw.split('/').filter((segment) => segment !== '' && segment !== '.');
   return { ok: true, path: parts.join('/') };
 }
 

@@ -6,21 +6,35 @@
  */
 import { basename } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
+import { readInputFile } from '../files/index.js';
 import { md5sumFile, sha256sumFile } from './checksums.js';
 import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
-import { readTarGzSafely, type ArchiveLimits } from './tar-read.js';
+import { DecompressionBudget, readTarGzEntriesSync, type ArchiveLimits } from './tar-read.js';
 import type { TarEntry } from './tar-write.js';
 
 export interface OpenedBundle {
   readonly path: string;
   /** Every file by its path in the tarball. */
   readonly files: ReadonlyMap<string, Buffer>;
+  /** The folder entries the tarball lists (flotilla writes none; other tools do), for the layout check. */
+  readonly directories: readonly string[];
+  /** What the archives inside (charts) may still decompress: shared, so nesting cannot multiply it. */
+  readonly budget: DecompressionBudget;
 }
 
 /** Reads a tarball into memory with the safe reader; refuses a name that is not `.tgz` / `.tar.gz`. */
 export async function openBundle(path: string, limits: ArchiveLimits = {}): Promise<OpenedBundle> {
   if (!isBundleFileName(path)) throw new FlotillaError(`${basename(path)}: an application tarball must end in .tgz or .tar.gz`);
-  return { path, files: await readTarGzSafely(path, { ...limits, label: basename(path) }) };
+  const bytes = await readInputFile(path);
+  const budget = limits.budget ?? DecompressionBudget.forArchive(bytes.length);
+  const entries = readTarGzEntriesSync(bytes, { ...limits, budget, label: basename(path) });
+  const files = new Map<string, Buffer>();
+  const directories: string[] = [];
+  for (const entry of entries) {
+    if (entry.type === 'file') files.set(entry.path, entry.data);
+    else directories.push(entry.path);
+  }
+  return { path, files, directories, budget };
 }
 
 type BundleDir = typeof CHARTS_DIR | typeof MANIFESTS_DIR | typeof PLUGINS_DIR | typeof APP_DIR;

@@ -18,7 +18,7 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { compareBytewise, readTarGzEntriesSync } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
 import { parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 import { HELMIGNORE, HelmignoreRules } from './helmignore.js';
@@ -34,6 +34,8 @@ function stripBom(data: Buffer): Buffer {
 interface LoadContext {
   /** file:// charts by real path, so a library used by several charts is read once per load. */
   readonly cache: Map<string, Promise<ChartSource>>;
+  /** What the archives of this load (and the tarball holding them) may still decompress. */
+  readonly budget?: DecompressionBudget;
 }
 
 /** Real paths of the file:// charts on the way to the one being loaded (a cycle check). */
@@ -141,8 +143,8 @@ async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<s
 }
 
 /** The files of a chart .tgz, relative to its single top folder (Helm strips the first path segment). */
-export function chartArchiveFiles(bytes: Buffer, label: string): { top: string; files: Map<string, Buffer>; order: string[] } {
-  const entries = readTarGzEntriesSync(bytes, { label });
+export function chartArchiveFiles(bytes: Buffer, label: string, budget?: DecompressionBudget): { top: string; files: Map<string, Buffer>; order: string[] } {
+  const entries = readTarGzEntriesSync(bytes, { label, budget });
   let top: string | undefined;
   const files = new Map<string, Buffer>();
   const order: string[] = [];
@@ -171,14 +173,14 @@ export async function chartFromArchive(
   ctx: LoadContext,
 ): Promise<ChartSource> {
   const label = archiveLabel(origin);
-  const { top, files } = chartArchiveFiles(bytes, label);
+  const { top, files } = chartArchiveFiles(bytes, label, ctx.budget);
   // .helmignore is not evaluated inside archives (Helm neither).
   return buildChart(files, origin, (rel) => `${label}#${top}/${rel}`, ancestry, ctx);
 }
 
 /** Loads a chart .tgz held in memory (no file:// resolution: archives must carry their dependencies). */
-export function loadChartArchive(bytes: Buffer, label = 'chart archive'): Promise<ChartSource> {
-  return chartFromArchive(bytes, { kind: 'archive', file: label }, [], { cache: new Map() });
+export function loadChartArchive(bytes: Buffer, label = 'chart archive', budget?: DecompressionBudget): Promise<ChartSource> {
+  return chartFromArchive(bytes, { kind: 'archive', file: label }, [], { cache: new Map(), budget });
 }
 
 function subOrigin(origin: ChartOrigin, rel: string): ChartOrigin {

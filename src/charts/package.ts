@@ -13,7 +13,7 @@
  * deterministic writer (fixed mtime, 0644, uid/gid 0, fixed gzip header).
  */
 import { createHash } from 'node:crypto';
-import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type DecompressionBudget } from '../bundle/index.js';
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
 import { chartTree } from './layout.js';
@@ -125,9 +125,9 @@ export interface ChartArchive {
  * Reads a chart .tgz safely (no traversal, links, devices, bombs): metadata,
  * file list and the loaded chart. `label` names it in errors.
  */
-export async function readChartArchive(bytes: Buffer, options: { label?: string } = {}): Promise<ChartArchive> {
+export async function readChartArchive(bytes: Buffer, options: { label?: string; budget?: DecompressionBudget } = {}): Promise<ChartArchive> {
   const label = options.label ?? 'chart archive';
-  const { top, order } = chartArchiveFiles(bytes, label);
-  const chart = await loadChartArchive(bytes, label);
+  const { top, order } = chartArchiveFiles(bytes, label, options.budget);
+  const chart = await loadChartArchive(bytes, label, options.budget);
   return { name: chart.name, version: chart.version, metadata: chart.metadata, topDir: top, files: order, chart };
 }

@@ -9,3 +9,4 @@
 export * from './nodes.js';
 export * from './parse.js';
 export { dumpYaml } from './dump.js';
+export { JsonSyntaxError, parseJson } from './json.js';

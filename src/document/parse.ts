@@ -52,6 +52,57 @@ const YAML_OPTIONS: YamlParseOptions & DocumentOptions & SchemaOptions = {
   prettyErrors: false,
 };
 
+/**
+ * What any YAML read is held to, so that a hostile file ends fast with an
+ * error at its file and line instead of exhausting time or memory
+ * (docs/security.md): the document's size, how deep values nest, and how
+ * far aliases expand (a "billion laughs" file is a few hundred bytes that
+ * alias their way to billions of values).
+ */
+export const YAML_LIMITS = {
+  /** Largest document read, in bytes. */
+  maxBytes: 16 * 1024 * 1024,
+  /** Deepest nesting of maps and lists (after aliases are expanded). */
+  maxDepth: 256,
+  /** Most values produced by following aliases, per document. */
+  maxAliasExpansion: 100_000,
+  /** Most aliases followed inside one another. */
+  maxAliasDepth: 16,
+} as const;
+
+const MIB = 1024 * 1024;
+
+/**
+ * Refuses a document too large, or nesting flow collections (`[[[[…`) too
+ * deep, before the parser sees it: the parser's time grows with the square
+ * of such nesting.
+ */
+function checkBounds(text: string, file: string): void {
+  const bytes = Buffer.byteLength(text);
+  if (bytes > YAML_LIMITS.maxBytes) {
+    throw new YamlSyntaxError(`the document is ${(bytes / MIB).toFixed(1)} MiB; YAML files are read up to ${YAML_LIMITS.maxBytes / MIB} MiB`, { location: { file, line: 1, column: 1 } });
+  }
+  let depth = 0;
+  let quote = '';
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\n') {
+      line++;
+      lineStart = i + 1;
+      if (quote === "'" || quote === '"') continue;
+      quote = '';
+    } else if (quote === '#') continue;
+    else if (quote) {
+      if (c === quote && (quote === "'" || text[i - 1] !== '\\')) quote = '';
+    } else if (c === '"' || c === "'" || (c === '#' && (i === lineStart || /\s/.test(text[i - 1] ?? ' ')))) quote = c;
+    else if (c === '[' || c === '{') {
+      if (++depth > YAML_LIMITS.maxDepth) throw new YamlSyntaxError(`values nest more than ${YAML_LIMITS.maxDepth} levels deep`, { location: { file, line, column: i - lineStart + 1 } });
+    } else if ((c === ']' || c === '}') && depth > 0) depth--;
+  }
+}
+
 /** A YAML file as a document (CST): what code that edits files or needs exact positions reads. */
 export interface YamlDocument {
   readonly file: string;
@@ -86,6 +137,7 @@ function refuseProblems(doc: Document, locate: (offset: number) => SourceLocatio
 
 /** Parses one YAML document (a second one is an error). */
 export function parseYamlDocument(text: string, file: string): YamlDocument {
+  checkBounds(text, file);
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
   const locate = locator(file, lineCounter);
@@ -94,7 +146,8 @@ export function parseYamlDocument(text: string, file: string): YamlDocument {
 }
 
 function treeOf(doc: Document, locate: (offset: number) => SourceLocation, options: ParseOptions): ValueNode | undefined {
-  const root = doc.contents === null ? undefined : convert(doc, doc.contents, undefined, { ...options, locate });
+  const ctx: ConvertContext = { ...options, locate, ancestors: new Set(), aliasValues: 0, targets: new Map() };
+  const root = doc.contents === null ? undefined : convert(doc, doc.contents, undefined, ctx, 0, 0);
   return root?.kind === 'scalar' && root.value === null ? undefined : root;
 }
 
@@ -111,11 +164,13 @@ export function parseYamlValue(text: string, file: string): PlainValue | undefin
 
 /** Offsets where each document of a YAML stream starts. */
 export function yamlDocumentOffsets(text: string): number[] {
+  checkBounds(text, 'document');
   return parseAllDocuments(text, YAML_OPTIONS).map((doc) => doc.range[0]);
 }
 
 /** Plain data of every document of a YAML stream (`---`-separated, as kubectl and helm print), empty ones as null. */
 export function parseYamlStream(text: string, file: string): (PlainValue | null)[] {
+  checkBounds(text, file);
   const lineCounter = new LineCounter();
   const locate = locator(file, lineCounter);
   return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
@@ -127,13 +182,47 @@ export function parseYamlStream(text: string, file: string): (PlainValue | null)
 
 interface ConvertContext extends ParseOptions {
   locate(offset: number): SourceLocation;
+  /** The collections being converted, outermost first: an alias to one of them is a cycle. */
+  readonly ancestors: Set<YamlNode>;
+  /** Values produced so far by following aliases. */
+  aliasValues: number;
+  /** What each alias points at: the yaml library finds it by walking the whole document, once is enough. */
+  readonly targets: Map<YamlNode, YamlNode | undefined>;
+  /** Where the outermost alias being followed is written: what an expansion error points at. */
+  aliasAt?: SourceLocation;
 }
 
-function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, ctx: ConvertContext): ValueNode {
-  const resolved = isAlias(node) ? (node.resolve(doc) as YamlNode | undefined) : node;
+/**
+ * The tree of `node`; `depth` counts enclosing collections, `aliasDepth`
+ * the aliases being followed (both bounded by {@link YAML_LIMITS}).
+ */
+function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, ctx: ConvertContext, depth: number, aliasDepth: number): ValueNode {
   const offset = keyOffset ?? node.range?.[0] ?? 0;
   const origin: Origin = { layer: ctx.layer, location: ctx.locate(offset) };
+  let resolved: YamlNode | undefined = node;
+  if (isAlias(node)) {
+    if (!ctx.targets.has(node)) ctx.targets.set(node, node.resolve(doc) as YamlNode | undefined);
+    resolved = ctx.targets.get(node);
+    if (resolved && ctx.ancestors.has(resolved)) throw new YamlSyntaxError(`alias *${node.source} refers to a value that contains it`, { location: origin.location });
+    if (++aliasDepth > YAML_LIMITS.maxAliasDepth) throw new YamlSyntaxError(`aliases nest more than ${YAML_LIMITS.maxAliasDepth} deep`, { location: origin.location });
+    if (aliasDepth === 1) ctx.aliasAt = origin.location;
+  }
+  if (aliasDepth > 0 && ++ctx.aliasValues > YAML_LIMITS.maxAliasExpansion) {
+    throw new YamlSyntaxError(`aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values (an alias bomb?)`, { location: ctx.aliasAt ?? origin.location });
+  }
   if (!resolved) return scalarNode(null, origin);
+  if (isScalar(resolved) && !(resolved.tag && resolved.tag in LIST_EDIT_TAGS)) return scalarNode(toScalar(resolved.value), origin);
+  if (depth >= YAML_LIMITS.maxDepth) throw new YamlSyntaxError(`values nest more than ${YAML_LIMITS.maxDepth} levels deep`, { location: origin.location });
+  ctx.ancestors.add(resolved);
+  try {
+    return convertCollection(doc, resolved, offset, origin, ctx, depth + 1, aliasDepth);
+  } finally {
+    ctx.ancestors.delete(resolved);
+  }
+}
+
+function convertCollection(doc: Document, resolved: YamlNode, offset: number, origin: Origin, ctx: ConvertContext, depth: number, aliasDepth: number): ValueNode {
+  const child = (item: YamlNode, keyOffset?: number): ValueNode => convert(doc, item, keyOffset, ctx, depth, aliasDepth);
   const tag = resolved.tag;
   if (tag && tag in LIST_EDIT_TAGS) {
     if (!ctx.allowListEdits) throw new YamlSyntaxError(`${tag} is only allowed in values layers above the static overrides`, { location: origin.location });
@@ -141,7 +230,7 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
     const edit: ListEdit = {
       op: LIST_EDIT_TAGS[tag] as ListOp,
       origin,
-      items: resolved.items.map((item) => convert(doc, item as YamlNode, undefined, ctx)),
+      items: resolved.items.map((item) => child(item as YamlNode)),
     };
     return { kind: 'edits', edits: [edit], origin };
   }
@@ -152,14 +241,16 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
       const keyNode = pair.key as YamlNode | null;
       if (isScalar(keyNode) && typeof keyNode.value === 'symbol') {
         // A YAML merge key (`<<: *defaults`): its maps fill in keys not written here.
-        const source = convert(doc, pair.value as YamlNode, undefined, ctx);
+        const source = child(pair.value as YamlNode);
         inherited.push(...(source.kind === 'seq' ? source.items : [source]));
         continue;
       }
-      const key = keyNode === null ? '' : String(isScalar(keyNode) ? keyNode.value : keyNode.toJSON());
       const at = keyNode?.range?.[0] ?? offset;
+      // Helm turns values into JSON, whose keys are strings: a map or list as a key has no meaning there.
+      if (keyNode !== null && !isScalar(keyNode)) throw new YamlSyntaxError('a map key must be a plain value, not a map or a list', { location: ctx.locate(at) });
+      const key = keyNode === null ? '' : String(keyNode.value);
       const value = pair.value as YamlNode | null;
-      entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : convert(doc, value, at, ctx));
+      entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : child(value, at));
     }
     for (const source of inherited) {
       if (source.kind !== 'map') throw new YamlSyntaxError('a merge key (<<) takes a map or a list of maps', { location: source.origin.location });
@@ -167,8 +258,7 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
     }
     return mapNode(entries, origin);
   }
-  if (isSeq(resolved)) return seqNode(resolved.items.map((item) => convert(doc, item as YamlNode, undefined, ctx)), origin);
-  if (isScalar(resolved)) return scalarNode(toScalar(resolved.value), origin);
+  if (isSeq(resolved)) return seqNode(resolved.items.map((item) => child(item as YamlNode)), origin);
   return scalarNode(null, origin);
 }
 

@@ -1,19 +1,47 @@
-import { rm, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 
 export interface AtomicWriteOptions {
-  /** File mode of the new file (e.g. 0o600 for secrets). */
+  /** File mode of the new file (e.g. 0o600 for secrets); default 0o666 less the umask, as for any new file. */
   readonly mode?: number;
+}
+
+/**
+ * Create-only, never through a link: fails if anything at all (a file, a
+ * symbolic link planted by someone else) already has the name.
+ */
+const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** A fresh, unguessable name next to `path` (same folder, so the rename is atomic), hidden from listings. */
+export function tempNameFor(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${randomBytes(12).toString('hex')}.partial`);
+}
+
+/** Opens `path` for writing only if nothing exists there; see {@link EXCLUSIVE}. */
+export function createExclusive(path: string, mode = 0o666): Promise<FileHandle> {
+  return open(path, EXCLUSIVE, mode);
 }
 
 /**
  * Writes `data` to `path` through a temp file in the same folder and a
  * rename: readers see the old file or the new one, never half of one, and a
- * crash leaves no partial file under the real name.
+ * crash leaves no partial file under the real name. The temp file has an
+ * unpredictable name and is created exclusively without following links, so
+ * nobody can make the write land elsewhere; the rename replaces whatever is
+ * at `path` (a link there is replaced, not written through).
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-  const temp = `${path}.partial-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const temp = tempNameFor(path);
+  const handle = await createExclusive(temp, options.mode);
   try {
-    await writeFile(temp, data, options.mode === undefined ? {} : { mode: options.mode });
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });

@@ -3,5 +3,8 @@
  * atomic write every module uses for files the user or a later run depends
  * on (docs/architecture.md, "Shared helpers").
  */
-export { writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
+export { createExclusive, tempNameFor, writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
+export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
+export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
 export { directorySource, memorySource, type EntryKind, type FileSource } from './source.js';
+export { asFileAccessError, FileAccessError, fileErrorReason, readInputFile } from './errors.js';

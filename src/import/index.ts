@@ -12,6 +12,7 @@ import { APP_FILES, findDependencyCycle, readMetadata, type AppMetadata } from '
 import { CHARTS_DIR, METADATA_FILE } from '../bundle/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import type { FileSource } from '../files/index.js';
+import { checkSourceTree } from '../files/index.js';
 import { chartOutputFiles, findCharts, unusedCharts, type ChartNeed, type ChartPlace } from './charts.js';
 import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
 import { BUILD_TOKEN, harvestImages } from './images.js';
@@ -72,6 +73,12 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   }
   const src = await openSource(source);
   const chartDirs = (opts.charts ?? []).map((d) => resolve(d));
+  // Nothing is read through a link out of the source or a charts folder unless asked for.
+  const tree = { followExternal: opts.followExternalSymlinks };
+  const externalLinks = [
+    ...(src.kind === 'directory' ? checkSourceTree(src.path, src.path, { ...tree, rootName: 'the import source' }) : []),
+    ...chartDirs.flatMap((dir) => checkSourceTree(dir, dir, { ...tree, rootName: 'the charts folder' })),
+  ];
   const places: ChartPlace[] =
     chartDirs.length > 0
       ? chartDirs.map((dir) => ({ kind: 'disk', dir, explicit: true }))
@@ -112,6 +119,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
     await verifyImport(staged.dir, releases, charts, manifests.repository.name, expectEnabled);
     const replaced = await commitStaged(targetInfo, staged);
     return {
+      externalLinks,
       source: src.path,
       target: targetInfo.dir,
       app: { name: metadata.appName, version: metadata.appVersion },

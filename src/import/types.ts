@@ -7,6 +7,7 @@ import type { FluxRelease } from '../flux/index.js';
 import type { ChartSource } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import type { MapNode, ValueNode } from '../document/index.js';
+import type { ExternalLink } from '../files/index.js';
 
 /** What StarlingX writes in helmrelease.yaml where the build stamps the chart version. */
 export const VERSION_PLACEHOLDER = 'REPLACE_HELM_CHART_VERSION';
@@ -21,6 +22,8 @@ export interface ImportOptions {
   readonly force?: boolean;
   /** Catalog release the imported images are filed under (overrides/versions/<release>.yaml). Default `imported`. */
   readonly catalogRelease?: string;
+  /** Read what symbolic links out of the source (or a charts folder) point at instead of refusing them. */
+  readonly followExternalSymlinks?: boolean;
 }
 
 /** A YAML file of the source, parsed with positions. */
@@ -127,5 +130,7 @@ export interface ImportReport {
   readonly files: readonly string[];
   /** Folders of the target replaced because of `force`. */
   readonly replaced: readonly string[];
+  /** Symbolic links followed out of the source (only with `followExternalSymlinks`). */
+  readonly externalLinks: readonly ExternalLink[];
   readonly warnings: readonly Diagnostic[];
 }

@@ -5,8 +5,6 @@
  * app's plugins from source and loads them through the same loader as a
  * shipped bundle.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Release } from '../app/index.js';
@@ -27,6 +25,7 @@ import { SecretRegistry } from './redact.js';
 import { callGetOverrides, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
 import { SecretPasswordStore } from './secret-store.js';
 import { PLUGIN_API_VERSION } from './brand.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 
 /** What the host needs of the app; an `App` from src/app fits, and so will the app of an uploaded tarball. */
 export interface PluginAppView {
@@ -223,13 +222,13 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
 /** An app's plugins from its source tree: bundled into a temporary folder, loaded from there like a shipped bundle. */
 export async function loadAppPlugins(app: PluginAppView & { readonly root: string }, options: PluginHostOptions): Promise<PluginHost> {
   if ((await discoverPluginFiles(app.root)).length === 0) return createPluginHost(app, emptyBundle(), options);
-  const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugin-bundle-'));
+  const dir = await makeTempDir('plugin-bundle');
   try {
     await writePluginBundle(await bundlePlugins(app.root), dir);
     // Awaited here, not returned: a rejection must have its handler before `finally` awaits the clean-up.
     return await createPluginHost(app, await loadPluginBundle(dir), options);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
   }
 }
 

@@ -3,8 +3,7 @@
  * plugins' chart/release/kind into the manifest) and by the loader (which
  * checks them against the manifest): one code path imports plugin code.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AppLifecycle } from './app-lifecycle.js';
@@ -13,6 +12,7 @@ import type { ChartPlugin } from './chart-plugin.js';
 import { PluginBundleError, PluginLoadError } from './errors.js';
 import type { KustomizeOperator } from './kustomize-operator.js';
 import { sha256 } from './manifest.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 
 interface PluginBase {
   readonly name: string;
@@ -44,7 +44,7 @@ export interface BundledModule {
 export async function importBundle(bytes: Uint8Array): Promise<BundledModule[]> {
   // Stacks of plugin errors point at the plugins' TypeScript lines, through the bundle's inline source map.
   process.setSourceMapsEnabled(true);
-  const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
+  const dir = await makeTempDir('plugins');
   try {
     const file = join(dir, `plugins-${sha256(bytes).slice(0, 16)}.mjs`);
     await writeFile(file, bytes, { mode: 0o600 });
@@ -52,7 +52,7 @@ export async function importBundle(bytes: Uint8Array): Promise<BundledModule[]> 
     if (!Array.isArray(module.plugins)) throw new PluginBundleError('the bundle module does not export its plugin list; rebuild the app');
     return module.plugins as BundledModule[];
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
   }
 }
 

@@ -4,8 +4,7 @@
  * explain each failure with Helm's own message and the layers that set the
  * values it names.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
@@ -16,6 +15,7 @@ import { overridesValuesKey } from '../flux/index.js';
 import type { Session } from '../session/index.js';
 import { helm, ToolError } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 
 export interface RenderedObject {
   readonly apiVersion: string;
@@ -58,7 +58,7 @@ export interface PreflightOptions {
 export async function preflight(session: Session, options: PreflightOptions = {}): Promise<PreflightReport> {
   const { app } = session;
   await session.plugins();
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-preflight-'));
+  const work = await makeTempDir('preflight');
   try {
     const staged = new Map<string, Promise<string>>();
     const stage = (release: Release): Promise<string> => {
@@ -76,7 +76,7 @@ export async function preflight(session: Session, options: PreflightOptions = {}
       .map((c) => ({ ...c, ...(c.error ? { error: session.redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await removeTempDir(work);
   }
 }
 

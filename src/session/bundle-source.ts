@@ -24,7 +24,7 @@ export function bundleAppSource(bundle: OpenedBundle): AppSource {
     let files = opened.get(chart);
     if (!files) {
       // A Helm chart archive holds one top folder named after the chart.
-      const entries = readTarGzEntriesSync(bundle.files.get(archive)!, { label: `${bundle.path}#${archive}` });
+      const entries = readTarGzEntriesSync(bundle.files.get(archive)!, { label: `${bundle.path}#${archive}`, budget: bundle.budget });
       files = new Map(entries.filter((e) => e.type === 'file').map((e) => [e.path.slice(e.path.indexOf('/') + 1), e.data]));
       opened.set(chart, files);
     }

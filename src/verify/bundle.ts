@@ -8,7 +8,7 @@ import { FlotillaError } from '../diagnostics/index.js';
 import { parseYamlValue } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
-/** A YAML file of the tarball as plain data; undefined when there is no such file. */
+/** A YAML file of the tarball as plain data; undefined when there is no such file; bad YAML is a {@link FlotillaError} naming the file and line. */
 export function yamlOf(bundle: OpenedBundle, name: string): unknown {
   const data = bundle.files.get(name);
   return data === undefined ? undefined : parseYamlValue(data.toString('utf8'), name);
@@ -29,7 +29,7 @@ export async function bundledCharts(bundle: OpenedBundle): Promise<{ charts: Bun
   const errors: string[] = [];
   for (const [name, bytes] of chartArchives(bundle.files)) {
     try {
-      charts.push({ file: name, archive: await readChartArchive(bytes, { label: name }) });
+      charts.push({ file: name, archive: await readChartArchive(bytes, { label: name, budget: bundle.budget }) });
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
       errors.push(`${name}: ${error.message}`);

@@ -1,7 +1,11 @@
 /** `flotilla inspect`: what a tarball holds, read safely, nothing written. */
-import { bundleFolder, METADATA_FILE, openBundle, PLUGINS_DIR } from '../bundle/index.js';
+import { basename } from 'node:path';
+import { bundleFolder, METADATA_FILE, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
+import { parseJson } from '../document/index.js';
+import { FLUX_TREE } from '../flux/index.js';
 import { MANIFEST_FILE } from '../plugins/index.js';
-import { bundledCharts, bundledReleases, yamlOf } from './bundle.js';
+import { bundledCharts, bundledReleases, manifestPath, yamlOf } from './bundle.js';
 import { bundleImages, type ImageReference } from './images.js';
 import type { BundledRelease } from './bundle.js';
 
@@ -23,15 +27,38 @@ export interface InspectReport {
   readonly plugins: readonly string[];
 }
 
+/**
+ * What a tarball holds. Anything that is not a readable application tarball
+ * (no metadata naming the app, no kustomization, a chart or a file that does
+ * not parse) is a {@link FlotillaError} naming the tarball and the file.
+ */
 export async function inspectBundle(path: string): Promise<InspectReport> {
   const bundle = await openBundle(path);
-  const metadata = (yamlOf(bundle, METADATA_FILE) ?? {}) as { app_name?: string; app_version?: string };
-  const { charts } = await bundledCharts(bundle);
-  const images = bundleImages(bundle, charts);
-  const manifest = (JSON.parse(bundleFolder(bundle.files, PLUGINS_DIR).get(MANIFEST_FILE)?.toString('utf8') ?? '{}') as { plugins?: { name?: string; chart?: string; file?: string }[] }).plugins ?? [];
+  try {
+    return await describeBundle(bundle);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    throw new FlotillaError(`${basename(path)}: not a readable application tarball: ${error.message}`);
+  }
+}
+
+async function describeBundle(bundle: OpenedBundle): Promise<InspectReport> {
+  const metadata = yamlOf(bundle, METADATA_FILE) as { app_name?: unknown; app_version?: unknown } | null | undefined;
+  if (!bundle.files.has(METADATA_FILE)) throw new FlotillaError(`${METADATA_FILE} is missing`);
+  const app = metadata?.app_name;
+  const version = metadata?.app_version;
+  if (typeof app !== 'string' || (typeof version !== 'string' && typeof version !== 'number')) throw new FlotillaError(`${METADATA_FILE} does not name app_name and app_version`);
+  const kustomization = manifestPath(FLUX_TREE.kustomization);
+  if (!bundle.files.has(kustomization)) throw new FlotillaError(`${kustomization} is missing`);
+  const { charts, errors } = await bundledCharts(bundle);
+  if (errors.length > 0) throw new FlotillaError(`${errors[0]}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`);
+  const manifestFile = `${PLUGINS_DIR}/${MANIFEST_FILE}`;
+  const manifestText = bundleFolder(bundle.files, PLUGINS_DIR).get(MANIFEST_FILE)?.toString('utf8');
+  const manifest = (manifestText === undefined ? {} : parseJson(manifestText, manifestFile)) as { plugins?: unknown } | null;
+  const plugins = Array.isArray(manifest?.plugins) ? (manifest.plugins as { name?: string; chart?: string; file?: string }[]) : [];
   return {
-    app: String(metadata.app_name ?? '?'),
-    version: String(metadata.app_version ?? '?'),
+    app,
+    version: String(version),
     charts: charts.map(({ file, archive }) => ({
       file,
       name: archive.name,
@@ -41,7 +68,7 @@ export async function inspectBundle(path: string): Promise<InspectReport> {
       files: archive.files.length,
     })),
     releases: bundledReleases(bundle),
-    images,
-    plugins: manifest.map((p) => p.name ?? p.chart ?? p.file ?? '?'),
+    images: bundleImages(bundle, charts),
+    plugins: plugins.map((p) => p?.name ?? p?.chart ?? p?.file ?? '?'),
   };
 }

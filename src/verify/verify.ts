@@ -4,11 +4,11 @@
  * The archive is read in memory with the safe reader; only fluxcd-manifests/
  * and chart archives are written, to a private temp folder, for kubectl and helm.
  */
-import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readMetadata } from '../app/index.js';
 import {
+  APP_DIR,
   bundleFileName,
   bundleFolder,
   bundleMetadata,
@@ -28,12 +28,14 @@ import {
 } from '../bundle/index.js';
 import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
+import { withTempDir } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { Session } from '../session/index.js';
-import { bundledCharts, bundledReleases, manifestPath } from './bundle.js';
+import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
+import { kustomizationReferenceProblems } from './kustomization.js';
 import { bundleImages } from './images.js';
 
 export interface VerifyReport {
@@ -49,6 +51,7 @@ export interface VerifyOptions {
 }
 
 const TOP_LEVEL = new Set(TOP_LEVEL_ENTRIES);
+const FOLDERS: ReadonlySet<string> = new Set([CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR, APP_DIR]);
 const REQUIRED_FILES = [
   METADATA_FILE,
   manifestPath(FLUX_TREE.kustomization),
@@ -68,18 +71,14 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     throw error;
   }
 
-  // Integrity first: nothing else is worth reading if the bytes are not the ones built.
-  problems.push(...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem));
-  problems.push(...signatureProblems(bundle, options.publicKey));
+  // Integrity, then authenticity: nothing else is read from bytes that are not the ones built and signed.
+  const trust = [...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem), ...signatureProblems(bundle, options.publicKey)];
+  if (trust.length > 0) return { ...report(), problems: trust, ok: false };
   if (!options.publicKey && bundle.files.has(SIGNATURE_FILE)) warnings.push(`the tarball is signed; pass --key PUBLIC.pem to check the signature`);
 
-  for (const name of bundle.files.keys()) {
-    const top = name.split('/')[0] as string;
-    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${name} (an application tarball holds ${[...TOP_LEVEL].join(', ')})`);
-  }
-  for (const required of REQUIRED_FILES) {
-    if (!bundle.files.has(required)) problems.push(`missing ${required}`);
-  }
+  // Then the layout, folder entries included; an external tool sees the content only when it holds.
+  const layout = [...layoutProblems(bundle), ...kustomizationReferenceProblems(bundle)];
+  problems.push(...layout);
 
   const metadataText = bundleMetadata(bundle.files)?.toString('utf8');
   let appId: { name: string; version: string } | undefined;
@@ -107,7 +106,13 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     if (file !== expected) problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name ${expected}`);
   }
 
-  const releases = bundledReleases(bundle);
+  let releases: BundledRelease[] = [];
+  try {
+    releases = bundledReleases(bundle);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    problems.push(error.message);
+  }
   if (releases.length === 0) problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
   for (const release of releases) {
     const where = manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease));
@@ -122,8 +127,26 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     }
   }
 
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-verify-'));
-  try {
+  if (layout.length === 0) problems.push(...(await toolProblems(bundle, charts, releases)));
+
+  if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
+
+  // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
+  if (problems.length === 0) {
+    try {
+      await (await Session.fromBundle(bundle)).checkAll();
+    } catch (error) {
+      if (!(error instanceof FlotillaError)) throw error;
+      problems.push(error.message);
+    }
+  }
+  return report();
+}
+
+/** helm lint per chart and kubectl kustomize, in a private temp folder holding only charts/, fluxcd-manifests/ and plugins/. */
+async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[], releases: readonly BundledRelease[]): Promise<string[]> {
+  return withTempDir('verify', async (work) => {
+    const problems: string[] = [];
     for (const dir of [CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR] as const) await writeFolder(bundleFolder(bundle.files, dir), join(work, dir));
     if (bundle.files.has(`${PLUGINS_DIR}/${MANIFEST_FILE}`)) {
       // Checked as the loader checks it before running any plugin code; nothing is imported here.
@@ -144,22 +167,26 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     });
     problems.push(...lint.filter((p): p is string => p !== undefined));
     if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) problems.push(...(await checkKustomization(join(work, MANIFESTS_DIR), releases)));
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
+    return problems;
+  });
+}
 
-  if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
-
-  // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
-  if (problems.length === 0) {
-    try {
-      await (await Session.fromBundle(bundle)).checkAll();
-    } catch (error) {
-      if (!(error instanceof FlotillaError)) throw error;
-      problems.push(error.message);
-    }
+function layoutProblems(bundle: OpenedBundle): string[] {
+  const problems: string[] = [];
+  const holds = `an application tarball holds ${[...TOP_LEVEL].join(', ')}`;
+  for (const name of bundle.files.keys()) {
+    const top = name.split('/')[0] as string;
+    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${name} (${holds})`);
   }
-  return report();
+  for (const dir of bundle.directories) {
+    const top = dir.split('/')[0] as string;
+    if (!TOP_LEVEL.has(top)) problems.push(`unexpected entry ${dir}/ (${holds})`);
+    else if (!FOLDERS.has(top)) problems.push(`${dir}/ is a folder entry; ${top} must be a file`);
+  }
+  for (const required of REQUIRED_FILES) {
+    if (!bundle.files.has(required)) problems.push(`missing ${required}`);
+  }
+  return problems;
 }
 
 function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined): string[] {

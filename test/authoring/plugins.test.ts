@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, '../..');
 
 describe('plugin errors at their own source line', () => {
-  it('a plugin that throws is reported at plugins/<file>:line (source maps in the bundle)', async () => {
+  it('a plugin that throws is reported at plugins/<file>:line (source maps in the bundle); --debug shows its stack', async () => {
     const plugin = chartPlugin('web', `  override getOverrides(ctx: ChartContext): Values {\n    if (ctx.release.name === 'web') throw new Error('no endpoint for web');\n    return {};\n  }`);
     const app = writeApp({ 'plugins/010_web.ts': plugin });
     const e = await failure('build', app, '-d', tempDir());
@@ -24,6 +24,9 @@ describe('plugin errors at their own source line', () => {
     expect(e.stderr).not.toMatch(/\n\s+at /);
     const overrides = await failure('overrides', app, 'web');
     expect(overrides.stderr).toContain('flotilla: plugins/010_web.ts:6:43: plugin web');
+    // --debug: the plugin's own stack, at its TypeScript lines
+    const debug = await failure('overrides', app, 'web', '--debug');
+    expect(debug.stderr).toMatch(/Caused by: Error: no endpoint for web\n\s+at .*plugins\/010_web\.ts:6:43/);
   });
 });
 

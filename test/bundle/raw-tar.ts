@@ -7,6 +7,8 @@ import { gzipSync } from 'node:zlib';
 
 export interface RawEntry {
   name: string;
+  /** Name field bytes, when they must not be UTF-8 (overrides `name`). */
+  nameBytes?: Buffer;
   /** Type flag character: '0' file, '1' hard link, '2' symlink, '3' char dev, '4' block dev, '5' dir, '6' FIFO, 'x' pax, 'g' global pax, 'L' GNU long name … */
   type?: string;
   data?: Buffer | string;
@@ -15,6 +17,12 @@ export interface RawEntry {
   size?: number;
   prefix?: string;
   corruptChecksum?: boolean;
+  /** Header magic: POSIX ustar (default), GNU's `ustar  \0`, or none (pre-POSIX v7). */
+  magic?: 'ustar' | 'gnu' | 'v7';
+  /** The signed byte sum some old tars wrote, instead of the unsigned one. */
+  signedChecksum?: boolean;
+  /** Raw header bytes written over the encoded fields (before the checksum is computed). */
+  patches?: readonly { offset: number; bytes: Buffer }[];
 }
 
 function octal(value: number, width: number): string {
@@ -24,7 +32,8 @@ function octal(value: number, width: number): string {
 export function rawHeader(entry: RawEntry): Buffer {
   const block = Buffer.alloc(512);
   const data = typeof entry.data === 'string' ? Buffer.from(entry.data) : (entry.data ?? Buffer.alloc(0));
-  block.write(entry.name, 0, 100, 'utf8');
+  if (entry.nameBytes) entry.nameBytes.copy(block, 0, 0, 100);
+  else block.write(entry.name, 0, 100, 'utf8');
   block.write(octal(0o644, 8), 100, 'latin1');
   block.write(octal(0, 8), 108, 'latin1');
   block.write(octal(0, 8), 116, 'latin1');
@@ -32,11 +41,13 @@ export function rawHeader(entry: RawEntry): Buffer {
   block.write(octal(946684800, 12), 136, 'latin1');
   block.write(entry.type ?? '0', 156, 'latin1');
   if (entry.linkname) block.write(entry.linkname, 157, 100, 'utf8');
-  block.write('ustar\u000000', 257, 'latin1');
+  const magic = entry.magic ?? 'ustar';
+  if (magic !== 'v7') block.write(magic === 'ustar' ? 'ustar\u000000' : 'ustar  \0', 257, 'latin1');
   if (entry.prefix) block.write(entry.prefix, 345, 155, 'utf8');
+  for (const patch of entry.patches ?? []) patch.bytes.copy(block, patch.offset);
   block.fill(0x20, 148, 156);
   let sum = 0;
-  for (const byte of block) sum += byte;
+  for (const byte of block) sum += entry.signedChecksum && byte > 127 ? byte - 256 : byte;
   if (entry.corruptChecksum) sum += 1;
   block.write(octal(sum, 7) + ' ', 148, 'latin1');
   return block;

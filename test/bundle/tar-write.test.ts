@@ -83,7 +83,7 @@ describe('writeTarGz', () => {
       ['/abs', /absolute path/],
       ['./a', /not a canonical path \(use "a"\)/],
       ['a//b', /not a canonical path/],
-      ['dir\\file', /not a canonical path/],
+      ['dir\\file', /name contains a backslash/],
       ['', /empty path/],
     ];
     for (const [path, message] of bad) expect(() => writeTarGz([{ path, data: 'x' }]), path).toThrow(message);

@@ -1,12 +1,14 @@
 /**
  * Runs once before the test files: makes sure the real helm and kubectl are
  * cached (npm test already ran scripts/fetch-tools.mjs; this covers a bare
- * `npx vitest`) and points flotilla at them.
+ * `npx vitest`) and points flotilla at them; installs Go for the tar
+ * differential test when missing (ensureGo).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ensureGo } from './tar-readers/readers.js';
 
 export default function setup(): void {
   const root = resolve(import.meta.dirname, '..', '..');
@@ -15,4 +17,5 @@ export default function setup(): void {
   process.env.FLOTILLA_KUBECTL = join(root, '.cache', 'tools', 'kubectl');
   // Plugins keep generated passwords offline under the state folder: never the tester's home.
   process.env.FLOTILLA_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'flotilla-test-state-'));
+  ensureGo();
 }

@@ -1,6 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { paxRecord, rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,37 @@ describe('signing', () => {
     const path = join(tempDir(), 'demo-1.0-1.tgz');
     writeFileSync(path, forged);
     expect((await verifyBundle(path, { publicKey: keys.publicKey })).problems).toEqual([`${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`]);
+  });
+
+  it('refuses a signed tarball repacked so that other readers extract something else (two pax headers, a sparse name)', async () => {
+    const keys = pair();
+    const signed = copyOf(built);
+    await signBundleFile(signed, keys.privateKey);
+    expect((await verifyBundle(signed, { publicKey: keys.publicKey })).problems).toEqual([]);
+    const files = await readTarGzSafely(signed);
+    const chart = 'charts/web-0.1.0.tgz';
+    const repack = (smuggle: (name: string, data: Buffer) => RawEntry[]): string => {
+      const entries = [...files].flatMap(([name, data]) => (name === chart ? smuggle(name, data) : [{ name, data }]));
+      const path = join(tempDir(), 'demo-1.0-1.tgz');
+      writeFileSync(path, rawTarGz(entries));
+      return path;
+    };
+    const pax = (...records: [string, string][]): RawEntry => ({ name: 'PaxHeader/web', type: 'x', data: records.map(([k, v]) => paxRecord(k, v)).join('') });
+
+    // Merging both headers gives the signed bytes; GNU tar keeps only the second, so the ustar size (0) decides.
+    const twoPax = repack((name, data) => [pax(['size', String(data.length)]), pax(['path', name]), { name, data, size: 0 }]);
+    const gnu = tempDir();
+    spawnSync('tar', ['-xzf', twoPax, '-C', gnu]);
+    expect(readFileSync(join(gnu, chart)).length).toBe(0); // what GNU tar installs is not what was signed
+    const refused = await verifyBundle(twoPax, { publicKey: keys.publicKey });
+    expect(refused.problems).toEqual(['archive rejected (demo-1.0-1.tgz): entry "PaxHeader/web": a pax header follows a pax header for the same entry (readers disagree on which applies)']);
+
+    // A sparse record renames the entry for GNU tar only.
+    const sparse = repack((name, data) => [pax(['path', name], ['GNU.sparse.name', 'charts/evil-6.6.6.tgz'], ['GNU.sparse.major', '1'], ['GNU.sparse.minor', '0']), { name, data }]);
+    expect((await verifyBundle(sparse, { publicKey: keys.publicKey })).problems).toEqual([
+      'archive rejected (demo-1.0-1.tgz): entry "PaxHeader/web": pax header has the sparse-file record "GNU.sparse.name" (GNU tar alone applies it, extracting another name or size than other readers)',
+    ]);
+    expect((await verifyBundle(signed, { publicKey: keys.publicKey })).ok).toBe(true);
   });
 
   it('refuses keys that are not ed25519, and tarballs whose checksums already fail', async () => {

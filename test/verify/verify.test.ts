@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { inspectBundle, verifyBundle } from '../../src/verify/index.js';
 import { rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
+import { tarballVariant } from './variant.js';
 
 const run = promisify(execFile);
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
@@ -21,21 +22,7 @@ beforeAll(async () => {
   goodFiles = await readTarGzSafely(good);
 });
 
-/** A copy of the good tarball with `change` applied to its files; checksums recomputed unless `keepChecksums`. */
-function variant(change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string {
-  const files = new Map(goodFiles);
-  change(files);
-  if (!options.keepChecksums) {
-    files.delete('checksum.md5');
-    files.delete('checksum.sha256');
-    const entries = [...files].map(([path, data]) => ({ path, data }));
-    files.set('checksum.md5', Buffer.from(md5sumFile(entries)));
-    files.set('checksum.sha256', Buffer.from(sha256sumFile(entries)));
-  }
-  const file = join(tempDir(), 'demo-1.0-1.tgz');
-  writeFileSync(file, writeTarGz([...files].map(([path, data]) => ({ path, data }))));
-  return file;
-}
+const variant = (change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string => tarballVariant(goodFiles, change, options);
 
 function hostile(entries: RawEntry[]): string {
   const file = join(tempDir(), 'demo-1.0-1.tgz');
@@ -88,7 +75,12 @@ describe('flotilla verify', () => {
 
   it('runs kubectl kustomize and helm lint on what ships', async () => {
     const noSecret = await verifyBundle(variant((f) => f.delete('fluxcd-manifests/db/db-system-overrides.yaml')));
-    expect(noSecret.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests does not build with kubectl kustomize: .*db-system-overrides\.yaml/));
+    // A file the kustomization names but the tarball lacks is named before kustomize runs.
+    expect(noSecret.problems).toEqual(['fluxcd-manifests/db/kustomization.yaml: secretGenerator[1].files[0] "db-system-overrides.yaml" is not in the tarball']);
+    const unknownField = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/kustomization.yaml', Buffer.from(`${f.get('fluxcd-manifests/db/kustomization.yaml')}bogusField: 1\n`))));
+    expect(unknownField.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests does not build with kubectl kustomize: .*bogusField/));
+    const badYaml = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/helmrelease.yaml', Buffer.from('apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: db\n'))));
+    expect(badYaml.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests\/db\/helmrelease\.yaml:4:1: invalid YAML: /));
     const brokenChart = await verifyBundle(variant((f) => f.set('charts/db-0.1.0.tgz', writeTarGz([{ path: 'db/Chart.yaml', data: 'apiVersion: v2\nname: db\nversion: 0.1.0\n' }, { path: 'db/templates/x.yaml', data: '{{ .Values.a.b.c }\n' }]))));
     expect(brokenChart.problems).toContainEqual(expect.stringMatching(/^charts\/db-0\.1\.0\.tgz: helm lint failed: \[ERROR\] templates\/: parse error at \(db\/templates\/x\.yaml:1\)/));
   });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
-import { formatTable, printWarnings } from '../output.js';
+import { formatTable, printExternalLinks, printWarnings } from '../output.js';
 import { destinationOption, outputOption, printData, requireWith, UsageError } from '../options.js';
 
 interface BuildCommandOptions {
@@ -12,6 +12,7 @@ interface BuildCommandOptions {
   cache: boolean;
   typecheck: boolean;
   watch?: boolean;
+  followExternalSymlinks?: boolean;
 }
 
 export function register(program: Command): void {
@@ -27,6 +28,7 @@ export function register(program: Command): void {
     .option('--no-typecheck', 'do not type-check plugins/ (checked only when a plugin changed)')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
+    .option('--follow-external-symlinks', 'pack what symbolic links pointing outside the app point at (refused by default)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
       requireWith(opts.bumpChanged === true, '--bump-changed', opts.against !== undefined, '--against');
       if (opts.watch && opts.output !== 'table') throw new UsageError(`--output ${opts.output} does nothing with --watch (each build prints one line)`);
@@ -37,10 +39,12 @@ export function register(program: Command): void {
         bumpChanged: opts.bumpChanged,
         cacheDir: opts.cache ? undefined : false,
         typecheck: opts.typecheck,
+        followExternalSymlinks: opts.followExternalSymlinks,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
       const result = await buildApp(appDir, options);
       printWarnings(result.app.warnings);
+      printExternalLinks(result.externalLinks, 'the app');
       for (const [chart, [from, to]] of result.bumped) process.stderr.write(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})\n`);
       const data = {
         file: result.file,

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { formatLocation } from '../../diagnostics/index.js';
 import { importStarlingxApp } from '../../import/index.js';
-import { formatTable, printWarnings } from '../output.js';
+import { formatTable, printExternalLinks, printWarnings } from '../output.js';
 import { destinationOption, outputOption, printData } from '../options.js';
 
 interface ImportCommandOptions {
@@ -10,6 +10,7 @@ interface ImportCommandOptions {
   charts: string[];
   force?: boolean;
   release: string;
+  followExternalSymlinks?: boolean;
 }
 
 export function register(program: Command): void {
@@ -22,13 +23,16 @@ export function register(program: Command): void {
     .option('--charts <DIR>', 'folder of chart sources and/or <chart>-<version>.tgz archives (repeatable; default: STX_APP/charts)', (v: string, all: string[]) => [...all, v], [])
     .option('--force', 'import into a non-empty APP_DIR, replacing its fluxcd/, charts/ and overrides/ folders')
     .option('--release <NAME>', 'catalog release the imported images are filed under (overrides/versions/<NAME>.yaml)', 'imported')
+    .option('--follow-external-symlinks', 'read what symbolic links pointing outside STX_APP or a --charts folder point at (refused by default)')
     .action(async (source: string, opts: ImportCommandOptions) => {
       const report = await importStarlingxApp(source, opts.destination, {
         charts: opts.charts,
         force: opts.force,
         catalogRelease: opts.release,
+        followExternalSymlinks: opts.followExternalSymlinks,
       });
       printWarnings(report.warnings);
+      printExternalLinks(report.externalLinks, 'the source');
       const data = {
         target: report.target,
         app: report.app,

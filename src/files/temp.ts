@@ -1,0 +1,95 @@
+/**
+ * Private temporary folders that do not outlive their run. Each is named
+ * `flotilla-<purpose>-<pid>-<random>` in the system temp folder; it is
+ * removed when its work ends, when the process is stopped by SIGINT, SIGTERM
+ * or SIGHUP, and, if the process was killed outright (SIGKILL, a crash), by
+ * the next run, which sweeps the folders of processes that no longer exist.
+ */
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const live = new Set<string>();
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const NAME = /^flotilla-[a-z-]+-(\d+)-[A-Za-z0-9]{6}$/;
+let prepared = false;
+
+function removeLive(): void {
+  for (const dir of live) rmSync(dir, { recursive: true, force: true });
+  live.clear();
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  removeLive();
+  for (const s of SIGNALS) process.removeListener(s, onSignal);
+  // Die of the signal as if nobody had listened, unless someone else handles it (a graceful abort).
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes temp folders left by runs of this user whose process is gone. */
+export function sweepStaleTempDirs(root = tmpdir()): string[] {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return removed;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const match = NAME.exec(name);
+    if (!match || Number(match[1]) === process.pid || alive(Number(match[1]))) continue;
+    const path = join(root, name);
+    try {
+      const info = lstatSync(path);
+      // Only real folders this user made: never follow a link, never touch another user's files.
+      if (!info.isDirectory() || (uid !== undefined && info.uid !== uid)) continue;
+      rmSync(path, { recursive: true, force: true });
+      removed.push(path);
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return removed;
+}
+
+function prepare(): void {
+  if (prepared) return;
+  prepared = true;
+  sweepStaleTempDirs();
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  process.on('exit', removeLive);
+}
+
+/** A new private (0700) temp folder for `purpose` (lower-case words and dashes). */
+export async function makeTempDir(purpose: string): Promise<string> {
+  prepare();
+  const dir = await mkdtemp(join(tmpdir(), `flotilla-${purpose}-${process.pid}-`));
+  live.add(dir);
+  return dir;
+}
+
+export async function removeTempDir(dir: string): Promise<void> {
+  live.delete(dir);
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** Runs `work` in a fresh temp folder and removes the folder afterwards, whatever happens. */
+export async function withTempDir<T>(purpose: string, work: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await makeTempDir(purpose);
+  try {
+    return await work(dir);
+  } finally {
+    await removeTempDir(dir);
+  }
+}

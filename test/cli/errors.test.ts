@@ -1,0 +1,160 @@
+/**
+ * Never a stack trace: through the built CLI, every listed error path ends
+ * with exit 1 (input or operation failed) or 2 (usage) and a message naming
+ * the file, entry or flag; an unexpected error prints one line and the hint
+ * to rerun with --debug.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { writeTarGz } from '../../src/bundle/index.js';
+import { buildApp } from '../../src/build/index.js';
+import { reportAndExit } from '../../src/cli/output.js';
+import { rawTarGz } from '../bundle/raw-tar.js';
+import { tempDir, writeApp } from '../support/app-fixture.js';
+
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const exec = promisify(execFile);
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+async function flotilla(...args: string[]): Promise<Run> {
+  return exec(process.execPath, [cli, ...args], { cwd: tempDir() }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}
+
+/** Exit `code`, no stack trace anywhere, and stderr exactly one line matching `line`. */
+function expectOneLine(run: Run, code: 1 | 2, line: RegExp): void {
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code, stderr: expect.stringMatching(line) });
+  expect(run.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+  expect(`${run.stdout}${run.stderr}`).not.toMatch(/\n\s+at /);
+}
+
+const bundle = (name: string, files: Record<string, string>): string => {
+  const path = join(tempDir(), name);
+  writeFileSync(path, writeTarGz(Object.entries(files).map(([p, data]) => ({ path: p, data }))));
+  return path;
+};
+
+describe('every listed error path: exit 1 or 2, one line, no stack', () => {
+  it('missing files, folders given as files, names too long for the file system', async () => {
+    const dir = join(tempDir(), 'folder.tgz');
+    mkdirSync(dir);
+    const long = join(tempDir(), `${'n'.repeat(300)}.tgz`);
+    expectOneLine(await flotilla('inspect', '/nonexistent/app.tgz'), 1, /^flotilla: \/nonexistent\/app\.tgz: no such file or folder\n$/);
+    expectOneLine(await flotilla('inspect', dir), 1, /^flotilla: .*folder\.tgz: is a folder, not a file\n$/);
+    expectOneLine(await flotilla('inspect', long), 1, /^flotilla: .*n{300}\.tgz: name too long for the file system\n$/);
+    expectOneLine(await flotilla('sign', dir, '--key', '/nonexistent/key.pem'), 1, /^flotilla: \/nonexistent\/key\.pem: no such file or folder\n$/);
+    expectOneLine(await flotilla('build', '/nonexistent/app'), 1, /^flotilla: \/nonexistent\/app: no such file or folder\n$/);
+    const file = join(tempDir(), 'app.txt');
+    writeFileSync(file, 'x');
+    expectOneLine(await flotilla('build', file), 1, /^flotilla: .*app\.txt: not a folder \(an app source tree is a folder\)\n$/);
+    expectOneLine(await flotilla('releases', tempDir()), 1, /is not a flotilla app: fluxcd\/metadata\.yaml is missing/);
+    expectOneLine(await flotilla('import', '/nonexistent/stx', '-d', join(tempDir(), 'out')), 1, /^flotilla: \/nonexistent\/stx does not exist\n$/);
+    const verified = await flotilla('verify', '/nonexistent/app.tgz');
+    expect(verified.code).toBe(1);
+    expect(verified.stdout).toBe('verify: /nonexistent/app.tgz: no such file or folder\n/nonexistent/app.tgz: 1 problem(s)\n');
+  });
+
+  it('inspect exits 1 on anything that is not a readable app', async () => {
+    const cases: [string, RegExp][] = [
+      [bundle('notes.tgz', { 'README.txt': 'hello' }), /^flotilla: notes\.tgz: not a readable application tarball: metadata\.yaml is missing\n$/],
+      [bundle('bad.tgz', { 'metadata.yaml': 'app_name: [x\n' }), /^flotilla: bad\.tgz: not a readable application tarball: metadata\.yaml:\d+:\d+: invalid YAML: /],
+      [bundle('anon.tgz', { 'metadata.yaml': 'maintainer: x\n' }), /not a readable application tarball: metadata\.yaml does not name app_name and app_version\n$/],
+      [bundle('nokust.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n' }), /not a readable application tarball: fluxcd-manifests\/kustomization\.yaml is missing\n$/],
+      [
+        bundle('json.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n', 'fluxcd-manifests/kustomization.yaml': 'resources: []\n', 'plugins/manifest.json': '{"plugins": [\n  {"name": "x",}\n]}' }),
+        /not a readable application tarball: plugins\/manifest\.json:2:\d+: invalid JSON: /,
+      ],
+      [
+        bundle('chart.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n', 'fluxcd-manifests/kustomization.yaml': 'resources: []\n', 'charts/web-1.0.0.tgz': 'not gzip' }),
+        /not a readable application tarball: charts\/web-1\.0\.0\.tgz: .*not a gzip file/,
+      ],
+    ];
+    for (const [path, line] of cases) expectOneLine(await flotilla('inspect', path), 1, line);
+    const hostile = join(tempDir(), 'evil.tgz');
+    writeFileSync(hostile, rawTarGz([{ name: '../escape', data: 'x' }]));
+    expectOneLine(await flotilla('inspect', hostile), 1, /^flotilla: archive rejected \(evil\.tgz\): entry "\.\.\/escape": path has a "\.\." segment\n$/);
+  });
+
+  it('bad YAML, bad JSON and invalid schemas in an app name the file and line', async () => {
+    const badYaml = writeApp({ 'fluxcd/releases.yaml': 'releases:\n  - name: db\n    chart: [db\n' });
+    const yamlRun = await flotilla('build', badYaml, '-d', tempDir());
+    expect(yamlRun.code).toBe(1);
+    expect(yamlRun.stderr).toMatch(/fluxcd\/releases\.yaml:\d+:\d+: /);
+    expect(yamlRun.stderr).not.toMatch(/\n\s+at /);
+    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '{\n  "type": "object",\n}\n' }), '-d', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json:3:1: invalid JSON: /);
+    expectOneLine(
+      await flotilla('build', writeApp({ 'overrides/features.schema.json': '{"type": "objekt"}' }), '-d', tempDir()),
+      1,
+      /^flotilla: overrides\/features\.schema\.json: not a valid JSON Schema \(draft 2020-12\): /,
+    );
+    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '[1]' }), '-d', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json: a JSON Schema must be an object\n$/);
+    const keyed = join(tempDir(), 'bad.pem');
+    writeFileSync(keyed, 'not a key');
+    const built = await buildApp(writeApp(), { outDir: tempDir() });
+    expectOneLine(await flotilla('sign', built.file, '--key', keyed), 1, /^flotilla: the signing key is not a PEM private key: /);
+    const plain = writeApp({ 'overrides/deployment.yaml': 'main: {release: "1.0"\n' });
+    const spec = await flotilla('overrides', 'web', '--app', plain);
+    expect(spec.code).toBe(1);
+    expect(spec.stderr).toMatch(/overrides\/deployment\.yaml:\d+:\d+: /);
+    expect(spec.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('usage errors exit 2 naming the word or flag; help and version exit 0', async () => {
+    expectOneLine(await flotilla('inspect'), 2, /^flotilla: missing required argument 'BUNDLE' \(see --help\)\n$/);
+    expectOneLine(await flotilla('inspect', 'x.tgz', '--bogus'), 2, /^flotilla: unknown option '--bogus' \(see --help\)\n$/);
+    expectOneLine(await flotilla('inspect', 'x.tgz', '-o', 'xml'), 2, /^flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid\. Allowed choices are table, json, yaml\. \(see --help\)\n$/);
+    expectOneLine(await flotilla('deploy'), 2, /^flotilla: unknown command 'deploy' \(see --help\)\n$/);
+    expect((await flotilla('--help')).code).toBe(0);
+    expect((await flotilla('--version')).code).toBe(0);
+  });
+});
+
+describe('an unexpected error', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  function report(error: unknown, argv: string[]): { code: number | undefined; stderr: string } {
+    let stderr = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      stderr += String(chunk);
+      return true;
+    });
+    let code: number | undefined;
+    vi.spyOn(process, 'exit').mockImplementation(((c?: number) => {
+      code = c;
+      throw new Error('exit');
+    }) as never);
+    const saved = process.argv;
+    process.argv = ['node', 'flotilla', ...argv];
+    try {
+      reportAndExit(error);
+    } catch {
+      // the mocked exit
+    } finally {
+      process.argv = saved;
+    }
+    return { code, stderr };
+  }
+
+  it('prints one line with the hint to rerun with --debug, and the stack only with --debug', () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'spec')\n    more detail");
+    expect(report(bug, ['verify', 'x.tgz'])).toEqual({ code: 1, stderr: "flotilla: unexpected error: Cannot read properties of undefined (reading 'spec') (rerun with --debug for the stack trace)\n" });
+    const debug = report(bug, ['verify', 'x.tgz', '--debug']);
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toMatch(/^TypeError: Cannot read properties[^]*\n\s+at [^]*\nflotilla: unexpected error: Cannot read properties of undefined \(reading 'spec'\)\n$/);
+  });
+
+  it('names the path of a file-system error that reaches the top', () => {
+    const error = Object.assign(new Error('EACCES: permission denied, open \'/srv/app.tgz\''), { code: 'EACCES', path: '/srv/app.tgz' });
+    expect(report(error, ['verify'])).toEqual({ code: 1, stderr: 'flotilla: /srv/app.tgz: permission denied\n' });
+  });
+});
