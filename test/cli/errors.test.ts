@@ -103,7 +103,7 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     const built = await buildApp(writeApp(), { outDir: tempDir() });
     expectOneLine(await flotilla('sign', built.file, '--key', keyed), 1, /^flotilla: the signing key is not a PEM private key: /);
     const plain = writeApp({ 'overrides/deployment.yaml': 'main: {release: "1.0"\n' });
-    const spec = await flotilla('overrides', 'web', '--app', plain);
+    const spec = await flotilla('overrides', plain, 'web');
     expect(spec.code).toBe(1);
     expect(spec.stderr).toMatch(/overrides\/deployment\.yaml:\d+:\d+: /);
     expect(spec.stderr).not.toMatch(/\n\s+at /);
