@@ -93,7 +93,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const session = await Session.fromDirectory(appDir, { transformText: substitute });
+  const plugins = await pluginFiles(root, cacheDirOf(options));
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins });
   const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
@@ -126,7 +127,6 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   const payload = new Map<string, Buffer>();
   for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
-  const plugins = await pluginFiles(app.root, cacheDirOf(options));
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);

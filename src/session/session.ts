@@ -23,6 +23,8 @@ export interface SessionOptions {
   readonly userOverrides?: LayerProvider;
   /** The top values layer: -f/--set/--set-string given on the command line (preflight, template, overrides). */
   readonly commandLine?: readonly CommandLineValues[];
+  /** The app's plugins/ already bundled (build keeps them cached): loaded as they are instead of bundling the sources again. */
+  readonly pluginBundle?: ReadonlyMap<string, Buffer>;
 }
 
 
@@ -106,11 +108,12 @@ export class Session {
 
   private async loadPlugins(): Promise<PluginHost> {
     const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins };
-    if (!this.bundle) return loadAppPlugins(this.app, options);
+    const bundled = this.bundle ? bundleFolder(this.bundle.files, PLUGINS_DIR) : this.options.pluginBundle;
+    if (!bundled) return loadAppPlugins(this.app, options);
     // The loader checks a bundle folder on disk (sha256 of every file before any import): write plugins/ to a private one.
     const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
     try {
-      for (const [name, data] of bundleFolder(this.bundle.files, PLUGINS_DIR)) {
+      for (const [name, data] of bundled) {
         await mkdir(dirname(join(dir, name)), { recursive: true });
         await writeFile(join(dir, name), data);
       }
