@@ -15,8 +15,9 @@ writeFileSync(target, 'export const compiledValidators = {};\n');
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
 const { metadataSchema, releasesSchema, deploymentSchema, specLayerSchema, createSchemaAjv, schemaHash } = await load('app/index.js');
 const { buildConfigSchema } = await load('build/index.js');
+const { helmReleaseSchema, helmRepositorySchema } = await load('flux/index.js');
 
-const schemas = [metadataSchema, releasesSchema, deploymentSchema, specLayerSchema, buildConfigSchema];
+const schemas = [metadataSchema, releasesSchema, deploymentSchema, specLayerSchema, buildConfigSchema, helmReleaseSchema, helmRepositorySchema];
 const ajv = createSchemaAjv({ source: true, esm: true });
 const exportNames = {};
 schemas.forEach((schema, i) => {

@@ -6,3 +6,4 @@ export * from './metadata.js';
 export * from './releases.js';
 export * from './spec.js';
 export { checkSchema, createSchemaAjv, schemaHash, type JsonSchema } from './schema-check.js';
+export { nearest } from '../names/index.js';

@@ -11,4 +11,6 @@ export const APP_FILES = {
   static: 'overrides/static',
   templates: 'overrides/templates',
   policies: 'policies',
+  /** Files shipped as they are into fluxcd-manifests/ (same relative path): extra resources and patch files a kustomization names. */
+  manifests: 'fluxcd/manifests',
 } as const;

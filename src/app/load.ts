@@ -124,6 +124,9 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const releasesResult = readReleases(releasesDoc.root, releasesDoc.file);
   collect(releasesResult.diagnostics);
   releasesResult.releases.forEach((release, index) => {
+    if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
+      errors.push({ severity: 'error', message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`, location: release.location });
+    }
     const chartYaml = source.chartFile(release, 'Chart.yaml');
     if (!chartYaml) {
       errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });

@@ -8,8 +8,6 @@ import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
 import { DNS1123_LABEL_PATTERN, nearest } from '../names/index.js';
 
-export { nearest };
-
 /** StarlingX reads these strings (any case) and 0/1 as booleans. */
 const STX_TRUE = ['true', 'yes', 'y', '1'];
 const STX_FALSE = ['false', 'no', 'n', '0'];
@@ -156,6 +154,20 @@ function regexProblems(root: ValueNode | undefined): Diagnostic[] {
   const apps = getNode(root, ['dependent_apps']);
   if (apps?.kind === 'seq') apps.items.forEach((app, i) => check(getNode(app, ['version']), ['dependent_apps', i, 'version'], 'a regular expression matched against the whole version'));
   return out;
+}
+
+/**
+ * The chart repositories a StarlingX platform serves: sysinv refuses a
+ * HelmRepository URL whose last path segment is another, and uploads an app's
+ * charts to metadata `helm_repo`, `starlingx` when unset.
+ */
+export const STARLINGX_HELM_REPOS: readonly string[] = ['starlingx', 'stx-platform'];
+export const DEFAULT_HELM_REPO = 'starlingx';
+
+/** The repository a HelmRepository URL names for sysinv (its last path segment), and whether StarlingX serves it. */
+export function starlingxRepositoryOfUrl(url: string): { readonly segment: string; readonly supported: boolean } {
+  const segment = url.replace(/\/+$/, '').split('/').pop() ?? '';
+  return { segment, supported: STARLINGX_HELM_REPOS.includes(segment) };
 }
 
 export interface AppMetadata {

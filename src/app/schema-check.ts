@@ -98,13 +98,18 @@ function describe(error: ErrorObject): Problem {
   const expected = (error.parentSchema as { expected?: string } | undefined)?.expected;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case 'additionalProperties':
-    {
+    case 'additionalProperties': {
       const key = String(params.additionalProperty);
-      const known = Object.keys((error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
-      const guess = nearest(key, known);
-      return { path: [...path, key], message: `unknown key "${key}"${guess ? `; did you mean "${guess}"?` : ''}` };
+      const known = Object.keys(((error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties) ?? {});
+      const suggestion = nearest(key, known);
+      return { path: [...path, key], message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''}` };
     }
+    case 'const':
+      return { path, message: `expected ${JSON.stringify(params.allowedValue)}, got ${JSON.stringify(error.data)}` };
+    case 'not':
+      return { path, message: expected ?? 'this value is not allowed here' };
+    case 'propertyNames':
+      return { path: [...path, String(params.propertyName)], message: `key "${String(params.propertyName)}" is not allowed here${expected ? `: expected ${expected}` : ''}` };
     case 'required':
       return { path, message: `missing required key "${String(params.missingProperty)}"` };
     case 'type':

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { ChartCache, type CachedChart } from './chart-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
@@ -18,7 +18,7 @@ import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink 
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
-import { BUILD_CONFIG_FILE, readBuildConfig } from './config.js';
+import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
 import { Session } from '../session/index.js';
 
@@ -100,6 +100,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     // A chart kept outside the app (a release's `path`) is its own root.
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));
   }
+  // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
+  const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   await session.checkAll();
 
@@ -122,7 +124,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   };
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
-    const rel = `${APP_FILES.static}/${release.chart}.yaml`;
+    const rel = release.staticOverrides;
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
@@ -132,17 +134,25 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
-  const repository = {
-    name: config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName,
-    // StarlingX serves app charts from the active controller's chart server.
-    url: config.helmRepository.url ?? `http://controller:8080/helm_charts/${config.helmRepository.name ?? app.metadata.helmRepo ?? app.metadata.appName}`,
-    interval: config.helmRepository.interval ?? '1m',
-    namespace: defaultNamespace(app.releases),
-  };
+  const manifests: Map<string, Buffer | string> = fluxManifestTree({
+    releases: orderForApply(app),
+    chartVersions,
+    repository,
+    staticOverrides,
+    namespace: repository.namespace,
+    kustomization: config.kustomization,
+    baseKustomization: config.baseKustomization,
+  });
+  // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
+  for (const rel of await filesBelow(app, APP_FILES.manifests)) {
+    const inTree = rel.slice(APP_FILES.manifests.length + 1);
+    if (manifests.has(inTree)) throw new FlotillaError(`${rel} would replace the generated fluxcd-manifests/${inTree}; flotilla writes that file itself`);
+    manifests.set(inTree, readShipped(rel));
+  }
   const entries = bundleEntries({
     metadata: readShipped(APP_FILES.metadata),
     charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes })),
-    manifests: fluxManifestTree({ releases: orderForApply(app), chartVersions, repository, staticOverrides, namespace: repository.namespace }),
+    manifests,
     plugins,
     app: payload,
   });
@@ -150,8 +160,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  // The entries are mostly gzipped chart archives already: a light level costs little size and much time.
-  const written = await writeTarGzFile(file, entries, { label: file, level: 1 });
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file });
   return {
     app,
     file,
@@ -185,6 +194,13 @@ function orderForApply(app: App): Release[] {
 
 async function payloadFiles(app: App): Promise<string[]> {
   const out: string[] = [];
+  for (const rel of APP_PAYLOAD) out.push(...(await filesBelow(app, rel)));
+  return out;
+}
+
+/** The files below a folder of the app (or the file itself), sorted, hidden ones left out. */
+async function filesBelow(app: App, top: string): Promise<string[]> {
+  const out: string[] = [];
   const walk = async (rel: string): Promise<void> => {
     const abs = app.path(rel);
     if (!existsSync(abs)) return;
@@ -202,7 +218,7 @@ async function payloadFiles(app: App): Promise<string[]> {
       else if (kind?.isFile()) out.push(child);
     }
   };
-  for (const rel of APP_PAYLOAD) await walk(rel);
+  await walk(top);
   return out;
 }
 

@@ -51,7 +51,7 @@ export {
   TOP_LEVEL_ENTRIES,
   type ChecksumAlgorithm,
 } from './layout.js';
-export { bundleEntries, bundleFolder, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
+export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
 export {
   checksumFile,
   digestHex,

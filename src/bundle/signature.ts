@@ -9,6 +9,7 @@ import { FlotillaError } from '../diagnostics/index.js';
 import { formatChecksumProblem, verifyChecksums } from './checksums.js';
 import { CHECKSUM_FILES, SIGNATURE_FILE } from './layout.js';
 import { readTarGzSafely } from './tar-read.js';
+import { BUNDLE_TAR_OPTIONS } from './tarball.js';
 import { writeTarGzFile } from './tar-write.js';
 
 export class SignatureKeyError extends FlotillaError {}
@@ -55,7 +56,6 @@ export async function signBundleFile(file: string, privateKeyPem: string): Promi
   if (problems.length > 0) throw new FlotillaError(`${basename(file)}: not signing a tarball whose checksums fail:\n  ${problems.map(formatChecksumProblem).join('\n  ')}`);
   const checksums = files.get(CHECKSUM_FILES.sha256) as Buffer;
   files.set(SIGNATURE_FILE, Buffer.from(signChecksums(checksums, privateKeyPem)));
-  // The outer tarball holds compressed chart archives; see buildApp for the level.
-  const written = await writeTarGzFile(file, [...files].map(([path, data]) => ({ path, data })), { level: 1 });
+  const written = await writeTarGzFile(file, [...files].map(([path, data]) => ({ path, data })), BUNDLE_TAR_OPTIONS);
   return { file, sha256: written.sha256 };
 }

@@ -3,7 +3,9 @@
  * for Helm chart archives alike. Same entries in, same bytes out, whatever
  * the file times, checkout path, user or machine:
  * - regular files only (no directory entries: Helm writes none and every tar
- *   reader creates parents), mode 0644, uid/gid 0, empty uname/gname;
+ *   reader creates parents), mode 0644, uid/gid 0, empty uname/gname; with
+ *   `dotRoot`, names as `tar czf app.tgz .` writes them: the `./` folder
+ *   first, `./`-prefixed names, each folder (0755) before its first file;
  * - one fixed mtime; ustar headers without atime/ctime; a pax header (path
  *   only, no times) just for names ustar cannot hold;
  * - entries sorted byte-wise by path unless the caller fixes the order;
@@ -33,6 +35,11 @@ export interface TarWriteOptions {
   readonly label?: string;
   /** gzip level (default 6). The outer app tarball holds mostly compressed chart archives, where any level buys little. */
   readonly level?: number;
+  /**
+   * Name entries as `tar czf app.tgz .` does (`./` folder first, `./a/`, `./a/b`):
+   * StarlingX registers an app tarball by reading its member `./metadata.yaml`.
+   */
+  readonly dotRoot?: boolean;
 }
 
 /**
@@ -42,6 +49,7 @@ export interface TarWriteOptions {
 export const FIXED_MTIME = new Date(Date.UTC(2000, 0, 1));
 
 const FILE_MODE = 0o644;
+const DIR_MODE = 0o755;
 const BLOCK = 512;
 /** gzip header byte 9; zlib writes the build platform's code (0x03 Unix, 0x0a Windows, 0x13 macOS). */
 const GZIP_OS_UNIX = 0x03;
@@ -87,10 +95,12 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
   return list;
 }
 
-function fileHeader(path: string, size: number, mtime: Date): Buffer[] {
-  const fast = ustarHeader(path, size, mtime);
+type EntryKind = 'file' | 'directory';
+
+function entryHeader(path: string, size: number, mtime: Date, kind: EntryKind = 'file'): Buffer[] {
+  const fast = ustarHeader(path, size, mtime, kind);
   if (fast) return [fast];
-  const fields = { path, mode: FILE_MODE, uid: 0, gid: 0, size, mtime, type: 'File' as const, uname: '', gname: '' };
+  const fields = { path, mode: kind === 'file' ? FILE_MODE : DIR_MODE, uid: 0, gid: 0, size, mtime, type: kind === 'file' ? ('File' as const) : ('Directory' as const), uname: '', gname: '' };
   const header = new Header(fields);
   const needPax = header.encode();
   const block = header.block;
@@ -110,18 +120,18 @@ const MAX_OCTAL_11 = 0o77777777777;
  * node-tar's general encoder costs ~10 µs a header, and a build writes
  * thousands. Anything else goes to node-tar.
  */
-function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefined {
+function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): Buffer | undefined {
   const seconds = Math.floor(mtime.getTime() / 1000);
   if (!PLAIN_NAME.test(path) || size > MAX_OCTAL_11 || seconds < 0 || seconds > MAX_OCTAL_11) return undefined;
   const block = Buffer.alloc(BLOCK);
   const octal = (value: number, width: number) => `${value.toString(8).padStart(width - 2, '0')} \0`;
   block.write(path, 0, 'latin1');
-  block.write(octal(FILE_MODE, 8), 100, 'latin1');
+  block.write(octal(kind === 'file' ? FILE_MODE : DIR_MODE, 8), 100, 'latin1');
   block.write(octal(0, 8), 108, 'latin1');
   block.write(octal(0, 8), 116, 'latin1');
   block.write(octal(size, 12), 124, 'latin1');
   block.write(octal(seconds, 12), 136, 'latin1');
-  block.write('0', 156, 'latin1');
+  block.write(kind === 'file' ? '0' : '5', 156, 'latin1');
   block.write('ustar\x0000', 257, 'latin1');
   block.write(octal(0, 8), 329, 'latin1');
   block.write(octal(0, 8), 337, 'latin1');
@@ -135,10 +145,24 @@ function ustarHeader(path: string, size: number, mtime: Date): Buffer | undefine
 /** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
 export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
   const mtime = options.mtime ?? FIXED_MTIME;
-  const parts = orderedEntries(entries, options).map((entry) => {
+  const parts: { headers: Buffer[]; data: Buffer }[] = [];
+  const folders = new Set<string>();
+  const folder = (path: string) => parts.push({ headers: entryHeader(path, 0, mtime, 'directory'), data: Buffer.alloc(0) });
+  if (options.dotRoot) folder('./');
+  for (const entry of orderedEntries(entries, options)) {
     const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
-    return { headers: fileHeader(entry.path, data.length, mtime), data };
-  });
+    if (options.dotRoot) {
+      // Each folder once, before the first file below it.
+      for (let slash = entry.path.indexOf('/'); slash !== -1; slash = entry.path.indexOf('/', slash + 1)) {
+        const parent = entry.path.slice(0, slash);
+        if (!folders.has(parent)) {
+          folders.add(parent);
+          folder(`./${parent}/`);
+        }
+      }
+    }
+    parts.push({ headers: entryHeader(options.dotRoot ? `./${entry.path}` : entry.path, data.length, mtime), data });
+  }
   // One buffer of the exact size; the padding and the end marker are its zeros.
   const padded = (n: number) => n + ((BLOCK - (n % BLOCK)) % BLOCK);
   const size = parts.reduce((sum, p) => sum + p.headers.reduce((h, b) => h + b.length, 0) + padded(p.data.length), 2 * BLOCK);

@@ -10,13 +10,21 @@ import { readInputFile } from '../files/index.js';
 import { md5sumFile, sha256sumFile } from './checksums.js';
 import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
 import { DecompressionBudget, readTarGzEntriesSync, type ArchiveLimits } from './tar-read.js';
-import type { TarEntry } from './tar-write.js';
+import type { TarEntry, TarWriteOptions } from './tar-write.js';
+
+/**
+ * How the application tarball is written: `./`-prefixed, as StarlingX's own
+ * build (`tar czf app.tgz .`) writes it — sysinv registers a bundle by its
+ * member `./metadata.yaml` — and at a light gzip level, as its entries are
+ * mostly compressed chart archives already.
+ */
+export const BUNDLE_TAR_OPTIONS: TarWriteOptions = { dotRoot: true, level: 1 };
 
 export interface OpenedBundle {
   readonly path: string;
   /** Every file by its path in the tarball. */
   readonly files: ReadonlyMap<string, Buffer>;
-  /** The folder entries the tarball lists (flotilla writes none; other tools do), for the layout check. */
+  /** The folder entries the tarball lists (flotilla writes `./` and its folders first, as `tar czf app.tgz .` does), for the layout check. */
   readonly directories: readonly string[];
   /** What the archives inside (charts) may still decompress: shared, so nesting cannot multiply it. */
   readonly budget: DecompressionBudget;

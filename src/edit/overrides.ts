@@ -140,7 +140,8 @@ async function resolveTarget(tree: AppTree, request: OverrideEdit): Promise<Edit
   if (request.file === undefined) {
     if (request.chart === undefined) throw new FlotillaError('name a chart, or a file with --file', { exitCode: 2 });
     const release = releaseOfChart(await readReleaseTable(tree), request.chart);
-    const file = `${APP_FILES.static}/${release.chart}.yaml`;
+    // A release with static overrides of its own (staticOverrides) is edited there.
+    const file = release.staticOverrides;
     return { path: tree.path(file), file, mayCreate: true, references: await chartReferences(tree, release.chartPath) };
   }
   const path = isAbsolute(request.file) ? request.file : resolve(tree.root, request.file);

@@ -28,11 +28,15 @@ export interface ChartSourceRef {
 }
 
 export interface HelmReleaseChart {
+  /** Labels and annotations of the HelmChart Flux makes from the template. */
+  readonly metadata?: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
   readonly spec: {
     readonly chart: string;
     readonly version?: string;
     readonly sourceRef: ChartSourceRef;
     readonly reconcileStrategy?: string;
+    /** Other chart template fields (valuesFiles, interval, verify …), passed through. */
+    readonly [field: string]: unknown;
   };
 }
 
@@ -75,6 +79,7 @@ export interface HelmRelease {
     readonly name: string;
     readonly namespace?: string;
     readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
     readonly generation?: number;
   };
   readonly spec: HelmReleaseSpec;

@@ -33,11 +33,26 @@ export interface HelmRepositorySpec {
   readonly url: string;
   readonly interval: string;
   readonly namespace: string;
+  /** HelmRepository spec fields beyond url and interval (secretRef, timeout, type …), passed through. */
+  readonly spec?: Readonly<Record<string, unknown>>;
+  /** HelmRepository metadata labels and annotations. */
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
 }
 
 export interface HelmReleaseOptions {
   readonly chartVersion: string;
   readonly repository: string;
+  /** Namespace of the repository, named in sourceRef when the release lives in another one. */
+  readonly repositoryNamespace?: string;
+}
+
+/** One `dependsOn` entry of a release, with the dependency's own namespace. */
+export interface FluxDependency {
+  readonly name: string;
+  readonly namespace: string;
+  /** A HelmRelease the app does not deploy (another app's): Flux waits for it, flotilla does not. */
+  readonly external: boolean;
 }
 
 /** What the generator reads of a release (an `App` release from src/app fits). */
@@ -47,14 +62,18 @@ export interface FluxRelease {
   readonly namespace: string;
   readonly releaseName: string;
   readonly group?: string;
-  readonly dependsOn: readonly string[];
+  /** Every `dependsOn` entry as the HelmRelease carries it, external ones included, in order. */
+  readonly dependencies: readonly FluxDependency[];
   readonly timeout: string;
   readonly interval: string;
   readonly install: ReleaseActionFlags;
   readonly upgrade: ReleaseActionFlags;
   readonly labels: Readonly<Record<string, string>>;
-  /** HelmRelease spec fields flotilla does not model, passed through as written. */
+  readonly annotations: Readonly<Record<string, string>>;
+  /** HelmRelease spec fields flotilla does not model, passed through as written (chart.metadata and chart.spec fields too). */
   readonly helmReleaseSpec: Readonly<Record<string, unknown>>;
+  /** Fields of the release folder's kustomization beyond the generated ones, passed through. */
+  readonly kustomization: Readonly<Record<string, unknown>>;
 }
 
 /** install / upgrade as a release sets them: the two flags always, other Flux fields passed through. */
@@ -65,40 +84,51 @@ function actionFlags(flags: ReleaseActionFlags): HelmReleaseAction {
   return { disableHooks, disableWait, ...others, ...(remediation ? { remediation: { ...remediation } } : {}) };
 }
 
+const isMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 export function helmReleaseManifest(release: FluxRelease, options: HelmReleaseOptions): HelmRelease {
+  // helmReleaseSpec may add chart.metadata and chart.spec fields (valuesFiles …) next to the generated ones.
+  const { chart: chartExtras, ...passThrough } = release.helmReleaseSpec;
+  const extras = isMap(chartExtras) ? chartExtras : {};
+  const sourceRef = {
+    kind: 'HelmRepository',
+    name: options.repository,
+    ...(options.repositoryNamespace !== undefined && options.repositoryNamespace !== release.namespace ? { namespace: options.repositoryNamespace } : {}),
+  };
   const spec: { -readonly [K in keyof HelmReleaseSpec]: HelmReleaseSpec[K] } = {
     releaseName: release.releaseName,
     chart: {
-      spec: {
-        chart: release.chart,
-        version: options.chartVersion,
-        sourceRef: { kind: 'HelmRepository', name: options.repository },
-      },
+      ...(isMap(extras.metadata) ? { metadata: extras.metadata } : {}),
+      spec: { chart: release.chart, version: options.chartVersion, sourceRef, ...(isMap(extras.spec) ? extras.spec : {}) },
     },
     interval: release.interval,
     timeout: release.timeout,
     test: { enable: false },
-    ...release.helmReleaseSpec,
+    ...passThrough,
     install: actionFlags(release.install),
     upgrade: actionFlags(release.upgrade),
   };
-  if (release.dependsOn.length > 0) spec.dependsOn = release.dependsOn.map((name) => ({ name, namespace: release.namespace }));
+  // Each entry names its dependency's own namespace (Flux would assume the depending release's).
+  if (release.dependencies.length > 0) spec.dependsOn = release.dependencies.map(({ name, namespace }) => ({ name, namespace }));
   // Flux merges valuesFrom in order, later wins: static first, then system.
   spec.valuesFrom = overridesValuesFrom(release.name);
+  const annotations = Object.keys(release.annotations).length > 0 ? { annotations: { ...release.annotations } } : {};
   return {
     apiVersion: HELM_RELEASE_API,
     kind: 'HelmRelease',
-    metadata: { name: release.name, labels: { ...(release.group ? { chart_group: release.group } : {}), ...release.labels } },
+    metadata: { name: release.name, labels: { ...(release.group ? { chart_group: release.group } : {}), ...release.labels }, ...annotations },
     spec,
   };
 }
 
 export function helmRepositoryManifest(repo: HelmRepositorySpec): Record<string, unknown> {
+  const labels = repo.labels && Object.keys(repo.labels).length > 0 ? { labels: { ...repo.labels } } : {};
+  const annotations = repo.annotations && Object.keys(repo.annotations).length > 0 ? { annotations: { ...repo.annotations } } : {};
   return {
     apiVersion: SOURCE_API,
     kind: 'HelmRepository',
-    metadata: { name: repo.name, namespace: repo.namespace },
-    spec: { url: repo.url, interval: repo.interval },
+    metadata: { name: repo.name, namespace: repo.namespace, ...labels, ...annotations },
+    spec: { url: repo.url, interval: repo.interval, ...repo.spec },
   };
 }
 
@@ -111,30 +141,56 @@ export interface FluxTreeInput {
   readonly repository: HelmRepositorySpec;
   /** Static overrides file text per release name, as written by the author. */
   readonly staticOverrides: ReadonlyMap<string, string>;
-  /** Namespace of the top kustomization. */
+  /** Namespace of the top kustomization: the app's, where the HelmRepository lives. */
   readonly namespace: string;
+  /** Fields of the top and base kustomizations beyond the generated ones, passed through. */
+  readonly kustomization?: Readonly<Record<string, unknown>>;
+  readonly baseKustomization?: Readonly<Record<string, unknown>>;
 }
 
-/** The files of fluxcd-manifests/, paths relative to it, in a fixed order. */
+/**
+ * The files of fluxcd-manifests/, paths relative to it, in a fixed order.
+ *
+ * kustomize's `namespace` in the top kustomization moves every resource below
+ * it into that namespace. When every release lives in the app's namespace the
+ * top kustomization sets it (StarlingX's layout); when one does not, the top
+ * sets none, and base/ and each release folder set their own, so a release
+ * and its two Secrets land in the release's namespace.
+ */
 export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
   const files = new Map<string, string>();
-  files.set(FLUX_TREE.kustomization, toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', namespace: input.namespace, resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] }));
-  files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization), toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', resources: [FLUX_TREE.helmRepository] }));
+  const oneNamespace = input.releases.every((r) => r.namespace === input.namespace);
+  const kustomization = (fields: Record<string, unknown>, extras: Readonly<Record<string, unknown>> | undefined) =>
+    toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', ...fields, ...extras });
+  files.set(
+    FLUX_TREE.kustomization,
+    kustomization({ ...(oneNamespace ? { namespace: input.namespace } : {}), resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] }, input.kustomization),
+  );
+  files.set(
+    fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization),
+    kustomization({ ...(oneNamespace ? {} : { namespace: input.namespace }), resources: [FLUX_TREE.helmRepository] }, input.baseKustomization),
+  );
   files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository), toYaml(helmRepositoryManifest(input.repository)));
   for (const release of input.releases) {
     const version = input.chartVersions.get(release.chart);
     if (version === undefined) throw new Error(`no packaged version for chart ${release.chart}`);
-    files.set(fluxTreePath(release.name, FLUX_TREE.helmRelease), toYaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name })));
+    files.set(
+      fluxTreePath(release.name, FLUX_TREE.helmRelease),
+      toYaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name, repositoryNamespace: input.namespace })),
+    );
+    // Extra resources (files the app ships in fluxcd/manifests/<release>/) follow the HelmRelease.
+    const { resources: extraResources, ...extras } = release.kustomization;
     files.set(
       fluxTreePath(release.name, FLUX_TREE.kustomization),
-      toYaml({
-        apiVersion: KUSTOMIZE_API,
-        kind: 'Kustomization',
-        namespace: release.namespace,
-        resources: [FLUX_TREE.helmRelease],
-        secretGenerator: OVERRIDES_KINDS.map((kind) => ({ name: overridesSecretName(release.name, kind), files: [overridesValuesKey(release.name, kind)] })),
-        generatorOptions: { disableNameSuffixHash: true },
-      }),
+      kustomization(
+        {
+          namespace: release.namespace,
+          resources: [FLUX_TREE.helmRelease, ...(Array.isArray(extraResources) ? (extraResources as string[]) : [])],
+          secretGenerator: OVERRIDES_KINDS.map((kind) => ({ name: overridesSecretName(release.name, kind), files: [overridesValuesKey(release.name, kind)] })),
+          generatorOptions: { disableNameSuffixHash: true },
+        },
+        extras,
+      ),
     );
     files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'static')), input.staticOverrides.get(release.name) ?? '');
     files.set(fluxTreePath(release.name, overridesValuesKey(release.name, 'system')), '');

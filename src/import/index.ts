@@ -95,7 +95,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   checkApplyOrder(releases, problems);
   const tokens = new BuildTokens(problems);
   if (metadataBytes) tokens.note(metadataBytes, METADATA_FILE);
-  const staticByChart = staticOverridesByChart(releases, problems, tokens);
+  const statics = staticOverrides(releases, problems, tokens);
   const excluded = excludedReleases(releases, metadata, problems);
   const charts = problems.failed ? new Map<string, ImportedChart>() : await findCharts(chartNeeds(releases), places, problems);
   if (!problems.failed) {
@@ -108,15 +108,16 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   }
 
   // The tree: staged, loaded back and compared, then moved into place.
-  const images = harvestImages([...staticByChart.values()].map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
+  // The catalog sets images per chart: a chart whose releases carry static overrides of their own keeps its images there.
+  const images = harvestImages([...statics.byChart.values()].filter((r) => !statics.ownedCharts.has(r.chart)).map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
   const chartList = [...charts.values()];
   const chartFiles = chartOutputFiles(chartList);
-  const files = appTree({ src, manifests, metadataBytes, releases, excluded, staticByChart, images, tokens: tokens.names(), catalogRelease, chartFiles: chartFiles.files });
+  const files = appTree({ src, manifests, metadataBytes, releases, excluded, statics, images, tokens: tokens.names(), catalogRelease, chartFiles: chartFiles.files });
   let staged: Staged | undefined;
   try {
     staged = await stageTree(targetInfo, files);
     const expectEnabled = new Set(releases.filter((r) => !excluded.has(r.name)).map((r) => r.name));
-    await verifyImport(staged.dir, releases, charts, manifests.repository.name, expectEnabled);
+    await verifyImport(staged.dir, releases, charts, manifests, expectEnabled);
     const replaced = await commitStaged(targetInfo, staged);
     return {
       externalLinks,
@@ -159,7 +160,8 @@ function readStarlingxMetadata(src: FileSource, problems: Problems): { bytes?: B
 
 /** Every listed release folder mapped to a release entry. */
 function mapReleases(manifests: StxManifests, metadata: AppMetadata | undefined, problems: Problems): ImportedRelease[] {
-  const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed) };
+  const namespaces = new Map(manifests.releases.map((r) => [r.folder, r.namespace ?? manifests.namespace]));
+  const ctx = { namespace: manifests.namespace, repository: manifests.repository.name, releaseNames: new Set(manifests.listed), namespaces };
   const releases: ImportedRelease[] = [];
   for (const folder of manifests.releases) {
     const release = mapHelmRelease(folder, ctx, problems);
@@ -208,24 +210,38 @@ class BuildTokens {
   }
 }
 
-/** Static overrides are kept per chart: releases sharing a chart must agree. The first release of each chart, by chart. */
-function staticOverridesByChart(releases: readonly ImportedRelease[], problems: Problems, tokens: BuildTokens): Map<string, ImportedRelease> {
+/** Where each release's static overrides go: one file per chart, and one per release whose overrides differ from its chart's first release's. */
+interface StaticOverrides {
+  /** The first release of each chart: its overrides are overrides/static/<chart>.yaml. */
+  readonly byChart: ReadonlyMap<string, ImportedRelease>;
+  /** Releases with static overrides of their own, overrides/static/<release>.yaml. */
+  readonly byRelease: ReadonlyMap<string, ImportedRelease>;
+  /** Charts some release of which has its own. */
+  readonly ownedCharts: ReadonlySet<string>;
+  /** The file of a release's static overrides, relative to the app root. */
+  fileOf(release: ImportedRelease): string;
+}
+
+/** Static overrides are kept per chart; a release of a shared chart whose overrides differ keeps its own. */
+function staticOverrides(releases: readonly ImportedRelease[], problems: Problems, tokens: BuildTokens): StaticOverrides {
   const byChart = new Map<string, ImportedRelease>();
+  const byRelease = new Map<string, ImportedRelease>();
   for (const r of releases) {
     const previous = byChart.get(r.chart);
     const data = r.source.staticOverrides.data;
-    if (previous && !previous.source.staticOverrides.data.equals(data)) {
-      problems.error(
-        `releases ${previous.name} and ${r.name} both use chart ${r.chart}, but their static overrides differ; flotilla keeps one overrides/static/${r.chart}.yaml per chart`,
-        { file: r.source.staticOverrides.file, line: 1, column: 1 },
-      );
-    }
-    if (!previous) {
-      byChart.set(r.chart, r);
-      tokens.note(data, r.source.staticOverrides.file);
-    }
+    if (!previous) byChart.set(r.chart, r);
+    else if (!previous.source.staticOverrides.data.equals(data)) byRelease.set(r.name, r);
+    else continue;
+    tokens.note(data, r.source.staticOverrides.file);
   }
-  return byChart;
+  for (const [name, r] of byRelease) {
+    if (byChart.has(name)) problems.error(`release ${name} needs static overrides of its own, but ${APP_FILES.static}/${name}.yaml is the static overrides of chart ${name}`, r.source.listedAt);
+  }
+  const ownedCharts = new Set([...byRelease.values()].map((r) => r.chart));
+  for (const chart of ownedCharts) {
+    problems.warn(`releases of chart ${chart} have static overrides of their own: its images stay in them (not harvested into the catalog, which is per chart)`, byChart.get(chart)?.source.listedAt);
+  }
+  return { byChart, byRelease, ownedCharts, fileOf: (r) => `${APP_FILES.static}/${byRelease.has(r.name) ? r.name : r.chart}.yaml` };
 }
 
 /** Releases the imported spec leaves off, and why: those StarlingX would not deploy either (disabled charts and what depends on them). */
@@ -275,7 +291,7 @@ interface AppTreeInput {
   readonly metadataBytes: Buffer;
   readonly releases: readonly ImportedRelease[];
   readonly excluded: ReadonlyMap<string, string>;
-  readonly staticByChart: ReadonlyMap<string, ImportedRelease>;
+  readonly statics: StaticOverrides;
   readonly images: ReturnType<typeof harvestImages>;
   readonly tokens: readonly string[];
   readonly catalogRelease: string;
@@ -288,13 +304,14 @@ function appTree(input: AppTreeInput): Map<string, Buffer | string> {
   const from = `${basename(src.path)}/${manifests.dir}`;
   const files = new Map<string, Buffer | string>();
   files.set(APP_FILES.metadata, input.metadataBytes);
-  files.set(APP_FILES.releases, releasesYaml(releases, tableDefaults(releases, manifests.namespace), from));
-  files.set('fluxcd/build.yaml', buildYaml(manifests.repository, `${from}/base`, [...input.tokens]));
+  files.set(APP_FILES.releases, releasesYaml(releases, tableDefaults(releases, manifests.namespace), from, input.statics.fileOf));
+  files.set('fluxcd/build.yaml', buildYaml(manifests, `${from}/base`, [...input.tokens]));
   const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
   files.set(APP_FILES.deployment, deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));
   files.set(`${APP_FILES.versions}/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
   files.set(APP_FILES.imageTargets, imagesYaml(images.harvested, images.skipped));
-  for (const [chart, r] of input.staticByChart) files.set(`${APP_FILES.static}/${chart}.yaml`, r.source.staticOverrides.data);
+  for (const r of [...input.statics.byChart.values(), ...input.statics.byRelease.values()]) files.set(input.statics.fileOf(r), r.source.staticOverrides.data);
+  for (const [path, data] of manifests.extraFiles) files.set(`${APP_FILES.manifests}/${path}`, data);
   for (const [path, data] of input.chartFiles) files.set(path, data);
   return files;
 }

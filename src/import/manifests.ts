@@ -9,10 +9,12 @@
  * Everything flotilla's generator would not write back the same way is an
  * error at its file and line; harmless differences are warnings.
  */
+import { basename } from 'node:path';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
 import { MANIFESTS_DIR } from '../bundle/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
+import { checkSchema } from '../app/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmRepositorySchema, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
 import type { Problems } from './errors.js';
 import type { FileSource } from '../files/index.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
@@ -21,19 +23,28 @@ import { isDns1123Label, isHelmReleaseName } from '../names/index.js';
 
 const fileStart = (file: string): SourceLocation => ({ file, line: 1, column: 1 });
 
-/** Checks apiVersion/kind of a kustomization; unknown keys are errors (the generator would drop them). */
-function checkKustomizationKeys(map: MapNode, allowed: readonly string[], problems: Problems, why: string): void {
+/**
+ * Checks apiVersion/kind of a kustomization and returns its other fields
+ * beyond `generated` (commonLabels, labels, patches …): flotilla carries them
+ * into the generated kustomization as written.
+ */
+function kustomizationExtras(map: MapNode, generated: readonly string[], problems: Problems): Record<string, unknown> {
   const apiVersion = map.entries.get('apiVersion');
   if (apiVersion && asString(apiVersion) !== KUSTOMIZE_API) {
     problems.error(`apiVersion ${shown(apiVersion)} is not ${KUSTOMIZE_API}`, locationOf(apiVersion), ['apiVersion']);
   }
   const kind = map.entries.get('kind');
   if (kind && asString(kind) !== 'Kustomization') problems.error(`kind ${shown(kind)} is not Kustomization`, locationOf(kind), ['kind']);
+  const extras: Record<string, unknown> = {};
   for (const [key, node] of map.entries) {
-    if (key === 'apiVersion' || key === 'kind' || allowed.includes(key)) continue;
-    problems.error(`"${key}" cannot be imported: ${why}`, locationOf(node), [key]);
+    if (key === 'apiVersion' || key === 'kind' || generated.includes(key)) continue;
+    extras[key] = toPlain(node);
   }
+  return extras;
 }
+
+/** Where each original sits, by the path flotilla generates it at. */
+type Originals = Map<string, Record<string, unknown>>;
 
 function stringList(node: ValueNode | undefined, problems: Problems, what: string, path: string): { value: string; at: SourceLocation }[] | undefined {
   if (node?.kind !== 'seq') {
@@ -61,7 +72,8 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
     problems.error('expected a kustomization (a map with namespace and resources)', fileStart(top.file));
     return undefined;
   }
-  checkKustomizationKeys(topMap, ['namespace', 'resources'], problems, 'the top kustomization flotilla writes holds only namespace and resources (base and one folder per release)');
+  const kustomization = kustomizationExtras(topMap, ['namespace', 'resources'], problems);
+  const originals: Originals = new Map([[FLUX_TREE.kustomization, toPlain(topMap) as Record<string, unknown>]]);
 
   const namespaceNode = topMap.entries.get('namespace');
   let namespace = asString(namespaceNode);
@@ -107,10 +119,11 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
-  const repository = baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems) : undefined;
+  const base = baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems, originals) : undefined;
+  const repository = base?.repository;
   const releases: StxReleaseFolder[] = [];
   for (const folder of folders) {
-    const release = readReleaseFolder(source, dir, folder.name, folder.at, problems);
+    const release = readReleaseFolder(source, dir, folder.name, folder.at, problems, originals);
     if (release) releases.push(release);
   }
 
@@ -119,24 +132,42 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
     if (spaces.length === 1 && releases.every((r) => r.namespace !== undefined)) {
       namespace = spaces[0] as string;
       problems.warn(`has no namespace; flotilla writes the release folders' namespace "${namespace}" there`, fileStart(top.file));
+    } else if (repository?.namespace !== undefined) {
+      // Each release keeps its own namespace; the app's (the repository's) is where base/ goes.
+      namespace = repository.namespace;
     } else {
-      problems.error('has no namespace, and the release folders do not agree on one: set namespace', fileStart(top.file));
+      problems.error('has no namespace, the release folders do not agree on one, and the HelmRepository names none: set namespace', fileStart(top.file));
     }
   }
-  if (!repository || namespace === undefined) return undefined;
-  for (const r of releases) {
-    if (r.namespace !== undefined && r.namespace !== namespace) {
-      // kustomize puts every resource in the top namespace; flotilla derives the top namespace from the releases' own.
-      problems.error(
-        `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization puts every resource in "${namespace}"; flotilla writes one namespace for both: make them agree`,
-        r.listedAt,
-      );
-    }
+  if (!base || !repository || namespace === undefined) return undefined;
+  const placed = releases.map((r) => {
+    if (namespaceNode === undefined || r.namespace === undefined || r.namespace === namespace) return r;
+    // kustomize moves every resource below the top kustomization into its namespace: that is where the release runs.
+    problems.warn(
+      `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization moves every resource into "${namespace}"; imported in "${namespace}", where it is deployed`,
+      r.listedAt,
+    );
+    return { ...r, namespace };
+  });
+  // Files the generator does not write (extra resources, patch files …), shipped as they are.
+  const extraFiles = new Map<string, Buffer>();
+  otherFiles(source, dir, '', [FLUX_TREE.kustomization], extraFiles);
+  const baseResources = (originals.get(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization))?.resources ?? []) as unknown[];
+  otherFiles(source, dir, FLUX_TREE.base, [FLUX_TREE.kustomization, ...baseResources.map((r) => folderName(String(r)) ?? '')], extraFiles);
+  for (const r of placed) {
+    const generated = [FLUX_TREE.kustomization, basename(r.helmRelease.file), overridesValuesKey(r.folder, 'static'), overridesValuesKey(r.folder, 'system')];
+    otherFiles(source, dir, r.folder, generated, extraFiles);
   }
-  return { dir, namespace, repository, releases, listed: folders.map((f) => f.name) };
+  return { dir, namespace, repository, kustomization, baseKustomization: base.kustomization, releases: placed, listed: folders.map((f) => f.name), originals, extraFiles };
 }
 
-function readBase(source: FileSource, base: string, namespace: string | undefined, problems: Problems): StxHelmRepository | undefined {
+function readBase(
+  source: FileSource,
+  base: string,
+  namespace: string | undefined,
+  problems: Problems,
+  originals: Originals,
+): { repository: StxHelmRepository; kustomization: Record<string, unknown> } | undefined {
   const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
   if (!kust) return undefined;
   const map = asMap(kust.root);
@@ -144,9 +175,10 @@ function readBase(source: FileSource, base: string, namespace: string | undefine
     problems.error('expected a kustomization listing the HelmRepository file', fileStart(kust.file));
     return undefined;
   }
-  checkKustomizationKeys(map, ['resources', 'namespace'], problems, 'flotilla writes base/ with the HelmRepository only');
+  const kustomization = kustomizationExtras(map, ['resources', 'namespace'], problems);
+  originals.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization), toPlain(map) as Record<string, unknown>);
   const nsNode = map.entries.get('namespace');
-  if (nsNode && asString(nsNode) !== namespace) {
+  if (nsNode && namespace !== undefined && asString(nsNode) !== namespace) {
     problems.warn(`namespace ${shown(nsNode)} is overridden by the top kustomization's; not imported`, locationOf(nsNode), ['namespace']);
   }
   const files = stringList(map.entries.get('resources'), problems, 'resources', 'resources') ?? [];
@@ -160,8 +192,10 @@ function readBase(source: FileSource, base: string, namespace: string | undefine
     }
     const doc = readSourceYaml(source, rel, problems);
     if (!doc) continue;
-    const repo = readHelmRepository(doc, problems);
-    if (repo?.namespace !== undefined && repo.namespace !== namespace) {
+    let repo = readHelmRepository(doc, problems);
+    if (doc.root) originals.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository), toPlain(doc.root) as Record<string, unknown>);
+    if (repo && namespace === undefined && repo.namespace === undefined && asString(nsNode) !== undefined) repo = { ...repo, namespace: asString(nsNode) };
+    if (repo?.namespace !== undefined && namespace !== undefined && repo.namespace !== namespace) {
       problems.warn(`metadata.namespace "${repo.namespace}" is overridden by the top kustomization's; not imported`, repo.location, ['metadata', 'namespace']);
     }
     if (repo && repo.interval === undefined) problems.warn('spec.interval is not set; flotilla build writes 1m', repo.location, ['spec', 'interval']);
@@ -175,7 +209,7 @@ function readBase(source: FileSource, base: string, namespace: string | undefine
     problems.error(`base/ holds ${repos.length} HelmRepositories (${repos.map((r) => r.name).join(', ')}); flotilla points every release at one`, repos[1]!.location);
     return undefined;
   }
-  return repos[0];
+  return { repository: repos[0]!, kustomization };
 }
 
 function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmRepository | undefined {
@@ -186,58 +220,38 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
     return undefined;
   }
   const apiVersion = getNode(map, ['apiVersion']);
-  if (asString(apiVersion) === 'source.toolkit.fluxcd.io/v1beta2') {
-    problems.warn(`apiVersion ${asString(apiVersion)} is written as ${SOURCE_API} (same fields)`, locationOf(apiVersion as ValueNode), ['apiVersion']);
-  } else if (asString(apiVersion) !== SOURCE_API) {
-    problems.error(`apiVersion ${shown(apiVersion)} is not ${SOURCE_API}`, apiVersion ? locationOf(apiVersion) : fileStart(doc.file), ['apiVersion']);
-  }
-  let ok = true;
-  for (const [key, node] of map.entries) {
-    if (!['apiVersion', 'kind', 'metadata', 'spec'].includes(key)) {
-      problems.error(`"${key}" cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), [key]);
-      ok = false;
-    }
-  }
+  const before = problems.errors.length;
+  const v1beta2 = asString(apiVersion) === 'source.toolkit.fluxcd.io/v1beta2';
+  if (v1beta2) problems.warn(`apiVersion ${asString(apiVersion)} is written as ${SOURCE_API} (same fields)`, locationOf(apiVersion as ValueNode), ['apiVersion']);
+  const status = map.entries.get('status');
+  if (status) problems.warn('status is not imported (the cluster writes it)', locationOf(status), ['status']);
+  // The object as Flux defines it; a v1beta2 apiVersion (same fields) and the status are not its concern here.
+  const tolerated = (key: unknown) => key === 'status' || (v1beta2 && key === 'apiVersion');
+  problems.add(checkSchema(helmRepositorySchema, map, doc.file).filter((d) => !tolerated(d.path?.[0])));
   const metadata = asMap(getNode(map, ['metadata']));
-  const name = asString(getNode(metadata, ['name']));
-  if (!name) {
-    problems.error('metadata.name is missing', metadata ? locationOf(metadata) : fileStart(doc.file), ['metadata', 'name']);
-    ok = false;
-  }
   for (const [key, node] of metadata?.entries ?? []) {
-    if (key !== 'name' && key !== 'namespace') {
-      problems.error(`metadata.${key} cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), ['metadata', key]);
-      ok = false;
+    if (!['name', 'namespace', 'labels', 'annotations'].includes(key)) {
+      problems.error(`metadata.${key} cannot be imported (flotilla writes the repository's name, namespace, labels and annotations)`, locationOf(node), ['metadata', key]);
     }
   }
-  const spec = asMap(getNode(map, ['spec']));
-  const url = asString(getNode(spec, ['url']));
-  if (!url) {
-    problems.error('spec.url is missing', spec ? locationOf(spec) : fileStart(doc.file), ['spec', 'url']);
-    ok = false;
-  }
-  const intervalNode = getNode(spec, ['interval']);
-  const interval = asString(intervalNode);
-  if (intervalNode && interval === undefined) {
-    problems.error(`spec.interval ${shown(intervalNode)} is not a duration`, locationOf(intervalNode), ['spec', 'interval']);
-    ok = false;
-  }
-  for (const [key, node] of spec?.entries ?? []) {
-    if (key === 'url' || key === 'interval') continue;
-    if (key === 'type' && asString(node) === 'default') {
-      problems.warn('spec.type: default is Flux\'s default; not written', locationOf(node), ['spec', key]);
-      continue;
-    }
-    problems.error(`spec.${key} cannot be imported (fluxcd/build.yaml describes only the repository's name, url and interval)`, locationOf(node), ['spec', key]);
-    ok = false;
-  }
-  if (!ok || !name || !url) return undefined;
-  const namespace = asString(getNode(metadata, ['namespace']));
-  return { name, url, ...(interval ? { interval } : {}), ...(namespace ? { namespace } : {}), location: fileStart(doc.file) };
+  if (problems.errors.length > before) return undefined;
+  const plain = toPlain(map) as { metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> };
+  const { url, interval, ...spec } = plain.spec;
+  const meta = plain.metadata;
+  return {
+    name: meta.name,
+    url: String(url),
+    ...(typeof interval === 'string' ? { interval } : {}),
+    ...(meta.namespace ? { namespace: meta.namespace } : {}),
+    spec,
+    ...(meta.labels ? { labels: meta.labels } : {}),
+    ...(meta.annotations ? { annotations: meta.annotations } : {}),
+    location: fileStart(doc.file),
+  };
 }
 
 /** One release folder: its kustomization, its HelmRelease and its two overrides files, each checked for the shape flotilla writes. */
-function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems): StxReleaseFolder | undefined {
+function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems, originals: Originals): StxReleaseFolder | undefined {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
   const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
@@ -247,13 +261,15 @@ function readReleaseFolder(source: FileSource, dir: string, folder: string, list
     problems.error('expected a kustomization', fileStart(kust.file));
     return undefined;
   }
-  checkKustomizationKeys(map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems, 'flotilla writes a release folder\'s kustomization with namespace, resources, secretGenerator and generatorOptions only');
+  const kustomization = kustomizationExtras(map, ['namespace', 'resources', 'secretGenerator', 'generatorOptions'], problems);
+  originals.set(fluxTreePath(folder, FLUX_TREE.kustomization), toPlain(map) as Record<string, unknown>);
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);
   if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
-  const helmReleaseFile = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  const { helmReleaseFile, extraResources } = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
+  if (extraResources.length > 0) kustomization.resources = extraResources;
   const generated = checkSecretGenerator(folder, map, kust.file, problems);
   checkGeneratorOptions(map, kust.file, problems);
   const helmRelease = helmReleaseFile ? readFolderHelmRelease(source, helmReleaseFile, problems) : undefined;
@@ -264,33 +280,63 @@ function readReleaseFolder(source: FileSource, dir: string, folder: string, list
     folder,
     listedAt,
     ...(namespace ? { namespace } : {}),
+    kustomization,
     helmRelease,
     staticOverrides: overrides,
   };
 }
 
-/** resources: the HelmRelease file and nothing else. */
-function findHelmReleaseFile(source: FileSource, base: string, folder: string, map: MapNode, kustFile: string, problems: Problems): string | undefined {
+/**
+ * resources: the HelmRelease file (helmrelease.yaml, else the first), then
+ * other files of the folder, carried as extra resources (the file ships in
+ * fluxcd/manifests/<release>/). A folder or a remote resource cannot be carried.
+ */
+function findHelmReleaseFile(
+  source: FileSource,
+  base: string,
+  folder: string,
+  map: MapNode,
+  kustFile: string,
+  problems: Problems,
+): { helmReleaseFile?: string; extraResources: string[] } {
   const resources = stringList(map.entries.get('resources'), problems, 'resources', 'resources');
   let helmReleaseFile: string | undefined;
+  const extraResources: string[] = [];
   if (resources && resources.length > 0) {
-    const [first, ...rest] = resources;
-    for (const extra of rest) {
-      problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`, extra.at);
+    const first = resources.find((r) => folderName(r.value) === FLUX_TREE.helmRelease) ?? resources[0]!;
+    for (const extra of resources.filter((r) => r !== first)) {
+      const name = folderName(extra.value);
+      if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
+        problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`, extra.at);
+      } else extraResources.push(extra.value);
     }
-    const name = folderName(first!.value);
+    const name = folderName(first.value);
     if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
-      problems.error(`resource ${JSON.stringify(first!.value)} is not a file of ${folder}/`, first!.at);
+      problems.error(`resource ${JSON.stringify(first.value)} is not a file of ${folder}/`, first.at);
     } else {
       helmReleaseFile = `${base}/${name}`;
-      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first!.at);
+      if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first.at);
     }
   } else if (!resources) {
     problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kustFile));
   } else {
     problems.error('resources is empty: expected helmrelease.yaml', locationOf(map.entries.get('resources')!));
   }
-  return helmReleaseFile;
+  return { ...(helmReleaseFile ? { helmReleaseFile } : {}), extraResources };
+}
+
+/**
+ * The files of a folder of the tree the generator does not write (extra
+ * resources, patch files a kustomization names …), by their path inside
+ * fluxcd-manifests/: the app ships them as they are (fluxcd/manifests/).
+ */
+function otherFiles(source: FileSource, dir: string, folder: string, generated: readonly string[], extraFiles: Map<string, Buffer>): void {
+  const at = folder === '' ? dir : `${dir}/${folder}`;
+  for (const entry of source.list(at)) {
+    if (entry.kind !== 'file' || generated.includes(entry.name)) continue;
+    const data = source.read(`${at}/${entry.name}`);
+    if (data !== undefined) extraFiles.set(folder === '' ? entry.name : `${folder}/${entry.name}`, data);
+  }
 }
 
 /** secretGenerator: exactly the two overrides Secrets, named after the release. Returns the entries found, by Secret name. */

@@ -1,19 +1,20 @@
 /**
  * Mapping a StarlingX HelmRelease to a flotilla release entry. Every field of
  * the HelmRelease is either modelled by the release table (releaseName, chart,
- * interval, timeout, install/upgrade, dependsOn, labels), checked to be what
- * flotilla generates (valuesFrom, sourceRef), passed through untouched
- * (`helmReleaseSpec`), or refused with its file and line: nothing is dropped
- * silently.
+ * interval, timeout, install/upgrade, dependsOn, labels, annotations), checked
+ * to be what flotilla generates (valuesFrom, sourceRef), or passed through
+ * untouched (`helmReleaseSpec`, chart.metadata and chart.spec fields included);
+ * the whole object is checked against flotilla's schema of the Flux API first.
+ * Nothing is dropped silently.
  */
-import type { ReleaseActionFlags } from '../app/index.js';
+import { checkSchema, type ReleaseActionFlags, type ReleaseDependency } from '../app/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';
 import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
-import { overridesValuesFrom, overridesValuesKey } from '../flux/index.js';
+import { helmReleaseSchema, overridesValuesFrom, overridesValuesKey } from '../flux/index.js';
 
 
 export interface MappingContext {
@@ -23,6 +24,17 @@ export interface MappingContext {
   readonly repository: string;
   /** Every release folder of the app. */
   readonly releaseNames: ReadonlySet<string>;
+  /** The namespace each release folder deploys to. */
+  readonly namespaces: ReadonlyMap<string, string>;
+}
+
+/** Paths the mapping below checks with messages of its own; the schema speaks for the rest (install, upgrade, pass-through fields). */
+const MAPPED = ['apiVersion', 'kind', 'metadata', 'status', 'spec.chart', 'spec.chartRef', 'spec.releaseName', 'spec.interval', 'spec.timeout', 'spec.valuesFrom', 'spec.values'];
+
+/** Problems of the whole HelmRelease against flotilla's schema of the Flux API, except where the mapping says more. */
+function schemaProblems(hr: MapNode, file: string, problems: Problems): void {
+  const mapped = (path: readonly (string | number)[] | undefined) => MAPPED.some((m) => (path ?? []).join('.').startsWith(m));
+  problems.add(checkSchema(helmReleaseSchema, hr, file).filter((d) => !mapped(d.path) && d.path?.length !== 1 && !(d.path?.[0] === 'spec' && d.path.length === 1)));
 }
 
 type Plain = Record<string, unknown>;
@@ -43,6 +55,7 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
   const name = folder.folder;
   const namespace = folder.namespace ?? ctx.namespace;
 
+  schemaProblems(hr, folder.helmRelease.file, problems);
   checkTopLevelKeys(hr, problems);
   const metadata = readReleaseMetadata(hr, name, namespace, start, problems);
   const specNode = asMap(getNode(hr, ['spec']));
@@ -65,14 +78,17 @@ export function mapHelmRelease(folder: StxReleaseFolder, ctx: MappingContext, pr
     ...(metadata.group !== undefined ? { group: metadata.group } : {}),
     namespace,
     releaseName,
-    dependsOn: spec.dependsOn,
+    dependsOn: spec.dependencies.filter((d) => !d.external).map((d) => d.name),
+    dependencies: spec.dependencies,
     timeout,
     interval,
     install: spec.install,
     upgrade: spec.upgrade,
     labels: metadata.labels,
+    annotations: metadata.annotations,
     helmReleaseSpec: spec.helmReleaseSpec,
-    expected: expectedHelmRelease(hr, specNode, spec, namespace),
+    kustomization: folder.kustomization,
+    expected: expectedHelmRelease(hr, specNode, spec),
     defaultsFilled: filled,
     source: folder,
   };
@@ -87,11 +103,18 @@ function checkTopLevelKeys(hr: MapNode, problems: Problems): void {
   }
 }
 
-/** metadata: name = folder, labels = chart_group + labels; the namespace is the kustomization's. */
-function readReleaseMetadata(hr: MapNode, name: string, namespace: string, start: SourceLocation, problems: Problems): { group?: string; labels: Record<string, string> } {
+/** metadata: name = folder, labels = chart_group + labels, annotations; the namespace is the kustomization's. */
+function readReleaseMetadata(
+  hr: MapNode,
+  name: string,
+  namespace: string,
+  start: SourceLocation,
+  problems: Problems,
+): { group?: string; labels: Record<string, string>; annotations: Record<string, string> } {
   const metadata = asMap(getNode(hr, ['metadata']));
   let group: string | undefined;
   const labels: Record<string, string> = {};
+  const annotations: Record<string, string> = {};
   if (!metadata) problems.error('metadata is missing', start, ['metadata']);
   const metaName = asString(getNode(metadata, ['name']));
   if (metadata && metaName !== name) {
@@ -107,24 +130,25 @@ function readReleaseMetadata(hr: MapNode, name: string, namespace: string, start
       problems.warn(`metadata.namespace is not written: the kustomization sets the namespace (${namespace})`, locationOf(node), ['metadata', key]);
       continue;
     }
-    if (key !== 'labels') {
-      problems.error(`metadata.${key} cannot be imported: the generated HelmRelease carries only name and labels`, locationOf(node), ['metadata', key]);
+    if (key !== 'labels' && key !== 'annotations') {
+      problems.error(`metadata.${key} cannot be imported: the generated HelmRelease carries name, labels and annotations`, locationOf(node), ['metadata', key]);
       continue;
     }
     const labelMap = asMap(node);
     if (!labelMap) {
-      problems.error(`metadata.labels must be a map, not ${shown(node)}`, locationOf(node), ['metadata', key]);
+      problems.error(`metadata.${key} must be a map, not ${shown(node)}`, locationOf(node), ['metadata', key]);
       continue;
     }
     for (const [label, value] of labelMap.entries) {
       const text = asString(value);
       if (text === undefined) {
-        problems.error(`label ${label}: ${shown(value)} is not a string (Kubernetes label values are strings; quote it)`, locationOf(value), ['metadata', 'labels', label]);
-      } else if (label === 'chart_group') group = text;
+        problems.error(`${key === 'labels' ? 'label' : 'annotation'} ${label}: ${shown(value)} is not a string (Kubernetes ${key} values are strings; quote it)`, locationOf(value), ['metadata', key, label]);
+      } else if (key === 'annotations') annotations[label] = text;
+      else if (label === 'chart_group') group = text;
       else labels[label] = text;
     }
   }
-  return { ...(group !== undefined ? { group } : {}), labels };
+  return { ...(group !== undefined ? { group } : {}), labels, annotations };
 }
 
 /** What the spec says, field by field; every field is modelled, checked, passed through or refused. */
@@ -133,12 +157,13 @@ interface ReadSpec {
   chart?: string;
   requestedVersion?: string;
   requestedVersionAt: SourceLocation;
-  dropReconcileStrategy: boolean;
+  /** sourceRef.namespace names the release's own namespace: Flux's default, which the generator leaves out. */
+  dropSourceNamespace: boolean;
   interval?: string;
   timeout?: string;
   install: ReleaseActionFlags;
   upgrade: ReleaseActionFlags;
-  dependsOn: string[];
+  dependencies: ReleaseDependency[];
   /** Fields passed through as written (driftDetection, maxHistory, uninstall, rollback, suspend, postRenderers …). */
   helmReleaseSpec: Plain;
   /** Flux defaults the generator will write explicitly, as `field: value`. */
@@ -148,10 +173,10 @@ interface ReadSpec {
 function readSpec(spec: MapNode, name: string, namespace: string, ctx: MappingContext, problems: Problems): ReadSpec {
   const read: ReadSpec = {
     requestedVersionAt: locationOf(spec),
-    dropReconcileStrategy: false,
+    dropSourceNamespace: false,
     install: { disableHooks: false, disableWait: false },
     upgrade: { disableHooks: false, disableWait: false },
-    dependsOn: [],
+    dependencies: [],
     helmReleaseSpec: {},
     filled: [],
   };
@@ -173,12 +198,13 @@ function readSpec(spec: MapNode, name: string, namespace: string, ctx: MappingCo
         break;
       }
       case 'chart': {
-        const result = readChart(node, ctx, problems);
+        const result = readChart(node, namespace, ctx, problems);
         if (result) {
           read.chart = result.chart;
           read.requestedVersion = result.version;
           read.requestedVersionAt = result.versionAt;
-          read.dropReconcileStrategy = result.dropReconcileStrategy;
+          read.dropSourceNamespace = result.dropSourceNamespace;
+          if (Object.keys(result.passThrough).length > 0) read.helmReleaseSpec.chart = result.passThrough;
         }
         break;
       }
@@ -205,17 +231,18 @@ function readSpec(spec: MapNode, name: string, namespace: string, ctx: MappingCo
         break;
       }
       case 'dependsOn':
-        read.dependsOn = readDependsOn(node, name, namespace, ctx, problems, read.filled);
+        read.dependencies = readDependsOn(node, name, namespace, ctx, problems, read.filled);
         break;
       case 'valuesFrom':
         checkValuesFrom(node, name, problems);
         break;
       case 'values':
-        problems.error(
-          `inline spec.values cannot be imported: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) could change them; move them into ${overridesValuesKey(name, 'static')}`,
+        problems.warn(
+          `inline spec.values are carried in helmReleaseSpec.values: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) can change them; consider moving them into ${overridesValuesKey(name, 'static')}`,
           locationOf(node),
           ['spec', key],
         );
+        read.helmReleaseSpec.values = toPlain(node);
         break;
       default:
         read.helmReleaseSpec[key] = toPlain(node);
@@ -260,19 +287,19 @@ function fillFluxDefaults(spec: MapNode, read: ReadSpec, name: string, problems:
  * status, no metadata.namespace, Flux defaults explicit, dependsOn with
  * namespaces) put the way the generator writes it.
  */
-function expectedHelmRelease(hr: MapNode, spec: MapNode, read: ReadSpec, namespace: string): Plain {
+function expectedHelmRelease(hr: MapNode, spec: MapNode, read: ReadSpec): Plain {
   const expected = toPlain(hr) as Plain;
   delete expected.status;
   const metadata = (isPlainMap(expected.metadata) ? expected.metadata : (expected.metadata = {})) as Plain;
   delete metadata.namespace;
   if (metadata.labels === undefined) metadata.labels = {};
   const expectedSpec = expected.spec as Plain;
-  if (read.dropReconcileStrategy) delete ((expectedSpec.chart as Plain).spec as Plain).reconcileStrategy;
+  if (read.dropSourceNamespace) delete (((expectedSpec.chart as Plain).spec as Plain).sourceRef as Plain).namespace;
   expectedSpec.install = actionFlagsPlain(read.install);
   expectedSpec.upgrade = actionFlagsPlain(read.upgrade);
   if (spec.entries.has('dependsOn')) {
-    if (read.dependsOn.length === 0) delete expectedSpec.dependsOn;
-    else expectedSpec.dependsOn = read.dependsOn.map((dep) => ({ name: dep, namespace }));
+    if (read.dependencies.length === 0) delete expectedSpec.dependsOn;
+    else expectedSpec.dependsOn = read.dependencies.map((dep) => ({ name: dep.name, namespace: dep.namespace }));
   }
   if (!spec.entries.has('releaseName')) expectedSpec.releaseName = read.releaseName;
   if (!spec.entries.has('interval')) expectedSpec.interval = read.interval;
@@ -281,11 +308,17 @@ function expectedHelmRelease(hr: MapNode, spec: MapNode, read: ReadSpec, namespa
   return expected;
 }
 
-function readChart(
-  node: ValueNode,
-  ctx: MappingContext,
-  problems: Problems,
-): { chart: string; version?: string; versionAt: SourceLocation; dropReconcileStrategy: boolean } | undefined {
+interface ChartReading {
+  readonly chart: string;
+  readonly version?: string;
+  readonly versionAt: SourceLocation;
+  /** chart.metadata and chart.spec fields beyond chart, version and sourceRef: helmReleaseSpec.chart. */
+  readonly passThrough: Plain;
+  /** sourceRef.namespace names the release's own namespace: Flux's default, which the generator leaves out. */
+  readonly dropSourceNamespace: boolean;
+}
+
+function readChart(node: ValueNode, namespace: string, ctx: MappingContext, problems: Problems): ChartReading | undefined {
   const map = asMap(node);
   const spec = asMap(getNode(map, ['spec']));
   if (!map || !spec) {
@@ -293,27 +326,12 @@ function readChart(
     return undefined;
   }
   let ok = true;
-  for (const [key, child] of map.entries) {
-    if (key !== 'spec') {
-      problems.error(`spec.chart.${key} cannot be imported: flotilla writes spec.chart.spec only`, locationOf(child), ['spec', 'chart', key]);
-      ok = false;
-    }
-  }
-  let dropReconcileStrategy = false;
-  for (const [key, child] of spec.entries) {
-    if (['chart', 'version', 'sourceRef'].includes(key)) continue;
-    if (key === 'reconcileStrategy' && asString(child) === 'ChartVersion') {
-      problems.warn('spec.chart.spec.reconcileStrategy: ChartVersion is Flux\'s default; not written', locationOf(child), ['spec', 'chart', 'spec', key]);
-      dropReconcileStrategy = true;
-      continue;
-    }
-    problems.error(
-      `spec.chart.spec.${key} cannot be imported: flotilla writes chart, version and sourceRef only`,
-      locationOf(child),
-      ['spec', 'chart', 'spec', key],
-    );
-    ok = false;
-  }
+  const passThrough: Plain = {};
+  const metadata = map.entries.get('metadata');
+  if (metadata) passThrough.metadata = toPlain(metadata);
+  const extraSpec: Plain = {};
+  for (const [key, child] of spec.entries) if (!['chart', 'version', 'sourceRef'].includes(key)) extraSpec[key] = toPlain(child);
+  if (Object.keys(extraSpec).length > 0) passThrough.spec = extraSpec;
   const chartNode = getNode(spec, ['chart']);
   const chart = asString(chartNode);
   if (chart === undefined || !isDns1123Label(chart)) {
@@ -333,6 +351,7 @@ function readChart(
   if (!versionNode) {
     problems.warn('spec.chart.spec.version is not set (Flux takes the latest); flotilla writes the version of the shipped chart', locationOf(spec), ['spec', 'chart', 'spec']);
   }
+  let dropSourceNamespace = false;
   const sourceRef = asMap(getNode(spec, ['sourceRef']));
   if (!sourceRef) {
     problems.error('spec.chart.spec.sourceRef is missing', locationOf(spec), ['spec', 'chart', 'spec', 'sourceRef']);
@@ -347,10 +366,16 @@ function readChart(
       } else if (key === 'name' && value !== ctx.repository) {
         problems.error(`sourceRef.name ${shown(child)} is not the app's HelmRepository "${ctx.repository}" (base/); flotilla points every release at it`, locationOf(child), path);
         ok = false;
-      } else if (key === 'namespace' || key === 'apiVersion') {
-        problems.error(`sourceRef.${key} cannot be imported: flotilla's sourceRef names the HelmRepository in the release's own namespace`, locationOf(child), path);
+      } else if (key === 'namespace' && value !== ctx.namespace) {
+        problems.error(`sourceRef.namespace ${shown(child)} is not the namespace of the app's HelmRepository ("${ctx.namespace}"); flotilla points every release at it`, locationOf(child), path);
         ok = false;
-      } else if (key !== 'kind' && key !== 'name') {
+      } else if (key === 'namespace' && namespace === ctx.namespace) {
+        problems.warn(`sourceRef.namespace ${shown(child)} is the release's own namespace (Flux's default); not written`, locationOf(child), path);
+        dropSourceNamespace = true;
+      } else if (key === 'apiVersion') {
+        problems.error(`sourceRef.${key} cannot be imported: flotilla's sourceRef names the app's HelmRepository by kind and name`, locationOf(child), path);
+        ok = false;
+      } else if (!['kind', 'name', 'namespace'].includes(key)) {
         problems.error(`sourceRef.${key} cannot be imported`, locationOf(child), path);
         ok = false;
       }
@@ -365,75 +390,39 @@ function readChart(
     chart,
     ...(version !== undefined && version !== VERSION_PLACEHOLDER ? { version } : {}),
     versionAt: versionNode ? locationOf(versionNode) : locationOf(spec),
-    dropReconcileStrategy,
+    passThrough,
+    dropSourceNamespace,
   };
 }
 
-const ACTION_FLAG_HINT =
-  'the release table models disableHooks, disableWait and remediation {retries, strategy} (a pass-through for the other install/upgrade fields would need a change to src/app)';
-
+/** install/upgrade as written (their fields were checked against Flux's struct for each), with Flux's disableHooks/disableWait defaults filled in. */
 function readActionFlags(which: 'install' | 'upgrade', node: ValueNode, problems: Problems, filled: string[]): ReleaseActionFlags | undefined {
   const map = asMap(node);
   if (!map) {
     problems.error(`spec.${which} must be a map, not ${shown(node)}`, locationOf(node), ['spec', which]);
     return undefined;
   }
-  let ok = true;
-  const flags: { disableHooks: boolean; disableWait: boolean; remediation?: { retries?: number; strategy?: 'rollback' | 'uninstall' } } = {
-    disableHooks: false,
-    disableWait: false,
-  };
-  for (const [key, child] of map.entries) {
-    const path = ['spec', which, key];
-    if (key === 'disableHooks' || key === 'disableWait') {
-      if (child.kind !== 'scalar' || typeof child.value !== 'boolean') {
-        problems.error(`spec.${which}.${key} ${shown(child)} is not a boolean`, locationOf(child), path);
-        ok = false;
-      } else flags[key] = child.value;
-      continue;
-    }
-    if (key === 'remediation') {
-      const rem = asMap(child);
-      if (!rem) {
-        problems.error(`spec.${which}.remediation must be a map`, locationOf(child), path);
-        ok = false;
-        continue;
-      }
-      const remediation: { retries?: number; strategy?: 'rollback' | 'uninstall' } = {};
-      for (const [rkey, rnode] of rem.entries) {
-        const rpath = [...path, rkey];
-        const value = rnode.kind === 'scalar' ? rnode.value : undefined;
-        if (rkey === 'retries' && typeof value === 'number' && Number.isInteger(value) && value >= -1) remediation.retries = value;
-        else if (rkey === 'strategy' && (value === 'rollback' || value === 'uninstall')) remediation.strategy = value;
-        else if (rkey === 'retries' || rkey === 'strategy') {
-          problems.error(`spec.${which}.remediation.${rkey} ${shown(rnode)} is not valid (${rkey === 'retries' ? 'an integer, -1 for unlimited' : 'rollback or uninstall'})`, locationOf(rnode), rpath);
-          ok = false;
-        } else {
-          problems.error(`spec.${which}.remediation.${rkey} cannot be imported: ${ACTION_FLAG_HINT}`, locationOf(rnode), rpath);
-          ok = false;
-        }
-      }
-      flags.remediation = remediation;
-      continue;
-    }
-    problems.error(`spec.${which}.${key} cannot be imported: ${ACTION_FLAG_HINT}`, locationOf(child), path);
-    ok = false;
-  }
   for (const key of ['disableHooks', 'disableWait'] as const) if (!map.entries.has(key)) filled.push(`${which}.${key}: false`);
-  return ok ? flags : undefined;
+  return { disableHooks: false, disableWait: false, ...(toPlain(map) as Plain) } as ReleaseActionFlags;
 }
 
 /** The plain install/upgrade map the generator writes for these flags. */
 export function actionFlagsPlain(flags: ReleaseActionFlags): Plain {
-  return { disableHooks: flags.disableHooks, disableWait: flags.disableWait, ...(flags.remediation ? { remediation: { ...flags.remediation } } : {}) };
+  return { ...flags };
 }
 
-function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: MappingContext, problems: Problems, filled: string[]): string[] {
+/**
+ * dependsOn entries in order. One naming a release folder of the app in that
+ * release's namespace is an app dependency; any other names a HelmRelease the
+ * app does not deploy (another app's, in any namespace Flux can see): kept as
+ * an external dependency, which Flux waits for and flotilla does not.
+ */
+function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: MappingContext, problems: Problems, filled: string[]): ReleaseDependency[] {
   if (node.kind !== 'seq') {
     problems.error(`spec.dependsOn must be a list, not ${shown(node)}`, locationOf(node), ['spec', 'dependsOn']);
     return [];
   }
-  const out: string[] = [];
+  const out: ReleaseDependency[] = [];
   node.items.forEach((item, i) => {
     const path = ['spec', 'dependsOn', i];
     const entry = asMap(item);
@@ -442,26 +431,27 @@ function readDependsOn(node: ValueNode, self: string, namespace: string, ctx: Ma
       problems.error(`spec.dependsOn[${i}] has no name`, locationOf(item), path);
       return;
     }
-    for (const [key, child] of entry.entries) {
-      if (key === 'name') continue;
-      if (key === 'namespace') {
-        if (asString(child) !== namespace) {
-          problems.error(
-            `dependsOn ${name} in namespace ${shown(child)} cannot be imported: flotilla's dependsOn names releases of this app, in its namespace "${namespace}"`,
-            locationOf(child),
-            [...path, key],
-          );
-        }
-        continue;
-      }
-      problems.error(`spec.dependsOn[${i}].${key} cannot be imported (flotilla writes name and namespace)`, locationOf(child), [...path, key]);
+    const namespaceNode = getNode(entry, ['namespace']);
+    // Flux reads a missing namespace as the depending release's own.
+    const target = asString(namespaceNode) ?? namespace;
+    if (!namespaceNode) filled.push(`dependsOn ${name}: namespace ${namespace}`);
+    const inApp = ctx.releaseNames.has(name) && ctx.namespaces.get(name) === target;
+    if (name === self && target === namespace) {
+      problems.error(`release ${self} depends on itself`, locationOf(item), path);
+      return;
     }
-    if (!entry.entries.has('namespace')) filled.push(`dependsOn ${name}: namespace ${namespace}`);
-    if (name === self) problems.error(`release ${self} depends on itself`, locationOf(item), path);
-    else if (!ctx.releaseNames.has(name)) {
-      problems.error(`dependsOn ${name}: no release folder of this app is named so (flotilla's dependsOn names releases of the app)`, locationOf(item), path);
-    } else if (out.includes(name)) problems.error(`dependsOn ${name} is listed twice`, locationOf(item), path);
-    else out.push(name);
+    if (out.some((d) => d.name === name && d.namespace === target)) {
+      problems.error(`dependsOn ${target}/${name} is listed twice`, locationOf(item), path);
+      return;
+    }
+    if (!inApp) {
+      problems.warn(
+        `dependsOn ${target}/${name} is not a release of this app: kept as an external dependency (Flux waits for it; flotilla does not deploy or wait on it)`,
+        locationOf(item),
+        path,
+      );
+    }
+    out.push({ name, namespace: target, external: !inApp });
   });
   return out;
 }

@@ -7,7 +7,7 @@
 import { dumpYaml } from '../document/index.js';
 import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT } from '../names/index.js';
 import { actionFlagsPlain } from './releases.js';
-import type { HarvestedImage, ImportedRelease, SkippedImage, StxHelmRepository } from './types.js';
+import type { HarvestedImage, ImportedRelease, SkippedImage, StxManifests } from './types.js';
 import { formatLocation } from '../diagnostics/index.js';
 
 const comment = (lines: readonly string[]): string => lines.map((l) => (l === '' ? '#' : `# ${l}`)).join('\n') + '\n';
@@ -60,26 +60,30 @@ export function tableDefaults(releases: readonly ImportedRelease[], namespace: s
   };
 }
 
-function entryOf(r: ImportedRelease, d: ReleaseTableDefaults): Record<string, unknown> {
+function entryOf(r: ImportedRelease, d: ReleaseTableDefaults, staticFile: string): Record<string, unknown> {
   const entry: Record<string, unknown> = { name: r.name, chart: r.chart, service: r.service };
   if (r.group !== undefined) entry.group = r.group;
   if (r.releaseName !== `${d.releaseNamePrefix ?? ''}${r.name}`) entry.releaseName = r.releaseName;
   if (r.namespace !== d.namespace) entry.namespace = r.namespace;
-  if (r.dependsOn.length > 0) entry.dependsOn = [...r.dependsOn];
+  // App releases by name; another app's HelmRelease as {name, namespace} (an external dependency).
+  if (r.dependencies.length > 0) entry.dependsOn = r.dependencies.map((dep) => (dep.external ? { name: dep.name, namespace: dep.namespace } : dep.name));
   if (r.timeout !== d.timeout) entry.timeout = r.timeout;
   if (r.interval !== d.interval) entry.interval = r.interval;
   for (const which of ['install', 'upgrade'] as const) {
     const full = actionFlagsPlain(r[which]);
     const own: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(full)) if (k === 'remediation' || v !== d[which][k as 'disableHooks' | 'disableWait']) own[k] = v;
+    for (const [k, v] of Object.entries(full)) if ((k !== 'disableHooks' && k !== 'disableWait') || v !== d[which][k]) own[k] = v;
     if (Object.keys(own).length > 0) entry[which] = own;
   }
   if (Object.keys(r.labels).length > 0) entry.labels = { ...r.labels };
+  if (Object.keys(r.annotations).length > 0) entry.annotations = { ...r.annotations };
   if (Object.keys(r.helmReleaseSpec).length > 0) entry.helmReleaseSpec = r.helmReleaseSpec;
+  if (Object.keys(r.source.kustomization).length > 0) entry.kustomization = r.source.kustomization;
+  if (staticFile !== `overrides/static/${r.chart}.yaml`) entry.staticOverrides = staticFile;
   return entry;
 }
 
-export function releasesYaml(releases: readonly ImportedRelease[], defaults: ReleaseTableDefaults, from: string): string {
+export function releasesYaml(releases: readonly ImportedRelease[], defaults: ReleaseTableDefaults, from: string, staticFileOf: (r: ImportedRelease) => string): string {
   const parts = [
     comment([
       `Release table imported by \`flotilla import\` from ${from}.`,
@@ -92,15 +96,23 @@ export function releasesYaml(releases: readonly ImportedRelease[], defaults: Rel
     'releases:\n',
   ];
   for (const r of releases) {
-    parts.push(`  # ${r.source.helmRelease.file}\n`, indent(dumpYaml([entryOf(r, defaults)]), '  '));
+    parts.push(`  # ${r.source.helmRelease.file}\n`, indent(dumpYaml([entryOf(r, defaults, staticFileOf(r))]), '  '));
   }
   return parts.join('');
 }
 
-export function buildYaml(repository: StxHelmRepository, from: string, tokens: readonly string[]): string {
+export function buildYaml(manifests: StxManifests, from: string, tokens: readonly string[]): string {
+  const repository = manifests.repository;
   const repo: Record<string, unknown> = { name: repository.name, url: repository.url };
   if (repository.interval !== undefined) repo.interval = repository.interval;
-  let text = comment([`How \`flotilla build\` packages the app. helmRepository comes from ${from}.`]) + dumpYaml({ helmRepository: repo });
+  if (Object.keys(repository.spec).length > 0) repo.spec = repository.spec;
+  if (repository.labels) repo.labels = repository.labels;
+  if (repository.annotations) repo.annotations = repository.annotations;
+  const config: Record<string, unknown> = { helmRepository: repo };
+  // Kustomization fields the source carries beyond the generated ones, written back as they were.
+  if (Object.keys(manifests.kustomization).length > 0) config.kustomization = manifests.kustomization;
+  if (Object.keys(manifests.baseKustomization).length > 0) config.baseKustomization = manifests.baseKustomization;
+  let text = comment([`How \`flotilla build\` packages the app. helmRepository comes from ${from}.`]) + dumpYaml(config);
   if (tokens.length > 0) {
     text +=
       '\n' +

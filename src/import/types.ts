@@ -40,6 +40,10 @@ export interface StxHelmRepository {
   readonly url: string;
   readonly interval?: string;
   readonly namespace?: string;
+  /** spec fields beyond url and interval (secretRef, timeout, type …), carried to fluxcd/build.yaml. */
+  readonly spec: Readonly<Record<string, unknown>>;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly location: SourceLocation;
 }
 
@@ -52,7 +56,9 @@ export interface StxReleaseFolder {
   /** `namespace` of the folder's kustomization.yaml, if set. */
   readonly namespace?: string;
   readonly helmRelease: SourceYaml & { readonly root: MapNode };
-  /** `<folder>-static-overrides.yaml`: its bytes go to overrides/static/<chart>.yaml unchanged. */
+  /** Fields of the folder's kustomization.yaml beyond the generated ones (commonLabels, patches …), carried as written. */
+  readonly kustomization: Readonly<Record<string, unknown>>;
+  /** `<folder>-static-overrides.yaml`: its bytes go to overrides/static/<chart>.yaml (or <release>.yaml) unchanged. */
   readonly staticOverrides: { readonly file: string; readonly data: Buffer; readonly root: ValueNode | undefined };
 }
 
@@ -63,10 +69,17 @@ export interface StxManifests {
   /** `namespace` of the top kustomization.yaml. */
   readonly namespace: string;
   readonly repository: StxHelmRepository;
+  /** Top and base kustomization fields beyond the generated ones, carried to fluxcd/build.yaml. */
+  readonly kustomization: Readonly<Record<string, unknown>>;
+  readonly baseKustomization: Readonly<Record<string, unknown>>;
   /** Release folders that passed the checks, in the order of the top kustomization's resources. */
   readonly releases: readonly StxReleaseFolder[];
   /** Every release folder listed, including those with problems (for dependsOn checks). */
   readonly listed: readonly string[];
+  /** The kustomizations and the HelmRepository as read, by the path flotilla generates them at (kustomization.yaml, base/…, <release>/kustomization.yaml). */
+  readonly originals: ReadonlyMap<string, Readonly<Record<string, unknown>>>;
+  /** Files of the tree the generator does not write (extra resources, patch files), by path inside it: shipped from fluxcd/manifests/. */
+  readonly extraFiles: ReadonlyMap<string, Buffer>;
 }
 
 /** A release mapped to the flotilla release table, every field resolved (no defaults left to apply). */
@@ -75,6 +88,8 @@ export interface ImportedRelease extends FluxRelease {
   readonly requestedVersion?: string;
   readonly requestedVersionAt: SourceLocation;
   readonly service: string;
+  /** Releases of the app it depends on (its dependencies that are not external). */
+  readonly dependsOn: readonly string[];
   /**
    * The original HelmRelease as Flux reads it, with the defaults the
    * generator writes explicitly filled in; the import is verified against it.

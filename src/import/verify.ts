@@ -1,19 +1,21 @@
 /**
  * The import's last step before anything lands in APP_DIR: load the staged
- * tree with flotilla's own loader, generate every HelmRelease with the flux
- * generator, and compare with the originals (chart version stamped where
- * the original has the build placeholder); load every chart back and compare
- * what Helm would package. Any difference stops the import.
+ * tree with flotilla's own loader, generate fluxcd-manifests/ with the flux
+ * generator, and compare every HelmRelease, kustomization and the
+ * HelmRepository with the originals field for field (chart version stamped
+ * where the original has the build placeholder, the Flux and kustomize
+ * defaults the import warned about filled in); load every chart back and
+ * compare what Helm would package. Any difference stops the import.
  */
 import { join } from 'node:path';
 import { loadApp, type App } from '../app/index.js';
 import { loadChart } from '../charts/index.js';
 import { DiagnosticsError, FlotillaError, formatPath, type Diagnostic, type DocPath } from '../diagnostics/index.js';
 import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../document/index.js';
-import { helmReleaseManifest } from '../flux/index.js';
+import { FLUX_TREE, fluxManifestTree, helmReleaseManifest, KUSTOMIZE_API } from '../flux/index.js';
 import { chartFingerprint } from './charts.js';
 import { ImportVerificationError } from './errors.js';
-import type { ImportedChart, ImportedRelease } from './types.js';
+import type { ImportedChart, ImportedRelease, StxManifests } from './types.js';
 
 function isMap(v: unknown): v is Record<string, PlainValue> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -56,9 +58,10 @@ export async function verifyImport(
   stagingDir: string,
   releases: readonly ImportedRelease[],
   charts: ReadonlyMap<string, ImportedChart>,
-  repository: string,
+  manifests: StxManifests,
   expectEnabled: ReadonlySet<string>,
 ): Promise<App> {
+  const repository = manifests.repository.name;
   let app: App;
   try {
     app = await loadApp(stagingDir);
@@ -75,7 +78,7 @@ export async function verifyImport(
       problems.push({ severity: 'error', message: `release ${release.name} is missing from the imported release table` });
       continue;
     }
-    const generated = asWritten(helmReleaseManifest(loaded, { chartVersion: chart.version, repository }));
+    const generated = asWritten(helmReleaseManifest(loaded, { chartVersion: chart.version, repository, repositoryNamespace: manifests.namespace }));
     const diff = firstDifference(generated, expectedHelmRelease(release, chart.version));
     if (diff) {
       problems.push({
@@ -85,6 +88,7 @@ export async function verifyImport(
       });
     }
   }
+  problems.push(...kustomizationDifferences(app, releases, charts, manifests));
   const enabled = new Set(app.enabled.map((r) => r.name));
   for (const name of expectEnabled) {
     if (!enabled.has(name)) problems.push({ severity: 'error', message: `release ${name} is not enabled by the imported deployment spec` });
@@ -115,4 +119,64 @@ export async function verifyImport(
   }
   if (problems.length > 0) throw new ImportVerificationError(problems);
   return app;
+}
+
+/** The kustomizations and the HelmRepository the build would write, compared with the originals. */
+function kustomizationDifferences(app: App, releases: readonly ImportedRelease[], charts: ReadonlyMap<string, ImportedChart>, manifests: StxManifests): Diagnostic[] {
+  const repo = manifests.repository;
+  const tree = fluxManifestTree({
+    releases: app.graph.waves.flat(),
+    chartVersions: new Map([...charts.values()].map((c) => [c.name, c.version])),
+    repository: { name: repo.name, url: repo.url, interval: repo.interval ?? '1m', namespace: manifests.namespace, spec: repo.spec, labels: repo.labels, annotations: repo.annotations },
+    staticOverrides: new Map(),
+    namespace: manifests.namespace,
+    kustomization: manifests.kustomization,
+    baseKustomization: manifests.baseKustomization,
+  });
+  const namespaceOf = new Map(releases.map((r) => [r.name, r.namespace]));
+  const oneNamespace = releases.every((r) => r.namespace === manifests.namespace);
+  const problems: Diagnostic[] = [];
+  for (const [path, original] of manifests.originals) {
+    const generatedText = tree.get(path);
+    if (generatedText === undefined) continue; // a release folder the import did not take (an error already said why)
+    const want = structuredClone(original) as Record<string, unknown>;
+    // What the import warned about and the build writes explicitly (same result once kustomize has run).
+    if (path !== 'base/helmrepository.yaml') {
+      want.apiVersion ??= KUSTOMIZE_API;
+      want.kind ??= 'Kustomization';
+    }
+    const folder = path.split('/')[0] as string;
+    if (path === 'kustomization.yaml') {
+      if (oneNamespace) want.namespace = manifests.namespace;
+      else delete want.namespace;
+      // Resources in apply order (the import warned when the original's order differs; kustomize output order only).
+      want.resources = ['base', ...app.graph.waves.flat().map((r) => r.name)];
+    } else if (path === 'base/kustomization.yaml') {
+      if (oneNamespace) delete want.namespace;
+      else want.namespace = manifests.namespace;
+      want.resources = ['helmrepository.yaml'];
+    } else if (path === 'base/helmrepository.yaml') {
+      want.apiVersion = 'source.toolkit.fluxcd.io/v1';
+      const metadata = (want.metadata ??= {}) as Record<string, unknown>;
+      metadata.namespace = manifests.namespace;
+      const spec = (want.spec ??= {}) as Record<string, unknown>;
+      spec.interval ??= '1m';
+      delete want.status;
+    } else if (namespaceOf.has(folder)) {
+      want.namespace = namespaceOf.get(folder);
+      // The HelmRelease first, written as helmrelease.yaml; extra resources after it, as written.
+      const extra = releases.find((r) => r.name === folder)?.kustomization.resources;
+      want.resources = [FLUX_TREE.helmRelease, ...(Array.isArray(extra) ? extra : [])];
+    }
+    const generatedRoot = parseYaml(generatedText, path, { layer: 'generated' }).root;
+    const diff = firstDifference(generatedRoot ? toPlain(generatedRoot) : null, asWritten(want));
+    if (diff) {
+      problems.push({
+        severity: 'error',
+        message: `${path} would differ at ${formatPath(diff.path)}: generated ${JSON.stringify(diff.left)}, original ${JSON.stringify(diff.right)}`,
+        location: { file: `${manifests.dir}/${path}`, line: 1, column: 1 },
+      });
+    }
+  }
+  return problems;
 }

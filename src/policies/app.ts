@@ -3,13 +3,14 @@
  * selected policy set, and the app-wide lint.
  */
 import { loadApp, type App, type Release } from '../app/index.js';
+import { parseChartYaml } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import { describeKind, getNode, type ValueNode } from '../document/index.js';
 import { buildLayers, type LayerKind as ValuesLayerKind, type LayerProviders } from '../values/index.js';
 import { PolicyLookupError } from './errors.js';
 import { nearest } from './heuristics.js';
 import { lintResolved, sortFindings, type DeclaredRoles, type LintFinding } from './linter.js';
-import { declaredRolesOf, loadPolicyFile, loadPolicySet, POLICY_VALUES_PATH } from './loaders.js';
+import { declaredRolesOf, loadPolicyFile, loadPolicySet, parsePolicyPath, policyPathCandidates, POLICY_VALUES_PATH } from './loaders.js';
 import { matrixActions, matrixCell } from './matrix.js';
 import { resolveSections, type EffectivePolicy } from './policy.js';
 import type { PolicyLayer, PolicySet, RuleSource } from './types.js';
@@ -30,24 +31,42 @@ export async function resolveSetChoice(app: App, choice: SetChoice): Promise<Pol
 const FILE_LAYERS: ReadonlySet<ValuesLayerKind> = new Set(['chart', 'static', 'policy']);
 
 /**
- * The `conf.policy` layers of one release, lowest first: every values layer
- * that sets `conf.policy` (chart defaults, static, template, policy set,
+ * The policy layers of one release, lowest first: every values layer that
+ * sets the chart's rules (chart defaults, static, template, policy set,
  * plugin, common, group, service, user), as the values engine builds them.
+ * The rules live where the set declares (`policyPaths`), else where the
+ * chart declares (Chart.yaml annotation POLICY_PATH_ANNOTATION), else at the
+ * first of `conf.policy` and openstack-helm's `conf.<chart>.policy` a layer sets.
  */
 export async function appPolicyLayers(app: App, release: Release, options: { set?: SetChoice; providers?: LayerProviders } = {}): Promise<PolicyLayer[]> {
   const set = await resolveSetChoice(app, options.set);
   const source: App = { ...app, policySet: set?.name };
+  const valuesLayers = await buildLayers(source, release, options.providers);
+  const path =
+    set?.policyPaths.get(release.chart) ??
+    chartDeclaredPolicyPath(app, release) ??
+    policyPathCandidates(release.chart).find((candidate) => valuesLayers.some((layer) => getNode(layer.root, [...candidate]) !== undefined)) ??
+    POLICY_VALUES_PATH;
   const layers: PolicyLayer[] = [];
-  for (const layer of await buildLayers(source, release, options.providers)) {
-    const policy = getNode(layer.root, POLICY_VALUES_PATH);
+  for (const layer of valuesLayers) {
+    const policy = getNode(layer.root, [...path]);
     if (!policy) continue;
     const kind = layer.kind === 'chart' ? 'defaults' : 'override';
     if (layer.file && FILE_LAYERS.has(layer.kind)) {
       const label = layer.kind === 'chart' ? 'chart defaults' : layer.kind === 'policy' && set ? `policy set ${set.name}` : layer.label;
-      layers.push(...(await loadPolicyFile(app.path(layer.file), { label, kind })));
+      layers.push(...(await loadPolicyFile(app.path(layer.file), { label, kind, valuesPath: path })));
     } else layers.push(...policyLayersOfNode(policy, layer.label, kind));
   }
   return layers;
+}
+
+/** The Chart.yaml annotation by which a chart says where its values keep its rule maps (a dotted path). */
+export const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
+
+function chartDeclaredPolicyPath(app: App, release: Release): readonly string[] | undefined {
+  const chartYaml = app.chartFile(release, 'Chart.yaml');
+  const declared = chartYaml && parseChartYaml(chartYaml.text, chartYaml.file).annotations?.[POLICY_PATH_ANNOTATION];
+  return declared === undefined ? undefined : parsePolicyPath(declared);
 }
 
 /** Policy layers of a values tree (layers computed in memory: templates, spec sections, plugins). */
@@ -119,7 +138,7 @@ export async function loadAppPolicies(appRoot: string, options: { set?: SetChoic
 export function pickPolicy(policies: Pick<AppPolicies, 'charts'>, chart: string, section?: string): EffectivePolicy {
   const chartPolicy = policies.charts.get(chart);
   if (!chartPolicy || chartPolicy.sections.size === 0) {
-    throw new PolicyLookupError(`chart "${chart}" has no conf.policy in any layer`);
+    throw new PolicyLookupError(`chart "${chart}" has no rules in any layer (conf.policy, conf.${chart}.policy, or the set's policyPaths)`);
   }
   return pickSection(chartPolicy.sections, section, `chart ${chart}`);
 }
@@ -179,6 +198,24 @@ export async function lintApp(appRoot: string, options: AppLintOptions = {}): Pr
   return { findings: sortFindings(findings), policies };
 }
 
+/** Service types as horizon names its policy files, and the chart of each service. */
+const SERVICE_TYPE_CHARTS: Readonly<Record<string, string>> = {
+  identity: 'keystone',
+  compute: 'nova',
+  image: 'glance',
+  network: 'neutron',
+  volume: 'cinder',
+  orchestration: 'heat',
+  placement: 'placement',
+};
+
+/** The chart a section copies: named after it (`nova`, `nova_policy`) or after its service type (`compute`). */
+function serviceChartOf(section: string, charts: ReadonlyMap<string, unknown>): string | undefined {
+  const name = section.replace(/_policy$/, '');
+  const candidates = [section, name, SERVICE_TYPE_CHARTS[name]];
+  return candidates.find((c): c is string => c !== undefined && charts.has(c));
+}
+
 /**
  * A chart keeping one policy per service (horizon) decides what the UI
  * offers; the service decides what the API allows. Where a section is named
@@ -192,7 +229,8 @@ function sectionDrift(policies: AppPolicies, set: PolicySet): LintFinding[] {
   for (const [chart, chartPolicy] of policies.charts) {
     for (const [section, copy] of chartPolicy.sections) {
       if (section === '') continue;
-      const service = policies.charts.get(section)?.sections.get('');
+      const serviceChart = serviceChartOf(section, policies.charts);
+      const service = serviceChart === undefined ? undefined : policies.charts.get(serviceChart)?.sections.get('');
       if (!service) continue;
       for (const action of matrixActions(copy)) {
         const copyRule = copy.rules.get(action);
@@ -200,7 +238,7 @@ function sectionDrift(policies: AppPolicies, set: PolicySet): LintFinding[] {
         const differences = roles.flatMap((role) => {
           const mine = matrixCell(copy, action, role, { implied });
           const theirs = matrixCell(service, action, role, { implied });
-          return mine === theirs ? [] : [`${role}: ${mine} here, ${theirs} in ${section}`];
+          return mine === theirs ? [] : [`${role}: ${mine} here, ${theirs} in ${serviceChart}`];
         });
         if (differences.length === 0) continue;
         findings.push({
@@ -208,7 +246,7 @@ function sectionDrift(policies: AppPolicies, set: PolicySet): LintFinding[] {
           severity: 'warning',
           scope: `${chart}/${section}`,
           rule: action,
-          message: `"${action}" decides differently from chart ${section}'s own policy (${differences.join('; ')}); the dashboard will offer what the API refuses, or hide what it allows`,
+          message: `"${action}" decides differently from chart ${serviceChart}'s own policy (${differences.join('; ')}); the dashboard will offer what the API refuses, or hide what it allows`,
           location: copyRule.source.location,
         });
       }

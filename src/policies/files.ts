@@ -1,6 +1,7 @@
 /**
  * Policies given as plain files, outside an app: StarlingX-style override
- * files (`conf.policy`), bare oslo.policy files, or a set's chart files.
+ * files (`conf.policy`, or the dashboard's `conf.horizon.policy.<service>`),
+ * bare oslo.policy files, or a set's chart files.
  * Each file is one service's policy on its own, unless `stack` asks to stack
  * them, in the order given, as layers of one policy. `defaults` files go
  * beneath every policy. A set declaration (`set.yaml`) among the files is
@@ -17,6 +18,8 @@ export interface FilePoliciesOptions {
   readonly defaults?: readonly string[];
   /** Stack the files as layers of one policy instead of reading each on its own. */
   readonly stack?: boolean;
+  /** Where the files keep their rules (e.g. conf.horizon.policy); default: conf.policy, else openstack-helm's conf.<name>.policy. */
+  readonly valuesPath?: readonly string[];
 }
 
 /** One policy read from files. */
@@ -41,7 +44,7 @@ export async function loadFilePolicies(files: readonly string[], options: FilePo
     const layers = [...base];
     let set: PolicySet | undefined;
     for (const file of group) {
-      layers.push(...(await loadPolicyFile(file, { label: basename(file), kind: 'override', requireValuesPath: false })));
+      layers.push(...(await loadPolicyFile(file, { label: basename(file), kind: 'override', requireValuesPath: false, ...(options.valuesPath ? { valuesPath: options.valuesPath } : {}) })));
       set ??= await enclosingPolicySet(file);
     }
     out.push({ label: group.join(' + '), layers, sections: resolveSections(layers), ...(set ? { set } : {}) });

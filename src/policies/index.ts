@@ -39,6 +39,8 @@ export {
   loadPolicyFile,
   loadPolicySet,
   loadPolicySetDir,
+  parsePolicyPath,
+  policyPathCandidates,
   POLICY_VALUES_PATH,
   policySetLayers,
   SET_DECLARATION,
@@ -51,6 +53,7 @@ export {
   loadAppPolicies,
   pickPolicy,
   pickSection,
+  POLICY_PATH_ANNOTATION,
   resolveSetChoice,
 } from './app.js';
 export type { FileLintOptions, FilePolicy, FilePoliciesOptions } from './files.js';

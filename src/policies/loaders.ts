@@ -12,8 +12,37 @@ import type { DeclaredRoles } from './linter.js';
 import type { DeclaredRole, LayerKind, PolicyLayer, PolicySet } from './types.js';
 import { nodeAt, policyLayersAt, positionOf, readYamlFile, type YamlFile } from './yaml-source.js';
 
-/** Where a chart's values keep their rules. */
+/** Where a chart's values keep their rules: flotilla's charts and most of openstack-helm's. */
 export const POLICY_VALUES_PATH: readonly string[] = ['conf', 'policy'];
+
+/**
+ * Where to look for a chart's rule maps when nothing declares it: `conf.policy`,
+ * then openstack-helm's dashboard convention `conf.<chart>.policy` (horizon keeps
+ * one copy of each service's rules under `conf.horizon.policy.<service>`).
+ */
+export function policyPathCandidates(chart: string): (readonly string[])[] {
+  return [POLICY_VALUES_PATH, ['conf', chart, 'policy']];
+}
+
+/** A dotted values path (`conf.horizon.policy`) as its keys. */
+export function parsePolicyPath(dotted: string): readonly string[] {
+  return dotted.split('.').filter((p) => p !== '');
+}
+
+/**
+ * The rules' place in a values file nobody declared it for: `conf.policy`, or
+ * else the openstack-helm convention `conf.<name>.policy` (the first such map).
+ */
+function detectPolicyPath(yaml: YamlFile): readonly string[] | undefined {
+  if (nodeAt(yaml, POLICY_VALUES_PATH) !== undefined) return POLICY_VALUES_PATH;
+  const conf = nodeAt(yaml, ['conf']);
+  if (!isMap(conf)) return undefined;
+  for (const pair of conf.items) {
+    const name = isScalar(pair.key) ? String(pair.key.value) : undefined;
+    if (name !== undefined && isMap(nodeAt(yaml, ['conf', name, 'policy']))) return ['conf', name, 'policy'];
+  }
+  return undefined;
+}
 
 /** The file that declares a set; every other `*.yaml` of the set folder is a chart's file. */
 export const SET_DECLARATION = 'set.yaml';
@@ -30,6 +59,8 @@ export interface PolicyFileOptions {
    * bare oslo.policy file.
    */
   readonly requireValuesPath?: boolean;
+  /** Where the rules are (e.g. conf.horizon.policy); default: conf.policy, or openstack-helm's conf.<name>.policy. */
+  readonly valuesPath?: readonly string[];
 }
 
 /**
@@ -44,15 +75,20 @@ export async function loadPolicyFile(file: string, options: PolicyFileOptions = 
 
 export function policyLayersOf(yaml: YamlFile, options: PolicyFileOptions = {}): PolicyLayer[] {
   const meta = { label: options.label ?? basename(yaml.file), kind: options.kind ?? 'override' };
-  const layers = policyLayersAt(yaml, POLICY_VALUES_PATH, meta);
+  const path = options.valuesPath ?? detectPolicyPath(yaml);
+  const layers = path ? policyLayersAt(yaml, path, meta) : undefined;
   if (layers) return layers;
+  if (options.valuesPath) {
+    if (options.requireValuesPath !== false) return [];
+    throw new PolicyFileError(`no ${options.valuesPath.join('.')} map here`, { location: positionOf(yaml, 0) });
+  }
   const root = yaml.doc.contents;
   if (options.requireValuesPath === false && isMap(root) && root.items.length > 0) {
     const bare = root.items.every((pair) => isScalar(pair.value) || isSeq(pair.value) || pair.value === null);
     if (bare) return policyLayersAt(yaml, [], meta) ?? [];
   }
   if (options.requireValuesPath === false) {
-    throw new PolicyFileError('no conf.policy map here, and the file is not a bare policy file (a map of rules)', {
+    throw new PolicyFileError('no conf.policy (nor conf.<chart>.policy) map here, and the file is not a bare policy file (a map of rules)', {
       location: positionOf(yaml, 0),
     });
   }
@@ -102,14 +138,14 @@ export async function loadPolicySetDir(dir: string, setName: string = basename(d
     });
   }
   const yaml = await readYamlFile(declaration);
-  const { description, roles, knownRoles, impliedRoles } = readDeclaration(yaml, setName);
+  const { description, roles, knownRoles, impliedRoles, policyPaths } = readDeclaration(yaml, setName);
   const files = new Map<string, string>();
   for (const entry of (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
     const ext = extname(entry.name);
     if (!entry.isFile() || (ext !== '.yaml' && ext !== '.yml') || entry.name === SET_DECLARATION) continue;
     files.set(basename(entry.name, ext), join(dir, entry.name));
   }
-  return { name: setName, dir, declaration, ...(description ? { description } : {}), roles, knownRoles, impliedRoles, files };
+  return { name: setName, dir, declaration, ...(description ? { description } : {}), roles, knownRoles, impliedRoles, policyPaths, files };
 }
 
 interface Declaration {
@@ -117,9 +153,10 @@ interface Declaration {
   readonly roles: Map<string, DeclaredRole>;
   readonly knownRoles: Map<string, DeclaredRole>;
   readonly impliedRoles: Map<string, string[]>;
+  readonly policyPaths: Map<string, readonly string[]>;
 }
 
-const DECLARATION_KEYS = ['description', 'roles', 'knownRoles', 'impliedRoles'];
+const DECLARATION_KEYS = ['description', 'roles', 'knownRoles', 'impliedRoles', 'policyPaths'];
 
 function readDeclaration(yaml: YamlFile, setName: string): Declaration {
   const root = yaml.doc.contents;
@@ -200,16 +237,32 @@ function readDeclaration(yaml: YamlFile, setName: string): Declaration {
       }
     }
   }
-  return { ...(description !== undefined ? { description } : {}), roles, knownRoles, impliedRoles };
+  const policyPaths = new Map<string, readonly string[]>();
+  const pathsNode = nodeAt(yaml, ['policyPaths']);
+  if (pathsNode !== undefined) {
+    if (!isMap(pathsNode)) fail('"policyPaths" must map a chart to the dotted values path of its rules (horizon: conf.horizon.policy)', offsetOf(pathsNode));
+    else {
+      for (const pair of pathsNode.items) {
+        const chart = isScalar(pair.key) ? String(pair.key.value) : '';
+        const value = isScalar(pair.value) ? pair.value.value : undefined;
+        if (typeof value !== 'string' || parsePolicyPath(value).length === 0) {
+          fail(`"policyPaths.${chart}" must be a dotted values path such as conf.${chart}.policy`, offsetOf(pair.value ?? pair.key));
+        }
+        policyPaths.set(chart, parsePolicyPath(String(value)));
+      }
+    }
+  }
+  return { ...(description !== undefined ? { description } : {}), roles, knownRoles, impliedRoles, policyPaths };
 }
 
 /** The rules one set gives one chart (no layers when the set has no file for it). */
 export async function policySetLayers(set: PolicySet, chart: string): Promise<PolicyLayer[]> {
   const file = set.files.get(chart);
   if (!file) return [];
-  const layers = await loadPolicyFile(file, { label: `policy set ${set.name}`, kind: 'override' });
+  const valuesPath = set.policyPaths.get(chart);
+  const layers = await loadPolicyFile(file, { label: `policy set ${set.name}`, kind: 'override', ...(valuesPath ? { valuesPath } : {}) });
   if (layers.length === 0) {
-    throw new PolicyFileError(`policy set "${set.name}": the file for chart ${chart} sets no rules under conf.policy`, {
+    throw new PolicyFileError(`policy set "${set.name}": the file for chart ${chart} sets no rules under ${(valuesPath ?? POLICY_VALUES_PATH).join('.')}`, {
       location: { file, line: 1, column: 1 },
     });
   }

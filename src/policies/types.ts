@@ -80,6 +80,8 @@ export interface PolicySet {
    * and `policy matrix` give the caller the implied roles too.
    */
   readonly impliedRoles: ReadonlyMap<string, readonly string[]>;
+  /** Chart name → values path of its rule maps, where it is not conf.policy (`horizon: conf.horizon.policy`). */
+  readonly policyPaths: ReadonlyMap<string, readonly string[]>;
   /** Chart name → absolute path of that chart's policy values file. */
   readonly files: ReadonlyMap<string, string>;
 }

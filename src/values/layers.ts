@@ -38,6 +38,8 @@ export interface ReleaseInfo {
   readonly releaseName: string;
   readonly service?: string;
   readonly group?: string;
+  /** The release's static overrides file relative to the app root; default overrides/static/<chart>.yaml. */
+  readonly staticOverrides?: string;
 }
 
 /** What the values engine needs to know about the app (an `App` from src/app fits). */
@@ -126,7 +128,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const chartLabel = `chart ${release.chart}`;
   add('chart', chartLabel, chartValues && parseYaml(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
 
-  const staticFile = `overrides/static/${release.chart}.yaml`;
+  const staticFile = release.staticOverrides ?? `overrides/static/${release.chart}.yaml`;
   add('static', 'static', readLayerFile(source, staticFile, 'static', false), staticFile);
 
   const templateFile = `overrides/templates/${release.chart}.yaml.hbs`;

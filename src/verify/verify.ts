@@ -6,7 +6,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { readMetadata } from '../app/index.js';
+import { checkSchema, readMetadata, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type JsonSchema } from '../app/index.js';
 import {
   APP_DIR,
   bundleFileName,
@@ -31,12 +31,13 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { withTempDir } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { Session } from '../session/index.js';
 import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
 import { kustomizationReferenceProblems } from './kustomization.js';
 import { bundleImages } from './images.js';
+import { starlingxPlatformGaps } from './starlingx.js';
 
 export interface VerifyReport {
   readonly path: string;
@@ -114,6 +115,9 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     problems.push(error.message);
   }
   if (releases.length === 0) problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
+  // Every Flux object shipped, against flotilla's schema of the Flux API: a field kubectl apply would refuse fails here, at its line.
+  problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository)), helmRepositorySchema));
+  for (const release of releases) problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
   for (const release of releases) {
     const where = manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease));
     if (!bundle.files.has(where)) {
@@ -127,9 +131,10 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     }
   }
 
-  if (layout.length === 0) problems.push(...(await toolProblems(bundle, charts, releases)));
+  if (layout.length === 0) problems.push(...(await toolProblems(bundle, charts, releases, warnings)));
 
   if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
+  warnings.push(...(await starlingxPlatformGaps(bundle)));
 
   // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
   if (problems.length === 0) {
@@ -144,7 +149,7 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
 }
 
 /** helm lint per chart and kubectl kustomize, in a private temp folder holding only charts/, fluxcd-manifests/ and plugins/. */
-async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[], releases: readonly BundledRelease[]): Promise<string[]> {
+async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[], releases: readonly BundledRelease[], warnings: string[]): Promise<string[]> {
   return withTempDir('verify', async (work) => {
     const problems: string[] = [];
     for (const dir of [CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR] as const) await writeFolder(bundleFolder(bundle.files, dir), join(work, dir));
@@ -166,7 +171,11 @@ async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[
       }
     });
     problems.push(...lint.filter((p): p is string => p !== undefined));
-    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) problems.push(...(await checkKustomization(join(work, MANIFESTS_DIR), releases)));
+    if (bundle.files.has(manifestPath(FLUX_TREE.kustomization))) {
+      const built = await checkKustomization(join(work, MANIFESTS_DIR), releases);
+      problems.push(...built.problems);
+      warnings.push(...built.notes);
+    }
     return problems;
   });
 }
@@ -187,6 +196,17 @@ function layoutProblems(bundle: OpenedBundle): string[] {
     if (!bundle.files.has(required)) problems.push(`missing ${required}`);
   }
   return problems;
+}
+
+function schemaProblems(bundle: OpenedBundle, file: string, schema: JsonSchema): string[] {
+  const source = bundle.files.get(file)?.toString('utf8');
+  if (source === undefined) return [];
+  try {
+    return checkSchema(schema, parseYaml(source, file, { layer: 'manifest' }).root, file).map(formatDiagnostic);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    return [error.message];
+  }
 }
 
 function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined): string[] {
@@ -211,21 +231,32 @@ interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
+  spec?: { url?: unknown };
 }
 
-/** The kustomization must build, and yield the HelmRepository, one HelmRelease per folder and two Secrets each. */
-async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<string[]> {
+/**
+ * The kustomization must build, and yield the HelmRepository, one HelmRelease
+ * per folder and two Secrets each; other objects (extra resources an app
+ * ships) are noted.
+ */
+async function checkKustomization(dir: string, releases: readonly { folder: string; name: string }[]): Promise<{ problems: string[]; notes: string[] }> {
   let objects: KubeObject[];
   try {
     objects = parseYamlStream((await kubectl(['kustomize', dir])).stdout, 'kubectl kustomize output') as KubeObject[];
   } catch (error) {
-    if (error instanceof ToolError) return [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`];
+    if (error instanceof ToolError) return { problems: [`${MANIFESTS_DIR} does not build with kubectl kustomize: ${error.stderr.trim()}`], notes: [] };
     throw error;
   }
   const problems: string[] = [];
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const repos = ofKind('HelmRepository');
   if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
+  for (const repo of repos) {
+    const named = typeof repo.spec?.url === 'string' ? starlingxRepositoryOfUrl(repo.spec.url) : undefined;
+    if (named && !named.supported) {
+      problems.push(`HelmRepository ${repo.metadata?.name}: url ${String(repo.spec?.url)} ends in "${named.segment}"; StarlingX's upload accepts only ${STARLINGX_HELM_REPOS.join(', ')}`);
+    }
+  }
   const helmReleases = objects.map(readHelmRelease).filter((hr): hr is HelmRelease => hr !== undefined);
   for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
   const expectedNames = releases.map((r) => r.name).sort();
@@ -239,9 +270,12 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
     if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
     for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata.name}: valuesFrom Secret ${name} is not generated`);
   }
-  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease', 'Secret'].includes(String(o.kind)));
-  for (const o of others) problems.push(`${MANIFESTS_DIR} yields an unexpected ${o.kind} ${o.metadata?.name}`);
-  if (ofKind('Secret').length !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${ofKind('Secret').length} Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
-  return problems;
+  const overridesSecrets = new Set(helmReleases.flatMap((hr) => overridesValuesFrom(hr.metadata.name).map((v) => v.name)));
+  const isOverrides = (o: KubeObject) => o.kind === 'Secret' && overridesSecrets.has(String(o.metadata?.name));
+  const others = objects.filter((o) => !['HelmRepository', 'HelmRelease'].includes(String(o.kind)) && !isOverrides(o));
+  const notes = others.map((o) => `${MANIFESTS_DIR} also yields ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} (an extra resource of the app)`);
+  const generatedSecrets = objects.filter(isOverrides).length;
+  if (generatedSecrets !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${generatedSecrets} overrides Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
+  return { problems, notes };
 }
 

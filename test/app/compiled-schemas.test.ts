@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSchemaAjv, deploymentSchema, metadataSchema, releasesSchema, schemaHash, specLayerSchema, type JsonSchema } from '../../src/app/index.js';
 import { buildConfigSchema } from '../../src/build/index.js';
+import { helmReleaseSchema, helmRepositorySchema } from '../../src/flux/index.js';
 import type { CompiledValidator } from '../../src/app/schemas.compiled.js';
 
 const compiled = async () =>
@@ -20,6 +21,8 @@ const samples: [JsonSchema, unknown[]][] = [
   [deploymentSchema, [{ main: { release: 2025.1 } }, { main: { release: '1' }, common: { chart: {} } }]],
   [specLayerSchema, [{ main: {} }, { services: { a: { b: { values: 1 } } } }]],
   [buildConfigSchema, [{ tokens: { lower: 'x' } }, { helmRepository: { url: 'ftp://x' } }]],
+  [helmReleaseSchema, [{ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'a' }, spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, upgrade: { createNamespace: true } } }, { spec: {} }]],
+  [helmRepositorySchema, [{ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'a' }, spec: { url: 'http://x/starlingx', type: 'git' } }]],
 ];
 
 describe('precompiled schemas', () => {

@@ -175,12 +175,16 @@ describe('release graph', () => {
     namespace: 'ns',
     releaseName: name,
     dependsOn,
+    dependencies: dependsOn.map((dep) => ({ name: dep, namespace: 'ns', external: false })),
     timeout: '5m',
     install: { disableHooks: false, disableWait: false },
     upgrade: { disableHooks: false, disableWait: false },
     labels: {},
+    annotations: {},
     interval: '1m',
     helmReleaseSpec: {},
+    kustomization: {},
+    staticOverrides: `overrides/static/${name}.yaml`,
     location: { file: 'fluxcd/releases.yaml', line: 1, column: 1 },
   });
 

@@ -68,7 +68,7 @@ describe('flotilla build', () => {
     expect(objects.map((o) => `${o.apiVersion} ${o.kind} ${o.metadata.namespace}/${o.metadata.name}`).sort()).toEqual([
       'helm.toolkit.fluxcd.io/v2 HelmRelease demo/db',
       'helm.toolkit.fluxcd.io/v2 HelmRelease demo/web',
-      'source.toolkit.fluxcd.io/v1 HelmRepository demo/demo',
+      'source.toolkit.fluxcd.io/v1 HelmRepository demo/starlingx',
       'v1 Secret demo/db-static-overrides',
       'v1 Secret demo/db-system-overrides',
       'v1 Secret demo/web-static-overrides',
@@ -77,7 +77,7 @@ describe('flotilla build', () => {
     const web = objects.find((o) => o.kind === 'HelmRelease' && o.metadata.name === 'web');
     expect(web?.spec).toEqual({
       releaseName: 'demo-web',
-      chart: { spec: { chart: 'web', version: '0.1.0', sourceRef: { kind: 'HelmRepository', name: 'demo' } } },
+      chart: { spec: { chart: 'web', version: '0.1.0', sourceRef: { kind: 'HelmRepository', name: 'starlingx' } } },
       interval: '1m',
       timeout: '10m',
       test: { enable: false },
@@ -149,7 +149,7 @@ describe('flotilla build', () => {
 
   it('substitutes build-time tokens from fluxcd/build.yaml and --token, refusing one left without a value', async () => {
     const source = writeApp({
-      'fluxcd/build.yaml': `tokens:\n  IMAGE_PREFIX: registry.example.org\n  OS: debian\nhelmRepository:\n  name: stx\n  url: http://charts.example.org/stx\n`,
+      'fluxcd/build.yaml': `tokens:\n  IMAGE_PREFIX: registry.example.org\n  OS: debian\nhelmRepository:\n  name: stx\n  url: http://charts.example.org/stx-platform\n`,
       'overrides/static/web.yaml': `# the image prefix is filled at build time\nimages:\n  tags:\n    web: "@IMAGE_PREFIX@/web:@OS@-1"\n`,
     });
     const result = await buildApp(source, { outDir: tempDir(), tokens: new Map([['OS', 'ubuntu']]) });
@@ -158,7 +158,7 @@ describe('flotilla build', () => {
       '# the image prefix is filled at build time\nimages:\n  tags:\n    web: "registry.example.org/web:ubuntu-1"\n',
     );
     expect(files.get('app/overrides/static/web.yaml')?.toString()).toContain('registry.example.org/web:ubuntu-1');
-    expect(files.get('fluxcd-manifests/base/helmrepository.yaml')?.toString()).toContain('url: http://charts.example.org/stx');
+    expect(files.get('fluxcd-manifests/base/helmrepository.yaml')?.toString()).toContain('url: http://charts.example.org/stx-platform');
 
     const missing = await buildApp(writeApp({ 'overrides/versions/2.0.yaml': `release: "2.0"\nimages:\n  web: "@IMAGE_PREFIX@/nginx:1.27"\n  db: docker.io/library/mariadb:11.4\n` }), { outDir: tempDir() }).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(UnresolvedTokenError);

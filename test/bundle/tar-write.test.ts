@@ -123,4 +123,28 @@ describe('header encoding', () => {
     const files = await readTarGzSafely(writeTarGz([{ path: long, data: 'x' }, { path: 'naïve.txt', data: 'y' }]));
     expect([...files.keys()].sort()).toEqual([long, 'naïve.txt'].sort());
   });
+
+  it('with dotRoot, writes the ./ folder and each folder as node-tar writes directory headers, then ./-prefixed files', async () => {
+    const { Header } = await import('tar');
+    const { writeTar, writeTarGz, readTarGzEntriesSync } = await import('../../src/bundle/index.js');
+    const entries = [{ path: 'metadata.yaml', data: 'a' }, { path: 'charts/x.tgz', data: 'b' }, { path: 'fluxcd-manifests/base/k.yaml', data: 'c' }];
+    const tar = writeTar(entries, { dotRoot: true });
+    const dir = (path: string) => {
+      const header = new Header({ path, mode: 0o755, uid: 0, gid: 0, size: 0, mtime: new Date(Date.UTC(2000, 0, 1)), type: 'Directory', uname: '', gname: '' });
+      header.encode();
+      return header.block!;
+    };
+    expect(tar.subarray(0, 512).equals(dir('./'))).toBe(true);
+    expect(tar.subarray(512, 1024).equals(dir('./charts/'))).toBe(true);
+    const names = readTarGzEntriesSync(writeTarGz(entries, { dotRoot: true })).map((e) => `${e.type} ${e.rawPath}`);
+    expect(names).toEqual([
+      'directory ./charts/',
+      'file ./charts/x.tgz',
+      'directory ./fluxcd-manifests/',
+      'directory ./fluxcd-manifests/base/',
+      'file ./fluxcd-manifests/base/k.yaml',
+      'file ./metadata.yaml',
+    ]);
+    expect(writeTarGz(entries, { dotRoot: true }).equals(writeTarGz([...entries].reverse(), { dotRoot: true }))).toBe(true);
+  });
 });

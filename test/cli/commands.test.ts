@@ -19,6 +19,12 @@ describe('flotilla releases', () => {
     expect(stdout).toContain('2 releases in 2 waves; 1 enabled by the spec (release 2.0)');
   });
 
+  it('lists a dependency on another app\'s HelmRelease as external, with its namespace', async () => {
+    const table = 'defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database}\n  - {name: web, chart: web, service: frontend, dependsOn: [db, {name: cert-manager, namespace: cert-manager}]}\n';
+    const { stdout } = await flotilla('releases', writeApp({ 'fluxcd/releases.yaml': table }));
+    expect(stdout).toMatch(/^2\s+web\s+web\s+frontend\s+-\s+demo\s+web\s+db,cert-manager\/cert-manager \(external\)\s+yes$/m);
+  });
+
   it('exits 1 with the error and its place on a bad app', async () => {
     const e = await failure('releases', writeApp({ 'fluxcd/releases.yaml': 'releases:\n  - {name: db, chart: db, dependsOn: [db]}\n' }));
     expect(e.code).toBe(1);

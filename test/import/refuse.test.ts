@@ -44,13 +44,6 @@ async function accepted(f: StxFixture): Promise<{ report: ImportReport; out: str
 }
 
 describe('import refuses what it cannot represent, at file:line', () => {
-  it('inline spec.values (they would outrank every flotilla layer)', async () => {
-    const f = await stxFixture();
-    edit(f.dir, HR('glance'), '  maxHistory: 5\n', '  maxHistory: 5\n  values:\n    debug: true\n');
-    const { lines } = await rejected(f);
-    expect(lines).toEqual([`${HR('glance')}:${lineOf(f, HR('glance'), 'values:')}:3: error: inline spec.values cannot be imported: Flux applies them above both overrides Secrets, so no flotilla layer (nor a user override) could change them; move them into glance-static-overrides.yaml (at spec.values)`]);
-  });
-
   it('spec.chartRef instead of spec.chart', async () => {
     const f = await stxFixture();
     edit(f.dir, HR('ingress'), /  chart:\n    spec:\n(.*\n){5}/, '  chartRef:\n    kind: OCIRepository\n    name: ingress\n');
@@ -71,13 +64,15 @@ describe('import refuses what it cannot represent, at file:line', () => {
     expect(lines).toContainEqual(expect.stringContaining('secretGenerator does not generate keystone-static-overrides'));
   });
 
-  it('a resource other than the HelmRelease in a release folder', async () => {
+  it('a release folder resource that is a folder or a remote URL (files are carried)', async () => {
     const f = await stxFixture();
-    edit(f.dir, KUST('mariadb'), '  - helmrelease.yaml\n', '  - helmrelease.yaml\n  - backup-cronjob.yaml\n');
-    write(f.dir, 'fluxcd-manifests/mariadb/backup-cronjob.yaml', 'apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: backup\n');
+    edit(f.dir, KUST('mariadb'), '  - helmrelease.yaml\n', '  - helmrelease.yaml\n  - backups\n  - https://example.org/cronjob.yaml\n');
+    write(f.dir, 'fluxcd-manifests/mariadb/backups/kustomization.yaml', 'resources: []\n');
     const { lines } = await rejected(f);
+    const at = (needle: string) => `${KUST('mariadb')}:${lineOf(f, KUST('mariadb'), needle)}:5`;
     expect(lines).toEqual([
-      `${KUST('mariadb')}:${lineOf(f, KUST('mariadb'), 'backup-cronjob')}:5: error: resource "backup-cronjob.yaml" cannot be imported: a release folder may hold only its HelmRelease (flotilla generates nothing else there)`,
+      `${at('backups')}: error: resource "backups" cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`,
+      `${at('https://')}: error: resource "https://example.org/cronjob.yaml" cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`,
     ]);
   });
 
@@ -96,22 +91,6 @@ describe('import refuses what it cannot represent, at file:line', () => {
     expect(lines.join('\n')).toContain(`${HR('glance')}:${lineOf(f, HR('glance'), 'name: glance-system-overrides') - 1}:7: error: spec.valuesFrom[1]: targetPath cannot be imported`);
     expect(lines.join('\n')).toContain('spec.valuesFrom[2]: an extra values source ({"kind":"ConfigMap","name":"site-values"})');
     expect(lines.join('\n')).toContain(`${HR('keystone')}:${lineOf(f, HR('keystone'), 'name: keystone-static-overrides') - 1}:7: error: spec.valuesFrom[0]: valuesKey is missing (Flux would read values.yaml)`);
-  });
-
-  it('dependsOn outside the app or in another namespace, metadata annotations, install fields the table does not model', async () => {
-    const f = await stxFixture();
-    edit(f.dir, HR('glance'), '    - name: keystone\n      namespace: openstack\n', '    - name: keystone\n      namespace: kube-system\n    - name: rook-ceph\n');
-    edit(f.dir, HR('glance'), '  labels:\n', '  annotations:\n    owner: storage-team\n  labels:\n');
-    edit(f.dir, HR('glance'), '    disableHooks: true\n', '    disableHooks: true\n    crds: CreateReplace\n');
-    const { lines, error } = await rejected(f);
-    const at = (needle: string) => `${HR('glance')}:${lineOf(f, HR('glance'), needle)}`;
-    expect(lines).toEqual([
-      `${at('annotations')}:3: error: metadata.annotations cannot be imported: the generated HelmRelease carries only name and labels (at metadata.annotations)`,
-      `${at('crds:')}:5: error: spec.install.crds cannot be imported: the release table models disableHooks, disableWait and remediation {retries, strategy} (a pass-through for the other install/upgrade fields would need a change to src/app) (at spec.install.crds)`,
-      `${at('kube-system')}:7: error: dependsOn keystone in namespace "kube-system" cannot be imported: flotilla's dependsOn names releases of this app, in its namespace "openstack" (at spec.dependsOn[0].namespace)`,
-      `${at('rook-ceph')}:7: error: dependsOn rook-ceph: no release folder of this app is named so (flotilla's dependsOn names releases of the app) (at spec.dependsOn[1])`,
-    ]);
-    expect(error.message).toMatch(/^cannot import .*stx-demo: 4 problems \(nothing was written\):/);
   });
 
   it('metadata.name different from its folder, an old apiVersion, a hash-suffixed secretGenerator', async () => {
@@ -161,36 +140,14 @@ describe('import refuses what it cannot represent, at file:line', () => {
     ]);
   });
 
-  it('two releases of one chart with different static overrides', async () => {
+  it('a base with two repositories, a HelmRepository field Flux does not have', async () => {
     const f = await stxFixture();
-    edit(f.dir, HR('glance'), '      chart: glance\n', '      chart: keystone\n');
-    edit(f.dir, HR('glance'), 'version: 0.4.2', 'version: REPLACE_HELM_CHART_VERSION');
-    const { lines } = await rejected(f);
-    expect(lines).toEqual([
-      'fluxcd-manifests/glance/glance-static-overrides.yaml:1:1: error: releases keystone and glance both use chart keystone, but their static overrides differ; flotilla keeps one overrides/static/keystone.yaml per chart',
-    ]);
-  });
-
-  it('a release folder namespace other than the top kustomization\'s', async () => {
-    const f = await stxFixture();
-    edit(f.dir, KUST('mariadb'), 'namespace: openstack', 'namespace: databases');
-    const { lines } = await rejected(f);
-    expect(lines).toEqual([
-      'fluxcd-manifests/kustomization.yaml:8:5: error: release folder mariadb sets namespace "databases", but the top kustomization puts every resource in "openstack"; flotilla writes one namespace for both: make them agree',
-      `${HR('mariadb')}:37:7: error: dependsOn ingress in namespace "openstack" cannot be imported: flotilla's dependsOn names releases of this app, in its namespace "databases" (at spec.dependsOn[0].namespace)`,
-    ]);
-  });
-
-  it('a top kustomization with patches, a base with two repositories', async () => {
-    const f = await stxFixture();
-    edit(f.dir, 'fluxcd-manifests/kustomization.yaml', /$/, 'patches:\n  - path: suspend.yaml\n');
     edit(f.dir, 'fluxcd-manifests/base/kustomization.yaml', /$/, '  - mirror.yaml\n');
     write(f.dir, 'fluxcd-manifests/base/mirror.yaml', 'apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: mirror\nspec:\n  url: https://charts.example.org\n');
-    const { lines } = await rejected(f);
-    expect(lines).toEqual([
-      'fluxcd-manifests/kustomization.yaml:11:1: error: "patches" cannot be imported: the top kustomization flotilla writes holds only namespace and resources (base and one folder per release) (at patches)',
-      'fluxcd-manifests/base/mirror.yaml:1:1: error: base/ holds 2 HelmRepositories (starlingx, mirror); flotilla points every release at one',
-    ]);
+    expect((await rejected(f)).lines).toEqual(['fluxcd-manifests/base/mirror.yaml:1:1: error: base/ holds 2 HelmRepositories (starlingx, mirror); flotilla points every release at one']);
+    const typo = await stxFixture();
+    edit(typo.dir, 'fluxcd-manifests/base/helmrepository.yaml', '  interval: 1m', '  intervall: 1m');
+    expect((await rejected(typo)).lines).toEqual(['fluxcd-manifests/base/helmrepository.yaml:7:3: error: unknown key "intervall"; did you mean "interval"? (at spec.intervall)']);
   });
 });
 

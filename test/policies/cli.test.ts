@@ -1,15 +1,10 @@
 import { Command } from 'commander';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { EXIT_DENY, register, runCheck, runLint, runMatrix, type Output } from '../../src/cli/commands/policy.js';
+import { EXIT_DENY, register, runCheck, runLint, runMatrix } from '../../src/cli/commands/policy.js';
 import { PolicyLookupError } from '../../src/policies/index.js';
-import { writeAppTree, writeTree } from './helpers.js';
+import { capture, writeAppTree, writeTree } from './helpers.js';
 
-function capture(): Output & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
-}
 
 const NOVA = [
   'conf:',

@@ -3,6 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach } from 'vitest';
+import type { Output } from '../../src/cli/commands/policy.js';
 import { parseYamlText, policyLayersAt, resolvePolicy, type EffectivePolicy, type LayerKind, type PolicyLayer } from '../../src/policies/index.js';
 
 const roots: string[] = [];
@@ -56,4 +57,11 @@ export function policyOf(rules: Record<string, string>, file = 'policy.yaml'): E
     .map(([name, text]) => `${JSON.stringify(name)}: ${JSON.stringify(text)}`)
     .join('\n');
   return resolvePolicy([layer(yaml, { file, bare: true })]);
+}
+
+/** An Output that keeps what a policy command prints. */
+export function capture(): Output & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { stdout, stderr, out: (l) => stdout.push(l), err: (l) => stderr.push(l) };
 }

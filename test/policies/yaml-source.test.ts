@@ -129,7 +129,7 @@ describe('files', () => {
 
   it('refuse a file with neither', async () => {
     const root = writeTree({ 'values.yaml': 'images:\n  tags: {}\n' });
-    await expect(loadPolicyFile(`${root}/values.yaml`, { requireValuesPath: false })).rejects.toThrow(/no conf.policy map/);
+    await expect(loadPolicyFile(`${root}/values.yaml`, { requireValuesPath: false })).rejects.toThrow(/no conf.policy \(nor conf.<chart>.policy\) map/);
   });
 
   it('report invalid YAML with its position', async () => {

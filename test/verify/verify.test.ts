@@ -73,6 +73,23 @@ describe('flotilla verify', () => {
     );
   });
 
+  it('checks every shipped Flux object against flotilla\'s schema of the Flux API, at its line', async () => {
+    const report = await verifyBundle(
+      variant((f) => {
+        const hr = f.get('fluxcd-manifests/web/helmrelease.yaml')!.toString();
+        f.set('fluxcd-manifests/web/helmrelease.yaml', Buffer.from(hr.replace('  upgrade:\n', '  upgrade:\n    createNamespace: true\n')));
+        f.set('fluxcd-manifests/base/helmrepository.yaml', Buffer.from(f.get('fluxcd-manifests/base/helmrepository.yaml')!.toString().replace('interval: 1m', 'interval: 1 minute')));
+      }),
+    );
+    const line = (file: string, text: string) => goodFiles.get(file)!.toString().split('\n').findIndex((l) => l.includes(text)) + 1;
+    expect(report.problems).toEqual(
+      expect.arrayContaining([
+        `fluxcd-manifests/web/helmrelease.yaml:${line('fluxcd-manifests/web/helmrelease.yaml', '  upgrade:') + 1}:5: error: unknown key "createNamespace" (at spec.upgrade.createNamespace)`,
+        `fluxcd-manifests/base/helmrepository.yaml:${line('fluxcd-manifests/base/helmrepository.yaml', 'interval:')}:3: error: expected a Flux duration such as 30m, 1h or 90s, got "1 minute" (at spec.interval)`,
+      ]),
+    );
+  });
+
   it('runs kubectl kustomize and helm lint on what ships', async () => {
     const noSecret = await verifyBundle(variant((f) => f.delete('fluxcd-manifests/db/db-system-overrides.yaml')));
     // A file the kustomization names but the tarball lacks is named before kustomize runs.

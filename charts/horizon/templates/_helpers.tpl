@@ -19,8 +19,8 @@ None
 {{- end -}}
 
 {{/*
-Settings derived from endpoints and conf.policy, under conf.horizon.local_settings.
-POLICY_FILES: conf.policy is keyed by chart (keystone, nova, ...); Horizon
+Settings derived from endpoints and conf.horizon.policy, under conf.horizon.local_settings.
+POLICY_FILES: conf.horizon.policy is keyed by chart (keystone, nova, ...); Horizon
 keys its policy files by its own service names (identity, compute, ...).
 */}}
 {{- define "horizon.derivedSettings" -}}
@@ -29,7 +29,7 @@ keys its policy files by its own service names (identity, compute, ...).
 {{- $public := include "toolkit.endpoint.scope" (dict "ctx" . "type" "dashboard" "scope" "public") | fromYaml -}}
 {{- $policyFiles := dict -}}
 {{- $horizonName := dict "keystone" "identity" "nova" "compute" "cinder" "volume" "glance" "image" "neutron" "network" -}}
-{{- range $chart, $rules := .Values.conf.policy -}}
+{{- range $chart, $rules := .Values.conf.horizon.policy -}}
 {{- $_ := set $policyFiles (get $horizonName $chart | default $chart) (printf "%s_policy.yaml" $chart) -}}
 {{- end -}}
 SECRET_KEY: {{ .Values.endpoints.dashboard.auth.secret_key.value | toString | quote }}
@@ -67,7 +67,7 @@ POLICY_FILES:
 {{- end -}}
 
 {{- define "horizon.policyMounts" -}}
-{{- range $chart, $rules := .Values.conf.policy }}
+{{- range $chart, $rules := .Values.conf.horizon.policy }}
 - name: etc
   mountPath: {{ printf "/etc/openstack-dashboard/policy/%s_policy.yaml" $chart }}
   subPath: {{ printf "%s_policy.yaml" $chart }}

@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
+import type { PluginHostOptions } from '../../plugins/index.js';
 import { Session } from '../../session/index.js';
 import { commandLineValues, type CommandLineValues } from '../../values/index.js';
 import { printWarnings } from '../output.js';
@@ -10,11 +11,13 @@ import { collect } from '../options.js';
 export interface SessionCommandOptions {
   readonly deployment?: string;
   readonly commandLine?: readonly CommandLineValues[];
+  readonly plugins?: Partial<PluginHostOptions>;
 }
 
-export async function openSessionForCommand(appDir: string | undefined, options: SessionCommandOptions | string = {}): Promise<Session> {
-  const { deployment, commandLine } = typeof options === 'string' ? { deployment: options, commandLine: undefined } : options;
-  const session = await Session.fromDirectory(appDir ?? '.', { deployment, ...(commandLine ? { commandLine } : {}) });
+/** `options` as an object, or (as the lifecycle commands call it) the deployment file, with `plugins` after it. */
+export async function openSessionForCommand(appDir: string | undefined, options: SessionCommandOptions | string = {}, plugins?: Partial<PluginHostOptions>): Promise<Session> {
+  const { deployment, commandLine, plugins: pluginOptions } = typeof options === 'string' ? { deployment: options, commandLine: undefined, plugins } : { ...options, plugins: plugins ?? options.plugins };
+  const session = await Session.fromDirectory(appDir ?? '.', { deployment, ...(commandLine ? { commandLine } : {}), ...(pluginOptions ? { plugins: pluginOptions } : {}) });
   printWarnings(session.app.warnings);
   return session;
 }

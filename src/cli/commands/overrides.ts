@@ -3,10 +3,11 @@ import type { Command } from 'commander';
 import { selectReleases, type App, type Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { leaves } from '../../document/index.js';
+import { exportSystemOverrides } from '../../starlingx/index.js';
 import { explain, history } from '../../values/index.js';
 import { formatTable } from '../output.js';
 import { addValuesOptions, commandLineSources, openSessionForCommand, type ValuesFlags } from './app-option.js';
-import { appDirAndNames, OUTPUT_FORMATS, outputOption, printData, requireWith, UsageError } from '../options.js';
+import { appDirAndNames, destinationOption, OUTPUT_FORMATS, outputOption, printData, requireWith, UsageError } from '../options.js';
 import { editOverrides, parseAssignment, parseValuePath } from '../../edit/index.js';
 import { showAndWrite } from './edit-output.js';
 
@@ -20,6 +21,8 @@ interface OverridesOptions extends ValuesFlags {
   explain?: boolean;
   all?: boolean;
   history?: boolean;
+  destination?: string;
+  stateDir?: string;
   output?: string;
 }
 
@@ -34,21 +37,41 @@ interface EditCommandOptions {
 export function register(program: Command): void {
   const overrides = program
     .command('overrides')
-    .description('print the system overrides of one release (layers 2-9 merged); --explain says where each value comes from')
+    .description(
+      'print the system overrides of one release (layers 2-9 merged); --explain says where each value comes from. ' +
+        "Without RELEASE, --all -d DIR writes every enabled release's overrides for StarlingX's system helm-override-update, with a script (docs/starlingx.md)",
+    )
     .argument('[APP_DIR]', 'app source tree (default: .)')
     .argument('[RELEASE]', 'release name, or chart name when one release uses it')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('--explain', 'print each value with the layer and file:line that set it')
-    .option('--all', 'with --explain: every value Helm will see, chart defaults and static overrides included')
+    .option('--all', 'with RELEASE and --explain: every value Helm will see; without RELEASE: every enabled release (needs -d)')
     .option('--history', 'with --explain: every layer that set each value, not only the winner')
+    .addOption(destinationOption('with --all and no RELEASE: a new or empty folder for one values file per release and helm-override-update.sh'))
+    .option('--state-dir <DIR>', "offline store of generated passwords (default: the app's state folder)")
     .addOption(outputOption(OUTPUT_FORMATS, undefined).default(undefined, 'yaml; table with --explain'));
   addValuesOptions(overrides).action(async (first: string | undefined, second: string | undefined, opts: OverridesOptions) => {
     const { appDir, names } = appDirAndNames([first, second].filter((w): w is string => w !== undefined));
+    if (names.length > 1) throw new UsageError('overrides: give [APP_DIR] RELEASE (a release, or a chart one release uses)');
     const [name] = names;
-    if (name === undefined || names.length > 1) throw new UsageError('overrides: give [APP_DIR] RELEASE (a release, or a chart one release uses)');
+    const plugins = opts.stateDir ? { stateDir: opts.stateDir } : {};
+    const commandLine = await commandLineSources(opts);
+    if (name === undefined) {
+      if (!opts.all || opts.destination === undefined) throw new UsageError("give a release (RELEASE), or --all -d DIR to export every release's system overrides");
+      if (opts.explain) throw new UsageError('--explain is for one release (RELEASE)');
+      if (commandLine.length > 0) throw new UsageError('-f/--set/--set-string are for one release (RELEASE): the export is what StarlingX computes');
+      const session = await openSessionForCommand(appDir, { deployment: opts.deployment, plugins });
+      const exported = await exportSystemOverrides(session, { dir: opts.destination });
+      printData(opts.output ?? 'table', exported, () => {
+        console.log(formatTable(['RELEASE', 'CHART', 'NAMESPACE', 'FILE', 'TOP-LEVEL KEYS'], exported.releases.map((r) => [r.release, r.chart, r.namespace, r.file, r.keys.join(',') || '-'])));
+        console.log(`\n${exported.releases.length} files and ${exported.script} written (passwords in clear: keep the folder private)`);
+      });
+      return;
+    }
+    if (opts.destination !== undefined) throw new UsageError('-d/--destination is for --all without RELEASE');
     requireWith(opts.all === true, '--all', opts.explain === true, '--explain');
     requireWith(opts.history === true, '--history', opts.explain === true, '--explain');
-    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts) });
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine, plugins });
     const { app } = session;
     const release = findRelease(app, name);
     if (!app.enabled.some((r) => r.name === release.name)) {

@@ -14,6 +14,7 @@ import {
   lintFiles,
   loadAppPolicies,
   loadFilePolicies,
+  parsePolicyPath,
   pickPolicy,
   pickSection,
   personaRoles,
@@ -102,6 +103,14 @@ export function parseAssignments(pairs: readonly string[], what: string, nested:
   return out;
 }
 
+/** `--values-path conf.horizon.policy` → where policy files keep their rules. */
+function valuesPathOption(dotted: string | undefined): { valuesPath?: readonly string[] } {
+  if (dotted === undefined) return {};
+  const path = parsePolicyPath(dotted);
+  if (path.length === 0) throw new PolicyUsageError(`--values-path "${dotted}" is not a dotted values path such as conf.horizon.policy`);
+  return { valuesPath: path };
+}
+
 /** `horizon/nova` → chart horizon, section nova. */
 function chartAndSection(chart: string | undefined, section: string | undefined): { chart?: string; section?: string } {
   if (chart?.includes('/')) {
@@ -120,6 +129,7 @@ export interface LintCommandOptions {
   readonly defaults?: readonly string[];
   readonly declaredRoles?: string;
   readonly stack?: boolean;
+  readonly valuesPath?: string;
   readonly strict?: boolean;
   readonly verbose?: boolean;
   readonly output?: string;
@@ -130,8 +140,8 @@ export async function runLint(paths: readonly string[], opts: LintCommandOptions
   let findings: LintFinding[];
   let what: string;
   if (inputs.kind === 'app') {
-    if (opts.defaults?.length || opts.declaredRoles || opts.stack) {
-      throw new PolicyUsageError('--defaults, --declared-roles and --stack are for policy files, not an app');
+    if (opts.defaults?.length || opts.declaredRoles || opts.stack || opts.valuesPath) {
+      throw new PolicyUsageError('--defaults, --declared-roles, --stack and --values-path are for policy files, not an app (an app declares the place in its policy set: policyPaths)');
     }
     const result = await lintApp(inputs.root, { set: setChoice(opts.set), ...(opts.chart ? { chart: opts.chart } : {}) });
     findings = result.findings;
@@ -144,6 +154,7 @@ export async function runLint(paths: readonly string[], opts: LintCommandOptions
       ...(opts.defaults ? { defaults: opts.defaults } : {}),
       ...(declared ? { declaredRoles: declared } : {}),
       ...(opts.stack ? { stack: true } : {}),
+      ...valuesPathOption(opts.valuesPath),
     });
     findings = result.findings;
     const sets = [...new Set(result.policies.flatMap((p) => (p.set ? [p.set.name] : [])))];
@@ -183,6 +194,7 @@ interface PolicyInputOptions {
   readonly section?: string;
   readonly defaults?: readonly string[];
   readonly stack?: boolean;
+  readonly valuesPath?: string;
 }
 
 interface LoadedPolicies {
@@ -194,7 +206,7 @@ interface LoadedPolicies {
 async function loadInputs(paths: readonly string[], opts: PolicyInputOptions, chart: string | undefined): Promise<LoadedPolicies> {
   const inputs = classifyInputs(paths);
   if (inputs.kind === 'app') {
-    if (opts.defaults?.length || opts.stack) throw new PolicyUsageError('--defaults and --stack are for policy files, not an app');
+    if (opts.defaults?.length || opts.stack || opts.valuesPath) throw new PolicyUsageError('--defaults, --stack and --values-path are for policy files, not an app');
     const policies = await loadAppPolicies(inputs.root, { set: setChoice(opts.set), ...(chart !== undefined ? { chart } : {}) });
     const set = policies.set;
     return {
@@ -203,7 +215,11 @@ async function loadInputs(paths: readonly string[], opts: PolicyInputOptions, ch
     };
   }
   if (opts.set !== undefined || chart !== undefined) throw new PolicyUsageError('--set and --chart are for an app folder, not policy files');
-  const files = await loadFilePolicies(inputs.files, { ...(opts.defaults ? { defaults: opts.defaults } : {}), ...(opts.stack ? { stack: true } : {}) });
+  const files = await loadFilePolicies(inputs.files, {
+    ...(opts.defaults ? { defaults: opts.defaults } : {}),
+    ...(opts.stack ? { stack: true } : {}),
+    ...valuesPathOption(opts.valuesPath),
+  });
   return { kind: 'files', policies: new Map(files.map((f) => [f.label, { sections: f.sections, ...(f.set ? { set: f.set } : {}) }])) };
 }
 
@@ -385,6 +401,7 @@ export function register(program: Command): void {
     .option('--defaults <FILE>', 'files: rules the files override (repeatable), e.g. a chart values.yaml', collect)
     .option('--declared-roles <ROLES>', 'files: comma-separated roles rules may check (default: the set the files belong to)')
     .option('--stack', 'files: stack the files, in order, as layers of one policy (default: each file on its own)')
+    .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
     .option('--strict', 'exit non-zero on warnings too')
     .option('--verbose', 'also print notes (overridden defaults, redundant overrides, http checks)')
     .addOption(outputOption())
@@ -406,6 +423,7 @@ export function register(program: Command): void {
     .option('--set <NAME>', 'app: policy set to use instead of features.policies ("none": no set)')
     .option('--defaults <FILE>', 'files: rules the files override (repeatable)', collect)
     .option('--stack', 'files: stack the files, in order, as layers of one policy')
+    .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
     .addOption(outputOption())
     .addHelpText('after', '\nExit codes: 0 allowed, 3 denied, 1 error, 2 usage (unknown chart, section or action).')
     .action(async (paths: string[], opts: CheckCommandOptions) => {
@@ -425,6 +443,7 @@ export function register(program: Command): void {
     .option('--set <NAME>', 'app: policy set to use instead of features.policies ("none": no set)')
     .option('--defaults <FILE>', 'files: rules the files override (repeatable)', collect)
     .option('--stack', 'files: stack the files, in order, as layers of one policy (default: a table per file)')
+    .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
     .addOption(outputOption(MATRIX_FORMATS))
     .action(async (paths: string[], opts: MatrixCommandOptions) => {
       process.exitCode = await runMatrix(paths, opts);

@@ -36,7 +36,8 @@ export function register(program: Command): void {
           r.group ?? '-',
           r.namespace,
           r.releaseName,
-          r.dependsOn.join(',') || '-',
+          // External dependencies (another app's HelmReleases) show their namespace: Flux waits for them, flotilla does not.
+          r.dependencies.map((d) => (d.external ? `${d.namespace}/${d.name} (external)` : d.name)).join(',') || '-',
           enabled.has(r.name) ? 'yes' : 'no',
         ]),
       );
