@@ -45,7 +45,10 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
   const groupsNode = getNode(specNode, ['common', 'groups']);
   if (groupsNode?.kind === 'map') {
     for (const [group, node] of groupsNode.entries) {
-      if (!groups.has(group)) out.push(problem(`common.groups: ${unknownName('group', group, groups)}`, node.origin.location, ['common', 'groups', group]));
+      if (groups.has(group)) continue;
+      // No release has a group at all: a spec shared with apps that group their releases, not a typo.
+      if (groups.size === 0) out.push({ ...problem(`common.groups.${group} applies to nothing: no release of ${APP_FILES.releases} has a group`, node.origin.location, ['common', 'groups', group]), severity: 'warning' });
+      else out.push(problem(`common.groups: ${unknownName('group', group, groups)}`, node.origin.location, ['common', 'groups', group]));
     }
   }
   out.push(...unknownItems(getNode(input.metadataRoot, ['disabled_charts']), ['disabled_charts'], 'chart', charts, 'disabled_charts: '));
@@ -58,12 +61,14 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
       }
     }
   }
+  // A release may name its own static overrides file (staticOverrides); any other file there is read by nobody.
+  const staticFiles = new Set(releases.map((r) => r.staticOverrides));
   for (const [folder, suffix] of [
     [APP_FILES.static, '.yaml'],
     [APP_FILES.templates, '.yaml.hbs'],
   ] as const) {
     for (const entry of files.list(folder)) {
-      if (entry.kind !== 'file') continue;
+      if (entry.kind !== 'file' || staticFiles.has(`${folder}/${entry.name}`)) continue;
       const chart = entry.name.endsWith(suffix) ? basename(entry.name, suffix) : undefined;
       if (chart !== undefined && charts.has(chart)) continue;
       const expected = `files here are named <chart>${suffix}`;

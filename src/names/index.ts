@@ -36,12 +36,15 @@ export function isFluxDuration(text: string): boolean {
 export function nearest(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestScore = Infinity;
+  let bestDistance = Infinity;
   for (const c of candidates) {
     const d = editDistance(word.toLowerCase(), c.toLowerCase());
     const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
-    if (score < bestScore) {
+    // Ties go to the closer spelling (disableWaitForJob → disableWaitForJobs, not disableWait).
+    if (score < bestScore || (score === bestScore && d < bestDistance)) {
       best = c;
       bestScore = score;
+      bestDistance = d;
     }
   }
   return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
