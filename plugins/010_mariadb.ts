@@ -6,7 +6,6 @@
  */
 import { ChartPlugin, type ChartContext, type Values } from 'flotilla/plugin';
 import { SHARED } from './lib/openstack.js';
-import { readRecord } from './lib/records.js';
 
 export const DELETE_DATA_RECORD = 'mariadb.deleteDataOnRemove';
 
@@ -19,18 +18,18 @@ export default class MariadbPlugin extends ChartPlugin {
 
   override async postRemove(ctx: ChartContext): Promise<void> {
     const selector = `app.kubernetes.io/instance=${ctx.release.releaseName},app.kubernetes.io/component=server`;
-    const deleteData = (await readRecord(ctx, DELETE_DATA_RECORD)) === true;
+    const deleteData = (await ctx.records.get(DELETE_DATA_RECORD)) === true;
     if (ctx.mode === 'offline') {
       ctx.log.info(deleteData ? `would delete the data volumes (${selector})` : `data volumes kept (${selector})`);
       return;
     }
-    const { core, namespace } = { core: ctx.kube.core, namespace: ctx.release.namespace };
-    const claims = (await core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selector })).items.map((c) => c.metadata?.name ?? '?');
+    const claims = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: ctx.release.namespace, labelSelector: selector };
     if (!deleteData) {
-      if (claims.length > 0) ctx.log.warn(`kept ${claims.length} data volume(s): ${claims.join(', ')}; record ${DELETE_DATA_RECORD}: true to delete them on remove`);
+      const kept = await ctx.kube.list(claims);
+      if (kept.length > 0) ctx.log.warn(`kept ${kept.length} data volume(s): ${kept.join(', ')}; record ${DELETE_DATA_RECORD}: true to delete them on remove`);
       return;
     }
-    await core.deleteCollectionNamespacedPersistentVolumeClaim({ namespace, labelSelector: selector });
-    ctx.log.warn(`deleted ${claims.length} data volume(s) as recorded (${DELETE_DATA_RECORD}): ${claims.join(', ') || 'none'}`);
+    const deleted = await ctx.kube.deleteAll(claims);
+    ctx.log.warn(`deleted ${deleted.length} data volume(s) as recorded (${DELETE_DATA_RECORD}): ${deleted.join(', ') || 'none'}`);
   }
 }

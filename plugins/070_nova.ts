@@ -3,11 +3,11 @@
  * proxy secret shared with neutron, endpoints; and a check refusing to
  * remove the compute service while instances are recorded as present — the
  * record `nova.instances` (a list of instance names) is kept by whoever
- * tracks them (see lib/records.ts for where it lives).
+ * tracks them (offline in flotilla's local records, in a cluster in the
+ * ConfigMap `<app>-records`).
  */
 import { ChartPlugin, refuse, type ChartContext, type Operation, type Values, type Verdict } from 'flotilla/plugin';
 import { credentials, endpointValues, merge, SHARED } from './lib/openstack.js';
-import { readRecord } from './lib/records.js';
 
 export const INSTANCES_RECORD = 'nova.instances';
 
@@ -24,7 +24,7 @@ export default class NovaPlugin extends ChartPlugin {
 
   override async check(operation: Operation, ctx: ChartContext): Promise<Verdict> {
     if (operation !== 'remove') return undefined;
-    const recorded = await readRecord(ctx, INSTANCES_RECORD);
+    const recorded = await ctx.records.get(INSTANCES_RECORD);
     const instances = Array.isArray(recorded) ? recorded.map(String) : [];
     if (instances.length === 0) return undefined;
     const shown = instances.slice(0, 5).join(', ') + (instances.length > 5 ? `, … (${instances.length - 5} more)` : '');

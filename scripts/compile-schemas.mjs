@@ -13,11 +13,20 @@ const target = join(dist, 'app', 'schemas.compiled.js');
 // and an incremental tsc does not emit it again.
 writeFileSync(target, 'export const compiledValidators = {};\n');
 const load = (path) => import(pathToFileURL(join(dist, path)).href);
-const { metadataSchema, releasesSchema, deploymentSchema, specLayerSchema, createSchemaAjv, schemaHash } = await load('app/index.js');
+const { metadataSchema, releasesSchemaFor, deploymentSchema, specLayerSchema, createSchemaAjv, schemaHash } = await load('app/index.js');
 const { buildConfigSchema } = await load('build/index.js');
-const { helmReleaseSchema, helmRepositorySchema } = await load('flux/index.js');
+const { FLUX_TARGETS, helmReleaseSchemas, helmRepositorySchema } = await load('flux/index.js');
 
-const schemas = [metadataSchema, releasesSchema, deploymentSchema, specLayerSchema, buildConfigSchema, helmReleaseSchema, helmRepositorySchema];
+// The release table and HelmRelease schemas exist once per Flux version an app can declare.
+const schemas = [
+  metadataSchema,
+  ...FLUX_TARGETS.map((target) => releasesSchemaFor(target)),
+  deploymentSchema,
+  specLayerSchema,
+  buildConfigSchema,
+  ...FLUX_TARGETS.map((target) => helmReleaseSchemas(target).object),
+  helmRepositorySchema,
+];
 const ajv = createSchemaAjv({ source: true, esm: true });
 const exportNames = {};
 schemas.forEach((schema, i) => {

@@ -13,6 +13,7 @@ import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkReferences } from './references.js';
 import { unknownName } from '../names/index.js';
+import type { FluxTarget } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
 import { APP_FILES } from './layout.js';
 import { directoryAppSource, type AppSource, type ChartFile } from './source.js';
@@ -26,6 +27,8 @@ export interface App {
   readonly source: AppSource;
   readonly metadata: AppMetadata;
   readonly releases: readonly Release[];
+  /** The Flux version the release table declares (fluxVersion): the schema of its Flux fields and of the generated objects. */
+  readonly fluxTarget: FluxTarget;
   readonly graph: ReleaseGraph;
   /** The merged spec, and its tree for provenance. */
   readonly spec: DeploymentSpec;
@@ -214,6 +217,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     source,
     metadata,
     releases: releasesResult.releases,
+    fluxTarget: releasesResult.fluxTarget,
     graph,
     spec,
     specNode,

@@ -3,8 +3,9 @@
  * the offending value. Schemas may carry an `expected` annotation: a phrase
  * used instead of ajv's wording when a value fails a composite rule (anyOf).
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { FlotillaError, type Diagnostic, type DocPath } from '../diagnostics/index.js';
 import { closestNode, type ValueNode, toPlain } from '../document/index.js';
 import { compiledValidators } from './schemas.compiled.js';
@@ -14,6 +15,8 @@ export type JsonSchema = Record<string, unknown>;
 
 /** The one ajv configuration, shared with scripts/compile-schemas.mjs so precompiled validators behave alike. */
 export function createSchemaAjv(code: { source?: boolean; esm?: boolean } = {}): Ajv2020 {
+  // ajv itself loads only here: commands that meet only flotilla's precompiled schemas never need it.
+  const { Ajv2020 } = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   // Our documents are small: compiling fast (no code optimisation) matters more than validating fast.
   const instance = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, code: { optimize: false, ...code } });
   instance.addVocabulary(['expected']);
@@ -25,7 +28,8 @@ export function schemaHash(schema: JsonSchema): string {
   return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
 }
 
-const ajv = createSchemaAjv();
+/** Made on first use: flotilla's own schemas come precompiled, and an ajv instance costs ~15 ms to set up. */
+let ajv: Ajv2020 | undefined;
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 
@@ -34,7 +38,7 @@ function validatorFor(schema: JsonSchema, schemaFile: string): ValidateFunction 
   if (!validate) {
     const ahead = typeof schema.$id === 'string' ? compiledValidators[schema.$id] : undefined;
     try {
-      validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : ajv.compile(schema);
+      validate = ahead && ahead.hash === schemaHash(schema) ? ahead.validate : (ajv ??= createSchemaAjv()).compile(schema);
     } catch (error) {
       // A schema the app brings can be wrong itself (an unknown keyword, a bad type name).
       throw new FlotillaError(`${schemaFile}: not a valid JSON Schema (draft 2020-12): ${(error as Error).message.split('\n')[0]}`);

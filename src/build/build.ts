@@ -9,9 +9,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, type PieceSource } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
-import { ChartCache, type CachedChart } from './chart-cache.js';
+import { BundleReuse } from './bundle-reuse.js';
+import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
+import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
@@ -35,6 +37,12 @@ export interface BuildOptions {
   readonly cacheDir?: string | false;
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
+  /**
+   * Stat fingerprints of chart source folders carried from one build to the
+   * next by `--watch`, which drops a folder's entry whenever something below
+   * it changes; without it every folder is walked each build.
+   */
+  readonly folderPrints?: FolderPrints;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
   readonly followExternalSymlinks?: boolean;
 }
@@ -75,6 +83,8 @@ export class ChartVersionError extends FlotillaError {
   }
 }
 
+const NOTHING_TO_REUSE: PieceSource = { get: () => undefined };
+
 /** Source files and folders shipped in the tarball's app/ for apply time. */
 const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 
@@ -108,8 +118,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir: cacheDirOf(options) });
   typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
+  const cacheDir = cacheDirOf(options);
+  const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options);
+  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.folderPrints) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -134,6 +146,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
+  const manifestCache = cacheDir ? ManifestCache.open(cacheDir) : undefined;
   const manifests: Map<string, Buffer | string> = fluxManifestTree({
     releases: orderForApply(app),
     chartVersions,
@@ -142,6 +155,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     namespace: repository.namespace,
     kustomization: config.kustomization,
     baseKustomization: config.baseKustomization,
+    dump: manifestCache?.dump,
   });
   // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
   for (const rel of await filesBelow(app, APP_FILES.manifests)) {
@@ -151,7 +165,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   const entries = bundleEntries({
     metadata: readShipped(APP_FILES.metadata),
-    charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes })),
+    charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes, sha256: archive.sha256, md5: archive.md5 })),
     manifests,
     plugins,
     app: payload,
@@ -160,7 +174,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const outDir = options.outDir ?? '.';
   await mkdir(outDir, { recursive: true });
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file });
+  // Every entry is a piece of its own, taken from the previous tarball while
+  // unchanged; without a cache, the same pieces are all compressed anew, so
+  // the bytes are the same either way.
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE });
+  await Promise.all([reuse?.save(written), manifestCache?.save()]);
   return {
     app,
     file,
@@ -222,7 +240,12 @@ async function filesBelow(app: App, top: string): Promise<string[]> {
   return out;
 }
 
-async function packageCharts(app: App, previous: PreviousCharts | undefined, options: BuildOptions): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]> }> {
+async function packageCharts(
+  app: App,
+  previous: PreviousCharts | undefined,
+  options: BuildOptions,
+  cache: ChartCache | undefined,
+): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]> }> {
   const byChart = new Map<string, Release>();
   for (const release of app.releases) {
     const seen = byChart.get(release.chart);
@@ -233,8 +256,6 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
     }
     byChart.set(release.chart, release);
   }
-  const cacheDir = cacheDirOf(options);
-  const cache = cacheDir ? await ChartCache.open(cacheDir) : undefined;
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
   const loader = createChartLoader();
@@ -242,7 +263,7 @@ async function packageCharts(app: App, previous: PreviousCharts | undefined, opt
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {
     const dir = app.path(release.chartPath);
     // Against a previous release every chart is compared by content, so none may be skipped unread.
-    const unchanged = previous ? undefined : await cache?.unchanged(dir);
+    const unchanged = previous ? undefined : cache?.unchanged(dir);
     if (unchanged?.name === name) return { archive: unchanged, reused: true };
     let chart = await loader.load(dir);
     if (chart.name !== name) {

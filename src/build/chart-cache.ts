@@ -5,16 +5,19 @@
  * unchanged, without reading it. Files modified within a second of the index
  * being written are not trusted (git's "racily clean" rule): such a chart is
  * loaded and its content digest compared instead, which is always correct.
+ * The archives themselves are not copied here: they are taken back out of
+ * the previous application tarball (bundle-reuse.ts), where they lie stored.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
+import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/3';
+const FORMAT = 'flotilla-chart-cache/6';
 const RACY_MS = 1000;
 
 interface IndexEntry {
@@ -22,6 +25,7 @@ interface IndexEntry {
   readonly version: string;
   readonly contentDigest: string;
   readonly sha256: string;
+  readonly md5: string;
   readonly sourceDirs: readonly string[];
   readonly fingerprint: string;
   /** When the fingerprint was taken (ms): files changed within RACY_MS before it are not trusted. */
@@ -35,6 +39,7 @@ export interface ShippedArchive {
   readonly fileName: string;
   readonly bytes: Buffer;
   readonly sha256: string;
+  readonly md5: string;
 }
 
 function isIndexEntry(value: unknown): value is IndexEntry {
@@ -42,8 +47,8 @@ function isIndexEntry(value: unknown): value is IndexEntry {
   return (
     typeof e === 'object' &&
     e !== null &&
-    ['name', 'version', 'contentDigest', 'sha256', 'fingerprint'].every((k) => typeof e[k as keyof IndexEntry] === 'string') &&
-    // Parts of a file name inside the cache folder: nothing that could climb out of it.
+    ['name', 'version', 'contentDigest', 'sha256', 'md5', 'fingerprint'].every((k) => typeof e[k as keyof IndexEntry] === 'string') &&
+    // Parts of an entry name in the tarball (charts/<name>-<version>.tgz): nothing that could climb out of charts/.
     [e.name, e.version, e.contentDigest].every((part) => /^[A-Za-z0-9._+-]+$/.test(part as string) && part !== '..') &&
     typeof e.takenAt === 'number' &&
     Array.isArray(e.sourceDirs) &&
@@ -63,7 +68,7 @@ function sourceDirs(chart: ChartSource): string[] {
   return [...new Set(dirs)];
 }
 
-interface DirPrint {
+export interface DirPrint {
   readonly digest: string;
   readonly newest: number;
 }
@@ -90,6 +95,9 @@ function fingerprintDir(dir: string): DirPrint | undefined {
   return { digest: hash.digest('hex'), newest };
 }
 
+/** Fingerprints of source folders by absolute path (undefined: the folder could not be walked). */
+export type FolderPrints = Map<string, DirPrint | undefined>;
+
 export interface CachedChart {
   readonly archive: ShippedArchive;
   /** Taken from the cache rather than packaged by this build. */
@@ -99,8 +107,12 @@ export interface CachedChart {
 export class ChartCache {
   private readonly entries: Record<string, IndexEntry>;
   private changed = false;
-  /** Folder fingerprints of this build: a library shared by many charts is walked once. */
-  private readonly prints = new Map<string, DirPrint | undefined>();
+  /**
+   * Folder fingerprints by absolute path: a library shared by many charts is
+   * walked once per build, and `--watch` keeps them from build to build,
+   * dropping a folder's as soon as anything below it changes (see watch.ts).
+   */
+  private readonly prints: FolderPrints;
 
   private fingerprint(dirs: readonly string[]): DirPrint | undefined {
     const hash = createHash('sha256');
@@ -118,33 +130,34 @@ export class ChartCache {
   private constructor(
     private readonly dir: string,
     private readonly previous: IndexFile | undefined,
+    private readonly archives: BundleReuse,
+    prints: FolderPrints | undefined,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
+    this.prints = prints ?? new Map();
   }
 
-  /** A torn, foreign or hand-edited index is ignored (and rewritten by this build), never a reason to fail. */
-  static async open(dir: string): Promise<ChartCache> {
-    const index = await readFile(join(dir, 'index.json'), 'utf8').then(
-      (text) => {
-        try {
-          return JSON.parse(text) as Partial<IndexFile> | null;
-        } catch {
-          return undefined;
-        }
-      },
-      () => undefined,
-    );
-    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined);
+  /**
+   * The cache in `dir`; archives are found in `archives`, the previous
+   * tarball; `prints` are folder fingerprints known still to hold. A torn,
+   * foreign or hand-edited index is ignored (and rewritten by this build),
+   * never a reason to fail.
+   */
+  static open(dir: string, archives: BundleReuse, prints?: FolderPrints): ChartCache {
+    const file = join(dir, 'index.json');
+    let index: Partial<IndexFile> | null | undefined;
+    try {
+      index = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<IndexFile> | null) : undefined;
+    } catch {
+      index = undefined;
+    }
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined, archives, prints);
     const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
-    return new ChartCache(dir, { format: FORMAT, charts });
-  }
-
-  private archivePath(entry: { name: string; version: string; contentDigest: string }): string {
-    return join(this.dir, `${entry.name}-${entry.version}-${entry.contentDigest}.tgz`);
+    return new ChartCache(dir, { format: FORMAT, charts }, archives, prints);
   }
 
   /** The archive of the chart in `chartDir` when nothing below its source folders changed since it was packaged. */
-  async unchanged(chartDir: string): Promise<ShippedArchive | undefined> {
+  unchanged(chartDir: string): ShippedArchive | undefined {
     const entry = this.entries[chartDir];
     if (!entry) return undefined;
     const now = this.fingerprint(entry.sourceDirs);
@@ -152,28 +165,23 @@ export class ChartCache {
     return this.read(entry);
   }
 
-  private async read(entry: IndexEntry): Promise<ShippedArchive | undefined> {
-    const path = this.archivePath(entry);
-    const bytes = existsSync(path) ? readFileSync(path) : undefined;
-    if (!bytes || createHash('sha256').update(bytes).digest('hex') !== entry.sha256) return undefined;
-    return { name: entry.name, version: entry.version, fileName: `${entry.name}-${entry.version}.tgz`, bytes, sha256: entry.sha256 };
+  private read(entry: IndexEntry): ShippedArchive | undefined {
+    const fileName = `${entry.name}-${entry.version}.tgz`;
+    const bytes = this.archives.storedFile(`charts/${fileName}`, entry.sha256);
+    return bytes && { name: entry.name, version: entry.version, fileName, bytes, sha256: entry.sha256, md5: entry.md5 };
   }
 
   /** The loaded chart's archive: from the cache when its content was packaged before, else packaged now and kept. */
   async packaged(chartDir: string, chart: ChartSource): Promise<CachedChart> {
     const contentDigest = chartContentDigest(chart);
     const known = Object.values(this.entries).find((e) => e.name === chart.name && e.version === chart.version && e.contentDigest === contentDigest);
-    const fromCache = known && (await this.read(known));
+    const fromCache = known && this.read(known);
     const packaged = fromCache ?? (await packageChart(chart));
-    if (!fromCache) {
-      await mkdir(this.dir, { recursive: true });
-      await writeFileAtomic(this.archivePath({ ...packaged, contentDigest }), packaged.bytes);
-    }
     const dirs = sourceDirs(chart);
     const takenAt = Date.now();
     const print = this.fingerprint(dirs);
     if (print) {
-      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, sourceDirs: dirs, fingerprint: print.digest, takenAt };
+      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt };
       this.changed = true;
     }
     return { archive: fromCache ?? packaged, reused: fromCache !== undefined };

@@ -8,6 +8,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { buildApp, type BuildOptions, type BuildResult } from './build.js';
+import type { FolderPrints } from './chart-cache.js';
 
 export type WatchedBuild =
   | { readonly ok: true; readonly result: BuildResult; readonly millis: number; readonly changed: readonly string[] }
@@ -30,6 +31,13 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const root = resolve(appDir);
   const outputs = [resolve(options.outDir ?? '.'), ...(typeof options.cacheDir === 'string' ? [resolve(options.cacheDir)] : [])];
   const watchers = new Map<string, FSWatcher>();
+  // Chart folders' fingerprints stay valid until a change below them is seen.
+  const folderPrints: FolderPrints = new Map();
+  const forgetPrints = (abs: string): void => {
+    for (const dir of folderPrints.keys()) {
+      if (abs === dir || abs.startsWith(`${dir}${sep}`) || dir.startsWith(`${abs}${sep}`)) folderPrints.delete(dir);
+    }
+  };
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -44,21 +52,29 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const watchDir = (dir: string): void => {
     if (watchers.has(dir)) return;
     const watcher = watch(dir, { recursive: true }, (_event, name) => {
-      if (closed || name === null) return;
+      if (closed) return;
+      if (name === null) {
+        folderPrints.clear(); // something changed, we are not told where
+        return;
+      }
       const abs = join(dir, name.toString());
       if (ignored(abs)) return;
+      forgetPrints(abs);
       pending.add(relative(root, abs) || '.');
       clearTimeout(timer);
       timer = setTimeout(kick, options.settleMillis ?? 100);
     });
-    watcher.on('error', () => watchers.delete(dir));
+    watcher.on('error', () => {
+      watchers.delete(dir);
+      folderPrints.clear(); // changes may go unseen from now on
+    });
     watchers.set(dir, watcher);
   };
 
   const run = async (changed: readonly string[]): Promise<void> => {
     const started = performance.now();
     try {
-      const result = await buildApp(root, options);
+      const result = await buildApp(root, { ...options, folderPrints });
       // Charts kept outside the app (a release's `path`) are watched too.
       for (const release of result.app.releases) {
         const dir = result.app.path(release.chartPath);

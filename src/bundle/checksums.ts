@@ -23,6 +23,14 @@ function toMap(files: FileSet): Map<string, Buffer> {
   return out;
 }
 
+/** Each file's digest: the one a tar entry carries, else computed. */
+function digests(algorithm: ChecksumAlgorithm, files: FileSet): Map<string, string> {
+  const out = new Map<string, string>();
+  if (Array.isArray(files)) for (const entry of files as readonly TarEntry[]) out.set(entry.path, entry[algorithm] ?? digestHex(algorithm, entry.data));
+  else for (const [path, data] of files as ReadonlyMap<string, Buffer | string>) out.set(path, digestHex(algorithm, data));
+  return out;
+}
+
 export function digestHex(algorithm: ChecksumAlgorithm, data: Buffer | string): string {
   return createHash(algorithm).update(data).digest('hex');
 }
@@ -39,12 +47,12 @@ function unescapeName(name: string): string {
 
 /** A checksum file's text for `algorithm` over `files` (checksum files themselves excluded). */
 export function checksumFile(algorithm: ChecksumAlgorithm, files: FileSet): string {
-  const map = toMap(files);
+  const map = digests(algorithm, files);
   const paths = [...map.keys()].filter((p) => !isChecksumFile(p)).sort(compareBytewise);
   let out = '';
   for (const path of paths) {
     const { escaped, name } = escapeName(path);
-    out += `${escaped ? '\\' : ''}${digestHex(algorithm, map.get(path)!)}  ${name}\n`;
+    out += `${escaped ? '\\' : ''}${map.get(path)!}  ${name}\n`;
   }
   return out;
 }

@@ -10,16 +10,21 @@ export { checkEntryPath, compareBytewise, realpathLoose, type PathCheck } from '
 export {
   ArchiveWriteError,
   FIXED_MTIME,
-  gzipDeterministic,
-  gzipDeterministicAsync,
+  pieceKey,
+  tarEntryName,
   writeTar,
   writeTarGz,
   writeTarGzAsync,
   writeTarGzFile,
+  writeTarGzPieces,
+  type PieceRecord,
+  type PieceSource,
   type TarEntry,
   type TarWriteOptions,
   type WrittenArchive,
+  type WrittenTarGz,
 } from './tar-write.js';
+export { crc32Combine, deflatePiece, headerPiece, joinGzip, storedPiece, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
 export {
   DecompressionBudget,
   DEFAULT_ARCHIVE_LIMITS,
@@ -51,7 +56,7 @@ export {
   TOP_LEVEL_ENTRIES,
   type ChecksumAlgorithm,
 } from './layout.js';
-export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
+export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, bundleFromBytes, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
 export {
   checksumFile,
   digestHex,

@@ -9,21 +9,42 @@
  * - one fixed mtime; ustar headers without atime/ctime; a pax header (path
  *   only, no times) just for names ustar cannot hold;
  * - entries sorted byte-wise by path unless the caller fixes the order;
- * - gzip with mtime 0, no file name, maximum compression and OS byte "Unix".
+ * - gzip with mtime 0, no file name, OS byte "Unix", joined from deflate
+ *   pieces (gzip-pieces.ts): a piece depends only on its own bytes, so what
+ *   was compressed once — a vendored library's file, an unchanged entry of
+ *   the previous build — is copied into the next archive, not compressed again.
  * Header encoding comes from node-tar; the policy above is ours.
  */
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { gzip, gzipSync } from 'node:zlib';
-import { Header, Pax } from 'tar';
+import { crc32, deflateRaw } from 'node:zlib';
+import { createRequire } from 'node:module';
 import { FlotillaError } from '../diagnostics/index.js';
 import { writeFileAtomic } from '../files/index.js';
+import { DEFAULT_LEVEL, deflatePiece, headerPiece, joinGzip, pieceOptions, storedPiece, WINDOW, type DeflatePiece } from './gzip-pieces.js';
 import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
 
 export interface TarEntry {
   /** Canonical relative path with `/` separators (`a/b.yaml`, never `./a` or `a//b`). */
   readonly path: string;
   readonly data: Buffer | string;
+  /**
+   * How a .tgz holds the data. `inline` (default): compressed together with
+   * the neighbouring entries. `stored`: not compressed (a chart archive in
+   * the app tarball is compressed already). `{ sharedAs: key }`: consecutive
+   * entries with the same key — which must hold the same data wherever they
+   * are written, such as a library chart vendored into many charts — are
+   * compressed once per process and the compressed bytes reused.
+   */
+  readonly compression?: 'inline' | 'stored' | { readonly sharedAs: object };
+  /** Digests of `data`, hex, when the caller knows them: spared hashing for {@link TarWriteOptions.reuse} and the checksum files. */
+  readonly sha256?: string;
+  readonly md5?: string;
+}
+
+/** Pieces of an earlier archive, by {@link pieceKey}. */
+export interface PieceSource {
+  get(key: string): DeflatePiece | undefined;
 }
 
 export interface TarWriteOptions {
@@ -33,8 +54,13 @@ export interface TarWriteOptions {
   readonly mtime?: Date;
   /** Names the archive in error messages. */
   readonly label?: string;
-  /** gzip level (default 6). The outer app tarball holds mostly compressed chart archives, where any level buys little. */
+  /** deflate level of the compressed pieces (default 6, as `helm package`). */
   readonly level?: number;
+  /**
+   * Compress every entry as a piece of its own and take the pieces found
+   * here instead of compressing them (the application tarball, rebuilt).
+   */
+  readonly reuse?: PieceSource;
   /**
    * Name entries as `tar czf app.tgz .` does (`./` folder first, `./a/`, `./a/b`):
    * StarlingX registers an app tarball by reading its member `./metadata.yaml`.
@@ -51,8 +77,6 @@ export const FIXED_MTIME = new Date(Date.UTC(2000, 0, 1));
 const FILE_MODE = 0o644;
 const DIR_MODE = 0o755;
 const BLOCK = 512;
-/** gzip header byte 9; zlib writes the build platform's code (0x03 Unix, 0x0a Windows, 0x13 macOS). */
-const GZIP_OS_UNIX = 0x03;
 
 /** A bad entry list handed to the writer (a programming or input error, never a hostile archive). */
 export class ArchiveWriteError extends FlotillaError {
@@ -97,9 +121,13 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
 
 type EntryKind = 'file' | 'directory';
 
+// node-tar is loaded only for the names the fast path cannot write.
+const load = createRequire(import.meta.url);
+
 function entryHeader(path: string, size: number, mtime: Date, kind: EntryKind = 'file'): Buffer[] {
   const fast = ustarHeader(path, size, mtime, kind);
   if (fast) return [fast];
+  const { Header, Pax } = load('tar') as typeof import('tar');
   const fields = { path, mode: kind === 'file' ? FILE_MODE : DIR_MODE, uid: 0, gid: 0, size, mtime, type: kind === 'file' ? ('File' as const) : ('Directory' as const), uname: '', gname: '' };
   const header = new Header(fields);
   const needPax = header.encode();
@@ -118,18 +146,50 @@ const MAX_OCTAL_11 = 0o77777777777;
  * The common case — an ASCII name shorter than 100 bytes — encoded directly,
  * byte for byte as node-tar's Header writes it (a test holds them equal):
  * node-tar's general encoder costs ~10 µs a header, and a build writes
- * thousands. Anything else goes to node-tar.
+ * thousands. A copy of a template with the fixed fields (mode, owners,
+ * mtime, magic) gets the name and size; the checksum is the template's sum
+ * plus theirs. Anything else goes to node-tar.
  */
 function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): Buffer | undefined {
   const seconds = Math.floor(mtime.getTime() / 1000);
   if (!PLAIN_NAME.test(path) || size > MAX_OCTAL_11 || seconds < 0 || seconds > MAX_OCTAL_11) return undefined;
+  const template = headerTemplate(seconds, kind);
+  const block = Buffer.allocUnsafe(BLOCK);
+  template.block.copy(block);
+  let sum = template.sum;
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    block[i] = c;
+    sum += c;
+  }
+  const sizeField = octal(size, 12);
+  for (let i = 0; i < sizeField.length; i++) {
+    const c = sizeField.charCodeAt(i);
+    block[124 + i] = c;
+    sum += c;
+  }
+  block.write(octal(sum, 8), 148, 'latin1');
+  return block;
+}
+
+const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 2, '0')} \0`;
+
+interface HeaderTemplate {
+  readonly seconds: number;
+  readonly block: Buffer;
+  readonly sum: number;
+}
+
+/** The fixed part of a header for one mtime and kind: name and size zero, checksum field blank (spaces, as the sum counts it). */
+const templates: Record<EntryKind, HeaderTemplate | undefined> = { file: undefined, directory: undefined };
+
+function headerTemplate(seconds: number, kind: EntryKind): HeaderTemplate {
+  const known = templates[kind];
+  if (known?.seconds === seconds) return known;
   const block = Buffer.alloc(BLOCK);
-  const octal = (value: number, width: number) => `${value.toString(8).padStart(width - 2, '0')} \0`;
-  block.write(path, 0, 'latin1');
   block.write(octal(kind === 'file' ? FILE_MODE : DIR_MODE, 8), 100, 'latin1');
   block.write(octal(0, 8), 108, 'latin1');
   block.write(octal(0, 8), 116, 'latin1');
-  block.write(octal(size, 12), 124, 'latin1');
   block.write(octal(seconds, 12), 136, 'latin1');
   block.write(kind === 'file' ? '0' : '5', 156, 'latin1');
   block.write('ustar\x0000', 257, 'latin1');
@@ -137,17 +197,42 @@ function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): 
   block.write(octal(0, 8), 337, 'latin1');
   block.fill(0x20, 148, 156);
   let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += block[i] as number;
-  block.write(octal(sum, 8), 148, 'latin1');
-  return block;
+  for (let i = 0; i < BLOCK; i++) sum += block[i]!;
+  return (templates[kind] = { seconds, block, sum });
 }
 
-/** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
-export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
+interface LaidOutEntry {
+  readonly entry: TarEntry;
+  /** The name in the archive ({@link tarEntryName}; `./a/` for a folder). */
+  readonly name: string;
+  /** The header block(s): a pax record when the name needs one, then the ustar header. */
+  readonly header: Buffer;
+  readonly data: Buffer;
+  /** The zeros that fill the data's last block. */
+  readonly pad: Buffer;
+}
+
+/** Two zero blocks end a tar stream. */
+const END_OF_ARCHIVE = Buffer.alloc(2 * BLOCK);
+const ZERO_BLOCK = Buffer.alloc(BLOCK);
+
+const NO_DATA = Buffer.alloc(0);
+
+/** The name an entry's path gets in the archive. */
+export function tarEntryName(path: string, options: Pick<TarWriteOptions, 'dotRoot'>): string {
+  return options.dotRoot ? `./${path}` : path;
+}
+
+function layOut(entries: readonly TarEntry[], options: TarWriteOptions): LaidOutEntry[] {
   const mtime = options.mtime ?? FIXED_MTIME;
-  const parts: { headers: Buffer[]; data: Buffer }[] = [];
+  const laid: LaidOutEntry[] = [];
+  const add = (entry: TarEntry, name: string, data: Buffer, kind: EntryKind): void => {
+    const headers = entryHeader(name, data.length, mtime, kind);
+    const header = headers.length === 1 ? headers[0]! : Buffer.concat(headers);
+    laid.push({ entry, name, header, data, pad: ZERO_BLOCK.subarray(0, (BLOCK - (data.length % BLOCK)) % BLOCK) });
+  };
   const folders = new Set<string>();
-  const folder = (path: string) => parts.push({ headers: entryHeader(path, 0, mtime, 'directory'), data: Buffer.alloc(0) });
+  const folder = (name: string): void => add({ path: name, data: NO_DATA }, name, NO_DATA, 'directory');
   if (options.dotRoot) folder('./');
   for (const entry of orderedEntries(entries, options)) {
     const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
@@ -161,63 +246,250 @@ export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions 
         }
       }
     }
-    parts.push({ headers: entryHeader(options.dotRoot ? `./${entry.path}` : entry.path, data.length, mtime), data });
+    add(entry, tarEntryName(entry.path, options), data, 'file');
   }
+  return laid;
+}
+
+/** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
+export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
+  const laid = layOut(entries, options);
   // One buffer of the exact size; the padding and the end marker are its zeros.
-  const padded = (n: number) => n + ((BLOCK - (n % BLOCK)) % BLOCK);
-  const size = parts.reduce((sum, p) => sum + p.headers.reduce((h, b) => h + b.length, 0) + padded(p.data.length), 2 * BLOCK);
+  const size = laid.reduce((sum, e) => sum + e.header.length + e.data.length + e.pad.length, END_OF_ARCHIVE.length);
   const out = Buffer.alloc(size);
   let offset = 0;
-  for (const { headers, data } of parts) {
-    for (const header of headers) offset += header.copy(out, offset);
-    data.copy(out, offset);
-    offset += padded(data.length);
+  for (const { header, data, pad } of laid) {
+    offset += header.copy(out, offset);
+    offset += data.copy(out, offset) + pad.length;
   }
   return out;
 }
 
-/** Node's zlib already writes mtime 0 and no FNAME; pin them anyway so the header never depends on the platform or a future default. */
-function pinGzipHeader(out: Buffer): Buffer {
-  out.writeUInt32LE(0, 4);
-  out[9] = GZIP_OS_UNIX;
-  return out;
+/** Where a piece comes from: bytes to compress, a finished piece, or the i-th data piece of a shared run. */
+type PieceJob =
+  | { readonly kind: 'compress'; readonly raw: Buffer }
+  | { readonly kind: 'ready'; readonly piece: DeflatePiece }
+  | { readonly kind: 'shared'; readonly run: SharedRun; readonly index: number };
+
+/** Consecutive entries shared under one key: their data is compressed once per process and layout. */
+interface SharedRun {
+  readonly key: object;
+  /** Level, header and data lengths: the run's pieces fit any archive where these are the same. */
+  readonly layout: string;
+  readonly items: readonly { readonly data: Buffer; readonly pad: Buffer; readonly headerLength: number }[];
+  /** Its pieces, once looked up. */
+  pieces?: (DeflatePiece | Promise<DeflatePiece>)[];
 }
 
-/** zlib's default, which is also what `helm package` uses (Go's DefaultCompression); 9 costs time for nothing on text. */
-const DEFAULT_LEVEL = 6;
-
-/** gzip with a fixed header: mtime 0, no name, OS byte Unix, level 6 unless told. */
-export function gzipDeterministic(data: Buffer, level = DEFAULT_LEVEL): Buffer {
-  return pinGzipHeader(gzipSync(data, { level }));
+/** A piece of a written .tgz, as the next build finds it again (see {@link TarWriteOptions.reuse}). */
+export interface PieceRecord {
+  /** {@link pieceKey} of the entry; `""` for the end-of-archive piece. */
+  readonly key: string;
+  /** Where the piece's deflate data starts in the file, and its length. */
+  readonly offset: number;
+  readonly deflatedLength: number;
+  readonly crc: number;
+  readonly length: number;
 }
 
-const gzipAsync = promisify(gzip);
+/** What identifies an entry's piece: its name in the archive and the sha256 of its data (a piece also depends on mtime and level, fixed per use). */
+export function pieceKey(name: string, sha256: string): string {
+  return `${name}\0${sha256}`;
+}
 
-/** {@link gzipDeterministic} on libuv's thread pool, so several archives compress at once. */
-export async function gzipDeterministicAsync(data: Buffer, level = DEFAULT_LEVEL): Promise<Buffer> {
+interface PiecePlan {
+  readonly jobs: readonly PieceJob[];
+  /** With `reuse`: the key of each job's entry. */
+  readonly keys?: readonly string[];
+}
+
+const sharedKey = (entry: TarEntry): object | undefined => (typeof entry.compression === 'object' ? entry.compression.sharedAs : undefined);
+
+/**
+ * The .tgz of `entries` as deflate pieces (see gzip-pieces.ts). Entries
+ * compressed `inline` are compressed together, run by run; a `stored` entry
+ * is kept as is; the data of a shared run is compressed once (see
+ * {@link sharedData}), and each of its headers is a small piece coded against
+ * the header before it. With `reuse`, every entry is a piece of its own,
+ * taken from there when known. A piece is a function of its own bytes (and
+ * of the shared run's), so the same entries give the same bytes however
+ * many pieces were reused.
+ */
+function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): PiecePlan {
+  const jobs: PieceJob[] = [];
+  const laid = layOut(entries, options);
+  if (options.reuse) {
+    const keys: string[] = [];
+    for (const { entry, name, header, data, pad } of laid) {
+      const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
+      const known = options.reuse.get(key);
+      const raw = () => Buffer.concat([header, data, pad]);
+      jobs.push(known ? { kind: 'ready', piece: known } : entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece(raw()) } : { kind: 'compress', raw: raw() });
+      keys.push(key);
+    }
+    jobs.push({ kind: 'ready', piece: headerPiece(END_OF_ARCHIVE) });
+    keys.push('');
+    return { jobs, keys };
+  }
+  let run: Buffer[] = [];
+  let offset = 0;
+  let previousHeader: { bytes: Buffer; offset: number } | undefined;
+  const endRun = (): void => {
+    if (run.length > 0) jobs.push({ kind: 'compress', raw: run.length === 1 ? run[0]! : Buffer.concat(run) });
+    run = [];
+  };
+  // Header pieces are coded against the header before them, wherever it lies.
+  const headerJob = (header: Buffer): PieceJob => ({
+    kind: 'ready',
+    piece: headerPiece(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }),
+  });
+  const advance = ({ header, data, pad }: LaidOutEntry): void => {
+    previousHeader = { bytes: header, offset };
+    offset += header.length + data.length + pad.length;
+  };
+  for (let i = 0; i < laid.length; ) {
+    const laidOut = laid[i]!;
+    const key = sharedKey(laidOut.entry);
+    if (!key) {
+      if (laidOut.entry.compression === 'stored') {
+        endRun();
+        jobs.push(headerJob(laidOut.header), { kind: 'ready', piece: storedPiece(Buffer.concat([laidOut.data, laidOut.pad])) });
+      } else run.push(laidOut.header, laidOut.data, laidOut.pad);
+      advance(laidOut);
+      i++;
+      continue;
+    }
+    endRun();
+    let end = i;
+    while (end < laid.length && sharedKey(laid[end]!.entry) === key) end++;
+    const members = laid.slice(i, end);
+    const shared: SharedRun = {
+      key,
+      layout: `${options.level ?? DEFAULT_LEVEL}:${members.map((m) => `${m.header.length}/${m.data.length}`).join(',')}`,
+      items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.header.length })),
+    };
+    members.forEach((member, index) => {
+      jobs.push(headerJob(member.header), { kind: 'shared', run: shared, index });
+      advance(member);
+    });
+    i = end;
+  }
+  run.push(END_OF_ARCHIVE);
+  endRun();
+  return { jobs };
+}
+
+/**
+ * The data pieces of a shared run, each with the run's earlier data as its
+ * deflate dictionary, so a library's files compress against one another as
+ * in one stream. The headers between them differ from archive to archive,
+ * so in the dictionary they are a filler byte that occurs in none of the
+ * data: no copy can then come from a header, and a piece is valid after any
+ * header of the same length. Where every byte value occurs (binary data),
+ * each piece is compressed on its own.
+ */
+function sharedData(run: SharedRun): { raws: Buffer[]; dictionaries: (Buffer | undefined)[] } {
+  const raws = run.items.map((item) => (item.pad.length === 0 ? item.data : Buffer.concat([item.data, item.pad])));
+  let filler = 0xff;
+  while (filler > 0 && run.items.some((item) => item.data.includes(filler))) filler--;
+  if (filler === 0) return { raws, dictionaries: raws.map(() => undefined) };
+  const stream: Buffer[] = [];
+  const starts: number[] = [];
+  let at = 0;
+  run.items.forEach((item, i) => {
+    stream.push(Buffer.alloc(item.headerLength, filler), raws[i]!);
+    at += item.headerLength;
+    starts.push(at);
+    at += raws[i]!.length;
+  });
+  const whole = Buffer.concat(stream);
+  return { raws, dictionaries: starts.map((start) => whole.subarray(Math.max(0, start - WINDOW), start)) };
+}
+
+/** Shared runs by key and layout: a library chart's files are compressed once per process, whatever number of archives holds them. */
+const sharedRuns = new WeakMap<object, Map<string, (DeflatePiece | Promise<DeflatePiece>)[]>>();
+
+function sharedPieces(run: SharedRun, compress: (raw: Buffer, dictionary: Buffer | undefined) => DeflatePiece | Promise<DeflatePiece>): (DeflatePiece | Promise<DeflatePiece>)[] {
+  if (run.pieces) return run.pieces;
+  let byLayout = sharedRuns.get(run.key);
+  if (!byLayout) sharedRuns.set(run.key, (byLayout = new Map()));
+  let pieces = byLayout.get(run.layout);
+  if (!pieces) {
+    const { raws, dictionaries } = sharedData(run);
+    const made = raws.map((raw, i) => compress(raw, dictionaries[i]));
+    made.forEach((piece, i) => {
+      if (piece instanceof Promise) void piece.then((done) => (made[i] = done), () => byLayout.delete(run.layout));
+    });
+    byLayout.set(run.layout, (pieces = made));
+  }
+  run.pieces = pieces;
+  return pieces;
+}
+
+function pieceSync(job: PieceJob, level: number): DeflatePiece {
+  if (job.kind === 'ready') return job.piece;
+  if (job.kind === 'compress') return deflatePiece(job.raw, level);
+  const piece = sharedPieces(job.run, (raw, dictionary) => deflatePiece(raw, level, dictionary))[job.index]!;
+  if (piece instanceof Promise) throw new Error('a shared run is still being compressed asynchronously');
+  return piece;
+}
+
+/** Pieces up to this size are compressed on the main thread (a thread-pool round trip costs more); larger ones on libuv's pool, several at once. */
+const INLINE_PIECE = 64 * 1024;
+const deflateRawAsync = promisify(deflateRaw);
+
+function compressAsync(raw: Buffer, level: number, dictionary?: Buffer): DeflatePiece | Promise<DeflatePiece> {
+  if (raw.length <= INLINE_PIECE) return deflatePiece(raw, level, dictionary);
   // One large output chunk: zlib's default 16 KiB means a main-thread round trip per chunk.
-  return pinGzipHeader(await gzipAsync(data, { level, chunkSize: 1 << 20 }));
+  return deflateRawAsync(raw, { ...pieceOptions(level, dictionary), chunkSize: 1 << 20 }).then((deflated) => ({ deflated, crc: crc32(raw), length: raw.length }));
+}
+
+function pieceAsync(job: PieceJob, level: number): DeflatePiece | Promise<DeflatePiece> {
+  if (job.kind === 'ready') return job.piece;
+  if (job.kind === 'compress') return compressAsync(job.raw, level);
+  return sharedPieces(job.run, (raw, dictionary) => compressAsync(raw, level, dictionary))[job.index]!;
 }
 
 /** A byte-reproducible `.tgz` of `entries`. */
 export function writeTarGz(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
-  return gzipDeterministic(writeTar(entries, options), options.level);
+  const level = options.level ?? DEFAULT_LEVEL;
+  return joinGzip(planPieces(entries, options).jobs.map((job) => pieceSync(job, level))).bytes;
 }
 
-/** {@link writeTarGz}, compressing off the main thread. */
-export function writeTarGzAsync(entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<Buffer> {
-  return gzipDeterministicAsync(writeTar(entries, options), options.level);
+export interface WrittenTarGz {
+  readonly bytes: Buffer;
+  /** With `reuse`: where each entry's piece lies in `bytes`, for the next build. */
+  readonly pieces: readonly PieceRecord[];
+}
+
+/** {@link writeTarGz}, large pieces compressed off the main thread, with the piece table when asked to reuse. */
+export async function writeTarGzPieces(entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenTarGz> {
+  const level = options.level ?? DEFAULT_LEVEL;
+  const plan = planPieces(entries, options);
+  const pieces = await Promise.all(plan.jobs.map((job) => pieceAsync(job, level)));
+  const joined = joinGzip(pieces);
+  const records = (plan.keys ?? []).map((key, i) => ({ key, offset: joined.offsets[i]!, deflatedLength: pieces[i]!.deflated.length, crc: pieces[i]!.crc, length: pieces[i]!.length }));
+  return { bytes: joined.bytes, pieces: records };
+}
+
+/** {@link writeTarGz}, large pieces compressed off the main thread. */
+export async function writeTarGzAsync(entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<Buffer> {
+  return (await writeTarGzPieces(entries, options)).bytes;
 }
 
 export interface WrittenArchive {
   readonly file: string;
   readonly size: number;
   readonly sha256: string;
+  /** What was written. */
+  readonly bytes: Buffer;
+  /** With `reuse`: the piece table of the file (see {@link writeTarGzPieces}). */
+  readonly pieces: readonly PieceRecord[];
 }
 
 /** Writes {@link writeTarGz} output to `file` atomically (temp file + rename), so a crash never leaves half an archive. */
 export async function writeTarGzFile(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
-  const bytes = await writeTarGzAsync(entries, { label: file, ...options });
+  const { bytes, pieces } = await writeTarGzPieces(entries, { label: file, ...options });
   await writeFileAtomic(file, bytes);
-  return { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  return { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
 }

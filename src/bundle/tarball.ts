@@ -33,7 +33,11 @@ export interface OpenedBundle {
 /** Reads a tarball into memory with the safe reader; refuses a name that is not `.tgz` / `.tar.gz`. */
 export async function openBundle(path: string, limits: ArchiveLimits = {}): Promise<OpenedBundle> {
   if (!isBundleFileName(path)) throw new FlotillaError(`${basename(path)}: an application tarball must end in .tgz or .tar.gz`);
-  const bytes = await readInputFile(path);
+  return bundleFromBytes(await readInputFile(path), path, limits);
+}
+
+/** A tarball already in memory (one kept in the cluster), read like openBundle reads a file; `path` names it in messages. */
+export function bundleFromBytes(bytes: Buffer, path: string, limits: ArchiveLimits = {}): OpenedBundle {
   const budget = limits.budget ?? DecompressionBudget.forArchive(bytes.length);
   const entries = readTarGzEntriesSync(bytes, { ...limits, budget, label: basename(path) });
   const files = new Map<string, Buffer>();
@@ -69,6 +73,9 @@ export interface BundleChart {
   readonly name: string;
   readonly version: string;
   readonly bytes: Buffer;
+  /** Digests of `bytes` when known: an unchanged archive is not hashed again for the checksum files. */
+  readonly sha256?: string;
+  readonly md5?: string;
 }
 
 /** What a tarball is made of; each map is keyed by the path inside its folder. */
@@ -83,7 +90,8 @@ export interface BundleParts {
 /** The tarball's entries in their fixed order, checksum files last (they cover everything before them). */
 export function bundleEntries(parts: BundleParts): TarEntry[] {
   const entries: TarEntry[] = [{ path: METADATA_FILE, data: parts.metadata }];
-  for (const chart of parts.charts) entries.push({ path: chartArchivePath(chart.name, chart.version), data: chart.bytes });
+  // A chart archive is compressed already: stored, not deflated again.
+  for (const chart of parts.charts) entries.push({ path: chartArchivePath(chart.name, chart.version), data: chart.bytes, compression: 'stored', sha256: chart.sha256, md5: chart.md5 });
   for (const [path, data] of parts.manifests) entries.push({ path: bundlePath(MANIFESTS_DIR, path), data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data });
   for (const [path, data] of parts.plugins) entries.push({ path: bundlePath(PLUGINS_DIR, path), data });
   for (const [path, data] of parts.app) entries.push({ path: bundlePath(APP_DIR, path), data });

@@ -26,15 +26,20 @@ export function orderedOwnFiles(files: readonly ChartFile[]): ChartFile[] {
   return [...files].sort((a, b) => headRank(a.path) - headRank(b.path) || compareBytewise(a.path, b.path));
 }
 
+export interface TreeFile extends ChartFile {
+  /** For a dependency's file: the dependency (of the top chart) it is vendored with. */
+  readonly dependency?: ChartSource;
+}
+
 /** Every file of `chart` with its dependencies under `charts/<name>/`, paths relative to the chart root. */
-export function chartTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
-  const out: ChartFile[] = [];
+export function chartTree(chart: ChartSource, options: TreeOptions = {}): TreeFile[] {
+  const out: TreeFile[] = [];
   for (const file of orderedOwnFiles(chart.files)) {
     if (options.omitTopHelmignore && file.path === '.helmignore') continue;
     out.push(file.path === 'Chart.yaml' && options.chartYaml ? { path: file.path, data: options.chartYaml } : file);
   }
   for (const dep of chart.dependencies) {
-    for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data });
+    for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data, dependency: dep.chart });
   }
   return out;
 }

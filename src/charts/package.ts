@@ -10,7 +10,8 @@
  * archive loader reads both, and it keeps every file visible to the content
  * digest, to `helm lint` and to StarlingX's per-file checks. `.helmignore`
  * is kept, as Helm keeps it. Bytes come from the bundle module's
- * deterministic writer (fixed mtime, 0644, uid/gid 0, fixed gzip header).
+ * deterministic writer (fixed mtime, 0644, uid/gid 0, fixed gzip header);
+ * dependency files are compressed once per build and shared by every archive.
  */
 import { createHash } from 'node:crypto';
 import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type DecompressionBudget } from '../bundle/index.js';
@@ -33,6 +34,8 @@ export interface PackagedChart {
   readonly bytes: Buffer;
   /** sha256 of `bytes`, hex (the repository index digest). */
   readonly sha256: string;
+  /** md5 of `bytes`, hex (StarlingX's checksum.md5 lists it). */
+  readonly md5: string;
   /** {@link chartContentDigest} of the source (independent of a version rewrite). */
   readonly contentDigest: string;
   /** Chart.yaml as packaged (version rewritten when asked). */
@@ -89,7 +92,13 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
     metadata = { ...parseChartYaml(text, chart.chartFile), dependencies: chart.metadata.dependencies };
   }
   const fileName = `${chart.name}-${version}.tgz`;
-  const entries = chartTree(chart, { chartYaml }).map((f) => ({ path: `${chart.name}/${f.path}`, data: f.data }));
+  // A dependency (a library chart) is usually vendored into many charts: its
+  // files are compressed once and the compressed bytes reused (tar-write.ts).
+  const entries = chartTree(chart, { chartYaml }).map((f) => ({
+    path: `${chart.name}/${f.path}`,
+    data: f.data,
+    ...(f.dependency ? { compression: { sharedAs: f.dependency } } : {}),
+  }));
   const bytes = await writeTarGzAsync(entries, { order: 'given', label: fileName });
   return {
     name: chart.name,
@@ -97,6 +106,7 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
     fileName,
     bytes,
     sha256: createHash('sha256').update(bytes).digest('hex'),
+    md5: createHash('md5').update(bytes).digest('hex'),
     contentDigest: chartContentDigest(chart),
     metadata,
   };

@@ -13,7 +13,7 @@ async function main(argv: readonly string[]): Promise<void> {
     .version('0.1.0')
     .option('--debug', 'print the stack trace of an unexpected error')
     // Usage errors: one line naming the word or flag, exit 2 (commander's own exit is 1); help and version exit 0.
-    .configureOutput({ outputError: (text, write) => write(`flotilla: ${text.replace(/^error: /, '').trim()} (see --help)\n`) })
+    .configureOutput({ outputError: (text, write) => write(`flotilla: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`) })
     .exitOverride((error: CommanderError) => {
       process.exit(error.exitCode === 0 ? 0 : 2);
     });

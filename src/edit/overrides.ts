@@ -14,13 +14,15 @@ import {
   metadataSchema,
   nearest,
   readReleases,
+  declaredFluxTarget,
   releasesSchema,
+  releasesSchemaFor,
   specLayerSchema,
   type JsonSchema,
   type Release,
 } from '../app/index.js';
 import { DiagnosticsError, FlotillaError, type Diagnostic } from '../diagnostics/index.js';
-import { parseYaml, toPlain } from '../document/index.js';
+import { parseYaml, toPlain, type ValueNode } from '../document/index.js';
 import { readImageTargets, readVersionFile } from '../versions/index.js';
 import type { FileChange } from './changes.js';
 import { checkKnownPath, schemaReference, valuesReference, type KeyReference } from './known-keys.js';
@@ -152,13 +154,17 @@ async function resolveTarget(tree: AppTree, request: OverrideEdit): Promise<Edit
     const release = releaseOfChart(await readReleaseTable(tree), staticChart);
     return { ...target, references: await chartReferences(tree, release.chartPath) };
   }
-  const schemaTarget = (schema: JsonSchema, label: string): EditTarget => ({
+  const schemaTarget = (schema: JsonSchema, label: string, schemaOf: (root: ValueNode | undefined) => JsonSchema = () => schema): EditTarget => ({
     ...target,
     references: [schemaReference(label, schema)],
-    validate: (text) => checkSchema(schema, parseYaml(text, file, { layer: 'edit', allowListEdits: true }).root, file).filter((d) => d.severity === 'error'),
+    validate: (text) => {
+      const root = parseYaml(text, file, { layer: 'edit', allowListEdits: true }).root;
+      return checkSchema(schemaOf(root), root, file).filter((d) => d.severity === 'error');
+    },
   });
   if (file === APP_FILES.metadata) return schemaTarget(metadataSchema, 'the StarlingX metadata schema');
-  if (file === APP_FILES.releases) return schemaTarget(releasesSchema, 'the release table schema');
+  // The table's Flux fields are those of the Flux version it declares.
+  if (file === APP_FILES.releases) return schemaTarget(releasesSchema, 'the release table schema', (root) => releasesSchemaFor(declaredFluxTarget(root)));
   if (file === APP_FILES.imageTargets) {
     return { ...target, references: [], validate: (text) => readImageTargets(parseYaml(text, file, { layer: 'images' }).root).diagnostics.filter((d) => d.severity === 'error') };
   }

@@ -66,6 +66,8 @@ export interface Condition {
 
 export interface HelmReleaseStatus {
   readonly observedGeneration?: number;
+  /** The `reconcile.fluxcd.io/requestedAt` token helm-controller last acted on. */
+  readonly lastHandledReconcileAt?: string;
   readonly conditions?: readonly Condition[];
   readonly lastAttemptedRevision?: string;
   readonly lastAttemptedValuesChecksum?: string;

@@ -143,6 +143,8 @@ export interface FluxTreeInput {
   readonly staticOverrides: ReadonlyMap<string, string>;
   /** Namespace of the top kustomization: the app's, where the HelmRepository lives. */
   readonly namespace: string;
+  /** Writes a manifest as YAML; default {@link toYaml}. A build passes one that remembers earlier results (src/build/manifest-cache.ts). */
+  readonly dump?: (value: unknown) => string;
   /** Fields of the top and base kustomizations beyond the generated ones, passed through. */
   readonly kustomization?: Readonly<Record<string, unknown>>;
   readonly baseKustomization?: Readonly<Record<string, unknown>>;
@@ -159,9 +161,10 @@ export interface FluxTreeInput {
  */
 export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
   const files = new Map<string, string>();
+  const yaml = input.dump ?? toYaml;
   const oneNamespace = input.releases.every((r) => r.namespace === input.namespace);
   const kustomization = (fields: Record<string, unknown>, extras: Readonly<Record<string, unknown>> | undefined) =>
-    toYaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', ...fields, ...extras });
+    yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', ...fields, ...extras });
   files.set(
     FLUX_TREE.kustomization,
     kustomization({ ...(oneNamespace ? { namespace: input.namespace } : {}), resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] }, input.kustomization),
@@ -170,13 +173,13 @@ export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
     fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization),
     kustomization({ ...(oneNamespace ? {} : { namespace: input.namespace }), resources: [FLUX_TREE.helmRepository] }, input.baseKustomization),
   );
-  files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository), toYaml(helmRepositoryManifest(input.repository)));
+  files.set(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository), yaml(helmRepositoryManifest(input.repository)));
   for (const release of input.releases) {
     const version = input.chartVersions.get(release.chart);
     if (version === undefined) throw new Error(`no packaged version for chart ${release.chart}`);
     files.set(
       fluxTreePath(release.name, FLUX_TREE.helmRelease),
-      toYaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name, repositoryNamespace: input.namespace })),
+      yaml(helmReleaseManifest(release, { chartVersion: version, repository: input.repository.name, repositoryNamespace: input.namespace })),
     );
     // Extra resources (files the app ships in fluxcd/manifests/<release>/) follow the HelmRelease.
     const { resources: extraResources, ...extras } = release.kustomization;

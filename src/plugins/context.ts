@@ -3,7 +3,6 @@
  * constant lists below), so the plugin bundle carries no flotilla runtime:
  * the host builds the context and hands it in.
  */
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
 /** Offline: computing values or rendering from the source tree. Cluster: a real operation against Kubernetes. */
 export type PluginMode = 'offline' | 'cluster';
@@ -66,19 +65,33 @@ export interface PasswordStore {
   getOrGenerate(name: string, options?: { readonly length?: number }): Promise<string>;
 }
 
-/** Small facts the app keeps between runs offline (e.g. what a test or an operator recorded). */
+/**
+ * Small facts the app keeps between runs (e.g. what an operator or a
+ * monitoring job recorded): a local file offline, keys of the ConfigMap
+ * `<app>-records` in the app's namespace in a cluster.
+ */
 export interface RecordStore {
   get(key: string): Promise<JsonValue | undefined>;
   set(key: string, value: JsonValue): Promise<void>;
   delete(key: string): Promise<void>;
 }
 
-/** Kubernetes access, in cluster mode only. */
-export interface KubeAccess {
-  readonly config: KubeConfig;
-  readonly core: CoreV1Api;
-  /** The app's namespace (where its Secrets live). */
+/** Objects of one kind in one namespace, chosen by labels (`app.kubernetes.io/instance=x,component=server`). */
+export interface ObjectSelector {
+  readonly apiVersion: string;
+  readonly kind: string;
   readonly namespace: string;
+  readonly labelSelector: string;
+}
+
+/** What a plugin may do to the cluster itself, in cluster mode only: look at objects and clean them up. */
+export interface ClusterObjects {
+  /** The app's namespace (where its Secrets and records live). */
+  readonly namespace: string;
+  /** Names of the objects the selector matches. */
+  list(selector: ObjectSelector): Promise<string[]>;
+  /** Deletes the objects the selector matches; returns their names. */
+  deleteAll(selector: ObjectSelector): Promise<string[]>;
 }
 
 /** Values of one chart in the spec (`common.charts`, a group, a service's chart). */
@@ -120,18 +133,17 @@ interface CommonContext {
   /** Aborted when the hook runs past its time limit or the operation is cancelled. */
   readonly signal: AbortSignal;
   readonly passwords: PasswordStore;
+  readonly records: RecordStore;
 }
 
 export interface OfflineContext extends CommonContext {
   readonly mode: 'offline';
   readonly kube?: undefined;
-  readonly records: RecordStore;
 }
 
 export interface ClusterContext extends CommonContext {
   readonly mode: 'cluster';
-  readonly kube: KubeAccess;
-  readonly records?: undefined;
+  readonly kube: ClusterObjects;
 }
 
 export type PluginContext = OfflineContext | ClusterContext;

@@ -1,29 +1,27 @@
 /**
  * The plugin host: loaded plugins bound to an app, the context each call
  * gets, and the entry points other modules use — the values layer 5 provider,
- * the hook runner, status hooks and apply plans. `loadAppPlugins` builds the
+ * the hook runner, status hooks and the kustomize operator's answers (apply
+ * plans are made from them in src/lifecycle). `loadAppPlugins` builds the
  * app's plugins from source and loads them through the same loader as a
  * shipped bundle.
  */
 import { join } from 'node:path';
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { Release } from '../app/index.js';
 import { fromPlain, type ValueNode } from '../document/index.js';
 import type { LayerProvider, ReleaseInfo } from '../values/index.js';
 import { bindPlugins, type PluginBinding } from './binding.js';
 import { bundlePlugins, writePluginBundle } from './bundle.js';
-import type { DeploymentSpec, Operation, PasswordStore, PluginContext, PluginLogger, PluginMode, RecordStore, ReleaseRef, Timing, VersionContext } from './context.js';
+import type { ClusterObjects, DeploymentSpec, Operation, PasswordStore, PluginContext, PluginLogger, PluginMode, RecordStore, ReleaseRef, Timing, VersionContext } from './context.js';
 import { discoverPluginFiles } from './discovery.js';
 import { PluginError } from './errors.js';
 import type { LoadedChartPlugin, LoadedPlugin } from './instantiate.js';
-import { planApply, type ApplyPlan, type PlanOptions } from './kustomize.js';
 import { NORMAL_MODE } from './kustomize-operator.js';
 import { loadPluginBundle, type LoadedBundle } from './loader.js';
 import { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 import { MANIFEST_FORMAT, ENTRY_FILE } from './manifest.js';
 import { SecretRegistry } from './redact.js';
-import { callGetOverrides, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
-import { SecretPasswordStore } from './secret-store.js';
+import { callGetOverrides, callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
 import { PLUGIN_API_VERSION } from './brand.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
 
@@ -64,10 +62,8 @@ export const DEFAULT_TIME_LIMITS: Readonly<Record<string, number>> = {
 
 export interface PluginHostOptions {
   readonly mode: PluginMode;
-  /** Cluster mode: how to reach the cluster. */
-  readonly kubeConfig?: KubeConfig;
-  /** Cluster mode: where password Secrets live; the first release's namespace by default. */
-  readonly namespace?: string;
+  /** Cluster mode: the cluster's stores (src/kube builds them); offline mode has none. */
+  readonly cluster?: ClusterStores;
   /** Offline: where passwords and records are kept (see local-store.ts for the default). */
   readonly stateDir?: string;
   readonly applyMode?: string;
@@ -77,9 +73,26 @@ export interface PluginHostOptions {
   readonly signal?: AbortSignal;
   /** Where plugin log lines go; by default warnings go to stderr, the rest nowhere. */
   readonly log?: (entry: PluginLogEntry) => void;
-  /** Replace the stores (tests, or a lifecycle with its own). */
+  /** Replace the offline stores (tests). */
   readonly passwords?: PasswordStore;
   readonly records?: RecordStore;
+}
+
+/** Where a cluster-mode host keeps passwords and records, and what its plugins may touch. */
+export interface ClusterStores {
+  readonly passwords: PasswordStore;
+  readonly records: RecordStore;
+  readonly objects: ClusterObjects;
+}
+
+/** The app's kustomize operator as the lifecycle asks it, each call run like any hook (time limit, log, abort). */
+export interface KustomizeOperatorView {
+  /** Where it is defined, for messages. */
+  readonly file: string;
+  /** Apply modes besides `normal`. */
+  readonly modes: readonly string[];
+  isEnabled(release: ReleaseRef, mode: string): Promise<boolean>;
+  isPartial(mode: string): boolean;
 }
 
 export interface PluginHost {
@@ -100,8 +113,10 @@ export interface PluginHost {
   plannedHooks(selector: HookSelector): Omit<HookRecord, 'millis'>[];
   /** The status hook of the plugin serving `release`, after that release became Ready. */
   runStatus(release: string): Promise<HookRecord[]>;
-  /** The releases an apply in `mode` touches, from the original set. */
-  planApply(options?: PlanOptions): Promise<ApplyPlan>;
+  /** The releases the spec enables, in release-table order: the original set every apply plan starts from. */
+  readonly enabled: readonly ReleaseRef[];
+  /** The app's kustomize operator, if it has one. */
+  readonly kustomizeOperator?: KustomizeOperatorView;
   /** A copy with every secret a plugin received replaced by `<secret>`: for anything printed. */
   redact<T>(value: T): T;
 }
@@ -139,14 +154,10 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
   const secrets = new SecretRegistry();
   const sink = options.log ?? defaultLog;
 
-  if (options.mode === 'cluster' && !options.kubeConfig) throw new PluginModeError('cluster mode needs a KubeConfig');
-  if (options.mode === 'offline' && options.kubeConfig) throw new PluginModeError('offline mode has no Kubernetes client; leave kubeConfig out');
-  const namespace = options.namespace ?? releases[0]?.namespace ?? 'default';
-  // Loaded only in cluster mode: offline commands (build, overrides, preflight) do not pay for the Kubernetes client.
-  const core: CoreV1Api | undefined = options.kubeConfig ? options.kubeConfig.makeApiClient((await import('@kubernetes/client-node')).CoreV1Api) : undefined;
+  if (options.mode === 'cluster' && !options.cluster) throw new PluginModeError('cluster mode needs the cluster stores');
+  if (options.mode === 'offline' && options.cluster) throw new PluginModeError('offline mode has no cluster; leave the cluster stores out');
   const stateDir = options.stateDir ?? defaultStateDir(app.metadata.appName);
-  const store: PasswordStore =
-    options.passwords ?? (core ? new SecretPasswordStore(core, namespace, app.metadata.appName) : new LocalPasswordStore(join(stateDir, 'passwords.json')));
+  const store: PasswordStore = options.cluster?.passwords ?? options.passwords ?? new LocalPasswordStore(join(stateDir, 'passwords.json'));
   const passwords: PasswordStore = {
     async getOrGenerate(name, opts) {
       const value = await store.getOrGenerate(name, opts);
@@ -154,7 +165,7 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
       return value;
     },
   };
-  const records = options.records ?? new LocalRecordStore(join(stateDir, 'records.json'));
+  const records = options.cluster?.records ?? options.records ?? new LocalRecordStore(join(stateDir, 'records.json'));
 
   const version: VersionContext = deepFreeze({
     release: app.target.release,
@@ -168,17 +179,18 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     releases: deepFreeze(enabled),
     applyMode: options.applyMode ?? NORMAL_MODE,
     passwords,
+    records,
   };
   const loggerFor = (plugin: LoadedPlugin): PluginLogger => {
     const emit = (level: PluginLogEntry['level']) => (message: string) => sink({ level, plugin: plugin.name, message: secrets.redactText(String(message)) });
     return { debug: emit('debug'), info: emit('info'), warn: emit('warn') };
   };
-  const kube = options.kubeConfig && core ? { config: options.kubeConfig, core, namespace } : undefined;
+  const kube = options.cluster?.objects;
 
   const env: HookEnvironment = {
     context(signal, plugin): PluginContext {
       const log = loggerFor(plugin);
-      return kube ? { ...common, mode: 'cluster', kube, log, signal } : { ...common, mode: 'offline', records, log, signal };
+      return kube ? { ...common, mode: 'cluster', kube, log, signal } : { ...common, mode: 'offline', log, signal };
     },
     releasesOf(plugin) {
       return enabled.filter((r) => binding.byRelease.get(r.name) === plugin);
@@ -194,6 +206,14 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     const release = releases.find((r) => r.name === name);
     if (!release) throw new PluginError(`no release "${name}"`);
     return release;
+  };
+
+  const operator = binding.kustomize;
+  const kustomizeOperator: KustomizeOperatorView | undefined = operator && {
+    file: operator.file,
+    modes: operator.instance.modes,
+    isEnabled: (release, mode) => callPlugin(operator, 'isEnabled', 'isEnabled', env, (ctx) => operator.instance.isEnabled(release, mode, ctx), release),
+    isPartial: (mode) => operator.instance.isPartial(mode),
   };
 
   const host: PluginHost = {
@@ -213,7 +233,8 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     runStage: (stage) => runStage(bundle.plugins, stage, env),
     plannedHooks: (selector) => plannedHooks(bundle.plugins, selector, env),
     runStatus: (release) => runStatusHook(binding.byRelease.get(release), refByName(release), env),
-    planApply: (planOptions = {}) => planApply(binding.kustomize, enabled, planOptions, env),
+    enabled,
+    ...(kustomizeOperator ? { kustomizeOperator } : {}),
     redact: (value) => secrets.redact(value),
   };
   return host;

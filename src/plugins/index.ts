@@ -2,7 +2,7 @@
  * Plugins: the API app authors write against (also published as
  * `flotilla/plugin`), and what flotilla does with plugins — bundle them,
  * load a bundle (checking its sha256 first), bind them to releases, run
- * their hooks under time limits, provide values layer 5, plan applies.
+ * their hooks under time limits, provide values layer 5.
  */
 export * from './api.js';
 export { bindPlugins, type LoadedKustomizeOperator, type PluginBinding } from './binding.js';
@@ -26,6 +26,8 @@ export {
   DEFAULT_TIME_LIMITS,
   loadAppPlugins,
   PluginModeError,
+  type ClusterStores,
+  type KustomizeOperatorView,
   type PluginAppView,
   type PluginHost,
   type PluginHostOptions,
@@ -33,14 +35,12 @@ export {
   type ReleaseView,
 } from './host.js';
 export { describePlugin, type LoadedChartPlugin, type LoadedPlugin } from './instantiate.js';
-export { kustomizationResources, planApply, UnknownApplyModeError, type ApplyPlan, type PlanOptions } from './kustomize.js';
 export { loadPluginBundle, verifyBundleFiles, verifyPluginBundle, type LoadedBundle } from './loader.js';
 export { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 export { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, parseManifest, serializeManifest, type ManifestPlugin, type PluginManifest } from './manifest.js';
-export { generatePassword } from './passwords.js';
+export { checkPasswordName, generatePassword } from './passwords.js';
 export { REDACTED, SecretRegistry } from './redact.js';
 export { callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
-export { PASSWORD_KEY, SecretPasswordStore } from './secret-store.js';
 export { PLUGIN_TESTS_DIR, scaffoldPlugin, type ScaffoldOptions, type ScaffoldResult } from './scaffold.js';
 export { PluginTypeError, typecheckPlugins, TypeScriptMissingError, type TypecheckOptions, type TypecheckResult, type TypeProblem } from './typecheck.js';
 export { runWithTimeLimit, type TimeLimit } from './time-limit.js';

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { FlotillaError, formatPath, type DocPath } from '../diagnostics/index.js';
-import { closestNode, dumpYaml, leaves, parseYamlStream, type Leaf, type ValueNode } from '../document/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
+import { dumpYaml, parseYamlStream, type Leaf } from '../document/index.js';
 import { overridesValuesKey } from '../flux/index.js';
 import type { Session } from '../session/index.js';
 import { helm, ToolError } from '../tools/index.js';
-import type { ReleaseValues } from '../values/index.js';
+import { culpritsOf, unsetPathsOf, type ReleaseValues } from '../values/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
 
 export interface RenderedObject {
@@ -109,7 +109,7 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     if (error instanceof ToolError) {
       // Helm's hint names its own --debug flag, which flotilla's commands do not pass on.
       const message = error.stderr.replace(/\s*Use --debug flag to render out invalid YAML\.?/g, '').trim();
-      return done({ ok: false, error: message, ...culpritsOf(message, values.merged) });
+      return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged), unset: unsetPathsOf(message, values.merged) });
     }
     if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
     throw error;
@@ -128,35 +128,6 @@ function renderedObjects(manifests: string, release: string): RenderedObject[] {
   }
   return objects;
 }
-
-/** Value paths a Helm error names: `.Values.a.b` in template errors, `/a/b` in schema errors. */
-export function pathsInHelmMessage(message: string): DocPath[] {
-  const paths: DocPath[] = [];
-  for (const m of message.matchAll(/\.Values((?:\.[A-Za-z0-9_]+)+)/g)) paths.push((m[1] as string).slice(1).split('.'));
-  for (const m of message.matchAll(/at '(\/[^']*)'/g)) {
-    paths.push(
-      (m[1] as string)
-        .slice(1)
-        .split('/')
-        .filter(Boolean)
-        .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/~1/g, '/').replace(/~0/g, '~'))),
-    );
-  }
-  return paths;
-}
-
-function culpritsOf(message: string, merged: ValueNode | undefined): { culprits: Leaf[]; unset: string[] } {
-  const found = new Map<string, Leaf>();
-  const unset: string[] = [];
-  for (const path of pathsInHelmMessage(message)) {
-    const closest = merged ? closestNode(merged, path) : undefined;
-    if (!closest || closest.path.length < path.length) unset.push(formatPath(path));
-    if (!closest) continue;
-    for (const leaf of leaves(closest.node, [...closest.path])) found.set(leaf.path.join('\u0000'), leaf);
-  }
-  return { culprits: [...found.values()], unset: [...new Set(unset)] };
-}
-
 /** A `helm template` output split by the `# Source: chart/templates/x.yaml` line of each document, as `helm template --output-dir` writes it. */
 export function splitBySource(manifest: string): Map<string, string> {
   const files = new Map<string, string>();

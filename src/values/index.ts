@@ -11,6 +11,7 @@ export * from './layers.js';
 export { describeOrigin, mergeAll, mergeNodes, ValueClashError } from './merge.js';
 export { commandLineLabel, commandLineValues, SetExpressionError, type CommandLineValues } from './command-line.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
+export { culpritsOf, pathsInHelmMessage, unsetPathsOf } from './helm-errors.js';
 
 export interface ReleaseValues {
   readonly release: ReleaseInfo;

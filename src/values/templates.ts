@@ -7,7 +7,8 @@
  * AST) with its source line before compiling; after rendering, the tags say
  * which template line each output line came from, and are stripped.
  */
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
+import { createRequire } from 'node:module';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { parseYaml, YamlSyntaxError, type ValueNode } from '../document/index.js';
 import { nearest } from '../names/index.js';
@@ -18,8 +19,19 @@ const TAG_OPEN = '\uE000';
 const TAG_CLOSE = '\uE001';
 const TAG = new RegExp(`${TAG_OPEN}(\\d+)${TAG_CLOSE}`, 'g');
 
-const engine = Handlebars.create();
-engine.registerHelper({
+// Loaded on first use: a build reads templates' paths but never renders them,
+// and Handlebars (its compiler, with source-map) is costly to load.
+const load = createRequire(import.meta.url);
+let loaded: typeof Handlebars | undefined;
+
+function handlebars(): typeof Handlebars {
+  if (loaded) return loaded;
+  const engine = (load('handlebars') as typeof Handlebars).create();
+  engine.registerHelper(HELPERS);
+  return (loaded = engine);
+}
+
+const HELPERS: Handlebars.HelperDeclareSpec = {
   eq: (a: unknown, b: unknown) => a === b,
   ne: (a: unknown, b: unknown) => a !== b,
   and: (...args: unknown[]) => args.slice(0, -1).every(Boolean),
@@ -35,7 +47,7 @@ engine.registerHelper({
     if (raw === null || typeof raw !== 'object' || (typeof field !== 'string' && typeof field !== 'number')) return undefined;
     return Object.prototype.hasOwnProperty.call(raw, field) ? strictView((raw as Record<string | number, unknown>)[field], []) : undefined;
   },
-});
+};
 
 type AstNode = hbs.AST.Node & {
   body?: AstNode[];
@@ -52,7 +64,7 @@ type AstNode = hbs.AST.Node & {
 const BUILT_IN_HELPERS = ['if', 'unless', 'each', 'with', 'lookup', 'log'];
 
 function helperNames(): string[] {
-  return [...new Set([...BUILT_IN_HELPERS, ...Object.keys(engine.helpers).filter((h) => !['helperMissing', 'blockHelperMissing'].includes(h))])].sort();
+  return [...new Set([...BUILT_IN_HELPERS, ...Object.keys(handlebars().helpers).filter((h) => !['helperMissing', 'blockHelperMissing'].includes(h))])].sort();
 }
 
 /** Every node below `node`, in source order. */
@@ -197,7 +209,7 @@ export interface RenderedTemplate {
 export function renderTemplate(source: string, file: string, context: object): RenderedTemplate {
   let ast: hbs.AST.Program;
   try {
-    ast = engine.parse(source);
+    ast = handlebars().parse(source);
   } catch (error) {
     throw syntaxError(error as Error & { lineNumber?: number; column?: number }, source, file);
   }
@@ -205,7 +217,7 @@ export function renderTemplate(source: string, file: string, context: object): R
   tagNewlines(ast as AstNode);
   let output: string;
   try {
-    output = engine.compile(ast, { strict: true, noEscape: true })(strictView(context, []));
+    output = handlebars().compile(ast, { strict: true, noEscape: true })(strictView(context, []));
   } catch (error) {
     if (error instanceof AbsentPathError) throw absentPathError(error, ast as AstNode, file);
     const e = error as Error & { lineNumber?: number; column?: number };

@@ -6,12 +6,13 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { checkSchema, readMetadata, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type JsonSchema } from '../app/index.js';
+import { APP_FILES, checkSchema, declaredFluxTarget, readMetadata, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type JsonSchema } from '../app/index.js';
 import {
   APP_DIR,
   bundleFileName,
   bundleFolder,
   bundleMetadata,
+  bundlePath,
   chartArchivePath,
   CHARTS_DIR,
   CHECKSUM_FILES,
@@ -31,7 +32,7 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { withTempDir } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchema, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, type HelmRelease } from '../flux/index.js';
+import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchemas, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, DEFAULT_FLUX_TARGET, type FluxTarget, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { Session } from '../session/index.js';
 import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
@@ -115,7 +116,9 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     problems.push(error.message);
   }
   if (releases.length === 0) problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
-  // Every Flux object shipped, against flotilla's schema of the Flux API: a field kubectl apply would refuse fails here, at its line.
+  // Every Flux object shipped, against flotilla's schema of the Flux API of the version the app declares
+  // (its shipped release table's fluxVersion): a field kubectl apply would refuse fails here, at its line.
+  const helmReleaseSchema = helmReleaseSchemas(shippedFluxTarget(bundle)).object;
   problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository)), helmRepositorySchema));
   for (const release of releases) problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
   for (const release of releases) {
@@ -196,6 +199,18 @@ function layoutProblems(bundle: OpenedBundle): string[] {
     if (!bundle.files.has(required)) problems.push(`missing ${required}`);
   }
   return problems;
+}
+
+/** The Flux version the bundle's shipped release table declares; the default when the bundle ships none (or an unreadable one, reported elsewhere). */
+function shippedFluxTarget(bundle: OpenedBundle): FluxTarget {
+  const table = bundle.files.get(bundlePath(APP_DIR, APP_FILES.releases))?.toString('utf8');
+  if (table === undefined) return DEFAULT_FLUX_TARGET;
+  try {
+    return declaredFluxTarget(parseYaml(table, bundlePath(APP_DIR, APP_FILES.releases), { layer: 'releases' }).root);
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    return DEFAULT_FLUX_TARGET;
+  }
 }
 
 function schemaProblems(bundle: OpenedBundle, file: string, schema: JsonSchema): string[] {

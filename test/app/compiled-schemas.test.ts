@@ -6,9 +6,9 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createSchemaAjv, deploymentSchema, metadataSchema, releasesSchema, schemaHash, specLayerSchema, type JsonSchema } from '../../src/app/index.js';
+import { createSchemaAjv, deploymentSchema, metadataSchema, releasesSchemaFor, schemaHash, specLayerSchema, type JsonSchema } from '../../src/app/index.js';
 import { buildConfigSchema } from '../../src/build/index.js';
-import { helmReleaseSchema, helmRepositorySchema } from '../../src/flux/index.js';
+import { FLUX_TARGETS, helmReleaseSchemas, helmRepositorySchema } from '../../src/flux/index.js';
 import type { CompiledValidator } from '../../src/app/schemas.compiled.js';
 
 const compiled = async () =>
@@ -17,11 +17,27 @@ const compiled = async () =>
 
 const samples: [JsonSchema, unknown[]][] = [
   [metadataSchema, [{}, { app_name: 'Bad_Name', app_version: '', supported_k8s_version: { minimum: '1.x' }, maintain_user_overrides: 'perhaps', class: 'x' }, { app_name: 'a', app_version: '1', supported_k8s_version: { minimum: 'v1.29' }, upgrades: { auto_update: 'Y' } }]],
-  [releasesSchema, [{ releases: [] }, { releases: [{ name: 'x', chart: 'y', timeout: '10 minutes', install: { crds: 'Sometimes', oops: 1 } }] }]],
+  // The release table and HelmRelease schemas, once per Flux version an app can declare.
+  ...FLUX_TARGETS.map((target): [JsonSchema, unknown[]] => [
+    releasesSchemaFor(target),
+    [
+      { releases: [] },
+      { releases: [{ name: 'x', chart: 'y', timeout: '10 minutes', install: { crds: 'Sometimes', oops: 1 } }] },
+      { fluxVersion: target, releases: [{ name: 'x', chart: 'y', upgrade: { chartNameChangeStrategy: 'InPlaceUpdate' }, helmReleaseSpec: { postRenderStrategy: 'nohooks' } }] },
+      { fluxVersion: 'v2', releases: [{ name: 'x', chart: 'y' }] },
+    ],
+  ]),
   [deploymentSchema, [{ main: { release: 2025.1 } }, { main: { release: '1' }, common: { chart: {} } }]],
   [specLayerSchema, [{ main: {} }, { services: { a: { b: { values: 1 } } } }]],
   [buildConfigSchema, [{ tokens: { lower: 'x' } }, { helmRepository: { url: 'ftp://x' } }]],
-  [helmReleaseSchema, [{ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'a' }, spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, upgrade: { createNamespace: true } } }, { spec: {} }]],
+  ...FLUX_TARGETS.map((target): [JsonSchema, unknown[]] => [
+    helmReleaseSchemas(target).object,
+    [
+      { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'a' }, spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, upgrade: { createNamespace: true } } },
+      { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'a' }, spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, valuesFrom: [{ kind: 'Secret', name: 's', literal: true }] } },
+      { spec: {} },
+    ],
+  ]),
   [helmRepositorySchema, [{ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'a' }, spec: { url: 'http://x/starlingx', type: 'git' } }]],
 ];
 

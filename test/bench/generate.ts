@@ -50,3 +50,71 @@ export function generateBenchApp(root: string, charts: number): string[] {
   write(root, 'overrides/versions/images.yaml', `${targets.join('\n')}\n`);
   return names;
 }
+
+/** Deterministic words (a linear congruential generator), so large templates do not compress to nothing. */
+function words(seed: number): () => string {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state.toString(36);
+  };
+}
+
+/**
+ * The second shape: `charts` charts with no shared library, each with large
+ * templates of its own (8 × ~62 KB: ~0.5 MB a chart, like a chart carrying
+ * big dashboards or CRDs). Sharing compressed library bytes cannot help here.
+ */
+export function generateLargeTemplateApp(root: string, charts: number): string[] {
+  const names: string[] = [];
+  const releases: string[] = [];
+  for (let c = 0; c < charts; c++) {
+    const name = `big${String(c).padStart(2, '0')}`;
+    names.push(name);
+    const word = words(c + 1);
+    write(root, `charts/${name}/Chart.yaml`, `apiVersion: v2\nname: ${name}\nversion: 0.1.0\nappVersion: "1.0"\n`);
+    write(root, `charts/${name}/values.yaml`, `conf:\n  ${name}:\n    enabled: true\n`);
+    for (let t = 0; t < 8; t++) {
+      const lines = [`apiVersion: v1`, `kind: ConfigMap`, `metadata:`, `  name: {{ .Release.Name }}-data${t}`, `data:`, `  blob: |`];
+      for (let l = 0; l < 1300; l++) lines.push(`    ${word()} ${word()} {{ "${word()}" }} ${word()}: ${word()}`);
+      write(root, `charts/${name}/templates/data${t}.yaml`, `${lines.join('\n')}\n`);
+    }
+    write(root, `overrides/static/${name}.yaml`, `# static overrides of ${name}\nconf:\n  ${name}:\n    enabled: true\n`);
+    releases.push(`  - name: ${name}\n    chart: ${name}\n    service: s${c}\n    group: openstack\n`);
+  }
+  write(root, 'fluxcd/metadata.yaml', 'app_name: bench-large\napp_version: 1.0-0\nsupported_k8s_version:\n  minimum: v1.29.0\n');
+  write(root, 'fluxcd/releases.yaml', `defaults:\n  namespace: openstack\n  timeout: 30m\nreleases:\n${releases.join('')}`);
+  write(root, 'overrides/deployment.yaml', `main:\n  release: "2025.1"\nfeatures:\n  services: [${names.map((_, c) => `s${c}`).join(', ')}]\n`);
+  write(root, 'overrides/versions/2025.1.yaml', `release: "2025.1"\nimages: {}\n`);
+  return names;
+}
+
+/**
+ * A chart plugin per chart, each computing its overrides from the context
+ * (release, version, endpoints of the other releases), for timing the values
+ * engine with plugins over every release.
+ */
+export function generatePlugins(root: string, names: readonly string[]): void {
+  names.forEach((name, i) => {
+    const order = String(10 + i).padStart(3, '0');
+    write(
+      root,
+      `plugins/${order}_${name}.ts`,
+      `import { ChartPlugin, type ChartContext, type Values } from 'flotilla/plugin';
+
+export default class Plugin${i} extends ChartPlugin {
+  readonly chart = '${name}';
+
+  override async getOverrides(ctx: ChartContext): Promise<Values> {
+    const peers = ctx.releases.filter((r) => r.name !== ctx.release.name).map((r) => r.name);
+    return {
+      conf: { ${name}: { DEFAULT: { release: ctx.version.release, region: 'RegionOne', peers: peers.slice(0, 3).join(',') } } },
+      endpoints: { ${name}: { host: \`\${ctx.release.name}.\${ctx.release.namespace}.svc\`, port: { api: 8${String(i).padStart(3, '0')} } } },
+      pod: { replicas: { api: ctx.release.dependsOn.length > 0 ? 2 : 1 } },
+    };
+  }
+}
+`,
+    );
+  });
+}

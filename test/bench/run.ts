@@ -1,25 +1,32 @@
 /**
- * Build benchmark (`npm run bench`). In one run, on a generated app of 80
- * charts each depending on a helm-toolkit-sized library chart:
- *   1. the real `helm package`, one chart after another (dependencies built beforehand, not timed);
- *   2. `flotilla build`, cold (no reusable archives);
- *   3. `flotilla build` again after editing one static override.
- * Each flotilla build runs as the CLI would, in a child process, so the
- * times include Node's start-up, and its peak memory (max RSS) is read.
- * The same builds are then timed under `flotilla build --watch` (one process).
+ * Build benchmark (`npm run bench`). Everything is measured in one run, and
+ * every ratio is against the real `helm package` loop over the same charts
+ * measured in the same round (the machine may be shared, so a ratio from
+ * one round is steadier than any absolute time). Two app shapes of 80 charts:
+ *   - library: each chart depends on a helm-toolkit-sized library chart;
+ *   - large:   no library; each chart has ~0.5 MB of templates of its own.
+ * For each, per round: the helm loop (dependencies built beforehand, not
+ * timed); `flotilla build` cold and after editing one static override, each
+ * as a CLI process (Node's start-up included, peak memory read); the same two
+ * builds under `build --watch` in one process. Then, once: Node's own
+ * start-up, and the values engine with plugins computing every release's
+ * system overrides. BENCH_ROUNDS (default 3) rounds; the median is printed
+ * with the spread (min–max) of each ratio.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generateBenchApp } from './generate.js';
+import { generateBenchApp, generateLargeTemplateApp, generatePlugins } from './generate.js';
 
 const CHARTS = Number(process.env.BENCH_CHARTS ?? 80);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const root = resolve(import.meta.dirname, '..', '..');
 const helmBin = process.env.FLOTILLA_HELM ?? join(root, '.cache', 'tools', 'helm');
 const cli = join(root, 'dist', 'cli', 'flotilla.mjs');
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-'));
+const dist = (module: string) => pathToFileURL(join(root, 'dist', module)).href;
 
 function seconds(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e9;
@@ -27,81 +34,170 @@ function seconds(start: bigint): number {
 
 interface Run {
   readonly seconds: number;
+  /** CPU time (user + system, every thread): steadier than wall time when the machine is shared. */
+  readonly cpu: number;
   readonly maxRssMiB: number;
 }
 
-/** Runs the CLI build in a child and reads its wall time and peak memory. */
-function flotillaBuild(app: string, out: string): Run {
+/** Runs a CLI command in a child and reads its wall time and peak memory. */
+function runCli(args: readonly string[]): Run {
   const probe = `
-    process.argv = [process.argv[0], ${JSON.stringify(cli)}, 'build', ${JSON.stringify(app)}, '-d', ${JSON.stringify(out)}];
-    process.on('exit', () => process.stderr.write('MAXRSS ' + process.resourceUsage().maxRSS + '\\n'));
+    process.argv = [process.argv[0], ${JSON.stringify(cli)}, ...${JSON.stringify(args)}];
+    process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('MAXRSS ' + u.maxRSS + ' CPU ' + (u.userCPUTime + u.systemCPUTime) + '\\n'); });
     await import(${JSON.stringify(cli)});
   `;
   const start = process.hrtime.bigint();
   const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
   const elapsed = seconds(start);
-  if (result.status !== 0) throw new Error(`flotilla build failed:\n${result.stdout}\n${result.stderr}`);
-  const rss = Number(/MAXRSS (\d+)/.exec(result.stderr)?.[1] ?? 0);
-  return { seconds: elapsed, maxRssMiB: rss / 1024 };
+  if (result.status !== 0) throw new Error(`flotilla ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
+  const [, rss, cpu] = /MAXRSS (\d+) CPU (\d+)/.exec(result.stderr) ?? [];
+  return { seconds: elapsed, cpu: Number(cpu ?? 0) / 1e6, maxRssMiB: Number(rss ?? 0) / 1024 };
 }
 
-try {
-  const app = join(work, 'app');
-  const names = generateBenchApp(app, CHARTS);
+function timeProcess(command: string, args: readonly string[]): number {
+  const start = process.hrtime.bigint();
+  execFileSync(command, args, { stdio: 'ignore' });
+  return seconds(start);
+}
 
-  // helm needs the dependency vendored (helm dependency build); done on a copy, untimed.
-  const helmApp = join(work, 'helm-app');
-  cpSync(app, helmApp, { recursive: true });
-  for (const name of names) execFileSync(helmBin, ['dependency', 'build', join(helmApp, 'charts', name)], { stdio: 'ignore' });
-  const helmOut = join(work, 'helm-out');
+/** A file time more than a second old: younger files are "racily clean" and read again (src/build/chart-cache.ts). */
+const settle = () => new Promise((done) => setTimeout(done, 1100));
+
+interface Round {
+  readonly helm: number;
+  readonly helmCpu: number;
+  readonly cold: Run;
+  readonly edit: Run;
+  readonly watchCold: number;
+  readonly watchEdit: number;
+  readonly tarballMiB: number;
+}
+
+async function round(app: string, helmApp: string, names: readonly string[], n: number): Promise<Round> {
+  const helmOut = join(work, `helm-out-${n}`);
+  // One shell runs the loop and reports its children's CPU time (bash's `times`).
+  const loop = `for c in ${names.join(' ')}; do "$0" package "$1/charts/$c" -d "$2" >/dev/null || exit 1; done; times`;
   const helmStart = process.hrtime.bigint();
-  for (const name of names) execFileSync(helmBin, ['package', join(helmApp, 'charts', name), '-d', helmOut], { stdio: 'ignore' });
-  const helmLoop = seconds(helmStart);
+  const times = execFileSync('bash', ['-c', loop, helmBin, helmApp, helmOut], { encoding: 'utf8' });
+  const helm = seconds(helmStart);
+  const [, userMin, userSec, sysMin, sysSec] = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(times.trim()) ?? [];
+  const helmCpu = Number(userMin) * 60 + Number(userSec) + Number(sysMin) * 60 + Number(sysSec);
+  rmSync(helmOut, { recursive: true, force: true });
 
-  // A checkout is more than a second old when it is built; files younger than
-  // that are "racily clean" and the build reads them again rather than trust
-  // their time stamps (see src/build/chart-cache.ts).
-  await new Promise((done) => setTimeout(done, 1100));
-  const out = join(work, 'out');
-  const cold = flotillaBuild(app, out);
+  await settle();
+  const out = join(work, `out-${n}`);
+  const cold = runCli(['build', app, '-d', out]);
   const staticFile = join(app, 'overrides', 'static', `${names[Math.floor(names.length / 2)]}.yaml`);
-  writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited\nconf: {edited: true}\n`);
-  const rebuild = flotillaBuild(app, out);
+  writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited in round ${n}\n`);
+  const edit = runCli(['build', app, '-d', out]);
+  const tarball = execFileSync('sh', ['-c', `du -k ${out}/*.tgz | cut -f1`], { encoding: 'utf8' });
+  rmSync(out, { recursive: true, force: true });
 
   // The same two builds under `flotilla build --watch`: one process, no Node
   // start-up or module loading per build. Each build reports its own duration.
-  const { watchApp } = (await import(pathToFileURL(join(root, 'dist', 'build', 'index.js')).href)) as typeof import('../../src/build/index.js');
+  const { watchApp } = (await import(dist('build/index.js'))) as typeof import('../../src/build/index.js');
   const builds: { ok: boolean; millis: number }[] = [];
   let notify: () => void = () => {};
   const nextBuild = () => new Promise<void>((done) => (notify = done));
   let awaited = nextBuild();
-  const watch = watchApp(app, { outDir: join(work, 'out-watch'), settleMillis: 20 }, (build) => {
+  const watchOut = join(work, `out-watch-${n}`);
+  const watch = watchApp(app, { outDir: watchOut, settleMillis: 20 }, (build) => {
     builds.push(build);
     notify();
   });
   await awaited;
   awaited = nextBuild();
-  writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited again\n`);
+  writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited again in round ${n}\n`);
   await awaited;
   await watch.close();
+  rmSync(watchOut, { recursive: true, force: true });
   if (!builds.every((b) => b.ok)) throw new Error('a watched build failed');
-  const inProcessCold = (builds[0]?.millis ?? 0) / 1000;
-  const inProcessEdit = (builds[1]?.millis ?? 0) / 1000;
+  return { helm, helmCpu, cold, edit, watchCold: (builds[0]?.millis ?? 0) / 1000, watchEdit: (builds[1]?.millis ?? 0) / 1000, tarballMiB: Number(tarball) / 1024 };
+}
 
-  const rows = [
-    ['helm package loop', helmLoop, undefined],
-    ['flotilla build (cold)', cold.seconds, cold.maxRssMiB],
-    ['flotilla build after one edit', rebuild.seconds, rebuild.maxRssMiB],
-    ['  build --watch: first build', inProcessCold, undefined],
-    ['  build --watch: after one edit', inProcessEdit, undefined],
-  ] as const;
-  console.log(`build benchmark: ${CHARTS} charts, each with a ${130}-template library chart\n`);
-  for (const [label, secs, rss] of rows) console.log(`  ${label.padEnd(32)} ${secs.toFixed(2).padStart(7)} s${rss === undefined ? '' : `   peak ${rss.toFixed(0)} MiB`}`);
-  const full = helmLoop / cold.seconds;
-  const edit = helmLoop / rebuild.seconds;
-  console.log(`\n  full build:    ${full.toFixed(1)}x faster than the helm loop (target >= 8x); --watch ${(helmLoop / inProcessCold).toFixed(1)}x`);
-  console.log(`  one-edit:      ${edit.toFixed(1)}x faster than the helm loop (target >= 30x); --watch ${(helmLoop / inProcessEdit).toFixed(1)}x`);
-  console.log(`  peak memory:   ${Math.max(cold.maxRssMiB, rebuild.maxRssMiB).toFixed(0)} MiB (target < 300 MB)`);
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+function report(title: string, rounds: readonly Round[], targets: { cold?: number; edit?: number; watchEdit?: number }): void {
+  const row = (label: string, pick: (r: Round) => number, target?: number, run?: (r: Round) => Run) => {
+    const ratios = rounds.map((r) => r.helm / pick(r));
+    const time = median(rounds.map(pick));
+    const peak = run ? `   peak ${Math.max(...rounds.map((r) => run(r).maxRssMiB)).toFixed(0)} MiB` : '';
+    const cpu = run ? `   CPU ${median(rounds.map((r) => run(r).cpu)).toFixed(2)} s, ${median(rounds.map((r) => r.helmCpu / run(r).cpu)).toFixed(1)}x the loop's` : '';
+    const goal = target ? `   (target >= ${target}x)` : '';
+    const ratio = label === 'helm package loop' ? `   CPU ${median(rounds.map((r) => r.helmCpu)).toFixed(2)} s` : `${median(ratios).toFixed(1).padStart(6)}x  [${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}]`;
+    console.log(`  ${label.padEnd(32)} ${time.toFixed(3).padStart(7)} s  ${ratio}${goal}${peak}${cpu}`);
+  };
+  console.log(`\n${title}  (${rounds.length} rounds; median time, median ratio vs the helm loop [min–max])`);
+  row('helm package loop', (r) => r.helm);
+  row('flotilla build (cold)', (r) => r.cold.seconds, targets.cold, (r) => r.cold);
+  row('flotilla build after one edit', (r) => r.edit.seconds, targets.edit, (r) => r.edit);
+  row('  build --watch: first build', (r) => r.watchCold);
+  row('  build --watch: after one edit', (r) => r.watchEdit, targets.watchEdit);
+  console.log(`  tarball: ${median(rounds.map((r) => r.tarballMiB)).toFixed(2)} MiB`);
+}
+
+async function shape(name: string, generate: (dir: string, charts: number) => string[]): Promise<Round[]> {
+  const app = join(work, name);
+  const names = generate(app, CHARTS);
+  // helm needs dependencies vendored (helm dependency build); done on a copy, untimed.
+  const helmApp = join(work, `${name}-helm`);
+  cpSync(app, helmApp, { recursive: true });
+  for (const chart of names) {
+    if (readFileSync(join(helmApp, 'charts', chart, 'Chart.yaml'), 'utf8').includes('dependencies:')) {
+      execFileSync(helmBin, ['dependency', 'build', join(helmApp, 'charts', chart)], { stdio: 'ignore' });
+    }
+  }
+  const rounds: Round[] = [];
+  for (let n = 0; n < ROUNDS; n++) rounds.push(await round(app, helmApp, names, n));
+  return rounds;
+}
+
+/** Every release's system overrides, as `flotilla overrides` computes one: app loaded, plugins bundled and loaded first (not timed). */
+interface Timed {
+  readonly wall: number;
+  readonly cpu: number;
+}
+
+async function systemOverrides(): Promise<{ first: Timed; again: Timed; releases: number }> {
+  const app = join(work, 'with-plugins');
+  generatePlugins(app, generateBenchApp(app, CHARTS));
+  const { loadApp } = (await import(dist('app/index.js'))) as typeof import('../../src/app/index.js');
+  const { loadAppPlugins } = (await import(dist('plugins/index.js'))) as typeof import('../../src/plugins/index.js');
+  const { computeReleaseValues } = (await import(dist('values/index.js'))) as typeof import('../../src/values/index.js');
+  const loaded = await loadApp(app);
+  const plugins = await loadAppPlugins(loaded, { mode: 'offline' });
+  const all = async () => {
+    const start = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
+    for (const release of loaded.releases) await computeReleaseValues(loaded, release, { plugin: plugins.overridesProvider() });
+    const used = process.cpuUsage(cpu);
+    return { wall: seconds(start), cpu: (used.user + used.system) / 1e6 };
+  };
+  const first = await all();
+  const again = await all();
+  return { first, again, releases: loaded.releases.length };
+}
+
+try {
+  const nodeBare = median(Array.from({ length: 5 }, () => timeProcess(process.execPath, ['-e', ''])));
+  // `build --help`: Node, the CLI bundle and the modules a build loads, but no build.
+  const cliStartup = median(Array.from({ length: 5 }, () => timeProcess(process.execPath, [cli, 'build', '--help'])));
+  const library = await shape('library', generateBenchApp);
+  const large = await shape('large', generateLargeTemplateApp);
+  const values = await systemOverrides();
+
+  console.log(`build benchmark: ${CHARTS} charts per app; ${process.version}; ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores`);
+  report(`library shape: each chart vendors a 130-template library chart (~0.5 MB)`, library, { cold: 15, edit: 40, watchEdit: 100 });
+  report(`large shape: ~0.5 MB of own templates per chart, no library`, large, {});
+  const peak = Math.max(...[...library, ...large].flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB]));
+  console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB)`);
+  console.log(`  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`);
+  console.log(
+    `  system overrides of all ${values.releases} releases (values engine with ${values.releases} plugins): ${(values.first.wall * 1000).toFixed(0)} ms first pass (CPU ${(values.first.cpu * 1000).toFixed(0)} ms), ${(values.again.wall * 1000).toFixed(0)} ms again (CPU ${(values.again.cpu * 1000).toFixed(0)} ms) (target < 100 ms)`,
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

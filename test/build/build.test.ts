@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, loadAll } from 'js-yaml';
@@ -118,6 +118,32 @@ describe('flotilla build', () => {
     ]);
     const third = await buildApp(source, { outDir: out, cacheDir: false });
     expect(third.sha256).toBe(second.sha256);
+  });
+
+  it('writes the same bytes incrementally as cold, whatever changed and whatever happened to the previous tarball', async () => {
+    const source = writeApp();
+    const out = tempDir();
+    const cold = async () => readFileSync((await buildApp(source, { outDir: tempDir(), cacheDir: false })).file);
+    const first = await buildApp(source, { outDir: out });
+    expect(readFileSync(first.file).equals(await cold())).toBe(true);
+    const edits: [string, () => void][] = [
+      ['a static override', () => writeFileSync(join(source, 'overrides/static/web.yaml'), `${readFileSync(join(source, 'overrides/static/web.yaml'), 'utf8')}extra: 1\n`)],
+      ['a chart', () => writeFileSync(join(source, 'charts/db/values.yaml'), `${readFileSync(join(source, 'charts/db/values.yaml'), 'utf8')}extra: 2\n`)],
+      ['the shared library', () => writeFileSync(join(source, 'charts/lib/templates/_more.tpl'), '{{- define "lib.more" -}}more{{- end -}}\n')],
+      ['the previous tarball (deleted)', () => rmSync(first.file)],
+      ['the previous tarball (one byte changed)', () => {
+        const bytes = readFileSync(first.file);
+        bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+        writeFileSync(first.file, bytes);
+      }],
+    ];
+    for (const [what, edit] of edits) {
+      edit();
+      const incremental = await buildApp(source, { outDir: out });
+      expect(readFileSync(incremental.file).equals(await cold()), `after editing ${what}`).toBe(true);
+      if (what === 'a static override') expect(incremental.charts.every((c) => c.reused)).toBe(true);
+      if (what.startsWith('the previous tarball')) expect(incremental.charts.some((c) => c.reused)).toBe(false);
+    }
   });
 
   it('never reuses a stale archive: a same-size edit right after a build is packaged again', async () => {

@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTarGzSafely } from '../../src/bundle/index.js';
-import { watchApp, type WatchedBuild } from '../../src/build/index.js';
-import { tempDir, writeApp } from '../support/app-fixture.js';
+import { buildApp, watchApp, type WatchedBuild } from '../../src/build/index.js';
+import { tempDir, touchAll, writeApp } from '../support/app-fixture.js';
 
 /** Collects builds and lets a test wait for the next one. */
 function recorder() {
@@ -58,6 +58,35 @@ describe('flotilla build --watch', () => {
       writeFileSync(join(out, 'note.txt'), 'x');
       await new Promise((done) => setTimeout(done, 300));
       expect(r.builds).toHaveLength(4);
+    } finally {
+      await watch.close();
+    }
+  });
+
+  it('repackages exactly the charts below a change, the shared library included, and writes what a cold build writes', async () => {
+    const app = writeApp();
+    // An old checkout, its inode times a second behind the first build:
+    // fingerprints alone decide (no file is recent enough to be re-read as racily clean).
+    touchAll(app, new Date('2020-01-01T00:00:00Z'));
+    await new Promise((done) => setTimeout(done, 1100));
+    const out = tempDir();
+    const r = recorder();
+    const first = r.next();
+    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    const cold = async () => readFileSync((await buildApp(app, { outDir: tempDir(), cacheDir: false })).file);
+    const rebuildAfter = async (file: string, text: string) => {
+      const next = r.next();
+      writeFileSync(join(app, file), text);
+      const build = await next;
+      if (!build.ok) throw build.error;
+      expect(readFileSync(build.result.file).equals(await cold()), `after ${file}`).toBe(true);
+      return Object.fromEntries(build.result.charts.map((c) => [c.name, c.reused]));
+    };
+    try {
+      expect((await first).ok).toBe(true);
+      expect(await rebuildAfter('charts/web/templates/extra.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')).toEqual({ db: true, web: false });
+      expect(await rebuildAfter('charts/lib/templates/_extra.tpl', '{{- define "lib.extra" -}}x{{- end -}}\n')).toEqual({ db: false, web: false });
+      expect(await rebuildAfter('overrides/static/db.yaml', 'conf:\n  banner: db\n')).toEqual({ db: true, web: true });
     } finally {
       await watch.close();
     }

@@ -113,7 +113,8 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expectOneLine(await flotilla('inspect'), 2, /^flotilla: missing required argument 'BUNDLE' \(see --help\)\n$/);
     expectOneLine(await flotilla('inspect', 'x.tgz', '--bogus'), 2, /^flotilla: unknown option '--bogus' \(see --help\)\n$/);
     expectOneLine(await flotilla('inspect', 'x.tgz', '-o', 'xml'), 2, /^flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid\. Allowed choices are table, json, yaml\. \(see --help\)\n$/);
-    expectOneLine(await flotilla('deploy'), 2, /^flotilla: unknown command 'deploy' \(see --help\)\n$/);
+    expectOneLine(await flotilla('frobnicate'), 2, /^flotilla: unknown command 'frobnicate' \(see --help\)\n$/);
+    expectOneLine(await flotilla('aply'), 2, /^flotilla: unknown command 'aply' \(Did you mean apply\?\) \(see --help\)\n$/);
     expect((await flotilla('--help')).code).toBe(0);
     expect((await flotilla('--version')).code).toBe(0);
   });

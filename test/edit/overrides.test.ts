@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EditRefusedError, editOverrides, parseAssignment, parseValuePath, UnknownPathError, writeChanges, YamlFileEditor } from '../../src/edit/index.js';
-import { writeApp } from '../support/app-fixture.js';
+import { baseApp, writeApp } from '../support/app-fixture.js';
 import { failure, flotilla } from '../support/cli.js';
 
 
@@ -268,6 +268,18 @@ describe('overrides set --file', () => {
     const metadata = await editOverrides({ appDir: app, file: 'fluxcd/metadata.yaml', set: [parseAssignment('maintain_user_overrides=no')] });
     expect(metadata.after).toBe(readFileSync(join(app, 'fluxcd/metadata.yaml'), 'utf8').replace('maintain_user_overrides: yes', 'maintain_user_overrides: no'));
     await expect(editOverrides({ appDir: app, file: 'fluxcd/metadata.yaml', set: [parseAssignment('app_nmae=x')] })).rejects.toThrow('did you mean app_name?');
+  });
+
+  it('checks the release table against the Flux version it declares after the edit', async () => {
+    const table = `${baseApp()['fluxcd/releases.yaml']}    helmReleaseSpec: {postRenderStrategy: combined}\nfluxVersion: latest\n`;
+    const app = writeApp({ 'fluxcd/releases.yaml': table });
+    // Going back to StarlingX's Flux while a helm-controller v1.6 field is in use would break the table.
+    await expect(editOverrides({ appDir: app, file: 'fluxcd/releases.yaml', set: [parseAssignment('fluxVersion=starlingx')] })).rejects.toThrow(
+      'field spec.postRenderStrategy exists from helm-controller v1.6.0; this app targets helm-controller v1.5.3 (fluxVersion: starlingx)',
+    );
+    expect(readFileSync(join(app, 'fluxcd/releases.yaml'), 'utf8')).toBe(table);
+    const declared = await editOverrides({ appDir: writeApp(), file: 'fluxcd/releases.yaml', set: [parseAssignment('fluxVersion=latest')] });
+    expect(declared.after).toMatch(/^fluxVersion: latest$/m);
   });
 });
 

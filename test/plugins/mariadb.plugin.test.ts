@@ -1,23 +1,22 @@
-import type { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeConfig } from '@kubernetes/client-node';
-import { testChartContext, type ChartContext, type JsonValue } from 'flotilla/plugin';
+import { MemoryRecordStore, testChartContext, type ChartContext, type ClusterObjects, type JsonValue, type ObjectSelector } from 'flotilla/plugin';
 import MariadbPlugin, { DELETE_DATA_RECORD } from '../../plugins/010_mariadb.js';
 
-function cluster(records: Record<string, JsonValue>): { ctx: ChartContext; deleted: string[]; log: { level: string; message: string }[] } {
-  const deleted: string[] = [];
-  const core = {
-    readNamespacedConfigMap: async () => ({ data: Object.fromEntries(Object.entries(records).map(([k, v]) => [k, JSON.stringify(v)])) }),
-    listNamespacedPersistentVolumeClaim: async ({ labelSelector }: { labelSelector: string }) => ({
-      items: labelSelector.includes('app.kubernetes.io/instance=osh-openstack-mariadb') ? [{ metadata: { name: 'data-mariadb-server-0' } }] : [],
-    }),
-    deleteCollectionNamespacedPersistentVolumeClaim: async ({ labelSelector }: { labelSelector: string }) => {
-      deleted.push(labelSelector);
-      return {};
+/** A cluster context with one data volume of the mariadb release; `deleted` collects what the plugin deleted. */
+function cluster(records: Record<string, JsonValue>): { ctx: ChartContext; deleted: ObjectSelector[]; log: { level: string; message: string }[] } {
+  const deleted: ObjectSelector[] = [];
+  const matching = (selector: ObjectSelector) =>
+    selector.kind === 'PersistentVolumeClaim' && selector.labelSelector.includes('app.kubernetes.io/instance=osh-openstack-mariadb') ? ['data-mariadb-server-0'] : [];
+  const kube: ClusterObjects = {
+    namespace: 'openstack',
+    list: async (selector) => matching(selector),
+    deleteAll: async (selector) => {
+      deleted.push(selector);
+      return matching(selector);
     },
-  } as unknown as CoreV1Api;
-  const { records: _records, ...offline } = testChartContext('mariadb');
-  return { ctx: { ...offline, mode: 'cluster', kube: { config: new KubeConfig(), core, namespace: 'openstack' } }, deleted, log: offline.log.lines };
+  };
+  const offline = testChartContext('mariadb');
+  return { ctx: { ...offline, records: new MemoryRecordStore(records), mode: 'cluster', kube }, deleted, log: offline.log.lines };
 }
 
 describe('plugin 010_mariadb', () => {
@@ -35,7 +34,7 @@ describe('plugin 010_mariadb', () => {
   it('deletes them when asked', async () => {
     const { ctx, deleted } = cluster({ [DELETE_DATA_RECORD]: true });
     await new MariadbPlugin().postRemove(ctx);
-    expect(deleted).toEqual(['app.kubernetes.io/instance=osh-openstack-mariadb,app.kubernetes.io/component=server']);
+    expect(deleted).toEqual([{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'openstack', labelSelector: 'app.kubernetes.io/instance=osh-openstack-mariadb,app.kubernetes.io/component=server' }]);
   });
 
   it('only reports offline', async () => {

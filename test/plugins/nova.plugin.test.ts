@@ -1,20 +1,11 @@
-import type { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { KubeConfig } from '@kubernetes/client-node';
-import { testChartContext, type ChartContext } from 'flotilla/plugin';
+import { MemoryRecordStore, testChartContext, type ChartContext, type JsonValue } from 'flotilla/plugin';
 import NovaPlugin, { INSTANCES_RECORD } from '../../plugins/070_nova.js';
 
-/** A cluster context whose CoreV1Api answers ConfigMap reads from `configMaps`. */
-function clusterContext(configMaps: Record<string, Record<string, string>>): ChartContext {
-  const core = {
-    readNamespacedConfigMap: async ({ name, namespace }: { name: string; namespace: string }) => {
-      const data = configMaps[`${namespace}/${name}`];
-      if (!data) throw Object.assign(new Error('HTTP-Code: 404'), { code: 404 });
-      return { data };
-    },
-  } as unknown as CoreV1Api;
-  const { records: _records, ...offline } = testChartContext('nova');
-  return { ...offline, mode: 'cluster', kube: { config: new KubeConfig(), core, namespace: 'openstack' } };
+/** A cluster-mode context whose records (the `<app>-records` ConfigMap in a real cluster) hold `records`. */
+function clusterContext(records: Record<string, JsonValue>): ChartContext {
+  const offline = testChartContext('nova');
+  return { ...offline, records: new MemoryRecordStore(records), mode: 'cluster', kube: { namespace: 'openstack', list: async () => [], deleteAll: async () => [] } };
 }
 
 describe('plugin 070_nova', () => {
@@ -29,9 +20,9 @@ describe('plugin 070_nova', () => {
     expect(await new NovaPlugin().check('remove', testChartContext('nova'))).toBeUndefined();
   });
 
-  it('reads the record from the <app>-records ConfigMap in a cluster', async () => {
+  it('reads the same record in a cluster', async () => {
     const names = Array.from({ length: 7 }, (_, i) => `vm-${i}`);
-    const refused = await new NovaPlugin().check('remove', clusterContext({ 'openstack/test-app-records': { [INSTANCES_RECORD]: JSON.stringify(names) } }));
+    const refused = await new NovaPlugin().check('remove', clusterContext({ [INSTANCES_RECORD]: names }));
     expect(refused).toMatchObject({ reason: expect.stringMatching(/^7 compute instance\(s\) still exist \(vm-0, vm-1, vm-2, vm-3, vm-4, … \(2 more\)\)/) });
     expect(await new NovaPlugin().check('remove', clusterContext({}))).toBeUndefined();
   });

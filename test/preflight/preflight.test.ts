@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
-import { pathsInHelmMessage, preflight } from '../../src/preflight/index.js';
+import { preflight } from '../../src/preflight/index.js';
+import { pathsInHelmMessage } from '../../src/values/index.js';
 import { tempDir, writeApp, writeFiles } from '../support/app-fixture.js';
 import { Session } from '../../src/session/index.js';
 

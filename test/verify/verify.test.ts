@@ -8,7 +8,7 @@ import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { inspectBundle, verifyBundle } from '../../src/verify/index.js';
 import { rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
-import { tempDir, writeApp } from '../support/app-fixture.js';
+import { baseApp, tempDir, writeApp } from '../support/app-fixture.js';
 import { tarballVariant } from './variant.js';
 
 const run = promisify(execFile);
@@ -88,6 +88,20 @@ describe('flotilla verify', () => {
         `fluxcd-manifests/base/helmrepository.yaml:${line('fluxcd-manifests/base/helmrepository.yaml', 'interval:')}:3: error: expected a Flux duration such as 30m, 1h or 90s, got "1 minute" (at spec.interval)`,
       ]),
     );
+  });
+
+  it('checks the Flux objects against the Flux version the shipped release table declares', async () => {
+    // A HelmRelease field of helm-controller v1.6.0, built by an app that declares the newest Flux.
+    const releases = `${baseApp()['fluxcd/releases.yaml']}    helmReleaseSpec: {postRenderStrategy: separate}\nfluxVersion: latest\n`;
+    const latest = (await buildApp(writeApp({ 'fluxcd/releases.yaml': releases }), { outDir: tempDir() })).file;
+    expect((await verifyBundle(latest)).problems).toEqual([]);
+    // The same objects, shipped by a table that declares StarlingX's Flux: refused, naming both versions.
+    const files = await readTarGzSafely(latest);
+    const starlingx = tarballVariant(files, (f) => f.set('app/fluxcd/releases.yaml', Buffer.from(releases.replace('fluxVersion: latest\n', ''))));
+    const line = files.get('fluxcd-manifests/web/helmrelease.yaml')!.toString().split('\n').findIndex((l) => l.includes('postRenderStrategy')) + 1;
+    expect((await verifyBundle(starlingx)).problems).toEqual([
+      `fluxcd-manifests/web/helmrelease.yaml:${line}:3: error: field spec.postRenderStrategy exists from helm-controller v1.6.0; this app targets helm-controller v1.5.3 (fluxVersion: starlingx) (at spec.postRenderStrategy)`,
+    ]);
   });
 
   it('runs kubectl kustomize and helm lint on what ships', async () => {

@@ -3,11 +3,8 @@
  * alone, and which deployed releases are gone and must be cleaned up after.
  * Always computed from the original release set, never from the last plan.
  */
-import type { PluginContext, ReleaseRef } from './context.js';
-import { PluginError } from './errors.js';
-import { NORMAL_MODE } from './kustomize-operator.js';
-import type { LoadedKustomizeOperator } from './binding.js';
-import { callPlugin, type HookEnvironment } from './runner.js';
+import { NORMAL_MODE, type PluginHost, type ReleaseRef } from '../plugins/index.js';
+import { LifecycleError } from './errors.js';
 
 export interface ApplyPlan {
   readonly mode: string;
@@ -20,7 +17,11 @@ export interface ApplyPlan {
   readonly partial: boolean;
 }
 
-export class UnknownApplyModeError extends PluginError {}
+export class UnknownApplyModeError extends LifecycleError {
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
+}
 
 export interface PlanOptions {
   readonly mode?: string;
@@ -28,25 +29,24 @@ export interface PlanOptions {
   readonly deployed?: readonly string[];
 }
 
-export async function planApply(operator: LoadedKustomizeOperator | undefined, original: readonly ReleaseRef[], options: PlanOptions, env: HookEnvironment): Promise<ApplyPlan> {
+export async function planApply(host: Pick<PluginHost, 'enabled' | 'kustomizeOperator'>, options: PlanOptions = {}): Promise<ApplyPlan> {
+  const operator = host.kustomizeOperator;
   const mode = options.mode ?? NORMAL_MODE;
-  const modes = [NORMAL_MODE, ...(operator?.instance.modes ?? [])];
+  const modes = [NORMAL_MODE, ...(operator?.modes ?? [])];
   if (!modes.includes(mode)) throw new UnknownApplyModeError(`unknown apply mode "${mode}"; this app knows: ${modes.join(', ')}`);
   const releases: ReleaseRef[] = [];
   const skipped: ReleaseRef[] = [];
-  for (const release of original) {
-    const enabled = operator
-      ? await callPlugin(operator, 'isEnabled', 'isEnabled', env, (ctx: PluginContext) => operator.instance.isEnabled(release, mode, ctx), release)
-      : true;
+  for (const release of host.enabled) {
+    const enabled = operator ? await operator.isEnabled(release, mode) : true;
     (enabled ? releases : skipped).push(release);
   }
-  const partial = operator ? operator.instance.isPartial(mode) : false;
+  const partial = operator ? operator.isPartial(mode) : false;
   if (!partial) {
     const kept = new Set(releases.map((r) => r.name));
     for (const release of releases) {
       const missing = release.dependsOn.filter((d) => !kept.has(d));
       if (missing.length > 0) {
-        throw new PluginError(`apply mode "${mode}": release ${release.name} depends on ${missing.join(', ')}, which the kustomize operator (${operator?.file}) leaves out`);
+        throw new LifecycleError(`apply mode "${mode}": release ${release.name} depends on ${missing.join(', ')}, which the kustomize operator (${operator?.file}) leaves out`);
       }
     }
   }

@@ -1,0 +1,127 @@
+/**
+ * The previous build's application tarball as a source of compressed
+ * pieces. Each entry of the tarball is a deflate piece of its own
+ * (bundle/tar-write.ts); the piece table written beside the cache says
+ * where each lies. The next build copies the pieces of unchanged entries
+ * instead of compressing them, and takes unchanged chart archives (stored,
+ * not compressed) straight out of it, so nothing is kept twice on disk.
+ *
+ * A piece depends only on its entry's path and bytes (and zlib's version,
+ * recorded), so a build that reuses pieces writes the same bytes as a cold
+ * one. The table is trusted only while the tarball it describes still has
+ * the recorded size and CRC-32; otherwise nothing is reused.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { writeFileAtomic } from '../files/index.js';
+import { pieceKey, tarEntryName, type DeflatePiece, type PieceRecord, type PieceSource, type TarWriteOptions, type WrittenArchive } from '../bundle/index.js';
+
+const FORMAT = 'flotilla-bundle-pieces/2';
+const TABLE = 'bundle-pieces.json';
+
+interface PieceTable {
+  readonly format: string;
+  /** Pieces from another zlib could differ from what this one writes: not reused. */
+  readonly zlib: string;
+  /** The writer options pieces depend on (names, times, level): pieces written otherwise are not reused. */
+  readonly writer: string;
+  readonly file: string;
+  readonly size: number;
+  readonly crc: number;
+  readonly pieces: readonly PieceRecord[];
+}
+
+const TAR_BLOCK = 512;
+const STORED_BLOCK_HEADER = 5;
+
+/** The bytes inside a piece of stored blocks (storedPiece's inverse); undefined when it is not one. */
+function unstore(deflated: Buffer): Buffer | undefined {
+  const parts: Buffer[] = [];
+  for (let at = 0; at < deflated.length; ) {
+    if (deflated[at] !== 0 || at + STORED_BLOCK_HEADER > deflated.length) return undefined;
+    const length = deflated.readUInt16LE(at + 1);
+    if ((deflated.readUInt16LE(at + 3) ^ 0xffff) !== length) return undefined;
+    parts.push(deflated.subarray(at + STORED_BLOCK_HEADER, at + STORED_BLOCK_HEADER + length));
+    at += STORED_BLOCK_HEADER + length;
+  }
+  return Buffer.concat(parts);
+}
+
+export class BundleReuse implements PieceSource {
+  private constructor(
+    private readonly cacheDir: string,
+    private readonly options: TarWriteOptions,
+    private readonly pieces: ReadonlyMap<string, DeflatePiece>,
+  ) {}
+
+  /** The pieces of the tarball last written with this cache and these writer options, or none when it is gone or changed. */
+  static open(cacheDir: string, options: TarWriteOptions): BundleReuse {
+    return new BundleReuse(cacheDir, options, readPieces(cacheDir, writerOf(options)));
+  }
+
+  get(key: string): DeflatePiece | undefined {
+    return this.pieces.get(key);
+  }
+
+  /**
+   * The file stored as entry `path` with this sha256 in the previous tarball
+   * (a chart archive), read back from its stored piece.
+   */
+  storedFile(path: string, sha256: string): Buffer | undefined {
+    const piece = this.pieces.get(pieceKey(tarEntryName(path, this.options), sha256));
+    const raw = piece && unstore(piece.deflated);
+    // A plain ustar header (type '0', no pax record) and then the file, as recorded.
+    if (!raw || raw.length !== piece.length || crc32(raw) !== piece.crc || raw.length < TAR_BLOCK || raw[156] !== 0x30) return undefined;
+    const size = parseInt(raw.toString('latin1', 124, 135), 8);
+    return Number.isSafeInteger(size) && TAR_BLOCK + size <= raw.length ? raw.subarray(TAR_BLOCK, TAR_BLOCK + size) : undefined;
+  }
+
+  /** Records where the pieces of the tarball just written lie. */
+  async save(written: WrittenArchive): Promise<void> {
+    const table: PieceTable = {
+      format: FORMAT,
+      zlib: process.versions.zlib ?? '',
+      writer: writerOf(this.options),
+      file: resolve(written.file),
+      size: written.size,
+      crc: crc32(written.bytes),
+      pieces: written.pieces,
+    };
+    await mkdir(this.cacheDir, { recursive: true });
+    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table));
+  }
+}
+
+/** A well-formed piece record; a torn or hand-edited table only costs compressing again. */
+function isRecord(value: unknown): value is PieceRecord {
+  const r = value as Partial<PieceRecord> | null;
+  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
+  return typeof r === 'object' && r !== null && typeof r.key === 'string' && count(r.offset) && count(r.deflatedLength) && count(r.length) && count(r.crc) && (r.crc as number) < 2 ** 32;
+}
+
+function writerOf(options: TarWriteOptions): string {
+  return JSON.stringify({ dotRoot: options.dotRoot ?? false, level: options.level ?? null, mtime: options.mtime?.getTime() ?? null });
+}
+
+function readPieces(cacheDir: string, writer: string): Map<string, DeflatePiece> {
+  const pieces = new Map<string, DeflatePiece>();
+  const tableFile = join(cacheDir, TABLE);
+  if (!existsSync(tableFile)) return pieces;
+  let table: Partial<PieceTable> | null;
+  let bytes: Buffer;
+  try {
+    table = JSON.parse(readFileSync(tableFile, 'utf8')) as Partial<PieceTable> | null;
+    if (table?.format !== FORMAT || table.zlib !== process.versions.zlib || table.writer !== writer || typeof table.file !== 'string') return pieces;
+    bytes = readFileSync(table.file);
+  } catch {
+    return pieces; // a torn table or a tarball gone: nothing to reuse, never a failed build
+  }
+  if (bytes.length !== table.size || crc32(bytes) !== table.crc || !Array.isArray(table.pieces)) return pieces;
+  for (const record of table.pieces) {
+    if (!isRecord(record) || record.key === '' || record.offset + record.deflatedLength > bytes.length) continue;
+    pieces.set(record.key, { deflated: bytes.subarray(record.offset, record.offset + record.deflatedLength), crc: record.crc, length: record.length });
+  }
+  return pieces;
+}

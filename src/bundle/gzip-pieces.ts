@@ -1,0 +1,250 @@
+/**
+ * gzip files joined from separately compressed pieces, as pigz does: each
+ * piece is raw deflate data that ends on a byte boundary without a final
+ * block (zlib's sync flush), so pieces can be laid end to end; one empty
+ * final block, the combined CRC-32 and the length close the member. A piece
+ * compressed once — a library chart's file vendored into eighty charts, an
+ * unchanged entry of the previous build — is copied, not compressed again.
+ *
+ * A piece refers back only to bytes its maker vouches for: none (valid
+ * anywhere), a dictionary known to precede it, or — for {@link headerPiece}
+ * — the previous tar header at a distance the caller states.
+ */
+import { constants, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib';
+
+export interface DeflatePiece {
+  /** Raw deflate blocks, none final, ending byte-aligned. */
+  readonly deflated: Buffer;
+  /** CRC-32 of the uncompressed bytes. */
+  readonly crc: number;
+  /** Length of the uncompressed bytes. */
+  readonly length: number;
+}
+
+/** zlib's default, and Go's DefaultCompression that `helm package` uses; 9 buys little on text. */
+export const DEFAULT_LEVEL = 6;
+
+/** zlib options for a piece: a sync flush at its end, and the bytes before it as dictionary when it may copy from them. */
+export function pieceOptions(level: number, dictionary?: Buffer): ZlibOptions {
+  return { level, finishFlush: constants.Z_SYNC_FLUSH, ...(dictionary && dictionary.length > 0 ? { dictionary } : {}) };
+}
+
+/**
+ * `raw` compressed by zlib, ended by a sync flush. With a dictionary (at most
+ * {@link WINDOW} bytes), copies may reach back into it: the piece is then
+ * valid only right after those same bytes.
+ */
+export function deflatePiece(raw: Buffer, level = DEFAULT_LEVEL, dictionary?: Buffer): DeflatePiece {
+  return { deflated: deflateRawSync(raw, pieceOptions(level, dictionary)), crc: crc32(raw), length: raw.length };
+}
+
+const STORED_MAX = 0xffff;
+
+/** `raw` as stored (uncompressed) blocks: for bytes that are compressed already, where deflate gains nothing. */
+export function storedPiece(raw: Buffer): DeflatePiece {
+  const blocks = Math.max(1, Math.ceil(raw.length / STORED_MAX));
+  const out = Buffer.allocUnsafe(raw.length + 5 * blocks);
+  let at = 0;
+  for (let b = 0; b < blocks; b++) {
+    const chunk = raw.subarray(b * STORED_MAX, (b + 1) * STORED_MAX);
+    out[at] = 0; // BFINAL 0, BTYPE 00 (stored); the rest of the byte is padding
+    out.writeUInt16LE(chunk.length, at + 1);
+    out.writeUInt16LE(~chunk.length & 0xffff, at + 3);
+    chunk.copy(out, at + 5);
+    at += 5 + chunk.length;
+  }
+  return { deflated: out, crc: crc32(raw), length: raw.length };
+}
+
+// --- CRC-32 of joined data (zlib's crc32_combine: multiplication modulo the CRC polynomial) ---
+
+const POLY = 0xedb88320;
+
+/** a·b modulo the CRC-32 polynomial (bit-reflected, as zlib's multmodp). */
+function multModP(a: number, b: number): number {
+  let m = 0x80000000;
+  let p = 0;
+  for (;;) {
+    if (a & m) {
+      p ^= b;
+      if ((a & (m - 1)) === 0) break;
+    }
+    m >>>= 1;
+    b = b & 1 ? (b >>> 1) ^ POLY : b >>> 1;
+  }
+  return p >>> 0;
+}
+
+/** x^(2^k) modulo the polynomial, k = 0..31 (zlib's x2n_table). */
+const X2N: number[] = (() => {
+  const table = [1 << 30];
+  for (let k = 1; k < 32; k++) table.push(multModP(table[k - 1]!, table[k - 1]!));
+  return table;
+})();
+
+/** x^(8·bytes) modulo the polynomial: the operator that shifts a CRC past `bytes` zero bytes. */
+function shiftOperator(bytes: number): number {
+  let p = 0x80000000;
+  let k = 3;
+  for (let n = bytes; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) p = multModP(X2N[k & 31]!, p);
+  return p;
+}
+
+/** CRC-32 of A followed by B, from CRC(A), CRC(B) and B's length (zlib's crc32_combine). */
+export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
+  return (multModP(shiftOperator(lengthB), crcA) ^ crcB) >>> 0;
+}
+
+// --- The gzip member ---
+
+/** mtime 0, no name, XFL 0, OS 3 (Unix): the same header on every platform. */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03]);
+/** An empty fixed-Huffman block with BFINAL set: what deflate(Z_FINISH) writes after a flush. */
+const FINAL_BLOCK = Buffer.from([0x03, 0x00]);
+
+export interface JoinedGzip {
+  readonly bytes: Buffer;
+  /** Where each piece's deflate data starts in `bytes`, in piece order. */
+  readonly offsets: readonly number[];
+}
+
+/** One gzip member made of `pieces`, in order. */
+export function joinGzip(pieces: readonly DeflatePiece[]): JoinedGzip {
+  let size = GZIP_HEADER.length + FINAL_BLOCK.length + 8;
+  for (const piece of pieces) size += piece.deflated.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = GZIP_HEADER.copy(out, 0);
+  let crc = 0;
+  let length = 0;
+  const offsets: number[] = [];
+  for (const piece of pieces) {
+    offsets.push(at);
+    at += piece.deflated.copy(out, at);
+    crc = length === 0 ? piece.crc : crc32Combine(crc, piece.crc, piece.length);
+    length += piece.length;
+  }
+  at += FINAL_BLOCK.copy(out, at);
+  out.writeUInt32LE(crc >>> 0, at);
+  out.writeUInt32LE(length % 2 ** 32, at + 4);
+  return { bytes: out, offsets };
+}
+
+// --- Tar headers as fixed-Huffman blocks ---
+//
+// A chart archive's vendored library is mostly 512-byte tar headers between
+// shared data pieces. zlib costs ~10 µs a call on something that small, and
+// thousands are written per build; a header differs from the one before it
+// only in a few fields (name tail, size, checksum), so it is coded here as
+// copies of the previous header plus literals, with deflate's fixed codes.
+
+const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
+const LENGTH_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
+const DIST_BASE = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
+const DIST_EXTRA = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13];
+const MAX_MATCH = 258;
+/** deflate's window: the farthest a copy may reach back. */
+export const WINDOW = 32768;
+
+/** Scratch space of the bit writer, reused: allocating a typed array per header costs more than coding it. */
+let scratch = new Uint8Array(4096);
+
+class BitWriter {
+  private readonly bytes: Uint8Array;
+  private length = 0;
+  private bits = 0;
+  private count = 0;
+
+  constructor(capacity: number) {
+    if (scratch.length < capacity) scratch = new Uint8Array(capacity);
+    this.bytes = scratch;
+  }
+
+  /** `n` bits of `value`, least significant first (deflate's order; Huffman codes are stored pre-reversed). */
+  put(value: number, n: number): void {
+    this.bits |= value << this.count;
+    this.count += n;
+    while (this.count >= 8) {
+      this.bytes[this.length++] = this.bits & 0xff;
+      this.bits >>>= 8;
+      this.count -= 8;
+    }
+  }
+
+  /** Pads to a byte boundary, appends `tail`, and returns the bytes. */
+  finish(tail: Buffer): Buffer {
+    if (this.count > 0) this.put(0, 8 - this.count);
+    const out = Buffer.allocUnsafe(this.length + tail.length);
+    out.set(this.bytes.subarray(0, this.length));
+    tail.copy(out, this.length);
+    return out;
+  }
+}
+
+function reversed(code: number, n: number): number {
+  let out = 0;
+  for (let i = 0; i < n; i++) out |= ((code >>> i) & 1) << (n - 1 - i);
+  return out;
+}
+
+/** deflate's fixed literal/length code, symbol → [bits reversed for writing, length]. */
+const FIXED_LITERALS: readonly (readonly [number, number])[] = Array.from({ length: 288 }, (_, s) => {
+  if (s < 144) return [reversed(0x30 + s, 8), 8] as const;
+  if (s < 256) return [reversed(0x190 + s - 144, 9), 9] as const;
+  if (s < 280) return [reversed(s - 256, 7), 7] as const;
+  return [reversed(0xc0 + s - 280, 8), 8] as const;
+});
+const FIXED_DISTANCES = DIST_BASE.map((_, d) => reversed(d, 5));
+
+function literalOrLength(out: BitWriter, symbol: number): void {
+  const [code, bits] = FIXED_LITERALS[symbol]!;
+  out.put(code, bits);
+}
+
+function copy(out: BitWriter, length: number, distance: number): void {
+  let l = LENGTH_BASE.length - 1;
+  while (LENGTH_BASE[l]! > length) l--;
+  literalOrLength(out, 257 + l);
+  out.put(length - LENGTH_BASE[l]!, LENGTH_EXTRA[l]!);
+  let d = DIST_BASE.length - 1;
+  while (DIST_BASE[d]! > distance) d--;
+  out.put(FIXED_DISTANCES[d]!, 5);
+  out.put(distance - DIST_BASE[d]!, DIST_EXTRA[d]!);
+}
+
+/**
+ * `raw` (tar header blocks) as one fixed-Huffman block plus a sync flush.
+ * `previous`, when given, is the previous header's bytes, `distance` bytes
+ * before `raw` starts in the uncompressed stream (at most {@link WINDOW}):
+ * runs equal to it are copied from there. Runs of one repeated byte (the
+ * zero padding) are copied from one byte back.
+ */
+export function headerPiece(raw: Buffer, previous?: { readonly bytes: Buffer; readonly distance: number }): DeflatePiece {
+  // At most 9 bits a byte, plus block headers and the end-of-block code.
+  const out = new BitWriter(Math.ceil((raw.length * 9) / 8) + 8);
+  out.put(0b010, 3); // BFINAL 0, BTYPE 01 (fixed codes)
+  const ref = previous && previous.distance <= WINDOW && previous.distance >= previous.bytes.length ? previous : undefined;
+  const refEnd = ref ? Math.min(raw.length, ref.bytes.length) : 0;
+  let i = 0;
+  while (i < raw.length) {
+    let same = 0;
+    if (ref) while (i + same < refEnd && same < MAX_MATCH && raw[i + same] === ref.bytes[i + same]) same++;
+    let repeat = 0;
+    if (i > 0) while (i + repeat < raw.length && repeat < MAX_MATCH && raw[i + repeat] === raw[i - 1]) repeat++;
+    if (same >= 3 && same >= repeat) {
+      copy(out, same, ref!.distance);
+      i += same;
+    } else if (repeat >= 3) {
+      copy(out, repeat, 1);
+      i += repeat;
+    } else {
+      literalOrLength(out, raw[i]!);
+      i++;
+    }
+  }
+  literalOrLength(out, 256); // end of block
+  out.put(0, 3); // an empty stored block (BFINAL 0, BTYPE 00) re-aligns to a byte, as a sync flush does
+  return { deflated: out.finish(SYNC_MARKER), crc: crc32(raw), length: raw.length };
+}
+
+/** LEN 0, NLEN 0xffff: the body of the empty stored block that ends a sync flush. */
+const SYNC_MARKER = Buffer.from([0x00, 0x00, 0xff, 0xff]);

@@ -1,0 +1,232 @@
+/**
+ * The cluster lifecycle commands: upload, apply, remove, delete, abort,
+ * list, show. Each parses its flags, calls src/lifecycle and prints.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { FlotillaError } from '../../diagnostics/index.js';
+import { parseYaml, toPlain } from '../../document/index.js';
+import type { AppRecord, AppView, HistoryEntry, LifecycleEvent } from '../../lifecycle/index.js';
+import { formatTable } from '../output.js';
+import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
+
+interface ChartRepoFlags {
+  readonly chartRepo?: string;
+  readonly chartRepoDir?: string;
+  readonly plainHttp?: boolean;
+  readonly registryConfig?: string;
+}
+
+/** Runs an operation with its progress on stderr, the display cleared however it ends. */
+async function withProgress<T>(run: (events: (event: LifecycleEvent) => void) => Promise<T>): Promise<T> {
+  const progress = progressPrinter();
+  try {
+    return await run(progress.events);
+  } finally {
+    progress.done();
+  }
+}
+
+function printOutcome(record: AppRecord): void {
+  console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
+}
+
+function historyRows(history: readonly HistoryEntry[]): string[][] {
+  return history.map((h) => [h.started.replace(/\.\d+Z$/, 'Z'), h.operation, h.version, h.result ?? 'running', h.reason?.split('\n')[0] ?? '']);
+}
+
+function showTable(view: AppView): string {
+  const progress = view.progress ? `${view.progress.percent}% (${view.progress.ready}/${view.progress.total} ready${view.progress.current ? `, waiting for ${view.progress.current}` : ''})` : '-';
+  const head = [
+    `name:      ${view.name}`,
+    `version:   ${view.version}${view.previousVersion ? ` (updating from ${view.previousVersion})` : ''}`,
+    `state:     ${view.state}`,
+    `progress:  ${progress}`,
+    `charts:    ${view.chartRepository}`,
+    ...(view.mode ? [`mode:      ${view.mode}`] : []),
+  ].join('\n');
+  const releases = formatTable(
+    ['RELEASE', 'NAMESPACE', 'READY', 'REASON', 'MESSAGE'],
+    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.reason ?? '', (r.message ?? '').split('\n')[0] ?? '']),
+  );
+  const history = formatTable(['STARTED', 'OPERATION', 'VERSION', 'RESULT', 'REASON'], historyRows(view.history));
+  return `${head}\n\n${releases}\n\n${history}`;
+}
+
+export function register(program: Command): void {
+  registerOverride(program);
+  registerDiff(program);
+  clusterCommand(program, 'upload', 'verify an application tarball, deliver its charts to the chart repository and record the app as uploaded')
+    .argument('<BUNDLE>', 'application tarball (.tgz), or oci://HOST/REPO/APP:TAG as flotilla push stored it')
+    .option('--chart-repo <URL>', 'oci://HOST/PATH (a registry) or http(s)://HOST/PATH (a Helm repository); remembered in the cluster')
+    .option('--chart-repo-dir <DIR>', 'for an http(s) chart repository: the folder its web server serves')
+    .option('--plain-http', 'the registry speaks plain HTTP, not HTTPS')
+    .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
+    .action(async (bundle: string, flags: ClusterFlags & ChartRepoFlags) => {
+      const { parseChartRepository, uploadApp } = await import('../../lifecycle/index.js');
+      const chartRepository = flags.chartRepo ? parseChartRepository(flags.chartRepo, { ...(flags.plainHttp ? { plainHttp: true } : {}), ...(flags.chartRepoDir ? { dir: flags.chartRepoDir } : {}) }) : undefined;
+      const client = await connectFor(flags);
+      const record = await withProgress((events) =>
+        uploadApp(client, bundle, { events, ...(chartRepository ? { chartRepository } : {}), ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) }),
+      );
+      console.log(`${record.name} ${record.bundle.version}: ${record.state} (charts in ${record.bundle.repository.url})`);
+    });
+
+  clusterCommand(program, 'apply', 'apply an uploaded app: hooks, overrides, one server-side apply, then watch every HelmRelease until Ready')
+    .argument('<APP>', 'app name')
+    .option('--mode <MODE>', 'apply mode of the app\'s kustomize operator', 'normal')
+    .option('--wait', 'wait until every release is Ready (the default)')
+    .option('--no-wait', 'return after the server-side apply; the app stays applying until an apply that waits')
+    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
+    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout: string }) => {
+      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+      const { applyApp } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events })));
+    });
+
+  clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
+    .argument('<BUNDLE>', 'application tarball (.tgz) of the new version, or oci://HOST/REPO/APP:TAG')
+    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
+    .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
+    .action(async (bundle: string, flags: ClusterFlags & { timeout: string; registryConfig?: string }) => {
+      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+      const { updateApp } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      printOutcome(await withProgress((events) => updateApp(client, bundle, { timeoutMs, events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) })));
+    });
+
+  clusterCommand(program, 'remove', 'remove an applied app: pre-remove hooks, HelmReleases deleted in reverse dependency order, post-remove hooks')
+    .argument('<APP>', 'app name')
+    .option('--timeout <DURATION>', 'how long to wait for each release to be gone', '30m')
+    .action(async (app: string, flags: ClusterFlags & { timeout: string }) => {
+      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+      const { removeApp } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      printOutcome(await withProgress((events) => removeApp(client, app, { timeoutMs, events })));
+    });
+
+  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle')
+    .argument('<APP>', 'app name')
+    .action(async (app: string, flags: ClusterFlags) => {
+      const { deleteApp } = await import('../../lifecycle/index.js');
+      await deleteApp(await connectFor(flags), app);
+      console.log(`${app}: deleted`);
+    });
+
+  clusterCommand(program, 'abort', 'stop the operation running on an app (or close one a crashed run left running)')
+    .argument('<APP>', 'app name')
+    .action(async (app: string, flags: ClusterFlags) => {
+      const { abortApp } = await import('../../lifecycle/index.js');
+      const outcome = await abortApp(await connectFor(flags), app);
+      if (outcome.kind === 'requested') console.log(`${app}: asked ${outcome.holder}${outcome.operation ? ` (${outcome.operation})` : ''} to stop`);
+      else console.log(`${app}: ${outcome.from} → ${outcome.to} (the run that left it ${outcome.from} is gone)`);
+    });
+
+  withOutput(clusterCommand(program, 'list', 'the apps in the cluster: version, state, progress')).action(async (flags: ClusterFlags) => {
+    const format = outputFormat(flags);
+    const { listApps } = await import('../../lifecycle/index.js');
+    const apps = await listApps(await connectFor(flags));
+    await printData(format, apps, () =>
+      formatTable(
+        ['NAME', 'VERSION', 'STATE', 'PROGRESS'],
+        apps.map((a) => [a.name, a.version, a.state, a.progress ? `${a.progress.percent}%` : '-']),
+      ),
+    );
+  });
+
+  withOutput(clusterCommand(program, 'show', 'one app: state, version, progress, each release\'s Ready condition, the operation history'))
+    .argument('<APP>', 'app name')
+    .action(async (app: string, flags: ClusterFlags) => {
+      const format = outputFormat(flags);
+      const { showApp } = await import('../../lifecycle/index.js');
+      const view = await showApp(await connectFor(flags), app);
+      await printData(format, view, () => showTable(view));
+    });
+}
+
+/** Each -f FILE as a values map; a file that is not YAML or not a map is named with its line. */
+async function readValuesFiles(files: readonly string[]): Promise<{ [key: string]: never }[]> {
+  const { OverrideUsageError } = await import('../../lifecycle/index.js');
+  const out: { [key: string]: never }[] = [];
+  for (const file of files) {
+    const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new OverrideUsageError(`-f ${file}: cannot read (${error.code ?? error.message})`);
+    });
+    const root = parseYaml(text, file, { layer: 'user' }).root;
+    const value = root ? toPlain(root) : {};
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new OverrideUsageError(`-f ${file}: expected a map of values at the top`);
+    out.push(value as { [key: string]: never });
+  }
+  return out;
+}
+
+function formatValue(value: unknown): string {
+  return value === undefined ? '' : JSON.stringify(value);
+}
+
+function registerDiff(program: Command): void {
+  withOutput(clusterCommand(program, 'diff', 'what an apply (or an update to BUNDLE) would change: per release, values and rendered objects; exit 0 no change, 1 changes, 2 error'), ['text', 'json'])
+    .argument('<APP>', 'app name')
+    .argument('[BUNDLE]', 'application tarball of another version')
+    .action(async (app: string, bundle: string | undefined, flags: ClusterFlags) => {
+      const format = outputFormat(flags, ['text', 'json']);
+      const { diffApp } = await import('../../lifecycle/index.js');
+      let report;
+      try {
+        report = await diffApp(await connectFor(flags), app, bundle ? { bundle } : {});
+      } catch (error) {
+        // Like kubectl diff: 1 means "changes", so a failure exits above it.
+        throw error instanceof FlotillaError && error.exitCode === 1 ? new FlotillaError(error.message, { exitCode: 2 }) : error;
+      }
+      if (format === 'json') console.log(JSON.stringify(report, null, 2));
+      else {
+        if (report.from !== report.to) console.log(`${report.app}: ${report.from} → ${report.to}`);
+        for (const release of report.releases.filter((r) => r.change !== 'unchanged')) {
+          console.log(`release ${release.namespace}/${release.name}: ${release.change}`);
+          for (const v of release.values) {
+            const sign = v.before === undefined ? '+' : v.after === undefined ? '-' : '~';
+            console.log(`  ${sign} ${v.path}: ${sign === '~' ? `${formatValue(v.before)} → ${formatValue(v.after)}` : formatValue(v.after ?? v.before)}`);
+          }
+          for (const o of release.objects) process.stdout.write(o.diff.split('\n').map((l) => (l ? `  ${l}` : l)).join('\n'));
+        }
+        if (!report.changed) console.log(`${report.app}: no changes`);
+      }
+      process.exitCode = report.changed ? 1 : 0;
+    });
+}
+
+function registerOverride(program: Command): void {
+  const override = program.command('override').description('user overrides (values layer 8) of one chart of an app, kept in the cluster; applied by the next apply');
+  withOutput(clusterCommand(override, 'set', 'set the user overrides of CHART'), ['yaml', 'json'])
+    .argument('<APP>', 'app name')
+    .argument('<CHART>', 'chart name')
+    .option('-f, --values <FILE...>', 'values files, later wins')
+    .option('--set <PATH=VALUE...>', 'one value (a.b[0].c=VALUE; true/false/null/integers typed), after the files')
+    .option('--reuse-values', 'merge into the user overrides kept')
+    .option('--reset-values', 'replace the user overrides kept (the default)')
+    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean }) => {
+      const format = outputFormat(flags, ['yaml', 'json']);
+      const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
+      if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
+      const files = await readValuesFiles(flags.values ?? []);
+      const values = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' });
+      await printData(format, values, () => '');
+    });
+  withOutput(clusterCommand(override, 'show', 'the user overrides of CHART'), ['yaml', 'json'])
+    .argument('<APP>', 'app name')
+    .argument('<CHART>', 'chart name')
+    .action(async (app: string, chart: string, flags: ClusterFlags) => {
+      const format = outputFormat(flags, ['yaml', 'json']);
+      const { showOverrides } = await import('../../lifecycle/index.js');
+      await printData(format, await showOverrides(await connectFor(flags), app, chart), () => '');
+    });
+  clusterCommand(override, 'delete', 'drop the user overrides of CHART')
+    .argument('<APP>', 'app name')
+    .argument('<CHART>', 'chart name')
+    .action(async (app: string, chart: string, flags: ClusterFlags) => {
+      const { deleteOverrides } = await import('../../lifecycle/index.js');
+      const dropped = await deleteOverrides(await connectFor(flags), app, chart);
+      console.log(dropped ? `${app} ${chart}: user overrides deleted` : `${app} ${chart}: had no user overrides`);
+    });
+}

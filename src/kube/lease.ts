@@ -1,0 +1,207 @@
+/**
+ * A coordination.k8s.io/v1 Lease as a lock: one per app, held for the length
+ * of an operation and renewed while it runs. A second operation is refused
+ * with the holder's name and since when; a lease nobody renewed for its
+ * duration (the holder crashed) is taken over. Every change goes through the
+ * resourceVersion read, so two takers cannot both win.
+ */
+import { hostname, userInfo } from 'node:os';
+import type { V1Lease } from '@kubernetes/client-node';
+import { FlotillaError } from '../diagnostics/index.js';
+import type { KubeClient } from './client.js';
+import { loadClientModule } from './client.js';
+import { AlreadyExists, Conflict, kubeCall, kubeRead, NotFound } from './errors.js';
+import { MANAGED_BY } from './stores.js';
+
+/** Annotation naming the operation the holder runs (`apply`, `remove`, …). */
+export const OPERATION_ANNOTATION = 'flotilla.starlingx.io/operation';
+
+export interface LeaseOptions {
+  readonly namespace: string;
+  readonly name: string;
+  /** What the holder is doing, shown to whoever is refused. */
+  readonly operation: string;
+  /** Seconds without renewal after which the lease is free to take. */
+  readonly durationSeconds?: number;
+  /** Who holds it; `user@host pid N` by default. */
+  readonly holder?: string;
+}
+
+export class LockedError extends FlotillaError {
+  constructor(
+    message: string,
+    readonly holder: string,
+    readonly since: Date | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** Annotation asking the holder to stop: who asked, and when. */
+export const ABORT_ANNOTATION = 'flotilla.starlingx.io/abort-requested';
+
+/** The lease was taken over or deleted while held: the operation must stop. */
+export class LockLostError extends FlotillaError {}
+
+/** Someone asked the holder to stop (`flotilla abort`). */
+export class AbortRequestedError extends FlotillaError {}
+
+export interface HeldLease {
+  readonly holder: string;
+  /** True when a stale lease of another holder was taken over. */
+  readonly tookOver?: { readonly holder: string; readonly operation?: string };
+  /** Aborted when a renewal finds the lease lost. */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+export const DEFAULT_LEASE_SECONDS = 30;
+
+export function defaultHolder(): string {
+  return `${userInfo().username}@${hostname()} pid ${process.pid}`;
+}
+
+function time(value: Date | string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = value instanceof Date ? value : new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+function expired(lease: V1Lease, now: Date): boolean {
+  const renewed = time(lease.spec?.renewTime) ?? time(lease.spec?.acquireTime);
+  const seconds = lease.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS;
+  return !renewed || renewed.getTime() + seconds * 1000 <= now.getTime();
+}
+
+export async function acquireLease(client: Pick<KubeClient, 'coordination'>, options: LeaseOptions): Promise<HeldLease> {
+  const { V1MicroTime } = await loadClientModule();
+  const holder = options.holder ?? defaultHolder();
+  const seconds = options.durationSeconds ?? DEFAULT_LEASE_SECONDS;
+  const { namespace, name } = options;
+  const call = { kind: 'Lease', namespace, name };
+  const now = () => new V1MicroTime(Date.now());
+  let tookOver: HeldLease['tookOver'];
+
+  for (let attempt = 0; ; attempt++) {
+    const existing = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+    const stamp = now();
+    try {
+      if (!existing) {
+        const body: V1Lease = {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name, namespace, labels: { ...MANAGED_BY }, annotations: { [OPERATION_ANNOTATION]: options.operation } },
+          spec: { holderIdentity: holder, leaseDurationSeconds: seconds, acquireTime: stamp, renewTime: stamp, leaseTransitions: 0 },
+        };
+        await kubeCall({ ...call, verb: 'create' }, () => client.coordination.createNamespacedLease({ namespace, body }));
+      } else {
+        const current = existing.spec?.holderIdentity;
+        if (current && current !== holder && !expired(existing, stamp)) {
+          const since = time(existing.spec?.acquireTime);
+          const operation = existing.metadata?.annotations?.[OPERATION_ANNOTATION];
+          const renewed = time(existing.spec?.renewTime);
+          throw new LockedError(
+            `${name} is locked by ${current}${operation ? ` (${operation})` : ''} since ${since?.toISOString() ?? 'an unknown time'}` +
+              `; last renewed ${renewed?.toISOString() ?? 'never'}, free to take ${existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS}s after that if its run is gone`,
+            current,
+            since,
+          );
+        }
+        if (current && current !== holder) tookOver = { holder: current, ...(existing.metadata?.annotations?.[OPERATION_ANNOTATION] ? { operation: existing.metadata.annotations[OPERATION_ANNOTATION] } : {}) };
+        const body: V1Lease = {
+          ...existing,
+          metadata: { ...existing.metadata, annotations: { ...withoutKey(existing.metadata?.annotations, ABORT_ANNOTATION), [OPERATION_ANNOTATION]: options.operation } },
+          spec: {
+            ...existing.spec,
+            holderIdentity: holder,
+            leaseDurationSeconds: seconds,
+            acquireTime: stamp,
+            renewTime: stamp,
+            leaseTransitions: (existing.spec?.leaseTransitions ?? 0) + (current && current !== holder ? 1 : 0),
+          },
+        };
+        await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
+      }
+      break;
+    } catch (error) {
+      // Someone else changed the lease between our read and write: read it again and decide again.
+      if ((error instanceof Conflict || error instanceof AlreadyExists) && attempt < 5) continue;
+      throw error;
+    }
+  }
+
+  const lost = new AbortController();
+  let released = false;
+  const renew = async (): Promise<void> => {
+    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+    if (released) return;
+    if (!lease || lease.spec?.holderIdentity !== holder) {
+      lost.abort(new LockLostError(`lost the lock ${namespace}/${name}: ${lease ? `now held by ${lease.spec?.holderIdentity ?? 'nobody'}` : 'the Lease was deleted'}`));
+      return;
+    }
+    const abort = lease.metadata?.annotations?.[ABORT_ANNOTATION];
+    if (abort) {
+      lost.abort(new AbortRequestedError(`aborted: ${abort}`));
+      return;
+    }
+    const body: V1Lease = { ...lease, spec: { ...lease.spec, renewTime: now() } };
+    await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
+  };
+  const timer = setInterval(() => {
+    // A failed renewal is retried at the next tick; the lease only lapses after a whole duration of failures.
+    renew().catch(() => undefined);
+  }, Math.max(200, (seconds * 1000) / 3));
+  timer.unref();
+
+  return {
+    holder,
+    ...(tookOver ? { tookOver } : {}),
+    lost: lost.signal,
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+        if (!lease || lease.spec?.holderIdentity !== holder) return;
+        try {
+          await kubeCall({ ...call, verb: 'delete' }, () =>
+            client.coordination.deleteNamespacedLease({ name, namespace, body: { preconditions: { resourceVersion: lease.metadata?.resourceVersion } } }),
+          );
+          return;
+        } catch (error) {
+          if (error instanceof NotFound) return;
+          if (!(error instanceof Conflict)) throw error;
+        }
+      }
+    },
+  };
+}
+
+function withoutKey(map: Readonly<Record<string, string>> | undefined, key: string): Record<string, string> {
+  const { [key]: _dropped, ...rest } = map ?? {};
+  return rest;
+}
+
+/**
+ * Asks the holder of a live lease to stop: its next renewal sees the request
+ * and aborts its operation. Returns the holder and its operation, or
+ * undefined when nobody holds the lease (or it expired).
+ */
+export async function requestAbort(client: Pick<KubeClient, 'coordination'>, namespace: string, name: string, by: string): Promise<{ holder: string; operation?: string } | undefined> {
+  const call = { kind: 'Lease', namespace, name };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+    const holder = lease?.spec?.holderIdentity;
+    if (!lease || !holder || expired(lease, new Date())) return undefined;
+    const body: V1Lease = { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [ABORT_ANNOTATION]: `requested by ${by} at ${new Date().toISOString()}` } } };
+    try {
+      await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
+      const operation = lease.metadata?.annotations?.[OPERATION_ANNOTATION];
+      return { holder, ...(operation ? { operation } : {}) };
+    } catch (error) {
+      if (!(error instanceof Conflict)) throw error;
+    }
+  }
+  return undefined;
+}

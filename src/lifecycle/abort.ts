@@ -1,0 +1,38 @@
+/**
+ * `flotilla abort APP`: stop the operation running on the app. A live
+ * holder of the app's lock is asked to stop (its next lock renewal sees the
+ * request and fails the operation as `aborted`); a state left running by a
+ * run that is gone is closed as failed, so the next operation starts clean.
+ */
+import { defaultHolder, requestAbort, type KubeClient } from '../kube/index.js';
+import { AppStateError } from './errors.js';
+import { lockName, RecordHandle, withAppLock, type OperationOptions } from './operation.js';
+import { AppRecords, SYSTEM_NAMESPACE, type AppState } from './record.js';
+
+/** A running state and the state its operation fails into. */
+const FAILS_INTO: Readonly<Partial<Record<AppState, AppState>>> = {
+  uploading: 'upload-failed',
+  applying: 'apply-failed',
+  updating: 'apply-failed',
+  recovering: 'apply-failed',
+  removing: 'remove-failed',
+};
+
+export type AbortOutcome =
+  | { readonly kind: 'requested'; readonly holder: string; readonly operation?: string }
+  | { readonly kind: 'closed'; readonly from: AppState; readonly to: AppState };
+
+export async function abortApp(client: KubeClient, appName: string, options: OperationOptions = {}): Promise<AbortOutcome> {
+  const by = options.holder ?? defaultHolder();
+  await new AppRecords(client).get(appName);
+  const requested = await requestAbort(client, SYSTEM_NAMESPACE, lockName(appName), by);
+  if (requested) return { kind: 'requested', ...requested };
+  return withAppLock(client, appName, 'abort', options, async (run) => {
+    const handle = new RecordHandle(run.records, await run.records.get(appName));
+    const from = handle.record.state;
+    const to = FAILS_INTO[from];
+    if (!to) throw new AppStateError(`no operation is running on ${appName} (it is ${from})`);
+    await handle.end(to, 'aborted', `aborted by ${by}: the run that left it ${from} is gone`);
+    return { kind: 'closed', from, to };
+  });
+}

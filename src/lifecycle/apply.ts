@@ -1,0 +1,212 @@
+/**
+ * `flotilla apply APP`: check hooks (may refuse) → pre hooks → system
+ * overrides (layers 2–8, plugins in cluster mode) → the kustomize
+ * operator's plan → one server-side apply of namespaces, sources, overrides
+ * Secrets and HelmReleases → a watch on every HelmRelease until Ready (a
+ * failure reported at once, with Flux's reason and message) → status hooks
+ * as releases become Ready → post hooks → releases the plan turned off
+ * deleted → `applied`. Every step is idempotent: a run killed anywhere is
+ * finished by the next.
+ */
+import type { Release } from '../app/index.js';
+import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
+import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient, type KubeObject } from '../kube/index.js';
+import { mapConcurrently } from '../concurrency/index.js';
+import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
+import { formatPath } from '../diagnostics/index.js';
+import { AppStateError, ReleaseFailedError } from './errors.js';
+import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { planApply, type ApplyPlan } from './plan.js';
+import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
+import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
+import { isHelmRelease, renderApplySet } from './render.js';
+import { loadVersion, type LoadedVersion } from './version.js';
+
+export const DEFAULT_APPLY_TIMEOUT_MS = 30 * 60_000;
+
+export interface ApplyOptions extends OperationOptions {
+  /** Apply mode offered by the app's kustomize operator; `normal` by default. */
+  readonly mode?: string;
+  /** How long to wait for all releases to be Ready. */
+  readonly timeoutMs?: number;
+  /** False: stop after the server-side apply, leaving the app `applying` (a later apply finishes). */
+  readonly wait?: boolean;
+}
+
+/** States an apply may start from; the others name what to do first. */
+const APPLY_FROM: ReadonlySet<AppState> = new Set(['uploaded', 'applied', 'apply-failed', 'applying', 'remove-failed', 'removing']);
+
+export async function applyApp(client: KubeClient, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
+  return withAppLock(client, appName, 'apply', options, async (run) => {
+    await requireFlux(client);
+    const handle = new RecordHandle(run.records, await run.records.get(appName));
+    if (!APPLY_FROM.has(handle.record.state)) {
+      throw new AppStateError(`${appName} is ${handle.record.state}; ${handle.record.state === 'upload-failed' ? 'upload it again first' : 'an apply cannot start from there'}`);
+    }
+    return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
+  });
+}
+
+interface ApplyStates extends ApplyOptions {
+  readonly operation: OperationName;
+  readonly running: AppState;
+  readonly failed: AppState;
+}
+
+/** One apply of `bundle` with the record kept up to date: history entry in, state out. */
+export async function applyWithState(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyStates): Promise<AppRecord> {
+  const before = handle.record.state;
+  await handle.begin(options.operation, options.running, run.lease.holder, bundle.version);
+  try {
+    const outcome = await applyBundle(run, handle, bundle, options);
+    if (outcome === 'submitted') return handle.end(options.running, 'succeeded', 'submitted; not waited for (run apply again to wait)');
+    return await handle.end('applied', 'succeeded', undefined, { progress: { ready: bundle.releases.length, total: bundle.releases.length, percent: 100 } });
+  } catch (error) {
+    const refused = error instanceof OperationRefusedError;
+    const aborted = run.signal.aborted;
+    await handle.end(refused ? before : options.failed, refused ? 'refused' : aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The apply itself, without the state bookkeeping. */
+export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyOptions & { readonly operation: OperationName }): Promise<'applied' | 'submitted'> {
+  const { client, events } = run;
+  const started = Date.now();
+  const step = (message: string) => events({ type: 'step', message });
+  const loaded = await loadVersion(client, bundle, handle.record.name, {
+    events,
+    signal: run.signal,
+    userOverrides: handle.record.userOverrides,
+    ...(options.mode ? { applyMode: options.mode } : {}),
+  });
+  try {
+    // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
+    for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
+    // An update or a recovery applies a version like any apply: its own hooks run around the apply hooks.
+    const stages = options.operation === 'update' || options.operation === 'recover' ? ([options.operation, 'apply'] as const) : (['apply'] as const);
+    step(`running ${stages.join(' and ')} checks and pre hooks`);
+    for (const operation of stages) await loaded.host.runStage({ operation, timing: 'pre' });
+
+    const plan = await planApply(loaded.host, { ...(options.mode ? { mode: options.mode } : {}), deployed: handle.record.deployed });
+    step(`computing the overrides of ${plan.releases.length} release(s)${plan.mode !== 'normal' ? ` (mode ${plan.mode})` : ''}`);
+    const values = await computeValues(loaded, plan);
+
+    const token = new Date().toISOString();
+    const set = await renderApplySet({ appName: handle.record.name, manifests: loaded.manifests, releases: loaded.app.releases, plan, values, repository: bundle.repository, token });
+    // Recorded before anything is written: a run killed after this knows which releases may exist.
+    await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
+    step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
+    await serverSideApply(client, set.namespaces);
+    // Sources first, releases last: a HelmRelease never reconciles against a source or values not written yet.
+    for (const group of applyGroups(set.objects)) await serverSideApply(client, group, { force: true });
+    if (options.wait === false) return 'submitted';
+
+    const releases = plan.releases.map((r) => ({ name: r.name, namespace: r.namespace }));
+    const total = releases.length;
+    let ready = 0;
+    let current: string | undefined;
+    const progress = (): Progress => {
+      const adjust = Math.max(0, Math.min(100, bundle.applyProgressAdjust));
+      const percent = total === 0 ? 100 : Math.min(100, adjust + Math.round((ready / total) * (100 - adjust)));
+      return { ready, total, percent, ...(current ? { current } : {}) };
+    };
+    const report = () => events({ type: 'progress', progress: progress(), elapsedMs: Date.now() - started });
+    const saver = progressSaver(handle, progress);
+    // Status hooks run one at a time, in the order releases become Ready; the first failure fails the apply.
+    let statusHooks: Promise<unknown> = Promise.resolve();
+    report();
+    try {
+      await waitForReleases(client, releases, {
+        appName: handle.record.name,
+        token,
+        timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
+        signal: run.signal,
+        onWaiting: (release) => {
+          current = release?.name;
+          report();
+        },
+        onReady: (release) => {
+          ready++;
+          events({ type: 'release-ready', release: release.name, elapsedMs: Date.now() - started });
+          report();
+          saver.touch();
+          statusHooks = statusHooks.then(() => loaded.host.runStatus(release.name));
+        },
+      });
+      await statusHooks;
+    } catch (error) {
+      statusHooks.catch(() => undefined);
+      throw explainFailure(error, loaded, plan, values);
+    } finally {
+      await saver.flush();
+    }
+
+    step(`running ${stages.join(' and ')} post hooks`);
+    for (const operation of [...stages].reverse()) await loaded.host.runStage({ operation, timing: 'post' });
+
+    if (plan.removed.length > 0) {
+      const recorded = new Map(handle.record.bundle.releases.map((r) => [r.name, r]));
+      const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
+      for (const release of gone) {
+        step(`removing ${release.name}: the plan no longer has it`);
+        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS, signal: run.signal });
+        await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
+      }
+    }
+    return 'applied';
+  } finally {
+    await loaded.dispose();
+  }
+}
+
+async function computeValues(loaded: LoadedVersion, plan: ApplyPlan): Promise<Map<string, ReleaseValues>> {
+  const byName = new Map<string, Release>(loaded.app.releases.map((r) => [r.name, r]));
+  const computed = await mapConcurrently([...plan.releases], 4, async (ref: ReleaseRef) => {
+    const release = byName.get(ref.name);
+    if (!release) throw new AppStateError(`release ${ref.name} of the plan is not in the app`);
+    return [ref.name, await loaded.values(release)] as const;
+  });
+  return new Map(computed);
+}
+
+/** A failed release's error with the values Helm's message names and the layer that set each (passwords redacted). */
+function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, values: ReadonlyMap<string, ReleaseValues>): unknown {
+  if (!(error instanceof ReleaseFailedError)) return error;
+  const merged = values.get(error.release)?.merged;
+  const culprits = merged ? culpritsOf(error.detail, merged) : [];
+  if (culprits.length === 0 || !plan.releases.some((r) => r.name === error.release)) return error;
+  const lines = culprits.map((leaf) => `  ${formatPath(leaf.path)} = ${JSON.stringify(loaded.host.redact(leaf.value))} set by ${describeOrigin(leaf.origin)}`);
+  return new ReleaseFailedError(error.release, error.reason, `${error.detail}\n${lines.join('\n')}`);
+}
+
+const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
+
+/** Sources, then everything else (overrides Secrets), then the HelmReleases: each group applied before the next starts. */
+function applyGroups(objects: readonly KubeObject[]): KubeObject[][] {
+  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : isHelmRelease(o) ? 2 : 1);
+  return [0, 1, 2].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
+}
+
+function union(a: readonly string[], b: readonly string[]): string[] {
+  return [...new Set([...a, ...b])].sort();
+}
+
+/** Writes progress into the record at most once a second while waiting, and once at the end. */
+function progressSaver(handle: RecordHandle, progress: () => Progress): { touch(): void; flush(): Promise<void> } {
+  let last = 0;
+  let writing: Promise<unknown> = Promise.resolve();
+  const write = () => {
+    last = Date.now();
+    writing = writing.then(() => handle.update((r) => ({ ...r, progress: progress() }))).catch(() => undefined);
+  };
+  return {
+    touch() {
+      if (Date.now() - last >= 1000) write();
+    },
+    async flush() {
+      write();
+      await writing;
+    },
+  };
+}

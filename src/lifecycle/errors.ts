@@ -1,0 +1,27 @@
+/** Typed errors of the lifecycle: each names the app and what stopped the operation. */
+import { FlotillaError } from '../diagnostics/index.js';
+
+export class LifecycleError extends FlotillaError {}
+
+/** No record of the app in the cluster. */
+export class AppNotFoundError extends LifecycleError {}
+
+/** The app's state does not allow the operation (apply before upload, delete while applied). */
+export class AppStateError extends LifecycleError {}
+
+/** The tarball was refused at upload: StarlingX's "Application-upload rejected". */
+export class UploadRejectedError extends LifecycleError {}
+
+/** A HelmRelease failed: its name and Flux's reason and message. */
+export class ReleaseFailedError extends LifecycleError {
+  constructor(
+    readonly release: string,
+    readonly reason: string,
+    readonly detail: string,
+  ) {
+    super(`release ${release} failed: ${reason}: ${detail}`);
+  }
+}
+
+/** An update refused before it changed anything (from_versions, same version). */
+export class UpdateRefusedError extends LifecycleError {}

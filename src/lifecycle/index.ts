@@ -1,0 +1,20 @@
+/**
+ * The operator's lifecycle of an app on a cluster: upload, apply, update,
+ * remove, delete, abort, list/show, user overrides and diff. It talks to the
+ * cluster only through src/kube; its state lives in the cluster (record.ts).
+ */
+export { abortApp, type AbortOutcome } from './abort.js';
+export { applyApp, DEFAULT_APPLY_TIMEOUT_MS, type ApplyOptions } from './apply.js';
+export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
+export { CONFIG_MAP, ChartRepositoryError, parseChartRepository, readClusterConfig, type ClusterConfig } from './config.js';
+export { AppNotFoundError, AppStateError, LifecycleError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
+export { ignoreEvents, type EventSink, type LifecycleEvent } from './events.js';
+export { lockName, type OperationOptions } from './operation.js';
+export { kustomizationResources, planApply, UnknownApplyModeError, type ApplyPlan, type PlanOptions } from './plan.js';
+export { APP_STATES, HISTORY_LIMIT, recordSecretName, SYSTEM_NAMESPACE, type AppRecord, type AppState, type ChartRepository, type HistoryEntry, type Progress } from './record.js';
+export type { ReleaseStatus } from './releases.js';
+export { deleteApp, removeApp, type RemoveOptions } from './remove.js';
+export { listApps, showApp, type AppSummary, type AppView } from './show.js';
+export { applyOverrideChange, deleteOverrides, OverrideUsageError, parseSet, setOverrides, showOverrides, type OverrideChange, type Values } from './overrides.js';
+export { updateApp, UpdateRecoveredError, type UpdateOptions } from './update.js';
+export { uploadApp, type UploadOptions } from './upload.js';

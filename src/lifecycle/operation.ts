@@ -1,0 +1,111 @@
+/**
+ * The frame every state-changing operation runs in: the app's Lease held
+ * for its length (a second operation is refused, a stale lock taken over),
+ * the app record read and written through its resourceVersion, the state
+ * and history updated on the way in and on the way out — so a failure says
+ * why, and a run killed at any point leaves a state the next run converges from.
+ */
+import type { V1Namespace } from '@kubernetes/client-node';
+import { acquireLease, AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type HeldLease, type KubeClient } from '../kube/index.js';
+import { FlotillaError } from '../diagnostics/index.js';
+import type { EventSink } from './events.js';
+import { AppRecords, finishHistory, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
+
+export interface OperationOptions {
+  readonly signal?: AbortSignal;
+  readonly events?: EventSink;
+  /** Lock duration in seconds (tests shorten it). */
+  readonly leaseSeconds?: number;
+  /** Who runs it, in the lock and the history; `user@host pid N` by default. */
+  readonly holder?: string;
+}
+
+export function lockName(app: string): string {
+  return `flotilla-lock-${app}`;
+}
+
+/** The namespace exists (created when missing): flotilla's own, or an app's. */
+export async function ensureNamespace(client: Pick<KubeClient, 'core'>, name: string): Promise<void> {
+  const existing = await kubeRead({ verb: 'read', kind: 'Namespace', name }, () => client.core.readNamespace({ name }));
+  if (existing) return;
+  const body: V1Namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } };
+  try {
+    await kubeCall({ verb: 'create', kind: 'Namespace', name }, () => client.core.createNamespace({ body }));
+  } catch (error) {
+    if (!(error instanceof AlreadyExists)) throw error;
+  }
+}
+
+/** The record of one app during an operation: read once, written through its resourceVersion. */
+export class RecordHandle {
+  constructor(
+    private readonly records: AppRecords,
+    private stored: StoredRecord,
+  ) {}
+
+  get record(): AppRecord {
+    return this.stored.record;
+  }
+
+  /**
+   * Writes `change(record)`. Under the lock only `override` edits can race
+   * (they take the lock too), so a Conflict means re-read and apply the
+   * change again.
+   */
+  async update(change: (record: AppRecord) => AppRecord): Promise<AppRecord> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.stored = await this.records.write(change(this.stored.record), this.stored.resourceVersion);
+        return this.stored.record;
+      } catch (error) {
+        if (!(error instanceof Conflict) || attempt >= 3) throw error;
+        this.stored = await this.records.get(this.stored.record.name);
+      }
+    }
+  }
+
+  /** Starts an operation: state and a new history entry. */
+  begin(operation: OperationName, state: AppState, by: string, version = this.record.bundle.version): Promise<AppRecord> {
+    return this.update((r) => withHistory({ ...r, state }, { operation, version, started: new Date().toISOString(), by }));
+  }
+
+  /** Ends it: the state it leaves, the result and why. */
+  end(state: AppState, result: OperationResult, reason?: string, more: Partial<AppRecord> = {}): Promise<AppRecord> {
+    return this.update((r) => finishHistory({ ...r, ...more, state }, result, reason));
+  }
+}
+
+export interface LockedRun {
+  readonly client: KubeClient;
+  readonly records: AppRecords;
+  readonly lease: HeldLease;
+  /** Aborted when the caller cancels or the lock is lost. */
+  readonly signal: AbortSignal;
+  readonly events: EventSink;
+}
+
+/** Runs `work` holding the app's lock; the lock is released however it ends. */
+export async function withAppLock<T>(client: KubeClient, app: string, operation: OperationName, options: OperationOptions, work: (run: LockedRun) => Promise<T>): Promise<T> {
+  const events = options.events ?? (() => undefined);
+  await ensureNamespace(client, SYSTEM_NAMESPACE);
+  const lease = await acquireLease(client, {
+    namespace: SYSTEM_NAMESPACE,
+    name: lockName(app),
+    operation,
+    ...(options.leaseSeconds !== undefined ? { durationSeconds: options.leaseSeconds } : {}),
+    ...(options.holder !== undefined ? { holder: options.holder } : {}),
+  });
+  if (lease.tookOver) events({ type: 'warning', message: `took over the expired lock of ${lease.tookOver.holder}${lease.tookOver.operation ? ` (${lease.tookOver.operation})` : ''}; its run is gone` });
+  const signal = options.signal ? AbortSignal.any([options.signal, lease.lost]) : lease.lost;
+  try {
+    return await work({ client, records: new AppRecords(client), lease, signal, events });
+  } finally {
+    await lease.release().catch(() => undefined);
+  }
+}
+
+/** The message of an error for the history and the user: flotilla's own as is, anything else named. */
+export function reasonOf(error: unknown): string {
+  if (error instanceof FlotillaError) return error.message;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,137 @@
+/**
+ * HelmReleases in the cluster: waiting (by watch) until each of a set is
+ * Ready for this apply, failing at once when one fails with Flux's reason
+ * and message; deleting releases in reverse dependency order, each waited
+ * on until it is gone; and reading their current conditions for show.
+ */
+import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
+import { APP_LABEL, deleteObject, listObjects, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
+import { ReleaseFailedError } from './errors.js';
+import { readiness, readyCondition, type HelmReleaseView } from './readiness.js';
+import type { RecordedRelease } from './record.js';
+
+export type ReleaseKey = Pick<RecordedRelease, 'name' | 'namespace'>;
+
+export interface WaitOptions {
+  readonly appName: string;
+  readonly token: string;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  /** Called once per release, when it becomes Ready for this apply. */
+  readonly onReady?: (release: ReleaseKey) => void;
+  /** The release being waited on changed (the first one not ready, in apply order). */
+  readonly onWaiting?: (release: ReleaseKey | undefined) => void;
+}
+
+const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
+
+/** Resolves when every release is Ready for the apply that stamped `token`; rejects with ReleaseFailedError at the first failure. */
+export async function waitForReleases(client: KubeClient, releases: readonly ReleaseKey[], options: WaitOptions): Promise<void> {
+  const ready = new Set<string>();
+  /** What Flux last said of each release not ready yet, for a time-out message. */
+  const lastSaid = new Map<string, string>();
+  const byNamespace = new Map<string, ReleaseKey[]>();
+  for (const r of releases) byNamespace.set(r.namespace, [...(byNamespace.get(r.namespace) ?? []), r]);
+  let waitingFor: string | undefined;
+  const noteWaiting = () => {
+    const next = releases.find((r) => !ready.has(keyOf(r)));
+    const key = next && keyOf(next);
+    if (key !== waitingFor) {
+      waitingFor = key;
+      options.onWaiting?.(next);
+    }
+  };
+  noteWaiting();
+  await Promise.all(
+    [...byNamespace].map(([namespace, wanted]) =>
+      watchUntil<KubeObject & HelmReleaseView, true>(
+        client,
+        { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${options.appName}` },
+        (objects) => {
+          for (const release of wanted) {
+            if (ready.has(keyOf(release))) continue;
+            const object = objects.get(keyOf(release));
+            if (!object) continue;
+            const state = readiness(object, options.token);
+            if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
+            if (state.reason) lastSaid.set(keyOf(release), `${state.reason}${state.message ? `: ${state.message}` : ''}`);
+            if (state.state === 'ready') {
+              ready.add(keyOf(release));
+              options.onReady?.(release);
+              noteWaiting();
+            }
+          }
+          return wanted.every((r) => ready.has(keyOf(r))) ? true : undefined;
+        },
+        {
+          timeoutMs: options.timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+          waitingFor: () =>
+            `${wanted.length} HelmRelease(s) in ${namespace} to be Ready; not ready: ${wanted
+              .filter((r) => !ready.has(keyOf(r)))
+              .map((r) => `${r.name}${lastSaid.has(keyOf(r)) ? ` (${lastSaid.get(keyOf(r))})` : ''}`)
+              .join(', ')}`,
+        },
+      ),
+    ),
+  );
+}
+
+/** Releases in reverse dependency order: dependants before what they depend on. */
+export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn'>>(releases: readonly T[]): T[] {
+  const byName = new Map(releases.map((r) => [r.name, r]));
+  const done = new Set<string>();
+  const order: T[] = [];
+  const visit = (release: T, path: Set<string>) => {
+    if (done.has(release.name) || path.has(release.name)) return;
+    path.add(release.name);
+    for (const dep of release.dependsOn) {
+      const d = byName.get(dep);
+      if (d) visit(d, path);
+    }
+    done.add(release.name);
+    order.push(release);
+  };
+  for (const release of releases) visit(release, new Set());
+  return order.reverse();
+}
+
+/** Deletes one release and its overrides Secrets, and waits until the HelmRelease is gone (Flux uninstalls it first). */
+export async function deleteRelease(client: KubeClient, release: ReleaseKey, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
+  const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
+  if (await deleteObject(client, ref)) {
+    await watchUntil(
+      client,
+      { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace: release.namespace },
+      (objects) => (objects.has(keyOf(release)) ? undefined : true),
+      { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
+    );
+  }
+  for (const name of OVERRIDES_KINDS.map((kind) => overridesSecretName(release.name, kind))) {
+    await deleteObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: release.namespace } });
+  }
+}
+
+/** The current Ready condition of each release (null when Flux has not said yet or the release is not there). */
+export interface ReleaseStatus {
+  readonly name: string;
+  readonly namespace: string;
+  readonly ready: boolean | null;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+export async function releaseStatuses(client: KubeClient, appName: string, releases: readonly ReleaseKey[]): Promise<ReleaseStatus[]> {
+  const namespaces = [...new Set(releases.map((r) => r.namespace))];
+  const found = new Map<string, HelmReleaseView>();
+  for (const namespace of namespaces) {
+    const { items } = await listObjects<KubeObject & HelmReleaseView>(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` });
+    for (const item of items) found.set(`${namespace}/${item.metadata.name}`, item);
+  }
+  return releases.map((release) => {
+    const object = found.get(keyOf(release));
+    const condition = object && readyCondition(object);
+    const ready = !condition || condition.status === 'Unknown' ? null : condition.status === 'True';
+    return { name: release.name, namespace: release.namespace, ready, ...(condition?.reason ? { reason: condition.reason } : {}), ...(condition?.message ? { message: condition.message } : {}) };
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * The objects one apply writes, made the way StarlingX makes them: the
+ * tarball's fluxcd-manifests/ with the computed system overrides written
+ * into each release folder and the top kustomization's resources cut down
+ * to the plan, built by the real `kubectl kustomize`; then the
+ * HelmRepository pointed at the repository the charts were delivered to,
+ * every object labelled as flotilla's, and every HelmRelease stamped with
+ * this apply's reconcile request.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Release } from '../app/index.js';
+import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
+import { bundlePath, MANIFESTS_DIR } from '../bundle/index.js';
+import { FLUX_TREE, HELM_RELEASE_API, overridesValuesKey } from '../flux/index.js';
+import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
+import { kubectl } from '../tools/index.js';
+import type { ReleaseValues } from '../values/index.js';
+import { LifecycleError } from './errors.js';
+import { kustomizationResources, type ApplyPlan } from './plan.js';
+import { REQUESTED_AT, RESET_AT } from './readiness.js';
+import type { ChartRepository } from './record.js';
+
+export interface ApplySet {
+  /** Namespaces the objects live in: applied first. */
+  readonly namespaces: readonly KubeObject[];
+  /** Sources, overrides Secrets and HelmReleases, in kustomize's order. */
+  readonly objects: readonly KubeObject[];
+}
+
+export interface RenderInput {
+  readonly appName: string;
+  /** The tarball's fluxcd-manifests/, written out (changed in place: it is a private copy). */
+  readonly manifests: string;
+  readonly releases: readonly Release[];
+  readonly plan: ApplyPlan;
+  readonly values: ReadonlyMap<string, ReleaseValues>;
+  readonly repository: ChartRepository;
+  /** The reconcile request every HelmRelease is stamped with. */
+  readonly token: string;
+}
+
+export const isHelmRelease = (o: Pick<KubeObject, 'apiVersion' | 'kind'>): boolean => o.kind === 'HelmRelease' && o.apiVersion === HELM_RELEASE_API;
+
+export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
+  for (const release of input.plan.releases) {
+    const values = input.values.get(release.name);
+    if (!values) throw new LifecycleError(`no values computed for release ${release.name}`);
+    await writeFile(join(input.manifests, release.name, overridesValuesKey(release.name, 'system')), dumpYaml(values.systemOverrides));
+  }
+  const topFile = join(input.manifests, FLUX_TREE.kustomization);
+  const topLabel = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
+  const top = parseYamlValue(await readFile(topFile, 'utf8'), topLabel) as { resources?: unknown[] } | undefined;
+  if (!top || !Array.isArray(top.resources)) throw new LifecycleError(`the stored ${topLabel} has no resources list`);
+  const resources = kustomizationResources(top.resources.map(String), input.releases.map((r) => r.name), input.plan);
+  await writeFile(topFile, dumpYaml({ ...top, resources }));
+
+  const { stdout } = await kubectl(['kustomize', input.manifests]);
+  const labels = { ...MANAGED_BY, [APP_LABEL]: input.appName };
+  const objects: KubeObject[] = [];
+  const namespaces = new Set<string>();
+  for (const doc of parseYamlStream(stdout, 'kubectl kustomize output')) {
+    if (doc === null || typeof doc !== 'object') continue;
+    const object = doc as KubeObject & { spec?: Record<string, unknown> };
+    const metadata = {
+      ...object.metadata,
+      labels: { ...object.metadata.labels, ...labels },
+      ...(isHelmRelease(object) ? { annotations: { ...object.metadata.annotations, [REQUESTED_AT]: input.token, [RESET_AT]: input.token } } : {}),
+    };
+    let spec = object.spec;
+    if (object.kind === 'HelmRepository') {
+      const { type: _type, insecure: _insecure, ...rest } = spec ?? {};
+      spec = { ...rest, url: input.repository.url, ...(input.repository.type === 'oci' ? { type: 'oci' } : {}), ...(input.repository.plainHttp ? { insecure: true } : {}) };
+    }
+    if (object.kind === 'Namespace') {
+      namespaces.add(object.metadata.name);
+      continue;
+    }
+    if (object.metadata.namespace) namespaces.add(object.metadata.namespace);
+    const data = object.kind === 'Secret' ? valuesData(unwrapBase64(object.data)) : undefined;
+    objects.push({ ...object, metadata, ...(spec ? { spec } : {}), ...(data ? { data } : {}) });
+  }
+  return {
+    namespaces: [...namespaces].sort().map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } })),
+    objects,
+  };
+}
+
+const EMPTY_VALUES = Buffer.from('{}\n').toString('base64');
+
+/**
+ * A values file with no YAML document in it (an empty static overrides
+ * file, or one of comments only) as `{}`: Flux refuses a valuesFrom key that
+ * holds no document.
+ */
+function valuesData(data: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!data) return undefined;
+  return Object.fromEntries(
+    Object.entries(data).map(([key, value]) => {
+      if (!key.endsWith('.yaml')) return [key, value];
+      const docs = parseYamlStream(Buffer.from(value, 'base64').toString('utf8'), key);
+      return [key, docs.every((d) => d === null || d === undefined) ? EMPTY_VALUES : value];
+    }),
+  );
+}
+
+/** kustomize folds long base64 Secret data over lines; the API takes it on one. */
+function unwrapBase64(data: unknown): Record<string, string> | undefined {
+  if (data === null || typeof data !== 'object') return undefined;
+  return Object.fromEntries(Object.entries(data as Record<string, unknown>).map(([key, value]) => [key, String(value).replace(/\s+/g, '')]));
+}

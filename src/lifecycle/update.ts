@@ -1,0 +1,87 @@
+/**
+ * `flotilla update BUNDLE`: from version N (applied) to N+1. The new
+ * version's `upgrades.from_versions` must match N; it is verified and
+ * uploaded; user overrides are carried over when its metadata says
+ * `maintain_user_overrides`; then it is applied. If that fails, the app
+ * recovers to N — N's stored bundle, plugins, overrides and releases applied
+ * again, releases only N+1 had removed — unless N+1 says
+ * `update_failure_no_rollback`. The history says what happened and why.
+ */
+import type { KubeClient } from '../kube/index.js';
+import { applyBundle, type ApplyOptions } from './apply.js';
+import { readClusterConfig } from './config.js';
+import { AppStateError, LifecycleError, UpdateRefusedError } from './errors.js';
+import { RecordHandle, reasonOf, withAppLock } from './operation.js';
+import { deletePayload } from './payload.js';
+import type { AppRecord, AppState } from './record.js';
+import { fetchBundle, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
+
+export interface UpdateOptions extends ApplyOptions, UploadOptions {}
+
+/** The update failed and the app was recovered to the version it left. */
+export class UpdateRecoveredError extends LifecycleError {}
+
+const UPDATE_FROM: ReadonlySet<AppState> = new Set(['applied', 'apply-failed', 'updating', 'recovering']);
+
+export async function updateApp(client: KubeClient, source: string, options: UpdateOptions = {}): Promise<AppRecord> {
+  const fetched = await fetchBundle(source, options);
+  try {
+    return await updateTo(client, await verifyForUpload(fetched.path, await readClusterConfig(client)), options);
+  } finally {
+    await fetched.dispose();
+  }
+}
+
+async function updateTo(client: KubeClient, verified: VerifiedBundle, options: UpdateOptions): Promise<AppRecord> {
+  const { appName, appVersion } = verified.metadata;
+  return withAppLock(client, appName, 'update', options, async (run) => {
+    const handle = new RecordHandle(run.records, await run.records.get(appName));
+    const resuming = handle.record.state === 'updating' && handle.record.bundle.version === appVersion && handle.record.previous !== undefined;
+    const old = resuming ? (handle.record.previous ?? handle.record.bundle) : handle.record.bundle;
+    const oldOverrides = resuming ? (handle.record.previousUserOverrides ?? {}) : handle.record.userOverrides;
+    if (!UPDATE_FROM.has(handle.record.state)) throw new AppStateError(`${appName} is ${handle.record.state}; update applies to an applied app (apply it, or upload and apply this version)`);
+    if (!resuming) {
+      if (old.version === appVersion) throw new UpdateRefusedError(`${appName} is already at version ${appVersion}; to apply it again: flotilla apply ${appName}`);
+      const from = verified.metadata.upgrades.fromVersions;
+      if (from.length > 0 && !from.some((re) => re.test(old.version))) {
+        throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${from.map((re) => re.source).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);
+      }
+    }
+    await handle.begin('update', 'updating', run.lease.holder, appVersion);
+    let reason: string;
+    try {
+      run.events({ type: 'step', message: `uploading ${appName} ${appVersion}` });
+      const bundle = await stageBundle(client, verified, options.chartRepository ?? old.repository, options);
+      const userOverrides = verified.metadata.maintainUserOverrides ? oldOverrides : {};
+      await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides }));
+      await applyBundle(run, handle, bundle, { ...options, operation: 'update' });
+      const done = await handle.end('applied', 'succeeded', `updated from ${old.version}`, { previous: undefined, previousUserOverrides: undefined });
+      if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
+      return done;
+    } catch (error) {
+      if (run.signal.aborted) {
+        await handle.end('apply-failed', 'aborted', reasonOf(error)).catch(() => undefined);
+        throw error;
+      }
+      reason = reasonOf(error);
+    }
+    if (verified.metadata.upgrades.updateFailureNoRollback) {
+      await handle.end('apply-failed', 'failed', `${reason}; not recovered to ${old.version} (update_failure_no_rollback)`);
+      throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nnot recovered to ${old.version}: the new version sets update_failure_no_rollback`);
+    }
+    await handle.end('recovering', 'failed', reason);
+    const failed = handle.record.bundle;
+    await handle.begin('recover', 'recovering', run.lease.holder, old.version);
+    await handle.update((r) => ({ ...r, bundle: old, userOverrides: oldOverrides, previous: undefined, previousUserOverrides: undefined }));
+    run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
+    try {
+      await applyBundle(run, handle, old, { ...options, operation: 'recover' });
+    } catch (error) {
+      await handle.end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`).catch(() => undefined);
+      throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovery to ${old.version} failed too: ${reasonOf(error)}`);
+    }
+    await handle.end('applied', 'recovered', `recovered to ${old.version} after the update to ${appVersion} failed: ${reason}`);
+    if (failed.payload && failed.payload !== old.payload) await deletePayload(client, failed.payload).catch(() => undefined);
+    throw new UpdateRecoveredError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovered: ${appName} is back at ${old.version}, applied`);
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * One version of the app, ready to operate on: a session (src/session) over
+ * its stored payload — the app assembled from it in memory, its plugin
+ * bundle in a cluster-mode host (passwords in Secrets, records in a
+ * ConfigMap), the user overrides the cluster keeps as values layer 8 — and
+ * its fluxcd-manifests/ written out for kustomize.
+ */
+import type { App, Release } from '../app/index.js';
+import type { OpenedBundle } from '../bundle/index.js';
+import { fromPlain, type ValueNode } from '../document/index.js';
+import { clusterStores, type KubeClient } from '../kube/index.js';
+import type { PluginHost } from '../plugins/index.js';
+import { Session } from '../session/index.js';
+import type { LayerProvider, ReleaseValues } from '../values/index.js';
+import type { EventSink } from './events.js';
+import { readPayload, writeManifests } from './payload.js';
+import type { RecordedBundle, UserOverrides } from './record.js';
+
+export interface LoadedVersion {
+  readonly app: App;
+  readonly host: PluginHost;
+  /** The version's fluxcd-manifests/, written out (a private copy: apply edits it). */
+  readonly manifests: string;
+  /** The namespace of the app's own objects (password Secrets, records). */
+  readonly namespace: string;
+  /** Values of one release, user overrides on top. */
+  values(release: Release): Promise<ReleaseValues>;
+  dispose(): Promise<void>;
+}
+
+export interface LoadVersionOptions {
+  readonly events: EventSink;
+  readonly signal?: AbortSignal;
+  readonly applyMode?: string;
+  readonly userOverrides: UserOverrides;
+  /** Write nothing to the cluster (a diff): passwords not yet generated are shown as such. */
+  readonly readOnly?: boolean;
+}
+
+/** The namespace most releases use. */
+export function appNamespace(releases: readonly { readonly namespace: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
+}
+
+/** Layer 8 from the record: one chart's user overrides, labelled `user`. */
+export function userOverridesProvider(appName: string, overrides: UserOverrides): LayerProvider {
+  return async (release) => {
+    const values = overrides[release.chart];
+    if (!values || Object.keys(values).length === 0) return undefined;
+    return fromPlain(values, { layer: 'user', location: { file: `flotilla override show ${appName} ${release.chart}`, line: 0, column: 0 } }) as ValueNode;
+  };
+}
+
+export async function loadVersion(client: KubeClient, bundle: RecordedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
+  return loadVersionFrom(client, await readPayload(client, bundle.payload), appName, options);
+}
+
+/** The same, from a payload (or a whole tarball) in memory. */
+export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
+  let namespace = 'default';
+  const session = await Session.fromBundle(payload, {
+    plugins: {
+      mode: 'cluster',
+      // Asked for when the host loads, after the app (and so its namespace) is known.
+      get cluster() {
+        return clusterStores(client, namespace, appName, { readOnly: options.readOnly === true });
+      },
+      ...(options.applyMode ? { applyMode: options.applyMode } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      log: (entry) => options.events({ type: 'plugin-log', entry }),
+    },
+    userOverrides: userOverridesProvider(appName, options.userOverrides),
+  });
+  namespace = appNamespace(session.app.releases);
+  const host = await session.plugins();
+  const manifests = await writeManifests(payload);
+  return {
+    app: session.app,
+    host,
+    manifests: manifests.dir,
+    namespace,
+    values: (release) => session.releaseValues(release),
+    dispose: manifests.dispose,
+  };
+}

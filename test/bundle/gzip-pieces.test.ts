@@ -1,0 +1,85 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { crc32Combine, deflatePiece, headerPiece, joinGzip, storedPiece, writeTar, writeTarGz, writeTarGzAsync, type TarEntry } from '../../src/bundle/index.js';
+
+/** Text like a library template: repetitive, so copies between files pay. */
+const template = (i: number): string => `{{- define "lib.snippet${i}" -}}\n${Array.from({ length: 40 }, (_, j) => `# option_${i}_${j}: {{ .Values.conf.value${j} | quote }}`).join('\n')}\n{{- end -}}\n`;
+
+describe('deflate pieces', () => {
+  it('combines CRC-32s as zlib does, for any split and length', () => {
+    const data = randomBytes(200_000);
+    for (const cut of [0, 1, 511, 512, 65_535, 65_536, 131_071, 200_000]) {
+      const [a, b] = [data.subarray(0, cut), data.subarray(cut)];
+      expect(crc32Combine(crc32(a), crc32(b), b.length)).toBe(crc32(data));
+    }
+    expect(crc32Combine(0x12345678, crc32(Buffer.alloc(0)), 0)).toBe(0x12345678);
+  });
+
+  it('joins zlib, stored and header pieces into one stream that gunzip and zlib decode', () => {
+    const text = Buffer.from(template(1).repeat(30));
+    const binary = randomBytes(150_000); // more than two stored blocks
+    const header = writeTar([{ path: 'chart/templates/a.yaml', data: 'x' }]).subarray(0, 512);
+    const next = writeTar([{ path: 'chart/templates/b.yaml', data: 'yy' }]).subarray(0, 512);
+    const pieces = [deflatePiece(text), storedPiece(binary), headerPiece(header), headerPiece(next, { bytes: header, distance: 512 }), deflatePiece(Buffer.alloc(0)), headerPiece(Buffer.alloc(1024))];
+    const expected = Buffer.concat([text, binary, header, next, Buffer.alloc(1024)]);
+    const { bytes } = joinGzip(pieces);
+    expect(gunzipSync(bytes).equals(expected)).toBe(true);
+    const finalBlock = Buffer.from([0x03, 0x00]);
+    expect(inflateRawSync(Buffer.concat([...pieces.map((p) => p.deflated), finalBlock])).equals(expected)).toBe(true);
+    execFileSync('gunzip', ['-t'], { input: bytes });
+    // a header coded against the one before it is a few bytes, not 512
+    expect(pieces[3]!.deflated.length).toBeLessThan(40);
+  });
+});
+
+describe('shared runs', () => {
+  const library = Array.from({ length: 40 }, (_, i) => Buffer.from(template(i)));
+  const key = {};
+  const archive = (name: string, own: string): TarEntry[] => [
+    { path: `${name}/Chart.yaml`, data: `name: ${name}\n` },
+    { path: `${name}/templates/own.yaml`, data: own },
+    ...library.map((data, i) => ({ path: `${name}/charts/lib/templates/_t${String(i).padStart(2, '0')}.tpl`, data, compression: { sharedAs: key } })),
+    { path: `${name}/values.yaml`, data: 'after: the run\n' },
+  ];
+
+  it('decode to the same tar as an unshared write, sync or async, and share the library bytes', async () => {
+    const a = archive('alpha', 'a: 1\n');
+    const b = archive('a-much-longer-chart-name', 'b: 2\n'.repeat(100));
+    for (const entries of [a, b]) {
+      const plain = writeTar(entries, { order: 'given' });
+      const asyncBytes = await writeTarGzAsync(entries, { order: 'given' });
+      expect(gunzipSync(asyncBytes).equals(plain)).toBe(true);
+      expect(writeTarGz(entries, { order: 'given' }).equals(asyncBytes)).toBe(true);
+      execFileSync('gunzip', ['-t'], { input: asyncBytes });
+    }
+    // The library's compressed data is the same bytes in both archives; its copies reach across files.
+    const [gzA, gzB] = [await writeTarGzAsync(a, { order: 'given' }), await writeTarGzAsync(b, { order: 'given' })];
+    let found = 0;
+    for (let at = 0; at + 16 <= gzA.length; at += 16) if (gzB.includes(gzA.subarray(at, at + 16))) found++;
+    expect(found / Math.floor(gzA.length / 16)).toBeGreaterThan(0.6);
+    // Close to one zlib stream over the whole tar; far below each file compressed alone.
+    const inline = writeTarGz(a.map(({ path, data }) => ({ path, data })), { order: 'given' }).length;
+    const alone = library.reduce((sum, data) => sum + deflatePiece(data).deflated.length, 0);
+    expect(gzA.length).toBeLessThan(inline * 1.25);
+    expect(gzA.length).toBeLessThan(alone * 0.65);
+  });
+
+  it('stay valid for binary data in which every byte value occurs (compressed without a dictionary)', () => {
+    const binaryKey = {};
+    const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const entries: TarEntry[] = [every, randomBytes(3000), Buffer.concat([every, every])].map((data, i) => ({ path: `c/charts/bin/f${i}`, data, compression: { sharedAs: binaryKey } }));
+    const gz = writeTarGz(entries, { order: 'given' });
+    expect(gunzipSync(gz).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+  });
+
+  it('stay valid when a name needs a pax header (a different layout, compressed for it)', () => {
+    const longKey = {};
+    const shared = library.slice(0, 3);
+    for (const name of ['short', 'n'.repeat(120)]) {
+      const entries: TarEntry[] = shared.map((data, i) => ({ path: `${name}/charts/lib/f${i}.tpl`, data, compression: { sharedAs: longKey } }));
+      expect(gunzipSync(writeTarGz(entries, { order: 'given' })).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * src/kube against the dev cluster TEST FIXTURE: waiting by watch (and
+ * listing again when the server no longer has the version a watch resumes
+ * from), server-side apply under flotilla's field manager, the Lease lock
+ * (refusal, abort request, release), the Flux check.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AbortRequestedError,
+  acquireLease,
+  connect,
+  FIELD_MANAGER,
+  LockedError,
+  requestAbort,
+  requireFlux,
+  serverSideApply,
+  watchUntil,
+  WaitTimeoutError,
+  type KubeClient,
+} from '../../src/kube/index.js';
+import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
+
+let cluster: DevCluster;
+let client: KubeClient;
+const NS = 'kube-test';
+
+beforeAll(async () => {
+  cluster = await startDevCluster({ registry: false, historySize: 5 });
+  client = await connect({ kubeconfig: cluster.kubeconfigPath });
+  cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const configMap = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data });
+
+describe('kube on the dev cluster', () => {
+  it('applies server-side as flotilla and waits by watch, listing again after 410 Gone', async () => {
+    const [stored] = await serverSideApply(client, [configMap('target', { ready: 'no' })]);
+    expect((stored?.metadata as { managedFields?: { manager: string }[] }).managedFields?.map((f) => f.manager)).toContain(FIELD_MANAGER);
+    // The first watch request is dropped; while it is retried, more changes than the server keeps go by.
+    cluster.faults.dropConnections({ method: 'GET', path: /configmaps\?.*watch=true/, times: 1 });
+    const ready = watchUntil(
+      client,
+      { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS },
+      (objects) => ((objects.get(`${NS}/target`) as { data?: Record<string, string> } | undefined)?.data?.ready === 'yes' ? 'seen' : undefined),
+      { waitingFor: 'target to be ready', timeoutMs: 20_000 },
+    );
+    const listsOf = () => cluster.requests.filter((r) => r.method === 'GET' && r.url.startsWith(`/api/v1/namespaces/${NS}/configmaps`) && !r.url.includes('watch=true'));
+    while (listsOf().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 10; i++) cluster.apply(configMap(`noise-${i}`, { i: String(i) }));
+    cluster.apply(configMap('target', { ready: 'yes' }));
+    expect(await ready).toBe('seen');
+    // Listed, watched from a version the server had dropped (410), listed again.
+    expect(listsOf().length).toBe(2);
+  });
+
+  it('times out naming what it waited for', async () => {
+    const waiting = watchUntil(client, { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS }, () => undefined, { waitingFor: () => 'nothing in particular', timeoutMs: 300 });
+    await expect(waiting).rejects.toThrow(new WaitTimeoutError('timed out after 300ms waiting for nothing in particular'));
+  });
+
+  it('locks with a Lease: a second holder is refused, an abort request reaches the holder, release frees it', async () => {
+    const first = await acquireLease(client, { namespace: NS, name: 'lock', operation: 'apply', holder: 'one', durationSeconds: 1 });
+    const refused = await acquireLease(client, { namespace: NS, name: 'lock', operation: 'remove', holder: 'two' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(LockedError);
+    expect((refused as LockedError).message).toMatch(/^lock is locked by one \(apply\) since /);
+    expect(await requestAbort(client, NS, 'lock', 'ops')).toEqual({ holder: 'one', operation: 'apply' });
+    await new Promise<void>((resolve) => first.lost.addEventListener('abort', () => resolve(), { once: true }));
+    expect(first.lost.reason).toBeInstanceOf(AbortRequestedError);
+    await first.release();
+    const second = await acquireLease(client, { namespace: NS, name: 'lock', operation: 'remove', holder: 'two' });
+    expect(second.tookOver).toBeUndefined();
+    await second.release();
+  });
+
+  it('finds Flux served', async () => {
+    await expect(requireFlux(client)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * The whole lifecycle of the default app against the dev cluster TEST
+ * FIXTURE (API server + Flux simulation rendering with the real helm, the
+ * real registry): upload, apply, show, overrides and re-apply, diff exit
+ * codes, locks, a crash mid-apply, a refused remove, update and recovery,
+ * remove, delete — and no password printed on the way.
+ */
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireLease, connect, type KubeClient } from '../../src/kube/index.js';
+import { applyApp, lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
+import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, ROOT } from './support.js';
+
+let cluster: DevCluster;
+let client: KubeClient;
+let v0: string;
+let v1: string;
+let v2broken: string;
+const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
+const show = async (): Promise<AppView> => JSON.parse((await cli('show', APP, '-o', 'json')).stdout) as AppView;
+const secretText = (namespace: string, name: string, key: string): string => {
+  const secret = cluster.get('v1', 'Secret', namespace, name) as { data?: Record<string, string> } | undefined;
+  return Buffer.from(secret?.data?.[key] ?? '', 'base64').toString('utf8');
+};
+
+beforeAll(async () => {
+  cluster = await startDevCluster();
+  client = await connect({ kubeconfig: cluster.kubeconfigPath });
+  [v0, v1, v2broken] = await Promise.all([
+    buildDefaultApp(),
+    buildDefaultApp({ version: '25.03-1' }),
+    // A version with a keystone chart that cannot render.
+    buildDefaultApp({
+      version: '25.03-2',
+      edit: (root) => {
+        const chart = join(root, 'charts', 'keystone');
+        writeFileSync(join(chart, 'Chart.yaml'), readFileSync(join(chart, 'Chart.yaml'), 'utf8').replace(/^version: .*$/m, 'version: 0.1.1'));
+        writeFileSync(join(chart, 'templates', 'broken.yaml'), '{{ fail "keystone 0.1.1 cannot render" }}\n');
+      },
+    }),
+  ]);
+}, 240_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('the default app on the dev cluster', () => {
+  it('uploads, applies and shows every release Ready', async () => {
+    const upload = await cli('upload', v0);
+    expect(upload.stderr + upload.stdout).toContain(`${APP} 25.03-0: uploaded (charts in ${cluster.chartRepository})`);
+    expect(upload.code).toBe(0);
+    const apply = await cli('apply', APP, '--timeout', '5m');
+    expect(apply.stderr).toContain('all 12 release(s) ready');
+    expect(apply.code).toBe(0);
+    const view = await show();
+    expect(view).toMatchObject({ name: APP, version: '25.03-0', state: 'applied', progress: { ready: 12, total: 12, percent: 100 } });
+    expect(view.releases).toHaveLength(12);
+    for (const release of view.releases) expect(release).toMatchObject({ ready: true, reason: expect.stringMatching(/Succeeded$/) });
+    expect(view.history.map((h) => [h.operation, h.result])).toEqual([
+      ['upload', 'succeeded'],
+      ['apply', 'succeeded'],
+    ]);
+    const repo = cluster.get('source.toolkit.fluxcd.io/v1', 'HelmRepository', 'openstack', 'starlingx') as { spec: Record<string, unknown> };
+    expect(repo.spec).toMatchObject({ url: cluster.chartRepository, type: 'oci', insecure: true });
+  });
+
+  it('diff says no change (exit 0), then an override change (exit 1), and fails above 1', async () => {
+    const same = await cli('diff', APP);
+    expect(same).toMatchObject({ code: 0, stdout: `${APP}: no changes\n` });
+    expect((await cli('override', 'set', APP, 'keystone', '--set', 'conf.keystone.DEFAULT.debug=true')).code).toBe(0);
+    const changed = await cli('diff', APP, '-o', 'json');
+    expect(changed.code).toBe(1);
+    const report = JSON.parse(changed.stdout) as { releases: { name: string; change: string; values: unknown[]; objects: { object: string }[] }[] };
+    const keystone = report.releases.find((r) => r.name === 'keystone');
+    expect(keystone?.values).toEqual([{ path: 'conf.keystone.DEFAULT.debug', after: true }]);
+    expect(keystone?.objects.length).toBeGreaterThan(0);
+    expect(report.releases.filter((r) => r.change !== 'unchanged').map((r) => r.name)).toEqual(['keystone']);
+    const missing = await cli('diff', 'no-such-app');
+    expect(missing.code).toBeGreaterThan(1);
+    expect(missing.stderr).toBe('flotilla: no app "no-such-app" in this cluster; upload it first (flotilla upload BUNDLE)\n');
+  });
+
+  it('applies the override change: the user layer reaches the system overrides Secret', async () => {
+    const apply = await cli('apply', APP);
+    expect(apply.code).toBe(0);
+    expect(secretText('openstack', 'keystone-system-overrides', 'keystone-system-overrides.yaml')).toMatch(/debug: true/);
+    expect((await cli('diff', APP)).code).toBe(0);
+  });
+
+  it('never prints a password: not in show, diff, override show or the apply log', async () => {
+    const password = secretText('openstack', `${APP}-password-mariadb-root`, 'password');
+    expect(password.length).toBeGreaterThanOrEqual(16);
+    // The password does reach the release, through its system overrides Secret.
+    expect(secretText('openstack', 'mariadb-system-overrides', 'mariadb-system-overrides.yaml')).toContain(password);
+    await cli('override', 'set', APP, 'mariadb', '--set', 'conf.tuning.max_connections=500');
+    const outputs = await Promise.all([cli('show', APP), cli('show', APP, '-o', 'json'), cli('diff', APP), cli('diff', APP, '-o', 'json'), cli('override', 'show', APP, 'mariadb'), cli('apply', APP)]);
+    for (const output of outputs) {
+      expect(output.stdout + output.stderr).not.toContain(password);
+    }
+    expect(outputs[3]?.code).toBe(1);
+    expect(outputs[5]?.code).toBe(0);
+    await cli('override', 'delete', APP, 'mariadb');
+  });
+
+  it('fails fast on a bad override, with Helm\'s message and the layer that set the value', async () => {
+    await cli('override', 'set', APP, 'keystone', '--reuse-values', '--set', 'pod.replicas.api=many');
+    try {
+      const apply = await cli('apply', APP, '--timeout', '10m');
+      expect(apply.code).toBe(1);
+      expect(apply.stderr).toContain('flotilla: release keystone failed: UpgradeFailed:');
+      expect(apply.stderr).toContain("at '/pod/replicas/api': got string, want integer");
+      expect(apply.stderr).toContain(`pod.replicas.api = "many" set by user (flotilla override show ${APP} keystone)`);
+      const view = await show();
+      expect(view.state).toBe('apply-failed');
+      expect(view.history.at(-1)).toMatchObject({ operation: 'apply', result: 'failed', reason: expect.stringContaining('release keystone failed') });
+      // Flux keeps retrying (remediation) after flotilla reported the failure: not Ready either way.
+      expect(view.releases.find((r) => r.name === 'keystone')?.ready).not.toBe(true);
+    } finally {
+      await cli('override', 'set', APP, 'keystone', '--set', 'conf.keystone.DEFAULT.debug=true');
+    }
+    expect((await cli('apply', APP)).code).toBe(0);
+  });
+
+  it('refuses a second operation while one holds the lock, naming the holder and since when', async () => {
+    const held = await acquireLease(client, { namespace: SYSTEM_NAMESPACE, name: lockName(APP), operation: 'apply', holder: 'alice@ops pid 42' });
+    try {
+      const apply = await cli('apply', APP);
+      expect(apply.code).toBe(1);
+      expect(apply.stderr).toMatch(new RegExp(`^flotilla: ${lockName(APP)} is locked by alice@ops pid 42 \\(apply\\) since \\d{4}-\\d\\d-\\d\\dT`));
+    } finally {
+      await held.release();
+    }
+  });
+
+  it('takes over a lock whose holder stopped renewing it', async () => {
+    const past = new Date(Date.now() - 60_000).toISOString();
+    cluster.apply({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: lockName(APP), namespace: SYSTEM_NAMESPACE, annotations: { 'flotilla.starlingx.io/operation': 'apply' } },
+      spec: { holderIdentity: 'bob@gone pid 7', leaseDurationSeconds: 30, acquireTime: past, renewTime: past },
+    });
+    const apply = await cli('apply', APP);
+    expect(apply.code).toBe(0);
+    expect(apply.stderr).toContain('warning: took over the expired lock of bob@gone pid 7 (apply); its run is gone');
+  });
+
+  it('finishes an apply killed half-way on the next run', async () => {
+    await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
+    const slow = cluster.faults.slowRelease('nova', 4000);
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'apply-child.ts'), cluster.kubeconfigPath, APP], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const killed = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    for await (const line of createInterface(child.stdout)) {
+      if ((JSON.parse(line) as { type: string }).type === 'release-ready') {
+        child.kill('SIGKILL');
+        break;
+      }
+    }
+    await killed;
+    slow.clear();
+    expect((await show()).state).toBe('applying');
+    // The killed run's 2 s lock lapses (it was renewed at most 2 s before the kill); the next run takes it over and converges.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const record = await applyApp(client, APP, {});
+    expect(record.state).toBe('applied');
+    const view = await show();
+    expect(view.releases.every((r) => r.ready === true)).toBe(true);
+    expect(view.history.slice(-2).map((h) => [h.operation, h.result ?? 'unfinished'])).toEqual([
+      ['apply', 'unfinished'],
+      ['apply', 'succeeded'],
+    ]);
+    expect(secretText('openstack', 'glance-system-overrides', 'glance-system-overrides.yaml')).toMatch(/debug: true/);
+  });
+
+  it('refuses to remove while nova reports compute instances, with the plugin\'s reason', async () => {
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${APP}-records`, namespace: 'openstack' }, data: { 'nova.instances': '["vm-1"]' } });
+    const remove = await cli('remove', APP);
+    expect(remove.code).toBe(1);
+    expect(remove.stderr).toContain('1 compute instance(s) still exist (vm-1); delete or migrate them first');
+    const view = await show();
+    expect(view.state).toBe('applied');
+    expect(view.history.at(-1)).toMatchObject({ operation: 'remove', result: 'refused' });
+    expect(view.releases.every((r) => r.ready === true)).toBe(true);
+    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${APP}-records`, namespace: 'openstack' }, data: { 'nova.instances': '[]' } });
+  });
+
+  it('updates to a new version, carrying the user overrides', async () => {
+    const update = await cli('update', v1);
+    expect(update.code).toBe(0);
+    const view = await show();
+    expect(view).toMatchObject({ version: '25.03-1', state: 'applied', previousVersion: null });
+    expect(view.history.at(-1)).toMatchObject({ operation: 'update', version: '25.03-1', result: 'succeeded', reason: 'updated from 25.03-0' });
+    expect((await cli('override', 'show', APP, 'keystone', '-o', 'json')).stdout).toContain('"debug": true');
+  });
+
+  it('recovers to the old version when an update fails, and says why', async () => {
+    const update = await cli('update', v2broken);
+    expect(update.code).toBe(1);
+    expect(update.stderr).toContain(`flotilla: update of ${APP} to 25.03-2 failed: release keystone failed`);
+    expect(update.stderr).toContain(`recovered: ${APP} is back at 25.03-1, applied`);
+    const view = await show();
+    expect(view).toMatchObject({ version: '25.03-1', state: 'applied' });
+    expect(view.history.slice(-2)).toMatchObject([
+      { operation: 'update', version: '25.03-2', result: 'failed', reason: expect.stringContaining('keystone 0.1.1 cannot render') },
+      { operation: 'recover', version: '25.03-1', result: 'recovered', reason: expect.stringContaining('after the update to 25.03-2 failed') },
+    ]);
+    expect(view.releases.every((r) => r.ready === true)).toBe(true);
+  });
+
+  it('removes the releases in reverse dependency order, then deletes the app', async () => {
+    const remove = await cli('remove', APP);
+    expect(remove.code).toBe(0);
+    const order = [...remove.stderr.matchAll(/deleting HelmRelease openstack\/(\S+)/g)].map((m) => m[1] as string);
+    expect(order.indexOf('nova')).toBeLessThan(order.indexOf('keystone'));
+    expect(order.indexOf('keystone')).toBeLessThan(order.indexOf('mariadb'));
+    expect(cluster.list('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'openstack')).toEqual([]);
+    expect((await show()).state).toBe('uploaded');
+    expect((await cli('delete', APP)).code).toBe(0);
+    expect((await cli('list', '-o', 'json')).stdout.trim()).toBe('[]');
+    expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE).map((s) => (s as { metadata: { name: string } }).metadata.name)).toEqual([]);
+  });
+});
