@@ -22,6 +22,7 @@ import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } fro
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
+import { checkValuesOnce } from './values-check.js';
 import { Session } from '../session/index.js';
 
 export interface BuildOptions {
@@ -112,8 +113,6 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
   const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
-  // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
-  await session.checkAll();
 
   const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir: cacheDirOf(options) });
   typecheck?.catch(() => undefined); // awaited below
@@ -141,6 +140,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   const payload = new Map<string, Buffer>();
   for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
+  // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
+  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.name}:${f}`, app.chartFile(r, f)?.text ?? ''] as const));
+  await checkValuesOnce(session, [[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)], cacheDir);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);

@@ -36,6 +36,16 @@ describe('build refuses what other commands refuse', () => {
     expect(stderr).toMatch(/overrides\/templates\/db\.yaml\.hbs:1:\d+: error: release "db": "main\.nosuch" is not set \(templates are strict\)/);
   });
 
+  it('a build that reuses an earlier check (same inputs) still refuses once a file changed', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    await flotilla('build', app, '-d', out);
+    await flotilla('build', app, '-d', out); // the check is reused: nothing changed
+    writeFileSync(join(app, 'overrides/templates/web.yaml.hbs'), 'conf:\n  a: {{main.nosuch}}\n');
+    const e = await failure('build', app, '-d', out);
+    expect(e.stderr).toContain('overrides/templates/web.yaml.hbs:2:6: error: release "web": "main.nosuch" is not set');
+  });
+
   it('two layers that clash', async () => {
     const stderr = await buildError({ 'overrides/static/web.yaml': 'conf: just-a-string\n' });
     expect(stderr).toContain('release "web"');
