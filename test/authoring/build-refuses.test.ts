@@ -43,7 +43,7 @@ describe('build refuses what other commands refuse', () => {
     await flotilla('build', app, '-d', out); // the check is reused: nothing changed
     writeFileSync(join(app, 'overrides/templates/web.yaml.hbs'), 'conf:\n  a: {{main.nosuch}}\n');
     const e = await failure('build', app, '-d', out);
-    expect(e.stderr).toContain('overrides/templates/web.yaml.hbs:2:6: error: release "web": "main.nosuch" is not set');
+    expect(e.stderr).toContain('overrides/templates/web.yaml.hbs:2:8: error: release "web": "main.nosuch" is not set');
   });
 
   it('two layers that clash', async () => {
