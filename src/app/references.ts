@@ -16,13 +16,21 @@ function problem(message: string, location: SourceLocation | undefined, path?: D
   return { severity: 'error', message, ...(location ? { location } : {}), ...(path ? { path } : {}) };
 }
 
-/** Each item of a list node (or the values of a map node) that is not one of `known`. */
-function unknownItems(node: ValueNode | undefined, path: DocPath, what: string, known: ReadonlySet<string>, context = ''): Diagnostic[] {
+/**
+ * A name that matches nothing: an error when it is a letter or two from an
+ * existing name (a typo switching something off), else a warning that it
+ * applies to nothing (a spec or catalog shared with apps that have it).
+ */
+function unknownReference(context: string, what: string, name: string, known: ReadonlySet<string>, location: SourceLocation, path: DocPath): Diagnostic {
+  const typo = nearest(name, [...known]) !== undefined;
+  return { ...problem(`${context}${unknownName(what, name, known)}${typo ? '' : '; it applies to nothing'}`, location, path), severity: typo ? 'error' : 'warning' };
+}
+
+/** Each item of a list node that is not one of `known`. */
+function unknownItems(node: ValueNode | undefined, path: DocPath, what: string, known: ReadonlySet<string>, context: string): Diagnostic[] {
   if (node?.kind !== 'seq') return [];
   return node.items.flatMap((item, i) =>
-    item.kind === 'scalar' && typeof item.value === 'string' && !known.has(item.value)
-      ? [problem(`${context}${unknownName(what, item.value, known)}`, item.origin.location, [...path, i])]
-      : [],
+    item.kind === 'scalar' && typeof item.value === 'string' && !known.has(item.value) ? [unknownReference(context, what, item.value, known, item.origin.location, [...path, i])] : [],
   );
 }
 
@@ -45,20 +53,15 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
   const groupsNode = getNode(specNode, ['common', 'groups']);
   if (groupsNode?.kind === 'map') {
     for (const [group, node] of groupsNode.entries) {
-      if (groups.has(group)) continue;
-      // No release has a group at all: a spec shared with apps that group their releases, not a typo.
-      if (groups.size === 0) out.push({ ...problem(`common.groups.${group} applies to nothing: no release of ${APP_FILES.releases} has a group`, node.origin.location, ['common', 'groups', group]), severity: 'warning' });
-      else out.push(problem(`common.groups: ${unknownName('group', group, groups)}`, node.origin.location, ['common', 'groups', group]));
+      if (!groups.has(group)) out.push(unknownReference('common.groups: ', 'group', group, groups, node.origin.location, ['common', 'groups', group]));
     }
   }
   out.push(...unknownItems(getNode(input.metadataRoot, ['disabled_charts']), ['disabled_charts'], 'chart', charts, 'disabled_charts: '));
-  // An image field may land in a chart of another app sharing the catalog (`images list` says so); one a letter or two
-  // away from a chart of this app is a typo.
+  // An image field landing in a chart no release uses is `images list`'s warning; here only the typo is reported.
   for (const [field, targets] of input.imageTargets) {
     for (const target of targets) {
-      if (!charts.has(target.chart) && nearest(target.chart, [...charts]) !== undefined) {
-        out.push(problem(`image field ${field}: ${unknownName('chart', target.chart, charts)}`, target.location, [field, target.chart]));
-      }
+      const finding = charts.has(target.chart) ? undefined : unknownReference(`image field ${field}: `, 'chart', target.chart, charts, target.location, [field, target.chart]);
+      if (finding?.severity === 'error') out.push(finding);
     }
   }
   // A release may name its own static overrides file (staticOverrides); any other file there is read by nobody.
@@ -72,7 +75,9 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
       const chart = entry.name.endsWith(suffix) ? basename(entry.name, suffix) : undefined;
       if (chart !== undefined && charts.has(chart)) continue;
       const expected = `files here are named <chart>${suffix}`;
-      out.push(problem(chart === undefined ? `${expected}; this one is not` : `${unknownName('chart', chart, charts)}; ${expected}`, { file: `${folder}/${entry.name}`, line: 1, column: 1 }));
+      const location = { file: `${folder}/${entry.name}`, line: 1, column: 1 };
+      if (chart === undefined) out.push({ ...problem(`${expected}, so nothing reads this one`, location), severity: 'warning' });
+      else out.push(unknownReference('', 'chart', chart, charts, location, []));
     }
   }
   return out;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { baseApp, tempDir, writeApp } from '../support/app-fixture.js';
-import { failure } from '../support/cli.js';
+import { failure, flotilla } from '../support/cli.js';
 
 async function buildError(changes: Record<string, string | null>): Promise<string> {
   const e = await failure('build', writeApp(changes), '-d', tempDir());
@@ -25,6 +25,11 @@ describe('typos are build errors with the nearest name', () => {
   it('common.groups.<group>', async () => {
     const stderr = await buildError({ 'overrides/deployment.yaml': deployment.replace('    apps:\n', '    aps:\n') });
     expect(stderr).toContain('overrides/deployment.yaml:14:5: error: common.groups: no group "aps"; did you mean "apps"?');
+  });
+
+  it('a name near nothing is a warning at its line, not an error: it applies to nothing', async () => {
+    const { stderr } = await flotilla('build', writeApp({ 'overrides/deployment.yaml': deployment.replace('    apps:\n', '    storage:\n') }), '-d', tempDir());
+    expect(stderr).toContain('overrides/deployment.yaml:14:5: warning: common.groups: no group "storage" (groups: apps, infra); it applies to nothing');
   });
 
   it('release fields (depends_on) and dependsOn entries', async () => {
