@@ -10,12 +10,14 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..', '..');
+// As `npm run dev-cluster` runs it: tsx as a loader in this one process (tsx's own CLI would relay signals to a child, racily under load).
+const devClusterCommand = ['--import', 'tsx', join(root, 'test', 'support', 'dev-cluster', 'cli.ts')];
 
 describe('npm run dev-cluster (test fixture)', () => {
   it('runs in the foreground, writes the kubeconfig once ready, and cleans up on SIGTERM', async () => {
     const work = mkdtempSync(join(tmpdir(), 'flotilla-dev-cli-'));
     const kubeconfig = join(work, 'kube', 'config');
-    const child = spawn(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'test', 'support', 'dev-cluster', 'cli.ts'), '--kubeconfig', kubeconfig], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...devClusterCommand, '--kubeconfig', kubeconfig], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
@@ -43,7 +45,7 @@ describe('npm run dev-cluster (test fixture)', () => {
 
   it('exits 2 with the usage when --kubeconfig is missing', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolveRun) => {
-      execFile(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'test', 'support', 'dev-cluster', 'cli.ts')], (error, _out, stderr) =>
+      execFile(process.execPath, devClusterCommand, { cwd: root }, (error, _out, stderr) =>
         resolveRun({ code: error ? (error.code as number) : 0, stderr }),
       );
     });
