@@ -6,7 +6,9 @@
  *   becomes Ready with an artifact; `oci` type stays static (empty status,
  *   no Ready condition), as in source-controller v1.
  * - HelmChart (created per HelmRelease from `spec.chart`, as helm-controller
- *   does) and OCIRepository: the chart is pulled with the real helm.
+ *   does) and OCIRepository: the chart is pulled with the real helm, or, for
+ *   an exact version from a plain-HTTP OCI registry, in-process over the
+ *   distribution API (./oci-pull.ts), as source-controller pulls.
  * - HelmRelease: honours suspend, dependsOn, valuesFrom (in order, then
  *   inline values), renders with the real `helm template`, stores the
  *   objects with Helm's labels and annotations and a Helm release Secret
