@@ -20,7 +20,8 @@ export async function pullOciChart(reference: string, version: string, destinati
   const base = `${location.origin}/v2/${repository}`;
   const tag = version.replace(/\+/g, '_');
   const manifestResponse = await fetch(`${base}/manifests/${tag}`, { headers: { Accept: MANIFEST } });
-  if (!manifestResponse.ok) throw new HelmError(`failed to perform "FetchReference" on source: ${reference}:${tag}: ${manifestResponse.status} ${manifestResponse.statusText}`);
+  // Helm's own words for a missing tag, so a failed pull reads as it does from helm.
+  if (!manifestResponse.ok) throw new HelmError(`failed to perform "FetchReference" on source: ${location.host}/${repository}:${tag}: ${manifestResponse.status === 404 ? 'not found' : `${manifestResponse.status} ${manifestResponse.statusText}`}`);
   const manifest = (await manifestResponse.json()) as { layers?: { mediaType?: string; digest?: string }[] };
   const layer = manifest.layers?.find((l) => l.mediaType === CHART_LAYER);
   if (!layer?.digest) throw new HelmError(`${reference}:${tag} is not a Helm chart: no layer of media type ${CHART_LAYER}`);
