@@ -5,4 +5,5 @@ export { directoryAppSource, type AppSource, type ChartFile } from './source.js'
 export * from './metadata.js';
 export * from './releases.js';
 export * from './spec.js';
-export { checkSchema, createSchemaAjv, nearest, schemaHash, type JsonSchema } from './schema-check.js';
+export { checkSchema, createSchemaAjv, schemaHash, type JsonSchema } from './schema-check.js';
+export { nearest } from '../names/index.js';

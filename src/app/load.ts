@@ -11,6 +11,8 @@ import { getNode, parseJson, parseYaml, type ParsedYaml, type ValueNode } from '
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
+import { checkReferences } from './references.js';
+import { unknownName } from '../names/index.js';
 import type { FluxTarget } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
 import { APP_FILES } from './layout.js';
@@ -124,14 +126,25 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const releasesDoc = read(APP_FILES.releases, 'releases');
   const releasesResult = readReleases(releasesDoc.root, releasesDoc.file);
   collect(releasesResult.diagnostics);
-  for (const release of releasesResult.releases) {
-    if (!source.chartFile(release, 'Chart.yaml')) {
-      errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
-    }
+  releasesResult.releases.forEach((release, index) => {
     if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
       errors.push({ severity: 'error', message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`, location: release.location });
     }
-  }
+    const chartYaml = source.chartFile(release, 'Chart.yaml');
+    if (!chartYaml) {
+      errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
+      return;
+    }
+    // Helm and the tarball know a chart by the name in its Chart.yaml: a release naming it otherwise would ship another chart.
+    const named = getNode(parse(chartYaml.file, chartYaml.text, 'chart', false).root, ['name']);
+    if (named?.kind === 'scalar' && named.value !== release.chart) {
+      errors.push({
+        severity: 'error',
+        message: `release "${release.name}" names chart "${release.chart}", but ${release.chartPath}/Chart.yaml says "${String(named.value)}"`,
+        location: getNode(releasesDoc.root, ['releases', index, 'chart'])?.origin.location ?? release.location,
+      });
+    }
+  });
   const metadata = metadataResult.metadata;
   if (errors.length > 0 || !metadata) throw failure('the app metadata or release table is invalid:');
   const graph = buildReleaseGraph(releasesResult.releases);
@@ -191,6 +204,8 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
 
   const catalog = readCatalog(yamlNames(APP_FILES.versions).sort(), (file, layer) => read(`${APP_FILES.versions}/${file}`, layer), collect);
   if (errors.length > 0) throw failure('the version catalog is invalid:');
+  collect(checkReferences({ releases: releasesResult.releases, specNode, metadataRoot: metadataDoc.root, imageTargets: catalog.targets, files }));
+  if (errors.length > 0) throw failure('the app refers to names that do not exist:');
   const target = targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
   const resolved = resolveImages(catalog, target, customImages(specNode));
   collect(resolved.diagnostics);
@@ -262,13 +277,13 @@ function checkServicesSection(specNode: ValueNode | undefined, releases: readonl
   for (const [service, charts] of services.entries) {
     const ofService = releases.filter((r) => r.service === service);
     if (ofService.length === 0) {
-      out.push({ severity: 'error', message: `no release has service "${service}" (services: ${[...new Set(releases.map((r) => r.service).filter(Boolean))].sort().join(', ')})`, location: charts.origin.location, path: ['services', service] });
+      out.push({ severity: 'error', message: `services: ${unknownName('service', service, releases.flatMap((r) => (r.service ? [r.service] : [])))}`, location: charts.origin.location, path: ['services', service] });
       continue;
     }
     if (charts.kind !== 'map') continue;
     for (const [chart, node] of charts.entries) {
       if (!ofService.some((r) => r.chart === chart)) {
-        out.push({ severity: 'error', message: `service "${service}" has no chart "${chart}" (charts: ${ofService.map((r) => r.chart).join(', ')})`, location: node.origin.location, path: ['services', service, chart] });
+        out.push({ severity: 'error', message: `service "${service}": ${unknownName('chart', chart, ofService.map((r) => r.chart))}`, location: node.origin.location, path: ['services', service, chart] });
       }
     }
   }

@@ -5,8 +5,8 @@
  */
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
-import { checkSchema, nearest, type JsonSchema } from './schema-check.js';
-import { DNS1123_LABEL_PATTERN } from '../names/index.js';
+import { checkSchema, type JsonSchema } from './schema-check.js';
+import { DNS1123_LABEL_PATTERN, nearest } from '../names/index.js';
 
 /** StarlingX reads these strings (any case) and 0/1 as booleans. */
 const STX_TRUE = ['true', 'yes', 'y', '1'];
@@ -175,6 +175,8 @@ export interface AppMetadata {
   readonly appVersion: string;
   readonly helmRepo?: string;
   readonly disabledCharts: readonly string[];
+  /** The Kubernetes versions the app supports (`supported_k8s_version`). */
+  readonly supportedK8sVersion: { readonly minimum: string; readonly maximum?: string };
   readonly maintainUserOverrides: boolean;
   readonly upgrades: { readonly autoUpdate: boolean; readonly updateFailureNoRollback: boolean; readonly fromVersions: readonly RegExp[] };
   readonly applyProgressAdjust: number;
@@ -220,6 +222,7 @@ export function readMetadata(root: ValueNode | undefined, file: string): Metadat
     appVersion: String(raw.app_version),
     helmRepo: raw.helm_repo as string | undefined,
     disabledCharts: (raw.disabled_charts as string[] | undefined) ?? [],
+    supportedK8sVersion: k8s,
     maintainUserOverrides: readStxBool(raw.maintain_user_overrides ?? false) ?? false,
     upgrades: {
       autoUpdate: readStxBool(upgrades.auto_update ?? false) ?? false,

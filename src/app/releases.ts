@@ -8,7 +8,7 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema } from './schema-check.js';
-import { DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { unknownName, DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
 
@@ -212,8 +212,11 @@ export function readReleases(root: ValueNode | undefined, file: string): Release
       const inApp = namespaceOf.get(ref.name);
       // A {name, namespace} naming a release of the app in its own namespace is that release, not an external one.
       if (inApp !== undefined && (typeof entry === 'string' || entry.namespace === inApp)) return { name: ref.name, namespace: inApp, external: false };
-      if (typeof entry === 'string') return { name: entry, namespace: '', external: false }; // unknown: buildReleaseGraph names it
       const at = getNode(root, ['releases', index, 'dependsOn', i])?.origin.location ?? location;
+      if (typeof entry === 'string') {
+        diagnostics.push({ severity: 'error', message: `release "${raw.name}" dependsOn: ${unknownName('release', entry, namespaceOf.keys())}`, path: ['releases', index, 'dependsOn', i], location: at });
+        return { name: entry, namespace: '', external: false };
+      }
       diagnostics.push({
         severity: 'warning',
         message: `release "${raw.name}" depends on HelmRelease ${entry.namespace}/${entry.name}, which this app does not deploy: Flux waits for it, flotilla does not (it must be installed by another app)`,
@@ -346,4 +349,37 @@ export function findDependencyCycle(items: readonly { readonly name: string; rea
     if (found) return found;
   }
   return undefined;
+}
+
+/** Release fields a `-l KEY=VALUE` selector may name, besides the release's own labels. */
+const SELECTABLE_FIELDS = ['name', 'chart', 'service', 'group', 'namespace'] as const;
+
+/**
+ * The releases a command works on: the ones named (by release or chart
+ * name), those matching every `KEY=VALUE` of a selector (`group=infra`,
+ * `service=identity`, or a release label), or, with neither, `all`.
+ */
+export function selectReleases(releases: readonly Release[], all: readonly Release[], names: readonly string[], selector?: string): Release[] {
+  let chosen: readonly Release[] = all;
+  if (names.length > 0) {
+    chosen = names.map((name) => {
+      const byName = releases.find((r) => r.name === name);
+      if (byName) return byName;
+      const ofChart = releases.filter((r) => r.chart === name);
+      if (ofChart.length === 1) return ofChart[0] as Release;
+      if (ofChart.length > 1) throw new FlotillaError(`chart "${name}" is used by several releases (${ofChart.map((r) => r.name).join(', ')}); name the release`);
+      throw new FlotillaError(unknownName('release', name, releases.map((r) => r.name)));
+    });
+  }
+  if (selector !== undefined) {
+    const terms = selector.split(',').map((term) => {
+      const m = /^\s*([A-Za-z0-9_./-]+)\s*(!=|==|=)\s*([^,]*?)\s*$/.exec(term);
+      if (!m) throw new FlotillaError(`-l ${selector}: expected KEY=VALUE[,KEY=VALUE…] (keys: ${SELECTABLE_FIELDS.join(', ')} or a release label)`, { exitCode: 2 });
+      return { key: m[1] as string, negated: m[2] === '!=', value: m[3] as string };
+    });
+    const valueOf = (r: Release, key: string): string | undefined =>
+      (SELECTABLE_FIELDS as readonly string[]).includes(key) ? (r as unknown as Record<string, string | undefined>)[key] : r.labels[key];
+    chosen = chosen.filter((r) => terms.every((t) => (valueOf(r, t.key) === t.value) !== t.negated));
+  }
+  return [...chosen];
 }

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { FlotillaError, type Diagnostic, type DocPath } from '../diagnostics/index.js';
 import { closestNode, type ValueNode, toPlain } from '../document/index.js';
 import { compiledValidators } from './schemas.compiled.js';
+import { nearest } from '../names/index.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -136,36 +137,4 @@ function typeName(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a map';
   return `${typeof value} ${JSON.stringify(value)}`;
-}
-
-/** The candidate closest to `word` (edit distance, prefixes count as close), or undefined when none is close. */
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestScore = Infinity;
-  let bestDistance = Infinity;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
-    // Ties go to the closer spelling (disableWaitForJob → disableWaitForJobs, not disableWait).
-    if (score < bestScore || (score === bestScore && d < bestDistance)) {
-      best = c;
-      bestScore = score;
-      bestDistance = d;
-    }
-  }
-  return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j] as number;
-      row[j] = Math.min((row[j] as number) + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
-    }
-  }
-  return row[b.length] as number;
 }

@@ -18,10 +18,11 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
-import { bundlePlugins, pluginBundleKey } from '../plugins/index.js';
+import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
+import { checkValuesOnce } from './values-check.js';
 import { Session } from '../session/index.js';
 
 export interface BuildOptions {
@@ -35,6 +36,8 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
+  /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
+  readonly typecheck?: boolean;
   /**
    * Stat fingerprints of chart source folders carried from one build to the
    * next by `--watch`, which drops a folder's entry whenever something below
@@ -101,7 +104,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const { app } = await Session.fromDirectory(appDir, { transformText: substitute });
+  const plugins = await pluginFiles(root, cacheDirOf(options));
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins });
+  const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));
@@ -109,6 +114,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
   const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
 
+  const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir: cacheDirOf(options) });
+  typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const cacheDir = cacheDirOf(options);
   const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS) : undefined;
@@ -133,8 +140,12 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   const payload = new Map<string, Buffer>();
   for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
-  const plugins = await pluginFiles(app.root, cacheDir);
+  // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
+  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.name}:${f}`, app.chartFile(r, f)?.text ?? ''] as const));
+  await checkValuesOnce(session, [[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)], cacheDir);
 
+  const typeProblems = (await typecheck)?.problems ?? [];
+  if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
   const { charts, bumped } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
   const manifestCache = cacheDir ? ManifestCache.open(cacheDir) : undefined;

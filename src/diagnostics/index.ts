@@ -65,8 +65,10 @@ export class FlotillaError extends Error {
 export class DiagnosticsError extends FlotillaError {
   readonly diagnostics: readonly Diagnostic[];
 
-  constructor(summary: string, diagnostics: readonly Diagnostic[]) {
+  /** `causes`: the errors the diagnostics were made from; their stacks follow this one's (what --debug prints). */
+  constructor(summary: string, diagnostics: readonly Diagnostic[], causes: readonly Error[] = []) {
     super(`${summary}\n${diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
     this.diagnostics = diagnostics;
+    for (const cause of causes) this.stack = `${this.stack ?? this.message}\nCaused by: ${cause.stack ?? cause.message}`;
   }
 }

@@ -31,3 +31,43 @@ export function isHelmReleaseName(name: string): boolean {
 export function isFluxDuration(text: string): boolean {
   return FLUX_DURATION.test(text);
 }
+
+/** The candidate closest to `word` (edit distance, prefixes count as near), when it is close enough to be a likely typo. */
+export function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = Infinity;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    const score = c.startsWith(word) || word.startsWith(c) ? Math.min(d, 1) : d;
+    // Ties go to the closer spelling (disableWaitForJob → disableWaitForJobs, not disableWait).
+    if (score < bestScore || (score === bestScore && d < bestDistance)) {
+      best = c;
+      bestScore = score;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestScore <= Math.max(2, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+/** Edits from `a` to `b` (optimal string alignment: a swap of two neighbours is one edit, as typos go). */
+function editDistance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number) => d[i]?.[j] ?? 0;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      (d[i] as number[])[j] = best;
+    }
+  }
+  return at(a.length, b.length);
+}
+
+/** `no chart "kestone"; did you mean "keystone"? (charts: a, b)`: how every unknown name is reported. */
+export function unknownName(what: string, name: string, known: Iterable<string>): string {
+  const names = [...new Set(known)].sort();
+  const guess = nearest(name, names);
+  return `no ${what} "${name}"${guess ? `; did you mean "${guess}"?` : ''} (${what}s: ${names.join(', ') || 'none'})`;
+}

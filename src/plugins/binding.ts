@@ -6,6 +6,7 @@
  */
 import type { ReleaseRef } from './context.js';
 import { DuplicatePluginError, PluginLoadError } from './errors.js';
+import { unknownName } from '../names/index.js';
 import { describePlugin, type LoadedChartPlugin, type LoadedPlugin } from './instantiate.js';
 
 export type LoadedKustomizeOperator = Extract<LoadedPlugin, { kind: 'kustomize' }>;
@@ -43,14 +44,13 @@ export function bindPlugins(plugins: readonly LoadedPlugin[], releases: readonly
 function servedReleases(plugin: LoadedChartPlugin, releases: readonly ReleaseRef[]): ReleaseRef[] {
   if (plugin.release !== undefined) {
     const release = releases.find((r) => r.name === plugin.release);
-    if (!release) throw new PluginLoadError(`${describePlugin(plugin)}: no release "${plugin.release}" (releases: ${releases.map((r) => r.name).join(', ')})`);
+    if (!release) throw new PluginLoadError(`${describePlugin(plugin)}: release: ${unknownName('release', plugin.release, releases.map((r) => r.name))}`);
     if (release.chart !== plugin.chart) throw new PluginLoadError(`${describePlugin(plugin)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
     return [release];
   }
   const ofChart = releases.filter((r) => r.chart === plugin.chart);
   if (ofChart.length === 0) {
-    const charts = [...new Set(releases.map((r) => r.chart))].sort();
-    throw new PluginLoadError(`${describePlugin(plugin)}: no release uses chart "${plugin.chart}" (charts: ${charts.join(', ')})`);
+    throw new PluginLoadError(`${describePlugin(plugin)}: chart: ${unknownName('chart', plugin.chart, releases.map((r) => r.chart))} — no release uses it`);
   }
   return ofChart;
 }

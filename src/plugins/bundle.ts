@@ -31,6 +31,12 @@ const NAMESPACE = 'flotilla';
 /** flotilla's folder holding the plugin API, relative to HOST_ROOT. */
 const API_DIR = 'plugins';
 
+/** The file declaring `flotilla/plugin`'s types (the API's source, or its declarations once built), for type-checking plugins. */
+export function pluginApiTypes(): string {
+  const source = join(HOST_ROOT, API_DIR, 'api.ts');
+  return existsSync(source) ? source : join(HOST_ROOT, API_DIR, 'api.d.ts');
+}
+
 export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
   const root = resolve(appRoot);
   const pluginFiles = await discoverPluginFiles(root);
@@ -146,6 +152,9 @@ async function compile(root: string, pluginFiles: readonly PluginFile[]): Promis
     target: 'node20',
     // Class names stay readable in errors and logs.
     keepNames: true,
+    // A plugin that throws is reported at its own source line (the loader turns source maps on).
+    sourcemap: 'inline',
+    sourceRoot: '',
     legalComments: 'none',
     charset: 'utf8',
     logLevel: 'silent',

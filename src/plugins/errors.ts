@@ -46,9 +46,20 @@ function describeSite(site: HookSite): string {
 export class PluginHookError extends PluginError {
   readonly site: HookSite;
   constructor(site: HookSite, message: string, cause?: unknown) {
-    super(`${describeSite(site)} failed: ${message}`, { cause });
+    super(`${describeSite(site)} failed: ${message}`, { cause, location: sourceLocation(site.file, cause) });
     this.site = site;
+    // --debug prints the stack: the plugin's own, at its source lines (the bundle carries source maps).
+    if (cause instanceof Error && cause.stack) this.stack = `${this.stack ?? this.message}\nCaused by: ${cause.stack}`;
   }
+}
+
+/** The plugin's own file:line in a stack from the bundle (source-mapped), for the line it threw at. */
+function sourceLocation(file: string, cause: unknown): { file: string; line: number; column: number } | undefined {
+  const stack = cause instanceof Error ? cause.stack : undefined;
+  if (!stack) return undefined;
+  const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const frame = new RegExp(`(?:^|[/(\\s])${escaped}:(\\d+):(\\d+)`, 'm').exec(stack);
+  return frame ? { file, line: Number(frame[1]), column: Number(frame[2]) } : undefined;
 }
 
 /** A hook ran past its time limit; its abort signal was fired. */

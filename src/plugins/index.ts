@@ -42,4 +42,5 @@ export { checkPasswordName, generatePassword } from './passwords.js';
 export { REDACTED, SecretRegistry } from './redact.js';
 export { callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
 export { PLUGIN_TESTS_DIR, scaffoldPlugin, type ScaffoldOptions, type ScaffoldResult } from './scaffold.js';
+export { PluginTypeError, typecheckPlugins, TypeScriptMissingError, type TypecheckOptions, type TypecheckResult, type TypeProblem } from './typecheck.js';
 export { runWithTimeLimit, type TimeLimit } from './time-limit.js';

@@ -42,6 +42,8 @@ export interface BundledModule {
  * load never reuses a cached module.
  */
 export async function importBundle(bytes: Uint8Array): Promise<BundledModule[]> {
+  // Stacks of plugin errors point at the plugins' TypeScript lines, through the bundle's inline source map.
+  process.setSourceMapsEnabled(true);
   const dir = await makeTempDir('plugins');
   try {
     const file = join(dir, `plugins-${sha256(bytes).slice(0, 16)}.mjs`);

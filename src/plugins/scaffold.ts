@@ -3,13 +3,14 @@
  * number, and a test next to the app's other tests
  * (test/plugins/<chart>.plugin.test.ts) that passes as generated.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { discoverPluginFiles, nextFreeOrder, PLUGINS_DIR } from './discovery.js';
 import { PluginLoadError } from './errors.js';
 import { loadAppPlugins, type PluginAppView } from './host.js';
-import { isDns1123Label } from '../names/index.js';
+import { isDns1123Label, unknownName } from '../names/index.js';
 
 export const PLUGIN_TESTS_DIR = 'test/plugins';
 
@@ -23,6 +24,8 @@ export interface ScaffoldResult {
   readonly pluginFile: string;
   readonly testFile: string;
   readonly order: number;
+  /** Set-up files written or completed so the plugin's test runs with `npm install && npm test` (package.json, tsconfig.json). */
+  readonly setup: readonly string[];
 }
 
 
@@ -30,7 +33,7 @@ export async function scaffoldPlugin(app: PluginAppView & { readonly root: strin
   if (!isDns1123Label(chart)) throw new PluginLoadError(`"${chart}" is not a chart name (lower-case letters, digits, dashes)`);
   const ofChart = app.releases.filter((r) => r.chart === chart);
   if (ofChart.length === 0) {
-    throw new PluginLoadError(`no release uses chart "${chart}" (charts: ${[...new Set(app.releases.map((r) => r.chart))].sort().join(', ')}); add it to fluxcd/releases.yaml first`);
+    throw new PluginLoadError(`${unknownName('chart', chart, app.releases.map((r) => r.chart))}: no release uses it; add it to fluxcd/releases.yaml first`);
   }
   const release = options.release === undefined ? undefined : ofChart.find((r) => r.name === options.release);
   if (options.release !== undefined && !release) throw new PluginLoadError(`chart "${chart}" has no release "${options.release}" (releases: ${ofChart.map((r) => r.name).join(', ')})`);
@@ -52,7 +55,50 @@ export async function scaffoldPlugin(app: PluginAppView & { readonly root: strin
   const target = release ?? (ofChart[0] as (typeof ofChart)[number]);
   await write(app.root, pluginFile, pluginSource(chart, className, release?.name));
   await write(app.root, testFile, testSource(chart, className, base, target));
-  return { pluginFile, testFile, order };
+  return { pluginFile, testFile, order, setup: await ensureTestSetup(app.root) };
+}
+
+/** flotilla's own package.json: its version is what an app's set-up asks for. */
+function flotillaPackage(): { name: string; version: string; devDependencies?: Record<string, string> } {
+  return JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as ReturnType<typeof flotillaPackage>;
+}
+
+/**
+ * What a stand-alone app needs for its plugin tests (docs/plugins.md,
+ * "Testing plugins"): a package.json whose devDependencies make
+ * `flotilla/plugin`, vitest and TypeScript resolvable and whose `test` script
+ * runs vitest, and a tsconfig.json for editors and tsc. Existing files are
+ * completed, never overwritten; flotilla's own repository needs nothing.
+ */
+async function ensureTestSetup(root: string): Promise<string[]> {
+  const own = flotillaPackage();
+  const file = join(root, 'package.json');
+  const existing = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : undefined;
+  if (existing?.name === own.name) return [];
+  const written: string[] = [];
+  const manifest: Record<string, unknown> = existing ?? { name: basename(root).toLowerCase().replace(/[^a-z0-9-]+/g, '-') || 'app', private: true };
+  manifest.type ??= 'module';
+  const scripts = (manifest.scripts ?? {}) as Record<string, string>;
+  scripts.test ??= 'vitest run';
+  manifest.scripts = scripts;
+  const dev = (manifest.devDependencies ?? {}) as Record<string, string>;
+  dev[own.name] ??= `^${own.version}`;
+  for (const tool of ['vitest', 'typescript']) dev[tool] ??= own.devDependencies?.[tool] ?? 'latest';
+  manifest.devDependencies = dev;
+  const text = `${JSON.stringify(manifest, null, 2)}\n`;
+  if (!existing || text !== readFileSync(file, 'utf8')) {
+    await writeFile(file, text);
+    written.push('package.json');
+  }
+  if (!existsSync(join(root, 'tsconfig.json'))) {
+    const tsconfig = {
+      compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, noImplicitOverride: true, noEmit: true, skipLibCheck: true },
+      include: [`${PLUGINS_DIR}/**/*.ts`, `${PLUGIN_TESTS_DIR}/**/*.ts`],
+    };
+    await writeFile(join(root, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
+    written.push('tsconfig.json');
+  }
+  return written;
 }
 
 async function write(root: string, file: string, text: string): Promise<void> {
@@ -76,7 +122,7 @@ ${release ? `  override readonly release = '${release}';\n` : ''}
    * Helpers: this.password(ctx, name), this.endpoints(ctx, {...}), this.imageTags(ctx, {...}).
    */
   override getOverrides(ctx: ChartContext): Values {
-    ctx.log.debug(\`overrides of release \${ctx.release.name} for OpenStack \${ctx.version.release}\`);
+    ctx.log.debug(\`overrides of release \${ctx.release.name} for catalog release \${ctx.version.release}\`);
     return {};
   }
 }

@@ -14,7 +14,7 @@ import { dumpYaml, parseYamlStream, type Leaf } from '../document/index.js';
 import { overridesValuesKey } from '../flux/index.js';
 import type { Session } from '../session/index.js';
 import { helm, ToolError } from '../tools/index.js';
-import { culpritsOf, type ReleaseValues } from '../values/index.js';
+import { culpritsOf, unsetPathsOf, type ReleaseValues } from '../values/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
 
 export interface RenderedObject {
@@ -28,10 +28,14 @@ export interface ReleaseCheck {
   readonly ok: boolean;
   /** Objects Helm rendered (when ok). */
   readonly objects: readonly RenderedObject[];
+  /** What `helm template` printed (when ok): the release's Kubernetes objects. */
+  readonly manifest?: string;
   /** What went wrong: Helm's message, or flotilla's own (a template or merge error). */
   readonly error?: string;
   /** The values the message names, with the layer and place that set each. */
   readonly culprits: readonly Leaf[];
+  /** Value paths the message names that no layer sets (a typo in a chart value, or a value that must be given). */
+  readonly unset: readonly string[];
   readonly millis: number;
 }
 
@@ -44,9 +48,13 @@ export interface PreflightReport {
 export interface PreflightOptions {
   /** How many `helm template` run at once. */
   readonly concurrency?: number;
+  /** The releases to render; default: every release the spec enables. */
+  readonly releases?: readonly Release[];
+  /** The Kubernetes version charts are rendered for (their `kubeVersion` constraint is checked against it); default: metadata's supported_k8s_version.minimum. */
+  readonly kubeVersion?: string;
 }
 
-/** Renders every release the session's app enables; the values come through the session (its plugins offline). */
+/** Renders every release the session's app enables (or those given); the values come through the session (its plugins offline). */
 export async function preflight(session: Session, options: PreflightOptions = {}): Promise<PreflightReport> {
   const { app } = session;
   await session.plugins();
@@ -61,7 +69,9 @@ export async function preflight(session: Session, options: PreflightOptions = {}
       staged.set(dir, path);
       return path;
     };
-    const checks = (await mapConcurrently(app.enabled, options.concurrency ?? 3, (release) => checkRelease(session, release, stage, work)))
+    const kubeVersion = options.kubeVersion ?? app.metadata.supportedK8sVersion.minimum;
+    const releases = options.releases ?? app.enabled;
+    const checks = (await mapConcurrently(releases, options.concurrency ?? 3, (release) => checkRelease(session, release, stage, work, kubeVersion)))
       // Generated passwords never reach the report.
       .map((c) => ({ ...c, ...(c.error ? { error: session.redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
@@ -70,12 +80,13 @@ export async function preflight(session: Session, options: PreflightOptions = {}
   }
 }
 
-async function checkRelease(session: Session, release: Release, stage: (release: Release) => Promise<string>, work: string): Promise<ReleaseCheck> {
+async function checkRelease(session: Session, release: Release, stage: (release: Release) => Promise<string>, work: string, kubeVersion: string): Promise<ReleaseCheck> {
   const started = Date.now();
   const done = (fields: Pick<ReleaseCheck, 'ok'> & Partial<ReleaseCheck>): ReleaseCheck => ({
     release,
     objects: [],
     culprits: [],
+    unset: [],
     millis: Date.now() - started,
     ...fields,
   });
@@ -92,12 +103,13 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     const systemFile = join(work, overridesValuesKey(release.name, 'system'));
     await writeFile(staticFile, dumpYaml(values.staticOverrides));
     await writeFile(systemFile, dumpYaml(values.systemOverrides));
-    const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '-f', staticFile, '-f', systemFile]);
-    return done({ ok: true, objects: renderedObjects(stdout, release.name) });
+    const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '--kube-version', kubeVersion, '-f', staticFile, '-f', systemFile]);
+    return done({ ok: true, objects: renderedObjects(stdout, release.name), manifest: stdout });
   } catch (error) {
     if (error instanceof ToolError) {
-      const message = error.stderr.trim();
-      return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged) });
+      // Helm's hint names its own --debug flag, which flotilla's commands do not pass on.
+      const message = error.stderr.replace(/\s*Use --debug flag to render out invalid YAML\.?/g, '').trim();
+      return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged), unset: unsetPathsOf(message, values.merged) });
     }
     if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
     throw error;
@@ -115,4 +127,15 @@ function renderedObjects(manifests: string, release: string): RenderedObject[] {
     objects.push({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name });
   }
   return objects;
+}
+/** A `helm template` output split by the `# Source: chart/templates/x.yaml` line of each document, as `helm template --output-dir` writes it. */
+export function splitBySource(manifest: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const document of manifest.split(/^---\s*$/m)) {
+    const source = /^# Source: (.+)$/m.exec(document)?.[1]?.trim();
+    if (!source || source.split('/').includes('..')) continue;
+    const text = `---\n${document.replace(/^\n+/, '')}`;
+    files.set(source, (files.get(source) ?? '') + text);
+  }
+  return files;
 }

@@ -12,14 +12,19 @@ import { dirname, join } from 'node:path';
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { createPluginHost, loadAppPlugins, loadPluginBundle, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
-import { computeReleaseValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
+import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
 export interface SessionOptions {
   /** How plugins run; offline (no cluster) unless the lifecycle says otherwise. */
   readonly plugins?: Partial<PluginHostOptions>;
   /** Values layer 8: the user overrides (stored in the cluster), when the caller has them. */
   readonly userOverrides?: LayerProvider;
+  /** The top values layer: -f/--set/--set-string given on the command line (preflight, template, overrides). */
+  readonly commandLine?: readonly CommandLineValues[];
+  /** The app's plugins/ already bundled (build keeps them cached): loaded as they are instead of bundling the sources again. */
+  readonly pluginBundle?: ReadonlyMap<string, Buffer>;
 }
 
 
@@ -59,12 +64,41 @@ export class Session {
   /** The providers of the values layers computed outside the app files: plugins (5) and user overrides (8). */
   async providers(): Promise<LayerProviders> {
     const host = await this.plugins();
-    return { plugin: host.overridesProvider(), ...(this.options.userOverrides ? { user: this.options.userOverrides } : {}) };
+    const commandLine = commandLineValues(this.options.commandLine ?? []);
+    return {
+      plugin: host.overridesProvider(),
+      ...(this.options.userOverrides ? { user: this.options.userOverrides } : {}),
+      ...(commandLine ? { commandLine: () => Promise.resolve(commandLine) } : {}),
+    };
   }
 
   /** Every values layer of one release, merged and split into static and system overrides. */
   async releaseValues(release: Release): Promise<ReleaseValues> {
     return computeReleaseValues(this.app, release, await this.providers());
+  }
+
+  /**
+   * Computes and checks everything a command could refuse, short of running
+   * helm: the plugins load and bind to releases, and every release's values
+   * layers parse, render and merge (plugins returning their values). Build and
+   * verify call this, so what `overrides` or `preflight` refuses never ships.
+   */
+  async checkAll(): Promise<void> {
+    await this.plugins();
+    const problems: Diagnostic[] = [];
+    const failed = new Set<string>();
+    const causes: Error[] = [];
+    for (const release of this.app.releases) {
+      try {
+        await this.releaseValues(release);
+      } catch (error) {
+        if (!(error instanceof FlotillaError)) throw error;
+        failed.add(release.name);
+        causes.push(error);
+        problems.push(...asDiagnostics(error).map((d) => ({ ...d, message: `release "${release.name}": ${d.message}` })));
+      }
+    }
+    if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems, causes);
   }
 
   /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */
@@ -74,11 +108,12 @@ export class Session {
 
   private async loadPlugins(): Promise<PluginHost> {
     const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins };
-    if (!this.bundle) return loadAppPlugins(this.app, options);
+    const bundled = this.bundle ? bundleFolder(this.bundle.files, PLUGINS_DIR) : this.options.pluginBundle;
+    if (!bundled) return loadAppPlugins(this.app, options);
     // The loader checks a bundle folder on disk (sha256 of every file before any import): write plugins/ to a private one.
     const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
     try {
-      for (const [name, data] of bundleFolder(this.bundle.files, PLUGINS_DIR)) {
+      for (const [name, data] of bundled) {
         await mkdir(dirname(join(dir, name)), { recursive: true });
         await writeFile(join(dir, name), data);
       }
@@ -87,4 +122,12 @@ export class Session {
       await rm(dir, { recursive: true, force: true });
     }
   }
+}
+
+/** An error as diagnostics, each with its place kept apart from its text. */
+function asDiagnostics(error: FlotillaError): readonly Diagnostic[] {
+  if (error instanceof DiagnosticsError) return error.diagnostics;
+  const prefix = error.location ? `${formatLocation(error.location)}: ` : '';
+  const message = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  return [{ severity: 'error', message, ...(error.location ? { location: error.location } : {}) }];
 }

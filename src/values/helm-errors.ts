@@ -2,7 +2,7 @@
  * Reading Helm's errors against the values fed to it: which value paths a
  * message names, and which leaves (with their layer and place) those are.
  */
-import type { DocPath } from '../diagnostics/index.js';
+import { formatPath, type DocPath } from '../diagnostics/index.js';
 import { closestNode, leaves, type Leaf, type ValueNode } from '../document/index.js';
 
 /** Value paths a Helm error names: `.Values.a.b` in template errors, `/a/b` in schema errors. */
@@ -30,4 +30,10 @@ export function culpritsOf(message: string, merged: ValueNode | undefined): Leaf
     for (const leaf of leaves(closest.node, [...closest.path])) found.set(leaf.path.join('\u0000'), leaf);
   }
   return [...found.values()];
+}
+
+/** The paths a Helm error names that no layer sets (a typo in a chart value, or a value someone must give). */
+export function unsetPathsOf(message: string, merged: ValueNode | undefined): string[] {
+  const unset = pathsInHelmMessage(message).filter((path) => !merged || closestNode(merged, path).path.length < path.length);
+  return [...new Set(unset.map(formatPath))];
 }

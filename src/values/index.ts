@@ -9,8 +9,9 @@ import { mergeAll } from './merge.js';
 
 export * from './layers.js';
 export { describeOrigin, mergeAll, mergeNodes, ValueClashError } from './merge.js';
+export { commandLineLabel, commandLineValues, SetExpressionError, type CommandLineValues } from './command-line.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
-export { culpritsOf, pathsInHelmMessage } from './helm-errors.js';
+export { culpritsOf, pathsInHelmMessage, unsetPathsOf } from './helm-errors.js';
 
 export interface ReleaseValues {
   readonly release: ReleaseInfo;
@@ -67,4 +68,28 @@ function collectOrigins(node: ValueNode, into: Set<Origin>): void {
 export function explain(values: ReleaseValues, options: { all?: boolean } = {}): Leaf[] {
   const tree = options.all ? values.merged : values.systemTree;
   return tree ? leaves(tree) : [];
+}
+
+/** One value a layer set, and whether a higher layer replaced it. */
+export interface HistoryEntry extends Leaf {
+  readonly overridden: boolean;
+}
+
+/**
+ * Every value each layer set, lowest layer first, so a user sees what was
+ * overridden and by whom: the leaves of `explain` (the winners) with, before
+ * each, the values lower layers gave the same path.
+ */
+export function history(values: ReleaseValues, options: { all?: boolean } = {}): HistoryEntry[] {
+  const winners = explain(values, options);
+  const key = (path: readonly (string | number)[]) => path.join('\u0000');
+  const earlier = new Map<string, Leaf[]>();
+  for (const layer of values.layers) {
+    if (!layer.root || (!options.all && !SYSTEM_LAYER_KINDS.has(layer.kind))) continue;
+    for (const leaf of leaves(layer.root)) earlier.set(key(leaf.path), [...(earlier.get(key(leaf.path)) ?? []), leaf]);
+  }
+  return winners.flatMap((winner) => {
+    const set = (earlier.get(key(winner.path)) ?? []).filter((l) => l.origin !== winner.origin);
+    return [...set.map((l) => ({ ...l, overridden: true })), { ...winner, overridden: false }];
+  });
 }

@@ -4,7 +4,7 @@
  *   1 static overrides           6 common.charts.values, then common.groups.<group>.values
  *   2 rendered template          7 services.<service>.<chart>.values
  *   3 release images, custom     8 user overrides (extension point)
- *   4 policy set
+ *   4 policy set                 9 command line: -f FILE, --set, --set-string (preflight, template, overrides)
  * Layer 1 ships as `<chart>-static-overrides`; 2–8 merge into `<chart>-system-overrides`.
  */
 import type { SourceLocation } from '../diagnostics/index.js';
@@ -12,10 +12,10 @@ import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode } from 
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
 
-export type LayerKind = 'chart' | 'static' | 'template' | 'images' | 'custom-images' | 'policy' | 'plugin' | 'common' | 'group' | 'service' | 'user';
+export type LayerKind = 'chart' | 'static' | 'template' | 'images' | 'custom-images' | 'policy' | 'plugin' | 'common' | 'group' | 'service' | 'user' | 'command-line';
 
 /** Layer kinds in merge order; the index is the layer's rank. */
-export const LAYER_ORDER: readonly LayerKind[] = ['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user'];
+export const LAYER_ORDER: readonly LayerKind[] = ['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user', 'command-line'];
 
 /** Kinds that end up in `<chart>-system-overrides`. */
 export const SYSTEM_LAYER_KINDS: ReadonlySet<LayerKind> = new Set(LAYER_ORDER.slice(LAYER_ORDER.indexOf('template')));
@@ -70,6 +70,8 @@ export type LayerProvider = (release: ReleaseInfo) => Promise<ValueNode | undefi
 export interface LayerProviders {
   readonly plugin?: LayerProvider;
   readonly user?: LayerProvider;
+  /** Values given with -f/--set/--set-string: above every other layer, as Helm puts them. */
+  readonly commandLine?: LayerProvider;
 }
 
 function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): ValueNode | undefined {
@@ -157,5 +159,6 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
     add('service', label, specValues(['services', release.service, release.chart, 'values'], label));
   }
   add('user', 'user', providers.user ? await providers.user(release) : undefined);
+  add('command-line', 'command line', providers.commandLine ? await providers.commandLine(release) : undefined);
   return layers;
 }

@@ -34,6 +34,7 @@ import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchemas, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, DEFAULT_FLUX_TARGET, type FluxTarget, type HelmRelease } from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
+import { Session } from '../session/index.js';
 import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
 import { kustomizationReferenceProblems } from './kustomization.js';
 import { bundleImages } from './images.js';
@@ -138,6 +139,15 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
   warnings.push(...(await starlingxPlatformGaps(bundle)));
 
+  // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
+  if (problems.length === 0) {
+    try {
+      await (await Session.fromBundle(bundle)).checkAll();
+    } catch (error) {
+      if (!(error instanceof FlotillaError)) throw error;
+      problems.push(error.message);
+    }
+  }
   return report();
 }
 

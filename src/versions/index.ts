@@ -14,7 +14,7 @@ export function targetVersion(catalog: VersionCatalog, release: string, location
   if (!entry) {
     const known = [...catalog.versions.keys()].sort();
     throw new UnknownReleaseError(
-      `OpenStack release "${release}" is not in the catalog (overrides/versions/); available: ${known.join(', ') || 'none'}`,
+      `release "${release}" is not in the version catalog (overrides/versions/); available: ${known.join(', ') || 'none'}`,
       { location },
     );
   }

@@ -90,7 +90,7 @@ describe('loading an app', () => {
     });
     expect(cyc).toContain('dependency cycle between releases: db → web → db');
     const unknown = await loadError({ 'fluxcd/releases.yaml': `releases:\n  - {name: db, chart: db}\n  - {name: web, chart: web, dependsOn: [cache]}\n` });
-    expect(unknown).toBe('fluxcd/releases.yaml:3:5: release "web" depends on "cache", which is not in the release table');
+    expect(unknown).toContain('fluxcd/releases.yaml:3:41: error: release "web" dependsOn: no release "cache" (releases: db, web)');
   });
 
   it('reports spec errors: bad sections, unquoted release, unknown preset, services typos, features schema', async () => {
@@ -104,8 +104,8 @@ describe('loading an app', () => {
     expect(preset).toContain('overrides/deployment.yaml:3:3: error: preset "huge" not found (overrides/presets/huge.yaml); available: standard');
 
     const typo = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\nservices:\n  frontend:\n    webb:\n      values: {}\n  backend:\n    db: {}\n` });
-    expect(typo).toContain('overrides/deployment.yaml:5:5: error: service "frontend" has no chart "webb" (charts: web)');
-    expect(typo).toContain('overrides/deployment.yaml:7:3: error: no release has service "backend"');
+    expect(typo).toContain('overrides/deployment.yaml:5:5: error: service "frontend": no chart "webb"; did you mean "web"? (charts: web)');
+    expect(typo).toContain('overrides/deployment.yaml:7:3: error: services: no service "backend" (services: database, frontend)');
 
     const schema = JSON.stringify({ type: 'object', properties: { services: { type: 'array', items: { enum: ['frontend', 'database'] } } }, additionalProperties: false });
     const features = await loadError({
@@ -120,7 +120,7 @@ describe('loading an app', () => {
 
   it('refuses an unknown target release listing the available ones, and unpinned images', async () => {
     expect(await loadError({ 'overrides/deployment.yaml': `main:\n  release: "3.0"\n` })).toBe(
-      'overrides/deployment.yaml:2:3: OpenStack release "3.0" is not in the catalog (overrides/versions/); available: 1.0, 2.0',
+      'overrides/deployment.yaml:2:3: release "3.0" is not in the version catalog (overrides/versions/); available: 1.0, 2.0',
     );
     const images = await loadError({ 'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:latest\n  db: docker.io/library/mariadb\n` });
     expect(images).toContain('overrides/versions/1.0.yaml:3:3: error: image web: uses the floating tag "latest"; pin every image');

@@ -86,10 +86,10 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
 
   await settle();
   const out = join(work, `out-${n}`);
-  const cold = runCli(['build', app, '-o', out]);
+  const cold = runCli(['build', app, '-d', out]);
   const staticFile = join(app, 'overrides', 'static', `${names[Math.floor(names.length / 2)]}.yaml`);
   writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited in round ${n}\n`);
-  const edit = runCli(['build', app, '-o', out]);
+  const edit = runCli(['build', app, '-d', out]);
   const tarball = execFileSync('sh', ['-c', `du -k ${out}/*.tgz | cut -f1`], { encoding: 'utf8' });
   rmSync(out, { recursive: true, force: true });
 

@@ -92,10 +92,10 @@ describe('build and symbolic links', () => {
     const app = writeApp();
     symlinkSync(secret.file, join(app, 'overrides/key.yaml'));
     const out = tempDir();
-    const failed = (await run(process.execPath, [cli, 'build', app, '-o', out]).catch((e: unknown) => e)) as { code: number; stderr: string };
+    const failed = (await run(process.execPath, [cli, 'build', app, '-d', out]).catch((e: unknown) => e)) as { code: number; stderr: string };
     expect(failed.code).toBe(1);
     expect(failed.stderr).toBe(`flotilla: ${join(app, 'overrides/key.yaml')} → ${secret.file}: symbolic link resolves outside the app (${app}); --follow-external-symlinks allows it\n`);
-    const ok = await run(process.execPath, [cli, 'build', app, '-o', out, '--follow-external-symlinks']);
+    const ok = await run(process.execPath, [cli, 'build', app, '-d', out, '--follow-external-symlinks']);
     expect(ok.stderr).toContain(`following symbolic link ${join(app, 'overrides/key.yaml')} → ${secret.file}, outside the app (--follow-external-symlinks)`);
     expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(true);
   });

@@ -52,7 +52,7 @@ describe('flotilla build --watch', () => {
       if (!broken.ok) expect(broken.error.message).toContain('dependency cycle between releases: web → web');
 
       next = r.next();
-      writeFileSync(join(app, 'fluxcd/releases.yaml'), 'releases:\n  - {name: db, chart: db, service: database}\n  - {name: web, chart: web, service: frontend}\n');
+      writeFileSync(join(app, 'fluxcd/releases.yaml'), 'releases:\n  - {name: db, chart: db, service: database, group: infra}\n  - {name: web, chart: web, service: frontend, group: apps}\n');
       expect((await next).ok).toBe(true);
       // writing into the output folder does not trigger a build
       writeFileSync(join(out, 'note.txt'), 'x');

@@ -35,30 +35,31 @@ describe('flotilla releases', () => {
 describe('flotilla overrides', () => {
   it('prints the system overrides as YAML or JSON, by release or chart name', async () => {
     const app = writeApp();
-    const yaml = (await flotilla('overrides', 'web', '--app', app)).stdout;
+    const yaml = (await flotilla('overrides', app, 'web')).stdout;
     expect(yaml).toContain('  host: web.example.org\n');
     expect(yaml).not.toContain('greeting'); // static overrides are not system overrides
-    const json = JSON.parse((await flotilla('overrides', 'web', '--app', app, '--output', 'json')).stdout) as { conf: { mode: string } };
+    const json = JSON.parse((await flotilla('overrides', app, 'web', '--output', 'json')).stdout) as { conf: { mode: string } };
     expect(json.conf.mode).toBe('modern');
   });
 
   it('explains each value with its layer and file:line, and tries another spec with --deployment', async () => {
     const app = writeApp();
-    const { stdout } = await flotilla('overrides', 'web', '--app', app, '--explain');
+    const { stdout } = await flotilla('overrides', app, 'web', '--explain');
     expect(stdout).toMatch(/^PATH\s+VALUE\s+LAYER\s+SET AT$/m);
     expect(stdout).toMatch(/^conf\.mode\s+"modern"\s+template\s+overrides\/templates\/web\.yaml\.hbs:4:3$/m);
     expect(stdout).toMatch(/^pod\.replicas\s+2\s+common\.groups\.apps\s+overrides\/deployment\.yaml:17:11$/m);
     expect(stdout).toMatch(/values from 5 layers: /);
-    const json = JSON.parse((await flotilla('overrides', 'web', '--app', app, '--explain', '--all', '--output', 'json')).stdout) as { path: string; layer: string }[];
+    const json = JSON.parse((await flotilla('overrides', app, 'web', '--explain', '--all', '--output', 'json')).stdout) as { path: string; layer: string }[];
     expect(json.find((l) => l.path === 'conf.greeting')?.layer).toBe('static');
     const older = writeApp({ 'other.yaml': 'main:\n  release: "1.0"\n  domain: example.org\nfeatures:\n  services: [frontend]\n' });
-    const { stdout: classic } = await run(process.execPath, [cli, 'overrides', 'web', '--app', older, '--deployment', 'other.yaml', '--output', 'json'], { cwd: older });
+    const { stdout: classic } = await run(process.execPath, [cli, 'overrides', older, 'web', '--deployment', 'other.yaml', '--output', 'json'], { cwd: older });
     expect((JSON.parse(classic) as { conf: { mode: string } }).conf.mode).toBe('classic');
   });
 
   it('names the releases when asked for an unknown one', async () => {
-    const e = await failure('overrides', 'wbe', '--app', writeApp());
-    expect(e.stderr).toBe('flotilla: no release or chart "wbe"; releases: db, web\n');
+    const e = await failure('overrides', writeApp(), 'wbe');
+    expect(e.code).toBe(1);
+    expect(e.stderr).toBe('flotilla: no release "wbe"; did you mean "web"? (releases: db, web)\n');
   });
 });
 

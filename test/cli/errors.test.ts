@@ -58,7 +58,7 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     writeFileSync(file, 'x');
     expectOneLine(await flotilla('build', file), 1, /^flotilla: .*app\.txt: not a folder \(an app source tree is a folder\)\n$/);
     expectOneLine(await flotilla('releases', tempDir()), 1, /is not a flotilla app: fluxcd\/metadata\.yaml is missing/);
-    expectOneLine(await flotilla('import', '/nonexistent/stx', '-o', join(tempDir(), 'out')), 1, /^flotilla: \/nonexistent\/stx does not exist\n$/);
+    expectOneLine(await flotilla('import', '/nonexistent/stx', '-d', join(tempDir(), 'out')), 1, /^flotilla: \/nonexistent\/stx does not exist\n$/);
     const verified = await flotilla('verify', '/nonexistent/app.tgz');
     expect(verified.code).toBe(1);
     expect(verified.stdout).toBe('verify: /nonexistent/app.tgz: no such file or folder\n/nonexistent/app.tgz: 1 problem(s)\n');
@@ -87,23 +87,23 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
 
   it('bad YAML, bad JSON and invalid schemas in an app name the file and line', async () => {
     const badYaml = writeApp({ 'fluxcd/releases.yaml': 'releases:\n  - name: db\n    chart: [db\n' });
-    const yamlRun = await flotilla('build', badYaml, '-o', tempDir());
+    const yamlRun = await flotilla('build', badYaml, '-d', tempDir());
     expect(yamlRun.code).toBe(1);
     expect(yamlRun.stderr).toMatch(/fluxcd\/releases\.yaml:\d+:\d+: /);
     expect(yamlRun.stderr).not.toMatch(/\n\s+at /);
-    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '{\n  "type": "object",\n}\n' }), '-o', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json:3:1: invalid JSON: /);
+    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '{\n  "type": "object",\n}\n' }), '-d', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json:3:1: invalid JSON: /);
     expectOneLine(
-      await flotilla('build', writeApp({ 'overrides/features.schema.json': '{"type": "objekt"}' }), '-o', tempDir()),
+      await flotilla('build', writeApp({ 'overrides/features.schema.json': '{"type": "objekt"}' }), '-d', tempDir()),
       1,
       /^flotilla: overrides\/features\.schema\.json: not a valid JSON Schema \(draft 2020-12\): /,
     );
-    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '[1]' }), '-o', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json: a JSON Schema must be an object\n$/);
+    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '[1]' }), '-d', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json: a JSON Schema must be an object\n$/);
     const keyed = join(tempDir(), 'bad.pem');
     writeFileSync(keyed, 'not a key');
     const built = await buildApp(writeApp(), { outDir: tempDir() });
     expectOneLine(await flotilla('sign', built.file, '--key', keyed), 1, /^flotilla: the signing key is not a PEM private key: /);
     const plain = writeApp({ 'overrides/deployment.yaml': 'main: {release: "1.0"\n' });
-    const spec = await flotilla('overrides', 'web', '--app', plain);
+    const spec = await flotilla('overrides', plain, 'web');
     expect(spec.code).toBe(1);
     expect(spec.stderr).toMatch(/overrides\/deployment\.yaml:\d+:\d+: /);
     expect(spec.stderr).not.toMatch(/\n\s+at /);

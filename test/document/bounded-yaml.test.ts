@@ -90,7 +90,7 @@ describe('hostile YAML through the CLI: exit 1, one line, bounded memory', () =>
     ['a 50 MB scalar', `main: ${'x'.repeat(50 * 1024 * 1024)}\n`, /^flotilla: .*overrides\/deployment\.yaml:1:1: the document is 50\.0 MiB/],
   ])('build stops %s in the deployment spec', async (_, text, line) => {
     const app = writeApp({ 'overrides/deployment.yaml': text });
-    const run = await measured('build', app, '-o', tempDir());
+    const run = await measured('build', app, '-d', tempDir());
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(line);
     expect(run.stderr.split('\n').filter(Boolean)).toHaveLength(1);

@@ -169,7 +169,7 @@ describe('images bump --to RELEASE', () => {
 
   it('refuses an unknown release and the release the app already targets', async () => {
     const app = imagesApp();
-    await expect(bumpToRelease(app, '3.0')).rejects.toThrow('OpenStack release "3.0" is not in the catalog (overrides/versions/); available: 1.0, 2.0');
+    await expect(bumpToRelease(app, '3.0')).rejects.toThrow('release "3.0" is not in the version catalog (overrides/versions/); available: 1.0, 2.0');
     await expect(bumpToRelease(app, '1.0')).rejects.toThrow('the app already targets release 1.0 (main.release in overrides/deployment.yaml)');
   });
 });

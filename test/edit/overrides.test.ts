@@ -333,7 +333,7 @@ describe('flotilla overrides set|unset (CLI)', () => {
     const app = writeApp();
     await flotilla('overrides', 'set', app, '--file', 'overrides/versions/2.0.yaml', 'images.web=docker.io/library/nginx:1.28');
     expect(readFileSync(join(app, 'overrides/versions/2.0.yaml'), 'utf8')).toContain('web: docker.io/library/nginx:1.28\n');
-    const { stdout } = await flotilla('overrides', 'web', '--app', app);
+    const { stdout } = await flotilla('overrides', app, 'web');
     expect(stdout).toContain('tags:\n    web: docker.io/library/nginx:1.28\n');
   });
 });

@@ -126,7 +126,7 @@ describe('flotilla import (CLI)', () => {
     const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      await program.parseAsync(['import', f.dir, '-o', out, '--charts', f.charts[0]!, '--charts', f.charts[1]!, '--release', '2025.1'], { from: 'user' });
+      await program.parseAsync(['import', f.dir, '-d', out, '--charts', f.charts[0]!, '--charts', f.charts[1]!, '--release', '2025.1'], { from: 'user' });
     } finally {
       log.mockRestore();
       stderr.mockRestore();

@@ -14,13 +14,13 @@ describe('flotilla overrides with plugins', () => {
     });
 
   it('--explain attributes plugin values to the plugin file and line, and never prints a password', async () => {
-    const { stdout } = await flotilla(['overrides', 'web', '--app', app(), '--explain']);
+    const { stdout } = await flotilla(['overrides', app(), 'web', '--explain']);
     expect(stdout).toMatch(/^conf\.mode\s+"from-plugin"\s+plugin web\s+plugins\/010_web\.ts:5:1$/m);
     expect(stdout).toMatch(/^conf\.password\s+"<secret>"\s+plugin web\s+plugins\/010_web\.ts:5:1$/m);
   });
 
   it('prints the plugin layer in the system overrides, password redacted', async () => {
-    const { stdout } = await flotilla(['overrides', 'web', '--app', app(), '--output', 'json']);
+    const { stdout } = await flotilla(['overrides', app(), 'web', '--output', 'json']);
     expect(JSON.parse(stdout).conf).toMatchObject({ mode: 'from-plugin', password: '<secret>' });
   });
 });

@@ -56,9 +56,11 @@ releases:
   - name: db
     chart: db
     service: database
+    group: infra
   - name: web
     chart: web
     service: frontend
+    group: apps
     dependsOn: [db]
 `;
 

@@ -191,7 +191,7 @@ describe('a hook that fails', () => {
     const failing = await pluginFixture(files(`  override preApply(): void { throw new Error('database unreachable'); }`));
     const error = await failing.host.runStage({ operation: 'apply', timing: 'pre' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginHookError);
-    expect((error as PluginHookError).message).toBe('plugin db (plugins/010_db.ts) preApply for release db failed: database unreachable');
+    expect((error as PluginHookError).message).toBe('plugins/010_db.ts:8:37: plugin db (plugins/010_db.ts) preApply for release db failed: database unreachable');
     expect((error as PluginHookError).site).toEqual({ plugin: 'db', file: 'plugins/010_db.ts', hook: 'preApply', release: 'db' });
     expect(((error as PluginHookError).cause as Error).message).toBe('database unreachable');
     expect(lines(failing.log)).toEqual(['db: check(apply) db', 'web: check(apply) web']);
@@ -212,7 +212,7 @@ describe('a hook that fails', () => {
     const error = await host.runHooks({ operation: 'upload', timing: 'pre', kind: 'check' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginHookError);
     expect(error).not.toBeInstanceOf(OperationRefusedError);
-    expect((error as Error).message).toBe('plugin lifecycle (plugins/005_lifecycle.ts) upload.pre.check failed: cannot read the spec');
+    expect((error as Error).message).toBe('plugins/005_lifecycle.ts:11:43: plugin lifecycle (plugins/005_lifecycle.ts) upload.pre.check failed: cannot read the spec');
   });
 });
 

@@ -47,7 +47,7 @@ describe('flotilla plugin new', () => {
     asProject(root);
     const app = await loadApp(root);
     const result = await scaffoldPlugin(app, 'web');
-    expect(result).toEqual({ pluginFile: 'plugins/020_web.ts', testFile: 'test/plugins/web.plugin.test.ts', order: 20 });
+    expect(result).toEqual({ pluginFile: 'plugins/020_web.ts', testFile: 'test/plugins/web.plugin.test.ts', order: 20, setup: ['package.json'] }); // its own tsconfig.json is kept
     expect(readFileSync(join(root, result.pluginFile), 'utf8')).toContain("export default class WebPlugin extends ChartPlugin {\n  readonly chart = 'web';");
 
     const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.json')], { cwd: root }).catch(
@@ -75,7 +75,7 @@ describe('flotilla plugin new', () => {
     expect(web.pluginFile).toBe('plugins/010_web.ts');
     expect(readFileSync(join(root, web.pluginFile), 'utf8')).toContain("override readonly release = 'web';");
     await expect(scaffoldPlugin(app, 'web')).rejects.toThrow('plugins/010_web.ts already serves chart web (release web)');
-    await expect(scaffoldPlugin(app, 'nova')).rejects.toThrow('no release uses chart "nova" (charts: db, web); add it to fluxcd/releases.yaml first');
+    await expect(scaffoldPlugin(app, 'nova')).rejects.toThrow('no chart "nova" (charts: db, web): no release uses it; add it to fluxcd/releases.yaml first');
     await expect(scaffoldPlugin(app, 'db', { release: 'web' })).rejects.toBeInstanceOf(PluginLoadError);
     expect((await scaffoldPlugin(app, 'db')).pluginFile).toBe('plugins/020_db.ts');
   });

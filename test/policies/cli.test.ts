@@ -75,10 +75,10 @@ describe('policy lint', () => {
     expect(io.stdout).toEqual([expect.stringMatching(/checks role "membre", which policy set s .* \(did you mean "member"\?\) \[undeclared-role\]$/)]);
   });
 
-  it('prints JSON with --format json', async () => {
+  it('prints JSON with -o json', async () => {
     const root = writeTree({ 'bad.yaml': 'conf:\n  policy:\n    "volume:get": "role:a or"\n' });
     const io = capture();
-    await runLint([join(root, 'bad.yaml')], { format: 'json' }, io);
+    await runLint([join(root, 'bad.yaml')], { output: 'json' }, io);
     expect(JSON.parse(io.stdout.join('\n'))).toEqual([
       expect.objectContaining({ code: 'syntax', severity: 'error', location: expect.objectContaining({ line: 3, column: 29 }) }),
     ]);

@@ -45,13 +45,15 @@ describe('preflight through the real helm', () => {
     expect(failing?.error).toMatch(/web\/templates\/extra\.yaml:1:\d+\s+executing .* at <\.Values\.pod\.replicas\.count>/);
     // the value the template choked on, and the layer that set it
     expect(failing?.culprits.map((l) => `${l.path.join('.')}=${String(l.value)} ${l.origin.layer}`)).toEqual(['pod.replicas=2 common.groups.apps']);
+    expect(failing?.unset).toEqual(['pod.replicas.count']); // no layer sets it: said so
+    expect(failing?.error).not.toContain('--debug'); // helm's own flag, which flotilla does not have
   });
 
   it('reports a template or merge error of flotilla for that release only', async () => {
     const dir = writeApp({ 'overrides/templates/web.yaml.hbs': `conf:\n  x: {{features.nothing}}\n` });
     const report = await preflight(await Session.fromDirectory(dir));
     const web = report.checks.find((c) => c.release.name === 'web');
-    expect(web?.error).toMatch(/overrides\/templates\/web\.yaml\.hbs:2:\d+: "features\.nothing" is not defined/);
+    expect(web?.error).toMatch(/overrides\/templates\/web\.yaml\.hbs:2:\d+: "features\.nothing" is not set \(templates are strict\)/);
     expect(report.checks.find((c) => c.release.name === 'db')?.ok).toBe(true);
   });
 
@@ -66,7 +68,7 @@ describe('preflight through the real helm', () => {
       'keystone/templates/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keystone-etc\n  labels:\n{{ include "helm-toolkit.snippets.kubernetes_metadata_labels" . | indent 4 }}\ndata:\n  image: {{ .Values.images.tags.keystone_api }}\n`,
     });
     const app = writeFiles(join(root, 'app'), {
-      ...Object.fromEntries(Object.entries((await import('../support/app-fixture.js')).baseApp()).filter(([k]) => !k.startsWith('charts/web') && !k.startsWith('overrides/templates'))),
+      ...Object.fromEntries(Object.entries((await import('../support/app-fixture.js')).baseApp()).filter(([k]) => !k.startsWith('charts/web') && !k.startsWith('overrides/templates') && !k.startsWith('overrides/static'))),
       'fluxcd/releases.yaml': `releases:\n  - name: db\n    chart: db\n    service: database\n  - name: keystone\n    chart: keystone\n    path: ../openstack-helm/keystone\n    service: frontend\n    namespace: openstack\n    dependsOn: [db]\n`,
       'overrides/versions/images.yaml': `web:\n  keystone: images.tags.keystone_api\ndb:\n  db: images.tags.db\n`,
       'overrides/deployment.yaml': `main:\n  release: "2.0"\nfeatures:\n  services: [frontend]\n`,

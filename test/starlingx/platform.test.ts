@@ -40,7 +40,7 @@ describe('flotilla overrides --all -d DIR', () => {
     const state = tempDir('flotilla-state-');
     writeFileSync(join(state, 'passwords.json'), JSON.stringify({ 'web-admin': 'kept-from-the-store' }));
     const out = join(tempDir(), 'stx-overrides');
-    const { stdout } = await flotilla('overrides', '--all', '-d', out, '--app', root, '--state-dir', state);
+    const { stdout } = await flotilla('overrides', root, '--all', '-d', out, '--state-dir', state);
     expect(stdout).toMatch(/^RELEASE\s+CHART\s+NAMESPACE\s+FILE\s+TOP-LEVEL KEYS$/m);
     expect(stdout).toMatch(/^db\s+db\s+demo\s+db\.yaml\s+/m);
     expect(stdout).toMatch(/^web\s+web\s+demo\s+web\.yaml\s+/m);
@@ -73,13 +73,13 @@ describe('flotilla overrides --all -d DIR', () => {
     const root = app();
     const full = tempDir();
     writeFileSync(join(full, 'keep.txt'), 'mine');
-    const notEmpty = await flotilla('overrides', '--all', '-d', full, '--app', root).catch((e: { code: number; stderr: string }) => e);
+    const notEmpty = await flotilla('overrides', root, '--all', '-d', full).catch((e: { code: number; stderr: string }) => e);
     expect(notEmpty).toMatchObject({ code: 1 });
     expect((notEmpty as { stderr: string }).stderr).toMatch(/is not empty: give a new or empty folder/);
     expect(readFileSync(join(full, 'keep.txt'), 'utf8')).toBe('mine');
-    const noDir = await flotilla('overrides', '--all', '--app', root).catch((e: { code: number; stderr: string }) => e);
+    const noDir = await flotilla('overrides', root, '--all').catch((e: { code: number; stderr: string }) => e);
     expect(noDir).toMatchObject({ code: 2 });
-    expect((noDir as { stderr: string }).stderr).toContain('give a release (CHART), or --all -d DIR');
+    expect((noDir as { stderr: string }).stderr).toContain('give a release (RELEASE), or --all -d DIR');
   });
 });
 

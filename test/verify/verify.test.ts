@@ -120,8 +120,8 @@ describe('flotilla verify', () => {
     const noImages = writeApp({
       'charts/web/values.yaml': 'pod:\n  replicas: 1\nconf: {}\nlist: []\nimages: {tags: {}}\n',
       'charts/db/values.yaml': 'pod:\n  replicas: 1\nconf: {}\n',
-      'overrides/versions/1.0.yaml': 'release: "1.0"\nimages: {}\n',
-      'overrides/versions/2.0.yaml': 'release: "2.0"\nimages: {}\n',
+      'overrides/versions/1.0.yaml': 'release: "1.0"\nimages: {}\nserviceDefaults:\n  modern: false\n',
+      'overrides/versions/2.0.yaml': 'release: "2.0"\nimages: {}\nserviceDefaults:\n  modern: true\n',
       'overrides/versions/images.yaml': '{}\n',
       'charts/web/templates/deployment.yaml': null,
       'charts/db/templates/deployment.yaml': null,

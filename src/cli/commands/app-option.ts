@@ -1,10 +1,63 @@
-/** Opening the app the way every command does: one session, the app's warnings printed on stderr. */
+/** Opening the app the way every command does: one session, the app's warnings printed on stderr; the values options of preflight, template and overrides. */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { FlotillaError } from '../../diagnostics/index.js';
 import type { PluginHostOptions } from '../../plugins/index.js';
 import { Session } from '../../session/index.js';
+import { commandLineValues, type CommandLineValues } from '../../values/index.js';
 import { printWarnings } from '../output.js';
+import { collect } from '../options.js';
 
-export async function openSessionForCommand(appDir: string | undefined, deployment?: string, plugins?: Partial<PluginHostOptions>): Promise<Session> {
-  const session = await Session.fromDirectory(appDir ?? '.', { deployment, ...(plugins ? { plugins } : {}) });
+export interface SessionCommandOptions {
+  readonly deployment?: string;
+  readonly commandLine?: readonly CommandLineValues[];
+  readonly plugins?: Partial<PluginHostOptions>;
+}
+
+/** `options` as an object, or (as the lifecycle commands call it) the deployment file, with `plugins` after it. */
+export async function openSessionForCommand(appDir: string | undefined, options: SessionCommandOptions | string = {}, plugins?: Partial<PluginHostOptions>): Promise<Session> {
+  const { deployment, commandLine, plugins: pluginOptions } = typeof options === 'string' ? { deployment: options, commandLine: undefined, plugins } : { ...options, plugins: plugins ?? options.plugins };
+  const session = await Session.fromDirectory(appDir ?? '.', { deployment, ...(commandLine ? { commandLine } : {}), ...(pluginOptions ? { plugins: pluginOptions } : {}) });
   printWarnings(session.app.warnings);
   return session;
+}
+
+export interface ValuesFlags {
+  readonly values: string[];
+  readonly set: string[];
+  readonly setString: string[];
+}
+
+/** `-f/--values FILE`, `--set PATH=VALUE`, `--set-string PATH=VALUE`: Helm's flags, the top values layer. */
+export function addValuesOptions(command: Command): Command {
+  return command
+    .option('-f, --values <FILE>', 'values file above every layer of the app (repeatable; later files win)', collect, [])
+    .option('--set <PATH=VALUE>', 'a value above every layer, typed as helm --set types it (repeatable, or comma-separated)', collect, [])
+    .option('--set-string <PATH=VALUE>', 'like --set, the value always a string (repeatable)', collect, []);
+}
+
+/** The command-line values in Helm's order: values files, then --set, then --set-string. */
+export async function commandLineSources(flags: ValuesFlags): Promise<CommandLineValues[]> {
+  const files = await Promise.all(
+    flags.values.map(async (file) => {
+      const text = await readFile(file, 'utf8').catch(() => undefined);
+      if (text === undefined) throw new FlotillaError(`-f ${file}: no such file`, { exitCode: 2 });
+      return { kind: 'file' as const, file, text };
+    }),
+  );
+  const sources = [...files, ...flags.set.map((expression) => ({ kind: 'set' as const, expression })), ...flags.setString.map((expression) => ({ kind: 'set-string' as const, expression }))];
+  commandLineValues(sources); // a malformed --set is a usage error now, not a failure of each release later
+  return sources;
+}
+
+export interface SelectionFlags {
+  readonly selector?: string;
+  readonly kubeVersion?: string;
+}
+
+/** `-l/--selector KEY=VALUE` (release fields group, service, chart, namespace, name, or labels) and `--kube-version`. */
+export function addSelectionOptions(command: Command): Command {
+  return command
+    .option('-l, --selector <KEY=VALUE>', 'only releases matching every KEY=VALUE (group, service, chart, namespace, name or a release label; != negates)')
+    .option('--kube-version <VERSION>', "Kubernetes version to render for, checked against each chart's kubeVersion (default: metadata supported_k8s_version.minimum)");
 }

@@ -1,13 +1,16 @@
 import type { Command } from 'commander';
 import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
 import { formatTable, printExternalLinks, printWarnings } from '../output.js';
+import { destinationOption, outputOption, printData, requireWith, UsageError } from '../options.js';
 
 interface BuildCommandOptions {
+  destination: string;
   output: string;
   token: string[];
   against?: string;
   bumpChanged?: boolean;
   cache: boolean;
+  typecheck: boolean;
   watch?: boolean;
   followExternalSymlinks?: boolean;
 }
@@ -17,39 +20,56 @@ export function register(program: Command): void {
     .command('build')
     .description('package the app into a reproducible StarlingX-compatible <app_name>-<app_version>.tgz')
     .argument('[APP_DIR]', 'app source tree', '.')
-    .option('-o, --output <DIR>', 'folder to write the tarball to', '.')
+    .addOption(destinationOption('folder to write the tarball to', '.'))
+    .addOption(outputOption())
     .option('--token <NAME=VALUE>', 'value of a build-time token @NAME@ (repeatable; wins over fluxcd/build.yaml)', (v: string, all: string[]) => [...all, v], [])
     .option('--against <PREVIOUS>', 'previous tarball or repository index.yaml: fail when a chart changed but kept its version')
     .option('--bump-changed', 'with --against: bump the patch version of changed charts in their Chart.yaml instead of failing')
+    .option('--no-typecheck', 'do not type-check plugins/ (checked only when a plugin changed)')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
     .option('--follow-external-symlinks', 'pack what symbolic links pointing outside the app point at (refused by default)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
+      requireWith(opts.bumpChanged === true, '--bump-changed', opts.against !== undefined, '--against');
+      if (opts.watch && opts.output !== 'table') throw new UsageError(`--output ${opts.output} does nothing with --watch (each build prints one line)`);
       const options = {
-        outDir: opts.output,
+        outDir: opts.destination,
         tokens: parseTokenArguments(opts.token),
         against: opts.against,
         bumpChanged: opts.bumpChanged,
         cacheDir: opts.cache ? undefined : false,
+        typecheck: opts.typecheck,
         followExternalSymlinks: opts.followExternalSymlinks,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
       const result = await buildApp(appDir, options);
       printWarnings(result.app.warnings);
       printExternalLinks(result.externalLinks, 'the app');
-      for (const [chart, [from, to]] of result.bumped) console.log(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
-      console.log(
-        formatTable(
-          ['CHART', 'VERSION', 'SIZE', 'SHA256', 'RELEASES'],
-          result.charts.map((c) => [c.name, c.version, `${(c.size / 1024).toFixed(1)} KiB`, c.sha256.slice(0, 12), c.releases.join(',')]),
-        ),
-      );
-      const reused = result.charts.filter((c) => c.reused).length;
-      console.log(
-        `\n${result.file}\n  ${result.app.metadata.appName} ${result.app.metadata.appVersion}: ${result.charts.length} charts` +
-          `${reused > 0 ? ` (${reused} unchanged, reused)` : ''}, ${result.app.releases.length} releases, ` +
-          `${(result.size / 1024 / 1024).toFixed(2)} MiB\n  sha256 ${result.sha256}`,
-      );
+      for (const [chart, [from, to]] of result.bumped) process.stderr.write(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})\n`);
+      const data = {
+        file: result.file,
+        app: result.app.metadata.appName,
+        version: result.app.metadata.appVersion,
+        sha256: result.sha256,
+        size: result.size,
+        releases: result.app.releases.length,
+        charts: result.charts.map(({ name, version, fileName, sha256, size, reused, releases }) => ({ name, version, fileName, sha256, size, reused, releases })),
+        bumped: Object.fromEntries([...result.bumped].map(([chart, [from, to]]) => [chart, { from, to }])),
+      };
+      printData(opts.output, data, () => {
+        console.log(
+          formatTable(
+            ['CHART', 'VERSION', 'SIZE', 'SHA256', 'RELEASES'],
+            result.charts.map((c) => [c.name, c.version, `${(c.size / 1024).toFixed(1)} KiB`, c.sha256.slice(0, 12), c.releases.join(',')]),
+          ),
+        );
+        const reused = result.charts.filter((c) => c.reused).length;
+        console.log(
+          `\n${result.file}\n  ${result.app.metadata.appName} ${result.app.metadata.appVersion}: ${result.charts.length} charts` +
+            `${reused > 0 ? ` (${reused} unchanged, reused)` : ''}, ${result.app.releases.length} releases, ` +
+            `${(result.size / 1024 / 1024).toFixed(2)} MiB\n  sha256 ${result.sha256}`,
+        );
+      });
     });
 }
 

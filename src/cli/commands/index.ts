@@ -14,6 +14,7 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   releases: () => import('./releases.js'),
   overrides: () => import('./overrides.js'),
   preflight: () => import('./preflight.js'),
+  template: () => import('./template.js'),
   build: () => import('./build.js'),
   verify: () => import('./verify.js'),
   inspect: () => import('./verify.js'),

@@ -1,40 +1,29 @@
 import type { Command } from 'commander';
 
-import type { App, Release } from '../../app/index.js';
+import { selectReleases, type App, type Release } from '../../app/index.js';
 import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
-import { dumpYaml } from '../../document/index.js';
+import { leaves } from '../../document/index.js';
 import { exportSystemOverrides } from '../../starlingx/index.js';
-import { explain } from '../../values/index.js';
+import { explain, history } from '../../values/index.js';
 import { formatTable } from '../output.js';
-import { openSessionForCommand } from './app-option.js';
+import { addValuesOptions, commandLineSources, openSessionForCommand, type ValuesFlags } from './app-option.js';
+import { appDirAndNames, destinationOption, OUTPUT_FORMATS, outputOption, printData, requireWith, UsageError } from '../options.js';
 import { editOverrides, parseAssignment, parseValuePath } from '../../edit/index.js';
 import { showAndWrite } from './edit-output.js';
 
 /** A release named directly, or the one release of a chart. */
 export function findRelease(app: App, name: string): Release {
-  const byName = app.graph.byName.get(name);
-  if (byName) return byName;
-  const ofChart = app.releases.filter((r) => r.chart === name);
-  if (ofChart.length === 1) return ofChart[0] as Release;
-  if (ofChart.length > 1) throw new FlotillaError(`chart "${name}" is used by several releases (${ofChart.map((r) => r.name).join(', ')}); name the release`);
-  throw new FlotillaError(`no release or chart "${name}"; releases: ${app.releases.map((r) => r.name).join(', ')}`);
+  return selectReleases(app.releases, [], [name])[0] as Release;
 }
 
-interface OverridesOptions {
-  app: string;
+interface OverridesOptions extends ValuesFlags {
   deployment?: string;
   explain?: boolean;
   all?: boolean;
-  dir?: string;
+  history?: boolean;
+  destination?: string;
   stateDir?: string;
-  output: 'yaml' | 'json';
-}
-
-/** Usage mistakes exit 2. */
-class OverridesUsageError extends FlotillaError {
-  constructor(message: string) {
-    super(message, { exitCode: 2 });
-  }
+  output?: string;
 }
 
 interface EditCommandOptions {
@@ -49,54 +38,66 @@ export function register(program: Command): void {
   const overrides = program
     .command('overrides')
     .description(
-      'print the system overrides of one release (layers 2-8 merged); --explain says where each value comes from. ' +
-        'Without CHART, --all -d DIR writes every enabled release\'s overrides for StarlingX\'s system helm-override-update, with a script (docs/starlingx.md)',
+      'print the system overrides of one release (layers 2-9 merged); --explain says where each value comes from. ' +
+        "Without RELEASE, --all -d DIR writes every enabled release's overrides for StarlingX's system helm-override-update, with a script (docs/starlingx.md)",
     )
-    .argument('[CHART]', 'release name, or chart name when one release uses it')
-    .option('--app <DIR>', 'app source tree', '.')
+    .argument('[APP_DIR]', 'app source tree (default: .)')
+    .argument('[RELEASE]', 'release name, or chart name when one release uses it')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('--explain', 'print each value with the layer and file:line that set it')
-    .option('--all', 'with CHART and --explain: every value Helm will see; without CHART: every enabled release (needs -d)')
-    .option('-d, --dir <DIR>', 'with --all: a new or empty folder for one values file per release and helm-override-update.sh')
-    .option('--state-dir <DIR>', 'offline store of generated passwords (default: the app\'s state folder)')
-    .option('--output <FORMAT>', 'yaml or json', 'yaml')
-    .action(async (name: string | undefined, opts: OverridesOptions) => {
-      if (opts.output !== 'yaml' && opts.output !== 'json') throw new OverridesUsageError(`--output must be yaml or json, got "${opts.output}"`);
-      const plugins = opts.stateDir ? { stateDir: opts.stateDir } : {};
-      if (name === undefined) {
-        if (!opts.all || opts.dir === undefined) throw new OverridesUsageError('give a release (CHART), or --all -d DIR to export every release\'s system overrides');
-        if (opts.explain) throw new OverridesUsageError('--explain is for one release (CHART)');
-        const session = await openSessionForCommand(opts.app, opts.deployment, plugins);
-        const exported = await exportSystemOverrides(session, { dir: opts.dir });
+    .option('--all', 'with RELEASE and --explain: every value Helm will see; without RELEASE: every enabled release (needs -d)')
+    .option('--history', 'with --explain: every layer that set each value, not only the winner')
+    .addOption(destinationOption('with --all and no RELEASE: a new or empty folder for one values file per release and helm-override-update.sh'))
+    .option('--state-dir <DIR>', "offline store of generated passwords (default: the app's state folder)")
+    .addOption(outputOption(OUTPUT_FORMATS, undefined).default(undefined, 'yaml; table with --explain'));
+  addValuesOptions(overrides).action(async (first: string | undefined, second: string | undefined, opts: OverridesOptions) => {
+    const { appDir, names } = appDirAndNames([first, second].filter((w): w is string => w !== undefined));
+    if (names.length > 1) throw new UsageError('overrides: give [APP_DIR] RELEASE (a release, or a chart one release uses)');
+    const [name] = names;
+    const plugins = opts.stateDir ? { stateDir: opts.stateDir } : {};
+    const commandLine = await commandLineSources(opts);
+    if (name === undefined) {
+      if (!opts.all || opts.destination === undefined) throw new UsageError("give a release (RELEASE), or --all -d DIR to export every release's system overrides");
+      if (opts.explain) throw new UsageError('--explain is for one release (RELEASE)');
+      if (commandLine.length > 0) throw new UsageError('-f/--set/--set-string are for one release (RELEASE): the export is what StarlingX computes');
+      const session = await openSessionForCommand(appDir, { deployment: opts.deployment, plugins });
+      const exported = await exportSystemOverrides(session, { dir: opts.destination });
+      printData(opts.output ?? 'table', exported, () => {
         console.log(formatTable(['RELEASE', 'CHART', 'NAMESPACE', 'FILE', 'TOP-LEVEL KEYS'], exported.releases.map((r) => [r.release, r.chart, r.namespace, r.file, r.keys.join(',') || '-'])));
         console.log(`\n${exported.releases.length} files and ${exported.script} written (passwords in clear: keep the folder private)`);
-        return;
-      }
-      if (opts.dir !== undefined) throw new OverridesUsageError('-d/--dir is for --all without CHART');
-      const session = await openSessionForCommand(opts.app, opts.deployment, plugins);
-      const { app } = session;
-      const release = findRelease(app, name);
-      if (!app.enabled.some((r) => r.name === release.name)) {
-        process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
-      }
-      const values = await session.releaseValues(release);
-      // Passwords plugins generated are never printed.
-      const systemOverrides = session.redact(values.systemOverrides);
-      if (!opts.explain) {
-        process.stdout.write(opts.output === 'json' ? `${JSON.stringify(systemOverrides, null, 2)}\n` : dumpYaml(systemOverrides));
-        return;
-      }
-      const rows = explain(values, { all: opts.all }).map((l) => ({ ...l, value: session.redact(l.value) }));
-      if (opts.output === 'json') {
-        const out = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location }));
-        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-        return;
-      }
-      const table = rows.map((l) => [formatPath(l.path), truncate(JSON.stringify(l.value)), l.origin.layer, formatLocation(l.origin.location)]);
-      console.log(formatTable(['PATH', 'VALUE', 'LAYER', 'SET AT'], table));
-      const layers = new Set(rows.map((l) => l.origin.layer));
-      console.log(`\n${rows.length} values from ${layers.size} layers: ${[...layers].join(', ')}`);
+      });
+      return;
+    }
+    if (opts.destination !== undefined) throw new UsageError('-d/--destination is for --all without RELEASE');
+    requireWith(opts.all === true, '--all', opts.explain === true, '--explain');
+    requireWith(opts.history === true, '--history', opts.explain === true, '--explain');
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine, plugins });
+    const { app } = session;
+    const release = findRelease(app, name);
+    if (!app.enabled.some((r) => r.name === release.name)) {
+      process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
+    }
+    const values = await session.releaseValues(release);
+    // Passwords plugins generated are never printed.
+    const systemOverrides = session.redact(values.systemOverrides);
+    if (!opts.explain) {
+      const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(session.redact(l.value))]) : [];
+      printData(opts.output ?? 'yaml', systemOverrides, () => console.log(formatTable(['PATH', 'VALUE'], rows)));
+      return;
+    }
+    const rows = (opts.history ? history(values, { all: opts.all }) : explain(values, { all: opts.all }).map((l) => ({ ...l, overridden: false }))).map((l) => ({
+      ...l,
+      value: session.redact(l.value),
+    }));
+    const data = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location, ...(opts.history ? { overridden: l.overridden } : {}) }));
+    printData(opts.output ?? 'table', data, () => {
+      const table = rows.map((l) => [formatPath(l.path), truncate(JSON.stringify(l.value)), l.origin.layer, formatLocation(l.origin.location), ...(opts.history ? [l.overridden ? 'overridden' : 'wins'] : [])]);
+      console.log(formatTable(['PATH', 'VALUE', 'LAYER', 'SET AT', ...(opts.history ? ['STATUS'] : [])], table));
+      const winners = rows.filter((l) => !l.overridden);
+      const layers = new Set(winners.map((l) => l.origin.layer));
+      console.log(`\n${winners.length} values from ${layers.size} layers: ${[...layers].join(', ')}${opts.history ? `; ${rows.length - winners.length} overridden` : ''}`);
     });
+  });
   const editCommand = (name: 'set' | 'unset', description: string, operand: string) =>
     overrides
       .command(name)

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
-import { scaffoldPlugin } from '../../plugins/index.js';
+import { PLUGINS_DIR, PluginTypeError, scaffoldPlugin, typecheckPlugins } from '../../plugins/index.js';
 import { formatTable } from '../output.js';
+import { appDirAndNames, outputOption, printData, UsageError } from '../options.js';
 import { openSessionForCommand } from './app-option.js';
 
 export function register(program: Command): void {
@@ -9,22 +10,41 @@ export function register(program: Command): void {
   plugin
     .command('new')
     .description('scaffold a typed chart plugin (next free NNN_ order) and its test, which pass as generated')
-    .argument('<CHART>', 'the chart the plugin serves')
-    .option('--app <DIR>', 'app source tree', '.')
+    .argument('[APP_DIR]', 'app source tree (default: .)')
+    .argument('[CHART]', 'the chart the plugin serves')
     .option('--release <NAME>', 'serve only this release of the chart')
-    .action(async (chart: string, opts: { app: string; release?: string }) => {
-      const { app } = await openSessionForCommand(opts.app);
+    .action(async (first: string | undefined, second: string | undefined, opts: { release?: string }) => {
+      const { appDir, names } = appDirAndNames([first, second].filter((w): w is string => w !== undefined));
+      const [chart] = names;
+      if (chart === undefined || names.length > 1) throw new UsageError('plugin new: give [APP_DIR] CHART');
+      const { app } = await openSessionForCommand(appDir);
       const result = await scaffoldPlugin(app, chart, { release: opts.release });
       console.log(`created ${result.pluginFile}\ncreated ${result.testFile}`);
+      for (const file of result.setup) console.log(`wrote ${file} (the plugin test's set-up: npm install, then npm test)`);
+    });
+
+  plugin
+    .command('check')
+    .description('type-check plugins/ with TypeScript (flotilla/plugin resolved to this flotilla); errors at file:line, exit 1 on any')
+    .argument('[APP_DIR]', 'app source tree', '.')
+    .addOption(outputOption())
+    .action(async (appDir: string, opts: { output: string }) => {
+      const result = await typecheckPlugins(appDir);
+      if (result.problems.length > 0) process.exitCode = 1;
+      printData(opts.output, result, () => {
+        if (result.problems.length > 0) throw new PluginTypeError(result.problems);
+        console.log(result.checked ? `${PLUGINS_DIR}/ type-checks` : `no TypeScript files under ${PLUGINS_DIR}/`);
+      });
     });
 
   plugin
     .command('list')
     .description('the plugins in the order their hooks run, and the releases each serves')
-    .option('--app <DIR>', 'app source tree', '.')
+    .argument('[APP_DIR]', 'app source tree', '.')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
-    .action(async (opts: { app: string; deployment?: string }) => {
-      const session = await openSessionForCommand(opts.app, opts.deployment);
+    .addOption(outputOption())
+    .action(async (appDir: string, opts: { deployment?: string; output: string }) => {
+      const session = await openSessionForCommand(appDir, opts.deployment);
       const { app } = session;
       const host = await session.plugins();
       const rows = host.plugins.map((p) => [
@@ -35,6 +55,14 @@ export function register(program: Command): void {
         app.releases.filter((r) => host.pluginFor(r.name) === p).map((r) => r.name).join(',') || '-',
         p.file,
       ]);
-      console.log(formatTable(['ORDER', 'PLUGIN', 'KIND', 'CHART', 'RELEASES', 'FILE'], rows));
+      const data = host.plugins.map((p) => ({
+        order: p.order,
+        name: p.name,
+        kind: p.kind,
+        ...(p.kind === 'chart' ? { chart: p.chart } : {}),
+        releases: app.releases.filter((r) => host.pluginFor(r.name) === p).map((r) => r.name),
+        file: p.file,
+      }));
+      printData(opts.output, data, () => console.log(formatTable(['ORDER', 'PLUGIN', 'KIND', 'CHART', 'RELEASES', 'FILE'], rows)));
     });
 }

@@ -28,7 +28,9 @@ import {
   type SetChoice,
   type TraceNode,
 } from '../../policies/index.js';
+import { dumpYaml } from '../../document/index.js';
 import { formatTable } from '../output.js';
+import { outputOption } from '../options.js';
 
 export interface Output {
   out(line: string): void;
@@ -130,7 +132,7 @@ export interface LintCommandOptions {
   readonly valuesPath?: string;
   readonly strict?: boolean;
   readonly verbose?: boolean;
-  readonly format?: string;
+  readonly output?: string;
 }
 
 export async function runLint(paths: readonly string[], opts: LintCommandOptions, io: Output = consoleOutput): Promise<number> {
@@ -160,8 +162,8 @@ export async function runLint(paths: readonly string[], opts: LintCommandOptions
     what = `${count} ${opts.stack ? 'stacked ' : ''}polic${count === 1 ? 'y' : 'ies'}${sets.length > 0 ? `, roles of policy set ${sets.join(', ')}` : ''}`;
   }
   const shown = opts.verbose ? findings : findings.filter((f) => f.severity !== 'info');
-  if (opts.format === 'json') {
-    io.out(JSON.stringify(shown.map((f) => (f.location ? { ...f, location: { ...f.location, file: relative(process.cwd(), f.location.file) || f.location.file } } : f)), null, 2));
+  if (opts.output === 'json' || opts.output === 'yaml') {
+    io.out(serialize(opts.output, shown.map((f) => (f.location ? { ...f, location: { ...f.location, file: relative(process.cwd(), f.location.file) || f.location.file } } : f))));
   } else {
     for (const f of shown) io.out(formatFinding(f));
   }
@@ -246,7 +248,7 @@ export interface CheckCommandOptions extends PolicyInputOptions {
   readonly roles?: string;
   readonly target?: readonly string[];
   readonly creds?: readonly string[];
-  readonly format?: string;
+  readonly output?: string;
 }
 
 export async function runCheck(paths: readonly string[], opts: CheckCommandOptions, io: Output = consoleOutput): Promise<number> {
@@ -260,8 +262,8 @@ export async function runCheck(paths: readonly string[], opts: CheckCommandOptio
   const creds: Credentials = { ...extraCreds, roles };
   const target = parseAssignments(opts.target ?? [], '--target', false);
   const decision = evaluate(policy, opts.action, creds, target, { undefinedAction: 'error' });
-  if (opts.format === 'json') {
-    io.out(JSON.stringify({ action: decision.action, allowed: decision.allowed, roles, trace: decision.trace }, null, 2));
+  if (opts.output === 'json' || opts.output === 'yaml') {
+    io.out(serialize(opts.output, { action: decision.action, allowed: decision.allowed, roles, trace: decision.trace }));
   } else {
     const where = [chart, section ?? (policy.section || undefined)].filter((s) => s).join('/');
     const implied = roles.length > assigned.length ? ` (implied: ${roles.slice(assigned.length).join(', ')})` : '';
@@ -314,7 +316,7 @@ export interface MatrixCommandOptions extends PolicyInputOptions {
 
 export async function runMatrix(paths: readonly string[], opts: MatrixCommandOptions, io: Output = consoleOutput): Promise<number> {
   const format = opts.output ?? 'table';
-  if (format !== 'table' && format !== 'csv') throw new PolicyUsageError(`--output must be table or csv, not "${format}"`);
+  if (!MATRIX_FORMATS.includes(format)) throw new PolicyUsageError(`--output must be ${MATRIX_FORMATS.join(', ')}, not "${format}"`);
   const { chart, section } = chartAndSection(opts.chart, opts.section);
   const loaded = await loadInputs(paths, opts, chart);
   const sets = [...loaded.policies.values()].flatMap((p) => (p.set ? [p.set] : []));
@@ -336,9 +338,14 @@ export async function runMatrix(paths: readonly string[], opts: MatrixCommandOpt
     pick(loaded, chart, section); // throws the helpful lookup error
   }
   const csvRows: string[][] = [];
+  const data: { scope: string; action: string; cells: Record<string, string> }[] = [];
   tables.forEach(({ scope, policy, set }, i) => {
     const matrix = policyMatrix(policy, roles, { creds, target, ...(set ? { implied: set.impliedRoles } : {}) });
     const rows = matrix.rows.filter((r) => !filter || filter.test(r.action));
+    if (format === 'json' || format === 'yaml') {
+      for (const row of rows) data.push({ scope, action: row.action, cells: Object.fromEntries(roles.map((role, c) => [role, row.cells[c] ?? ''])) });
+      return;
+    }
     if (format === 'csv') {
       for (const row of rows) csvRows.push([scope, row.action, ...row.cells]);
       return;
@@ -346,13 +353,20 @@ export async function runMatrix(paths: readonly string[], opts: MatrixCommandOpt
     if (tables.length > 1) io.out(`${i > 0 ? '\n' : ''}${scope}`);
     io.out(formatTable(['ACTION', ...roles], rows.map((r) => [r.action, ...r.cells])));
   });
-  if (format === 'csv') {
+  if (format === 'json' || format === 'yaml') io.out(serialize(format, data));
+  else if (format === 'csv') {
     io.out(csvLine([loaded.kind === 'app' ? 'chart' : 'policy', 'action', ...roles]));
     for (const row of csvRows) io.out(csvLine(row));
   } else {
     io.out('\nyes: any resource · project: the caller\'s project · own: the caller\'s own · no: never · others: not the caller\'s own (unusual)');
   }
   return 0;
+}
+
+const MATRIX_FORMATS = ['table', 'csv', 'json', 'yaml'];
+
+function serialize(format: 'json' | 'yaml', data: unknown): string {
+  return format === 'json' ? JSON.stringify(data, null, 2) : dumpYaml(data).trimEnd();
 }
 
 function csvLine(cells: readonly string[]): string {
@@ -390,7 +404,7 @@ export function register(program: Command): void {
     .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
     .option('--strict', 'exit non-zero on warnings too')
     .option('--verbose', 'also print notes (overridden defaults, redundant overrides, http checks)')
-    .option('--format <FORMAT>', 'text or json', 'text')
+    .addOption(outputOption())
     .addHelpText('after', '\nExit codes: 0 no errors (and no warnings with --strict), 1 findings, 2 usage.')
     .action(async (paths: string[], opts: LintCommandOptions) => {
       process.exitCode = await runLint(paths, opts);
@@ -410,7 +424,7 @@ export function register(program: Command): void {
     .option('--defaults <FILE>', 'files: rules the files override (repeatable)', collect)
     .option('--stack', 'files: stack the files, in order, as layers of one policy')
     .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
-    .option('--format <FORMAT>', 'text or json', 'text')
+    .addOption(outputOption())
     .addHelpText('after', '\nExit codes: 0 allowed, 3 denied, 1 error, 2 usage (unknown chart, section or action).')
     .action(async (paths: string[], opts: CheckCommandOptions) => {
       process.exitCode = await runCheck(paths, opts);
@@ -430,7 +444,7 @@ export function register(program: Command): void {
     .option('--defaults <FILE>', 'files: rules the files override (repeatable)', collect)
     .option('--stack', 'files: stack the files, in order, as layers of one policy (default: a table per file)')
     .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
-    .option('--output <FORMAT>', 'table or csv', 'table')
+    .addOption(outputOption(MATRIX_FORMATS))
     .action(async (paths: string[], opts: MatrixCommandOptions) => {
       process.exitCode = await runMatrix(paths, opts);
     });

@@ -1,26 +1,50 @@
 import type { Command } from 'commander';
+import { selectReleases } from '../../app/index.js';
 import { formatLocation, formatPath } from '../../diagnostics/index.js';
 import { preflight } from '../../preflight/index.js';
-import { openSessionForCommand } from './app-option.js';
+import { appDirAndNames, integerAtLeast, outputOption, printData } from '../options.js';
+import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
+
+interface PreflightCommandOptions extends ValuesFlags, SelectionFlags {
+  deployment?: string;
+  jobs: number;
+  output: string;
+}
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command('preflight')
-    .description('render every enabled release with the real helm template, values in Flux order; exit 1 on any failure')
-    .argument('[APP_DIR]', 'app source tree', '.')
+    .description('render every enabled release (or those named or selected) with the real helm template, values in Flux order; exit 1 on any failure')
+    .argument('[APP_DIR]', 'app source tree (default: .; a first word that is not a folder is a release)')
+    .argument('[RELEASE...]', 'releases (or charts) to render; default: every release the spec enables')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
-    .option('-j, --jobs <N>', 'helm processes at once', '3')
-    .action(async (appDir: string, opts: { deployment?: string; jobs: string }) => {
-      const session = await openSessionForCommand(appDir, opts.deployment);
-      const { app } = session;
+    .option('-j, --jobs <N>', 'helm processes at once', integerAtLeast(1), 3)
+    .addOption(outputOption());
+  addSelectionOptions(addValuesOptions(command)).action(async (first: string | undefined, rest: string[], opts: PreflightCommandOptions) => {
+    const { appDir, names } = appDirAndNames([...(first === undefined ? [] : [first]), ...rest]);
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts) });
+    const { app } = session;
+    const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
+    const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion });
+    const failed = report.checks.filter((c) => !c.ok).length;
+    if (failed > 0) process.exitCode = 1;
+    const data = report.checks.map((c) => ({
+      release: c.release.name,
+      ok: c.ok,
+      objects: c.objects,
+      ...(c.error ? { error: c.error } : {}),
+      culprits: c.culprits.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location })),
+      unset: c.unset,
+      millis: c.millis,
+    }));
+    printData(opts.output, data, () => {
       const { main } = app.spec;
       console.log(
         `preflight ${app.metadata.appName} ${app.metadata.appVersion}: release ${main.release}` +
           `${main.preset ? `, preset ${main.preset}` : ''}${main.size ? `, size ${main.size}` : ''}; ` +
-          `${app.enabled.length} of ${app.releases.length} releases enabled`,
+          `${releases.length} release(s) (${app.enabled.length} of ${app.releases.length} enabled by the spec)`,
       );
-      const report = await preflight(session, { concurrency: Math.max(1, Number(opts.jobs) || 1) });
-      const width = Math.max(...report.checks.map((c) => c.release.name.length));
+      const width = Math.max(0, ...report.checks.map((c) => c.release.name.length));
       for (const check of report.checks) {
         const name = check.release.name.padEnd(width);
         if (check.ok) {
@@ -36,9 +60,9 @@ export function register(program: Command): void {
             console.log(`          ${formatPath(leaf.path)} = ${JSON.stringify(leaf.value)}  ← ${leaf.origin.layer} (${formatLocation(leaf.origin.location)})`);
           }
         }
+        for (const path of check.unset) console.log(`        ${path} is set by no layer (not in the chart's values.yaml, nor any override): a typo, or a value to give`);
       }
-      const failed = report.checks.filter((c) => !c.ok).length;
       console.log(failed === 0 ? `all ${report.checks.length} releases render` : `${failed} of ${report.checks.length} releases failed to render`);
-      if (failed > 0) process.exitCode = 1;
     });
+  });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatTable } from '../output.js';
+import { outputOption, printData } from '../options.js';
 import { openSessionForCommand } from './app-option.js';
 
 export function register(program: Command): void {
@@ -8,9 +9,24 @@ export function register(program: Command): void {
     .description('show the release table in apply waves (releases of one wave can be installed in parallel)')
     .argument('[APP_DIR]', 'app source tree', '.')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
-    .action(async (appDir: string, opts: { deployment?: string }) => {
+    .addOption(outputOption())
+    .action(async (appDir: string, opts: { deployment?: string; output: string }) => {
       const { app } = await openSessionForCommand(appDir, opts.deployment);
       const enabled = new Set(app.enabled.map((r) => r.name));
+      const data = app.graph.waves.flatMap((wave, i) =>
+        wave.map((r) => ({
+          wave: i + 1,
+          name: r.name,
+          chart: r.chart,
+          ...(r.service ? { service: r.service } : {}),
+          ...(r.group ? { group: r.group } : {}),
+          namespace: r.namespace,
+          releaseName: r.releaseName,
+          dependsOn: r.dependsOn,
+          enabled: enabled.has(r.name),
+        })),
+      );
+      if (opts.output !== 'table') return printData(opts.output, data, () => undefined);
       const rows = app.graph.waves.flatMap((wave, i) =>
         wave.map((r) => [
           String(i + 1),

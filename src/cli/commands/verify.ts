@@ -1,9 +1,9 @@
-import { Option, type Command } from 'commander';
-import { dump } from 'js-yaml';
+import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { signBundleFile } from '../../bundle/index.js';
 import { inspectBundle, verifyBundle } from '../../verify/index.js';
 import { formatTable } from '../output.js';
+import { outputOption, printData } from '../options.js';
 
 export function register(program: Command): void {
   program
@@ -11,15 +11,15 @@ export function register(program: Command): void {
     .description('check an application tarball: checksums, layout, metadata, charts (helm lint), releases, kustomization, images; exit 1 on any problem')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
     .option('--key <PUBLIC.pem>', 'ed25519 public key: refuse an unsigned or wrongly signed tarball')
-    .action(async (bundle: string, opts: { key?: string }) => {
+    .addOption(outputOption())
+    .action(async (bundle: string, opts: { key?: string; output: string }) => {
       const report = await verifyBundle(bundle, opts.key ? { publicKey: await readFile(opts.key, 'utf8') } : {});
       for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
-      for (const p of report.problems) console.log(`verify: ${p}`);
-      if (report.ok) console.log(`${bundle}: verified`);
-      else {
-        console.log(`${bundle}: ${report.problems.length} problem(s)`);
-        process.exitCode = 1;
-      }
+      if (!report.ok) process.exitCode = 1;
+      printData(opts.output, report, () => {
+        for (const p of report.problems) console.log(`verify: ${p}`);
+        console.log(report.ok ? `${bundle}: verified` : `${bundle}: ${report.problems.length} problem(s)`);
+      });
     });
 
   program
@@ -36,17 +36,10 @@ export function register(program: Command): void {
     .command('inspect')
     .description('show what an application tarball holds: app, charts, releases with dependsOn, images')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
-    .addOption(new Option('-o, --output <FORMAT>', 'output format').choices(['table', 'json', 'yaml']).default('table'))
+    .addOption(outputOption())
     .action(async (bundle: string, opts: { output: string }) => {
       const report = await inspectBundle(bundle);
-      if (opts.output === 'json') {
-        console.log(JSON.stringify(report, null, 2));
-        return;
-      }
-      if (opts.output === 'yaml') {
-        process.stdout.write(dump(report, { noRefs: true }));
-        return;
-      }
+      if (opts.output !== 'table') return printData(opts.output, report, () => undefined);
       console.log(`${report.app} ${report.version}\n`);
       console.log(formatTable(['CHART', 'VERSION', 'APP VERSION', 'FILES', 'SIZE'], report.charts.map((c) => [c.name, c.version, c.appVersion ?? '-', String(c.files), `${(c.size / 1024).toFixed(1)} KiB`])));
       console.log('');

@@ -1,0 +1,52 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Command } from 'commander';
+import { selectReleases } from '../../app/index.js';
+import { FlotillaError } from '../../diagnostics/index.js';
+import { writeFileAtomic } from '../../files/index.js';
+import { preflight, splitBySource } from '../../preflight/index.js';
+import { appDirAndNames, integerAtLeast } from '../options.js';
+import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
+
+interface TemplateCommandOptions extends ValuesFlags, SelectionFlags {
+  deployment?: string;
+  outputDir?: string;
+  jobs: number;
+}
+
+export function register(program: Command): void {
+  const command = program
+    .command('template')
+    .description("the Kubernetes objects of each enabled release rendered with its final values (what helm-controller applies), like helm template")
+    .argument('[APP_DIR]', 'app source tree (default: .; a first word that is not a folder is a release)')
+    .argument('[RELEASE...]', 'releases (or charts) to render; default: every release the spec enables')
+    .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
+    .option('--output-dir <DIR>', "write each release's files to DIR/<release>/<chart>/templates/… (helm template --output-dir) instead of stdout")
+    .option('-j, --jobs <N>', 'helm processes at once', integerAtLeast(1), 3);
+  addSelectionOptions(addValuesOptions(command)).action(async (first: string | undefined, rest: string[], opts: TemplateCommandOptions) => {
+    const { appDir, names } = appDirAndNames([...(first === undefined ? [] : [first]), ...rest]);
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts) });
+    const { app } = session;
+    const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
+    const enabled = new Set(app.enabled.map((r) => r.name));
+    for (const r of releases) if (!enabled.has(r.name)) process.stderr.write(`warning: release "${r.name}" is not enabled by the spec; rendered because it was named\n`);
+    const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion });
+    const failed = report.checks.filter((c) => !c.ok);
+    if (failed.length > 0) {
+      throw new FlotillaError(`${failed.length} release(s) failed to render:\n${failed.map((c) => `  ${c.release.name}: ${(c.error ?? '').split('\n').join('\n    ')}`).join('\n')}`);
+    }
+    for (const check of report.checks) {
+      const manifest = check.manifest ?? '';
+      if (opts.outputDir === undefined) {
+        process.stdout.write(manifest);
+        continue;
+      }
+      for (const [source, text] of splitBySource(manifest)) {
+        const file = join(opts.outputDir, check.release.name, source);
+        await mkdir(dirname(file), { recursive: true });
+        await writeFileAtomic(file, text);
+        process.stderr.write(`wrote ${file}\n`);
+      }
+    }
+  });
+}
