@@ -28,6 +28,8 @@ export interface RequestRecord {
   readonly url: string;
   readonly status: number;
   readonly userAgent: string;
+  /** Date.now() when it was answered. */
+  readonly at: number;
 }
 
 const JSON_TYPE = 'application/json';
@@ -103,7 +105,7 @@ export class ApiServer {
   }
 
   private record(req: IncomingMessage, status: number): void {
-    this.requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', status, userAgent: req.headers['user-agent'] ?? '' });
+    this.requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', status, userAgent: req.headers['user-agent'] ?? '', at: Date.now() });
     if (this.requests.length > 5_000) this.requests.splice(0, 1_000);
   }
 

@@ -6,7 +6,9 @@
  *   becomes Ready with an artifact; `oci` type stays static (empty status,
  *   no Ready condition), as in source-controller v1.
  * - HelmChart (created per HelmRelease from `spec.chart`, as helm-controller
- *   does) and OCIRepository: the chart is pulled with the real helm.
+ *   does) and OCIRepository: the chart is pulled with the real helm, or, for
+ *   an exact version from a plain-HTTP OCI registry, in-process over the
+ *   distribution API (./oci-pull.ts), as source-controller pulls.
  * - HelmRelease: honours suspend, dependsOn, valuesFrom (in order, then
  *   inline values), renders with the real `helm template`, stores the
  *   objects with Helm's labels and annotations and a Helm release Secret
@@ -24,6 +26,7 @@ import type { Cluster } from './cluster.js';
 import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
+import { pullOciChart } from './oci-pull.js';
 import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
@@ -95,8 +98,20 @@ export interface FluxOptions {
   readonly concurrency?: number;
   /** Wait before a remediation retry (default 1 s). */
   readonly retryIntervalMs?: number;
+  /** Told when a release's render waits for a helm slot, starts and ends (benchmarks use it to see where time goes). */
+  readonly trace?: (event: RenderTrace) => void;
 }
 
+export interface RenderTrace {
+  readonly namespace: string;
+  readonly name: string;
+  readonly phase: 'render-queued' | 'render-start' | 'render-end';
+  /** Date.now() when it happened. */
+  readonly at: number;
+}
+
+/** A chart version that names one version (not a range). */
+const EXACT_VERSION = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 const sha256 = (data: string | Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -514,11 +529,16 @@ export class FluxSimulation {
       const cacheKey = await this.pullCacheKey(repo, url, chartName, version);
       let pull = cacheKey ? this.pulled.get(cacheKey) : undefined;
       if (!pull) {
-        pull = this.queue.limited(() =>
-          repoSpec.type === 'oci'
-            ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'pulled'))
-            : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'pulled')),
-        );
+        // An exact version over plain HTTP is pulled in-process (as source-controller does, without a helm process):
+        // 80 charts pulled at once must not take the helm slots the renders need.
+        pull =
+          repoSpec.type === 'oci' && repoSpec.insecure === true && EXACT_VERSION.test(version)
+            ? pullOciChart(`${url}/${chartName}`, version, join(this.artifacts, 'pulled'))
+            : this.queue.limited(() =>
+                repoSpec.type === 'oci'
+                  ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'pulled'))
+                  : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'pulled')),
+              );
         if (cacheKey) {
           this.pulled.set(cacheKey, pull);
           // A failed pull is not remembered: the next reconcile tries again.
@@ -526,7 +546,7 @@ export class FluxSimulation {
         }
       }
       const file = await pull;
-      const metadata = await this.queue.limited(() => this.helm.metadata(file));
+      const metadata = await this.helm.metadata(file);
       const artifact = this.storeArtifact(chart, 'helmchart', file, metadata.version);
       this.artifactFiles.set(artifact.path, file);
       this.succeeded('HelmChart', namespace, name);
@@ -558,7 +578,7 @@ export class FluxSimulation {
       const artifact = isObject(repo.status) && isObject(repo.status.artifact) ? repo.status.artifact : undefined;
       return artifact ? `http ${url} ${chart} ${version} ${String(artifact.revision)}` : undefined;
     }
-    if (!/^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.test(version)) return undefined;
+    if (!EXACT_VERSION.test(version)) return undefined;
     const location = new URL(`${url.replace(/^oci:\/\//, spec.insecure === true ? 'http://' : 'https://')}/${chart}`);
     try {
       const response = await fetch(`${location.origin}/v2${location.pathname}/manifests/${version.replace(/\+/g, '_')}`, {
@@ -585,7 +605,7 @@ export class FluxSimulation {
       const chart = typeof ref.digest === 'string' ? `${url}@${ref.digest}` : url;
       const version = typeof ref.tag === 'string' ? ref.tag : typeof ref.semver === 'string' ? ref.semver : undefined;
       const file = await this.queue.limited(() => this.helm.pull({ chart, ...(version ? { version } : {}), plainHttp: spec.insecure === true }, join(this.artifacts, 'ocirepository', namespace, name)));
-      const metadata = await this.queue.limited(() => this.helm.metadata(file));
+      const metadata = await this.helm.metadata(file);
       const digest = sha256(readFileSync(file));
       this.succeeded('OCIRepository', namespace, name);
       const artifact = this.storeArtifact(repo, 'ocirepository', file, `${metadata.version}@${digest}`);
@@ -861,8 +881,11 @@ export class FluxSimulation {
     try {
       const injected = this.faults.renderFailure(namespace, name);
       if (injected) throw new HelmError(injected);
-      manifest = await this.queue.limited(() =>
-        this.helm.render({
+      const trace = (phase: RenderTrace['phase']) => this.options.trace?.({ namespace, name, phase, at: Date.now() });
+      trace('render-queued');
+      manifest = await this.queue.limited(() => {
+        trace('render-start');
+        return this.helm.render({
           releaseName,
           namespace: targetNamespace,
           chartPath: chartFile,
@@ -872,8 +895,9 @@ export class FluxSimulation {
           noHooks: actionSpec.disableHooks === true,
           kubeVersion: KUBE_VERSION.gitVersion,
           apiVersions: [...new Set(this.cluster.types.all().map((t) => `${apiVersionOf(t)}/${t.kind}`))],
-        }),
-      );
+        });
+      });
+      trace('render-end');
       const objects = this.parseManifest(manifest, targetNamespace);
       // spec.commonMetadata: labels and annotations Flux's post-renderer puts on every object.
       const common = isObject(spec.commonMetadata) ? spec.commonMetadata : {};
