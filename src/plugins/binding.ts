@@ -44,13 +44,13 @@ export function bindPlugins(plugins: readonly LoadedPlugin[], releases: readonly
 function servedReleases(plugin: LoadedChartPlugin, releases: readonly ReleaseRef[]): ReleaseRef[] {
   if (plugin.release !== undefined) {
     const release = releases.find((r) => r.name === plugin.release);
-    if (!release) throw new PluginLoadError(`${describePlugin(plugin)}: release: ${unknownName('release', plugin.release, releases.map((r) => r.name))}`);
-    if (release.chart !== plugin.chart) throw new PluginLoadError(`${describePlugin(plugin)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
+    if (!release) throw new PluginLoadError(`${describePlugin(plugin, plugin.releaseLine)}: release: ${unknownName('release', plugin.release, releases.map((r) => r.name))}`);
+    if (release.chart !== plugin.chart) throw new PluginLoadError(`${describePlugin(plugin, plugin.releaseLine)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
     return [release];
   }
   const ofChart = releases.filter((r) => r.chart === plugin.chart);
   if (ofChart.length === 0) {
-    throw new PluginLoadError(`${describePlugin(plugin)}: chart: ${unknownName('chart', plugin.chart, releases.map((r) => r.chart))} — no release uses it`);
+    throw new PluginLoadError(`${describePlugin(plugin, plugin.chartLine)}: chart: ${unknownName('chart', plugin.chart, releases.map((r) => r.chart))} — no release uses it`);
   }
   return ofChart;
 }

@@ -48,8 +48,8 @@ export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
     pluginFiles.map(async (pf, i): Promise<ManifestPlugin> => {
       const module = modules[i];
       if (!module || module.file !== pf.file) throw new PluginBuildError([{ message: `bundle lists ${module?.file ?? 'nothing'} where ${pf.file} was expected` }]);
-      const overridesLine = findOverridesLine(await readFile(join(root, pf.file), 'utf8'));
-      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine }));
+      const source = await readFile(join(root, pf.file), 'utf8');
+      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine: findOverridesLine(source), chartLine: findFieldLine(source, 'chart'), releaseLine: findFieldLine(source, 'release') }));
     }),
   );
   const manifest: PluginManifest = {
@@ -108,14 +108,24 @@ function manifestEntry(plugin: LoadedPlugin): ManifestPlugin {
     chart: plugin.chart,
     ...(plugin.release !== undefined ? { release: plugin.release } : {}),
     ...(plugin.overridesLine > 0 ? { overridesLine: plugin.overridesLine } : {}),
+    ...(plugin.chartLine > 0 ? { chartLine: plugin.chartLine } : {}),
+    ...(plugin.release !== undefined && plugin.releaseLine > 0 ? { releaseLine: plugin.releaseLine } : {}),
   };
 }
 
 /** The line declaring `getOverrides`: where `--explain` points for plugin values (a value's own line would need source maps). */
 export function findOverridesLine(source: string): number {
-  const lines = source.split('\n');
-  const index = lines.findIndex((l) => /^\s*(?:(?:override|public|async)\s+)*getOverrides\s*[(<]/.test(l));
-  return index + 1;
+  return lineMatching(source, /^\s*(?:(?:override|public|async)\s+)*getOverrides\s*[(<]/);
+}
+
+/** The line setting a chart plugin's `chart` or `release` field: where an error binding it to the app's releases points. */
+export function findFieldLine(source: string, field: 'chart' | 'release'): number {
+  return lineMatching(source, new RegExp(`^\\s*(?:(?:override|public|readonly)\\s+)*${field}\\s*[:=]`));
+}
+
+/** 1-based; 0 when no line matches. */
+function lineMatching(source: string, pattern: RegExp): number {
+  return source.split('\n').findIndex((l) => pattern.test(l)) + 1;
 }
 
 async function hashSources(root: string): Promise<Record<string, string>> {

@@ -18,8 +18,10 @@ interface PluginBase {
   readonly name: string;
   readonly file: string;
   readonly order: number;
-  /** Line of `getOverrides` in the source (0 when unknown). */
+  /** Lines in the source (0 when unknown): `getOverrides`, and a chart plugin's `chart` and `release` fields. */
   readonly overridesLine: number;
+  readonly chartLine: number;
+  readonly releaseLine: number;
 }
 
 export type LoadedPlugin =
@@ -92,6 +94,6 @@ export function instantiate(module: BundledModule, meta: Omit<PluginBase, 'file'
   }
 }
 
-export function describePlugin(plugin: LoadedPlugin): string {
-  return `plugin ${plugin.name} (${plugin.file})`;
+export function describePlugin(plugin: LoadedPlugin, line = 0): string {
+  return `plugin ${plugin.name} (${plugin.file}${line > 0 ? `:${line}` : ''})`;
 }

@@ -32,7 +32,7 @@ export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
   const inManifest = manifest.plugins.map((p) => p.file).join(', ');
   if (inBundle !== inManifest) throw new PluginBundleError(`${dir}: the bundle holds [${inBundle}] but its manifest lists [${inManifest}]`);
   const plugins = manifest.plugins.map((entry, i) => {
-    const plugin = instantiate(modules[i] as (typeof modules)[number], { name: entry.name, order: entry.order, overridesLine: entry.overridesLine ?? 0 });
+    const plugin = instantiate(modules[i] as (typeof modules)[number], { name: entry.name, order: entry.order, overridesLine: entry.overridesLine ?? 0, chartLine: entry.chartLine ?? 0, releaseLine: entry.releaseLine ?? 0 });
     const chart = plugin.kind === 'chart' ? plugin.chart : undefined;
     const release = plugin.kind === 'chart' ? plugin.release : undefined;
     if (plugin.kind !== entry.kind || chart !== entry.chart || release !== entry.release) {

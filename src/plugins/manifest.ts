@@ -25,6 +25,9 @@ export interface ManifestPlugin {
   readonly release?: string;
   /** Line of `getOverrides` in the source, for provenance. */
   readonly overridesLine?: number;
+  /** Lines of the `chart` and `release` fields, for errors binding the plugin to releases. */
+  readonly chartLine?: number;
+  readonly releaseLine?: number;
 }
 
 export interface PluginManifest {
@@ -61,6 +64,8 @@ export function serializeManifest(manifest: PluginManifest): string {
       ...(p.chart !== undefined ? { chart: p.chart } : {}),
       ...(p.release !== undefined ? { release: p.release } : {}),
       ...(p.overridesLine !== undefined ? { overridesLine: p.overridesLine } : {}),
+      ...(p.chartLine !== undefined ? { chartLine: p.chartLine } : {}),
+      ...(p.releaseLine !== undefined ? { releaseLine: p.releaseLine } : {}),
     })),
     files: sorted(manifest.files),
     sources: sorted(manifest.sources),
@@ -108,7 +113,7 @@ export function parseManifest(text: string, where: string): PluginManifest {
     if (typeof e.name !== 'string' || typeof e.file !== 'string') bad(`${at} needs name and file`);
     if (!KINDS.includes(e.kind as PluginKind)) bad(`${at}.kind must be one of ${KINDS.join(', ')}`);
     for (const field of ['chart', 'release'] as const) if (e[field] !== undefined && typeof e[field] !== 'string') bad(`${at}.${field} must be a string`);
-    if (e.overridesLine !== undefined && typeof e.overridesLine !== 'number') bad(`${at}.overridesLine must be a number`);
+    for (const field of ['overridesLine', 'chartLine', 'releaseLine'] as const) if (e[field] !== undefined && typeof e[field] !== 'number') bad(`${at}.${field} must be a number`);
     return e as unknown as ManifestPlugin;
   });
   return { format: MANIFEST_FORMAT, apiVersion: PLUGIN_API_VERSION, entry: m.entry as string, plugins, files, sources };

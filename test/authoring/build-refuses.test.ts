@@ -52,9 +52,17 @@ describe('build refuses what other commands refuse', () => {
     expect(stderr).toMatch(/conf/);
   });
 
-  it('a plugin for a chart no release uses, with the nearest chart', async () => {
-    const stderr = await buildError({ 'plugins/010_wbe.ts': chartPlugin('wbe') });
-    expect(stderr).toContain('plugin wbe (plugins/010_wbe.ts): chart: no chart "wbe"; did you mean "web"?');
+  it('a plugin for a chart no release uses, at its `chart` line, with the nearest chart', async () => {
+    const source = chartPlugin('wbe');
+    const stderr = await buildError({ 'plugins/010_wbe.ts': source });
+    expect(stderr).toContain(`plugin wbe (plugins/010_wbe.ts:${lineOf(source, "readonly chart = 'wbe'")}): chart: no chart "wbe"; did you mean "web"?`);
+  });
+
+  it('a plugin naming a release that does not exist, at its `release` line, with the nearest release', async () => {
+    const source = chartPlugin('web', "  override readonly release = 'wbe';");
+    const stderr = await buildError({ 'plugins/010_web.ts': source });
+    expect(lineOf(source, "readonly release = 'wbe'")).toBeGreaterThan(lineOf(source, "readonly chart = 'web'"));
+    expect(stderr).toContain(`plugin web (plugins/010_web.ts:${lineOf(source, "readonly release = 'wbe'")}): release: no release "wbe"; did you mean "web"?`);
   });
 
   it('a chart whose Chart.yaml name differs fails in releases and preflight as in build', async () => {
@@ -83,3 +91,8 @@ describe('verify refuses a tarball whose values cannot be computed', () => {
     await expect(flotilla('verify', broken)).rejects.toMatchObject({ code: 1 });
   });
 });
+
+/** The 1-based line of a plugin source holding `text`. */
+function lineOf(source: string, text: string): number {
+  return source.split('\n').findIndex((l) => l.includes(text)) + 1;
+}

@@ -31,7 +31,7 @@ describe('binding plugins to releases', () => {
   });
 
   it('refuses a plugin for a chart or release the app does not have', async () => {
-    await expect(pluginFixture({ 'plugins/010_wbe.ts': chartPlugin('wbe') })).rejects.toThrow('plugin wbe (plugins/010_wbe.ts): chart: no chart "wbe"; did you mean "web"? (charts: db, web) — no release uses it');
+    await expect(pluginFixture({ 'plugins/010_wbe.ts': chartPlugin('wbe') })).rejects.toThrow('plugin wbe (plugins/010_wbe.ts:4): chart: no chart "wbe"; did you mean "web"? (charts: db, web) — no release uses it');
     await expect(pluginFixture({ 'plugins/010_web.ts': forRelease('web', 'db') })).rejects.toThrow('release "db" uses chart db, not web');
     await expect(pluginFixture({ 'plugins/010_web.ts': forRelease('web', 'nope') })).rejects.toBeInstanceOf(PluginLoadError);
   });

@@ -54,8 +54,8 @@ describe('bundlePlugins', () => {
       entry: 'plugins.mjs',
       plugins: [
         { order: 5, name: 'lifecycle', file: 'plugins/005_lifecycle.ts', kind: 'lifecycle' },
-        { order: 10, name: 'db', file: 'plugins/010_db.ts', kind: 'chart', chart: 'db', release: 'db', overridesLine: 7 },
-        { order: 20, name: 'web', file: 'plugins/020_web.ts', kind: 'chart', chart: 'web', overridesLine: 6 },
+        { order: 10, name: 'db', file: 'plugins/010_db.ts', kind: 'chart', chart: 'db', release: 'db', overridesLine: 7, chartLine: 5, releaseLine: 6 },
+        { order: 20, name: 'web', file: 'plugins/020_web.ts', kind: 'chart', chart: 'web', overridesLine: 6, chartLine: 5 },
       ],
       files: { 'plugins.mjs': sha256(bundle.files.get('plugins.mjs')!) },
       sources: Object.fromEntries(Object.keys(files).sort().map((f) => [f, sha256(readFileSync(join(root, f)))])),
