@@ -33,7 +33,7 @@ export function isFluxDuration(text: string): boolean {
 }
 
 /** The candidate closest to `word` (edit distance, prefixes count as near), when it is close enough to be a likely typo. */
-export function nearest(word: string, candidates: readonly string[]): string | undefined {
+export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;
   let bestScore = Infinity;
   let bestDistance = Infinity;

@@ -8,7 +8,7 @@ import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import { describeKind, getNode, type ValueNode } from '../document/index.js';
 import { buildLayers, type LayerKind as ValuesLayerKind, type LayerProviders } from '../values/index.js';
 import { PolicyLookupError } from './errors.js';
-import { nearest } from './heuristics.js';
+import { nearest } from '../names/index.js';
 import { lintResolved, sortFindings, type DeclaredRoles, type LintFinding } from './linter.js';
 import { declaredRolesOf, loadPolicyFile, loadPolicySet, parsePolicyPath, policyPathCandidates, POLICY_VALUES_PATH } from './loaders.js';
 import { matrixActions, matrixCell } from './matrix.js';

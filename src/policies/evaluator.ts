@@ -7,7 +7,7 @@
 import type { SourceLocation } from '../diagnostics/index.js';
 import { formatCheck, type CheckExpr, type PolicyExpr, type Template } from './ast.js';
 import { PolicyLookupError } from './errors.js';
-import { nearest } from './heuristics.js';
+import { nearest } from '../names/index.js';
 import type { EffectivePolicy, RuleDefinition } from './policy.js';
 import type { Credentials, PolicyTarget, PolicyValue } from './types.js';
 

@@ -72,32 +72,3 @@ export function looksLikeAction(name: string): boolean {
 export function isWriteAction(name: string): boolean {
   return looksLikeAction(name) && !WELL_KNOWN_RULES.has(name) && actionVerb(name)?.write === true;
 }
-
-/** Levenshtein distance, for "did you mean" suggestions. */
-export function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i += 1) {
-    let diag = prev[0] ?? 0;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j += 1) {
-      const above = prev[j] ?? 0;
-      prev[j] = Math.min(above + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = above;
-    }
-  }
-  return prev[b.length] ?? 0;
-}
-
-/** The nearest candidate within a third of the name's length, if any. */
-export function nearest(name: string, candidates: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
-  for (const candidate of candidates) {
-    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}

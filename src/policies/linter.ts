@@ -6,7 +6,8 @@
  */
 import type { SourceLocation } from '../diagnostics/index.js';
 import { formatExpr, referencedRules, walkExpr, type PolicyExpr } from './ast.js';
-import { looksLikeAction, isWriteAction, nearest, WELL_KNOWN_RULES } from './heuristics.js';
+import { looksLikeAction, isWriteAction, WELL_KNOWN_RULES } from './heuristics.js';
+import { nearest } from '../names/index.js';
 import { locateInRule } from './parser.js';
 import { resolvePolicy, type EffectivePolicy, type RuleDefinition } from './policy.js';
 import type { PolicyLayer } from './types.js';

@@ -7,7 +7,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import { isMap, isScalar, isSeq } from 'yaml';
 import { PolicyFileError, PolicySetError } from './errors.js';
-import { nearest } from './heuristics.js';
+import { nearest } from '../names/index.js';
 import type { DeclaredRoles } from './linter.js';
 import type { DeclaredRole, LayerKind, PolicyLayer, PolicySet } from './types.js';
 import { nodeAt, policyLayersAt, positionOf, readYamlFile, type YamlFile } from './yaml-source.js';
