@@ -143,7 +143,7 @@ async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<s
 }
 
 /** The files of a chart .tgz, relative to its single top folder (Helm strips the first path segment). */
-export function chartArchiveFiles(bytes: Buffer, label: string, budget?: DecompressionBudget): { top: string; files: Map<string, Buffer>; order: string[] } {
+function chartArchiveFiles(bytes: Buffer, label: string, budget?: DecompressionBudget): { top: string; files: Map<string, Buffer>; order: string[] } {
   const entries = readTarGzEntriesSync(bytes, { label, budget });
   let top: string | undefined;
   const files = new Map<string, Buffer>();
@@ -172,15 +172,30 @@ export async function chartFromArchive(
   ancestry: Ancestry,
   ctx: LoadContext,
 ): Promise<ChartSource> {
+  return (await chartAndListing(bytes, origin, ancestry, ctx)).chart;
+}
+
+/** One read of the archive gives both the chart and the files as stored. */
+async function chartAndListing(
+  bytes: Buffer,
+  origin: Extract<ChartOrigin, { kind: 'archive' }>,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<{ readonly chart: ChartSource; readonly top: string; readonly order: readonly string[] }> {
   const label = archiveLabel(origin);
-  const { top, files } = chartArchiveFiles(bytes, label, ctx.budget);
+  const { top, files, order } = chartArchiveFiles(bytes, label, ctx.budget);
   // .helmignore is not evaluated inside archives (Helm neither).
-  return buildChart(files, origin, (rel) => `${label}#${top}/${rel}`, ancestry, ctx);
+  return { chart: await buildChart(files, origin, (rel) => `${label}#${top}/${rel}`, ancestry, ctx), top, order };
 }
 
 /** Loads a chart .tgz held in memory (no file:// resolution: archives must carry their dependencies). */
-export function loadChartArchive(bytes: Buffer, label = 'chart archive', budget?: DecompressionBudget): Promise<ChartSource> {
-  return chartFromArchive(bytes, { kind: 'archive', file: label }, [], { cache: new Map(), budget });
+export async function loadChartArchive(bytes: Buffer, label = 'chart archive', budget?: DecompressionBudget): Promise<ChartSource> {
+  return (await loadChartArchiveWithListing(bytes, label, budget)).chart;
+}
+
+/** As loadChartArchive, with the archive's top folder and file paths in archive order, from the same single read. */
+export function loadChartArchiveWithListing(bytes: Buffer, label = 'chart archive', budget?: DecompressionBudget): ReturnType<typeof chartAndListing> {
+  return chartAndListing(bytes, { kind: 'archive', file: label }, [], { cache: new Map(), budget });
 }
 
 function subOrigin(origin: ChartOrigin, rel: string): ChartOrigin {

@@ -18,7 +18,7 @@ import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type Decompress
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
 import { chartTree } from './layout.js';
-import { chartArchiveFiles, loadChartArchive } from './load.js';
+import { loadChartArchiveWithListing } from './load.js';
 import type { ChartMetadata, ChartSource } from './types.js';
 
 export interface PackageOptions {
@@ -137,7 +137,6 @@ export interface ChartArchive {
  */
 export async function readChartArchive(bytes: Buffer, options: { label?: string; budget?: DecompressionBudget } = {}): Promise<ChartArchive> {
   const label = options.label ?? 'chart archive';
-  const { top, order } = chartArchiveFiles(bytes, label, options.budget);
-  const chart = await loadChartArchive(bytes, label, options.budget);
+  const { top, order, chart } = await loadChartArchiveWithListing(bytes, label, options.budget);
   return { name: chart.name, version: chart.version, metadata: chart.metadata, topDir: top, files: order, chart };
 }
