@@ -3,11 +3,9 @@
  * pull with every blob checked, the signature alongside, tampering and
  * absurd sizes refused, tags that already hold something else.
  */
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTarGzSafely, SIGNATURE_FILE, signBundleFile } from '../../src/bundle/index.js';
 import { buildApp } from '../../src/build/index.js';
@@ -24,12 +22,10 @@ import {
   type ImageManifest,
 } from '../../src/oci/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
+import { flotilla } from '../support/cli.js';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 import { startTokenRegistry, writeDockerConfig, type TokenRegistry } from '../support/registry-auth.js';
 
-const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
-const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
 const failure = (...args: string[]) => flotilla(...args).then(() => expect.fail('expected a non-zero exit'), (e: { code: number; stdout: string; stderr: string }) => e);
 
 const anonymous = () => new OciClient({ credentials: { credentialFor: () => undefined } });
