@@ -260,11 +260,12 @@ export class FluxSimulation {
     }
   }
 
-  stop(): void {
+  stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe();
     for (const timer of this.timers) clearTimeout(timer);
     for (const timer of this.intervals.values()) clearTimeout(timer);
+    return this.helm.close();
   }
 
   /** Resolves once no reconcile is running or queued. */
@@ -384,12 +385,13 @@ export class FluxSimulation {
     }
   }
 
-  private list(resource: { group: string; version: string; plural: string }): JsonObject[] {
+  /** The stored objects, not copied: event routing only reads them. */
+  private list(resource: { group: string; version: string; plural: string }): readonly JsonObject[] {
     const type = this.type(resource);
-    return type ? (this.cluster.list(type, undefined).items as JsonObject[]) : [];
+    return type ? this.cluster.peekAll(type) : [];
   }
 
-  private releases(): JsonObject[] {
+  private releases(): readonly JsonObject[] {
     return this.list(HR);
   }
 
@@ -403,13 +405,14 @@ export class FluxSimulation {
   /** Merges `status` into the object's status through the status subresource (no-op when unchanged). */
   private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): JsonObject | undefined {
     const type = this.type(resource);
-    const current = type ? this.cluster.find(type, namespace, name) : undefined;
+    // Read without a copy: only the update below writes, from a new object.
+    const current = type ? this.cluster.peek(type, namespace, name) : undefined;
     if (!type || !current) return undefined;
     const next = { ...(isObject(current.status) ? current.status : {}), ...status };
     if (Array.isArray(next.conditions)) next.conditions = this.stampConditions(current, next.conditions as unknown as Condition[]) as unknown as Json;
-    if (deepEqual(next, current.status)) return current;
+    if (deepEqual(next, current.status)) return this.cluster.find(type, namespace, name);
     try {
-      return this.cluster.update(type, namespace, name, { ...current, status: next }, { fieldManager: manager }, 'status');
+      return this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
     } catch (error) {
       if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return undefined;
       throw error;
@@ -809,7 +812,7 @@ export class FluxSimulation {
       const helmChart = this.reconcileChartTemplate(hr);
       if (helmChart) status.helmChart = helmChart;
       for (const dep of this.dependencies(hr)) {
-        const other = this.cluster.find(hrType, dep.namespace, dep.name);
+        const other = this.cluster.peek(hrType, dep.namespace, dep.name);
         if (!other) throw new ReconcileFailure('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`);
         if (!isReady(other)) throw new ReconcileFailure('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`);
       }
