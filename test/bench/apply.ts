@@ -23,9 +23,10 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { buildApp } from '../../src/build/index.js';
-import { startDevCluster, type DevCluster, type RenderTrace } from '../support/dev-cluster/index.js';
+import { startDevCluster, type DevCluster, type FluxTrace } from '../support/dev-cluster/index.js';
 
 const RELEASES = Number(process.env.BENCH_RELEASES ?? 80);
 const READY_MS = Number(process.env.BENCH_READY_MS ?? 3000);
@@ -184,7 +185,7 @@ class Timeline {
     });
   }
 
-  trace(event: RenderTrace): void {
+  trace(event: FluxTrace): void {
     const times = this.of(event.name);
     if (event.phase === 'render-queued') times.renderQueued ??= event.at;
     if (event.phase === 'render-start') times.renderStart ??= event.at;
@@ -224,6 +225,8 @@ interface RunFigures {
   /** Where the time above the critical path went, along the chain that finished last (parts of `elapsed − critical`). */
   readonly above: AboveCriticalPath;
   readonly load: readonly number[];
+  /** How late the fixture's event loop (API server and Flux simulation) ran, in ms: p99 and max. */
+  readonly loopDelay: { readonly p99: number; readonly max: number };
 }
 
 /** The chain that finished last, from flotilla's start to its exit: every part but the set delays, in ms. */
@@ -262,8 +265,14 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     await cluster.settled();
     timeline.follow(cluster);
     const load: number[] = [loadavg()[0] ?? 0];
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const sampler = setInterval(() => load.push(loadavg()[0] ?? 0), 1000);
-    const apply = await run(cluster.kubeconfigPath, ['apply', 'bench', '--timeout', '30m']).finally(() => clearInterval(sampler));
+    const apply = await run(cluster.kubeconfigPath, ['apply', 'bench', '--timeout', '30m']).finally(() => {
+      clearInterval(sampler);
+      loop.disable();
+    });
+    const loopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
     timeline.stop();
     timeline.seen(apply.lines);
     if (apply.status !== 0) throw new Error(`apply failed:\n${apply.output}`);
@@ -298,7 +307,7 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
       settle: along((n) => (gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS),
       finish: endedAt - lastReady,
     };
-    const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, startup: firstApplied - apply.startedAt, finish: endedAt - lastReady, asRun, above, load };
+    const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, startup: firstApplied - apply.startedAt, finish: endedAt - lastReady, asRun, above, load, loopDelay };
     console.log(`run ${index}: apply ${s(figures.elapsed)} = ${(figures.elapsed / critical).toFixed(2)}× the critical path; upload ${upload.seconds.toFixed(1)} s; load average ${(load[0] ?? 0).toFixed(2)} at start, max ${Math.max(...load).toFixed(2)}`);
     console.log(`  flotilla before the first HelmRelease is written  ${s(figures.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`);
     console.log(`  HelmRelease written → its chart pulled           ${spread(names.map((n) => gap(times(n).chartReady, times(n).applied)))} (source-controller, while the dependencies install)`);
@@ -308,8 +317,12 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     console.log(`  rendered → Ready (the set delay)                  ${spread(names.map((n) => gap(times(n).ready, times(n).renderEnd)))}`);
     console.log(`  Ready → flotilla reports it (its watch)           ${spread(names.map((n) => gap(times(n).seen, times(n).ready)))}`);
     console.log(`  last release Ready → flotilla exits               ${s(figures.finish)} (post hooks, record written; last reported ${s(endedAt - lastSeen)} before exit)`);
+    console.log(`  the fixture's event loop ran late by up to ${loopDelay.max.toFixed(0)} ms (p99 ${loopDelay.p99.toFixed(0)} ms): timers and watch events wait that long`);
     console.log(`  above the critical path: ${describeAbove(above)} = ${s(sumAbove(above))} (elapsed − critical ${s(figures.elapsed - critical)})`);
-    console.log(`  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)})`).join(' → ')}`);
+    const part = (ms: number | undefined) => (ms === undefined ? '?' : (ms / 1000).toFixed(2));
+    const parts = (n: string) =>
+      `wake ${part(gap(times(n).renderQueued, eligible(n)))}, slot ${part(gap(times(n).renderStart, times(n).renderQueued))}, template ${part(gap(times(n).renderEnd, times(n).renderStart))}, settle ${part((gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS)}`;
+    console.log(`  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)}: ${parts(n)})`).join(' → ')}`);
     if (process.env.BENCH_VERBOSE) {
       const firstRelease = cluster.requests.findIndex((r) => r.at >= apply.startedAt && r.url.includes('/helmreleases/'));
       for (const r of cluster.requests.filter((r, i) => r.at >= apply.startedAt && i <= firstRelease)) console.log(`  +${s(r.at - apply.startedAt)} ${r.method} ${r.url.split('?')[0]} ${r.status}`);

@@ -101,17 +101,22 @@ export interface FluxOptions {
   readonly concurrency?: number;
   /** Wait before a remediation retry (default 1 s). */
   readonly retryIntervalMs?: number;
-  /** Told when a release's render waits for a helm slot, starts and ends (benchmarks use it to see where time goes). */
-  readonly trace?: (event: RenderTrace) => void;
+  /** Told when a release's render waits for a helm slot, starts and ends, and when a chart is fetched (benchmarks and tests see where time goes). */
+  readonly trace?: (event: FluxTrace) => void;
 }
 
-export interface RenderTrace {
+export interface FluxTrace {
+  /** The HelmRelease, or for `chart-fetched` the HelmChart whose reconcile fetched the chart. */
   readonly namespace: string;
   readonly name: string;
-  readonly phase: 'render-queued' | 'render-start' | 'render-end';
+  /** `chart-fetched`: a chart's content came from the registry (not from what was pulled before). */
+  readonly phase: 'render-queued' | 'render-start' | 'render-end' | 'chart-fetched';
   /** Date.now() when it happened. */
   readonly at: number;
 }
+
+/** Charts pulled in-process at once, in the order their HelmCharts appeared: source-controller's --concurrent default. */
+const SOURCE_CONCURRENCY = 2;
 
 /** A chart version that names one version (not a range). */
 const EXACT_VERSION = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -207,7 +212,7 @@ class Queue {
     })();
   }
 
-  /** Runs `work` when fewer than `limit` helm-heavy tasks are running. */
+  /** Runs `work` when fewer than `limit` tasks it limits are running, in the order they asked. */
   async limited<T>(work: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.active++;
@@ -228,6 +233,8 @@ export class FluxSimulation {
   private readonly helm: Helm;
   private readonly storage: HelmReleaseStorage;
   private readonly queue: Queue;
+  /** Slots for in-process chart pulls (source-controller's workers); helm pulls take helm slots. */
+  private readonly sourceSlots: Queue;
   private readonly artifacts: string;
   private unsubscribe: () => void = () => undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -241,6 +248,7 @@ export class FluxSimulation {
     this.helm = new Helm(options.helm, options.workDir);
     this.storage = new HelmReleaseStorage(cluster, MANAGER);
     this.queue = new Queue(options.concurrency ?? 4);
+    this.sourceSlots = new Queue(SOURCE_CONCURRENCY);
     this.artifacts = join(options.workDir, 'artifacts');
     mkdirSync(this.artifacts, { recursive: true });
   }
@@ -537,16 +545,22 @@ export class FluxSimulation {
       if (repoSpec.type === 'oci' && repoSpec.insecure === true && EXACT_VERSION.test(version)) {
         // An exact version over plain HTTP is pulled in-process (as source-controller does, without a helm process):
         // 80 charts pulled at once must not take the helm slots the renders need. The manifest, fetched once, names the content.
-        const manifest = await resolveOciChart(`${url}/${chartName}`, version);
-        pull = this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, () => pullOciChart(manifest, destination));
+        pull = this.sourceSlots.limited(async () => {
+          const manifest = await resolveOciChart(`${url}/${chartName}`, version);
+          return this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, () => {
+            this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
+            return pullOciChart(manifest, destination);
+          });
+        });
       } else {
-        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), () =>
-          this.queue.limited(() =>
+        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), () => {
+          this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
+          return this.queue.limited(() =>
             repoSpec.type === 'oci'
               ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, destination)
               : this.helm.pull({ chart: chartName, repoUrl: url, version }, destination),
-          ),
-        );
+          );
+        });
       }
       const file = await pull;
       const metadata = await this.helm.metadata(file);
@@ -909,7 +923,7 @@ export class FluxSimulation {
     try {
       const injected = this.faults.renderFailure(namespace, name);
       if (injected) throw new HelmError(injected);
-      const trace = (phase: RenderTrace['phase']) => this.options.trace?.({ namespace, name, phase, at: Date.now() });
+      const trace = (phase: FluxTrace['phase']) => this.options.trace?.({ namespace, name, phase, at: Date.now() });
       trace('render-queued');
       manifest = await this.queue.limited(() => {
         trace('render-start');
