@@ -141,8 +141,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const payload = new Map<string, Buffer>();
   for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
-  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.name}:${f}`, app.chartFile(r, f)?.text ?? ''] as const));
-  await checkValuesOnce(session, [[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)], cacheDir);
+  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.chartPath}/${f}`, app.chartFile(r, f)?.text ?? ''] as const));
+  const valuesInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
+  await checkValuesOnce(session, valuesInputs, cacheDir);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
