@@ -6,16 +6,19 @@
  * every release take BENCH_READY_MS (default 3000) from rendered to Ready.
  * Then `flotilla apply` runs as a user runs it, in a child process. Each of
  * BENCH_RUNS (default 3) runs reports where the time went — flotilla before
- * the first HelmRelease is written, each release's chart pull, render queue,
- * helm template, set delay, and how soon flotilla reported it Ready — and the
- * summary gives the median and spread of:
+ * the first HelmRelease is written, each release's chart pull, wake-up, wait
+ * for a helm slot, helm template, set delay, how soon flotilla reported it
+ * Ready, how late the fixture's event loop ran, and the time above the
+ * critical path split into those parts along the chain that finished last —
+ * and the summary gives the median and spread of:
  *   - elapsed time against the critical path of the graph (the longest
  *     dependsOn chain × the ready time): the floor is 1.2×;
  *   - against applying the releases one after another (80 × the ready time);
  *   - against the chain as the fixture ran it (each release weighed by its
  *     measured time from eligible to Ready), plus flotilla's own time;
  *   - the peak memory (max RSS) of the `flotilla apply` process;
- *   - the load average while it ran (the machine is shared).
+ *   - the load average while it ran (the machine is shared);
+ *   - the time above the critical path, part by part.
  * BENCH_VERBOSE=1 adds flotilla's requests up to its first HelmRelease and
  * its output lines; BENCH_CPU_PROF=DIR writes a V8 CPU profile of each
  * `flotilla apply` and `upload` into DIR (open it in Chrome's DevTools).
