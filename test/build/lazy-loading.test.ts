@@ -1,18 +1,24 @@
 /**
  * A build loads only what it uses: not the Kubernetes client, nor the policy
- * engine, the importer or the verifier, nor Handlebars, ajv or node-tar (not
- * needed for flotilla's precompiled schemas and plain names), and esbuild
- * only to bundle plugins whose sources changed (the bundle is reused otherwise).
+ * engine, the lifecycle, the importer, the verifier or the OCI client, nor
+ * Handlebars, ajv's compiler or node-tar (not needed for flotilla's
+ * precompiled schemas and plain names), and esbuild only to bundle plugins
+ * whose sources changed (the bundle is reused otherwise). The shipped CLI is
+ * split into chunks (scripts/bundle-cli.mjs), so "loads" means the chunks
+ * Node reads, and what esbuild bundled into each of them.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const cli = join(root, 'dist', 'cli', 'flotilla.mjs');
 const hook = join(root, 'test', 'support', 'log-imports.mjs');
+/** Folders of dist/ whose code a build has no use for. */
+const NOT_FOR_A_BUILD = /^dist\/(policies|lifecycle|kube|import|verify|preflight|oci|edit|starlingx)\//;
 
 /** Every module file reachable through static imports from `file` (the compiled, unbundled dist/). */
 function staticGraph(file: string, seen = new Set<string>()): Set<string> {
@@ -26,36 +32,74 @@ function staticGraph(file: string, seen = new Set<string>()): Set<string> {
   return seen;
 }
 
-/** `checksValues`: the first build of these inputs renders the app's values templates (build refuses what preflight refuses); later ones reuse that check. */
-function importsOfBuild(app: string, out: string, checksValues = false): string[] {
-  const run = spawnSync(process.execPath, ['--import', hook, cli, 'build', app, '-d', out], { encoding: 'utf8' });
+const relative = (paths: Iterable<string>) => [...paths].map((p) => (p.startsWith(root) ? p.slice(root.length + 1) : p));
+
+interface Loaded {
+  /** URLs Node resolved for an import. */
+  readonly imports: string[];
+  /** CommonJS files required. */
+  readonly required: string[];
+  /** The compiled modules (dist/…) esbuild put into the CLI files that were imported. */
+  readonly bundled: string[];
+}
+
+/** Runs the shipped CLI and reports what it loaded. */
+function loadedBy(args: readonly string[]): Loaded {
+  const run = spawnSync(process.execPath, ['--import', hook, cli, ...args], { encoding: 'utf8' });
   expect(run.status, run.stderr).toBe(0);
-  const required = [...run.stderr.matchAll(/^REQUIRE (\S+)$/gm)].map((m) => m[1]!);
+  const imports = [...run.stderr.matchAll(/^IMPORT (\S+)$/gm)].map((m) => m[1]!);
+  const required = relative([...run.stderr.matchAll(/^REQUIRE (\S+)$/gm)].map((m) => m[1]!));
+  const files = [...new Set(imports.filter((url) => url.startsWith('file:') && /\/dist\/cli\/flotilla[^/]*\.mjs$/.test(url)))];
+  // esbuild heads each bundled module's code with a comment naming its source.
+  const bundled = files.flatMap((url) => [...readFileSync(fileURLToPath(url), 'utf8').matchAll(/^\/\/ (dist\/\S+\.js)$/gm)].map((m) => m[1]!));
+  return { imports, required, bundled };
+}
+
+/** `checksValues`: the first build of these inputs renders the app's values templates (build refuses what preflight refuses); later ones reuse that check. */
+function loadedByBuild(app: string, out: string, checksValues = false): Loaded {
+  const loaded = loadedBy(['build', app, '-d', out]);
   // (ajv's small runtime helpers serve the precompiled validators; its compiler must not load.)
-  const unused = required.filter((path) => new RegExp(`/node_modules/(${checksValues ? '' : 'handlebars|'}ajv|tar)/`).test(path) && !path.includes('/node_modules/ajv/dist/runtime/'));
+  const unused = loaded.required.filter((path) => new RegExp(`node_modules/(${checksValues ? '' : 'handlebars|'}ajv|tar)/`).test(path) && !path.includes('node_modules/ajv/dist/runtime/'));
   expect(unused).toEqual([]);
-  return [...run.stderr.matchAll(/^IMPORT (\S+)$/gm)].map((m) => m[1]!);
+  expect(loaded.bundled).toContain('dist/build/build.js');
+  expect(loaded.bundled.filter((module) => NOT_FOR_A_BUILD.test(module))).toEqual([]);
+  // Precompiled validators load one by one, as their schema is met: one Flux version's, not every one.
+  const validators = loaded.required.filter((path) => path.startsWith('dist/app/validators/')).map((path) => basename(path));
+  expect(validators).toContain('metadata.cjs');
+  expect(validators.filter((file) => /^releases/.test(file))).toHaveLength(1);
+  expect(validators.filter((file) => /^flux-helmrelease/.test(file)).length).toBeLessThanOrEqual(1);
+  return loaded;
 }
 
 const plugin = `import { ChartPlugin } from 'flotilla/plugin';\nexport default class Web extends ChartPlugin {\n  chart = 'web';\n  getOverrides() {\n    return { conf: { from: 'plugin' } };\n  }\n}\n`;
 
 describe('lazy loading', () => {
-  it('the build command statically imports no Kubernetes client, esbuild, policy engine, importer or verifier', () => {
-    const graph = [...staticGraph(join(root, 'dist', 'cli', 'commands', 'build.js'))].map((p) => (p.startsWith(root) ? p.slice(root.length + 1) : p));
+  it('the command registry imports no command, and the build command statically imports no Kubernetes client, esbuild, policy engine, importer or verifier', () => {
+    const registry = relative(staticGraph(join(root, 'dist', 'cli', 'main.js')));
+    expect(registry).toContain('dist/cli/commands/index.js');
+    expect(registry.filter((module) => /^dist\/(?!cli\/|diagnostics\/|files\/)/.test(module) || /^dist\/cli\/commands\/(?!index\.js)/.test(module))).toEqual([]);
+    const graph = relative(staticGraph(join(root, 'dist', 'cli', 'commands', 'build.js')));
     expect(graph).toContain('dist/build/build.js');
     for (const module of graph) {
       expect(module).not.toMatch(/^(esbuild|@kubernetes\/client-node)/);
-      expect(module).not.toMatch(/^dist\/(policies|import|verify|preflight)\//);
+      expect(module).not.toMatch(NOT_FOR_A_BUILD);
     }
   });
 
-  it('a shipped CLI build loads esbuild only while plugins need bundling, and never the Kubernetes client', () => {
+  it('a shipped CLI build loads esbuild only while plugins need bundling, and never the Kubernetes client nor code other commands need', () => {
     const app = writeApp({ 'plugins/010_web.ts': plugin });
     const out = tempDir();
-    const first = importsOfBuild(app, out, true);
-    expect(first.some((url) => url.includes('/node_modules/esbuild/'))).toBe(true);
-    const again = importsOfBuild(app, out);
-    expect(again.filter((url) => !url.startsWith('node:'))).toEqual([`file://${cli}`]);
-    for (const url of [...first, ...again]) expect(url).not.toContain('@kubernetes/client-node');
+    const first = loadedByBuild(app, out, true);
+    expect(first.imports.some((url) => url.includes('/node_modules/esbuild/'))).toBe(true);
+    const again = loadedByBuild(app, out);
+    expect(again.imports.filter((url) => !url.startsWith('node:') && !/\/dist\/cli\/flotilla[^/]*\.mjs$/.test(url))).toEqual([]);
+    for (const url of [...first.imports, ...again.imports]) expect(url).not.toContain('@kubernetes/client-node');
+  });
+
+  it('help for the build command loads no more than a build does', () => {
+    const { bundled, imports } = loadedBy(['build', '--help']);
+    expect(bundled).toContain('dist/cli/commands/build.js');
+    expect(bundled.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module))).toEqual([]);
+    expect(imports.filter((url) => !url.startsWith('node:') && !/\/dist\/cli\/flotilla[^/]*\.mjs$/.test(url))).toEqual([]);
   });
 });
