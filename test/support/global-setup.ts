@@ -17,5 +17,7 @@ export default function setup(): void {
   process.env.FLOTILLA_KUBECTL = join(root, '.cache', 'tools', 'kubectl');
   // Plugins keep generated passwords offline under the state folder: never the tester's home.
   process.env.FLOTILLA_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'flotilla-test-state-'));
+  // The CLI's code cache (src/cli/launch.ts), likewise.
+  process.env.FLOTILLA_CACHE_DIR ??= mkdtempSync(join(tmpdir(), 'flotilla-test-cache-'));
   ensureGo();
 }
