@@ -6,12 +6,12 @@
  * parses the bundle nor compiles the functions that run again (Node 20 has no
  * compile cache for ES modules; `module.enableCompileCache` came in 22.1).
  *
- * One cache file per bundle, Node, flags and command (the first successful
+ * One cache file per bundle, Node version and command (the first successful
  * run of a command writes it, so each holds what that command runs), in
  * $FLOTILLA_CACHE_DIR, else $XDG_CACHE_HOME/flotilla, else ~/.cache/flotilla,
- * under code-cache/. V8 checks each file itself: one made by another V8, with
- * other flags or for other source, torn or foreign, is rejected and written
- * again. Files are written whole (temp file, then rename); a cache that
+ * under code-cache/. V8 checks each file itself: one made by another V8, under
+ * other V8 flags or for other source, torn or foreign, is rejected and
+ * written again. Files are written whole (temp file, then rename); a cache that
  * cannot be read or written only costs the time it would have saved.
  * FLOTILLA_NO_CODE_CACHE=1 turns it off.
  *
@@ -52,7 +52,8 @@ function cacheFile(bundlePath: string, contentHash: string): { dir: string; plac
   // The command word, or help: a run of `build --help` runs little of what a build does.
   const args = process.argv.slice(2);
   const command = /^[a-z][a-z-]{0,30}$/.test(args[0] ?? '') ? args[0] : '';
-  const variant = digest(JSON.stringify([process.version, process.arch, process.execArgv, command, args.includes('--help') || args.includes('-h')]));
+  // (V8 rejects a cache made under other V8 flags by itself; Node's own flags do not matter.)
+  const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h')]));
   return { dir, place, file: join(dir, `${place}-${contentHash}-${variant}.bin`) };
 }
 
