@@ -33,7 +33,11 @@ const launcherParameters = {
   setup(builder) {
     builder.onLoad({ filter: /\.js$/ }, ({ path }) => {
       if (!path.startsWith(dist)) return undefined;
-      const code = readFileSync(path, 'utf8')
+      let code = readFileSync(path, 'utf8');
+      // The precompiled validators (scripts/compile-schemas.mjs) load with load('./validators/…'):
+      // as require() esbuild bundles each, to run (and be cached) only once its schema is met.
+      if (path === join(dist, 'app', 'schemas.compiled.js')) code = code.replace(/\bload\('/g, "require('");
+      code = code
         .replace(/\bimport\.meta\.url\b/g, 'flotillaModuleUrl')
         // import() of a package or a file URL; relative ones are bundled.
         .replace(/(?<![\w$.])import\((?!\s*['"]\.)/g, 'flotillaImport(');
