@@ -68,7 +68,8 @@ function readCache(file: string): Buffer | undefined {
 /** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
 function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cacheFile>, contentHash: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    // Only this user may write what later runs as code.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
     renameSync(temp, file);
