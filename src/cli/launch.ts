@@ -43,7 +43,7 @@ function cacheRoot(): string {
 const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
 
 /**
- * `<bundle place>-<bundle content>-<Node, flags, command>.bin`: a new build of
+ * `<bundle place>-<bundle content>-<Node, command>.bin`: a new build of
  * the same installation replaces its files; other installations keep theirs.
  */
 function cacheFile(bundlePath: string, contentHash: string): { dir: string; place: string; file: string } {
@@ -67,17 +67,21 @@ function readCache(file: string): Buffer | undefined {
 
 /** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
 function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cacheFile>, contentHash: string): void {
+  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  let written = false;
   try {
     // Only this user may write what later runs as code.
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
+    written = true;
     renameSync(temp, file);
+    written = false;
     for (const name of readdirSync(dir)) {
       if (name.startsWith(`${place}-`) && !name.startsWith(`${place}-${contentHash}-`)) rmSync(join(dir, name), { force: true });
     }
   } catch {
     // A cache folder that cannot be written: the next run compiles again.
+    if (written) rmSync(temp, { force: true });
   }
 }
 
