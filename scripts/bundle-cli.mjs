@@ -18,7 +18,7 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist', 'cli');
@@ -61,9 +61,9 @@ const result = await build({
 });
 if (result.warnings.length > 0) throw new Error('the CLI bundle must build without warnings');
 const outputs = Object.fromEntries(result.outputFiles.map((file) => [file.path.endsWith('.LEGAL.txt') ? 'legal' : 'code', file.text]));
-// The launcher wraps the bundle in a function: no #! line (it is the entry's).
-// It reads the bundle as Latin-1, which is faster than decoding UTF-8 and
-// exact for ASCII: esbuild escapes every other character but in comments.
+// No #! line: it is the entry's. The launcher reads the bundle as Latin-1,
+// which is faster than decoding UTF-8 and exact for ASCII: esbuild escapes
+// every other character but in comments.
 const code = outputs.code.replace(/^#!.*\n/, '').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 for (const [pattern, what] of [
   [/(?<![\w$.])import\(/, 'a dynamic import()'],
@@ -72,14 +72,17 @@ for (const [pattern, what] of [
   const found = pattern.exec(code);
   if (found) throw new Error(`the CLI bundle holds ${what}, which a cached script cannot run: …${code.slice(found.index - 80, found.index + 40)}…`);
 }
-const contentHash = createHash('sha256').update(code).digest('hex').slice(0, 16);
+// The launcher runs the file as a script whose value is a function of its parameters.
+const { BUNDLE_PARAMETERS } = await import(pathToFileURL(join(outdir, 'launch.js')).href);
+const script = `(function (${BUNDLE_PARAMETERS.join(', ')}) {${code}\n})`;
+const contentHash = createHash('sha256').update(script).digest('hex').slice(0, 16);
 const bundleName = `flotilla-${contentHash}.cjs`;
 
 // The previous build's bundle and entry (and the split chunks of older builds).
 for (const name of readdirSync(outdir)) {
   if (/^flotilla(-[A-Za-z0-9]+)?\.(mjs|cjs)(\.LEGAL\.txt)?$/.test(name)) rmSync(join(outdir, name));
 }
-writeFileSync(join(outdir, bundleName), code);
+writeFileSync(join(outdir, bundleName), script);
 if (outputs.legal) writeFileSync(join(outdir, `${bundleName}.LEGAL.txt`), outputs.legal);
 
 await build({

@@ -27,12 +27,13 @@ import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
 /**
- * The parameters the bundle's code is wrapped in. `import.meta.url` and
- * `import()` are not available to a script: the bundle reads them from
- * here (scripts/bundle-cli.mjs rewrites them). V8 cannot run an `import()`
- * from cached bytecode on Node 20, hence the function.
+ * The parameters of the function the bundle is (scripts/bundle-cli.mjs
+ * writes it wrapped, so the launcher need not copy 3 MB of source to wrap
+ * it). `import.meta.url` and `import()` are not available to a script: the
+ * bundle reads them from here (the bundle script rewrites them). V8 cannot
+ * run an `import()` from cached bytecode on Node 20, hence the function.
  */
-const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', 'flotillaModuleUrl', 'flotillaImport'] as const;
+export const BUNDLE_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', 'flotillaModuleUrl', 'flotillaImport'] as const;
 
 type BundleFunction = (...args: unknown[]) => void;
 
@@ -93,7 +94,7 @@ export function launch(bundle: URL, contentHash: string): void {
   const useCache = process.env.FLOTILLA_NO_CODE_CACHE !== '1';
   const cache = useCache ? cacheFile(path, contentHash) : undefined;
   const cachedData = cache ? readCache(cache.file) : undefined;
-  const script = new Script(`(function (${PARAMETERS.join(', ')}) {${source}\n})`, { filename: path, ...(cachedData ? { cachedData } : {}) });
+  const script = new Script(source, { filename: path, ...(cachedData ? { cachedData } : {}) });
   if (cache && (!cachedData || script.cachedDataRejected)) {
     // At exit, so the cache holds every function the command ran; only after a success, so a typo makes no file.
     process.once('exit', (code) => {
@@ -101,6 +102,7 @@ export function launch(bundle: URL, contentHash: string): void {
     });
   }
   const module = { exports: {} };
+  // In the order of BUNDLE_PARAMETERS.
   const run = script.runInThisContext() as BundleFunction;
   run(module.exports, createRequire(bundle), module, path, dirname(path), bundle.href, (specifier: string) => import(specifier));
 }
