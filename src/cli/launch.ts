@@ -19,7 +19,7 @@
  * compiled on every run.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -69,20 +69,26 @@ function readCache(file: string): Buffer | undefined {
 /** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
 function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cacheFile>, contentHash: string): void {
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  let written = false;
+  let tempExists = false;
   try {
     // Only this user may write what later runs as code.
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
-    written = true;
+    // A new file of our own (no link followed), as every write of flotilla's (docs/security.md).
+    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    tempExists = true;
+    try {
+      writeFileSync(fd, script.createCachedData());
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, file);
-    written = false;
+    tempExists = false;
     for (const name of readdirSync(dir)) {
       if (name.startsWith(`${place}-`) && !name.startsWith(`${place}-${contentHash}-`)) rmSync(join(dir, name), { force: true });
     }
   } catch {
     // A cache folder that cannot be written: the next run compiles again.
-    if (written) rmSync(temp, { force: true });
+    if (tempExists) rmSync(temp, { force: true });
   }
 }
 
