@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
-import { getNode, parseJson, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
+import { getNode, parseJson, parseYaml, type ParsedYaml, type ValueNode, type YamlParser } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
@@ -44,6 +44,8 @@ export interface App {
   /** Releases the spec turns on, in table order. */
   readonly enabled: readonly Release[];
   readonly warnings: readonly Diagnostic[];
+  /** How the app's YAML files are parsed: `parseYaml`, or a memo of it the session keeps. */
+  readonly parseYaml: YamlParser;
   /** Absolute path of a file given relative to the app root (on disk for an app read from a folder). */
   path(relativePath: string): string;
   /** The text of an app file (path relative to the root), or undefined when there is none. */
@@ -59,6 +61,8 @@ export interface LoadOptions {
   readonly deployment?: string;
   /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
   readonly transformText?: (displayPath: string, text: string) => string;
+  /** Parses the app's YAML files; default `parseYaml` (the session passes a memo of it). */
+  readonly parseYaml?: YamlParser;
 }
 
 export interface AssembleOptions {
@@ -66,6 +70,8 @@ export interface AssembleOptions {
   readonly deployment?: { readonly file: string; readonly text: string };
   /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
   readonly transformText?: (displayPath: string, text: string) => string;
+  /** Parses the app's YAML files; default `parseYaml`. */
+  readonly parseYaml?: YamlParser;
 }
 
 /** Reads the app source tree in `appDir` and assembles it (see assembleApp). */
@@ -82,7 +88,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     if (text === undefined) throw new FlotillaError(`deployment spec ${file} not found`);
     deployment = { file: displayIn(root, file), text };
   }
-  return assembleApp(source, { ...(deployment ? { deployment } : {}), ...(options.transformText ? { transformText: options.transformText } : {}) });
+  return assembleApp(source, { deployment, transformText: options.transformText, parseYaml: options.parseYaml });
 }
 
 /** How a file is named in messages: relative to `root` when below it. */
@@ -106,8 +112,9 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const collect = (ds: readonly Diagnostic[]) => {
     for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
   };
+  const parseFile = options.parseYaml ?? parseYaml;
   const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml =>
-    parseYaml(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
+    parseFile(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
   const read = (rel: string, layer: string, allowListEdits = false): ParsedYaml => {
     const data = files.read(rel);
     if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
@@ -228,6 +235,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     policySet,
     enabled,
     warnings,
+    parseYaml: parseFile,
     path,
     readText: (rel) => files.read(rel)?.toString('utf8'),
     chartFile: (release, file) => source.chartFile(release, file),

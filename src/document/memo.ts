@@ -1,0 +1,180 @@
+/**
+ * Parsed files kept by what they were parsed from (docs/architecture.md,
+ * "YAML"). `parseYaml` is a pure function of (text, file, layer,
+ * allowListEdits), so a tree parsed once serves every later parse of the
+ * same input: within one process (`build --watch` builds again and again),
+ * and across processes when the memo is encoded into the build cache. Only
+ * trees of text that parsed, within `YAML_LIMITS`, are ever kept; a text
+ * that fails is parsed again and fails again, at its own file:line.
+ *
+ * The trees are shared, not copied: like every `ValueNode` tree they are
+ * never mutated (src/values merges into new nodes).
+ */
+import { createHash } from 'node:crypto';
+import { deserialize, serialize } from 'node:v8';
+import type { Origin, ValueNode } from './nodes.js';
+import { parseYaml, parserIdentity, YAML_LIMITS, type ParsedYaml, type ParseOptions } from './parse.js';
+
+/** What parses a file into a tree: `parseYaml`, or a memo of it. */
+export type YamlParser = (text: string, file: string, options: ParseOptions) => ParsedYaml;
+
+/** Bumped when trees are kept otherwise, or when an upgrade of the `yaml` package reads some text differently. */
+const FORMAT = 'flotilla-parse-memo/1';
+const DIGEST_BYTES = 32;
+/** An entry unused while the memo was rewritten this many times is dropped (a file deleted, or edited since). */
+const MAX_IDLE = 32;
+
+interface Entry {
+  /** sha256 of the text the tree was parsed from. */
+  readonly digest: string;
+  /** The tree (null: an empty document), once parsed or decoded. */
+  tree?: ValueNode | null;
+  /** Its serialisation, as read from the cache or written to it. */
+  bytes?: Uint8Array;
+  /** Rewrites of the memo since the entry was last used. */
+  idle: number;
+}
+
+type EncodedEntry = [slot: string, digest: string, idle: number, bytes: Uint8Array];
+
+export class ParseMemo {
+  /** One entry per (file, layer, list edits allowed): the text last parsed there. */
+  private readonly entries: Map<string, Entry>;
+  private readonly used = new Set<string>();
+  private changed = false;
+  /** Files parsed afresh (not found in the memo) since the memo was decoded or last encoded. */
+  parsedFiles: string[] = [];
+
+  private constructor(entries: Map<string, Entry>) {
+    this.entries = entries;
+  }
+
+  static empty(): ParseMemo {
+    return new ParseMemo(new Map());
+  }
+
+  /**
+   * The memo encoded in `bytes`; an empty one when they are missing, torn,
+   * foreign (another format or another parser) or altered: a memo is an
+   * optimisation, never a reason to fail or to use a tree no parse made.
+   */
+  static decode(bytes: Uint8Array | undefined): ParseMemo {
+    const entries = bytes ? decodeEntries(bytes) : undefined;
+    return entries ? new ParseMemo(entries) : ParseMemo.empty();
+  }
+
+  /** `parseYaml`, answered from the memo when the same input was parsed before. */
+  readonly parse: YamlParser = (text, file, options) => {
+    const slot = `${options.allowListEdits ? 'edits' : 'plain'}\0${options.layer}\0${file}`;
+    const digest = createHash('sha256').update(text).digest('base64');
+    const entry = this.entries.get(slot);
+    if (entry?.digest === digest) {
+      const tree = this.treeOf(entry, file, options.layer);
+      if (tree !== undefined) {
+        this.used.add(slot);
+        return { file, root: tree ?? undefined };
+      }
+    }
+    this.parsedFiles.push(file);
+    const parsed = parseYaml(text, file, options);
+    this.entries.set(slot, { digest, tree: parsed.root ?? null, idle: 0 });
+    this.used.add(slot);
+    this.changed = true;
+    return parsed;
+  };
+
+  /** The entry's tree, decoded on first use; undefined when its bytes do not hold a tree of this file and layer. */
+  private treeOf(entry: Entry, file: string, layer: string): ValueNode | null | undefined {
+    if (entry.tree !== undefined) return entry.tree;
+    let tree: unknown;
+    try {
+      tree = deserialize(entry.bytes as Uint8Array);
+    } catch {
+      return undefined;
+    }
+    if (tree !== null && !isTree(tree, file, layer, 0)) return undefined;
+    entry.tree = tree as ValueNode | null;
+    return entry.tree;
+  }
+
+  /**
+   * The memo's bytes when it changed since it was decoded or last encoded
+   * (else undefined: nothing to write). Entries unused for a while are
+   * dropped here, so the memo holds about the files the app has now.
+   */
+  encode(): Buffer | undefined {
+    this.parsedFiles = [];
+    if (!this.changed) {
+      this.used.clear();
+      return undefined;
+    }
+    const encoded: EncodedEntry[] = [];
+    for (const [slot, entry] of this.entries) {
+      entry.idle = this.used.has(slot) ? 0 : entry.idle + 1;
+      if (entry.idle > MAX_IDLE) {
+        this.entries.delete(slot);
+        continue;
+      }
+      entry.bytes ??= serialize(entry.tree ?? null);
+      encoded.push([slot, entry.digest, entry.idle, entry.bytes]);
+    }
+    this.used.clear();
+    this.changed = false;
+    const body = serialize([FORMAT, parserIdentity(), encoded]);
+    return Buffer.concat([body, createHash('sha256').update(body).digest()]);
+  }
+}
+
+function decodeEntries(bytes: Uint8Array): Map<string, Entry> | undefined {
+  if (bytes.length <= DIGEST_BYTES) return undefined;
+  const body = bytes.subarray(0, bytes.length - DIGEST_BYTES);
+  if (!createHash('sha256').update(body).digest().equals(bytes.subarray(bytes.length - DIGEST_BYTES))) return undefined;
+  let decoded: unknown;
+  try {
+    decoded = deserialize(body);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(decoded) || decoded[0] !== FORMAT || decoded[1] !== parserIdentity() || !Array.isArray(decoded[2])) return undefined;
+  const entries = new Map<string, Entry>();
+  for (const item of decoded[2] as unknown[]) {
+    if (!Array.isArray(item)) return undefined;
+    const [slot, digest, idle, tree] = item as unknown[];
+    if (typeof slot !== 'string' || typeof digest !== 'string' || typeof idle !== 'number' || !(tree instanceof Uint8Array)) return undefined;
+    entries.set(slot, { digest, bytes: tree, idle });
+  }
+  return entries;
+}
+
+const LIST_OPS = new Set(['append', 'prepend', 'remove']);
+
+function isOrigin(value: unknown, file: string, layer: string): value is Origin {
+  const origin = value as Partial<Origin> | null;
+  const location = origin?.location;
+  return typeof origin === 'object' && origin !== null && origin.layer === layer && typeof location === 'object' && location !== null && location.file === file && Number.isInteger(location.line) && Number.isInteger(location.column);
+}
+
+/** Whether a decoded value is a tree parseYaml could have made of `file` in `layer`. */
+function isTree(value: unknown, file: string, layer: string, depth: number): value is ValueNode {
+  const node = value as Partial<Record<string, unknown>> | null;
+  if (typeof node !== 'object' || node === null || depth > YAML_LIMITS.maxDepth || !isOrigin(node.origin, file, layer)) return false;
+  const child = (item: unknown) => isTree(item, file, layer, depth + 1);
+  switch (node.kind) {
+    case 'scalar':
+      return node.value === null || ['string', 'number', 'boolean'].includes(typeof node.value);
+    case 'seq':
+      return Array.isArray(node.items) && node.items.every(child);
+    case 'map':
+      return node.entries instanceof Map && [...node.entries].every(([key, item]) => typeof key === 'string' && child(item));
+    case 'edits':
+      return (
+        Array.isArray(node.edits) &&
+        node.edits.every((edit: unknown) => {
+          const e = edit as { op?: unknown; origin?: unknown; items?: unknown } | null;
+          return typeof e === 'object' && e !== null && LIST_OPS.has(e.op as string) && isOrigin(e.origin, file, layer) && Array.isArray(e.items) && e.items.every(child);
+        })
+      );
+    default:
+      return false;
+  }
+}

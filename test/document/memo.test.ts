@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { deserialize, serialize } from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { getNode, ParseMemo, parseYaml, YamlSyntaxError, type ParseOptions } from '../../src/document/index.js';
+
+const VALUES = `# every kind of node the parser makes
+defaults: &defaults
+  replicas: 1
+  mode: 0755
+  enabled: yes
+  when: 2025-01-01
+  ratio: -1.5
+  none: ~
+api:
+  <<: *defaults
+  replicas: 3
+  hosts: [a, b]
+  more: !append [c]
+  drop: !remove [{ name: x }]
+empty: {}
+`;
+
+const FILES: Record<string, string> = {
+  'overrides/static/web.yaml': VALUES,
+  'overrides/static/db.yaml': 'pod:\n  replicas: 2\n',
+  'overrides/empty.yaml': '# nothing but a comment\n',
+};
+const OPTIONS: ParseOptions = { layer: 'static', allowListEdits: true };
+
+function parseAll(memo: ParseMemo, files: Record<string, string> = FILES) {
+  return Object.entries(files).map(([file, text]) => memo.parse(text, file, OPTIONS));
+}
+
+/** The memo's bytes with `change` applied to its decoded body, and a digest that matches again (someone who knows the format). */
+function forged(bytes: Buffer, change: (body: unknown[]) => void): Buffer {
+  const body = deserialize(bytes.subarray(0, bytes.length - 32)) as unknown[];
+  change(body);
+  const encoded = serialize(body);
+  return Buffer.concat([encoded, createHash('sha256').update(encoded).digest()]);
+}
+
+describe('the parse memo', () => {
+  it('answers a parse of the same input with the tree a fresh parse gives, in memory and decoded in another run', () => {
+    const fresh = Object.entries(FILES).map(([file, text]) => parseYaml(text, file, OPTIONS));
+    const memo = ParseMemo.empty();
+    expect(parseAll(memo)).toEqual(fresh);
+    expect(memo.parsedFiles).toEqual(Object.keys(FILES));
+    expect(parseAll(memo)).toEqual(fresh);
+    const again = ParseMemo.decode(memo.encode());
+    expect(memo.parsedFiles).toEqual([]);
+    const decoded = parseAll(again);
+    expect(decoded).toEqual(fresh);
+    expect(again.parsedFiles).toEqual([]);
+    // Origins say file:line:column and layer exactly as a fresh parse does.
+    const api = getNode(decoded[0]!.root, ['api']);
+    expect(api?.origin).toEqual({ layer: 'static', location: { file: 'overrides/static/web.yaml', line: 9, column: 1 } });
+  });
+
+  it('parses again exactly the file whose text changed, and keeps a tree per layer and per list-edit permission', () => {
+    const first = ParseMemo.empty();
+    parseAll(first);
+    const memo = ParseMemo.decode(first.encode());
+    const edited = { ...FILES, 'overrides/static/db.yaml': 'pod:\n  replicas: 3\n' };
+    expect(toValues(parseAll(memo, edited))).toEqual(toValues(Object.entries(edited).map(([file, text]) => parseYaml(text, file, OPTIONS))));
+    expect(memo.parsedFiles).toEqual(['overrides/static/db.yaml']);
+
+    const other = memo.parse(FILES['overrides/static/db.yaml']!, 'overrides/static/db.yaml', { layer: 'chart db' });
+    expect(other.root?.origin.layer).toBe('chart db');
+    expect(() => memo.parse(VALUES, 'overrides/static/web.yaml', { layer: 'static' })).toThrow(/!append is only allowed in values layers/);
+    expect(memo.parsedFiles).toEqual(['overrides/static/db.yaml', 'overrides/static/db.yaml', 'overrides/static/web.yaml']);
+  });
+
+  it('keeps nothing of a text that fails: the same error at the same file:line every time, bounds included', () => {
+    const memo = ParseMemo.empty();
+    const bad = 'a: 1\nb: [\n';
+    const bomb = `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 8 }, (_, i) => `l${i + 1}: &l${i + 1} [${Array(10).fill(i === 0 ? '*a' : `*l${i}`).join(', ')}]`).join('\n')}\n`;
+    for (const [text, expected] of [
+      [bad, /^bad\.yaml:3:1: invalid YAML/],
+      [bomb, /^bad\.yaml:\d+:\d+: aliases expand to more than 100000 values/],
+    ] as const) {
+      const fresh = failure(() => parseYaml(text, 'bad.yaml', OPTIONS));
+      expect(fresh.message).toMatch(expected);
+      for (let round = 0; round < 2; round++) {
+        const again = failure(() => memo.parse(text, 'bad.yaml', OPTIONS));
+        expect(again).toBeInstanceOf(YamlSyntaxError);
+        expect(again.message).toBe(fresh.message);
+      }
+    }
+    expect(memo.encode()).toBeUndefined(); // nothing parsed, nothing to keep
+  });
+
+  it('ignores memo bytes that are torn, altered, foreign or from another parser, and parses instead', () => {
+    const first = ParseMemo.empty();
+    parseAll(first);
+    const bytes = first.encode()!;
+    const flipped = Buffer.from(bytes);
+    flipped[Math.floor(flipped.length / 2)]! ^= 0xff;
+    const cases: [string, Buffer | undefined][] = [
+      ['missing', undefined],
+      ['empty', Buffer.alloc(0)],
+      ['torn', bytes.subarray(0, bytes.length - 100)],
+      ['one byte changed', flipped],
+      ['foreign', Buffer.from('{"format":"something else"}')],
+      ['another format', forged(bytes, (body) => (body[0] = 'flotilla-parse-memo/0'))],
+      ['another parser', forged(bytes, (body) => (body[1] = 'f'.repeat(64)))],
+      ['entries of another shape', forged(bytes, (body) => (body[2] = [['a', 'b']]))],
+    ];
+    for (const [what, data] of cases) {
+      const memo = ParseMemo.decode(data);
+      expect(toValues(parseAll(memo)), what).toEqual(toValues(parseAll(ParseMemo.empty())));
+      expect(memo.parsedFiles, what).toEqual(Object.keys(FILES));
+    }
+  });
+
+  it('parses a file again when its kept tree is not one this file and layer could give', () => {
+    const first = ParseMemo.empty();
+    parseAll(first);
+    const bytes = first.encode()!;
+    const origin = { layer: 'static', location: { file: 'overrides/static/db.yaml', line: 1, column: 1 } };
+    const trees: [string, unknown][] = [
+      ['another file', { kind: 'scalar', value: 'forged', origin: { ...origin, location: { ...origin.location, file: 'elsewhere.yaml' } } }],
+      ['another layer', { kind: 'scalar', value: 'forged', origin: { ...origin, layer: 'user' } }],
+      ['not a node', { kind: 'map', entries: { pod: 1 }, origin }],
+      ['a scalar of an unknown type', { kind: 'scalar', value: { nested: true }, origin }],
+      ['not v8 data', Buffer.from('garbage')],
+    ];
+    for (const [what, tree] of trees) {
+      const memo = ParseMemo.decode(
+        forged(bytes, (body) => {
+          for (const entry of body[2] as [string, string, number, Uint8Array][]) if (entry[0].endsWith('overrides/static/db.yaml')) entry[3] = tree instanceof Buffer ? tree : serialize(tree);
+        }),
+      );
+      expect(toValues(parseAll(memo)), what).toEqual(toValues(parseAll(ParseMemo.empty())));
+      expect(memo.parsedFiles, what).toEqual(['overrides/static/db.yaml']);
+    }
+  });
+
+  it('drops entries of files no longer parsed, once the memo has been rewritten many times without them', () => {
+    let memo = ParseMemo.empty();
+    memo.parse('gone: 1\n', 'gone.yaml', OPTIONS);
+    for (let i = 0; i < 40; i++) {
+      memo.parse(`n: ${i}\n`, 'edited.yaml', OPTIONS);
+      memo = ParseMemo.decode(memo.encode());
+    }
+    memo.parse('gone: 1\n', 'gone.yaml', OPTIONS);
+    expect(memo.parsedFiles).toEqual(['gone.yaml']);
+  });
+});
+
+function failure(parse: () => unknown): YamlSyntaxError {
+  try {
+    parse();
+  } catch (error) {
+    return error as YamlSyntaxError;
+  }
+  throw new Error('expected a parse error');
+}
+
+function toValues(parsed: readonly { readonly root: unknown }[]): unknown[] {
+  return parsed.map((p) => p.root);
+}
