@@ -7,14 +7,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
-import { getNode, parseJson, parseYaml, type ParsedYaml, type ValueNode, type YamlParser } from '../document/index.js';
+import { getNode, parseJson, parseYaml, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkReferences } from './references.js';
 import { unknownName } from '../names/index.js';
 import type { FluxTarget } from '../flux/index.js';
-import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSchema, rememberedSchemaCheck, type JsonSchema } from './schema-check.js';
 import { APP_FILES } from './layout.js';
 import { directoryAppSource, type AppSource, type ChartFile } from './source.js';
 import { checkSpecLayer, enabledServices, mergeSpec, selectedPolicySet, type DeploymentSpec, type SpecLayer } from './spec.js';
@@ -61,8 +61,8 @@ export interface LoadOptions {
   readonly deployment?: string;
   /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
   readonly transformText?: (displayPath: string, text: string) => string;
-  /** Parses the app's YAML files; default `parseYaml` (the session passes a memo of it). */
-  readonly parseYaml?: YamlParser;
+  /** Trees parsed before, by input (the session keeps one in the build's cache): what is unchanged is neither parsed nor checked again. */
+  readonly parseMemo?: ParseMemo;
 }
 
 export interface AssembleOptions {
@@ -70,8 +70,8 @@ export interface AssembleOptions {
   readonly deployment?: { readonly file: string; readonly text: string };
   /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
   readonly transformText?: (displayPath: string, text: string) => string;
-  /** Parses the app's YAML files; default `parseYaml`. */
-  readonly parseYaml?: YamlParser;
+  /** Trees parsed before, by input: what is unchanged is neither parsed nor checked again. */
+  readonly parseMemo?: ParseMemo;
 }
 
 /** Reads the app source tree in `appDir` and assembles it (see assembleApp). */
@@ -88,7 +88,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     if (text === undefined) throw new FlotillaError(`deployment spec ${file} not found`);
     deployment = { file: displayIn(root, file), text };
   }
-  return assembleApp(source, { deployment, transformText: options.transformText, parseYaml: options.parseYaml });
+  return assembleApp(source, { deployment, transformText: options.transformText, parseMemo: options.parseMemo });
 }
 
 /** How a file is named in messages: relative to `root` when below it. */
@@ -112,7 +112,8 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const collect = (ds: readonly Diagnostic[]) => {
     for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
   };
-  const parseFile = options.parseYaml ?? parseYaml;
+  const parseFile: YamlParser = options.parseMemo?.parse ?? parseYaml;
+  const check = options.parseMemo ? rememberedSchemaCheck(options.parseMemo) : checkSchema;
   const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml =>
     parseFile(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
   const read = (rel: string, layer: string, allowListEdits = false): ParsedYaml => {
@@ -127,11 +128,11 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
   }
   const metadataDoc = read(APP_FILES.metadata, 'metadata');
-  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file);
+  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file, check);
   collect(metadataResult.diagnostics);
 
   const releasesDoc = read(APP_FILES.releases, 'releases');
-  const releasesResult = readReleases(releasesDoc.root, releasesDoc.file);
+  const releasesResult = readReleases(releasesDoc.root, releasesDoc.file, check);
   collect(releasesResult.diagnostics);
   releasesResult.releases.forEach((release, index) => {
     if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
@@ -162,7 +163,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   else if (files.kindOf(APP_FILES.deployment) === 'file') deploymentDoc = read(APP_FILES.deployment, 'deployment', true);
   else throw new FlotillaError(`deployment spec ${path(APP_FILES.deployment)} not found`);
   const deploymentLayer: SpecLayer = { label: 'deployment', file: deploymentDoc.file, root: deploymentDoc.root };
-  collect(checkSpecLayer(deploymentLayer, true));
+  collect(checkSpecLayer(deploymentLayer, true, check));
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
   const main = getNode(deploymentLayer.root, ['main']);
   const chooseLayer = (kind: 'preset' | 'size', folder: string): SpecLayer | undefined => {
@@ -180,7 +181,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
       return undefined;
     }
     const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file, root: read(file, `${kind} ${nameNode.value}`, true).root };
-    collect(checkSpecLayer(layer, false));
+    collect(checkSpecLayer(layer, false, check));
     return layer;
   };
   const preset = chooseLayer('preset', APP_FILES.presets);

@@ -33,14 +33,18 @@ interface Entry {
   bytes?: Uint8Array;
   /** Rewrites of the memo since the entry was last used. */
   idle: number;
+  /** Checks the tree passed (see `checkOnce`). */
+  passed: Set<string>;
 }
 
-type EncodedEntry = [slot: string, digest: string, idle: number, bytes: Uint8Array];
+type EncodedEntry = [slot: string, digest: string, idle: number, bytes: Uint8Array, passed: string[]];
 
 export class ParseMemo {
   /** One entry per (file, layer, list edits allowed): the text last parsed there. */
   private readonly entries: Map<string, Entry>;
   private readonly used = new Set<string>();
+  /** The entry of each root handed out: what `checkOnce` knows the tree by. */
+  private readonly entryOf = new WeakMap<ValueNode, Entry>();
   private changed = false;
   /** Files parsed afresh (not found in the memo) since the memo was decoded or last encoded. */
   parsedFiles: string[] = [];
@@ -72,16 +76,37 @@ export class ParseMemo {
       const tree = this.treeOf(entry, file, options.layer);
       if (tree !== undefined) {
         this.used.add(slot);
+        if (tree) this.entryOf.set(tree, entry);
         return { file, root: tree ?? undefined };
       }
     }
     this.parsedFiles.push(file);
     const parsed = parseYaml(text, file, options);
-    this.entries.set(slot, { digest, tree: parsed.root ?? null, idle: 0 });
+    const fresh: Entry = { digest, tree: parsed.root ?? null, idle: 0, passed: new Set() };
+    this.entries.set(slot, fresh);
+    if (parsed.root) this.entryOf.set(parsed.root, fresh);
     this.used.add(slot);
     this.changed = true;
     return parsed;
   };
+
+  /**
+   * The problems `run` finds in `root`, a tree this memo handed out: none,
+   * without running it, when the same check (`check` names it, and must
+   * change whenever what it checks for does, e.g. a schema's digest) passed
+   * on the same text before. Only passes are kept; a check of any other
+   * tree just runs.
+   */
+  checkOnce<T>(root: ValueNode | undefined, check: string, run: () => T[]): T[] {
+    const entry = root && this.entryOf.get(root);
+    if (entry?.passed.has(check)) return [];
+    const problems = run();
+    if (entry && problems.length === 0) {
+      entry.passed.add(check);
+      this.changed = true;
+    }
+    return problems;
+  }
 
   /** The entry's tree, decoded on first use; undefined when its bytes do not hold a tree of this file and layer. */
   private treeOf(entry: Entry, file: string, layer: string): ValueNode | null | undefined {
@@ -116,7 +141,7 @@ export class ParseMemo {
         continue;
       }
       entry.bytes ??= serialize(entry.tree ?? null);
-      encoded.push([slot, entry.digest, entry.idle, entry.bytes]);
+      encoded.push([slot, entry.digest, entry.idle, entry.bytes, [...entry.passed]]);
     }
     this.used.clear();
     this.changed = false;
@@ -139,9 +164,10 @@ function decodeEntries(bytes: Uint8Array): Map<string, Entry> | undefined {
   const entries = new Map<string, Entry>();
   for (const item of decoded[2] as unknown[]) {
     if (!Array.isArray(item)) return undefined;
-    const [slot, digest, idle, tree] = item as unknown[];
+    const [slot, digest, idle, tree, passed] = item as unknown[];
     if (typeof slot !== 'string' || typeof digest !== 'string' || typeof idle !== 'number' || !(tree instanceof Uint8Array)) return undefined;
-    entries.set(slot, { digest, bytes: tree, idle });
+    if (!Array.isArray(passed) || !passed.every((check) => typeof check === 'string')) return undefined;
+    entries.set(slot, { digest, bytes: tree, idle, passed: new Set(passed as string[]) });
   }
   return entries;
 }

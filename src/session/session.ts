@@ -51,7 +51,7 @@ export class Session {
   /** A session over an app source tree (`flotilla build`, `preflight`, `overrides`). */
   static async fromDirectory(appDir: string, options: SessionOptions & LoadOptions = {}): Promise<Session> {
     const memo = options.cacheDir === undefined ? undefined : await openParseMemo(options.cacheDir);
-    return new Session(await loadApp(appDir, { ...options, parseYaml: memo?.parse ?? options.parseYaml }), undefined, options, memo);
+    return new Session(await loadApp(appDir, { ...options, parseMemo: memo ?? options.parseMemo }), undefined, options, memo);
   }
 
   /** A session over a built tarball, read in memory: its app/ assembled into the App, its plugins/ run as shipped. */

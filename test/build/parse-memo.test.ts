@@ -35,12 +35,14 @@ describe('the build keeps parsed YAML between runs', () => {
     // What a new process does: the memo read back from the cache, the app loaded and every release's values computed through it.
     const memo = ParseMemo.decode(readFileSync(join(out, MEMO)));
     const handedOut: [string, string, ParseOptions, unknown][] = [];
-    const parse: YamlParser = (text, file, options) => {
-      const parsed = memo.parse(text, file, options);
+    const parse = memo.parse;
+    // Every tree the memo hands out is recorded, to compare with a fresh parse once all values are computed.
+    (memo as { parse: YamlParser }).parse = (text, file, options) => {
+      const parsed = parse(text, file, options);
       handedOut.push([text, file, options, parsed.root]);
       return parsed;
     };
-    const app = await loadApp(source, { parseYaml: parse });
+    const app = await loadApp(source, { parseMemo: memo });
     for (const release of app.releases) await computeReleaseValues(app, release);
     expect(memo.parsedFiles).toEqual(['overrides/static/web.yaml']);
     expect(handedOut.length).toBeGreaterThan(10);
@@ -80,10 +82,13 @@ describe('the build keeps parsed YAML between runs', () => {
     const out = tempDir();
     await buildApp(source, { outDir: out });
     const deployment = join(source, 'overrides/deployment.yaml');
+    const releases = join(source, 'fluxcd/releases.yaml');
+    const originals = [deployment, releases, join(source, 'overrides/static/web.yaml')].map((file) => [file, readFileSync(file, 'utf8')] as const);
     const edits: [string, () => void, RegExp][] = [
       // Unchanged files (the static override, the chart's values) are read from the memo: the clash names their lines.
       ['a values clash', () => writeFileSync(deployment, readFileSync(deployment, 'utf8').replace('          banner: from-service\n', '          banner: from-service\n        list: { key: 1 }\n')), /static \(overrides\/static\/web\.yaml:5:1\) sets a list, but services\.frontend\.web \(overrides\/deployment\.yaml:24:9\) sets a map/],
       ['a syntax error', () => append(join(source, 'overrides/static/web.yaml'), 'broken: [\n'), /overrides\/static\/web\.yaml:9:1: .*invalid YAML/],
+      ['a schema error in the release table', () => writeFileSync(releases, readFileSync(releases, 'utf8').replace('timeout: 10m', 'timeout: [10m]')), /fluxcd\/releases\.yaml:4:3: error: expected a Flux duration .*got a list/],
       ['a missing chart in the release table', () => append(join(source, 'fluxcd/releases.yaml'), '  - name: other\n    chart: missing\n'), /fluxcd\/releases\.yaml:15:5: error: release "other": no chart at charts\/missing/],
     ];
     for (const [what, edit, expected] of edits) {
@@ -92,6 +97,8 @@ describe('the build keeps parsed YAML between runs', () => {
       const without = await failureOf(buildApp(source, { outDir: tempDir(), cacheDir: false }));
       expect(withMemo.message, what).toBe(without.message);
       expect(withMemo.message, what).toMatch(expected);
+      for (const [file, text] of originals) writeFileSync(file, text);
+      await buildApp(source, { outDir: out });
     }
   });
 });

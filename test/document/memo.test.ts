@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { getNode, ParseMemo, parseYaml, YamlSyntaxError, type ParseOptions } from '../../src/document/index.js';
+import { getNode, ParseMemo, parseYaml, YamlSyntaxError, type ParseOptions, type ValueNode } from '../../src/document/index.js';
 
 const VALUES = `# every kind of node the parser makes
 defaults: &defaults
@@ -133,6 +133,32 @@ describe('the parse memo', () => {
       expect(toValues(parseAll(memo)), what).toEqual(toValues(parseAll(ParseMemo.empty())));
       expect(memo.parsedFiles, what).toEqual(['overrides/static/db.yaml']);
     }
+  });
+
+  it('skips a check that passed on the same text before, in this run or a later one; a failure is checked again', () => {
+    const memo = ParseMemo.empty();
+    const runs: string[] = [];
+    const check = (root: ValueNode | undefined, name: string, problems: string[]) => memo.checkOnce(root, name, () => (runs.push(name), problems));
+    const web = memo.parse(VALUES, 'overrides/static/web.yaml', OPTIONS).root;
+    const db = memo.parse(FILES['overrides/static/db.yaml']!, 'overrides/static/db.yaml', OPTIONS).root;
+    expect(check(web, 'schema A', [])).toEqual([]);
+    expect(check(db, 'schema A', ['db is wrong'])).toEqual(['db is wrong']);
+    expect(check(web, 'schema A', ['never run'])).toEqual([]);
+    expect(check(web, 'schema B', [])).toEqual([]);
+    // A tree the memo did not hand out is always checked.
+    expect(check(parseYaml(VALUES, 'overrides/static/web.yaml', OPTIONS).root, 'schema A', ['checked'])).toEqual(['checked']);
+    expect(runs).toEqual(['schema A', 'schema A', 'schema B', 'schema A']);
+
+    const later = ParseMemo.decode(memo.encode());
+    runs.length = 0;
+    const webAgain = later.parse(VALUES, 'overrides/static/web.yaml', OPTIONS).root;
+    const dbAgain = later.parse(FILES['overrides/static/db.yaml']!, 'overrides/static/db.yaml', OPTIONS).root;
+    const check2 = (root: ValueNode | undefined, name: string, problems: string[]) => later.checkOnce(root, name, () => (runs.push(name), problems));
+    expect(check2(webAgain, 'schema A', ['never run'])).toEqual([]);
+    expect(check2(dbAgain, 'schema A', ['db is wrong'])).toEqual(['db is wrong']);
+    const edited = later.parse(`${VALUES}extra: 1\n`, 'overrides/static/web.yaml', OPTIONS).root;
+    expect(check2(edited, 'schema A', ['edited is wrong'])).toEqual(['edited is wrong']);
+    expect(runs).toEqual(['schema A', 'schema A']);
   });
 
   it('drops entries of files no longer parsed, once the memo has been rewritten many times without them', () => {
