@@ -39,11 +39,13 @@ export interface BuildOptions {
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
   /**
-   * Stat fingerprints of chart source folders carried from one build to the
-   * next by `--watch`, which drops a folder's entry whenever something below
-   * it changes; without it every folder is walked each build.
+   * What `--watch` carries from one build to the next about source folders,
+   * dropping a folder's entries whenever something below it changes: stat
+   * fingerprints of chart folders, and the links found in each source folder.
+   * Without it every folder is walked each build.
    */
   readonly folderPrints?: FolderPrints;
+  readonly linkChecks?: Map<string, readonly ExternalLink[]>;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
   readonly followExternalSymlinks?: boolean;
 }
@@ -100,7 +102,14 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   if (!rootInfo.isDirectory()) throw new FlotillaError(`${appDir}: not a folder (an app source tree is a folder)`);
   // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
   const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
-  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkSourceTree(join(root, folder), root, treeOptions));
+  const checkTree = (dir: string, treeRoot: string, rootName: string): readonly ExternalLink[] => {
+    const known = options.linkChecks?.get(dir);
+    if (known) return known;
+    const links = checkSourceTree(dir, treeRoot, { ...treeOptions, rootName });
+    options.linkChecks?.set(dir, links);
+    return links;
+  };
+  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkTree(join(root, folder), root, treeOptions.rootName));
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
@@ -109,7 +118,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
-    if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkSourceTree(chartDir, chartDir, { ...treeOptions, rootName: 'the chart folder' }));
+    if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
   }
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
   const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
@@ -141,8 +150,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const payload = new Map<string, Buffer>();
   for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
-  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.name}:${f}`, app.chartFile(r, f)?.text ?? ''] as const));
-  await checkValuesOnce(session, [[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)], cacheDir);
+  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.chartPath}/${f}`, app.chartFile(r, f)?.text ?? ''] as const));
+  const valuesInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
+  await checkValuesOnce(session, valuesInputs, cacheDir);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);

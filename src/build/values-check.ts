@@ -1,33 +1,75 @@
 /**
  * Build refuses what any other command refuses: every release's values
  * computed (static overrides parsed, templates rendered, layers merged,
- * plugins run offline) through `Session.checkAll`. The check is kept by a
- * digest of everything it reads, in the build cache, so a build whose inputs
- * passed before neither renders a template nor loads the template engine
- * (docs/architecture.md, "The session").
+ * plugins run offline) through the session's checks. A release that passed
+ * is remembered in the build cache by a key of everything its values are
+ * computed from: the app-wide inputs (metadata, release table, spec and
+ * version files, plugin bundle…) and the files of its own layers
+ * (`releaseLayerFiles`). After one edit only the releases that file feeds are
+ * computed again; when none is, neither the plugins nor the template engine
+ * load (docs/architecture.md, "Compression and build caching").
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Release } from '../app/index.js';
 import { writeFileAtomic } from '../files/index.js';
 import type { Session } from '../session/index.js';
+import { releaseLayerFiles } from '../values/index.js';
 
-const FORMAT = 'flotilla-values-check/1';
+const FORMAT = 'flotilla-values-check/2';
+const CACHE_FILE = 'values-check.json';
 
-/**
- * `inputs`: every file the values are computed from, by name (the app's
- * metadata, release table, overrides and policies as shipped, the charts'
- * Chart.yaml and values.yaml, the plugin bundle).
- */
-export async function checkValuesOnce(session: Session, inputs: Iterable<readonly [string, string | Uint8Array]>, cacheDir: string | undefined): Promise<void> {
-  const hash = createHash('sha256').update(`${FORMAT}\0`);
-  for (const [name, data] of [...inputs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) hash.update(`${name}\0`).update(data).update('\0');
-  const marker = cacheDir && join(cacheDir, `values-check-${hash.digest('hex')}`);
-  if (marker && existsSync(marker)) return;
-  await session.checkAll();
-  if (marker) {
-    await mkdir(cacheDir, { recursive: true });
-    await writeFileAtomic(marker, '');
+/** Inputs by name: app files by their path relative to the app root, chart files as `<chartPath>/<file>`, plugin files as `plugins/<file>`. */
+export type ValuesInputs = ReadonlyMap<string, string | Uint8Array>;
+
+/** The names of a release's own inputs (see ValuesInputs). */
+function ownInputs(release: Release, policySet: string | undefined): string[] {
+  const files = releaseLayerFiles(release, policySet);
+  return [`${release.chartPath}/Chart.yaml`, `${release.chartPath}/${files.chart}`, files.static, files.template, ...(files.policy ? [files.policy] : [])];
+}
+
+function digest(names: Iterable<string>, inputs: ValuesInputs, seed: string): string {
+  const hash = createHash('sha256').update(`${FORMAT}\0${seed}\0`);
+  for (const name of [...names].sort()) {
+    const data = inputs.get(name);
+    hash.update(`${name}\0`);
+    // Absent and empty are different inputs: a missing static overrides file is not an empty one.
+    if (data === undefined) hash.update('\u0001absent\0');
+    else hash.update(`${data.length}\0`).update(data);
   }
+  return hash.digest('hex');
+}
+
+/** The key of each release: what it passed with, if it did. */
+export function releaseCheckKeys(releases: readonly Release[], policySet: string | undefined, inputs: ValuesInputs): Map<Release, string> {
+  const own = new Map(releases.map((r) => [r, ownInputs(r, policySet)]));
+  const owned = new Set([...own.values()].flat());
+  const shared = digest([...inputs.keys()].filter((name) => !owned.has(name)), inputs, 'app');
+  return new Map(releases.map((r) => [r, digest(own.get(r) ?? [], inputs, `${shared}\0${r.name}`)]));
+}
+
+/** Keys that passed before; an unreadable, torn or foreign file counts as none (the check then runs, nothing is trusted). */
+async function readPassed(file: string): Promise<Set<string>> {
+  try {
+    const entry = JSON.parse(await readFile(file, 'utf8')) as { format?: unknown; passed?: unknown } | null;
+    if (entry?.format !== FORMAT || !Array.isArray(entry.passed)) return new Set();
+    return new Set(entry.passed.filter((k): k is string => typeof k === 'string' && /^[0-9a-f]{64}$/.test(k)));
+  } catch {
+    return new Set();
+  }
+}
+
+/** Checks the releases whose inputs changed since they last passed; throws as `Session.checkAll` does. */
+export async function checkValuesOnce(session: Session, inputs: ValuesInputs, cacheDir: string | undefined): Promise<void> {
+  const { app } = session;
+  const keys = releaseCheckKeys(app.releases, app.policySet, inputs);
+  const file = cacheDir ? join(cacheDir, CACHE_FILE) : undefined;
+  const passed = file ? await readPassed(file) : new Set<string>();
+  const due = app.releases.filter((r) => !passed.has(keys.get(r) ?? ''));
+  if (due.length === 0) return;
+  await session.checkReleases(due);
+  if (!file || !cacheDir) return;
+  await mkdir(cacheDir, { recursive: true });
+  await writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: [...new Set(keys.values())].sort() }));
 }

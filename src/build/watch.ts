@@ -9,6 +9,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { buildApp, type BuildOptions, type BuildResult } from './build.js';
 import type { FolderPrints } from './chart-cache.js';
+import type { ExternalLink } from '../files/index.js';
 
 export type WatchedBuild =
   | { readonly ok: true; readonly result: BuildResult; readonly millis: number; readonly changed: readonly string[] }
@@ -31,12 +32,19 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const root = resolve(appDir);
   const outputs = [resolve(options.outDir ?? '.'), ...(typeof options.cacheDir === 'string' ? [resolve(options.cacheDir)] : [])];
   const watchers = new Map<string, FSWatcher>();
-  // Chart folders' fingerprints stay valid until a change below them is seen.
+  // What is known of a folder (chart fingerprints, links) stays valid until a change below it is seen.
   const folderPrints: FolderPrints = new Map();
+  const linkChecks = new Map<string, readonly ExternalLink[]>();
+  const memos = [folderPrints, linkChecks];
   const forgetPrints = (abs: string): void => {
-    for (const dir of folderPrints.keys()) {
-      if (abs === dir || abs.startsWith(`${dir}${sep}`) || dir.startsWith(`${abs}${sep}`)) folderPrints.delete(dir);
+    for (const memo of memos) {
+      for (const dir of memo.keys()) {
+        if (abs === dir || abs.startsWith(`${dir}${sep}`) || dir.startsWith(`${abs}${sep}`)) memo.delete(dir);
+      }
     }
+  };
+  const forgetAll = (): void => {
+    for (const memo of memos) memo.clear();
   };
   let pending = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
@@ -54,7 +62,7 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
     const watcher = watch(dir, { recursive: true }, (_event, name) => {
       if (closed) return;
       if (name === null) {
-        folderPrints.clear(); // something changed, we are not told where
+        forgetAll(); // something changed, we are not told where
         return;
       }
       const abs = join(dir, name.toString());
@@ -66,7 +74,7 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
     });
     watcher.on('error', () => {
       watchers.delete(dir);
-      folderPrints.clear(); // changes may go unseen from now on
+      forgetAll(); // changes may go unseen from now on
     });
     watchers.set(dir, watcher);
   };
@@ -74,7 +82,7 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const run = async (changed: readonly string[]): Promise<void> => {
     const started = performance.now();
     try {
-      const result = await buildApp(root, { ...options, folderPrints });
+      const result = await buildApp(root, { ...options, folderPrints, linkChecks });
       // Charts kept outside the app (a release's `path`) are watched too.
       for (const release of result.app.releases) {
         const dir = result.app.path(release.chartPath);

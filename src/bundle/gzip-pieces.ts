@@ -90,9 +90,28 @@ function shiftOperator(bytes: number): number {
   return p;
 }
 
+/**
+ * Shift operators by length, kept: the same lengths come back thousands of
+ * times a build (every tar header is 512 bytes, a vendored library's files
+ * have the same sizes in every chart), and making one costs a dozen
+ * multiplications where using it costs one.
+ */
+const shiftOperators = new Map<number, number>();
+const SHIFT_OPERATORS_KEPT = 4096;
+
+function cachedShiftOperator(bytes: number): number {
+  let operator = shiftOperators.get(bytes);
+  if (operator === undefined) {
+    if (shiftOperators.size >= SHIFT_OPERATORS_KEPT) shiftOperators.clear();
+    operator = shiftOperator(bytes);
+    shiftOperators.set(bytes, operator);
+  }
+  return operator;
+}
+
 /** CRC-32 of A followed by B, from CRC(A), CRC(B) and B's length (zlib's crc32_combine). */
 export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
-  return (multModP(shiftOperator(lengthB), crcA) ^ crcB) >>> 0;
+  return (multModP(cachedShiftOperator(lengthB), crcA) ^ crcB) >>> 0;
 }
 
 // --- The gzip member ---

@@ -22,7 +22,7 @@ export type YamlParser = (text: string, file: string, options: ParseOptions) => 
 const FORMAT = 'flotilla-parse-memo/1';
 const DIGEST_BYTES = 32;
 /** An entry unused while the memo was rewritten this many times is dropped (a file deleted, or edited since). */
-const MAX_IDLE = 32;
+const MAX_IDLE = 100;
 
 interface Entry {
   /** sha256 of the text the tree was parsed from. */

@@ -94,11 +94,16 @@ export class Session {
    * verify call this, so what `overrides` or `preflight` refuses never ships.
    */
   async checkAll(): Promise<void> {
+    await this.checkReleases(this.app.releases);
+  }
+
+  /** `checkAll` for some releases: the build checks only those whose inputs changed since they last passed. */
+  async checkReleases(releases: readonly Release[]): Promise<void> {
     await this.plugins();
     const problems: Diagnostic[] = [];
     const failed = new Set<string>();
     const causes: Error[] = [];
-    for (const release of this.app.releases) {
+    for (const release of releases) {
       try {
         await this.releaseValues(release);
       } catch (error) {

@@ -76,6 +76,29 @@ export interface LayerProviders {
   readonly commandLine?: LayerProvider;
 }
 
+/**
+ * The files of a release's own layers (chart values, static overrides,
+ * values template, policy), relative to the app root, or to the chart folder
+ * for `chart`. Everything else a release's values come from is app-wide (the
+ * spec, the version catalog, the plugin bundle, the release table), so a
+ * change to one of these files changes this release's values only.
+ */
+export interface ReleaseLayerFiles {
+  readonly chart: 'values.yaml';
+  readonly static: string;
+  readonly template: string;
+  readonly policy?: string;
+}
+
+export function releaseLayerFiles(release: ReleaseInfo, policySet: string | undefined): ReleaseLayerFiles {
+  return {
+    chart: 'values.yaml',
+    static: release.staticOverrides ?? `overrides/static/${release.chart}.yaml`,
+    template: `overrides/templates/${release.chart}.yaml.hbs`,
+    ...(policySet ? { policy: `policies/${policySet}/${release.chart}.yaml` } : {}),
+  };
+}
+
 function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): ValueNode | undefined {
   const text = source.readText(relativePath);
   return text === undefined ? undefined : (source.parseYaml ?? parseYaml)(text, relativePath, { layer: label, allowListEdits }).root;
@@ -126,26 +149,24 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const layers: Layer[] = [];
   const add = (kind: LayerKind, label: string, root: ValueNode | undefined, file?: string) => layers.push({ kind, label, root, file });
 
-  const chartValues = source.chartFile(release, 'values.yaml');
+  const files = releaseLayerFiles(release, source.policySet);
+  const chartValues = source.chartFile(release, files.chart);
   const chartLabel = `chart ${release.chart}`;
   add('chart', chartLabel, chartValues && (source.parseYaml ?? parseYaml)(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
 
-  const staticFile = release.staticOverrides ?? `overrides/static/${release.chart}.yaml`;
-  add('static', 'static', readLayerFile(source, staticFile, 'static', false), staticFile);
+  add('static', 'static', readLayerFile(source, files.static, 'static', false), files.static);
 
-  const templateFile = `overrides/templates/${release.chart}.yaml.hbs`;
-  const template = source.readText(templateFile);
+  const template = source.readText(files.template);
   if (template !== undefined) {
-    add('template', 'template', renderValuesTemplate(template, templateFile, templateContext(source, release), 'template'), templateFile);
+    add('template', 'template', renderValuesTemplate(template, files.template, templateContext(source, release), 'template'), files.template);
   } else add('template', 'template', undefined);
 
   const ofSource = (kind: 'release' | 'custom') => [...source.images].filter(([, image]) => image.source === kind);
   add('images', `images ${source.target.release}`, imagesLayer(source, release, ofSource('release'), `images ${source.target.release}`), source.target.file);
   add('custom-images', 'main.customImages', imagesLayer(source, release, ofSource('custom'), 'main.customImages'));
 
-  if (source.policySet) {
-    const file = `policies/${source.policySet}/${release.chart}.yaml`;
-    add('policy', `policy ${source.policySet}`, readLayerFile(source, file, `policy ${source.policySet}`, true), file);
+  if (source.policySet && files.policy) {
+    add('policy', `policy ${source.policySet}`, readLayerFile(source, files.policy, `policy ${source.policySet}`, true), files.policy);
   } else add('policy', 'policy', undefined);
 
   add('plugin', `plugin ${release.chart}`, providers.plugin ? await providers.plugin(release) : undefined);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTarGzSafely } from '../../src/bundle/index.js';
@@ -87,6 +87,34 @@ describe('flotilla build --watch', () => {
       expect(await rebuildAfter('charts/web/templates/extra.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')).toEqual({ db: true, web: false });
       expect(await rebuildAfter('charts/lib/templates/_extra.tpl', '{{- define "lib.extra" -}}x{{- end -}}\n')).toEqual({ db: false, web: false });
       expect(await rebuildAfter('overrides/static/db.yaml', 'conf:\n  banner: db\n')).toEqual({ db: true, web: true });
+    } finally {
+      await watch.close();
+    }
+  });
+
+  it('checks links again in a folder where something changed: a link out of the app added while watching is refused', async () => {
+    const app = writeApp();
+    const secretDir = tempDir();
+    writeFileSync(join(secretDir, 'secret.yaml'), 'token: abc\n');
+    const out = tempDir();
+    const r = recorder();
+    const first = r.next();
+    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    try {
+      expect((await first).ok).toBe(true);
+      for (const folder of ['overrides/static', 'charts/web/templates']) {
+        const link = join(app, folder, 'leak.yaml');
+        let next = r.next();
+        symlinkSync(join(secretDir, 'secret.yaml'), link);
+        const refused = await next;
+        expect(refused.ok, folder).toBe(false);
+        if (!refused.ok) expect(refused.error.message).toContain('leak.yaml');
+        // Node 20's recursive watcher on Linux does not report a link's removal: a saved file next to it does.
+        next = r.next();
+        rmSync(link);
+        writeFileSync(join(app, folder, 'saved.yaml'), '{}\n');
+        expect((await next).ok, folder).toBe(true);
+      }
     } finally {
       await watch.close();
     }
