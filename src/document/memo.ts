@@ -73,7 +73,7 @@ export class ParseMemo {
     const digest = createHash('sha256').update(text).digest('base64');
     const entry = this.entries.get(slot);
     if (entry?.digest === digest) {
-      const tree = this.treeOf(entry, file, options.layer);
+      const tree = this.treeOf(entry, file, options.layer, text.length);
       if (tree !== undefined) {
         this.used.add(slot);
         if (tree) this.entryOf.set(tree, entry);
@@ -109,7 +109,7 @@ export class ParseMemo {
   }
 
   /** The entry's tree, decoded on first use; undefined when its bytes do not hold a tree of this file and layer. */
-  private treeOf(entry: Entry, file: string, layer: string): ValueNode | null | undefined {
+  private treeOf(entry: Entry, file: string, layer: string, textLength: number): ValueNode | null | undefined {
     if (entry.tree !== undefined) return entry.tree;
     let tree: unknown;
     try {
@@ -117,7 +117,9 @@ export class ParseMemo {
     } catch {
       return undefined;
     }
-    if (tree !== null && !isTree(tree, file, layer, 0)) return undefined;
+    // A parse makes at most a node per character, plus what aliases expand to (each alias twice: merge keys share what they inherit).
+    const shape: TreeShape = { file, layer, nodesLeft: textLength + 2 * YAML_LIMITS.maxAliasExpansion };
+    if (tree !== null && !isTree(tree, shape, 0)) return undefined;
     entry.tree = tree as ValueNode | null;
     return entry.tree;
   }
@@ -174,17 +176,34 @@ function decodeEntries(bytes: Uint8Array): Map<string, Entry> | undefined {
 
 const LIST_OPS = new Set(['append', 'prepend', 'remove']);
 
-function isOrigin(value: unknown, file: string, layer: string): value is Origin {
-  const origin = value as Partial<Origin> | null;
-  const location = origin?.location;
-  return typeof origin === 'object' && origin !== null && origin.layer === layer && typeof location === 'object' && location !== null && location.file === file && Number.isInteger(location.line) && Number.isInteger(location.column);
+interface TreeShape {
+  readonly file: string;
+  readonly layer: string;
+  /** Nodes a tree of that text could still have: shared subtrees count each time, so a tampered tree cannot blow up. */
+  nodesLeft: number;
 }
 
-/** Whether a decoded value is a tree parseYaml could have made of `file` in `layer`. */
-function isTree(value: unknown, file: string, layer: string, depth: number): value is ValueNode {
+function isOrigin(value: unknown, shape: TreeShape): value is Origin {
+  const origin = value as Partial<Origin> | null;
+  const location = origin?.location;
+  return (
+    typeof origin === 'object' &&
+    origin !== null &&
+    origin.layer === shape.layer &&
+    typeof location === 'object' &&
+    location !== null &&
+    location.file === shape.file &&
+    Number.isInteger(location.line) &&
+    Number.isInteger(location.column)
+  );
+}
+
+/** Whether a decoded value is a tree parseYaml could have made of the shape's file in its layer. */
+function isTree(value: unknown, shape: TreeShape, depth: number): value is ValueNode {
   const node = value as Partial<Record<string, unknown>> | null;
-  if (typeof node !== 'object' || node === null || depth > YAML_LIMITS.maxDepth || !isOrigin(node.origin, file, layer)) return false;
-  const child = (item: unknown) => isTree(item, file, layer, depth + 1);
+  if (--shape.nodesLeft < 0 || depth > YAML_LIMITS.maxDepth) return false;
+  if (typeof node !== 'object' || node === null || !isOrigin(node.origin, shape)) return false;
+  const child = (item: unknown) => isTree(item, shape, depth + 1);
   switch (node.kind) {
     case 'scalar':
       return node.value === null || ['string', 'number', 'boolean'].includes(typeof node.value);
@@ -197,7 +216,7 @@ function isTree(value: unknown, file: string, layer: string, depth: number): val
         Array.isArray(node.edits) &&
         node.edits.every((edit: unknown) => {
           const e = edit as { op?: unknown; origin?: unknown; items?: unknown } | null;
-          return typeof e === 'object' && e !== null && LIST_OPS.has(e.op as string) && isOrigin(e.origin, file, layer) && Array.isArray(e.items) && e.items.every(child);
+          return typeof e === 'object' && e !== null && LIST_OPS.has(e.op as string) && isOrigin(e.origin, shape) && Array.isArray(e.items) && e.items.every(child);
         })
       );
     default:

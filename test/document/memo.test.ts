@@ -123,6 +123,8 @@ describe('the parse memo', () => {
       ['not a node', { kind: 'map', entries: { pod: 1 }, origin }],
       ['a scalar of an unknown type', { kind: 'scalar', value: { nested: true }, origin }],
       ['not v8 data', Buffer.from('garbage')],
+      ['a tree of shared subtrees that would take 2^60 steps to walk', bomb(origin, 60)],
+      ['a cycle', cycle(origin)],
     ];
     for (const [what, tree] of trees) {
       const memo = ParseMemo.decode(
@@ -172,6 +174,20 @@ describe('the parse memo', () => {
     expect(memo.parsedFiles).toEqual(['gone.yaml']);
   });
 });
+
+/** A list of two references to a list of two references to … : tiny once serialized, endless to walk. */
+function bomb(origin: object, levels: number): unknown {
+  let node: unknown = { kind: 'scalar', value: 1, origin };
+  for (let i = 0; i < levels; i++) node = { kind: 'seq', items: [node, node], origin };
+  return node;
+}
+
+function cycle(origin: object): unknown {
+  const items: unknown[] = [];
+  const node = { kind: 'seq', items, origin };
+  items.push(node);
+  return node;
+}
 
 function failure(parse: () => unknown): YamlSyntaxError {
   try {
