@@ -7,7 +7,7 @@
 import { basename } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { readInputFile } from '../files/index.js';
-import { md5sumFile, sha256sumFile } from './checksums.js';
+import { digestHex, md5sumFile, sha256sumFile } from './checksums.js';
 import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
 import { DecompressionBudget, readTarGzEntriesSync, type ArchiveLimits } from './tar-read.js';
 import type { TarEntry, TarWriteOptions } from './tar-write.js';
@@ -95,6 +95,8 @@ export function bundleEntries(parts: BundleParts): TarEntry[] {
   for (const [path, data] of parts.manifests) entries.push({ path: bundlePath(MANIFESTS_DIR, path), data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data });
   for (const [path, data] of parts.plugins) entries.push({ path: bundlePath(PLUGINS_DIR, path), data });
   for (const [path, data] of parts.app) entries.push({ path: bundlePath(APP_DIR, path), data });
-  entries.push({ path: CHECKSUM_FILES.md5, data: md5sumFile(entries) }, { path: CHECKSUM_FILES.sha256, data: sha256sumFile(entries) });
-  return entries;
+  // Digested once: the checksum files list them, and the tarball writer keys reusable pieces by the sha256.
+  const digested: TarEntry[] = entries.map((entry) => ({ ...entry, sha256: entry.sha256 ?? digestHex('sha256', entry.data), md5: entry.md5 ?? digestHex('md5', entry.data) }));
+  digested.push({ path: CHECKSUM_FILES.md5, data: md5sumFile(digested) }, { path: CHECKSUM_FILES.sha256, data: sha256sumFile(digested) });
+  return digested;
 }

@@ -195,6 +195,14 @@ try {
   const peak = Math.max(...[...library, ...large].flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB]));
   console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB)`);
   console.log(`  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`);
+  // Where a one-shot build's time goes: Node itself, loading flotilla, then the build (what --watch pays).
+  for (const [name, rounds] of [['library', library], ['large', large]] as const) {
+    for (const [label, pick] of [['cold', (r: Round) => r.cold.seconds], ['one edit', (r: Round) => r.edit.seconds]] as const) {
+      const total = median(rounds.map(pick));
+      const part = (s: number) => `${(s * 1000).toFixed(0)} ms (${((100 * s) / total).toFixed(0)}%)`;
+      console.log(`  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeBare)}, loading flotilla ${part(cliStartup - nodeBare)}, the build ${part(total - cliStartup)}`);
+    }
+  }
   console.log(
     `  system overrides of all ${values.releases} releases (values engine with ${values.releases} plugins): ${(values.first.wall * 1000).toFixed(0)} ms first pass (CPU ${(values.first.cpu * 1000).toFixed(0)} ms), ${(values.again.wall * 1000).toFixed(0)} ms again (CPU ${(values.again.cpu * 1000).toFixed(0)} ms) (target < 100 ms)`,
   );
