@@ -37,7 +37,18 @@ interface Entry {
   passed: Set<string>;
 }
 
-type EncodedEntry = [slot: string, digest: string, idle: number, bytes: Uint8Array, passed: string[]];
+/**
+ * The encoded memo: a 4-byte length, this index as JSON, every entry's tree
+ * (v8 serialisation) one after the other in index order, and the sha256 of
+ * all before it. Trees are sliced out without copying and decoded when used.
+ */
+interface EncodedIndex {
+  readonly format: string;
+  readonly parser: string;
+  readonly entries: readonly IndexedEntry[];
+}
+
+type IndexedEntry = [slot: string, digest: string, idle: number, passed: string[], byteLength: number];
 
 export class ParseMemo {
   /** One entry per (file, layer, list edits allowed): the text last parsed there. */
@@ -135,7 +146,8 @@ export class ParseMemo {
       this.used.clear();
       return undefined;
     }
-    const encoded: EncodedEntry[] = [];
+    const indexed: IndexedEntry[] = [];
+    const trees: Uint8Array[] = [];
     for (const [slot, entry] of this.entries) {
       entry.idle = this.used.has(slot) ? 0 : entry.idle + 1;
       if (entry.idle > MAX_IDLE) {
@@ -143,35 +155,46 @@ export class ParseMemo {
         continue;
       }
       entry.bytes ??= serialize(entry.tree ?? null);
-      encoded.push([slot, entry.digest, entry.idle, entry.bytes, [...entry.passed]]);
+      indexed.push([slot, entry.digest, entry.idle, [...entry.passed], entry.bytes.length]);
+      trees.push(entry.bytes);
     }
     this.used.clear();
     this.changed = false;
-    const body = serialize([FORMAT, parserIdentity(), encoded]);
+    const index: EncodedIndex = { format: FORMAT, parser: parserIdentity(), entries: indexed };
+    const header = Buffer.from(JSON.stringify(index));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(header.length);
+    const body = Buffer.concat([length, header, ...trees]);
     return Buffer.concat([body, createHash('sha256').update(body).digest()]);
   }
 }
 
 function decodeEntries(bytes: Uint8Array): Map<string, Entry> | undefined {
-  if (bytes.length <= DIGEST_BYTES) return undefined;
-  const body = bytes.subarray(0, bytes.length - DIGEST_BYTES);
-  if (!createHash('sha256').update(body).digest().equals(bytes.subarray(bytes.length - DIGEST_BYTES))) return undefined;
-  let decoded: unknown;
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  if (data.length < 4 + DIGEST_BYTES) return undefined;
+  const body = data.subarray(0, data.length - DIGEST_BYTES);
+  if (!createHash('sha256').update(body).digest().equals(data.subarray(body.length))) return undefined;
+  const headerEnd = 4 + body.readUInt32BE(0);
+  let index: Partial<EncodedIndex> | null;
   try {
-    decoded = deserialize(body);
+    index = JSON.parse(body.toString('utf8', 4, headerEnd)) as Partial<EncodedIndex> | null;
   } catch {
     return undefined;
   }
-  if (!Array.isArray(decoded) || decoded[0] !== FORMAT || decoded[1] !== parserIdentity() || !Array.isArray(decoded[2])) return undefined;
+  if (index?.format !== FORMAT || index.parser !== parserIdentity() || !Array.isArray(index.entries)) return undefined;
   const entries = new Map<string, Entry>();
-  for (const item of decoded[2] as unknown[]) {
+  let offset = headerEnd;
+  for (const item of index.entries as unknown[]) {
     if (!Array.isArray(item)) return undefined;
-    const [slot, digest, idle, tree, passed] = item as unknown[];
-    if (typeof slot !== 'string' || typeof digest !== 'string' || typeof idle !== 'number' || !(tree instanceof Uint8Array)) return undefined;
+    const [slot, digest, idle, passed, byteLength] = item as unknown[];
+    if (typeof slot !== 'string' || typeof digest !== 'string' || typeof idle !== 'number' || !Number.isInteger(byteLength)) return undefined;
     if (!Array.isArray(passed) || !passed.every((check) => typeof check === 'string')) return undefined;
-    entries.set(slot, { digest, bytes: tree, idle, passed: new Set(passed as string[]) });
+    const end = offset + (byteLength as number);
+    if (end > body.length || end < offset) return undefined;
+    entries.set(slot, { digest, bytes: body.subarray(offset, end), idle, passed: new Set(passed as string[]) });
+    offset = end;
   }
-  return entries;
+  return offset === body.length ? entries : undefined;
 }
 
 const LIST_OPS = new Set(['append', 'prepend', 'remove']);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { deserialize, serialize } from 'node:v8';
+import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { getNode, ParseMemo, parseYaml, YamlSyntaxError, type ParseOptions, type ValueNode } from '../../src/document/index.js';
 
@@ -31,12 +31,24 @@ function parseAll(memo: ParseMemo, files: Record<string, string> = FILES) {
   return Object.entries(files).map(([file, text]) => memo.parse(text, file, OPTIONS));
 }
 
-/** The memo's bytes with `change` applied to its decoded body, and a digest that matches again (someone who knows the format). */
-function forged(bytes: Buffer, change: (body: unknown[]) => void): Buffer {
-  const body = deserialize(bytes.subarray(0, bytes.length - 32)) as unknown[];
-  change(body);
-  const encoded = serialize(body);
-  return Buffer.concat([encoded, createHash('sha256').update(encoded).digest()]);
+interface Forgeable {
+  index: { format: string; parser: string; entries: [string, string, number, string[], number][] };
+  trees: Uint8Array[];
+}
+
+/** The memo's bytes with `change` applied to its index and trees, and a digest that matches again (someone who knows the format). */
+function forged(bytes: Buffer, change: (memo: Forgeable) => void): Buffer {
+  const headerEnd = 4 + bytes.readUInt32BE(0);
+  const index = JSON.parse(bytes.toString('utf8', 4, headerEnd)) as Forgeable['index'];
+  let offset = headerEnd;
+  const trees = index.entries.map((entry) => bytes.subarray(offset, (offset += entry[4])));
+  const memo: Forgeable = { index, trees };
+  change(memo);
+  memo.index.entries.forEach((entry, i) => (entry[4] = memo.trees[i]?.length ?? entry[4])); // a tree taken away leaves its length claimed
+  const header = Buffer.from(JSON.stringify(memo.index));
+  const body = Buffer.concat([Buffer.from([0, 0, 0, 0]), header, ...memo.trees]);
+  body.writeUInt32BE(header.length);
+  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
 }
 
 describe('the parse memo', () => {
@@ -101,9 +113,10 @@ describe('the parse memo', () => {
       ['torn', bytes.subarray(0, bytes.length - 100)],
       ['one byte changed', flipped],
       ['foreign', Buffer.from('{"format":"something else"}')],
-      ['another format', forged(bytes, (body) => (body[0] = 'flotilla-parse-memo/0'))],
-      ['another parser', forged(bytes, (body) => (body[1] = 'f'.repeat(64)))],
-      ['entries of another shape', forged(bytes, (body) => (body[2] = [['a', 'b']]))],
+      ['another format', forged(bytes, (memo) => (memo.index.format = 'flotilla-parse-memo/0'))],
+      ['another parser', forged(bytes, (memo) => (memo.index.parser = 'f'.repeat(64)))],
+      ['entries of another shape', forged(bytes, (memo) => (memo.index.entries = [['a', 'b'] as never]))],
+      ['trees longer than the file', forged(bytes, (memo) => memo.trees.pop())],
     ];
     for (const [what, data] of cases) {
       const memo = ParseMemo.decode(data);
@@ -128,8 +141,10 @@ describe('the parse memo', () => {
     ];
     for (const [what, tree] of trees) {
       const memo = ParseMemo.decode(
-        forged(bytes, (body) => {
-          for (const entry of body[2] as [string, string, number, Uint8Array][]) if (entry[0].endsWith('overrides/static/db.yaml')) entry[3] = tree instanceof Buffer ? tree : serialize(tree);
+        forged(bytes, (memo) => {
+          memo.index.entries.forEach((entry, i) => {
+            if (entry[0].endsWith('overrides/static/db.yaml')) memo.trees[i] = tree instanceof Buffer ? tree : serialize(tree);
+          });
         }),
       );
       expect(toValues(parseAll(memo)), what).toEqual(toValues(parseAll(ParseMemo.empty())));
