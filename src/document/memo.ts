@@ -57,11 +57,15 @@ export class ParseMemo {
   /** The entry of each root handed out: what `checkOnce` knows the tree by. */
   private readonly entryOf = new WeakMap<ValueNode, Entry>();
   private changed = false;
-  /** Files parsed afresh (not found in the memo) since the memo was decoded or last encoded. */
-  parsedFiles: string[] = [];
+  private parsedAfresh: string[] = [];
 
   private constructor(entries: Map<string, Entry>) {
     this.entries = entries;
+  }
+
+  /** Files parsed afresh (not found in the memo) since the memo was decoded or last encoded. */
+  get parsedFiles(): readonly string[] {
+    return this.parsedAfresh;
   }
 
   static empty(): ParseMemo {
@@ -91,7 +95,7 @@ export class ParseMemo {
         return { file, root: tree ?? undefined };
       }
     }
-    this.parsedFiles.push(file);
+    this.parsedAfresh.push(file);
     const parsed = parseYaml(text, file, options);
     const fresh: Entry = { digest, tree: parsed.root ?? null, idle: 0, passed: new Set() };
     this.entries.set(slot, fresh);
@@ -141,7 +145,7 @@ export class ParseMemo {
    * dropped here, so the memo holds about the files the app has now.
    */
   encode(): Buffer | undefined {
-    this.parsedFiles = [];
+    this.parsedAfresh = [];
     if (!this.changed) {
       this.used.clear();
       return undefined;
