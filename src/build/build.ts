@@ -114,7 +114,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const plugins = await pluginFiles(root, cacheDirOf(options));
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins });
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir: cacheDirOf(options) });
   const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
@@ -190,7 +190,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
   const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE });
-  await Promise.all([reuse?.save(written), manifestCache?.save()]);
+  await Promise.all([reuse?.save(written), manifestCache?.save(), session.saveCache()]);
   return {
     app,
     file,
