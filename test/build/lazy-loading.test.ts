@@ -75,9 +75,10 @@ function loadedByBuild(app: string, out: string, checksValues = false): Loaded {
   expect(loaded.initialised).toContain('dist/build/build.js');
   expect(loaded.initialised.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module))).toEqual([]);
   // Precompiled validators run one by one, as their schema is met: one Flux version's, not every one.
+  // (A rebuild checks only the files that changed: unchanged ones meet no schema.)
   const validators = loaded.initialised.filter((module) => module.startsWith('dist/app/validators/')).map((module) => basename(module));
-  expect(validators).toContain('metadata.cjs');
-  expect(validators.filter((file) => /^releases/.test(file))).toHaveLength(1);
+  if (checksValues) expect(validators).toContain('metadata.cjs');
+  expect(validators.filter((file) => /^releases/.test(file)).length).toBeLessThanOrEqual(1);
   expect(validators.filter((file) => /^flux-helmrelease/.test(file)).length).toBeLessThanOrEqual(1);
   return loaded;
 }
