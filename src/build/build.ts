@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent, type Stat
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, type PieceSource } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
@@ -39,13 +39,10 @@ export interface BuildOptions {
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
   /**
-   * What `--watch` carries from one build to the next about source folders,
-   * dropping a folder's entries whenever something below it changes: stat
-   * fingerprints of chart folders, and the links found in each source folder.
-   * Without it every folder is walked each build.
+   * What `--watch` carries from one build to the next (see WatchMemory);
+   * without it every folder is walked and the last tarball read back.
    */
-  readonly folderPrints?: FolderPrints;
-  readonly linkChecks?: Map<string, readonly ExternalLink[]>;
+  readonly watched?: WatchMemory;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
   readonly followExternalSymlinks?: boolean;
 }
@@ -59,6 +56,19 @@ export interface BuiltChart {
   /** Taken from the cache: its content did not change since it was last packaged. */
   readonly reused: boolean;
   readonly releases: readonly string[];
+}
+
+/**
+ * What `--watch` carries from one build to the next. Facts about a source
+ * folder hold until watch.ts sees a change below it and drops them: stat
+ * fingerprints of chart folders, the links found in each source folder. The
+ * tarball last written is kept as it was written, so the next build copies
+ * its pieces without reading it back.
+ */
+export interface WatchMemory {
+  readonly folderPrints: FolderPrints;
+  readonly linkChecks: Map<string, readonly ExternalLink[]>;
+  lastTarball?: WrittenArchive;
 }
 
 export interface BuildResult {
@@ -103,10 +113,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
   const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
   const checkTree = (dir: string, treeRoot: string, rootName: string): readonly ExternalLink[] => {
-    const known = options.linkChecks?.get(dir);
+    const known = options.watched?.linkChecks.get(dir);
     if (known) return known;
     const links = checkSourceTree(dir, treeRoot, { ...treeOptions, rootName });
-    options.linkChecks?.set(dir, links);
+    options.watched?.linkChecks.set(dir, links);
     return links;
   };
   const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkTree(join(root, folder), root, treeOptions.rootName));
@@ -127,9 +137,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const cacheDir = cacheDirOf(options);
-  const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS) : undefined;
+  const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.folderPrints) : undefined);
+  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.watched?.folderPrints) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -191,6 +201,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // the bytes are the same either way.
   const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE });
   await Promise.all([reuse?.save(written), manifestCache?.save(), session.saveCache()]);
+  if (options.watched && cacheDir) options.watched.lastTarball = written;
   return {
     app,
     file,
