@@ -370,7 +370,7 @@ async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promi
   if (cached) {
     await mkdir(dirname(cached), { recursive: true });
     const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
-    await writeFileAtomic(cached, JSON.stringify(entry));
+    await writeFileAtomic(cached, JSON.stringify(entry), { durable: false });
   }
   return files;
 }

@@ -95,7 +95,7 @@ export class BundleReuse implements PieceSource {
       pieces: written.pieces,
     };
     await mkdir(this.cacheDir, { recursive: true });
-    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table));
+    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table), { durable: false });
   }
 }
 

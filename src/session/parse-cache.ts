@@ -42,6 +42,6 @@ export async function saveParseMemo(cacheDir: string, memo: ParseMemo): Promise<
   const dir = resolve(cacheDir);
   const file = join(dir, MEMO_FILE);
   await mkdir(dir, { recursive: true });
-  await writeFileAtomic(file, bytes);
+  await writeFileAtomic(file, bytes, { durable: false });
   kept = { file, memo, print: await printOf(file) };
 }
