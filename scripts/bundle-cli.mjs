@@ -1,25 +1,102 @@
 #!/usr/bin/env node
-// Bundles the compiled CLI (dist/cli/main.js) into one ES module,
-// dist/cli/flotilla.mjs: Node then loads one file instead of ~150, which
-// takes a third off every command's start-up. It sits two folders below the
-// package root, like every compiled module, so paths found relative to a
-// module (the tools cache, the plugin API folder) are the same from either.
+// Bundles the compiled CLI (dist/cli/main.js) into one script,
+// dist/cli/flotilla-<content hash>.cjs, and makes the entry that runs it,
+// dist/cli/flotilla.mjs (from src/cli/launch.ts), which keeps V8's bytecode
+// of each command between runs: Node 20 has no compile cache for ES modules,
+// so the bundle is CommonJS-shaped for a vm.Script. Node then reads two files
+// instead of ~150, and a command neither parses the bundle nor compiles the
+// functions it ran before. Code a command does not reach is never compiled:
+// esbuild initialises each module lazily behind the command registry's
+// dynamic imports (src/cli/commands/index.ts), and V8 compiles a function
+// when it first runs.
+//
+// Both files sit two folders below the package root like every compiled
+// module, so paths found relative to a module (the tools cache, the plugin
+// API folder, the precompiled validators) are the same from either.
 // esbuild and the Kubernetes client stay outside: both load only when used.
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = join(root, 'dist', 'cli');
+const dist = `${join(root, 'dist')}/`;
+
+// A script cannot use `import.meta.url` nor (from cached bytecode, on Node 20)
+// `import()`: flotilla's compiled modules get both from the launcher's
+// parameters instead (src/cli/launch.ts). tsc writes them plainly, so a
+// textual rewrite of dist/ is exact; the bundle is checked for leftovers below.
+const launcherParameters = {
+  name: 'launcher-parameters',
+  setup(builder) {
+    builder.onLoad({ filter: /\.js$/ }, ({ path }) => {
+      if (!path.startsWith(dist)) return undefined;
+      let code = readFileSync(path, 'utf8');
+      // The precompiled validators (scripts/compile-schemas.mjs) load with load('./validators/…'):
+      // as require() esbuild bundles each, to run (and be cached) only once its schema is met.
+      if (path === join(dist, 'app', 'schemas.compiled.js')) code = code.replace(/\bload\('/g, "require('");
+      code = code
+        .replace(/\bimport\.meta\.url\b/g, 'flotillaModuleUrl')
+        // import() of a package or a file URL; relative ones are bundled.
+        .replace(/(?<![\w$.])import\((?!\s*['"]\.)/g, 'flotillaImport(');
+      return { contents: code, loader: 'js' };
+    });
+  },
+};
+
+const result = await build({
+  entryPoints: [join(outdir, 'main.js')],
+  bundle: true,
+  write: false,
+  outfile: join(outdir, 'flotilla.cjs'),
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: ['esbuild', '@kubernetes/client-node'],
+  plugins: [launcherParameters],
+  legalComments: 'external',
+  logLevel: 'warning',
+});
+if (result.warnings.length > 0) throw new Error('the CLI bundle must build without warnings');
+const outputs = Object.fromEntries(result.outputFiles.map((file) => [file.path.endsWith('.LEGAL.txt') ? 'legal' : 'code', file.text]));
+// No #! line: it is the entry's. The launcher reads the bundle as Latin-1,
+// which is faster than decoding UTF-8 and exact for ASCII: esbuild escapes
+// every other character but in comments.
+const code = outputs.code.replace(/^#!.*\n/, '').replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+for (const [pattern, what] of [
+  [/(?<![\w$.])import\(/, 'a dynamic import()'],
+  [/\bimport\.meta\b/, 'import.meta'],
+]) {
+  const found = pattern.exec(code);
+  if (found) throw new Error(`the CLI bundle holds ${what}, which a cached script cannot run: …${code.slice(found.index - 80, found.index + 40)}…`);
+}
+// The launcher runs the file as a script whose value is a function of its parameters.
+const { BUNDLE_PARAMETERS } = await import(pathToFileURL(join(outdir, 'launch.js')).href);
+const script = `(function (${BUNDLE_PARAMETERS.join(', ')}) {${code}\n})`;
+const contentHash = createHash('sha256').update(script).digest('hex').slice(0, 16);
+const bundleName = `flotilla-${contentHash}.cjs`;
+
+// The previous build's bundle and entry (and the split chunks of older builds).
+for (const name of readdirSync(outdir)) {
+  if (/^flotilla(-[A-Za-z0-9]+)?\.(mjs|cjs)(\.LEGAL\.txt)?$/.test(name)) rmSync(join(outdir, name));
+}
+writeFileSync(join(outdir, bundleName), script);
+if (outputs.legal) writeFileSync(join(outdir, `${bundleName}.LEGAL.txt`), outputs.legal);
+
 await build({
-  entryPoints: [join(root, 'dist', 'cli', 'main.js')],
-  outfile: join(root, 'dist', 'cli', 'flotilla.mjs'),
+  stdin: {
+    contents: `import { launch } from './launch.js';\nlaunch(new URL(${JSON.stringify(`./${bundleName}`)}, import.meta.url), ${JSON.stringify(contentHash)});\n`,
+    resolveDir: outdir,
+    sourcefile: 'flotilla-entry.js',
+  },
+  outfile: join(outdir, 'flotilla.mjs'),
   bundle: true,
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  external: ['esbuild', '@kubernetes/client-node'],
-  // Some dependencies are CommonJS and call require(); give the bundle one. (esbuild keeps main's #! line first.)
-  banner: { js: "import { createRequire as flotillaCreateRequire } from 'node:module';\nconst require = flotillaCreateRequire(import.meta.url);" },
-  legalComments: 'linked',
+  banner: { js: '#!/usr/bin/env node' },
   logLevel: 'warning',
 });
+chmodSync(join(outdir, 'flotilla.mjs'), 0o755);

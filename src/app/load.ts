@@ -7,14 +7,14 @@
 import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
-import { getNode, parseJson, parseYaml, type ParsedYaml, type ValueNode } from '../document/index.js';
+import { getNode, parseJson, parseYaml, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkReferences } from './references.js';
 import { unknownName } from '../names/index.js';
 import type { FluxTarget } from '../flux/index.js';
-import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSchema, rememberedSchemaCheck, type JsonSchema } from './schema-check.js';
 import { APP_FILES } from './layout.js';
 import { directoryAppSource, type AppSource, type ChartFile } from './source.js';
 import { checkSpecLayer, enabledServices, mergeSpec, selectedPolicySet, type DeploymentSpec, type SpecLayer } from './spec.js';
@@ -44,6 +44,8 @@ export interface App {
   /** Releases the spec turns on, in table order. */
   readonly enabled: readonly Release[];
   readonly warnings: readonly Diagnostic[];
+  /** How the app's YAML files are parsed: `parseYaml`, or a memo of it the session keeps. */
+  readonly parseYaml: YamlParser;
   /** Absolute path of a file given relative to the app root (on disk for an app read from a folder). */
   path(relativePath: string): string;
   /** The text of an app file (path relative to the root), or undefined when there is none. */
@@ -59,6 +61,8 @@ export interface LoadOptions {
   readonly deployment?: string;
   /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
   readonly transformText?: (displayPath: string, text: string) => string;
+  /** Trees parsed before, by input (the session keeps one in the build's cache): what is unchanged is neither parsed nor checked again. */
+  readonly parseMemo?: ParseMemo;
 }
 
 export interface AssembleOptions {
@@ -66,6 +70,8 @@ export interface AssembleOptions {
   readonly deployment?: { readonly file: string; readonly text: string };
   /** Rewrites each file's text before it is parsed (the build substitutes build-time tokens). */
   readonly transformText?: (displayPath: string, text: string) => string;
+  /** Trees parsed before, by input: what is unchanged is neither parsed nor checked again. */
+  readonly parseMemo?: ParseMemo;
 }
 
 /** Reads the app source tree in `appDir` and assembles it (see assembleApp). */
@@ -82,7 +88,7 @@ export async function loadApp(appDir: string, options: LoadOptions = {}): Promis
     if (text === undefined) throw new FlotillaError(`deployment spec ${file} not found`);
     deployment = { file: displayIn(root, file), text };
   }
-  return assembleApp(source, { ...(deployment ? { deployment } : {}), ...(options.transformText ? { transformText: options.transformText } : {}) });
+  return assembleApp(source, { deployment, transformText: options.transformText, parseMemo: options.parseMemo });
 }
 
 /** How a file is named in messages: relative to `root` when below it. */
@@ -106,8 +112,10 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const collect = (ds: readonly Diagnostic[]) => {
     for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
   };
+  const parseFile: YamlParser = options.parseMemo?.parse ?? parseYaml;
+  const check = options.parseMemo ? rememberedSchemaCheck(options.parseMemo) : checkSchema;
   const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml =>
-    parseYaml(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
+    parseFile(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
   const read = (rel: string, layer: string, allowListEdits = false): ParsedYaml => {
     const data = files.read(rel);
     if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
@@ -120,11 +128,11 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
   }
   const metadataDoc = read(APP_FILES.metadata, 'metadata');
-  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file);
+  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file, check);
   collect(metadataResult.diagnostics);
 
   const releasesDoc = read(APP_FILES.releases, 'releases');
-  const releasesResult = readReleases(releasesDoc.root, releasesDoc.file);
+  const releasesResult = readReleases(releasesDoc.root, releasesDoc.file, check);
   collect(releasesResult.diagnostics);
   releasesResult.releases.forEach((release, index) => {
     if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
@@ -155,7 +163,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   else if (files.kindOf(APP_FILES.deployment) === 'file') deploymentDoc = read(APP_FILES.deployment, 'deployment', true);
   else throw new FlotillaError(`deployment spec ${path(APP_FILES.deployment)} not found`);
   const deploymentLayer: SpecLayer = { label: 'deployment', file: deploymentDoc.file, root: deploymentDoc.root };
-  collect(checkSpecLayer(deploymentLayer, true));
+  collect(checkSpecLayer(deploymentLayer, true, check));
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
   const main = getNode(deploymentLayer.root, ['main']);
   const chooseLayer = (kind: 'preset' | 'size', folder: string): SpecLayer | undefined => {
@@ -173,7 +181,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
       return undefined;
     }
     const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file, root: read(file, `${kind} ${nameNode.value}`, true).root };
-    collect(checkSpecLayer(layer, false));
+    collect(checkSpecLayer(layer, false, check));
     return layer;
   };
   const preset = chooseLayer('preset', APP_FILES.presets);
@@ -228,6 +236,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     policySet,
     enabled,
     warnings,
+    parseYaml: parseFile,
     path,
     readText: (rel) => files.read(rel)?.toString('utf8'),
     chartFile: (release, file) => source.chartFile(release, file),

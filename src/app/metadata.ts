@@ -5,7 +5,7 @@
  */
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
-import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 import { DNS1123_LABEL_PATTERN, nearest } from '../names/index.js';
 
 /** StarlingX reads these strings (any case) and 0/1 as booleans. */
@@ -202,8 +202,8 @@ export interface MetadataResult {
 }
 
 /** Checks a parsed metadata.yaml; returns the typed metadata when there are no errors. */
-export function readMetadata(root: ValueNode | undefined, file: string): MetadataResult {
-  const diagnostics = [...checkSchema(metadataSchema, root, file), ...regexProblems(root), ...unknownKeyWarnings(metadataSchema, root, 'metadata')];
+export function readMetadata(root: ValueNode | undefined, file: string, check: SchemaChecker = checkSchema): MetadataResult {
+  const diagnostics = [...check(metadataSchema, root, file), ...regexProblems(root), ...unknownKeyWarnings(metadataSchema, root, 'metadata')];
   if (!root || diagnostics.some((d) => d.severity === 'error')) return { diagnostics };
   const raw = toPlain(root) as Record<string, unknown>;
   const k8s = raw.supported_k8s_version as { minimum: string; maximum?: string };

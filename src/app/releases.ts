@@ -7,7 +7,7 @@ import deepmerge from 'deepmerge';
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
-import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 import { unknownName, DNS1123_LABEL_PATTERN, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
@@ -184,9 +184,9 @@ export interface ReleasesResult {
   readonly diagnostics: Diagnostic[];
 }
 
-export function readReleases(root: ValueNode | undefined, file: string): ReleasesResult {
+export function readReleases(root: ValueNode | undefined, file: string, check: SchemaChecker = checkSchema): ReleasesResult {
   const fluxTarget = declaredFluxTarget(root);
-  const diagnostics = checkSchema(releasesSchemaFor(fluxTarget), root, file);
+  const diagnostics = check(releasesSchemaFor(fluxTarget), root, file);
   if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], diagnostics };
   const table = toPlain(root) as unknown as { defaults?: Partial<RawRelease>; releases: RawRelease[] };
   const seen = new Map<string, number>();

@@ -7,7 +7,7 @@ import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { FlotillaError, type Diagnostic, type DocPath } from '../diagnostics/index.js';
-import { closestNode, type ValueNode, toPlain } from '../document/index.js';
+import { closestNode, toPlain, type ParseMemo, type ValueNode } from '../document/index.js';
 import { compiledValidators } from './schemas.compiled.js';
 import { nearest } from '../names/index.js';
 
@@ -62,6 +62,24 @@ export function checkSchema(schema: JsonSchema, root: ValueNode | undefined, fil
       location: node?.origin.location ?? { file, line: 0, column: 0 },
     } satisfies Diagnostic;
   });
+}
+
+/** A schema check of a tree: `checkSchema`, or one a memo keeps (`rememberedSchemaCheck`). */
+export type SchemaChecker = (schema: JsonSchema, root: ValueNode | undefined, file: string) => Diagnostic[];
+
+const hashes = new WeakMap<JsonSchema, string>();
+
+/**
+ * `checkSchema` of trees `memo` parsed: a file whose text passed the same
+ * schema (by content) before is not checked again — the first validation
+ * with a large precompiled validator costs ~10 ms of compiling it.
+ */
+export function rememberedSchemaCheck(memo: ParseMemo): SchemaChecker {
+  return (schema, root, file) => {
+    let hash = hashes.get(schema);
+    if (hash === undefined) hashes.set(schema, (hash = schemaHash(schema)));
+    return memo.checkOnce(root, `schema ${hash}`, () => checkSchema(schema, root, file));
+  };
 }
 
 interface Problem {

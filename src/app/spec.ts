@@ -7,7 +7,7 @@ import type { Diagnostic } from '../diagnostics/index.js';
 import { toPlain, type ValueNode } from '../document/index.js';
 import { mergeNodes } from '../values/index.js';
 import type { DeploymentSpec } from '../plugins/api.js';
-import { checkSchema, type JsonSchema } from './schema-check.js';
+import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 
 // The plugin API describes the spec for plugins (it imports nothing of flotilla's); the app model uses that one type.
 export type { DeploymentSpec };
@@ -74,8 +74,8 @@ export interface SpecLayer {
   readonly root: ValueNode | undefined;
 }
 
-export function checkSpecLayer(layer: SpecLayer, isDeploymentFile: boolean): Diagnostic[] {
-  return checkSchema(isDeploymentFile ? deploymentSchema : specLayerSchema, layer.root, layer.file);
+export function checkSpecLayer(layer: SpecLayer, isDeploymentFile: boolean, check: SchemaChecker = checkSchema): Diagnostic[] {
+  return check(isDeploymentFile ? deploymentSchema : specLayerSchema, layer.root, layer.file);
 }
 
 /** Merges spec layers lowest first. Throws ValueClashError on a type clash. */

@@ -5,11 +5,11 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readFileSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, type PieceSource } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
@@ -39,13 +39,10 @@ export interface BuildOptions {
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
   /**
-   * What `--watch` carries from one build to the next about source folders,
-   * dropping a folder's entries whenever something below it changes: stat
-   * fingerprints of chart folders, and the links found in each source folder.
-   * Without it every folder is walked each build.
+   * What `--watch` carries from one build to the next (see WatchMemory);
+   * without it every folder is walked and the last tarball read back.
    */
-  readonly folderPrints?: FolderPrints;
-  readonly linkChecks?: Map<string, readonly ExternalLink[]>;
+  readonly watched?: WatchMemory;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
   readonly followExternalSymlinks?: boolean;
 }
@@ -59,6 +56,19 @@ export interface BuiltChart {
   /** Taken from the cache: its content did not change since it was last packaged. */
   readonly reused: boolean;
   readonly releases: readonly string[];
+}
+
+/**
+ * What `--watch` carries from one build to the next. Facts about a source
+ * folder hold until watch.ts sees a change below it and drops them: stat
+ * fingerprints of chart folders, the links found in each source folder. The
+ * tarball last written is kept as it was written, so the next build copies
+ * its pieces without reading it back.
+ */
+export interface WatchMemory {
+  readonly folderPrints: FolderPrints;
+  readonly linkChecks: Map<string, readonly ExternalLink[]>;
+  lastTarball?: WrittenArchive;
 }
 
 export interface BuildResult {
@@ -103,10 +113,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
   const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
   const checkTree = (dir: string, treeRoot: string, rootName: string): readonly ExternalLink[] => {
-    const known = options.linkChecks?.get(dir);
+    const known = options.watched?.linkChecks.get(dir);
     if (known) return known;
     const links = checkSourceTree(dir, treeRoot, { ...treeOptions, rootName });
-    options.linkChecks?.set(dir, links);
+    options.watched?.linkChecks.set(dir, links);
     return links;
   };
   const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkTree(join(root, folder), root, treeOptions.rootName));
@@ -114,7 +124,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const plugins = await pluginFiles(root, cacheDirOf(options));
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins });
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir: cacheDirOf(options) });
   const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
@@ -127,9 +137,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const cacheDir = cacheDirOf(options);
-  const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS) : undefined;
+  const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.folderPrints) : undefined);
+  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.watched?.folderPrints) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -148,7 +158,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
-  for (const rel of await payloadFiles(app)) payload.set(rel, readShipped(rel));
+  for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.chartPath}/${f}`, app.chartFile(r, f)?.text ?? ''] as const));
   const valuesInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
@@ -170,7 +180,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     dump: manifestCache?.dump,
   });
   // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
-  for (const rel of await filesBelow(app, APP_FILES.manifests)) {
+  for (const rel of filesBelow(app, APP_FILES.manifests)) {
     const inTree = rel.slice(APP_FILES.manifests.length + 1);
     if (manifests.has(inTree)) throw new FlotillaError(`${rel} would replace the generated fluxcd-manifests/${inTree}; flotilla writes that file itself`);
     manifests.set(inTree, readShipped(rel));
@@ -190,7 +200,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
   const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE });
-  await Promise.all([reuse?.save(written), manifestCache?.save()]);
+  await Promise.all([reuse?.save(written), manifestCache?.save(), session.saveCache()]);
+  if (options.watched && cacheDir) options.watched.lastTarball = written;
   return {
     app,
     file,
@@ -222,20 +233,28 @@ function orderForApply(app: App): Release[] {
   return app.graph.waves.flat();
 }
 
-async function payloadFiles(app: App): Promise<string[]> {
-  const out: string[] = [];
-  for (const rel of APP_PAYLOAD) out.push(...(await filesBelow(app, rel)));
-  return out;
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
-/** The files below a folder of the app (or the file itself), sorted, hidden ones left out. */
-async function filesBelow(app: App, top: string): Promise<string[]> {
+function payloadFiles(app: App): string[] {
+  return APP_PAYLOAD.flatMap((rel) => filesBelow(app, rel));
+}
+
+/** The files below a folder of the app (or the file itself), sorted, hidden ones left out. Read synchronously: small folders, no thread-pool round trips. */
+function filesBelow(app: App, top: string): string[] {
   const out: string[] = [];
-  const walk = async (rel: string): Promise<void> => {
+  const walk = (rel: string): void => {
     const abs = app.path(rel);
     if (!existsSync(abs)) return;
-    const entries = await readdir(abs, { withFileTypes: true }).catch(() => undefined);
-    if (!entries) {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs, { withFileTypes: true });
+    } catch {
       out.push(rel);
       return;
     }
@@ -243,12 +262,12 @@ async function filesBelow(app: App, top: string): Promise<string[]> {
       if (entry.name.startsWith('.')) continue;
       const child = `${rel}/${entry.name}`;
       // Links were checked before the build read anything (checkSourceTree): they are followed like Helm follows them.
-      const kind = entry.isSymbolicLink() ? await stat(app.path(child)).catch(() => undefined) : entry;
-      if (kind?.isDirectory()) await walk(child);
+      const kind = entry.isSymbolicLink() ? statOrUndefined(app.path(child)) : entry;
+      if (kind?.isDirectory()) walk(child);
       else if (kind?.isFile()) out.push(child);
     }
   };
-  await walk(top);
+  walk(top);
   return out;
 }
 
@@ -351,7 +370,7 @@ async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promi
   if (cached) {
     await mkdir(dirname(cached), { recursive: true });
     const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
-    await writeFileAtomic(cached, JSON.stringify(entry));
+    await writeFileAtomic(cached, JSON.stringify(entry), { durable: false });
   }
   return files;
 }

@@ -56,9 +56,14 @@ export class BundleReuse implements PieceSource {
     private readonly pieces: ReadonlyMap<string, DeflatePiece>,
   ) {}
 
-  /** The pieces of the tarball last written with this cache and these writer options, or none when it is gone or changed. */
-  static open(cacheDir: string, options: TarWriteOptions): BundleReuse {
-    return new BundleReuse(cacheDir, options, readPieces(cacheDir, writerOf(options)));
+  /**
+   * The pieces of the tarball last written with this cache and these writer
+   * options, or none when it is gone or changed. `lastWritten`, what this
+   * process wrote last with them (`--watch`), is used as it is held in memory
+   * instead of being read back and checked.
+   */
+  static open(cacheDir: string, options: TarWriteOptions, lastWritten?: WrittenArchive): BundleReuse {
+    return new BundleReuse(cacheDir, options, lastWritten ? piecesOf(lastWritten.bytes, lastWritten.pieces) : readPieces(cacheDir, writerOf(options)));
   }
 
   get(key: string): DeflatePiece | undefined {
@@ -90,7 +95,7 @@ export class BundleReuse implements PieceSource {
       pieces: written.pieces,
     };
     await mkdir(this.cacheDir, { recursive: true });
-    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table));
+    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table), { durable: false });
   }
 }
 
@@ -119,7 +124,12 @@ function readPieces(cacheDir: string, writer: string): Map<string, DeflatePiece>
     return pieces; // a torn table or a tarball gone: nothing to reuse, never a failed build
   }
   if (bytes.length !== table.size || crc32(bytes) !== table.crc || !Array.isArray(table.pieces)) return pieces;
-  for (const record of table.pieces) {
+  return piecesOf(bytes, table.pieces);
+}
+
+function piecesOf(bytes: Buffer, records: readonly unknown[]): Map<string, DeflatePiece> {
+  const pieces = new Map<string, DeflatePiece>();
+  for (const record of records) {
     if (!isRecord(record) || record.key === '' || record.offset + record.deflatedLength > bytes.length) continue;
     pieces.set(record.key, { deflated: bytes.subarray(record.offset, record.offset + record.deflatedLength), crc: record.crc, length: record.length });
   }

@@ -191,6 +191,6 @@ export class ChartCache {
     if (!this.changed && this.previous) return;
     await mkdir(this.dir, { recursive: true });
     const index: IndexFile = { format: FORMAT, charts: this.entries };
-    await writeFileAtomic(join(this.dir, 'index.json'), `${JSON.stringify(index)}\n`);
+    await writeFileAtomic(join(this.dir, 'index.json'), `${JSON.stringify(index)}\n`, { durable: false });
   }
 }

@@ -52,6 +52,6 @@ export class ManifestCache {
   async save(): Promise<void> {
     if (!this.changed && this.used.size === this.previous.size) return;
     await mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ format: FORMAT, yaml: Object.fromEntries(this.used) }));
+    await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ format: FORMAT, yaml: Object.fromEntries(this.used) }), { durable: false });
   }
 }

@@ -71,5 +71,5 @@ export async function checkValuesOnce(session: Session, inputs: ValuesInputs, ca
   await session.checkReleases(due);
   if (!file || !cacheDir) return;
   await mkdir(cacheDir, { recursive: true });
-  await writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: [...new Set(keys.values())].sort() }));
+  await writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: [...new Set(keys.values())].sort() }), { durable: false });
 }

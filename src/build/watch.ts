@@ -7,9 +7,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
-import { buildApp, type BuildOptions, type BuildResult } from './build.js';
-import type { FolderPrints } from './chart-cache.js';
-import type { ExternalLink } from '../files/index.js';
+import { buildApp, type BuildOptions, type BuildResult, type WatchMemory } from './build.js';
 
 export type WatchedBuild =
   | { readonly ok: true; readonly result: BuildResult; readonly millis: number; readonly changed: readonly string[] }
@@ -33,9 +31,8 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const outputs = [resolve(options.outDir ?? '.'), ...(typeof options.cacheDir === 'string' ? [resolve(options.cacheDir)] : [])];
   const watchers = new Map<string, FSWatcher>();
   // What is known of a folder (chart fingerprints, links) stays valid until a change below it is seen.
-  const folderPrints: FolderPrints = new Map();
-  const linkChecks = new Map<string, readonly ExternalLink[]>();
-  const memos = [folderPrints, linkChecks];
+  const watched: WatchMemory = { folderPrints: new Map(), linkChecks: new Map() };
+  const memos = [watched.folderPrints, watched.linkChecks];
   const forgetPrints = (abs: string): void => {
     for (const memo of memos) {
       for (const dir of memo.keys()) {
@@ -82,7 +79,7 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const run = async (changed: readonly string[]): Promise<void> => {
     const started = performance.now();
     try {
-      const result = await buildApp(root, { ...options, folderPrints, linkChecks });
+      const result = await buildApp(root, { ...options, watched });
       // Charts kept outside the app (a release's `path`) are watched too.
       for (const release of result.app.releases) {
         const dir = result.app.path(release.chartPath);

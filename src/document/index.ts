@@ -8,5 +8,6 @@
  */
 export * from './nodes.js';
 export * from './parse.js';
+export { ParseMemo, type YamlParser } from './memo.js';
 export { dumpYaml } from './dump.js';
 export { JsonSyntaxError, parseJson } from './json.js';

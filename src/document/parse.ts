@@ -10,6 +10,7 @@
  * - `parseYamlDocument`: the document itself (CST), for code that edits a
  *   file keeping its comments or needs the position of every character.
  */
+import { createHash } from 'node:crypto';
 import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type Scalar, type ValueNode } from './nodes.js';
@@ -161,6 +162,23 @@ function treeOf(doc: Document, locate: (offset: number) => SourceLocation, optio
 export function parseYaml(text: string, file: string, options: ParseOptions): ParsedYaml {
   const yaml = parseYamlDocument(text, file);
   return { file, root: treeOf(yaml.doc, yaml.locate, options) };
+}
+
+let identity: string | undefined;
+
+/**
+ * What a tree depends on besides its input: the limits, and the code that
+ * reads YAML into trees. A kept tree (memo.ts) serves only a parser with
+ * the same identity, so a flotilla that reads YAML otherwise never uses
+ * trees an older one made.
+ */
+export function parserIdentity(): string {
+  identity ??= createHash('sha256')
+    .update(JSON.stringify(YAML_LIMITS))
+    .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
+    .update([yaml11Tags, checkBounds, refuseProblems, treeOf, convert, convertCollection, toScalar].join('\n'))
+    .digest('hex');
+  return identity;
 }
 
 /** Plain data of one YAML document (undefined when empty): metadata, manifests, indexes. */

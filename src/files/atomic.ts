@@ -6,6 +6,14 @@ import { basename, dirname, join } from 'node:path';
 export interface AtomicWriteOptions {
   /** File mode of the new file (e.g. 0o600 for secrets); default 0o666 less the umask, as for any new file. */
   readonly mode?: number;
+  /**
+   * Flush the data to the disk before the rename (default true), so that even
+   * a power loss leaves the old file or the whole new one. Caches pass false:
+   * they are read defensively, a torn one counts as missing, and a build
+   * writes several, so waiting on the disk for each would cost more than
+   * rebuilding what a power loss may take.
+   */
+  readonly durable?: boolean;
 }
 
 /**
@@ -38,7 +46,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
   try {
     try {
       await handle.writeFile(data);
-      await handle.sync();
+      if (options.durable !== false) await handle.sync();
     } finally {
       await handle.close();
     }

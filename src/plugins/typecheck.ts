@@ -82,7 +82,7 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
   const problems = parseCompilerOutput(output, root);
   if (cached) {
     await mkdir(dirname(cached), { recursive: true });
-    await writeFileAtomic(cached, JSON.stringify(problems));
+    await writeFileAtomic(cached, JSON.stringify(problems), { durable: false });
   }
   return { checked: true, cached: false, problems };
 }

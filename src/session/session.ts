@@ -14,6 +14,8 @@ import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bun
 import { createPluginHost, loadAppPlugins, loadPluginBundle, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
 import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
+import { openParseMemo, saveParseMemo } from './parse-cache.js';
+import type { ParseMemo } from '../document/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
 export interface SessionOptions {
@@ -25,6 +27,12 @@ export interface SessionOptions {
   readonly commandLine?: readonly CommandLineValues[];
   /** The app's plugins/ already bundled (build keeps them cached): loaded as they are instead of bundling the sources again. */
   readonly pluginBundle?: ReadonlyMap<string, Buffer>;
+  /**
+   * A folder kept between runs (the build's cache): the app's YAML files are
+   * parsed through a memo kept there, so only files changed since the last
+   * run are parsed again (see `saveCache`).
+   */
+  readonly cacheDir?: string;
 }
 
 
@@ -37,11 +45,13 @@ export class Session {
     /** The tarball the app was read from (charts, fluxcd-manifests, plugins as shipped), when it was. */
     readonly bundle: OpenedBundle | undefined,
     private readonly options: SessionOptions,
+    private readonly parseMemo?: ParseMemo,
   ) {}
 
   /** A session over an app source tree (`flotilla build`, `preflight`, `overrides`). */
   static async fromDirectory(appDir: string, options: SessionOptions & LoadOptions = {}): Promise<Session> {
-    return new Session(await loadApp(appDir, options), undefined, options);
+    const memo = options.cacheDir === undefined ? undefined : await openParseMemo(options.cacheDir);
+    return new Session(await loadApp(appDir, { ...options, parseMemo: memo ?? options.parseMemo }), undefined, options, memo);
   }
 
   /** A session over a built tarball, read in memory: its app/ assembled into the App, its plugins/ run as shipped. */
@@ -104,6 +114,11 @@ export class Session {
       }
     }
     if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems, causes);
+  }
+
+  /** Keeps what this session parsed in `options.cacheDir`, for the next run: call once its work is done. */
+  async saveCache(): Promise<void> {
+    if (this.parseMemo && this.options.cacheDir !== undefined) await saveParseMemo(this.options.cacheDir, this.parseMemo);
   }
 
   /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */

@@ -8,7 +8,7 @@
  * Layer 1 ships as `<chart>-static-overrides`; 2–8 merge into `<chart>-system-overrides`.
  */
 import type { SourceLocation } from '../diagnostics/index.js';
-import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode } from '../document/index.js';
+import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode, type YamlParser } from '../document/index.js';
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
 
@@ -48,6 +48,8 @@ export interface ValuesSource {
   readText(relativePath: string): string | undefined;
   /** A file of the chart a release uses, with its name for messages, or undefined. */
   chartFile(release: ReleaseInfo, file: string): { readonly text: string; readonly file: string } | undefined;
+  /** How layer files are parsed, when not with `parseYaml` itself (an App's memo of it). */
+  readonly parseYaml?: YamlParser;
   readonly metadata: { readonly appName: string; readonly appVersion: string };
   readonly spec: { readonly main: { readonly customImages?: Readonly<Record<string, string>> }; readonly features: Readonly<Record<string, unknown>> };
   /** The policy set whose policies/<set>/<chart>.yaml is layer 4, if any. */
@@ -99,7 +101,7 @@ export function releaseLayerFiles(release: ReleaseInfo, policySet: string | unde
 
 function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): ValueNode | undefined {
   const text = source.readText(relativePath);
-  return text === undefined ? undefined : parseYaml(text, relativePath, { layer: label, allowListEdits }).root;
+  return text === undefined ? undefined : (source.parseYaml ?? parseYaml)(text, relativePath, { layer: label, allowListEdits }).root;
 }
 
 /** Sets `value` at a dotted path, building the maps on the way. */
@@ -150,7 +152,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const files = releaseLayerFiles(release, source.policySet);
   const chartValues = source.chartFile(release, files.chart);
   const chartLabel = `chart ${release.chart}`;
-  add('chart', chartLabel, chartValues && parseYaml(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
+  add('chart', chartLabel, chartValues && (source.parseYaml ?? parseYaml)(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
 
   add('static', 'static', readLayerFile(source, files.static, 'static', false), files.static);
 

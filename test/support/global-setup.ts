@@ -5,17 +5,23 @@
  * differential test when missing (ensureGo).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureGo } from './tar-readers/readers.js';
 
-export default function setup(): void {
+export default function setup(): () => void {
   const root = resolve(import.meta.dirname, '..', '..');
   execFileSync(process.execPath, [join(root, 'scripts', 'fetch-tools.mjs')], { stdio: 'inherit' });
   process.env.FLOTILLA_HELM = join(root, '.cache', 'tools', 'helm');
   process.env.FLOTILLA_KUBECTL = join(root, '.cache', 'tools', 'kubectl');
   // Plugins keep generated passwords offline under the state folder: never the tester's home.
   process.env.FLOTILLA_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'flotilla-test-state-'));
+  // The CLI's code cache (src/cli/launch.ts), likewise; a few MB, removed after the run.
+  const codeCache = process.env.FLOTILLA_CACHE_DIR === undefined ? mkdtempSync(join(tmpdir(), 'flotilla-test-cache-')) : undefined;
+  if (codeCache) process.env.FLOTILLA_CACHE_DIR = codeCache;
   ensureGo();
+  return () => {
+    if (codeCache) rmSync(codeCache, { recursive: true, force: true });
+  };
 }

@@ -1,0 +1,96 @@
+/**
+ * The shipped CLI keeps V8's bytecode of each command between runs
+ * (src/cli/launch.ts). A cache V8 accepts is used as it is; one it rejects
+ * (torn, foreign) is written again whole; a cache that cannot be written
+ * costs nothing but time; a failed command leaves no file.
+ */
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { tempDir, writeApp } from '../support/app-fixture.js';
+
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+
+function run(cacheDir: string, args: readonly string[], env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, FLOTILLA_CACHE_DIR: cacheDir, ...env } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const entries = (cacheDir: string) => readdirSync(join(cacheDir, 'code-cache')).sort();
+const identity = (file: string) => {
+  const { ino, mtimeMs, size } = statSync(file);
+  return { ino, mtimeMs, size };
+};
+
+describe('the code cache', () => {
+  it('is written by the first run of a command and used, unchanged, by the next', () => {
+    const cacheDir = tempDir();
+    const app = writeApp();
+    const first = run(cacheDir, ['releases', app]);
+    expect(first.status, first.stderr).toBe(0);
+    const [file, ...others] = entries(cacheDir);
+    expect(others).toEqual([]);
+    expect(file).toMatch(/^[0-9a-f]{16}-[0-9a-f]{16}-[0-9a-f]{16}\.bin$/);
+    const path = join(cacheDir, 'code-cache', file!);
+    const written = identity(path);
+    expect(written.size).toBeGreaterThan(10_000);
+    // A cache V8 rejected would be written again: an untouched file is one V8 ran from.
+    expect(run(cacheDir, ['releases', app])).toEqual(first);
+    expect(identity(path)).toEqual(written);
+    // Another command, and help, have their own.
+    expect(run(cacheDir, ['releases', '--help']).status).toBe(0);
+    expect(entries(cacheDir)).toHaveLength(2);
+  });
+
+  it('replaces a torn or foreign file with a whole one', () => {
+    const cacheDir = tempDir();
+    const app = writeApp();
+    const expected = run(cacheDir, ['releases', app]);
+    const path = join(cacheDir, 'code-cache', entries(cacheDir)[0]!);
+    const whole = statSync(path).size;
+    for (const spoil of [() => truncateSync(path, Math.floor(whole / 2)), () => writeFileSync(path, Buffer.alloc(whole, 7))]) {
+      spoil();
+      expect(run(cacheDir, ['releases', app])).toEqual(expected);
+      const rewritten = identity(path);
+      expect(rewritten.size).toBeGreaterThan(whole / 2);
+      expect(readFileSync(path).subarray(0, 64).equals(Buffer.alloc(64, 7))).toBe(false);
+      // …and V8 accepts the new one.
+      expect(run(cacheDir, ['releases', app])).toEqual(expected);
+      expect(identity(path)).toEqual(rewritten);
+    }
+    expect(entries(cacheDir)).toHaveLength(1);
+  });
+
+  it('drops the files of an earlier bundle at the same place when it writes', () => {
+    const cacheDir = tempDir();
+    expect(run(cacheDir, ['build', '--help']).status).toBe(0);
+    const [file] = entries(cacheDir);
+    const [place] = file!.split('-');
+    const earlier = `${place}-0000000000000000-0000000000000000.bin`;
+    const elsewhere = `0000000000000000-0000000000000000-0000000000000000.bin`;
+    for (const name of [earlier, elsewhere]) writeFileSync(join(cacheDir, 'code-cache', name), 'old');
+    expect(run(cacheDir, ['releases', '--help']).status).toBe(0);
+    expect(entries(cacheDir)).not.toContain(earlier);
+    expect(entries(cacheDir)).toContain(elsewhere);
+    expect(entries(cacheDir)).toHaveLength(3);
+  });
+
+  it('is not written after a failure, nor when turned off', () => {
+    const cacheDir = tempDir();
+    const typo = run(cacheDir, ['biuld']);
+    expect(typo.status).toBe(2);
+    expect(readdirSync(cacheDir)).toEqual([]);
+    expect(run(cacheDir, ['build', '--help'], { FLOTILLA_NO_CODE_CACHE: '1' }).status).toBe(0);
+    expect(readdirSync(cacheDir)).toEqual([]);
+  });
+
+  it('costs nothing but time when its folder cannot be written', () => {
+    const notAFolder = join(tempDir(), 'file');
+    writeFileSync(notAFolder, '');
+    const help = run(notAFolder, ['build', '--help']);
+    expect(help.status).toBe(0);
+    expect(help.stderr).toBe('');
+    expect(help.stdout).toContain('Usage: flotilla build');
+  });
+});
