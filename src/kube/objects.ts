@@ -53,10 +53,19 @@ export interface ApplyOptions {
 
 const callOf = (verb: string, object: Pick<KubeObject, 'kind' | 'metadata'>) => ({ verb, kind: object.kind, name: object.metadata.name, ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}) });
 
-/** Server-side apply of each object (several at once); returns what the server stored, in input order. */
+/**
+ * Server-side apply of each object (several at once); returns what the
+ * server stored, in input order. The client looks up an apiVersion's
+ * resources (discovery) on its first request for it and keeps them; so the
+ * first object of each apiVersion is applied before the others start, which
+ * would otherwise each look it up again.
+ */
 export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objects: readonly KubeObject[], options: ApplyOptions = {}): Promise<KubeObject[]> {
   const { PatchStrategy } = await loadClientModule();
-  return mapConcurrently(objects, options.concurrency ?? 8, async (object) => {
+  const concurrency = options.concurrency ?? 8;
+  const apiVersions = new Set<string>();
+  const firstOfItsApiVersion = objects.filter((object) => !apiVersions.has(object.apiVersion) && Boolean(apiVersions.add(object.apiVersion)));
+  const apply = async (object: KubeObject): Promise<KubeObject> => {
     // Apply bodies carry no server-owned fields: a stale resourceVersion would turn the apply into a conflict.
     const { resourceVersion: _rv, uid: _uid, generation: _gen, creationTimestamp: _ct, deletionTimestamp: _dt, ...metadata } = object.metadata;
     const body = { ...object, metadata } as KubernetesObject;
@@ -64,7 +73,12 @@ export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objec
       client.objects.patch(body, undefined, options.dryRun ? 'All' : undefined, FIELD_MANAGER, options.force ?? false, PatchStrategy.ServerSideApply),
     );
     return stored as KubeObject;
-  });
+  };
+  const first = new Map(firstOfItsApiVersion.map((object, index) => [object, index]));
+  const firstStored = await mapConcurrently(firstOfItsApiVersion, concurrency, apply);
+  const restStored = await mapConcurrently(objects.filter((o) => !first.has(o)), concurrency, apply);
+  let rest = 0;
+  return objects.map((object) => (first.has(object) ? firstStored[first.get(object)!]! : restStored[rest++]!));
 }
 
 export async function readObject<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<T | undefined> {

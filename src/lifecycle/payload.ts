@@ -99,10 +99,9 @@ export async function writeManifests(bundle: OpenedBundle): Promise<{ readonly d
   try {
     const files = bundleFolder(bundle.files, MANIFESTS_DIR);
     if (files.size === 0) throw new LifecycleError(`${bundle.path} has no ${MANIFESTS_DIR}/`);
-    for (const [name, data] of files) {
-      await mkdir(dirname(join(dir, name)), { recursive: true });
-      await writeFile(join(dir, name), data);
-    }
+    // A folder per release: made first, then every file written at once (one after another took a tenth of a second).
+    for (const folder of new Set([...files.keys()].map((name) => dirname(join(dir, name))))) await mkdir(folder, { recursive: true });
+    await Promise.all([...files].map(([name, data]) => writeFile(join(dir, name), data)));
   } catch (error) {
     await dispose();
     throw error;

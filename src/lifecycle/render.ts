@@ -43,11 +43,12 @@ export interface RenderInput {
 export const isHelmRelease = (o: Pick<KubeObject, 'apiVersion' | 'kind'>): boolean => o.kind === 'HelmRelease' && o.apiVersion === HELM_RELEASE_API;
 
 export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
-  for (const release of input.plan.releases) {
+  const systemOverrides = input.plan.releases.map((release) => {
     const values = input.values.get(release.name);
     if (!values) throw new LifecycleError(`no values computed for release ${release.name}`);
-    await writeFile(join(input.manifests, release.name, overridesValuesKey(release.name, 'system')), dumpYaml(values.systemOverrides));
-  }
+    return { file: join(input.manifests, release.name, overridesValuesKey(release.name, 'system')), text: dumpYaml(values.systemOverrides) };
+  });
+  await Promise.all(systemOverrides.map(({ file, text }) => writeFile(file, text)));
   const topFile = join(input.manifests, FLUX_TREE.kustomization);
   const topLabel = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
   const top = parseYamlValue(await readFile(topFile, 'utf8'), topLabel) as { resources?: unknown[] } | undefined;

@@ -59,29 +59,37 @@ export async function loadVersion(client: KubeClient, bundle: RecordedBundle, ap
 
 /** The same, from a payload (or a whole tarball) in memory. */
 export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
-  let namespace = 'default';
-  const session = await Session.fromBundle(payload, {
-    plugins: {
-      mode: 'cluster',
-      // Asked for when the host loads, after the app (and so its namespace) is known.
-      get cluster() {
-        return clusterStores(client, namespace, appName, { readOnly: options.readOnly === true });
+  // The manifests are written while the app assembles and the plugins load: neither needs the other.
+  const writing = writeManifests(payload);
+  writing.catch(() => undefined);
+  try {
+    let namespace = 'default';
+    const session = await Session.fromBundle(payload, {
+      plugins: {
+        mode: 'cluster',
+        // Asked for when the host loads, after the app (and so its namespace) is known.
+        get cluster() {
+          return clusterStores(client, namespace, appName, { readOnly: options.readOnly === true });
+        },
+        ...(options.applyMode ? { applyMode: options.applyMode } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        log: (entry) => options.events({ type: 'plugin-log', entry }),
       },
-      ...(options.applyMode ? { applyMode: options.applyMode } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      log: (entry) => options.events({ type: 'plugin-log', entry }),
-    },
-    userOverrides: userOverridesProvider(appName, options.userOverrides),
-  });
-  namespace = appNamespace(session.app.releases);
-  const host = await session.plugins();
-  const manifests = await writeManifests(payload);
-  return {
-    app: session.app,
-    host,
-    manifests: manifests.dir,
-    namespace,
-    values: (release) => session.releaseValues(release),
-    dispose: manifests.dispose,
-  };
+      userOverrides: userOverridesProvider(appName, options.userOverrides),
+    });
+    namespace = appNamespace(session.app.releases);
+    const host = await session.plugins();
+    const manifests = await writing;
+    return {
+      app: session.app,
+      host,
+      manifests: manifests.dir,
+      namespace,
+      values: (release) => session.releaseValues(release),
+      dispose: manifests.dispose,
+    };
+  } catch (error) {
+    await writing.then((manifests) => manifests.dispose()).catch(() => undefined);
+    throw error;
+  }
 }

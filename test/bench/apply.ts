@@ -6,23 +6,30 @@
  * every release take BENCH_READY_MS (default 3000) from rendered to Ready.
  * Then `flotilla apply` runs as a user runs it, in a child process. Each of
  * BENCH_RUNS (default 3) runs reports where the time went — flotilla before
- * the first HelmRelease is written, each release's chart pull, render queue,
- * helm template, set delay, and how soon flotilla reported it Ready — and the
- * summary gives the median and spread of:
+ * the first HelmRelease is written, each release's chart pull, wake-up, wait
+ * for a helm slot, helm template, set delay, how soon flotilla reported it
+ * Ready, how late the fixture's event loop ran, and the time above the
+ * critical path split into those parts along the chain that finished last —
+ * and the summary gives the median and spread of:
  *   - elapsed time against the critical path of the graph (the longest
  *     dependsOn chain × the ready time): the floor is 1.2×;
  *   - against applying the releases one after another (80 × the ready time);
  *   - against the chain as the fixture ran it (each release weighed by its
  *     measured time from eligible to Ready), plus flotilla's own time;
  *   - the peak memory (max RSS) of the `flotilla apply` process;
- *   - the load average while it ran (the machine is shared).
+ *   - the load average while it ran (the machine is shared);
+ *   - the time above the critical path, part by part.
+ * BENCH_VERBOSE=1 adds flotilla's requests up to its first HelmRelease and
+ * its output lines; BENCH_CPU_PROF=DIR writes a V8 CPU profile of each
+ * `flotilla apply` and `upload` into DIR (open it in Chrome's DevTools).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join, resolve } from 'node:path';
 import { buildApp } from '../../src/build/index.js';
-import { startDevCluster, type DevCluster, type RenderTrace } from '../support/dev-cluster/index.js';
+import { startDevCluster, type DevCluster, type FluxTrace } from '../support/dev-cluster/index.js';
 
 const RELEASES = Number(process.env.BENCH_RELEASES ?? 80);
 const READY_MS = Number(process.env.BENCH_READY_MS ?? 3000);
@@ -116,7 +123,8 @@ async function run(kubeconfig: string, args: readonly string[]): Promise<{ start
   `;
   const startedAt = Date.now();
   const start = process.hrtime.bigint();
-  const child = spawn(process.execPath, ['--input-type=module', '-e', probe], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+  const profile = process.env.BENCH_CPU_PROF ? [`--cpu-prof`, `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--input-type=module', '-e', probe], { env: { ...process.env, KUBECONFIG: kubeconfig } });
   let output = '';
   const lines: TimedLine[] = [];
   const collect = (stream: NodeJS.ReadableStream) => {
@@ -180,7 +188,7 @@ class Timeline {
     });
   }
 
-  trace(event: RenderTrace): void {
+  trace(event: FluxTrace): void {
     const times = this.of(event.name);
     if (event.phase === 'render-queued') times.renderQueued ??= event.at;
     if (event.phase === 'render-start') times.renderStart ??= event.at;
@@ -217,7 +225,29 @@ interface RunFigures {
   readonly finish: number;
   /** The longest chain, each release weighed by its measured time from eligible (written, dependencies Ready) to Ready. */
   readonly asRun: number;
+  /** Where the time above the critical path went, along the chain that finished last (parts of `elapsed − critical`). */
+  readonly above: AboveCriticalPath;
   readonly load: readonly number[];
+  /** How late the fixture's event loop (API server and Flux simulation) ran, in ms: p99 and max. */
+  readonly loopDelay: { readonly p99: number; readonly max: number };
+}
+
+/** The chain that finished last, from flotilla's start to its exit: every part but the set delays, in ms. */
+interface AboveCriticalPath {
+  /** flotilla's start → its first HelmRelease written. */
+  readonly startup: number;
+  /** First HelmRelease written → the chain's first release written (the rest of the one server-side apply). */
+  readonly writing: number;
+  /** Summed over the chain: eligible → render queued (the wake-up, or a chart still being pulled). */
+  readonly wake: number;
+  /** Render queued → started (waiting for a helm slot). */
+  readonly slot: number;
+  /** helm template. */
+  readonly template: number;
+  /** Rendered → Ready, less the set delay (storing the objects, timer lag). */
+  readonly settle: number;
+  /** Last release Ready → flotilla exits. */
+  readonly finish: number;
 }
 
 const releases = graph(RELEASES);
@@ -238,8 +268,14 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     await cluster.settled();
     timeline.follow(cluster);
     const load: number[] = [loadavg()[0] ?? 0];
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const sampler = setInterval(() => load.push(loadavg()[0] ?? 0), 1000);
-    const apply = await run(cluster.kubeconfigPath, ['apply', 'bench', '--timeout', '30m']).finally(() => clearInterval(sampler));
+    const apply = await run(cluster.kubeconfigPath, ['apply', 'bench', '--timeout', '30m']).finally(() => {
+      clearInterval(sampler);
+      loop.disable();
+    });
+    const loopDelay = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
     timeline.stop();
     timeline.seen(apply.lines);
     if (apply.status !== 0) throw new Error(`apply failed:\n${apply.output}`);
@@ -258,23 +294,38 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     const lastReady = Math.max(...names.map((n) => times(n).ready ?? -Infinity));
     const lastSeen = Math.max(...names.map((n) => times(n).seen ?? -Infinity));
     const asRun = criticalPath(releases, (n) => gap(times(n).ready, eligible(n)) ?? READY_MS);
-    const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, startup: firstApplied - apply.startedAt, finish: endedAt - lastReady, asRun, load };
     // The chain that finished last, walked back through the dependency that became Ready last.
     const path: string[] = [];
     for (let at: string | undefined = names.reduce((a, b) => ((times(b).ready ?? 0) > (times(a).ready ?? 0) ? b : a)); at; ) {
       path.unshift(at);
       at = [...(byName.get(at)?.dependsOn ?? [])].sort((a, b) => (times(b).ready ?? 0) - (times(a).ready ?? 0))[0];
     }
+    const along = (part: (n: string) => number | undefined) => path.reduce((sum, n) => sum + (part(n) ?? NaN), 0);
+    const above: AboveCriticalPath = {
+      startup: firstApplied - apply.startedAt,
+      writing: (times(path[0]!).applied ?? NaN) - firstApplied,
+      wake: along((n) => gap(times(n).renderQueued, eligible(n))),
+      slot: along((n) => gap(times(n).renderStart, times(n).renderQueued)),
+      template: along((n) => gap(times(n).renderEnd, times(n).renderStart)),
+      settle: along((n) => (gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS),
+      finish: endedAt - lastReady,
+    };
+    const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, startup: firstApplied - apply.startedAt, finish: endedAt - lastReady, asRun, above, load, loopDelay };
     console.log(`run ${index}: apply ${s(figures.elapsed)} = ${(figures.elapsed / critical).toFixed(2)}× the critical path; upload ${upload.seconds.toFixed(1)} s; load average ${(load[0] ?? 0).toFixed(2)} at start, max ${Math.max(...load).toFixed(2)}`);
     console.log(`  flotilla before the first HelmRelease is written  ${s(figures.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`);
-    console.log(`  written, dependencies Ready → chart pulled        ${spread(names.map((n) => gap(times(n).chartReady, eligible(n))))} (helm-controller creates the HelmChart once its dependencies are Ready)`);
-    console.log(`  chart pulled → render queued                      ${spread(names.map((n) => gap(times(n).renderQueued, Math.max(eligible(n) ?? NaN, times(n).chartReady ?? NaN))))}`);
+    console.log(`  HelmRelease written → its chart pulled           ${spread(names.map((n) => gap(times(n).chartReady, times(n).applied)))} (source-controller, while the dependencies install)`);
+    console.log(`  eligible (dependencies Ready) → render queued     ${spread(names.map((n) => gap(times(n).renderQueued, eligible(n))))} (woken by the dependency's Ready, or its chart if still pulling)`);
     console.log(`  render queued → started (a free helm slot)        ${spread(names.map((n) => gap(times(n).renderStart, times(n).renderQueued)))}`);
     console.log(`  helm template                                     ${spread(names.map((n) => gap(times(n).renderEnd, times(n).renderStart)))}`);
     console.log(`  rendered → Ready (the set delay)                  ${spread(names.map((n) => gap(times(n).ready, times(n).renderEnd)))}`);
     console.log(`  Ready → flotilla reports it (its watch)           ${spread(names.map((n) => gap(times(n).seen, times(n).ready)))}`);
     console.log(`  last release Ready → flotilla exits               ${s(figures.finish)} (post hooks, record written; last reported ${s(endedAt - lastSeen)} before exit)`);
-    console.log(`  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)})`).join(' → ')}`);
+    console.log(`  the fixture's event loop ran late by up to ${loopDelay.max.toFixed(0)} ms (p99 ${loopDelay.p99.toFixed(0)} ms): timers and watch events wait that long`);
+    console.log(`  above the critical path: ${describeAbove(above)} = ${s(sumAbove(above))} (elapsed − critical ${s(figures.elapsed - critical)})`);
+    const part = (ms: number | undefined) => (ms === undefined ? '?' : (ms / 1000).toFixed(2));
+    const parts = (n: string) =>
+      `wake ${part(gap(times(n).renderQueued, eligible(n)))}, slot ${part(gap(times(n).renderStart, times(n).renderQueued))}, template ${part(gap(times(n).renderEnd, times(n).renderStart))}, settle ${part((gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS)}`;
+    console.log(`  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)}: ${parts(n)})`).join(' → ')}`);
     if (process.env.BENCH_VERBOSE) {
       const firstRelease = cluster.requests.findIndex((r) => r.at >= apply.startedAt && r.url.includes('/helmreleases/'));
       for (const r of cluster.requests.filter((r, i) => r.at >= apply.startedAt && i <= firstRelease)) console.log(`  +${s(r.at - apply.startedAt)} ${r.method} ${r.url.split('?')[0]} ${r.status}`);
@@ -285,6 +336,18 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     await cluster.stop();
   }
 }
+
+const ABOVE_PARTS: readonly [keyof AboveCriticalPath, string][] = [
+  ['startup', 'flotilla before the first HelmRelease'],
+  ['writing', 'the rest of its server-side apply'],
+  ['wake', 'eligible → render queued'],
+  ['slot', 'waiting for a helm slot'],
+  ['template', 'helm template'],
+  ['settle', 'rendered → Ready less the delay'],
+  ['finish', 'flotilla after the last Ready'],
+];
+const sumAbove = (above: AboveCriticalPath) => ABOVE_PARTS.reduce((sum, [key]) => sum + above[key], 0);
+const describeAbove = (above: AboveCriticalPath, format = s) => ABOVE_PARTS.map(([key, label]) => `${label} ${format(above[key])}`).join(' + ');
 
 /** `median (min–max)` of a figure over the runs. */
 function summary(values: readonly number[], format: (v: number) => string): string {
@@ -308,6 +371,9 @@ try {
   console.log(`  critical path                     ${s(critical)} (${chain} × ${READY_MS} ms) → ${summary(ratios, (v) => `${v.toFixed(2)}×`)}; floor ≤ 1.20×: ${median <= 1.2 ? 'OK' : 'ABOVE THE FLOOR'}`);
   console.log(`  one after another                 ${s(serial)} (${releases.length} × ${READY_MS} ms) → ${summary(runs.map((r) => r.elapsed / serial), (v) => `${v.toFixed(3)}×`)}`);
   console.log(`  critical path as the fixture ran  ${summary(runs.map((r) => r.asRun), s)} (each release weighed by its measured eligible → Ready: chart pull, helm template, the set delay) → ${summary(runs.map((r) => r.elapsed / (r.asRun + r.startup + r.finish)), (v) => `${v.toFixed(2)}×`)} of it plus flotilla's own time`);
+  const medianOf = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? NaN;
+  const medianAbove = Object.fromEntries(ABOVE_PARTS.map(([key]) => [key, medianOf(runs.map((r) => r.above[key]))])) as unknown as AboveCriticalPath;
+  console.log(`  above the critical path (medians, along the chain that finished last, ${chain} releases): ${describeAbove(medianAbove)} = ${s(sumAbove(medianAbove))}`);
   console.log(`  flotilla's own time               ${summary(runs.map((r) => r.startup), s)} before the first release is written, ${summary(runs.map((r) => r.finish), s)} after the last is Ready`);
   console.log(`  peak memory of flotilla apply     ${summary(runs.map((r) => r.maxRssMiB), (v) => `${v.toFixed(0)} MiB`)} (max RSS of the CLI process)`);
   console.log(`  load average (1 min) during runs  mean ${(loads.reduce((a, b) => a + b, 0) / loads.length).toFixed(2)}, min ${Math.min(...loads).toFixed(2)}, max ${Math.max(...loads).toFixed(2)}`);

@@ -8,9 +8,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDevCluster, type DevCluster, type JsonObject } from '../support/dev-cluster/index.js';
+import { startDevCluster, type DevCluster, type FluxTrace, type JsonObject } from '../support/dev-cluster/index.js';
 
 let cluster: DevCluster;
+/** What the simulation traced: renders queued, started, ended, charts fetched from a registry. */
+const traces: FluxTrace[] = [];
 const helm = process.env.FLOTILLA_HELM!;
 const NS = 'apps';
 type Obj = JsonObject & { metadata: { name: string; generation?: number; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string> }; status?: Record<string, unknown> };
@@ -71,7 +73,7 @@ const waitReady = (name: string, status: 'True' | 'False' = 'True') =>
   }, 30_000);
 
 beforeAll(async () => {
-  cluster = await startDevCluster({ retryIntervalMs: 50 });
+  cluster = await startDevCluster({ retryIntervalMs: 50, trace: (event) => traces.push(event) });
   const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-test-'));
   for (const version of ['1.0.0', '1.1.0']) {
     const archive = packageChart(writeChart(work, 'app', version), work);
@@ -170,19 +172,42 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(history.map((h) => h.status)).toEqual(['deployed', 'failed']);
   });
 
-  it('installs a release only once each dependency is Ready, saying which one it waits for', async () => {
+  it('installs a release only once each dependency is Ready, saying which one it waits for; its chart is pulled meanwhile', async () => {
     const slow = cluster.faults.slowRelease(`${NS}/base`, 600);
+    let baseReadyAt = 0;
+    const baseReady = cluster.waitFor(() => (ready('base')?.status === 'True' ? (baseReadyAt ||= Date.now()) > 0 : false), 10_000);
     cluster.apply(hr('base', {}));
     cluster.apply(hr('top', { dependsOn: [{ name: 'base' }] }));
     await cluster.waitFor(() => ready('base')?.message.startsWith("Running 'install'") ?? false, 10_000);
     expect(ready('base')).toMatchObject({ status: 'Unknown', reason: 'Progressing', message: "Running 'install' action with timeout of 5m0s" });
     await cluster.waitFor(() => ready('top')?.reason === 'DependencyNotReady', 10_000);
     expect(ready('top')).toMatchObject({ status: 'False', message: `dependency '${NS}/base' is not ready` });
+    // helm-controller makes the HelmChart before it checks dependsOn: source-controller pulls while base installs.
+    const topChart = () => cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-top`) as Obj | undefined;
+    await cluster.waitFor(() => (topChart()?.status?.artifact ?? undefined) !== undefined, 10_000);
+    expect(ready('base')?.status).not.toBe('True');
+    expect(release('top')?.status?.helmChart).toBe(`${NS}/${NS}-top`);
     await waitReady('top');
-    const readyAt = (name: string) => Date.parse(String((release(name)!.status!.history as Array<{ lastDeployed: string }>)[0]!.lastDeployed));
-    expect(readyAt('top')).toBeGreaterThanOrEqual(readyAt('base'));
+    await baseReady;
+    const renderStarted = traces.find((t) => t.name === 'top' && t.phase === 'render-start')?.at;
+    expect(renderStarted).toBeGreaterThanOrEqual(baseReadyAt);
     expect(slow.hits).toBe(1);
     slow.clear();
+  });
+
+  it('fetches a chart version once for all the HelmCharts that ask for it', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-twins-'));
+    const archive = packageChart(writeChart(work, 'app', '1.2.0'), work);
+    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
+    const twin = (name: string) => hr(name, { chart: { spec: { chart: 'app', version: '1.2.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } });
+    cluster.apply(twin('twin-a'));
+    cluster.apply(twin('twin-b'));
+    await waitReady('twin-a');
+    await waitReady('twin-b');
+    const fetched = traces.filter((t) => t.phase === 'chart-fetched' && [`${NS}-twin-a`, `${NS}-twin-b`].includes(t.name));
+    expect(fetched).toHaveLength(1);
+    const digest = (name: string) => ((cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-${name}`) as Obj).status!.artifact as { digest: string }).digest;
+    expect(digest('twin-a')).toBe(digest('twin-b'));
   });
 
   it('merges valuesFrom in order (ConfigMap, Secret, targetPath, optional missing) and inline values last', async () => {

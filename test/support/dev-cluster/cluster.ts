@@ -135,6 +135,21 @@ export class Cluster {
     return stored ? this.served(type, stored) : undefined;
   }
 
+  /**
+   * The stored objects of a type (all namespaces), not copied: for code in
+   * this process that only reads them (the Flux simulation routing its
+   * events, which a copy of every release on every change would slow down).
+   * Stored objects are never changed in place; a reader must not change them either.
+   */
+  peekAll(type: ResourceType): readonly JsonObject[] {
+    return this.store.list(resourceKey(type));
+  }
+
+  /** One stored object, not copied (see peekAll). */
+  peek(type: ResourceType, namespace: string, name: string): JsonObject | undefined {
+    return this.store.get(resourceKey(type), type.namespaced ? namespace : '', name);
+  }
+
   get(type: ResourceType, namespace: string, name: string): JsonObject {
     const object = this.find(type, namespace, name);
     if (!object) throw notFound(type, name);

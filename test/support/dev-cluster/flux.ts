@@ -5,10 +5,13 @@
  * - HelmRepository: `default` type fetches index.yaml (loopback only) and
  *   becomes Ready with an artifact; `oci` type stays static (empty status,
  *   no Ready condition), as in source-controller v1.
- * - HelmChart (created per HelmRelease from `spec.chart`, as helm-controller
- *   does) and OCIRepository: the chart is pulled with the real helm, or, for
- *   an exact version from a plain-HTTP OCI registry, in-process over the
- *   distribution API (./oci-pull.ts), as source-controller pulls.
+ * - HelmChart (created per HelmRelease from `spec.chart` at the start of
+ *   every reconcile, before dependsOn is checked, as helm-controller does,
+ *   so a waiting release's chart is pulled while its dependencies install)
+ *   and OCIRepository: the chart is pulled with the real helm, or, for an
+ *   exact version from a plain-HTTP OCI registry, in-process over the
+ *   distribution API (./oci-pull.ts), as source-controller pulls; one pull
+ *   per chart content (manifest digest, or index revision and version).
  * - HelmRelease: honours suspend, dependsOn, valuesFrom (in order, then
  *   inline values), renders with the real `helm template`, stores the
  *   objects with Helm's labels and annotations and a Helm release Secret
@@ -26,7 +29,7 @@ import type { Cluster } from './cluster.js';
 import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
-import { pullOciChart } from './oci-pull.js';
+import { pullOciChart, resolveOciChart } from './oci-pull.js';
 import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
@@ -98,17 +101,22 @@ export interface FluxOptions {
   readonly concurrency?: number;
   /** Wait before a remediation retry (default 1 s). */
   readonly retryIntervalMs?: number;
-  /** Told when a release's render waits for a helm slot, starts and ends (benchmarks use it to see where time goes). */
-  readonly trace?: (event: RenderTrace) => void;
+  /** Told when a release's render waits for a helm slot, starts and ends, and when a chart is fetched (benchmarks and tests see where time goes). */
+  readonly trace?: (event: FluxTrace) => void;
 }
 
-export interface RenderTrace {
+export interface FluxTrace {
+  /** The HelmRelease, or for `chart-fetched` the HelmChart whose reconcile fetched the chart. */
   readonly namespace: string;
   readonly name: string;
-  readonly phase: 'render-queued' | 'render-start' | 'render-end';
+  /** `chart-fetched`: a chart's content came from the registry (not from what was pulled before). */
+  readonly phase: 'render-queued' | 'render-start' | 'render-end' | 'chart-fetched';
   /** Date.now() when it happened. */
   readonly at: number;
 }
+
+/** Charts pulled in-process at once, in the order their HelmCharts appeared: source-controller's --concurrent default. */
+const SOURCE_CONCURRENCY = 2;
 
 /** A chart version that names one version (not a range). */
 const EXACT_VERSION = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -204,7 +212,7 @@ class Queue {
     })();
   }
 
-  /** Runs `work` when fewer than `limit` helm-heavy tasks are running. */
+  /** Runs `work` when fewer than `limit` tasks it limits are running, in the order they asked. */
   async limited<T>(work: () => Promise<T>): Promise<T> {
     if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.active++;
@@ -225,6 +233,8 @@ export class FluxSimulation {
   private readonly helm: Helm;
   private readonly storage: HelmReleaseStorage;
   private readonly queue: Queue;
+  /** Slots for in-process chart pulls (source-controller's workers); helm pulls take helm slots. */
+  private readonly sourceSlots: Queue;
   private readonly artifacts: string;
   private unsubscribe: () => void = () => undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -238,6 +248,7 @@ export class FluxSimulation {
     this.helm = new Helm(options.helm, options.workDir);
     this.storage = new HelmReleaseStorage(cluster, MANAGER);
     this.queue = new Queue(options.concurrency ?? 4);
+    this.sourceSlots = new Queue(SOURCE_CONCURRENCY);
     this.artifacts = join(options.workDir, 'artifacts');
     mkdirSync(this.artifacts, { recursive: true });
   }
@@ -257,11 +268,12 @@ export class FluxSimulation {
     }
   }
 
-  stop(): void {
+  stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe();
     for (const timer of this.timers) clearTimeout(timer);
     for (const timer of this.intervals.values()) clearTimeout(timer);
+    return this.helm.close();
   }
 
   /** Resolves once no reconcile is running or queued. */
@@ -381,12 +393,13 @@ export class FluxSimulation {
     }
   }
 
-  private list(resource: { group: string; version: string; plural: string }): JsonObject[] {
+  /** The stored objects, not copied: event routing only reads them. */
+  private list(resource: { group: string; version: string; plural: string }): readonly JsonObject[] {
     const type = this.type(resource);
-    return type ? (this.cluster.list(type, undefined).items as JsonObject[]) : [];
+    return type ? this.cluster.peekAll(type) : [];
   }
 
-  private releases(): JsonObject[] {
+  private releases(): readonly JsonObject[] {
     return this.list(HR);
   }
 
@@ -400,13 +413,14 @@ export class FluxSimulation {
   /** Merges `status` into the object's status through the status subresource (no-op when unchanged). */
   private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): JsonObject | undefined {
     const type = this.type(resource);
-    const current = type ? this.cluster.find(type, namespace, name) : undefined;
+    // Read without a copy: only the update below writes, from a new object.
+    const current = type ? this.cluster.peek(type, namespace, name) : undefined;
     if (!type || !current) return undefined;
     const next = { ...(isObject(current.status) ? current.status : {}), ...status };
     if (Array.isArray(next.conditions)) next.conditions = this.stampConditions(current, next.conditions as unknown as Condition[]) as unknown as Json;
-    if (deepEqual(next, current.status)) return current;
+    if (deepEqual(next, current.status)) return this.cluster.find(type, namespace, name);
     try {
-      return this.cluster.update(type, namespace, name, { ...current, status: next }, { fieldManager: manager }, 'status');
+      return this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
     } catch (error) {
       if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return undefined;
       throw error;
@@ -526,24 +540,27 @@ export class FluxSimulation {
     const chartName = String(spec.chart ?? '');
     const version = String(spec.version ?? '*');
     try {
-      const cacheKey = await this.pullCacheKey(repo, url, chartName, version);
-      let pull = cacheKey ? this.pulled.get(cacheKey) : undefined;
-      if (!pull) {
+      const destination = join(this.artifacts, 'pulled');
+      let pull: Promise<string>;
+      if (repoSpec.type === 'oci' && repoSpec.insecure === true && EXACT_VERSION.test(version)) {
         // An exact version over plain HTTP is pulled in-process (as source-controller does, without a helm process):
-        // 80 charts pulled at once must not take the helm slots the renders need.
-        pull =
-          repoSpec.type === 'oci' && repoSpec.insecure === true && EXACT_VERSION.test(version)
-            ? pullOciChart(`${url}/${chartName}`, version, join(this.artifacts, 'pulled'))
-            : this.queue.limited(() =>
-                repoSpec.type === 'oci'
-                  ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, join(this.artifacts, 'pulled'))
-                  : this.helm.pull({ chart: chartName, repoUrl: url, version }, join(this.artifacts, 'pulled')),
-              );
-        if (cacheKey) {
-          this.pulled.set(cacheKey, pull);
-          // A failed pull is not remembered: the next reconcile tries again.
-          pull.catch(() => this.pulled.delete(cacheKey));
-        }
+        // 80 charts pulled at once must not take the helm slots the renders need. The manifest, fetched once, names the content.
+        pull = this.sourceSlots.limited(async () => {
+          const manifest = await resolveOciChart(`${url}/${chartName}`, version);
+          return this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, () => {
+            this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
+            return pullOciChart(manifest, destination);
+          });
+        });
+      } else {
+        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), () => {
+          this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
+          return this.queue.limited(() =>
+            repoSpec.type === 'oci'
+              ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, destination)
+              : this.helm.pull({ chart: chartName, repoUrl: url, version }, destination),
+          );
+        });
       }
       const file = await pull;
       const metadata = await this.helm.metadata(file);
@@ -566,8 +583,21 @@ export class FluxSimulation {
   /** Pulled chart archives by what identifies their content, so HelmCharts of one chart share one pull. */
   private readonly pulled = new Map<string, Promise<string>>();
 
+  /** The archive pulled for `key`, pulling it unless it is (being) pulled already; without a key, always pulls. */
+  private pullOnce(key: string | undefined, pull: () => Promise<string>): Promise<string> {
+    const known = key ? this.pulled.get(key) : undefined;
+    if (known) return known;
+    const started = pull();
+    if (key) {
+      this.pulled.set(key, started);
+      // A failed pull is not remembered: the next reconcile tries again.
+      started.catch(() => this.pulled.delete(key));
+    }
+    return started;
+  }
+
   /**
-   * What identifies a chart's content without pulling it: for an OCI
+   * What identifies a chart helm pulls without pulling it: for an OCI
    * repository and an exact version, the manifest digest the registry answers
    * to a HEAD; for an HTTP repository, the index revision with the version
    * asked for. Undefined when nothing cheap identifies it (then helm pulls).
@@ -684,48 +714,59 @@ export class FluxSimulation {
     return isObject(spec.values) ? mergeValues(result, spec.values) : result;
   }
 
-  /** The chart archive for a release: from its HelmChart (spec.chart) or chartRef; undefined while not ready. */
-  private ensureChart(hr: JsonObject): { file: string; helmChart?: string } {
+  /**
+   * Creates or updates the HelmChart made from spec.chart; returns its
+   * `namespace/name` (undefined with a chartRef). helm-controller does this
+   * at the start of every reconcile, before it checks dependsOn, so
+   * source-controller pulls a waiting release's chart while its
+   * dependencies install.
+   */
+  private reconcileChartTemplate(hr: JsonObject): string | undefined {
     const meta = metaOf(hr);
     const spec = isObject(hr.spec) ? hr.spec : {};
+    if (this.chartRefOf(hr)) return undefined;
+    if (!isObject(spec.chart) || !isObject(spec.chart.spec)) throw new ReconcileFailure('InitFailed', 'spec.chart or spec.chartRef is required');
+    const template = spec.chart.spec;
+    const sourceRef = isObject(template.sourceRef) ? template.sourceRef : {};
+    const chartNamespace = String(sourceRef.namespace ?? meta.namespace);
+    const chartName = `${meta.namespace}-${meta.name}`;
+    const desired = {
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'HelmChart',
+      metadata: { name: chartName, namespace: chartNamespace, labels: { 'helm.toolkit.fluxcd.io/name': meta.name, 'helm.toolkit.fluxcd.io/namespace': meta.namespace! } },
+      spec: {
+        chart: template.chart ?? '',
+        version: template.version ?? '*',
+        sourceRef: { kind: sourceRef.kind ?? 'HelmRepository', name: sourceRef.name ?? '' },
+        interval: template.interval ?? spec.interval ?? '10m',
+        reconcileStrategy: template.reconcileStrategy ?? 'ChartVersion',
+        ...(Array.isArray(template.valuesFiles) ? { valuesFiles: template.valuesFiles } : {}),
+      },
+    };
+    try {
+      this.cluster.apply(this.type(HELM_CHART)!, chartNamespace, chartName, JSON.stringify(desired), { fieldManager: MANAGER, force: true });
+    } catch (error) {
+      throw new ReconcileFailure('ArtifactFailed', `could not create HelmChart '${chartNamespace}/${chartName}': ${(error as Error).message}`);
+    }
+    return `${chartNamespace}/${chartName}`;
+  }
+
+  /** The chart archive for a release, from its chartRef or its HelmChart, in the simulated source-controller's storage; fails while the source is not ready. */
+  private chartArtifact(hr: JsonObject, helmChart: string | undefined): string {
     const chartRef = this.chartRefOf(hr);
     let source: JsonObject | undefined;
     let label: string;
-    let helmChart: string | undefined;
     if (chartRef) {
       const resource = chartRef.kind === 'OCIRepository' ? OCI_REPO : chartRef.kind === 'HelmChart' ? HELM_CHART : undefined;
       if (!resource) throw new ReconcileFailure('ArtifactFailed', `unsupported chartRef kind '${chartRef.kind}'`);
       label = `${chartRef.kind} '${chartRef.namespace}/${chartRef.name}'`;
       source = this.find(resource, chartRef.namespace, chartRef.name);
       if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get Source object: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
-    } else if (isObject(spec.chart) && isObject(spec.chart.spec)) {
-      const template = spec.chart.spec;
-      const sourceRef = isObject(template.sourceRef) ? template.sourceRef : {};
-      const chartNamespace = String(sourceRef.namespace ?? meta.namespace);
-      const chartName = `${meta.namespace}-${meta.name}`;
-      helmChart = `${chartNamespace}/${chartName}`;
-      label = `HelmChart '${helmChart}'`;
-      const desired = {
-        apiVersion: 'source.toolkit.fluxcd.io/v1',
-        kind: 'HelmChart',
-        metadata: { name: chartName, namespace: chartNamespace, labels: { 'helm.toolkit.fluxcd.io/name': meta.name, 'helm.toolkit.fluxcd.io/namespace': meta.namespace! } },
-        spec: {
-          chart: template.chart ?? '',
-          version: template.version ?? '*',
-          sourceRef: { kind: sourceRef.kind ?? 'HelmRepository', name: sourceRef.name ?? '' },
-          interval: template.interval ?? spec.interval ?? '10m',
-          reconcileStrategy: template.reconcileStrategy ?? 'ChartVersion',
-          ...(Array.isArray(template.valuesFiles) ? { valuesFiles: template.valuesFiles } : {}),
-        },
-      };
-      const type = this.type(HELM_CHART)!;
-      try {
-        source = this.cluster.apply(type, chartNamespace, chartName, JSON.stringify(desired), { fieldManager: MANAGER, force: true });
-      } catch (error) {
-        throw new ReconcileFailure('ArtifactFailed', `could not create HelmChart '${helmChart}': ${(error as Error).message}`);
-      }
     } else {
-      throw new ReconcileFailure('InitFailed', 'spec.chart or spec.chartRef is required');
+      const [namespace, name] = (helmChart ?? '/').split('/') as [string, string];
+      label = `HelmChart '${helmChart}'`;
+      source = this.find(HELM_CHART, namespace, name);
+      if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get HelmChart object: helmcharts.source.toolkit.fluxcd.io "${name}" not found`);
     }
     const artifact = isObject(source.status) && isObject(source.status.artifact) ? source.status.artifact : undefined;
     if (!isReady(source) || !artifact) {
@@ -736,7 +777,7 @@ export class FluxSimulation {
     }
     const file = this.artifactFiles.get(String(artifact.path));
     if (!file) throw new ReconcileFailure('ArtifactFailed', `${label} is not ready: artifact not found in storage`);
-    return { file, ...(helmChart ? { helmChart } : {}) };
+    return file;
   }
 
   /**
@@ -782,13 +823,14 @@ export class FluxSimulation {
     ];
     this.writeStatus(HR, namespace, name, { conditions: [...prerequisites, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
     try {
+      const helmChart = this.reconcileChartTemplate(hr);
+      if (helmChart) status.helmChart = helmChart;
       for (const dep of this.dependencies(hr)) {
-        const other = this.cluster.find(hrType, dep.namespace, dep.name);
+        const other = this.cluster.peek(hrType, dep.namespace, dep.name);
         if (!other) throw new ReconcileFailure('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`);
         if (!isReady(other)) throw new ReconcileFailure('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`);
       }
-      const { file, helmChart } = this.ensureChart(hr);
-      if (helmChart) status.helmChart = helmChart;
+      const file = this.chartArtifact(hr, helmChart);
       const values = this.composeValues(hr);
       const chart = await this.helm.metadata(file);
       const configDigest = sha256(JSON.stringify(values));
@@ -881,7 +923,7 @@ export class FluxSimulation {
     try {
       const injected = this.faults.renderFailure(namespace, name);
       if (injected) throw new HelmError(injected);
-      const trace = (phase: RenderTrace['phase']) => this.options.trace?.({ namespace, name, phase, at: Date.now() });
+      const trace = (phase: FluxTrace['phase']) => this.options.trace?.({ namespace, name, phase, at: Date.now() });
       trace('render-queued');
       manifest = await this.queue.limited(() => {
         trace('render-start');

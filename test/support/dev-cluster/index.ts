@@ -25,7 +25,7 @@ import { ApiServer, type RequestRecord } from './api-server.js';
 import { Cluster } from './cluster.js';
 import { Faults } from './faults.js';
 import { FLUX_CRDS } from './flux-crds.js';
-import { FluxSimulation, readyCondition, type RenderTrace } from './flux.js';
+import { FluxSimulation, readyCondition, type FluxTrace } from './flux.js';
 import { serveFolder, type HttpRepo } from './http-repo.js';
 import type { JsonObject } from './patch.js';
 import { startWorkloadControllers } from './workloads.js';
@@ -34,7 +34,7 @@ import { startRegistry, type TestRegistry } from '../registry.js';
 export { ApiError } from './status.js';
 export type { Faults, FaultHandle, RequestFailure, RequestMatch, RenderFailure } from './faults.js';
 export type { HttpRepo } from './http-repo.js';
-export type { RenderTrace } from './flux.js';
+export type { FluxTrace } from './flux.js';
 export type { RequestRecord } from './api-server.js';
 export type { JsonObject } from './patch.js';
 export type { Cluster } from './cluster.js';
@@ -63,7 +63,7 @@ export interface DevClusterOptions {
   /** The helm binary (default: $FLOTILLA_HELM, else .cache/tools/helm of this checkout). */
   readonly helm?: string;
   /** Told when the Flux simulation queues, starts and ends each render (for benchmarks). */
-  readonly trace?: (event: RenderTrace) => void;
+  readonly trace?: (event: FluxTrace) => void;
 }
 
 export interface DevCluster {
