@@ -68,7 +68,8 @@ describe('build refuses what other commands refuse', () => {
   it('a chart whose Chart.yaml name differs fails in releases and preflight as in build', async () => {
     const app = writeApp({ 'charts/web/Chart.yaml': 'apiVersion: v2\nname: webapp\nversion: 0.1.0\n' });
     for (const command of ['releases', 'preflight', 'build']) {
-      const e = await failure(command, app);
+      // build's output (and its cache) goes to a temp folder, not the folder the tests run in
+      const e = await failure(command, app, ...(command === 'build' ? ['-d', tempDir()] : []));
       expect(e.code, command).toBe(1);
       expect(e.stderr, command).toContain('fluxcd/releases.yaml:11:5: error: release "web" names chart "web", but charts/web/Chart.yaml says "webapp"');
     }
