@@ -6,7 +6,8 @@
  */
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { open } from 'node:fs/promises';
+import { describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { createExclusive, tempNameFor, writeFileAtomic } from '../../src/files/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
@@ -54,6 +55,23 @@ describe('the atomic write', () => {
     mkdirSync(join(dir, 'taken', 'inside'), { recursive: true });
     await expect(writeFileAtomic(join(dir, 'taken'), 'x')).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|ENOTEMPTY|EEXIST/) });
     expect(readdirSync(dir)).toEqual(['taken']);
+  });
+
+  it('flushes to the disk before the rename, unless told the file is a cache (durable: false)', async () => {
+    const dir = tempDir();
+    const probe = await open(join(dir, 'probe'), 'w');
+    const FileHandle = probe.constructor as { prototype: { sync(): Promise<void> } };
+    await probe.close();
+    const sync = vi.spyOn(FileHandle.prototype, 'sync');
+    try {
+      await writeFileAtomic(join(dir, 'output'), 'kept');
+      expect(sync).toHaveBeenCalledTimes(1);
+      await writeFileAtomic(join(dir, 'cache'), 'cached', { durable: false });
+      expect(sync).toHaveBeenCalledTimes(1);
+      expect(readFileSync(join(dir, 'cache'), 'utf8')).toBe('cached');
+    } finally {
+      sync.mockRestore();
+    }
   });
 });
 
