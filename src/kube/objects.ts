@@ -56,29 +56,27 @@ const callOf = (verb: string, object: Pick<KubeObject, 'kind' | 'metadata'>) => 
 /**
  * Server-side apply of each object (several at once); returns what the
  * server stored, in input order. The client looks up an apiVersion's
- * resources (discovery) on its first request for it and keeps them; so the
- * first object of each apiVersion is applied before the others start, which
- * would otherwise each look it up again.
+ * resources (discovery) on its first request for it and keeps them; so one
+ * object of each apiVersion is applied before the others start, which would
+ * otherwise each look it up again.
  */
 export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objects: readonly KubeObject[], options: ApplyOptions = {}): Promise<KubeObject[]> {
   const { PatchStrategy } = await loadClientModule();
   const concurrency = options.concurrency ?? 8;
-  const apiVersions = new Set<string>();
-  const firstOfItsApiVersion = objects.filter((object) => !apiVersions.has(object.apiVersion) && Boolean(apiVersions.add(object.apiVersion)));
-  const apply = async (object: KubeObject): Promise<KubeObject> => {
+  const stored = new Map<KubeObject, KubeObject>();
+  const apply = async (object: KubeObject): Promise<void> => {
     // Apply bodies carry no server-owned fields: a stale resourceVersion would turn the apply into a conflict.
     const { resourceVersion: _rv, uid: _uid, generation: _gen, creationTimestamp: _ct, deletionTimestamp: _dt, ...metadata } = object.metadata;
     const body = { ...object, metadata } as KubernetesObject;
-    const stored = await kubeCall(callOf('apply', object), () =>
+    const result = await kubeCall(callOf('apply', object), () =>
       client.objects.patch(body, undefined, options.dryRun ? 'All' : undefined, FIELD_MANAGER, options.force ?? false, PatchStrategy.ServerSideApply),
     );
-    return stored as KubeObject;
+    stored.set(object, result as KubeObject);
   };
-  const first = new Map(firstOfItsApiVersion.map((object, index) => [object, index]));
-  const firstStored = await mapConcurrently(firstOfItsApiVersion, concurrency, apply);
-  const restStored = await mapConcurrently(objects.filter((o) => !first.has(o)), concurrency, apply);
-  let rest = 0;
-  return objects.map((object) => (first.has(object) ? firstStored[first.get(object)!]! : restStored[rest++]!));
+  const onePerApiVersion = [...new Map(objects.map((object) => [object.apiVersion, object])).values()];
+  await mapConcurrently(onePerApiVersion, concurrency, apply);
+  await mapConcurrently(objects.filter((object) => !stored.has(object)), concurrency, apply);
+  return objects.map((object) => stored.get(object) as KubeObject);
 }
 
 export async function readObject<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<T | undefined> {

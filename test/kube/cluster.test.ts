@@ -57,6 +57,20 @@ describe('kube on the dev cluster', () => {
     expect(listsOf().length).toBe(2);
   });
 
+  it('applies many objects with one discovery request per apiVersion and returns what was stored, in input order', async () => {
+    const fresh = await connect({ kubeconfig: cluster.kubeconfigPath });
+    const objects = Array.from({ length: 12 }, (_, i) =>
+      i % 3 === 0
+        ? { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: `many-${i}`, namespace: NS }, spec: { holderIdentity: `h${i}` } }
+        : configMap(`many-${i}`, { i: String(i) }),
+    );
+    const before = cluster.requests.length;
+    const stored = await serverSideApply(fresh, objects);
+    expect(stored.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`));
+    const discovery = cluster.requests.slice(before).filter((r) => r.method === 'GET' && (r.url === '/api/v1' || r.url === '/apis/coordination.k8s.io/v1'));
+    expect(discovery.map((r) => r.url).sort()).toEqual(['/api/v1', '/apis/coordination.k8s.io/v1']);
+  });
+
   it('times out naming what it waited for', async () => {
     const waiting = watchUntil(client, { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS }, () => undefined, { waitingFor: () => 'nothing in particular', timeoutMs: 300 });
     await expect(waiting).rejects.toThrow(new WaitTimeoutError('timed out after 300ms waiting for nothing in particular'));
