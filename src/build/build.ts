@@ -123,8 +123,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
-  const plugins = await pluginFiles(root, cacheDirOf(options));
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir: cacheDirOf(options) });
+  const cacheDir = cacheDirOf(options);
+  const plugins = await pluginFiles(root, cacheDir);
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir });
   const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
@@ -133,10 +134,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
   const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
 
-  const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir: cacheDirOf(options) });
+  const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir });
   typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
-  const cacheDir = cacheDirOf(options);
   const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
   const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.watched?.folderPrints) : undefined);
@@ -160,9 +160,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const payload = new Map<string, Buffer>();
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
-  const chartInputs = app.releases.flatMap((r) => ['Chart.yaml', 'values.yaml'].map((f) => [`${r.chartPath}/${f}`, app.chartFile(r, f)?.text ?? ''] as const));
-  const valuesInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...chartInputs, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
-  await checkValuesOnce(session, valuesInputs, cacheDir);
+  const appInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
+  await checkValuesOnce(session, appInputs, cacheDir);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
@@ -249,13 +248,12 @@ function payloadFiles(app: App): string[] {
 function filesBelow(app: App, top: string): string[] {
   const out: string[] = [];
   const walk = (rel: string): void => {
-    const abs = app.path(rel);
-    if (!existsSync(abs)) return;
     let entries: Dirent[];
     try {
-      entries = readdirSync(abs, { withFileTypes: true });
-    } catch {
-      out.push(rel);
+      entries = readdirSync(app.path(rel), { withFileTypes: true });
+    } catch (error) {
+      // Not a folder: the file itself (a missing one is left out).
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') out.push(rel);
       return;
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {

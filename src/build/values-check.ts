@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Release } from '../app/index.js';
+import type { App, Release } from '../app/index.js';
 import { writeFileAtomic } from '../files/index.js';
 import type { Session } from '../session/index.js';
 import { releaseLayerFiles } from '../values/index.js';
@@ -20,13 +20,21 @@ import { releaseLayerFiles } from '../values/index.js';
 const FORMAT = 'flotilla-values-check/2';
 const CACHE_FILE = 'values-check.json';
 
-/** Inputs by name: app files by their path relative to the app root, chart files as `<chartPath>/<file>`, plugin files as `plugins/<file>`. */
+/** Inputs by name: app files by their path relative to the app root, plugin files as `plugins/<file>`, chart files as `<chartPath>/<file>` (see chartInputs). */
 export type ValuesInputs = ReadonlyMap<string, string | Uint8Array>;
+
+const CHART_INPUTS = ['Chart.yaml', 'values.yaml'] as const;
+const chartInputName = (release: Release, file: string) => `${release.chartPath}/${file}`;
+
+/** The chart files values are computed from, named as in ValuesInputs. */
+function chartInputs(app: App): [string, string][] {
+  return app.releases.flatMap((r) => CHART_INPUTS.map((f): [string, string] => [chartInputName(r, f), app.chartFile(r, f)?.text ?? '']));
+}
 
 /** The names of a release's own inputs (see ValuesInputs). */
 function ownInputs(release: Release, policySet: string | undefined): string[] {
   const files = releaseLayerFiles(release, policySet);
-  return [`${release.chartPath}/Chart.yaml`, `${release.chartPath}/${files.chart}`, files.static, files.template, ...(files.policy ? [files.policy] : [])];
+  return [...CHART_INPUTS.map((f) => chartInputName(release, f)), files.static, files.template, ...(files.policy ? [files.policy] : [])];
 }
 
 function digest(names: Iterable<string>, inputs: ValuesInputs, seed: string): string {
@@ -60,10 +68,14 @@ async function readPassed(file: string): Promise<Set<string>> {
   }
 }
 
-/** Checks the releases whose inputs changed since they last passed; throws as `Session.checkAll` does. */
-export async function checkValuesOnce(session: Session, inputs: ValuesInputs, cacheDir: string | undefined): Promise<void> {
+/**
+ * Checks the releases whose inputs changed since they last passed; throws as
+ * `Session.checkAll` does. `appInputs`: the app's files as shipped and the
+ * plugin bundle; the charts' files are read here.
+ */
+export async function checkValuesOnce(session: Session, appInputs: ValuesInputs, cacheDir: string | undefined): Promise<void> {
   const { app } = session;
-  const keys = releaseCheckKeys(app.releases, app.policySet, inputs);
+  const keys = releaseCheckKeys(app.releases, app.policySet, new Map([...appInputs, ...chartInputs(app)]));
   const file = cacheDir ? join(cacheDir, CACHE_FILE) : undefined;
   const passed = file ? await readPassed(file) : new Set<string>();
   const due = app.releases.filter((r) => !passed.has(keys.get(r) ?? ''));

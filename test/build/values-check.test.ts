@@ -56,6 +56,13 @@ describe('the build-time values check, per release', () => {
     writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited\n`);
     await buildApp(source, { outDir: out });
     expect(checked.mock.calls.map(([releases]) => releases.map((r) => r.name))).toEqual([['web']]);
+
+    // A chart's own values feed the releases of that chart only.
+    checked.mockClear();
+    const chartValues = join(source, 'charts/db/values.yaml');
+    writeFileSync(chartValues, `${readFileSync(chartValues, 'utf8')}extra: 1\n`);
+    await buildApp(source, { outDir: out });
+    expect(checked.mock.calls.map(([releases]) => releases.map((r) => r.name))).toEqual([['db']]);
   });
 
   it('a release that passed before is refused once its own file breaks it, and passes again when fixed', async () => {
