@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import type { Origin, ValueNode } from './nodes.js';
-import { parseYaml, parserIdentity, YAML_LIMITS, type ParsedYaml, type ParseOptions } from './parse.js';
+import { LIST_EDIT_TAGS, parseYaml, parserIdentity, YAML_LIMITS, type ParsedYaml, type ParseOptions } from './parse.js';
 
 /** What parses a file into a tree: `parseYaml`, or a memo of it. */
 export type YamlParser = (text: string, file: string, options: ParseOptions) => ParsedYaml;
@@ -201,7 +201,7 @@ function decodeEntries(bytes: Uint8Array): Map<string, Entry> | undefined {
   return offset === body.length ? entries : undefined;
 }
 
-const LIST_OPS = new Set(['append', 'prepend', 'remove']);
+const LIST_OPS = new Set<string>(Object.values(LIST_EDIT_TAGS));
 
 interface TreeShape {
   readonly file: string;
