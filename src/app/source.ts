@@ -21,18 +21,29 @@ export interface AppSource {
   chartFile(release: { readonly chart: string; readonly chartPath: string }, file: string): ChartFile | undefined;
 }
 
-/** An app source tree on disk; a release's chart is its `chartPath` folder. */
+/**
+ * An app source tree on disk; a release's chart is its `chartPath` folder.
+ * Each chart file is read once: loading, checking and computing values all
+ * see the same text (several releases share a chart, and each step asks).
+ */
 export function directoryAppSource(root: string): AppSource {
   const files = directorySource(root);
+  const read = new Map<string, ChartFile | undefined>();
   return {
     files,
     chartFile(release, file) {
       // A chart may live outside the app (a release's `path`), so this is not a read of `files`.
-      try {
-        return { text: readFileSync(resolve(files.path, release.chartPath, file), 'utf8'), file: posix.join(release.chartPath, file) };
-      } catch {
-        return undefined;
+      const abs = resolve(files.path, release.chartPath, file);
+      if (!read.has(abs)) {
+        let text: string | undefined;
+        try {
+          text = readFileSync(abs, 'utf8');
+        } catch {
+          text = undefined;
+        }
+        read.set(abs, text === undefined ? undefined : { text, file: posix.join(release.chartPath, file) });
       }
+      return read.get(abs);
     },
   };
 }
