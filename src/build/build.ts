@@ -198,8 +198,12 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Every entry is a piece of its own, taken from the previous tarball while
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
-  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE });
-  await Promise.all([reuse?.save(written), manifestCache?.save(), session.saveCache()]);
+  // The caches are saved while the tarball is written and flushed: the piece
+  // table is trusted only for a file of the recorded size and CRC-32, so one
+  // saved before (or without) its tarball landing is never used for another.
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE }, (archive) =>
+    Promise.all([reuse?.save(archive), manifestCache?.save(), session.saveCache()]),
+  );
   if (options.watched && cacheDir) options.watched.lastTarball = written;
   return {
     app,
