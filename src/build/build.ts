@@ -323,6 +323,12 @@ function cacheDirOf(options: BuildOptions): string | undefined {
   return options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
 }
 
+/** Which WatchMemory a build may use: what one build kept holds for another with the same cache and link option. */
+export function memoryKey(options: BuildOptions): string {
+  const cacheDir = cacheDirOf(options);
+  return JSON.stringify([cacheDir === undefined ? null : resolve(cacheDir), options.followExternalSymlinks === true]);
+}
+
 /** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */
 /** What the plugin cache keeps: the bundle's files, and a digest that proves they were stored whole. */
 interface PluginCacheEntry {
