@@ -22,7 +22,7 @@ import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } fro
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
-import { checkValuesOnce } from './values-check.js';
+import { checkValuesOnce, type PassedReleases } from './values-check.js';
 import { Session } from '../session/index.js';
 
 export interface BuildOptions {
@@ -65,10 +65,16 @@ export interface BuiltChart {
  * tarball last written is kept as it was written, so the next build copies
  * its pieces without reading it back.
  */
-export interface WatchMemory {
+export interface WatchMemory extends PassedReleases {
   readonly folderPrints: FolderPrints;
   readonly linkChecks: Map<string, readonly ExternalLink[]>;
   lastTarball?: WrittenArchive;
+  /**
+   * The cache files the last build is still writing: a build that keeps a
+   * memory returns once its tarball is written and writes its caches
+   * afterwards; the next build waits for them first.
+   */
+  cacheWrites?: Promise<unknown>;
 }
 
 export interface BuildResult {
@@ -105,6 +111,7 @@ const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
+  await options.watched?.cacheWrites;
   const root = resolve(appDir);
   const rootInfo = await stat(root).catch((error: unknown) => {
     throw asFileAccessError(error, appDir);
@@ -161,11 +168,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   const appInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
-  await checkValuesOnce(session, appInputs, cacheDir);
+  const valuesWrite = await checkValuesOnce(session, appInputs, cacheDir, options.watched);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
-  const { charts, bumped } = await packaging;
+  const { charts, bumped, cacheWrite: chartsWrite } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
   const manifestCache = cacheDir ? ManifestCache.open(cacheDir) : undefined;
   const manifests: Map<string, Buffer | string> = fluxManifestTree({
@@ -198,13 +205,18 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Every entry is a piece of its own, taken from the previous tarball while
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
-  // The caches are saved while the tarball is written and flushed: the piece
-  // table is trusted only for a file of the recorded size and CRC-32, so one
-  // saved before (or without) its tarball landing is never used for another.
-  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE }, (archive) =>
-    Promise.all([reuse?.save(archive), manifestCache?.save(), session.saveCache()]),
-  );
-  if (options.watched && cacheDir) options.watched.lastTarball = written;
+  const saveCaches = (archive: WrittenArchive) => Promise.all([valuesWrite, chartsWrite, reuse?.save(archive), manifestCache?.save(), session.saveCache()]);
+  // A one-shot build saves its caches while the tarball is written and
+  // flushed: the piece table is trusted only for a file of the recorded size
+  // and CRC-32, so one saved before (or without) its tarball landing is never
+  // used for another. Under --watch the build returns once the tarball is
+  // written and saves them after.
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE }, options.watched ? undefined : saveCaches);
+  if (options.watched) {
+    // What is kept in memory needs no cache file; a later process reads them.
+    options.watched.cacheWrites = saveCaches(written).catch(() => undefined);
+    if (cacheDir) options.watched.lastTarball = written;
+  }
   return {
     app,
     file,
@@ -278,7 +290,7 @@ async function packageCharts(
   previous: PreviousCharts | undefined,
   options: BuildOptions,
   cache: ChartCache | undefined,
-): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]> }> {
+): Promise<{ charts: CachedChart[]; bumped: Map<string, [string, string]>; cacheWrite: Promise<void> | undefined }> {
   const byChart = new Map<string, Release>();
   for (const release of app.releases) {
     const seen = byChart.get(release.chart);
@@ -318,13 +330,24 @@ async function packageCharts(
     if (archiveProblem && !options.bumpChanged) problems.push(archiveProblem);
     return built;
   });
-  await cache?.save();
-  if (problems.length > 0 && previous) throw new ChartVersionError(problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)), previous.source);
-  return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()) };
+  const cacheWrite = cache?.save();
+  // Awaited with the build's other cache writes; a build that failed meanwhile (its folder maybe gone) never awaits it.
+  cacheWrite?.catch(() => undefined);
+  if (problems.length > 0 && previous) {
+    await cacheWrite; // what was packaged stays packaged
+    throw new ChartVersionError(problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)), previous.source);
+  }
+  return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()), cacheWrite };
 }
 
 function cacheDirOf(options: BuildOptions): string | undefined {
   return options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+}
+
+/** Which WatchMemory a build may use: what one build kept holds for another with the same cache and link option. */
+export function memoryKey(options: BuildOptions): string {
+  const cacheDir = cacheDirOf(options);
+  return JSON.stringify([cacheDir === undefined ? null : resolve(cacheDir), options.followExternalSymlinks === true]);
 }
 
 /** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */

@@ -4,3 +4,4 @@ export { BUILD_CONFIG_FILE, buildConfigSchema, readBuildConfig, resolveHelmRepos
 export { BUILD_TOKEN, parseTokenArguments, substituteTokens, UnresolvedTokenError } from './tokens.js';
 export { nextPatchVersion, readPreviousCharts, unbumpedChangeOf, type PreviousCharts, type VersionProblem } from './against.js';
 export { watchApp, type Watch, type WatchedBuild, type WatchOptions } from './watch.js';
+export { KeptBuilds } from './kept.js';

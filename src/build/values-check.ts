@@ -68,20 +68,29 @@ async function readPassed(file: string): Promise<Set<string>> {
   }
 }
 
+/** The keys of releases that passed, as a long-lived build keeps them between builds (see WatchMemory). */
+export interface PassedReleases {
+  passed?: ReadonlySet<string>;
+}
+
 /**
  * Checks the releases whose inputs changed since they last passed; throws as
  * `Session.checkAll` does. `appInputs`: the app's files as shipped and the
- * plugin bundle; the charts' files are read here.
+ * plugin bundle; the charts' files are read here. Resolves to the write of
+ * what passed into the cache, for the caller to await when it likes (none
+ * when nothing new passed); `kept` holds the same in memory.
  */
-export async function checkValuesOnce(session: Session, appInputs: ValuesInputs, cacheDir: string | undefined): Promise<void> {
+export async function checkValuesOnce(session: Session, appInputs: ValuesInputs, cacheDir: string | undefined, kept?: PassedReleases): Promise<Promise<void> | undefined> {
   const { app } = session;
   const keys = releaseCheckKeys(app.releases, app.policySet, new Map([...appInputs, ...chartInputs(app)]));
   const file = cacheDir ? join(cacheDir, CACHE_FILE) : undefined;
-  const passed = file ? await readPassed(file) : new Set<string>();
+  const passed = kept?.passed ?? (file ? await readPassed(file) : new Set<string>());
+  if (kept) kept.passed = passed;
   const due = app.releases.filter((r) => !passed.has(keys.get(r) ?? ''));
-  if (due.length === 0) return;
+  if (due.length === 0) return undefined;
   await session.checkReleases(due);
-  if (!file || !cacheDir) return;
-  await mkdir(cacheDir, { recursive: true });
-  await writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: [...new Set(keys.values())].sort() }), { durable: false });
+  const nowPassed = [...new Set(keys.values())].sort();
+  if (kept) kept.passed = new Set(nowPassed);
+  if (!file || !cacheDir) return undefined;
+  return mkdir(cacheDir, { recursive: true }).then(() => writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: nowPassed }), { durable: false }));
 }

@@ -21,10 +21,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
+import { userCacheDir } from '../files/user-cache.js';
+import { runOnServer, startServer } from '../server/client.js';
+import { installationOf, serverPlace } from '../server/place.js';
 
 /**
  * The parameters of the function the bundle is (scripts/bundle-cli.mjs
@@ -37,10 +39,6 @@ export const BUNDLE_PARAMETERS = ['exports', 'require', 'module', '__filename', 
 
 type BundleFunction = (...args: unknown[]) => void;
 
-function cacheRoot(): string {
-  return process.env.FLOTILLA_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'flotilla');
-}
-
 const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
 
 /**
@@ -48,7 +46,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest('hex
  * the same installation replaces its files; other installations keep theirs.
  */
 function cacheFile(bundlePath: string, contentHash: string): { dir: string; place: string; file: string } {
-  const dir = join(cacheRoot(), 'code-cache');
+  const dir = join(userCacheDir(), 'code-cache');
   const place = digest(bundlePath);
   // The command word, or help: a run of `build --help` runs little of what a build does.
   const args = process.argv.slice(2);
@@ -92,8 +90,54 @@ function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cach
   }
 }
 
-/** Runs the CLI bundle at `bundle`, whose content hashes to `contentHash`. */
+/**
+ * How this command may use a build server (docs/architecture.md, "Build
+ * server"): a one-shot `flotilla build` is run by one if one listens for
+ * this installation and environment (FLOTILLA_BUILD_SERVER=0 or --no-server:
+ * never). After a build that ran here and succeeded, one is started when
+ * FLOTILLA_BUILD_SERVER=1, or by default when the build ran at a terminal
+ * outside CI: an author's inner loop, not a pipeline's one build.
+ */
+function buildServerUse(args: readonly string[]): { readonly use: boolean; readonly start: boolean } {
+  const setting = process.env.FLOTILLA_BUILD_SERVER;
+  const served = args[0] === 'build' && !args.some((a) => a === '--watch' || a === '--no-server' || a === '--help' || a === '-h');
+  if (!served) return { use: false, start: false };
+  if (setting !== undefined && setting !== '0' && setting !== '1') {
+    process.stderr.write(`flotilla: FLOTILLA_BUILD_SERVER must be 0 (no build server) or 1 (start one), not "${setting}"\n`);
+    process.exit(2);
+  }
+  if (setting === '0') return { use: false, start: false };
+  return { use: true, start: setting === '1' || (setting === undefined && process.stdout.isTTY === true && !process.env.CI) };
+}
+
+/**
+ * Runs the command: on a build server when one serves it (the client's
+ * output and exit code are the server's), else here; see buildServerUse.
+ */
 export function launch(bundle: URL, contentHash: string): void {
+  const { use, start } = buildServerUse(process.argv.slice(2));
+  const place = use ? serverPlace(userCacheDir(), installationOf(bundle.href), { create: start }) : undefined;
+  const runHere = () => {
+    if (place && start) {
+      const launcher = fileURLToPath(import.meta.url);
+      process.once('exit', (code) => {
+        if (code === 0) startServer(place, launcher);
+      });
+    }
+    runBundle(bundle, contentHash);
+  };
+  if (!place) return runHere();
+  // `flotilla build | head`: what the reader no longer wants goes nowhere.
+  process.stdout.on('error', () => {});
+  const request = { kind: 'run', argv: process.argv.slice(2), cwd: process.cwd() } as const;
+  void runOnServer(place.socket, request, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }).then((code) => {
+    if (code === undefined) runHere();
+    else process.exitCode = code;
+  });
+}
+
+/** Runs the CLI bundle at `bundle`, whose content hashes to `contentHash`. */
+function runBundle(bundle: URL, contentHash: string): void {
   const path = fileURLToPath(bundle);
   // ASCII (scripts/bundle-cli.mjs makes it so): read as Latin-1, a third of the time UTF-8 takes.
   const source = readFileSync(path, 'latin1');

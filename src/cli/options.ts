@@ -8,6 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { InvalidArgumentError, Option } from 'commander';
 import { FlotillaError } from '../diagnostics/index.js';
 import { dumpYaml } from '../document/index.js';
+import { consoleOutput, type Output } from './output.js';
 
 /** A mistake in how a command was called: exit 2. */
 export class UsageError extends FlotillaError {
@@ -32,9 +33,9 @@ export function destinationOption(description: string, defaultDir?: string): Opt
 }
 
 /** Data on stdout as JSON or YAML; for `table`, the command's own rendering. */
-export function printData(format: string, data: unknown, table: () => void): void {
-  if (format === 'json') process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
-  else if (format === 'yaml') process.stdout.write(dumpYaml(data));
+export function printData(format: string, data: unknown, table: () => void, io: Output = consoleOutput): void {
+  if (format === 'json') io.out(JSON.stringify(data, null, 2));
+  else if (format === 'yaml') io.out(dumpYaml(data).replace(/\n$/, ''));
   else table();
 }
 

@@ -10,26 +10,36 @@ function systemErrorLine(error: unknown): string | undefined {
   return `${path}${dest ? ` → ${dest}` : ''}: ${reason}`;
 }
 
+/** Where a command writes its lines: the process's stdout and stderr, or a build server's client (src/server). */
+export interface Output {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const consoleOutput: Output = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
 /**
- * The end of every failed command: one line on stderr and a deliberate exit
- * code: 1 when the input or the operation failed, 2 for usage, never a stack
- * trace unless `--debug` asks for it.
+ * What a failed command says and its deliberate exit code: 1 when the input
+ * or the operation failed, 2 for usage; one line, never a stack trace
+ * unless `--debug` asks for it.
  */
-export function reportAndExit(error: unknown): never {
-  const debug = process.argv.includes('--debug');
-  if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
-  if (error instanceof FlotillaError) {
-    process.stderr.write(`flotilla: ${error.message}\n`);
-    process.exit(error.exitCode);
-  }
+export function describeFailure(error: unknown, debug: boolean): { readonly lines: readonly string[]; readonly exitCode: number } {
+  const stack = debug && error instanceof Error && error.stack ? [error.stack] : [];
+  if (error instanceof FlotillaError) return { lines: [...stack, `flotilla: ${error.message}`], exitCode: error.exitCode };
   const system = systemErrorLine(error);
-  if (system) {
-    process.stderr.write(`flotilla: ${system}\n`);
-    process.exit(1);
-  }
+  if (system) return { lines: [...stack, `flotilla: ${system}`], exitCode: 1 };
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-  process.stderr.write(`flotilla: unexpected error: ${message}${debug ? '' : ' (rerun with --debug for the stack trace)'}\n`);
-  process.exit(1);
+  return { lines: [...stack, `flotilla: unexpected error: ${message}${debug ? '' : ' (rerun with --debug for the stack trace)'}`], exitCode: 1 };
+}
+
+/** The end of a failed command run by this process: its lines on stderr, then its exit code. */
+export function reportAndExit(error: unknown): never {
+  const { lines, exitCode } = describeFailure(error, process.argv.includes('--debug'));
+  for (const line of lines) process.stderr.write(`${line}\n`);
+  process.exit(exitCode);
 }
 
 /**
@@ -50,12 +60,12 @@ export function endQuietlyWhenStdoutCloses(stdout: NodeJS.WriteStream = process.
 }
 
 /** Says which links `--follow-external-symlinks` followed, so nobody ships a file of their machine unawares. */
-export function printExternalLinks(links: readonly ExternalLink[], root: string): void {
-  for (const { link, target } of links) process.stderr.write(`following symbolic link ${link} → ${target}, outside ${root} (--follow-external-symlinks)\n`);
+export function printExternalLinks(links: readonly ExternalLink[], root: string, io: Output = consoleOutput): void {
+  for (const { link, target } of links) io.err(`following symbolic link ${link} → ${target}, outside ${root} (--follow-external-symlinks)`);
 }
 
-export function printWarnings(diagnostics: readonly Diagnostic[]): void {
-  for (const d of diagnostics) process.stderr.write(`${formatDiagnostic(d)}\n`);
+export function printWarnings(diagnostics: readonly Diagnostic[], io: Output = consoleOutput): void {
+  for (const d of diagnostics) io.err(formatDiagnostic(d));
 }
 
 /** A plain text table: columns padded to their widest cell. */

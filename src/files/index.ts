@@ -8,3 +8,4 @@ export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './t
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
 export { directorySource, memorySource, type EntryKind, type FileSource } from './source.js';
 export { asFileAccessError, FileAccessError, fileErrorReason, readInputFile } from './errors.js';
+export { userCacheDir } from './user-cache.js';

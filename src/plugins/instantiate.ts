@@ -38,17 +38,37 @@ export interface BundledModule {
 }
 
 /**
+ * Bundles imported by this process, by the sha256 of their bytes. Node never
+ * frees an imported module: importing the same bytes once per load would
+ * grow a long-lived process (`build --watch`, the build server) with each
+ * rebuild. Plugins are instantiated anew on every load; what the same bytes
+ * share within one process is only their modules' top-level state.
+ */
+const imported = new Map<string, Promise<BundledModule[]>>();
+
+/**
  * Imports bundle bytes. The exact bytes given (already verified by the
  * caller) are written to a fresh private folder and imported from there, so
- * nothing can swap the file between the check and the import, and a second
- * load never reuses a cached module.
+ * nothing can swap the file between the check and the import; the same
+ * bytes again get the modules already imported.
  */
-export async function importBundle(bytes: Uint8Array): Promise<BundledModule[]> {
+export function importBundle(bytes: Uint8Array): Promise<BundledModule[]> {
+  const digest = sha256(bytes);
+  let modules = imported.get(digest);
+  if (!modules) {
+    modules = importOnce(bytes, digest);
+    imported.set(digest, modules);
+    modules.catch(() => imported.delete(digest));
+  }
+  return modules;
+}
+
+async function importOnce(bytes: Uint8Array, digest: string): Promise<BundledModule[]> {
   // Stacks of plugin errors point at the plugins' TypeScript lines, through the bundle's inline source map.
   process.setSourceMapsEnabled(true);
   const dir = await makeTempDir('plugins');
   try {
-    const file = join(dir, `plugins-${sha256(bytes).slice(0, 16)}.mjs`);
+    const file = join(dir, `plugins-${digest.slice(0, 16)}.mjs`);
     await writeFile(file, bytes, { mode: 0o600 });
     const module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as { plugins?: unknown };
     if (!Array.isArray(module.plugins)) throw new PluginBundleError('the bundle module does not export its plugin list; rebuild the app');

@@ -22,15 +22,23 @@ export interface LoadedBundle {
  * formed and every file matches its sha256 (for `verify` of a tarball).
  */
 export async function verifyPluginBundle(dir: string): Promise<PluginManifest> {
-  return (await readVerified(dir)).manifest;
+  return readVerified(await readBundleFolder(dir), dir).manifest;
 }
 
 export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
-  const { manifest, entryBytes } = await readVerified(dir);
+  return loadPluginBundleFiles(await readBundleFolder(dir), dir);
+}
+
+/**
+ * {@link loadPluginBundle} of a bundle held in memory (file name → bytes),
+ * named `label` in errors: the same checks, no folder written to check it.
+ */
+export async function loadPluginBundleFiles(files: ReadonlyMap<string, Uint8Array>, label: string): Promise<LoadedBundle> {
+  const { manifest, entryBytes } = readVerified(files, label);
   const modules = await importBundle(entryBytes);
   const inBundle = modules.map((m) => m.file).join(', ');
   const inManifest = manifest.plugins.map((p) => p.file).join(', ');
-  if (inBundle !== inManifest) throw new PluginBundleError(`${dir}: the bundle holds [${inBundle}] but its manifest lists [${inManifest}]`);
+  if (inBundle !== inManifest) throw new PluginBundleError(`${label}: the bundle holds [${inBundle}] but its manifest lists [${inManifest}]`);
   const plugins = manifest.plugins.map((entry, i) => {
     const plugin = instantiate(modules[i] as (typeof modules)[number], { name: entry.name, order: entry.order, overridesLine: entry.overridesLine ?? 0, chartLine: entry.chartLine ?? 0, releaseLine: entry.releaseLine ?? 0 });
     const chart = plugin.kind === 'chart' ? plugin.chart : undefined;
@@ -45,11 +53,19 @@ export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
   return { manifest, plugins };
 }
 
-async function readVerified(dir: string): Promise<{ manifest: PluginManifest; entryBytes: Uint8Array }> {
-  const manifestPath = join(dir, MANIFEST_FILE);
-  if (!existsSync(manifestPath)) throw new PluginBundleError(`${dir} holds no plugin bundle: ${MANIFEST_FILE} is missing`);
-  const manifest = parseManifest(await readFile(manifestPath, 'utf8'), manifestPath);
-  return { manifest, entryBytes: await verifyBundleFiles(dir, manifest) };
+/** The files of a bundle folder by name (a sub-folder counts as a file, and is refused as one not in the manifest). */
+async function readBundleFolder(dir: string): Promise<Map<string, Uint8Array>> {
+  if (!existsSync(join(dir, MANIFEST_FILE))) throw new PluginBundleError(`${dir} holds no plugin bundle: ${MANIFEST_FILE} is missing`);
+  const files = new Map<string, Uint8Array>();
+  for (const entry of await readdir(dir, { withFileTypes: true })) files.set(entry.name, entry.isFile() ? await readFile(join(dir, entry.name)) : new Uint8Array());
+  return files;
+}
+
+function readVerified(files: ReadonlyMap<string, Uint8Array>, label: string): { manifest: PluginManifest; entryBytes: Uint8Array } {
+  const manifestBytes = files.get(MANIFEST_FILE);
+  if (!manifestBytes) throw new PluginBundleError(`${label} holds no plugin bundle: ${MANIFEST_FILE} is missing`);
+  const manifest = parseManifest(Buffer.from(manifestBytes).toString('utf8'), join(label, MANIFEST_FILE));
+  return { manifest, entryBytes: verifyFiles(files, manifest, label) };
 }
 
 function describe(kind: string, chart: string | undefined, release: string | undefined): string {
@@ -63,18 +79,22 @@ function describe(kind: string, chart: string | undefined, release: string | und
  * verified bytes, which are what gets imported.
  */
 export async function verifyBundleFiles(dir: string, manifest: PluginManifest): Promise<Uint8Array> {
-  const present = (await readdir(dir)).filter((f) => f !== MANIFEST_FILE).sort();
+  return verifyFiles(await readBundleFolder(dir), manifest, dir);
+}
+
+function verifyFiles(files: ReadonlyMap<string, Uint8Array>, manifest: PluginManifest, label: string): Uint8Array {
+  const present = [...files.keys()].filter((f) => f !== MANIFEST_FILE).sort();
   const listed = Object.keys(manifest.files).sort();
   const extra = present.filter((f) => !listed.includes(f));
   const missing = listed.filter((f) => !present.includes(f));
-  if (extra.length > 0) throw new TamperedBundleError(`${dir}: file(s) not in the plugin manifest: ${extra.join(', ')}; refusing to load the plugins`);
-  if (missing.length > 0) throw new PluginBundleError(`${dir}: file(s) of the plugin manifest missing: ${missing.join(', ')}`);
+  if (extra.length > 0) throw new TamperedBundleError(`${label}: file(s) not in the plugin manifest: ${extra.join(', ')}; refusing to load the plugins`);
+  if (missing.length > 0) throw new PluginBundleError(`${label}: file(s) of the plugin manifest missing: ${missing.join(', ')}`);
   let entry: Uint8Array | undefined;
   for (const name of listed) {
-    const bytes = await readFile(join(dir, name));
+    const bytes = files.get(name)!;
     const actual = sha256(bytes);
     if (actual !== manifest.files[name]) {
-      throw new TamperedBundleError(`${dir}/${name}: sha256 ${actual} does not match the manifest (${manifest.files[name]}); the plugin bundle was changed after it was built, refusing to load it`);
+      throw new TamperedBundleError(`${label}/${name}: sha256 ${actual} does not match the manifest (${manifest.files[name]}); the plugin bundle was changed after it was built, refusing to load it`);
     }
     if (name === manifest.entry) entry = bytes;
   }

@@ -6,12 +6,9 @@
  * providers (plugins, and the cluster's user overrides when the lifecycle
  * gives them) → the redactor for anything printed.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
-import { createPluginHost, loadAppPlugins, loadPluginBundle, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
+import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
 import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
@@ -130,17 +127,8 @@ export class Session {
     const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins };
     const bundled = this.bundle ? bundleFolder(this.bundle.files, PLUGINS_DIR) : this.options.pluginBundle;
     if (!bundled) return loadAppPlugins(this.app, options);
-    // The loader checks a bundle folder on disk (sha256 of every file before any import): write plugins/ to a private one.
-    const dir = await mkdtemp(join(tmpdir(), 'flotilla-plugins-'));
-    try {
-      for (const [name, data] of bundled) {
-        await mkdir(dirname(join(dir, name)), { recursive: true });
-        await writeFile(join(dir, name), data);
-      }
-      return await createPluginHost(this.app, await loadPluginBundle(dir), options);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    // Checked as a folder would be (every file's sha256 against the manifest) before any of it runs.
+    return createPluginHost(this.app, await loadPluginBundleFiles(bundled, this.bundle ? `the tarball's ${PLUGINS_DIR}/` : 'the plugin bundle'), options);
   }
 }
 

@@ -10,7 +10,10 @@
  * as a CLI process (Node's start-up included, peak memory read); then under
  * `build --watch` in one process, its first build and BENCH_WATCH_EDITS (5)
  * one-file edits, each rebuilt alone (the median, and the first apart: it is
- * the process's first rebuild, its code still warming up). Then, once: Node's own
+ * the process's first rebuild, its code still warming up); then one-shot
+ * builds again with a build server, started by the first of them as at an
+ * author's terminal: the server's first build and BENCH_WATCH_EDITS one-file
+ * edits, each a new CLI process (the median). Then, once: Node's own
  * start-up, and the values engine with plugins computing every release's
  * system overrides. BENCH_ROUNDS (default 3) rounds; the median is printed
  * with the spread (min–max) of each ratio.
@@ -43,15 +46,17 @@ interface Run {
   readonly maxRssMiB: number;
 }
 
-/** Runs a CLI command in a child and reads its wall time and peak memory. */
-function runCli(args: readonly string[]): Run {
+/** Runs a CLI command in a child and reads its wall time and peak memory; `server`: FLOTILLA_BUILD_SERVER for it (default 0: no build server; unset: the default). */
+function runCli(args: readonly string[], server: '0' | '1' | 'unset' = '0'): Run {
   const probe = `
     process.argv = [process.argv[0], ${JSON.stringify(cli)}, ...${JSON.stringify(args)}];
     process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('MAXRSS ' + u.maxRSS + ' CPU ' + (u.userCPUTime + u.systemCPUTime) + '\\n'); });
     await import(${JSON.stringify(cli)});
   `;
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' });
+  const env: NodeJS.ProcessEnv = { ...process.env, FLOTILLA_BUILD_SERVER: server };
+  if (server === 'unset') delete env.FLOTILLA_BUILD_SERVER;
+  const result = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8', env });
   const elapsed = seconds(start);
   if (result.status !== 0) throw new Error(`flotilla ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
   const [, rss, cpu] = /MAXRSS (\d+) CPU (\d+)/.exec(result.stderr) ?? [];
@@ -77,6 +82,9 @@ interface Round {
   readonly watchEdit: number;
   /** The first of them, the process's first rebuild (its code still warming up). */
   readonly watchFirstEdit: number;
+  /** One-shot builds run by a build server started by an earlier build: its first build of the app, then the median of WATCH_EDITS one-file edits. */
+  readonly servedFirst: Run;
+  readonly servedEdit: Run;
   readonly tarballMiB: number;
 }
 
@@ -122,7 +130,44 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   await watch.close();
   rmSync(watchOut, { recursive: true, force: true });
   if (!builds.every((b) => b.ok)) throw new Error('a watched build failed');
-  return { helm, helmCpu, cold, edit, watchCold: (builds[0]?.millis ?? 0) / 1000, watchEdit: median(builds.slice(1).map((b) => b.millis)) / 1000, watchFirstEdit: (builds[1]?.millis ?? 0) / 1000, tarballMiB: Number(tarball) / 1024 };
+
+  // One-shot builds again, as at an author's terminal: the first starts a build
+  // server (FLOTILLA_BUILD_SERVER=1 does what a terminal does), which runs the next ones.
+  const servedOut = join(work, `out-served-${n}`);
+  runCli(['build', app, '-d', servedOut], '1');
+  await serverListening();
+  const servedFirst = runCli(['build', app, '-d', servedOut], 'unset');
+  const servedEdits: Run[] = [];
+  for (let edit = 0; edit < WATCH_EDITS; edit++) {
+    const file = join(app, 'overrides', 'static', `${names[(Math.floor(names.length / 2) + edit) % names.length]}.yaml`);
+    writeFileSync(file, `${readFileSync(file, 'utf8')}# edited with a build server in round ${n}\n`);
+    servedEdits.push(runCli(['build', app, '-d', servedOut], 'unset'));
+  }
+  execFileSync(process.execPath, [cli, 'build-server', 'stop']);
+  rmSync(servedOut, { recursive: true, force: true });
+  const servedEdit = [...servedEdits].sort((a, b) => a.seconds - b.seconds)[Math.floor(servedEdits.length / 2)]!;
+  return {
+    helm,
+    helmCpu,
+    cold,
+    edit,
+    watchCold: (builds[0]?.millis ?? 0) / 1000,
+    watchEdit: median(builds.slice(1).map((b) => b.millis)) / 1000,
+    watchFirstEdit: (builds[1]?.millis ?? 0) / 1000,
+    servedFirst,
+    servedEdit,
+    tarballMiB: Number(tarball) / 1024,
+  };
+}
+
+/** Waits until `flotilla build-server status` lists a server. */
+async function serverListening(): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const servers = JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as unknown[];
+    if (servers.length > 0) return;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+  throw new Error('no build server started');
 }
 
 const median = (xs: readonly number[]): number => {
@@ -130,7 +175,7 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-function report(title: string, rounds: readonly Round[], targets: { cold?: number; edit?: number; watchEdit?: number }): void {
+function report(title: string, rounds: readonly Round[], targets: { cold?: number; servedEdit?: number; watchEdit?: number }): void {
   const row = (label: string, pick: (r: Round) => number, target?: number, run?: (r: Round) => Run) => {
     const ratios = rounds.map((r) => r.helm / pick(r));
     const time = median(rounds.map(pick));
@@ -143,7 +188,9 @@ function report(title: string, rounds: readonly Round[], targets: { cold?: numbe
   console.log(`\n${title}  (${rounds.length} rounds; median time, median ratio vs the helm loop [min–max])`);
   row('helm package loop', (r) => r.helm);
   row('flotilla build (cold)', (r) => r.cold.seconds, targets.cold, (r) => r.cold);
-  row('flotilla build after one edit', (r) => r.edit.seconds, targets.edit, (r) => r.edit);
+  row('flotilla build after one edit', (r) => r.edit.seconds, undefined, (r) => r.edit);
+  row('  build server: its first build', (r) => r.servedFirst.seconds, undefined, (r) => r.servedFirst);
+  row(`  build server: after one edit`, (r) => r.servedEdit.seconds, targets.servedEdit, (r) => r.servedEdit);
   row('  build --watch: first build', (r) => r.watchCold);
   row(`  build --watch: after one edit`, (r) => r.watchEdit, targets.watchEdit);
   row(`    (the first of the ${WATCH_EDITS} edits)`, (r) => r.watchFirstEdit);
@@ -214,7 +261,7 @@ try {
   const values = await systemOverrides();
 
   console.log(`build benchmark: ${CHARTS} charts per app; ${process.version}; ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores`);
-  report(`library shape: each chart vendors a 130-template library chart (~0.5 MB)`, library, { cold: 15, edit: 40, watchEdit: 100 });
+  report(`library shape: each chart vendors a 130-template library chart (~0.5 MB)`, library, { cold: 15, servedEdit: 40, watchEdit: 100 });
   report(`large shape: ~0.5 MB of own templates per chart, no library`, large, {});
   const peak = Math.max(...[...library, ...large].flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB]));
   console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB)`);
@@ -226,6 +273,10 @@ try {
       const part = (s: number) => `${(s * 1000).toFixed(0)} ms (${((100 * s) / total).toFixed(0)}%)`;
       console.log(`  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeBare)}, loading flotilla ${part(cliStartup - nodeBare)}, the build ${part(total - cliStartup)}`);
     }
+  }
+  for (const [name, rounds] of [['library', library], ['large', large]] as const) {
+    const total = median(rounds.map((r) => r.servedEdit.seconds));
+    console.log(`  ${name} shape, one-shot after one edit with a build server ${(total * 1000).toFixed(0)} ms: Node start-up ${(nodeBare * 1000).toFixed(0)} ms (${((100 * nodeBare) / total).toFixed(0)}%), the rest (launcher, socket, the server's build) ${((total - nodeBare) * 1000).toFixed(0)} ms`);
   }
   console.log(
     `  system overrides of all ${values.releases} releases (values engine with ${values.releases} plugins): ${(values.first.wall * 1000).toFixed(0)} ms first pass (CPU ${(values.first.cpu * 1000).toFixed(0)} ms), ${(values.again.wall * 1000).toFixed(0)} ms again (CPU ${(values.again.cpu * 1000).toFixed(0)} ms) (target < 100 ms)`,

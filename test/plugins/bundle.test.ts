@@ -114,17 +114,30 @@ describe('bundlePlugins', () => {
 });
 
 describe('loadPluginBundle', () => {
+  let bundles = 0;
+  /** A bundle of `files`, made unique (a bundle's bytes are imported once per process). */
   async function built(): Promise<string> {
     const dir = tempDir('flotilla-bundle-');
-    await writePluginBundle(await bundlePlugins(writeApp(files)), dir);
+    const unique = { ...files, 'plugins/lib/names.ts': `${files['plugins/lib/names.ts']}export const bundle = ${++bundles};\n` };
+    await writePluginBundle(await bundlePlugins(writeApp(unique)), dir);
     return dir;
   }
 
-  it('loads and instantiates the plugins in manifest order', async () => {
-    const dir = await built();
+  it('imports the same bytes once per process, and instantiates the plugins anew for each load', async () => {
     const before = evaluated().length;
+    const dir = await built(); // bundling imports the bundle once, to check it
+    const first = await loadPluginBundle(dir);
+    const again = await loadPluginBundle(dir);
+    expect(evaluated().slice(before)).toEqual(['db', 'web']);
+    expect(again.plugins.map((p) => p.name)).toEqual(first.plugins.map((p) => p.name));
+    expect(again.plugins[1]?.instance).not.toBe(first.plugins[1]?.instance);
+  });
+
+  it('loads and instantiates the plugins in manifest order', async () => {
+    const before = evaluated().length;
+    const dir = await built();
     const { plugins, manifest } = await loadPluginBundle(dir);
-    // The plugin modules really were evaluated by this load (the tamper test relies on seeing it).
+    // The plugin modules really were evaluated, when bundled (the tamper test relies on seeing it).
     expect(evaluated().slice(before)).toEqual(['db', 'web']);
     expect(plugins.map((p) => [p.name, p.kind, p.kind === 'chart' ? p.chart : '-', p.file, p.order])).toEqual([
       ['lifecycle', 'lifecycle', '-', 'plugins/005_lifecycle.ts', 5],

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { Output } from '../../src/cli/commands/policy.js';
+import type { Output } from '../../src/cli/output.js';
 import { parseYamlText, policyLayersAt, resolvePolicy, type EffectivePolicy, type LayerKind, type PolicyLayer } from '../../src/policies/index.js';
 
 const roots: string[] = [];

@@ -20,6 +20,8 @@ export default function setup(): () => void {
   // The CLI's code cache (src/cli/launch.ts), likewise; a few MB, removed after the run.
   const codeCache = process.env.FLOTILLA_CACHE_DIR === undefined ? mkdtempSync(join(tmpdir(), 'flotilla-test-cache-')) : undefined;
   if (codeCache) process.env.FLOTILLA_CACHE_DIR = codeCache;
+  // No build server (src/server) outlives a test: the tests of it turn it on themselves.
+  process.env.FLOTILLA_BUILD_SERVER = '0';
   ensureGo();
   return () => {
     if (codeCache) rmSync(codeCache, { recursive: true, force: true });

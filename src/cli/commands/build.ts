@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
+import type { CommandContext } from '../context.js';
 import { formatTable, printExternalLinks, printWarnings } from '../output.js';
 import { destinationOption, outputOption, printData, requireWith, UsageError } from '../options.js';
 
@@ -15,7 +16,7 @@ interface BuildCommandOptions {
   followExternalSymlinks?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, { io, kept }: CommandContext): void {
   program
     .command('build')
     .description('package the app into a reproducible StarlingX-compatible <app_name>-<app_version>.tgz')
@@ -28,6 +29,7 @@ export function register(program: Command): void {
     .option('--no-typecheck', 'do not type-check plugins/ (checked only when a plugin changed)')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
+    .option('--no-server', 'build in this process, not on a build server (see `flotilla build-server`)')
     .option('--follow-external-symlinks', 'pack what symbolic links pointing outside the app point at (refused by default)')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
       requireWith(opts.bumpChanged === true, '--bump-changed', opts.against !== undefined, '--against');
@@ -42,10 +44,10 @@ export function register(program: Command): void {
         followExternalSymlinks: opts.followExternalSymlinks,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
-      const result = await buildApp(appDir, options);
-      printWarnings(result.app.warnings);
-      printExternalLinks(result.externalLinks, 'the app');
-      for (const [chart, [from, to]] of result.bumped) process.stderr.write(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})\n`);
+      const result = await (kept ? kept.build(appDir, options) : buildApp(appDir, options));
+      printWarnings(result.app.warnings, io);
+      printExternalLinks(result.externalLinks, 'the app', io);
+      for (const [chart, [from, to]] of result.bumped) io.err(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
       const data = {
         file: result.file,
         app: result.app.metadata.appName,
@@ -56,20 +58,21 @@ export function register(program: Command): void {
         charts: result.charts.map(({ name, version, fileName, sha256, size, reused, releases }) => ({ name, version, fileName, sha256, size, reused, releases })),
         bumped: Object.fromEntries([...result.bumped].map(([chart, [from, to]]) => [chart, { from, to }])),
       };
-      printData(opts.output, data, () => {
-        console.log(
+      const table = () => {
+        io.out(
           formatTable(
             ['CHART', 'VERSION', 'SIZE', 'SHA256', 'RELEASES'],
             result.charts.map((c) => [c.name, c.version, `${(c.size / 1024).toFixed(1)} KiB`, c.sha256.slice(0, 12), c.releases.join(',')]),
           ),
         );
         const reused = result.charts.filter((c) => c.reused).length;
-        console.log(
+        io.out(
           `\n${result.file}\n  ${result.app.metadata.appName} ${result.app.metadata.appVersion}: ${result.charts.length} charts` +
             `${reused > 0 ? ` (${reused} unchanged, reused)` : ''}, ${result.app.releases.length} releases, ` +
             `${(result.size / 1024 / 1024).toFixed(2)} MiB\n  sha256 ${result.sha256}`,
         );
-      });
+      };
+      printData(opts.output, data, table, io);
     });
 }
 

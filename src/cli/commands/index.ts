@@ -1,12 +1,13 @@
 /**
  * Every command of the CLI, by name. Each module exports one
- * `register(program)`; modules load only when their command runs (or for
+ * `register(program, context)`; modules load only when their command runs (or for
  * --help), so `flotilla build` does not pay for the Kubernetes client.
  * To add a command: one line here, named as the user types it.
  */
 import type { Command } from 'commander';
+import type { RegisterContext } from '../context.js';
 
-export type RegisterCommand = (program: Command) => void;
+export type RegisterCommand = (program: Command, context: RegisterContext) => void;
 
 type CommandModule = Promise<{ register: RegisterCommand }>;
 
@@ -35,4 +36,5 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   bump: () => import('./bump.js'),
   images: () => import('./images.js'),
   push: () => import('./push.js'),
+  'build-server': () => import('./build-server.js'),
 };

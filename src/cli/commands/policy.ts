@@ -29,18 +29,8 @@ import {
   type TraceNode,
 } from '../../policies/index.js';
 import { dumpYaml } from '../../document/index.js';
-import { formatTable } from '../output.js';
+import { consoleOutput, formatTable, type Output } from '../output.js';
 import { outputOption } from '../options.js';
-
-export interface Output {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const consoleOutput: Output = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-};
 
 /** A mistake in how the command was called. */
 export class PolicyUsageError extends FlotillaError {

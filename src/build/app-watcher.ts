@@ -1,0 +1,193 @@
+/**
+ * What a long-lived process knows of an app's folders between builds (chart
+ * fingerprints, symbolic-link checks: see WatchMemory), kept true by
+ * watching them: a change below a folder drops what was known of it. Used
+ * by `build --watch` and by the build server (src/server), which also needs
+ * to know that every change made before a build began has been seen: see
+ * `caughtUp`.
+ */
+import { existsSync, lstatSync, readdirSync, rmSync, watch, writeFileSync, type Dirent, type FSWatcher } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import type { BuildResult, WatchMemory } from './build.js';
+
+/** Folders never worth a rebuild: the build's own output, version control, dependencies. */
+const IGNORED_TOP = new Set(['.git', 'node_modules', '.flotilla-cache', '.cache']);
+
+/** The marker `caughtUp` writes in the app's folder; never part of a build (it is gone before one starts). */
+const MARKER_PREFIX = '.flotilla-watch-marker-';
+
+/** How long `caughtUp` waits for its marker to be seen before it drops everything known instead. */
+const MARKER_WAIT_MILLIS = 2000;
+
+let markers = 0;
+
+export class AppWatcher {
+  readonly root: string;
+  /** Each watched folder's watcher and the inode it watches (a folder replaced under the same name is another). */
+  private readonly watchers = new Map<string, { readonly watcher: FSWatcher; readonly ino: number }>();
+  /** One memory per way of building (cache folder, link option): each holds what that build kept. */
+  private readonly memories = new Map<string, WatchMemory>();
+  private readonly outputs = new Set<string>();
+  private readonly markersAwaited = new Map<string, () => void>();
+  private closed = false;
+  /** A watcher failed: changes may go unseen, so nothing known is trusted any more. */
+  private broken = false;
+
+  /** `onChange` hears every change that may change the build, by path relative to the app. */
+  constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
+    this.root = resolve(appDir);
+    this.watchTree(this.root);
+  }
+
+  /** The memory of builds keyed `key`; empty at first, and before every build once a watcher has failed. */
+  memory(key: string): WatchMemory {
+    if (this.broken) this.forgetAll();
+    let memory = this.memories.get(key);
+    if (!memory) this.memories.set(key, (memory = { folderPrints: new Map(), linkChecks: new Map() }));
+    return memory;
+  }
+
+  /** Folders the builds write (their output, their cache): changes there are the builds' own. */
+  ignoreOutputs(dirs: readonly string[]): void {
+    for (const dir of dirs) this.outputs.add(resolve(dir));
+  }
+
+  /** Charts kept outside the app (a release's `path`) are watched too. */
+  watchChartsOf(result: BuildResult): void {
+    for (const release of result.app.releases) {
+      const dir = result.app.path(release.chartPath);
+      if (!dir.startsWith(`${this.root}${sep}`)) this.watchTree(dir);
+    }
+  }
+
+  /**
+   * Resolves once every change made before the call has been heard. File
+   * events come late and in order, so a marker file written in the app's
+   * folder and then heard means all earlier events were heard too (the way
+   * watchman's cookies work). When no marker can be written or heard,
+   * everything known is dropped instead: the next build reads all again.
+   */
+  async caughtUp(): Promise<void> {
+    const name = `${MARKER_PREFIX}${process.pid}-${++markers}`;
+    const marker = join(this.root, name);
+    const heard = new Promise<boolean>((done) => {
+      const timer = setTimeout(() => done(false), MARKER_WAIT_MILLIS);
+      this.markersAwaited.set(name, () => {
+        clearTimeout(timer);
+        done(true);
+      });
+    });
+    try {
+      writeFileSync(marker, '', { flag: 'wx', mode: 0o600 });
+    } catch {
+      this.markersAwaited.delete(name);
+      this.forgetAll();
+      return;
+    }
+    const ok = await heard;
+    this.markersAwaited.delete(name);
+    rmSync(marker, { force: true });
+    if (!ok) this.forgetAll();
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const { watcher } of this.watchers.values()) watcher.close();
+    this.watchers.clear();
+  }
+
+  /**
+   * Watches `top` and every folder below it, one watcher a folder, set up
+   * before this returns: a change made once it has returned is heard.
+   * (Node's own `recursive` watch on Linux sets up the folders below
+   * asynchronously, and a change made meanwhile goes unheard.) A folder made
+   * later is watched when its parent reports it.
+   */
+  private watchTree(top: string): void {
+    if (this.closed || this.watchers.has(top) || (top !== this.root && this.ignored(top))) return;
+    let watcher: FSWatcher;
+    let ino: number;
+    try {
+      watcher = watch(top, (_event, name) => this.heard(top, name));
+      ino = lstatSync(top).ino;
+    } catch {
+      return; // gone already: its parent's event says so
+    }
+    watcher.on('error', () => {
+      if (this.watchers.get(top)?.watcher !== watcher) return watcher.close(); // an old folder's, already replaced
+      this.unwatchTree(top);
+      // Gone with its folder, or broken: either way nothing known below it holds.
+      if (existsSync(top)) this.broken = true;
+      this.forget(top);
+    });
+    this.watchers.set(top, { watcher, ino });
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(top, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) if (entry.isDirectory()) this.watchTree(join(top, entry.name));
+  }
+
+  private heard(dir: string, name: string | Buffer | null): void {
+    if (this.closed) return;
+    const watched = this.watchers.get(dir);
+    // The folder itself went (a watcher names its own folder then): what was below it is unwatched.
+    if (watched?.ino !== lstatSync(dir, { throwIfNoEntry: false })?.ino) {
+      this.unwatchTree(dir);
+      this.forget(dir);
+      this.onChange(relative(this.root, dir) || '.');
+      return;
+    }
+    if (name === null) {
+      this.forgetAll(); // something changed in `dir`, we are not told what
+      this.onChange(relative(this.root, dir) || '.');
+      return;
+    }
+    const abs = join(dir, name.toString());
+    if (dir === this.root && name.toString().startsWith(MARKER_PREFIX)) {
+      this.markersAwaited.get(name.toString())?.();
+      return;
+    }
+    if (this.ignored(abs)) return;
+    this.forget(abs);
+    // A folder made, moved, removed or replaced here (its inode may be the
+    // old one's, reused): watched again from scratch as it is now.
+    this.unwatchTree(abs);
+    if (lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) this.watchTree(abs);
+    this.onChange(relative(this.root, abs) || '.');
+  }
+
+  private unwatchTree(top: string): void {
+    for (const [dir, { watcher }] of this.watchers) {
+      if (dir === top || dir.startsWith(`${top}${sep}`)) {
+        watcher.close();
+        this.watchers.delete(dir);
+      }
+    }
+  }
+
+  private ignored(abs: string): boolean {
+    for (const output of this.outputs) if (abs === output || abs.startsWith(`${output}${sep}`)) return true;
+    return IGNORED_TOP.has(relative(this.root, abs).split(sep)[0] ?? '');
+  }
+
+  /** Drops what is known of folders at, above or below `abs`. */
+  private forget(abs: string): void {
+    for (const memory of this.memories.values()) {
+      for (const known of [memory.folderPrints, memory.linkChecks]) {
+        for (const dir of known.keys()) {
+          if (abs === dir || abs.startsWith(`${dir}${sep}`) || dir.startsWith(`${abs}${sep}`)) known.delete(dir);
+        }
+      }
+    }
+  }
+
+  private forgetAll(): void {
+    for (const memory of this.memories.values()) {
+      memory.folderPrints.clear();
+      memory.linkChecks.clear();
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import type { Command } from 'commander';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { KeptBuilds } from '../../build/index.js';
+import { FlotillaError } from '../../diagnostics/index.js';
+import { userCacheDir } from '../../files/index.js';
+import { askServer, installationOf, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverSockets, type ServerStatus } from '../../server/index.js';
+import type { RegisterContext } from '../context.js';
+import { formatTable } from '../output.js';
+import { integerAtLeast, outputOption, printData } from '../options.js';
+
+/** The command a build server runs for its clients: nothing else (see docs/architecture.md, "Build server"). */
+const SERVED_COMMAND = 'build';
+
+export function register(program: Command, { io, runCommandLine }: RegisterContext): void {
+  const command = program
+    .command('build-server')
+    .description('the background process that keeps one-shot `flotilla build` runs warm (started by `build` at a terminal, or FLOTILLA_BUILD_SERVER=1)');
+  command
+    .command('run')
+    .description('serve builds for this installation and environment in the foreground, until idle or stopped')
+    .option('--idle-timeout <SECONDS>', 'stop after this long without a build', integerAtLeast(1), 1800)
+    .action(async (opts: { idleTimeout: number }) => {
+      const folder = join(userCacheDir(), SERVERS_FOLDER);
+      if (!serversFolder(userCacheDir(), true)) throw new FlotillaError(`no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them`);
+      const place = serverPlace(userCacheDir(), installationOf(import.meta.url), { create: true });
+      if (!place) throw new FlotillaError(`no build server: a socket in ${folder} would have a path longer than a socket's path may be; set FLOTILLA_CACHE_DIR to a shorter folder`);
+      const running = await askServer(place.socket, { kind: 'status' });
+      const other = running?.find((reply) => reply.kind === 'status');
+      if (other?.kind === 'status') throw new FlotillaError(`a build server already runs for this installation and environment (pid ${other.status.pid})`);
+      const kept = new KeptBuilds();
+      io.err(`build server ${process.pid} listening on ${place.socket}`);
+      await serve({
+        place,
+        idleMillis: opts.idleTimeout * 1000,
+        apps: () => kept.apps(),
+        run: async (request, output) => {
+          const lines = { out: (line: string) => output.out(`${line}\n`), err: (line: string) => output.err(`${line}\n`) };
+          if (request.argv[0] !== SERVED_COMMAND || request.argv.includes('--watch')) {
+            lines.err(`flotilla: a build server runs \`flotilla build\` only, without --watch`);
+            return 2;
+          }
+          // As the client would: its folder, its arguments.
+          process.chdir(request.cwd);
+          return runCommandLine([process.argv[0] ?? 'node', process.argv[1] ?? 'flotilla', ...request.argv], { io: lines, kept });
+        },
+      });
+      kept.close();
+      io.err(`build server ${process.pid} stopped`);
+    });
+  command
+    .command('status')
+    .description("this user's build servers: what each keeps, how long it has been idle")
+    .addOption(outputOption())
+    .action(async (opts: { output: string }) => {
+      const servers = await everyServer();
+      printData(
+        opts.output,
+        servers,
+        () => {
+          if (servers.length === 0) return io.out('no build server runs');
+          io.out(
+            formatTable(
+              ['PID', 'STARTED', 'BUILDS', 'IDLE', 'STOPS AFTER IDLE', 'APPS'],
+              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, s.apps.join(',') || '-']),
+            ),
+          );
+        },
+        io,
+      );
+    });
+  command
+    .command('stop')
+    .description("stop this user's build servers (the builds they are running finish first)")
+    .action(async () => {
+      const servers = await everyServer();
+      for (const server of servers) await askServer(server.socket, { kind: 'stop' });
+      io.out(servers.length === 0 ? 'no build server runs' : `stopped ${servers.length} build server${servers.length === 1 ? '' : 's'}`);
+    });
+}
+
+/** Every listening server of this user; the socket of one that died is removed. */
+async function everyServer(): Promise<ServerStatus[]> {
+  const dir = serversFolder(userCacheDir(), false);
+  if (!dir) return [];
+  const servers: ServerStatus[] = [];
+  for (const socket of serverSockets(dir)) {
+    const replies = await askServer(socket, { kind: 'status' });
+    const status = replies?.find((reply) => reply.kind === 'status');
+    if (status?.kind === 'status') servers.push(status.status);
+    else if (replies === undefined) rmSync(socket, { force: true });
+  }
+  return servers;
+}

@@ -1,0 +1,44 @@
+/**
+ * The flotilla command line as a function: argv in, exit code out. Each
+ * command lives in ./commands/<name>.ts and only parses its options, calls
+ * one module's public index and prints. main.ts runs it for this process; a
+ * build server (src/server) runs it for a client's `flotilla build`.
+ */
+import { Command, CommanderError } from 'commander';
+import { commands, type RegisterCommand } from './commands/index.js';
+import type { CommandContext } from './context.js';
+import { describeFailure } from './output.js';
+
+export async function runCli(argv: readonly string[], context: CommandContext): Promise<number> {
+  const { io } = context;
+  const program = new Command('flotilla')
+    .description('Build, ship and run StarlingX-style Kubernetes applications')
+    .version('0.1.0')
+    .option('--debug', 'print the stack trace of an unexpected error')
+    // Usage errors: one line naming the word or flag, exit 2 (commander's own exit is 1); help and version exit 0.
+    .configureOutput({
+      writeOut: (text) => io.out(text.replace(/\n$/, '')),
+      writeErr: (text) => io.err(text.replace(/\n$/, '')),
+      outputError: (text, write) => write(`flotilla: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
+    })
+    .exitOverride();
+  const named = argv[2] !== undefined ? commands[argv[2]] : undefined;
+  // One module for the command being run; all of them for help or an unknown word.
+  const modules = named ? [named] : Object.values(commands);
+  const registered = new Set<RegisterCommand>();
+  for (const load of modules) {
+    const { register } = await load();
+    if (registered.has(register)) continue;
+    registered.add(register);
+    register(program, { ...context, runCommandLine: runCli });
+  }
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    const { lines, exitCode } = describeFailure(error, argv.includes('--debug'));
+    for (const line of lines) io.err(line);
+    return exitCode;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The server side: listen on the place's socket, run one command at a time
+ * (a command may change the process's folder; builds of one app must not
+ * interleave), stop when idle, when asked, or when another server has taken
+ * the socket's name. Node's built-ins only; what a command does is the
+ * caller's `run` (src/cli wires it to the CLI's own program).
+ */
+import { lstatSync, renameSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { receive, send, type Reply, type Request, type RunRequest, type ServerStatus } from './protocol.js';
+import type { CommandOutput } from './client.js';
+import type { ServerPlace } from './place.js';
+
+export interface ServeOptions {
+  readonly place: ServerPlace;
+  /** Stops after this long without a command. */
+  readonly idleMillis: number;
+  /** Runs one command, writing its output to `output`; resolves to its exit code. */
+  run(request: RunRequest, output: CommandOutput): Promise<number>;
+  /** The apps whose state is kept, for the status. */
+  apps(): readonly string[];
+}
+
+/** How often a listening server checks the socket's name is still its own. */
+const OWNERSHIP_CHECK_MILLIS = 2000;
+
+/** Serves until stopped; resolves when the server has closed. */
+export async function serve(options: ServeOptions): Promise<void> {
+  const { place } = options;
+  const startedAt = new Date();
+  let commandsRun = 0;
+  let lastActive = Date.now();
+  let queue: Promise<unknown> = Promise.resolve();
+  let stopping = false;
+
+  const server = createServer((socket) => handle(socket));
+  // Bound under a name of its own, then renamed into place in one step: a
+  // client never meets a half-made socket, and of two servers started at
+  // once the last renamed wins; the other sees the name is no longer its
+  // own and stops.
+  const temporary = `${place.socket}.${process.pid}.tmp`;
+  rmSync(temporary, { force: true });
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(temporary, () => done());
+  });
+  renameSync(temporary, place.socket);
+  const own = lstatSync(place.socket).ino;
+  const ownsName = (): boolean => {
+    try {
+      return lstatSync(place.socket).ino === own;
+    } catch {
+      return false;
+    }
+  };
+
+  const closed = new Promise<void>((done) => server.on('close', done));
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(watchdog);
+    // Commands already queued still run; the socket goes at once.
+    if (ownsName()) rmSync(place.socket, { force: true });
+    void queue.finally(() => server.close());
+  };
+  const watchdog = setInterval(() => {
+    if (!ownsName() || Date.now() - lastActive >= options.idleMillis) stop();
+  }, Math.min(OWNERSHIP_CHECK_MILLIS, options.idleMillis));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+
+  const status = (): ServerStatus => ({
+    pid: process.pid,
+    socket: place.socket,
+    startedAt: startedAt.toISOString(),
+    commandsRun,
+    apps: options.apps(),
+    idleSeconds: Math.round((Date.now() - lastActive) / 1000),
+    stopsAfterIdleSeconds: Math.round(options.idleMillis / 1000),
+  });
+
+  function handle(socket: Socket): void {
+    socket.on('error', () => {});
+    const reply = (message: Reply) => {
+      if (!socket.destroyed) send(socket, message);
+    };
+    let asked = false;
+    receive<Request>(socket, (request) => {
+      if (asked) return; // one request a connection
+      asked = true;
+      if (request.kind === 'status') {
+        reply({ kind: 'status', status: status() });
+        socket.end();
+      } else if (request.kind === 'stop') {
+        reply({ kind: 'stopping' });
+        socket.end();
+        stop();
+      } else if (request.kind === 'run' && !stopping) {
+        queue = queue.then(() => runOne(request, reply)).finally(() => socket.end());
+      } else socket.destroy(); // the client builds by itself
+    });
+  }
+
+  async function runOne(request: RunRequest, reply: (message: Reply) => void): Promise<void> {
+    lastActive = Date.now();
+    try {
+      const code = await options.run(request, {
+        out: (text) => reply({ kind: 'out', text }),
+        err: (text) => reply({ kind: 'err', text }),
+      });
+      reply({ kind: 'exit', code });
+    } catch (error) {
+      reply({ kind: 'err', text: `flotilla: the build server failed: ${(error as Error).message}\n` });
+      reply({ kind: 'exit', code: 1 });
+    } finally {
+      commandsRun++;
+      lastActive = Date.now();
+    }
+  }
+
+  await closed;
+}

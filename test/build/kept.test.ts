@@ -1,0 +1,112 @@
+/**
+ * KeptBuilds (the build server's builds): each build keeps what it learnt
+ * for the next (a chart folder's fingerprint is then trusted without a
+ * stat), and a change made just before a build is always seen: the watcher
+ * drops what was known of the folder. Every result is compared with a build
+ * from nothing. Each edit comes more than a second after the files it
+ * follows were written, so they are not "racily clean"
+ * (src/build/chart-cache.ts) and kept fingerprints are what decides.
+ */
+import { readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp, KeptBuilds } from '../../src/build/index.js';
+import { AppWatcher } from '../../src/build/app-watcher.js';
+import { baseApp, simpleChart, tempDir, touchAll, writeApp, writeFiles } from '../support/app-fixture.js';
+
+const LONG_AGO = new Date('2020-01-01T00:00:00Z');
+const settle = () => new Promise((done) => setTimeout(done, 1100));
+
+/** What a build from nothing (no cache, no memory) writes for the app as it is now. */
+async function fromNothing(app: string): Promise<string> {
+  return (await buildApp(app, { outDir: tempDir(), cacheDir: false })).sha256;
+}
+
+/** Edits a file and dates it back, so only an event, not its stat, can tell it changed. */
+function editQuietly(file: string, text: string, when: Date): void {
+  writeFileSync(file, text);
+  utimesSync(file, when, when);
+}
+
+describe('KeptBuilds', () => {
+  let kept: KeptBuilds | undefined;
+  afterEach(() => kept?.close());
+
+  it('sees every change made before a build, and builds what a build from nothing builds', async () => {
+    const app = writeApp();
+    touchAll(app, LONG_AGO);
+    await settle();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    const first = await kept.build(app, { outDir: out });
+    expect(first.sha256).toBe(await fromNothing(app));
+    const again = await kept.build(app, { outDir: out });
+    expect(again.sha256).toBe(first.sha256);
+    expect(again.charts.every((c) => c.reused)).toBe(true);
+
+    const template = join(app, 'charts/web/templates/configmap.yaml');
+    const edits: [string, () => void][] = [
+      ['a chart template, same size, older mtime', () => editQuietly(template, readFileSync(template, 'utf8').replace('-conf', '-cnf'), new Date(LONG_AGO.getTime() + 5000))],
+      ['a new file in another chart', () => writeFileSync(join(app, 'charts/db/templates/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')],
+      ['a file removed from a chart', () => rmSync(join(app, 'charts/db/templates/extra.yaml'))],
+      ['the library every chart uses', () => editQuietly(join(app, 'charts/lib/templates/_helpers.tpl'), readFileSync(join(app, 'charts/lib/templates/_helpers.tpl'), 'utf8').replace('name:', 'nom:'), new Date(LONG_AGO.getTime() + 9000))],
+      ['a static override', () => writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: hi\n')],
+      [
+        'a chart folder removed and made again',
+        () => {
+          const chart = simpleChart('web');
+          rmSync(join(app, 'charts/web'), { recursive: true });
+          writeFiles(app, { ...chart, 'charts/web/templates/configmap.yaml': `${chart['charts/web/templates/configmap.yaml']}  remade: "yes"\n` });
+        },
+      ],
+      ['a file in the folder made again', () => writeFileSync(join(app, 'charts/web/templates/later.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: later\n')],
+    ];
+    let previous = again.sha256;
+    for (const [what, edit] of edits) {
+      // The last build's files a second old, and built once more: what it kept is trusted, not re-read as racy.
+      await settle();
+      await kept.build(app, { outDir: out });
+      edit();
+      const built = await kept.build(app, { outDir: out });
+      expect(built.sha256, what).toBe(await fromNothing(app));
+      expect(built.sha256, what).not.toBe(previous);
+      previous = built.sha256;
+    }
+  });
+
+  it('keeps the most recently built apps up to its limit, each still building right', async () => {
+    const [one, two] = [writeApp(), writeApp({ 'fluxcd/metadata.yaml': baseApp()['fluxcd/metadata.yaml']!.replace('app_name: demo', 'app_name: other') })];
+    kept = new KeptBuilds(1);
+    await kept.build(one!, { outDir: tempDir() });
+    await kept.build(two!, { outDir: tempDir() });
+    expect(kept.apps()).toEqual([two]);
+    writeFileSync(join(one!, 'overrides/static/web.yaml'), 'conf:\n  greeting: again\n');
+    expect((await kept.build(one!, { outDir: tempDir() })).sha256).toBe(await fromNothing(one!));
+    expect(kept.apps()).toEqual([one]);
+  });
+
+  it('builds a cacheless build as buildApp does, keeping nothing', async () => {
+    const app = writeApp();
+    kept = new KeptBuilds();
+    const built = await kept.build(app, { outDir: tempDir(), cacheDir: false });
+    expect(built.sha256).toBe(await fromNothing(app));
+    expect(kept.apps()).toEqual([]);
+  });
+
+  it('has heard every change made before caughtUp resolves, and leaves no marker behind', async () => {
+    const app = writeApp();
+    const heard: string[] = [];
+    const watcher = new AppWatcher(app, (changed) => heard.push(changed));
+    try {
+      await watcher.caughtUp();
+      for (const file of ['overrides/static/web.yaml', 'charts/web/values.yaml', 'fluxcd/releases.yaml']) {
+        writeFileSync(join(app, file), `${readFileSync(join(app, file), 'utf8')}# edited\n`);
+        await watcher.caughtUp();
+        expect(heard).toContain(file);
+      }
+      expect(readdirSync(app).filter((name) => name.startsWith('.flotilla'))).toEqual([]);
+    } finally {
+      watcher.close();
+    }
+  });
+});
