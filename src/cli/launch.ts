@@ -1,94 +1,18 @@
 /**
- * Starts the bundled CLI from a V8 code cache. scripts/bundle-cli.mjs makes
- * dist/cli/flotilla.mjs from this file: it runs the CLI bundle
- * (dist/cli/flotilla-<content hash>.cjs, CommonJS-shaped) as a `vm.Script`
- * with the bytecode a previous run of the same command left, so Node neither
- * parses the bundle nor compiles the functions that run again (Node 20 has no
- * compile cache for ES modules; `module.enableCompileCache` came in 22.1).
+ * The shipped CLI's entry: scripts/bundle-cli.mjs makes dist/cli/flotilla.cjs
+ * of this file. A one-shot `flotilla build` is sent to a build server when
+ * one serves it (src/server); any other command, or a build no server takes,
+ * runs here from the CLI bundle and V8's code cache (code-cache.ts, loaded
+ * only then).
  *
- * One cache file per bundle, Node version and command (the first successful
- * run of a command writes it, so each holds what that command runs), in
- * $FLOTILLA_CACHE_DIR, else $XDG_CACHE_HOME/flotilla, else ~/.cache/flotilla,
- * under code-cache/. V8 checks each file itself: one made by another V8, under
- * other V8 flags or for other source, torn or foreign, is rejected and
- * written again. Files are written whole (temp file, then rename); a cache that
- * cannot be read or written only costs the time it would have saved.
- * FLOTILLA_NO_CODE_CACHE=1 turns it off.
- *
- * This module imports only Node's built-ins: whatever it imports is
- * compiled on every run.
+ * This module imports only Node's built-ins, and flotilla's modules that
+ * import only them, few and cheap to load: a served build pays for nothing
+ * else (no crypto, no vm, no child_process).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Script } from 'node:vm';
+import { pathToFileURL } from 'node:url';
 import { userCacheDir } from '../files/user-cache.js';
-import { runOnServer, startServer } from '../server/client.js';
+import { runOnServer } from '../server/client.js';
 import { installationOf, serverPlace } from '../server/place.js';
-
-/**
- * The parameters of the function the bundle is (scripts/bundle-cli.mjs
- * writes it wrapped, so the launcher need not copy 3 MB of source to wrap
- * it). `import.meta.url` and `import()` are not available to a script: the
- * bundle reads them from here (the bundle script rewrites them). V8 cannot
- * run an `import()` from cached bytecode on Node 20, hence the function.
- */
-export const BUNDLE_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', 'flotillaModuleUrl', 'flotillaImport'] as const;
-
-type BundleFunction = (...args: unknown[]) => void;
-
-const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
-
-/**
- * `<bundle place>-<bundle content>-<Node, command>.bin`: a new build of
- * the same installation replaces its files; other installations keep theirs.
- */
-function cacheFile(bundlePath: string, contentHash: string): { dir: string; place: string; file: string } {
-  const dir = join(userCacheDir(), 'code-cache');
-  const place = digest(bundlePath);
-  // The command word, or help: a run of `build --help` runs little of what a build does.
-  const args = process.argv.slice(2);
-  const command = /^[a-z][a-z-]{0,30}$/.test(args[0] ?? '') ? args[0] : '';
-  // (V8 rejects a cache made under other V8 flags by itself; Node's own flags do not matter.)
-  const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h')]));
-  return { dir, place, file: join(dir, `${place}-${contentHash}-${variant}.bin`) };
-}
-
-function readCache(file: string): Buffer | undefined {
-  try {
-    return readFileSync(file);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
-function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cacheFile>, contentHash: string): void {
-  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  let tempExists = false;
-  try {
-    // Only this user may write what later runs as code.
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    // A new file of our own (no link followed), as every write of flotilla's (docs/security.md).
-    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-    tempExists = true;
-    try {
-      writeFileSync(fd, script.createCachedData());
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-    tempExists = false;
-    for (const name of readdirSync(dir)) {
-      if (name.startsWith(`${place}-`) && !name.startsWith(`${place}-${contentHash}-`)) rmSync(join(dir, name), { force: true });
-    }
-  } catch {
-    // A cache folder that cannot be written: the next run compiles again.
-    if (tempExists) rmSync(temp, { force: true });
-  }
-}
 
 /**
  * How this command may use a build server (docs/architecture.md, "Build
@@ -114,45 +38,26 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  * Runs the command: on a build server when one serves it (the client's
  * output and exit code are the server's), else here; see buildServerUse.
  */
-export function launch(bundle: URL, contentHash: string): void {
+export function launch(bundlePath: string, contentHash: string, launcher: string): void {
+  const bundle = pathToFileURL(bundlePath);
   const { use, start } = buildServerUse(process.argv.slice(2));
   const place = use ? serverPlace(userCacheDir(), installationOf(bundle.href), { create: start }) : undefined;
   const runHere = () => {
     if (place && start) {
-      const launcher = fileURLToPath(import.meta.url);
-      process.once('exit', (code) => {
-        if (code === 0) startServer(place, launcher);
+      // Once the command has ended well (a failed one exits at once): started in the background.
+      process.once('beforeExit', (code) => {
+        if (code === 0) void import('../server/start.js').then(({ startServer }) => startServer(place, launcher));
       });
     }
-    runBundle(bundle, contentHash);
+    void import('./code-cache.js').then(({ runBundle }) => runBundle(bundle, contentHash));
   };
   if (!place) return runHere();
   // `flotilla build | head`: what the reader no longer wants goes nowhere.
   process.stdout.on('error', () => {});
-  const request = { kind: 'run', argv: process.argv.slice(2), cwd: process.cwd() } as const;
+  const request = { kind: 'run', key: place.key, argv: process.argv.slice(2), cwd: process.cwd() } as const;
   void runOnServer(place.socket, request, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }).then((code) => {
     if (code === undefined) runHere();
     else process.exitCode = code;
   });
 }
 
-/** Runs the CLI bundle at `bundle`, whose content hashes to `contentHash`. */
-function runBundle(bundle: URL, contentHash: string): void {
-  const path = fileURLToPath(bundle);
-  // ASCII (scripts/bundle-cli.mjs makes it so): read as Latin-1, a third of the time UTF-8 takes.
-  const source = readFileSync(path, 'latin1');
-  const useCache = process.env.FLOTILLA_NO_CODE_CACHE !== '1';
-  const cache = useCache ? cacheFile(path, contentHash) : undefined;
-  const cachedData = cache ? readCache(cache.file) : undefined;
-  const script = new Script(source, { filename: path, ...(cachedData ? { cachedData } : {}) });
-  if (cache && (!cachedData || script.cachedDataRejected)) {
-    // At exit, so the cache holds every function the command ran; only after a success, so a typo makes no file.
-    process.once('exit', (code) => {
-      if (code === 0) writeCache(script, cache, contentHash);
-    });
-  }
-  const module = { exports: {} };
-  // In the order of BUNDLE_PARAMETERS.
-  const run = script.runInThisContext() as BundleFunction;
-  run(module.exports, createRequire(bundle), module, path, dirname(path), bundle.href, (specifier: string) => import(specifier));
-}

@@ -1,14 +1,12 @@
 /**
  * The client side: run a command on a build server when one is listening,
- * start one, ask one for its status or to stop. Node's built-ins only (see
- * protocol.ts).
+ * ask one for its status or to stop (start.ts starts one). Node's built-ins
+ * only (see protocol.ts).
  */
-import { spawn } from 'node:child_process';
-import { closeSync, openSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { receive, send, type Reply, type Request } from './protocol.js';
-import type { ServerPlace } from './place.js';
 
 export interface CommandOutput {
   out(text: string): void;
@@ -64,24 +62,5 @@ export function serverSockets(dir: string): string[] {
       .map((name) => join(dir, name));
   } catch {
     return [];
-  }
-}
-
-/**
- * Starts a server in the background: `node <launcher> build-server run`,
- * in its own session, with this process's environment, its output in the
- * place's log. It outlives this process and stops by itself when idle.
- */
-export function startServer(place: ServerPlace, launcher: string): void {
-  let log: number | undefined;
-  try {
-    log = openSync(place.log, 'w', 0o600);
-    const child = spawn(process.execPath, [launcher, 'build-server', 'run'], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
-    child.on('error', () => {});
-    child.unref();
-  } catch {
-    // No server: the next build runs in its own process, as this one did.
-  } finally {
-    if (log !== undefined) closeSync(log);
   }
 }

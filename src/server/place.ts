@@ -1,16 +1,20 @@
 /**
  * Where a build server listens. One server serves one installation of
  * flotilla (its bundle's place and content), one user, one environment:
- * a client finds only a server that would build exactly as the client
- * itself would. So the socket's name digests the bundle, Node, the umask
- * and every environment variable but those a shell or npm sets per call;
- * another terminal with another environment gets a server of its own.
+ * a client is served only by a server that would build exactly as the
+ * client itself would. The server's key says so: the bundle, Node, the
+ * umask and every environment variable but those a shell or npm sets per
+ * call. The socket is named by a short hash of the key, and the server
+ * compares the key a client sends with its own, so a hash collision costs
+ * a build in the client's own process, never a build in another's
+ * environment; another terminal with another environment gets a server of
+ * its own. (No node:crypto here: the CLI's launcher loads this module on
+ * every build, and crypto alone takes milliseconds to load.)
  *
  * The folder is the user's own (mode 0700, owned by them): a socket there
  * runs builds as that user, so a folder anyone else could write to is not
  * used, and no server is either.
  */
-import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +29,8 @@ const PER_CALL_VARIABLES = /^(PWD|OLDPWD|SHLVL|_|COLUMNS|LINES|TERM_SESSION_ID|W
 const MAX_SOCKET_PATH = 103;
 
 export interface ServerPlace {
+  /** Everything a served build depends on besides its arguments (see the module comment). */
+  readonly key: string;
   readonly dir: string;
   readonly socket: string;
   /** The server's own output (its start-up failures), for `build-server status`. */
@@ -43,7 +49,16 @@ export function installationOf(moduleUrl: string): Installation {
   return { bundle, contentHash: /^flotilla-([0-9a-f]+)\.cjs$/.exec(basename(bundle))?.[1] ?? '' };
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 24);
+/** 64 bits of FNV-1a (two 32-bit lanes): a name for the key, not a proof of it. */
+function shortHash(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0x050c5d1f;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    a = Math.imul(a ^ byte, 0x01000193) >>> 0;
+    b = Math.imul(b ^ byte, 0x01000193) >>> 0;
+  }
+  return `${a.toString(16).padStart(8, '0')}${b.toString(16).padStart(8, '0')}`;
+}
 
 function environmentKey(env: NodeJS.ProcessEnv): string {
   const kept = Object.entries(env)
@@ -73,10 +88,9 @@ export function serversFolder(cacheDir: string, create: boolean): string | undef
 export function serverPlace(cacheDir: string, installation: Installation, options: { create: boolean; env?: NodeJS.ProcessEnv }): ServerPlace | undefined {
   const dir = serversFolder(cacheDir, options.create);
   if (dir === undefined) return undefined;
-  const key = digest(
-    JSON.stringify([installation.bundle, installation.contentHash, process.execPath, process.version, process.umask(), environmentKey(options.env ?? process.env)]),
-  );
-  const socket = join(dir, `${key}.sock`);
+  const key = JSON.stringify([installation.bundle, installation.contentHash, process.execPath, process.version, process.umask(), environmentKey(options.env ?? process.env)]);
+  const name = shortHash(key);
+  const socket = join(dir, `${name}.sock`);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) return undefined;
-  return { dir, socket, log: join(dir, `${key}.log`) };
+  return { key, dir, socket, log: join(dir, `${name}.log`) };
 }

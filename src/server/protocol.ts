@@ -11,9 +11,10 @@
  */
 import type { Socket } from 'node:net';
 
-/** Run a command as `flotilla <argv…>` would in the folder `cwd`. */
+/** Run a command as `flotilla <argv…>` would in the folder `cwd`, if the server's key is `key` (see place.ts). */
 export interface RunRequest {
   readonly kind: 'run';
+  readonly key: string;
   readonly argv: readonly string[];
   readonly cwd: string;
 }

@@ -59,6 +59,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(watchdog);
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
     // Commands already queued still run; the socket goes at once.
     if (ownsName()) rmSync(place.socket, { force: true });
     void queue.finally(() => server.close());
@@ -66,8 +68,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const watchdog = setInterval(() => {
     if (!ownsName() || Date.now() - lastActive >= options.idleMillis) stop();
   }, Math.min(OWNERSHIP_CHECK_MILLIS, options.idleMillis));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 
   const status = (): ServerStatus => ({
     pid: process.pid,
@@ -95,9 +97,9 @@ export async function serve(options: ServeOptions): Promise<void> {
         reply({ kind: 'stopping' });
         socket.end();
         stop();
-      } else if (request.kind === 'run' && !stopping) {
+      } else if (request.kind === 'run' && !stopping && request.key === place.key) {
         queue = queue.then(() => runOne(request, reply)).finally(() => socket.end());
-      } else socket.destroy(); // the client builds by itself
+      } else socket.destroy(); // stopping, or of another environment: the client builds by itself
     });
   }
 

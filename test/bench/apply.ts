@@ -38,7 +38,7 @@ const READY_MS = Number(process.env.BENCH_READY_MS ?? 3000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const CONTROLLER_CONCURRENCY = Number(process.env.BENCH_CONTROLLER_CONCURRENCY ?? 8);
 const root = resolve(import.meta.dirname, '..', '..');
-const cli = join(root, 'dist', 'cli', 'flotilla.mjs');
+const cli = join(root, 'dist', 'cli', 'flotilla.cjs');
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-apply-'));
 
 function write(base: string, path: string, text: string): void {

@@ -31,7 +31,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WATCH_EDITS = Number(process.env.BENCH_WATCH_EDITS ?? 5);
 const root = resolve(import.meta.dirname, '..', '..');
 const helmBin = process.env.FLOTILLA_HELM ?? join(root, '.cache', 'tools', 'helm');
-const cli = join(root, 'dist', 'cli', 'flotilla.mjs');
+const cli = join(root, 'dist', 'cli', 'flotilla.cjs');
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-'));
 const dist = (module: string) => pathToFileURL(join(root, 'dist', module)).href;
 

@@ -18,12 +18,12 @@ import { describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
-const cli = join(root, 'dist', 'cli', 'flotilla.mjs');
+const cli = join(root, 'dist', 'cli', 'flotilla.cjs');
 const hook = join(root, 'test', 'support', 'log-imports.mjs');
 /** Folders of dist/ whose code a build has no use for. */
 const NOT_FOR_A_BUILD = /^dist\/(policies|lifecycle|kube|import|verify|preflight|oci|edit|starlingx)\//;
 /** The files of the shipped CLI: its entry and its bundle. */
-const CLI_FILE = /\/dist\/cli\/flotilla(-[0-9a-f]+\.cjs|\.mjs)$/;
+const CLI_FILE = /\/dist\/cli\/flotilla(-[0-9a-f]+)?\.cjs$/;
 
 /** Every module file reachable through static imports from `file` (the compiled, unbundled dist/). */
 function staticGraph(file: string, seen = new Set<string>()): Set<string> {

@@ -17,7 +17,7 @@ import { tempDir, writeApp } from '../support/app-fixture.js';
 import { stxFixture, targetDir } from '../import/stx-fixture.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 /** A "secret" of the building machine, outside any app. */
 function machineSecret(): { dir: string; file: string } {

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 interface Run {
   readonly status: number | null;

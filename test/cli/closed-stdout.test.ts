@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
-const CLI = resolve(ROOT, 'dist', 'cli', 'flotilla.mjs');
+const CLI = resolve(ROOT, 'dist', 'cli', 'flotilla.cjs');
 
 /** Runs the CLI with its stdout pipe closed by the reader before the command writes anything. */
 function withClosedStdout(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {

@@ -1,6 +1,6 @@
 /**
  * The shipped CLI keeps V8's bytecode of each command between runs
- * (src/cli/launch.ts). A cache V8 accepts is used as it is; one it rejects
+ * (src/cli/code-cache.ts). A cache V8 accepts is used as it is; one it rejects
  * (torn, foreign) is written again whole; a cache that cannot be written
  * costs nothing but time; a failed command leaves no file.
  */
@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 function run(cacheDir: string, args: readonly string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: { ...process.env, FLOTILLA_CACHE_DIR: cacheDir, ...env } });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { writeApp } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
 const failure = (...args: string[]) => flotilla(...args).then(() => expect.fail('expected a non-zero exit'), (e: { code: number; stdout: string; stderr: string }) => e);
 

@@ -15,7 +15,7 @@ import { reportAndExit } from '../../src/cli/output.js';
 import { rawTarGz } from '../bundle/raw-tar.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const exec = promisify(execFile);
 
 interface Run {

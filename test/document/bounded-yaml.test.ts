@@ -13,7 +13,7 @@ import { writeTarGz } from '../../src/bundle/index.js';
 import { parseYaml, parseYamlStream, parseYamlValue, YamlSyntaxError, YAML_LIMITS } from '../../src/document/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const exec = promisify(execFile);
 
 /** The classic: ten levels of ten aliases each, a billion strings from a few hundred bytes. */

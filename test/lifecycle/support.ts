@@ -31,10 +31,10 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs the shipped CLI (dist/cli/flotilla.mjs; `npm test` builds it) with KUBECONFIG set. */
+/** Runs the shipped CLI (dist/cli/flotilla.cjs; `npm test` builds it) with KUBECONFIG set. */
 export function flotilla(kubeconfig: string, args: readonly string[]): Promise<CliResult> {
   return new Promise((done) => {
-    execFile(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.mjs'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       done({ code, stdout, stderr });
     });

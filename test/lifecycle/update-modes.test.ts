@@ -93,7 +93,7 @@ describe('lifecycle gaps on the dev cluster', () => {
 
   it('draws the progress bar on a terminal and ends with a clean final line', async () => {
     // util-linux script(1) runs the CLI on a pseudo-terminal and copies what it drew to stdout.
-    const command = [process.execPath, join(ROOT, 'dist', 'cli', 'flotilla.mjs'), 'apply', APP].map((a) => `'${a}'`).join(' ');
+    const command = [process.execPath, join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP].map((a) => `'${a}'`).join(' ');
     const drawn = await new Promise<string>((done, fail) =>
       execFile('script', ['-qec', command, '/dev/null'], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } }, (error, stdout) => (error ? fail(error) : done(stdout))),
     );
@@ -112,7 +112,7 @@ describe('lifecycle gaps on the dev cluster', () => {
     await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
     const slow = cluster.faults.slowRelease('glance', 30_000);
     try {
-      const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.mjs'), 'apply', APP], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const applied = new Promise<CliResult>((done) => child.on('close', (code) => done({ code: code ?? -1, stdout: '', stderr })));

@@ -9,7 +9,7 @@ import { tempDir, writeApp, writeFiles } from '../support/app-fixture.js';
 import { Session } from '../../src/session/index.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 describe('preflight through the real helm', () => {
   it('renders every enabled release with static then system values', async () => {

@@ -17,7 +17,7 @@ import { chartPlugin } from '../plugins/fixtures.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
 
 const PLUGIN = chartPlugin(

@@ -1,11 +1,11 @@
-/** The built CLI (dist/cli/flotilla.mjs) run as a user runs it: its output on success, or its exit code and output on failure. */
+/** The built CLI (dist/cli/flotilla.cjs) run as a user runs it: its output on success, or its exit code and output on failure. */
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'vitest';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 export interface Failure {
   readonly code: number;

@@ -17,7 +17,7 @@ export default function setup(): () => void {
   process.env.FLOTILLA_KUBECTL = join(root, '.cache', 'tools', 'kubectl');
   // Plugins keep generated passwords offline under the state folder: never the tester's home.
   process.env.FLOTILLA_STATE_DIR ??= mkdtempSync(join(tmpdir(), 'flotilla-test-state-'));
-  // The CLI's code cache (src/cli/launch.ts), likewise; a few MB, removed after the run.
+  // The CLI's code cache (src/cli/code-cache.ts), likewise; a few MB, removed after the run.
   const codeCache = process.env.FLOTILLA_CACHE_DIR === undefined ? mkdtempSync(join(tmpdir(), 'flotilla-test-cache-')) : undefined;
   if (codeCache) process.env.FLOTILLA_CACHE_DIR = codeCache;
   // No build server (src/server) outlives a test: the tests of it turn it on themselves.

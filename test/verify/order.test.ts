@@ -18,7 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 import { tarballVariant } from './variant.js';
 
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const realHelm = process.env.FLOTILLA_HELM!;
 const realKubectl = process.env.FLOTILLA_KUBECTL!;
 

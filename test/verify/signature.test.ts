@@ -11,7 +11,7 @@ import { verifyBundle } from '../../src/verify/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 const pair = () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');

@@ -12,7 +12,7 @@ import { baseApp, tempDir, writeApp } from '../support/app-fixture.js';
 import { tarballVariant } from './variant.js';
 
 const run = promisify(execFile);
-const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.mjs');
+const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 let good: string;
 let goodFiles: Map<string, Buffer>;

@@ -1,0 +1,110 @@
+/**
+ * Runs the CLI bundle from a V8 code cache (see launch.ts, which loads this
+ * module only when a command runs in this process): the bundle
+ * (dist/cli/flotilla-<content hash>.cjs, CommonJS-shaped) runs as a
+ * `vm.Script` with the bytecode a previous run of the same command left, so
+ * Node neither parses the bundle nor compiles the functions that run again
+ * (Node 20 has no compile cache for ES modules; `module.enableCompileCache`
+ * came in 22.1).
+ *
+ * One cache file per bundle, Node version and command (the first successful
+ * run of a command writes it, so each holds what that command runs), in
+ * $FLOTILLA_CACHE_DIR, else $XDG_CACHE_HOME/flotilla, else ~/.cache/flotilla,
+ * under code-cache/. V8 checks each file itself: one made by another V8, under
+ * other V8 flags or for other source, torn or foreign, is rejected and
+ * written again. Files are written whole (temp file, then rename); a cache that
+ * cannot be read or written only costs the time it would have saved.
+ * FLOTILLA_NO_CODE_CACHE=1 turns it off.
+ *
+ * Node's built-ins only, and flotilla's modules that import only them.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+import { userCacheDir } from '../files/user-cache.js';
+
+/**
+ * The parameters of the function the bundle is (scripts/bundle-cli.mjs
+ * writes it wrapped, so the launcher need not copy 3 MB of source to wrap
+ * it). `import.meta.url` and `import()` are not available to a script: the
+ * bundle reads them from here (the bundle script rewrites them). V8 cannot
+ * run an `import()` from cached bytecode on Node 20, hence the function.
+ */
+export const BUNDLE_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', 'flotillaModuleUrl', 'flotillaImport'] as const;
+
+type BundleFunction = (...args: unknown[]) => void;
+
+const digest = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
+
+/**
+ * `<bundle place>-<bundle content>-<Node, command>.bin`: a new build of
+ * the same installation replaces its files; other installations keep theirs.
+ */
+function cacheFile(bundlePath: string, contentHash: string): { dir: string; place: string; file: string } {
+  const dir = join(userCacheDir(), 'code-cache');
+  const place = digest(bundlePath);
+  // The command word, or help: a run of `build --help` runs little of what a build does.
+  const args = process.argv.slice(2);
+  const command = /^[a-z][a-z-]{0,30}$/.test(args[0] ?? '') ? args[0] : '';
+  // (V8 rejects a cache made under other V8 flags by itself; Node's own flags do not matter.)
+  const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h')]));
+  return { dir, place, file: join(dir, `${place}-${contentHash}-${variant}.bin`) };
+}
+
+function readCache(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
+function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cacheFile>, contentHash: string): void {
+  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  let tempExists = false;
+  try {
+    // Only this user may write what later runs as code.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // A new file of our own (no link followed), as every write of flotilla's (docs/security.md).
+    const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+    tempExists = true;
+    try {
+      writeFileSync(fd, script.createCachedData());
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+    tempExists = false;
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith(`${place}-`) && !name.startsWith(`${place}-${contentHash}-`)) rmSync(join(dir, name), { force: true });
+    }
+  } catch {
+    // A cache folder that cannot be written: the next run compiles again.
+    if (tempExists) rmSync(temp, { force: true });
+  }
+}
+
+/** Runs the CLI bundle at `bundle`, whose content hashes to `contentHash`. */
+export function runBundle(bundle: URL, contentHash: string): void {
+  const path = fileURLToPath(bundle);
+  // ASCII (scripts/bundle-cli.mjs makes it so): read as Latin-1, a third of the time UTF-8 takes.
+  const source = readFileSync(path, 'latin1');
+  const useCache = process.env.FLOTILLA_NO_CODE_CACHE !== '1';
+  const cache = useCache ? cacheFile(path, contentHash) : undefined;
+  const cachedData = cache ? readCache(cache.file) : undefined;
+  const script = new Script(source, { filename: path, ...(cachedData ? { cachedData } : {}) });
+  if (cache && (!cachedData || script.cachedDataRejected)) {
+    // At exit, so the cache holds every function the command ran; only after a success, so a typo makes no file.
+    process.once('exit', (code) => {
+      if (code === 0) writeCache(script, cache, contentHash);
+    });
+  }
+  const module = { exports: {} };
+  // In the order of BUNDLE_PARAMETERS.
+  const run = script.runInThisContext() as BundleFunction;
+  run(module.exports, createRequire(bundle), module, path, dirname(path), bundle.href, (specifier: string) => import(specifier));
+}

@@ -1,0 +1,86 @@
+/**
+ * src/server on its own, with a stand-in command: what a client gets back,
+ * the order commands run in, a client of another key refused, and the ways
+ * a server stops (asked, idle, its socket's name taken by another).
+ */
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { askServer, installationOf, runOnServer, serve, serverPlace, type RunRequest, type ServerPlace } from '../../src/server/index.js';
+import { tempDir } from '../support/app-fixture.js';
+
+function place(bundle = 'file:///opt/flotilla/dist/cli/flotilla-0123456789abcdef.cjs'): ServerPlace {
+  const found = serverPlace(tempDir('flotilla-srv-'), installationOf(bundle), { create: true });
+  if (!found) throw new Error('no place');
+  return found;
+}
+
+const request = (at: ServerPlace, argv: string[]): RunRequest => ({ kind: 'run', key: at.key, argv, cwd: '/' });
+
+function collect() {
+  const lines: string[] = [];
+  return { lines, output: { out: (text: string) => lines.push(`out:${text}`), err: (text: string) => lines.push(`err:${text}`) } };
+}
+
+describe('serverPlace', () => {
+  it('names one server per installation and environment, ignoring what a shell sets per call', () => {
+    const cache = tempDir('flotilla-srv-');
+    const at = (env: NodeJS.ProcessEnv, bundle = 'file:///a/dist/cli/flotilla-00000000000000aa.cjs') => serverPlace(cache, installationOf(bundle), { create: true, env })!;
+    const base = { HOME: '/home/u', PATH: '/usr/bin' };
+    expect(at({ ...base, PWD: '/x', OLDPWD: '/y', SHLVL: '2', _: '/usr/bin/env', FLOTILLA_BUILD_SERVER: '1', npm_lifecycle_event: 'x' }).socket).toBe(at(base).socket);
+    expect(at({ ...base, FLOTILLA_HELM: '/other/helm' }).socket).not.toBe(at(base).socket);
+    expect(at(base, 'file:///a/dist/cli/flotilla-00000000000000bb.cjs').key).not.toBe(at(base).key);
+    expect(installationOf('file:///a/dist/cli/flotilla-00000000000000bb.cjs').contentHash).toBe('00000000000000bb');
+  });
+});
+
+describe('serve', () => {
+  it('relays output and exit code, runs one command at a time, and refuses a client of another key', async () => {
+    const at = place();
+    const ran: string[] = [];
+    const served = serve({
+      place: at,
+      idleMillis: 60_000,
+      apps: () => ['/app'],
+      run: async (req, output) => {
+        ran.push(`start ${req.argv[0]}`);
+        output.out(`hello ${req.argv[0]}\n`);
+        await new Promise((done) => setTimeout(done, 30));
+        output.err('warning\n');
+        ran.push(`end ${req.argv[0]}`);
+        return req.argv[0] === 'fail' ? 1 : 0;
+      },
+    });
+    await new Promise((done) => setTimeout(done, 50));
+    const one = collect();
+    const two = collect();
+    const codes = await Promise.all([runOnServer(at.socket, request(at, ['ok']), one.output), runOnServer(at.socket, request(at, ['fail']), two.output)]);
+    expect(codes).toEqual([0, 1]);
+    expect(one.lines).toEqual(['out:hello ok\n', 'err:warning\n']);
+    expect(ran).toEqual(['start ok', 'end ok', 'start fail', 'end fail']);
+    // A key the server does not hold: not its environment, whatever the socket's name says.
+    expect(await runOnServer(at.socket, { ...request(at, ['ok']), key: 'another' }, collect().output)).toBeUndefined();
+    const status = (await askServer(at.socket, { kind: 'status' }))?.[0];
+    expect(status?.kind === 'status' && [status.status.commandsRun, status.status.apps]).toEqual([2, ['/app']]);
+    expect(await askServer(at.socket, { kind: 'stop' })).toEqual([{ kind: 'stopping' }]);
+    await served;
+    expect(existsSync(at.socket)).toBe(false);
+    expect(await runOnServer(at.socket, request(at, ['ok']), collect().output)).toBeUndefined();
+  });
+
+  it('stops when idle, and when another server has taken its socket', async () => {
+    const idle = place();
+    const started = Date.now();
+    await serve({ place: idle, idleMillis: 300, apps: () => [], run: async () => 0 });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(existsSync(idle.socket)).toBe(false);
+
+    const shared = place();
+    const first = serve({ place: shared, idleMillis: 60_000, apps: () => [], run: async () => 0 });
+    await new Promise((done) => setTimeout(done, 50));
+    const second = serve({ place: shared, idleMillis: 60_000, apps: () => [], run: async () => 7 });
+    await first; // its name is the second's now
+    expect(await runOnServer(shared.socket, request(shared, []), collect().output)).toBe(7);
+    await askServer(shared.socket, { kind: 'stop' });
+    await second;
+  });
+});
