@@ -22,6 +22,9 @@ const MARKER_WAIT_MILLIS = 2000;
 
 let markers = 0;
 
+/** Ways of building one app (output folders) whose memory is kept: a build into yet another folder starts afresh. */
+const MEMORIES_KEPT = 4;
+
 export class AppWatcher {
   readonly root: string;
   /** Each watched folder's watcher and the inode it watches (a folder replaced under the same name is another). */
@@ -46,7 +49,10 @@ export class AppWatcher {
   memory(key: string): WatchMemory {
     if (this.broken) this.forgetAll();
     let memory = this.memories.get(key);
-    if (!memory) this.memories.set(key, (memory = { folderPrints: new Map(), linkChecks: new Map() }));
+    this.memories.delete(key);
+    // The most recently used last; each holds its last tarball, so only a few are kept.
+    this.memories.set(key, (memory ??= { folderPrints: new Map(), linkChecks: new Map() }));
+    for (const old of this.memories.keys()) if (this.memories.size > MEMORIES_KEPT) this.memories.delete(old);
     memory.files = this.linked ? undefined : (memory.files ?? emptyReadMemory());
     return memory;
   }
