@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
+import type { ReadMemory } from '../files/index.js';
 import { getNode, parseJson, parseYaml, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
@@ -63,6 +64,8 @@ export interface LoadOptions {
   readonly transformText?: (displayPath: string, text: string) => string;
   /** Trees parsed before, by input (the session keeps one in the build's cache): what is unchanged is neither parsed nor checked again. */
   readonly parseMemo?: ParseMemo;
+  /** What a long-lived process read of the app's folder before and knows unchanged (see ReadMemory). */
+  readonly readMemory?: ReadMemory;
 }
 
 export interface AssembleOptions {
@@ -77,7 +80,7 @@ export interface AssembleOptions {
 /** Reads the app source tree in `appDir` and assembles it (see assembleApp). */
 export async function loadApp(appDir: string, options: LoadOptions = {}): Promise<App> {
   const root = resolve(appDir);
-  const source = directoryAppSource(root);
+  const source = directoryAppSource(root, options.readMemory);
   if (source.files.kindOf(APP_FILES.metadata) !== 'file') {
     throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
   }

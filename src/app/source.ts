@@ -5,8 +5,8 @@
  * a built tarball read in memory is another (src/session bundleAppSource).
  */
 import { readFileSync } from 'node:fs';
-import { posix, resolve } from 'node:path';
-import { directorySource, type FileSource } from '../files/index.js';
+import { isAbsolute, posix, relative, resolve, sep } from 'node:path';
+import { directorySource, type FileSource, type ReadMemory } from '../files/index.js';
 
 /** A chart file as a source gives it: its text, and how to name it in messages. */
 export interface ChartFile {
@@ -25,21 +25,27 @@ export interface AppSource {
  * An app source tree on disk; a release's chart is its `chartPath` folder.
  * Each chart file is read once: loading, checking and computing values all
  * see the same text (several releases share a chart, and each step asks).
+ * With `memory`, what was read below the app's folder is kept for the next
+ * build too (see ReadMemory).
  */
-export function directoryAppSource(root: string): AppSource {
-  const files = directorySource(root);
+export function directoryAppSource(root: string, memory?: ReadMemory): AppSource {
+  const files = directorySource(root, memory);
   const read = new Map<string, ChartFile | undefined>();
   return {
     files,
     chartFile(release, file) {
-      // A chart may live outside the app (a release's `path`), so this is not a read of `files`.
+      // A chart may live outside the app (a release's `path`), so this is not always a read of `files`.
       const abs = resolve(files.path, release.chartPath, file);
       if (!read.has(abs)) {
+        const rel = relative(files.path, abs);
         let text: string | undefined;
-        try {
-          text = readFileSync(abs, 'utf8');
-        } catch {
-          text = undefined;
+        if (!rel.startsWith('..') && !isAbsolute(rel)) text = files.read(rel.split(sep).join('/'))?.toString('utf8');
+        else {
+          try {
+            text = readFileSync(abs, 'utf8');
+          } catch {
+            text = undefined;
+          }
         }
         read.set(abs, text === undefined ? undefined : { text, file: posix.join(release.chartPath, file) });
       }

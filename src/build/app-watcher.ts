@@ -7,7 +7,8 @@
  * `caughtUp`.
  */
 import { existsSync, lstatSync, readdirSync, rmSync, watch, writeFileSync, type Dirent, type FSWatcher } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { emptyReadMemory } from '../files/index.js';
 import type { BuildResult, WatchMemory } from './build.js';
 
 /** Folders never worth a rebuild: the build's own output, version control, dependencies. */
@@ -21,6 +22,9 @@ const MARKER_WAIT_MILLIS = 2000;
 
 let markers = 0;
 
+/** Ways of building one app (output folders) whose memory is kept: a build into yet another folder starts afresh. */
+const MEMORIES_KEPT = 4;
+
 export class AppWatcher {
   readonly root: string;
   /** Each watched folder's watcher and the inode it watches (a folder replaced under the same name is another). */
@@ -32,6 +36,8 @@ export class AppWatcher {
   private closed = false;
   /** A watcher failed: changes may go unseen, so nothing known is trusted any more. */
   private broken = false;
+  /** A symbolic link was seen in the app: a file's bytes may change under another name, so none are kept. */
+  private linked = false;
 
   /** `onChange` hears every change that may change the build, by path relative to the app. */
   constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
@@ -43,7 +49,11 @@ export class AppWatcher {
   memory(key: string): WatchMemory {
     if (this.broken) this.forgetAll();
     let memory = this.memories.get(key);
-    if (!memory) this.memories.set(key, (memory = { folderPrints: new Map(), linkChecks: new Map() }));
+    this.memories.delete(key);
+    // The most recently used last; each holds its last tarball, so only a few are kept.
+    this.memories.set(key, (memory ??= { folderPrints: new Map(), linkChecks: new Map() }));
+    for (const old of this.memories.keys()) if (this.memories.size > MEMORIES_KEPT) this.memories.delete(old);
+    memory.files = this.linked ? undefined : (memory.files ?? emptyReadMemory());
     return memory;
   }
 
@@ -127,7 +137,10 @@ export class AppWatcher {
     } catch {
       return;
     }
-    for (const entry of entries) if (entry.isDirectory()) this.watchTree(join(top, entry.name));
+    for (const entry of entries) {
+      if (entry.isDirectory()) this.watchTree(join(top, entry.name));
+      else if (entry.isSymbolicLink()) this.linked = true;
+    }
   }
 
   private heard(dir: string, name: string | Buffer | null): void {
@@ -155,7 +168,9 @@ export class AppWatcher {
     // A folder made, moved, removed or replaced here (its inode may be the
     // old one's, reused): watched again from scratch as it is now.
     this.unwatchTree(abs);
-    if (lstatSync(abs, { throwIfNoEntry: false })?.isDirectory()) this.watchTree(abs);
+    const info = lstatSync(abs, { throwIfNoEntry: false });
+    if (info?.isDirectory()) this.watchTree(abs);
+    else if (info?.isSymbolicLink()) this.linked = true;
     this.onChange(relative(this.root, abs) || '.');
   }
 
@@ -169,14 +184,19 @@ export class AppWatcher {
   }
 
   private ignored(abs: string): boolean {
-    for (const output of this.outputs) if (abs === output || abs.startsWith(`${output}${sep}`)) return true;
+    for (const output of this.outputs) {
+      if (output === this.root || this.root.startsWith(`${output}${sep}`)) {
+        // The app is in the output folder (`build -d .` in the app): only the tarballs written there are the build's own.
+        if (dirname(abs) === output && (abs.endsWith('.tgz') || abs.endsWith('.partial'))) return true;
+      } else if (abs === output || abs.startsWith(`${output}${sep}`)) return true;
+    }
     return IGNORED_TOP.has(relative(this.root, abs).split(sep)[0] ?? '');
   }
 
   /** Drops what is known of folders at, above or below `abs`. */
   private forget(abs: string): void {
     for (const memory of this.memories.values()) {
-      for (const known of [memory.folderPrints, memory.linkChecks]) {
+      for (const known of knownOf(memory)) {
         for (const dir of known.keys()) {
           if (abs === dir || abs.startsWith(`${dir}${sep}`) || dir.startsWith(`${abs}${sep}`)) known.delete(dir);
         }
@@ -185,9 +205,12 @@ export class AppWatcher {
   }
 
   private forgetAll(): void {
-    for (const memory of this.memories.values()) {
-      memory.folderPrints.clear();
-      memory.linkChecks.clear();
-    }
+    for (const memory of this.memories.values()) for (const known of knownOf(memory)) known.clear();
   }
+}
+
+/** What a memory knows by path: all of it is dropped for a path that changes. */
+function knownOf(memory: WatchMemory): Map<string, unknown>[] {
+  const files = memory.files ? [memory.files.contents, memory.files.listings, memory.files.kinds] : [];
+  return [memory.folderPrints, memory.linkChecks, ...files];
 }

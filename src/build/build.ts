@@ -5,7 +5,7 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, type Dirent, type Stats } from 'node:fs';
+import { readdirSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
@@ -16,7 +16,7 @@ import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.j
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -68,6 +68,8 @@ export interface BuiltChart {
 export interface WatchMemory extends PassedReleases {
   readonly folderPrints: FolderPrints;
   readonly linkChecks: Map<string, readonly ExternalLink[]>;
+  /** The app folder's files as read before; none while the app holds a symbolic link (see ReadMemory). */
+  files?: ReadMemory;
   lastTarball?: WrittenArchive;
   /**
    * The cache files the last build is still writing: a build that keeps a
@@ -132,7 +134,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const cacheDir = cacheDirOf(options);
   const plugins = await pluginFiles(root, cacheDir);
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir });
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir, readMemory: options.watched?.files });
   const { app } = session;
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
@@ -154,7 +156,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const readShipped = (rel: string): Buffer => {
     let data = shipped.get(rel);
     if (!data) {
-      data = Buffer.from(substitute(rel, readFileSync(app.path(rel), 'utf8')), 'utf8');
+      const read = app.source.files.read(rel);
+      if (!read) throw new FlotillaError(`${app.path(rel)}: no such file (it was there when the app was loaded)`);
+      data = Buffer.from(substitute(rel, read.toString('utf8')), 'utf8');
       shipped.set(rel, data);
     }
     return data;
@@ -162,7 +166,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
     const rel = release.staticOverrides;
-    staticOverrides.set(release.name, existsSync(app.path(rel)) ? readShipped(rel).toString('utf8') : '');
+    staticOverrides.set(release.name, app.source.files.kindOf(rel) === 'file' ? readShipped(rel).toString('utf8') : '');
   }
   const payload = new Map<string, Buffer>();
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
@@ -331,7 +335,7 @@ async function packageCharts(
     return built;
   });
   const cacheWrite = cache?.save();
-  // Awaited with the build's other cache writes; a build that failed meanwhile (its folder maybe gone) never awaits it.
+  // Awaited with the build's other cache writes; a build that fails before then must not leave it unhandled.
   cacheWrite?.catch(() => undefined);
   if (problems.length > 0 && previous) {
     await cacheWrite; // what was packaged stays packaged

@@ -92,5 +92,7 @@ export async function checkValuesOnce(session: Session, appInputs: ValuesInputs,
   const nowPassed = [...new Set(keys.values())].sort();
   if (kept) kept.passed = new Set(nowPassed);
   if (!file || !cacheDir) return undefined;
-  return mkdir(cacheDir, { recursive: true }).then(() => writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: nowPassed }), { durable: false }));
+  const write = mkdir(cacheDir, { recursive: true }).then(() => writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: nowPassed }), { durable: false }));
+  write.catch(() => undefined); // the caller awaits it, unless the build fails first
+  return write;
 }

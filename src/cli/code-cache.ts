@@ -49,8 +49,10 @@ function cacheFile(bundlePath: string, contentHash: string): { dir: string; plac
   // The command word, or help: a run of `build --help` runs little of what a build does.
   const args = process.argv.slice(2);
   const command = /^[a-z][a-z-]{0,30}$/.test(args[0] ?? '') ? args[0] : '';
-  // (V8 rejects a cache made under other V8 flags by itself; Node's own flags do not matter.)
-  const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h')]));
+  // V8 rejects a cache made under other flags by itself: a build server's (src/server start.ts) keeps its own.
+  // (Flags only: not what `-e` evaluates nor what is loaded before the CLI.)
+  const flags = process.execArgv.filter((arg) => /^--(?!input-type|eval|print|require|import|loader|experimental-loader)/.test(arg));
+  const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h'), flags]));
   return { dir, place, file: join(dir, `${place}-${contentHash}-${variant}.bin`) };
 }
 

@@ -6,6 +6,6 @@
 export { createExclusive, tempNameFor, writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
-export { directorySource, memorySource, type EntryKind, type FileSource } from './source.js';
+export { directorySource, emptyReadMemory, memorySource, type EntryKind, type FileSource, type ReadMemory } from './source.js';
 export { asFileAccessError, FileAccessError, fileErrorReason, readInputFile } from './errors.js';
 export { userCacheDir } from './user-cache.js';

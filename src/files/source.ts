@@ -5,7 +5,7 @@
  * the same reader (as Helm's loader does). Paths are `/`-separated and
  * relative to the tree's top.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export type EntryKind = 'file' | 'directory';
@@ -21,41 +21,72 @@ export interface FileSource {
   list(rel: string): { name: string; kind: EntryKind }[];
 }
 
-/** The files below `root` on disk, read when asked for. */
-export function directorySource(root: string): FileSource {
+/**
+ * What a long-lived process has read below a folder, by absolute path:
+ * files' bytes, folders' listings, what kind each path is. Whoever keeps one
+ * must drop an entry as soon as its path changes (src/build app-watcher.ts
+ * does, from file events), and must not keep one for a tree with symbolic
+ * links, whose targets change under other names.
+ */
+export interface ReadMemory {
+  readonly contents: Map<string, Buffer | undefined>;
+  readonly listings: Map<string, readonly { readonly name: string; readonly kind: EntryKind }[]>;
+  readonly kinds: Map<string, EntryKind | undefined>;
+}
+
+export function emptyReadMemory(): ReadMemory {
+  return { contents: new Map(), listings: new Map(), kinds: new Map() };
+}
+
+/** Answers from `memory` when it holds `key`, else computes and keeps. */
+function kept<T>(memory: Map<string, T> | undefined, key: string, compute: () => T): T {
+  if (!memory) return compute();
+  if (memory.has(key)) return memory.get(key) as T;
+  const value = compute();
+  memory.set(key, value);
+  return value;
+}
+
+/** The files below `root` on disk, read when asked for; with `memory`, each at most once while it holds (see ReadMemory). */
+export function directorySource(root: string, memory?: ReadMemory): FileSource {
   const top = resolve(root);
   const abs = (rel: string) => (rel === '' ? top : join(top, ...rel.split('/')));
-  const kindOf = (rel: string): EntryKind | undefined => {
-    const info = statSync(abs(rel), { throwIfNoEntry: false });
-    return info?.isDirectory() ? 'directory' : info?.isFile() ? 'file' : undefined;
+  const kindOf = (rel: string): EntryKind | undefined =>
+    kept(memory?.kinds, abs(rel), () => {
+      const info = statSync(abs(rel), { throwIfNoEntry: false });
+      return info?.isDirectory() ? 'directory' : info?.isFile() ? 'file' : undefined;
+    });
+  const listing = (rel: string): readonly { name: string; kind: EntryKind }[] => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(abs(rel), { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const out: { name: string; kind: EntryKind }[] = [];
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      // The listing knows files and folders; a link (or an unknown type) is what it points at.
+      const kind = entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : kindOf(rel === '' ? entry.name : `${rel}/${entry.name}`);
+      if (kind) out.push({ name: entry.name, kind });
+    }
+    return out;
   };
   return {
     path: top,
     kind: 'directory',
     read(rel) {
-      try {
-        return readFileSync(abs(rel));
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
-        throw error;
-      }
+      return kept(memory?.contents, abs(rel), () => {
+        try {
+          return readFileSync(abs(rel));
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
+          throw error;
+        }
+      });
     },
     kindOf,
-    list(rel) {
-      let names: string[];
-      try {
-        names = readdirSync(abs(rel));
-      } catch {
-        return [];
-      }
-      const out: { name: string; kind: EntryKind }[] = [];
-      for (const name of names.sort()) {
-        const kind = kindOf(rel === '' ? name : `${rel}/${name}`);
-        if (kind) out.push({ name, kind });
-      }
-      return out;
-    },
+    list: (rel) => [...kept(memory?.listings, abs(rel), () => listing(rel))],
   };
 }
 

@@ -19,6 +19,8 @@ export interface ServeOptions {
   run(request: RunRequest, output: CommandOutput): Promise<number>;
   /** The apps whose state is kept, for the status. */
   apps(): readonly string[];
+  /** Called once a command's client has its exit code: time no client waits for. */
+  afterCommand?(): void;
 }
 
 /** How often a listening server checks the socket's name is still its own. */
@@ -117,6 +119,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     } finally {
       commandsRun++;
       lastActive = Date.now();
+      setImmediate(() => options.afterCommand?.());
     }
   }
 

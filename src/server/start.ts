@@ -7,7 +7,14 @@ import { closeSync, openSync } from 'node:fs';
 import type { ServerPlace } from './place.js';
 
 /**
- * Starts a server in the background: `node <launcher> build-server run`,
+ * A server collects its garbage between builds, not during them: a young
+ * generation that holds a whole build's garbage, and `gc` exposed for the
+ * collection it runs once a client has its answer (build-server run).
+ */
+const SERVER_NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=64'];
+
+/**
+ * Starts a server in the background: `node <flags> <launcher> build-server run`,
  * in its own session, with this process's environment, its output in the
  * place's log. It outlives this process and stops by itself when idle.
  */
@@ -15,7 +22,7 @@ export function startServer(place: ServerPlace, launcher: string): void {
   let log: number | undefined;
   try {
     log = openSync(place.log, 'w', 0o600);
-    const child = spawn(process.execPath, [launcher, 'build-server', 'run'], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, launcher, 'build-server', 'run'], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
     child.on('error', () => {});
     child.unref();
   } catch {

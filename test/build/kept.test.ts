@@ -7,7 +7,7 @@
  * follows were written, so they are not "racily clean"
  * (src/build/chart-cache.ts) and kept fingerprints are what decides.
  */
-import { readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, KeptBuilds } from '../../src/build/index.js';
@@ -72,6 +72,29 @@ describe('KeptBuilds', () => {
       expect(built.sha256, what).not.toBe(previous);
       previous = built.sha256;
     }
+  });
+
+  it('sees every edit when the tarball is written into the app folder itself (`build -d .` in the app)', async () => {
+    const app = writeApp();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: app });
+    await settle();
+    await kept.build(app, { outDir: app });
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: in place\n');
+    expect((await kept.build(app, { outDir: app })).sha256).toBe(await fromNothing(app));
+  });
+
+  it('sees an edit made through a symbolic link inside the app', async () => {
+    const app = writeApp({ 'shared/web.yaml': 'conf:\n  greeting: shared\n' });
+    rmSync(join(app, 'overrides/static/web.yaml'));
+    symlinkSync('../../shared/web.yaml', join(app, 'overrides/static/web.yaml'));
+    kept = new KeptBuilds();
+    const out = tempDir();
+    await kept.build(app, { outDir: out });
+    await settle();
+    await kept.build(app, { outDir: out });
+    writeFileSync(join(app, 'shared/web.yaml'), 'conf:\n  greeting: changed behind the link\n');
+    expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
   });
 
   it('keeps the most recently built apps up to its limit, each still building right', async () => {

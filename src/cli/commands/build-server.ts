@@ -34,6 +34,8 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         place,
         idleMillis: opts.idleTimeout * 1000,
         apps: () => kept.apps(),
+        // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
+        afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
         run: async (request, output) => {
           const lines = { out: (line: string) => output.out(`${line}\n`), err: (line: string) => output.err(`${line}\n`) };
           if (request.argv[0] !== SERVED_COMMAND || request.argv.includes('--watch')) {
