@@ -209,13 +209,18 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Every entry is a piece of its own, taken from the previous tarball while
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
-  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE });
-  const cacheWrites = Promise.all([valuesWrite, chartsWrite, reuse?.save(written), manifestCache?.save(), session.saveCache()]);
+  const saveCaches = (archive: WrittenArchive) => Promise.all([valuesWrite, chartsWrite, reuse?.save(archive), manifestCache?.save(), session.saveCache()]);
+  // A one-shot build saves its caches while the tarball is written and
+  // flushed: the piece table is trusted only for a file of the recorded size
+  // and CRC-32, so one saved before (or without) its tarball landing is never
+  // used for another. Under --watch the build returns once the tarball is
+  // written and saves them after.
+  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE }, options.watched ? undefined : saveCaches);
   if (options.watched) {
     // What is kept in memory needs no cache file; a later process reads them.
-    options.watched.cacheWrites = cacheWrites.catch(() => undefined);
+    options.watched.cacheWrites = saveCaches(written).catch(() => undefined);
     if (cacheDir) options.watched.lastTarball = written;
-  } else await cacheWrites;
+  }
   return {
     app,
     file,

@@ -40,20 +40,43 @@ export function deflatePiece(raw: Buffer, level = DEFAULT_LEVEL, dictionary?: Bu
 
 const STORED_MAX = 0xffff;
 
-/** `raw` as stored (uncompressed) blocks: for bytes that are compressed already, where deflate gains nothing. */
-export function storedPiece(raw: Buffer): DeflatePiece {
-  const blocks = Math.max(1, Math.ceil(raw.length / STORED_MAX));
-  const out = Buffer.allocUnsafe(raw.length + 5 * blocks);
+/**
+ * `raw` — or its parts, laid end to end — as stored (uncompressed) blocks:
+ * for bytes that are compressed already, where deflate gains nothing. Given
+ * in parts (a tar header, a chart archive, its padding), the bytes are
+ * copied once, into the piece, rather than joined first.
+ */
+export function storedPiece(raw: Buffer | readonly Buffer[]): DeflatePiece {
+  const parts = Buffer.isBuffer(raw) ? [raw] : raw;
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const blocks = Math.max(1, Math.ceil(length / STORED_MAX));
+  const out = Buffer.allocUnsafe(length + 5 * blocks);
   let at = 0;
+  let crc = 0;
+  let part = 0;
+  let inPart = 0;
   for (let b = 0; b < blocks; b++) {
-    const chunk = raw.subarray(b * STORED_MAX, (b + 1) * STORED_MAX);
+    const size = Math.min(STORED_MAX, length - b * STORED_MAX);
     out[at] = 0; // BFINAL 0, BTYPE 00 (stored); the rest of the byte is padding
-    out.writeUInt16LE(chunk.length, at + 1);
-    out.writeUInt16LE(~chunk.length & 0xffff, at + 3);
-    chunk.copy(out, at + 5);
-    at += 5 + chunk.length;
+    out.writeUInt16LE(size, at + 1);
+    out.writeUInt16LE(~size & 0xffff, at + 3);
+    at += 5;
+    for (let left = size; left > 0; ) {
+      const source = parts[part]!;
+      const chunk = source.subarray(inPart, inPart + left);
+      chunk.copy(out, at);
+      crc = crc32(chunk, crc);
+      at += chunk.length;
+      left -= chunk.length;
+      inPart += chunk.length;
+      if (inPart === source.length) {
+        part++;
+        inPart = 0;
+      }
+    }
   }
-  return { deflated: out, crc: crc32(raw), length: raw.length };
+  return { deflated: out, crc, length };
 }
 
 // --- CRC-32 of joined data (zlib's crc32_combine: multiplication modulo the CRC polynomial) ---

@@ -323,8 +323,8 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     for (const { entry, name, header, data, pad } of laid) {
       const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
       const known = options.reuse.get(key);
-      const raw = () => Buffer.concat([header, data, pad]);
-      jobs.push(known ? { kind: 'ready', piece: known } : entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece(raw()) } : { kind: 'compress', raw: raw() });
+      const parts = [header, data, pad];
+      jobs.push(known ? { kind: 'ready', piece: known } : entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece(parts) } : { kind: 'compress', raw: Buffer.concat(parts) });
       keys.push(key);
     }
     jobs.push({ kind: 'ready', piece: headerPiece(END_OF_ARCHIVE) });
@@ -353,7 +353,7 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     if (!key) {
       if (laidOut.entry.compression === 'stored') {
         endRun();
-        jobs.push(headerJob(laidOut.header), { kind: 'ready', piece: storedPiece(Buffer.concat([laidOut.data, laidOut.pad])) });
+        jobs.push(headerJob(laidOut.header), { kind: 'ready', piece: storedPiece([laidOut.data, laidOut.pad]) });
       } else run.push(laidOut.header, laidOut.data, laidOut.pad);
       advance(laidOut);
       i++;
@@ -487,9 +487,21 @@ export interface WrittenArchive {
   readonly pieces: readonly PieceRecord[];
 }
 
-/** Writes {@link writeTarGz} output to `file` atomically (temp file + rename), so a crash never leaves half an archive. */
-export async function writeTarGzFile(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
+/**
+ * Writes {@link writeTarGz} output to `file` atomically (temp file + rename),
+ * so a crash never leaves half an archive. The digest is taken, and
+ * `meanwhile` (such as saving what describes the archive) runs, while
+ * libuv's pool writes and flushes the file.
+ */
+export async function writeTarGzFile(
+  file: string,
+  entries: readonly TarEntry[],
+  options: TarWriteOptions = {},
+  meanwhile?: (written: WrittenArchive) => Promise<unknown>,
+): Promise<WrittenArchive> {
   const { bytes, pieces } = await writeTarGzPieces(entries, { label: file, ...options });
-  await writeFileAtomic(file, bytes);
-  return { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
+  const writing = writeFileAtomic(file, bytes);
+  const written: WrittenArchive = { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
+  await Promise.all([writing, meanwhile?.(written)]);
+  return written;
 }

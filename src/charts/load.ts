@@ -16,7 +16,7 @@
  * every dependency once, under `charts/<chart name>/`, like Helm.
  */
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
 import { parseChartYaml, parseRequirementsYaml } from './chart-file.js';
@@ -56,18 +56,29 @@ export function createChartLoader(): ChartLoader {
   return {
     async load(dir: string): Promise<ChartSource> {
       const path = resolve(dir);
-      const real = await realpath(path).catch(() => {
-        throw new ChartError(`chart not found: ${path}`);
-      });
+      const real = realpathOrUndefined(path);
+      if (real === undefined) throw new ChartError(`chart not found: ${path}`);
       return loadPath(path, [real], ctx);
     },
   };
 }
 
+function realpathOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A chart folder is looked at synchronously, as it is walked (walkChartDir):
+ * in a cold build libuv's pool is busy compressing the charts already
+ * loaded, and a stat queued behind that would hold up loading the next.
+ */
 async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
-  const info = await stat(path).catch(() => {
-    throw new ChartError(`chart not found: ${path}`);
-  });
+  const info = statSync(path, { throwIfNoEntry: false });
+  if (!info) throw new ChartError(`chart not found: ${path}`);
   if (info.isDirectory()) return loadDirectory(path, ancestry, ctx);
   if (info.isFile()) return chartFromArchive(await readFile(path), { kind: 'archive', file: path }, ancestry, ctx);
   throw new ChartError(`not a chart directory or archive: ${path}`);
@@ -75,21 +86,17 @@ async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext): Pro
 
 async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
   const ignoreFile = join(dir, HELMIGNORE);
-  const ignoreText = await readFile(ignoreFile).then(
-    (data) => stripBom(data).toString('utf8'),
-    (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    },
-  );
+  let ignoreText: string | undefined;
+  try {
+    ignoreText = stripBom(readFileSync(ignoreFile)).toString('utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
   const rules = ignoreText === undefined ? HelmignoreRules.defaultsOnly() : HelmignoreRules.parse(ignoreText, ignoreFile);
   const files = await walkChartDir(dir, rules);
   if (!files.has('Chart.yaml')) {
     const rule = rules.decidingRule('Chart.yaml', false);
-    const onDisk = await stat(join(dir, 'Chart.yaml')).then(
-      () => true,
-      () => false,
-    );
+    const onDisk = statSync(join(dir, 'Chart.yaml'), { throwIfNoEntry: false }) !== undefined;
     if (rule && onDisk) {
       const why = rule.negate
         ? `in Helm a "!" rule ignores every path it does NOT match, so helm package would fail with "Chart.yaml file is missing"`
@@ -291,9 +298,8 @@ async function buildChart(
         throw new ChartDependencyError(metadata.name, dep.name, `${repository} cannot be resolved inside an archive; the archive must carry it under charts/`, dep.location);
       }
       const target = resolveFileRepository(origin.dir, repository);
-      const real = await realpath(target).catch(() => {
-        throw new ChartDependencyError(metadata.name, dep.name, `${repository} points to ${target}, which does not exist`, dep.location);
-      });
+      const real = realpathOrUndefined(target);
+      if (real === undefined) throw new ChartDependencyError(metadata.name, dep.name, `${repository} points to ${target}, which does not exist`, dep.location);
       if (entry && entry.fileTarget !== real) {
         throw new ChartDependencyError(metadata.name, dep.name, `two different charts are named ${JSON.stringify(dep.name)} (${repository} and an earlier entry)`, dep.location);
       }

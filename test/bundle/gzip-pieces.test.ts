@@ -17,6 +17,19 @@ describe('deflate pieces', () => {
     expect(crc32Combine(0x12345678, crc32(Buffer.alloc(0)), 0)).toBe(0x12345678);
   });
 
+  it('stores bytes given in parts exactly as the same bytes given whole, across block boundaries', () => {
+    const data = randomBytes(200_000);
+    for (const cuts of [[], [512], [512, 65_535], [65_536, 65_537, 131_072], [0, 0, 199_999], [1, 70_000, 140_000]]) {
+      const bounds = [0, ...cuts, data.length];
+      const parts = bounds.slice(1).map((end, i) => data.subarray(bounds[i]!, end));
+      const whole = storedPiece(data);
+      const split = storedPiece(parts);
+      expect(split.deflated.equals(whole.deflated)).toBe(true);
+      expect([split.crc, split.length]).toEqual([crc32(data), data.length]);
+    }
+    expect(storedPiece([]).deflated.equals(storedPiece(Buffer.alloc(0)).deflated)).toBe(true);
+  });
+
   it('joins zlib, stored and header pieces into one stream that gunzip and zlib decode', () => {
     const text = Buffer.from(template(1).repeat(30));
     const binary = randomBytes(150_000); // more than two stored blocks
