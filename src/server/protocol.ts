@@ -32,6 +32,8 @@ export interface ServerStatus {
   readonly idleSeconds: number;
   /** Seconds without a command after which it stops by itself. */
   readonly stopsAfterIdleSeconds: number;
+  /** The server process's peak memory (max RSS) so far, in MiB. */
+  readonly peakMemoryMiB: number;
 }
 
 export type Reply =

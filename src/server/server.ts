@@ -81,6 +81,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     apps: options.apps(),
     idleSeconds: Math.round((Date.now() - lastActive) / 1000),
     stopsAfterIdleSeconds: Math.round(options.idleMillis / 1000),
+    peakMemoryMiB: Math.round(process.resourceUsage().maxRSS / 1024),
   });
 
   function handle(socket: Socket): void {

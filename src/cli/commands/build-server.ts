@@ -63,8 +63,8 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
           if (servers.length === 0) return io.out('no build server runs');
           io.out(
             formatTable(
-              ['PID', 'STARTED', 'BUILDS', 'IDLE', 'STOPS AFTER IDLE', 'APPS'],
-              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, s.apps.join(',') || '-']),
+              ['PID', 'STARTED', 'BUILDS', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
+              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
             ),
           );
         },
