@@ -9,7 +9,7 @@ import { readdirSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, writeTarGzPieces, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
@@ -45,6 +45,12 @@ export interface BuildOptions {
   readonly watched?: WatchMemory;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
   readonly followExternalSymlinks?: boolean;
+  /**
+   * Do all a build does but write the tarball: it is made in memory, for a
+   * `watched` memory to start from (a build server preparing for the builds
+   * to come); nothing appears in `outDir`.
+   */
+  readonly prepareOnly?: boolean;
 }
 
 export interface BuiltChart {
@@ -204,8 +210,20 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   });
 
   const outDir = options.outDir ?? '.';
-  await mkdir(outDir, { recursive: true });
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
+  const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
+  if (options.prepareOnly) {
+    const { bytes, pieces } = await writeTarGzPieces(entries, tarOptions);
+    const made: WrittenArchive = { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
+    // The piece table describes a file on disk: not saved for one that was not written.
+    const cacheWrites = Promise.all([valuesWrite, chartsWrite, manifestCache?.save(), session.saveCache()]);
+    if (options.watched) {
+      options.watched.cacheWrites = cacheWrites.catch(() => undefined);
+      if (cacheDir) options.watched.lastTarball = made;
+    } else await cacheWrites;
+    return buildResult(app, made, bumped, externalLinks, charts);
+  }
+  await mkdir(outDir, { recursive: true });
   // Every entry is a piece of its own, taken from the previous tarball while
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
@@ -215,15 +233,19 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // and CRC-32, so one saved before (or without) its tarball landing is never
   // used for another. Under --watch the build returns once the tarball is
   // written and saves them after.
-  const written = await writeTarGzFile(file, entries, { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE }, options.watched ? undefined : saveCaches);
+  const written = await writeTarGzFile(file, entries, tarOptions, options.watched ? undefined : saveCaches);
   if (options.watched) {
     // What is kept in memory needs no cache file; a later process reads them.
     options.watched.cacheWrites = saveCaches(written).catch(() => undefined);
     if (cacheDir) options.watched.lastTarball = written;
   }
+  return buildResult(app, written, bumped, externalLinks, charts);
+}
+
+function buildResult(app: App, written: WrittenArchive, bumped: Map<string, [string, string]>, externalLinks: readonly ExternalLink[], charts: readonly CachedChart[]): BuildResult {
   return {
     app,
-    file,
+    file: written.file,
     sha256: written.sha256,
     size: written.size,
     bumped,

@@ -6,6 +6,8 @@ export interface CommandContext {
   readonly io: Output;
   /** Set when the command runs in a build server (src/server): builds keep what they learn for the next one. */
   readonly kept?: KeptBuilds;
+  /** A build server preparing for a client's next builds: `build` makes its tarball in memory only and prints nothing. */
+  readonly prepareOnly?: boolean;
 }
 
 /** What the command line itself is (program.ts), for `build-server run` to run its clients' commands. */

@@ -46,7 +46,8 @@ export function launch(bundlePath: string, contentHash: string, launcher: string
     if (place && start) {
       // Once the command has ended well (a failed one exits at once): started in the background.
       process.once('beforeExit', (code) => {
-        if (code === 0) void import('../server/start.js').then(({ startServer }) => startServer(place, launcher));
+        const prepareFrom = { argv: process.argv.slice(2), cwd: process.cwd() };
+        if (code === 0) void import('../server/start.js').then(({ startServer }) => startServer(place, launcher, prepareFrom));
       });
     }
     void import('./code-cache.js').then(({ runBundle }) => runBundle(bundle, contentHash));

@@ -21,6 +21,8 @@ export interface ServeOptions {
   apps(): readonly string[];
   /** Called once a command's client has its exit code: time no client waits for. */
   afterCommand?(): void;
+  /** Run first, before any client's command (what the server prepares from); its failure is nobody's. */
+  prepare?(): Promise<void>;
 }
 
 /** How often a listening server checks the socket's name is still its own. */
@@ -47,6 +49,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     server.listen(temporary, () => done());
   });
   renameSync(temporary, place.socket);
+  if (options.prepare) queue = options.prepare().catch(() => undefined);
   const own = lstatSync(place.socket).ino;
   const ownsName = (): boolean => {
     try {

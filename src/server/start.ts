@@ -5,6 +5,10 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import type { ServerPlace } from './place.js';
+import type { RunRequest } from './protocol.js';
+
+/** The command that started a server (its arguments and folder): the server prepares for the next ones like it. */
+export type PrepareFrom = Pick<RunRequest, 'argv' | 'cwd'>;
 
 /**
  * A server collects its garbage between builds, not during them: a young
@@ -18,11 +22,12 @@ const SERVER_NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=64'];
  * in its own session, with this process's environment, its output in the
  * place's log. It outlives this process and stops by itself when idle.
  */
-export function startServer(place: ServerPlace, launcher: string): void {
+export function startServer(place: ServerPlace, launcher: string, prepareFrom?: PrepareFrom): void {
   let log: number | undefined;
   try {
     log = openSync(place.log, 'w', 0o600);
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, launcher, 'build-server', 'run'], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
+    const prepare = prepareFrom ? ['--prepare', JSON.stringify(prepareFrom)] : [];
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, launcher, 'build-server', 'run', ...prepare], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
     child.on('error', () => {});
     child.unref();
   } catch {

@@ -6,7 +6,7 @@
  * never used.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
@@ -87,6 +87,25 @@ describe('the build server', () => {
     const table = u.run(['build', app, '-d', out]);
     expect(table.stdout).toContain('CHART  VERSION');
     expect(table.stdout).toContain(`${join(out, 'demo-1.0-1.tgz')}\n`);
+  });
+
+  it('prepares from the build that started it, in memory: nothing is written until a client asks', async () => {
+    const u = newUser();
+    const app = writeApp();
+    const out = tempDir();
+    expect(u.run(['build', app, '-d', out], { server: '1' }).status).toBe(0);
+    const tarball = join(out, 'demo-1.0-1.tgz');
+    const first = readFileSync(tarball);
+    rmSync(tarball);
+    await u.waitForServer();
+    // Prepared once it keeps the app; it wrote no tarball meanwhile.
+    for (let i = 0; i < 200 && (u.servers()[0]?.apps.length ?? 0) === 0; i++) await new Promise((done) => setTimeout(done, 50));
+    expect(u.servers()[0]?.apps).toEqual([app]);
+    expect(existsSync(tarball)).toBe(false);
+    const served = u.run(['build', app, '-d', out, '-o', 'json']);
+    expect(served.status, served.stderr).toBe(0);
+    expect(readFileSync(tarball).equals(first)).toBe(true);
+    expect(u.servers()[0]?.commandsRun).toBe(1);
   });
 
   it("takes relative paths from the client's folder", async () => {

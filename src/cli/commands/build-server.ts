@@ -1,13 +1,13 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeptBuilds } from '../../build/index.js';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { userCacheDir } from '../../files/index.js';
-import { askServer, installationOf, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverSockets, type ServerStatus } from '../../server/index.js';
-import type { RegisterContext } from '../context.js';
+import { askServer, installationOf, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverSockets, type PrepareFrom, type ServerStatus } from '../../server/index.js';
+import type { CommandContext, RegisterContext } from '../context.js';
 import { formatTable } from '../output.js';
-import { integerAtLeast, outputOption, printData } from '../options.js';
+import { integerAtLeast, outputOption, printData, UsageError } from '../options.js';
 
 /** The command a build server runs for its clients: nothing else (see docs/architecture.md, "Build server"). */
 const SERVED_COMMAND = 'build';
@@ -20,7 +20,9 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
     .command('run')
     .description('serve builds for this installation and environment in the foreground, until idle or stopped')
     .option('--idle-timeout <SECONDS>', 'stop after this long without a build', integerAtLeast(1), 1800)
-    .action(async (opts: { idleTimeout: number }) => {
+    .addOption(new Option('--prepare <COMMAND>', 'the build that started the server ({"argv","cwd"} as JSON): done in memory first').hideHelp())
+    .action(async (opts: { idleTimeout: number; prepare?: string }) => {
+      const prepareFrom = opts.prepare === undefined ? undefined : parsePrepareFrom(opts.prepare);
       const folder = join(userCacheDir(), SERVERS_FOLDER);
       if (!serversFolder(userCacheDir(), true)) throw new FlotillaError(`no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them`);
       const place = serverPlace(userCacheDir(), installationOf(import.meta.url), { create: true });
@@ -34,22 +36,25 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         place,
         idleMillis: opts.idleTimeout * 1000,
         apps: () => kept.apps(),
+        // The build that started the server, again in memory only: the next one starts from what it learnt.
+        prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
-        run: async (request, output) => {
-          const lines = { out: (line: string) => output.out(`${line}\n`), err: (line: string) => output.err(`${line}\n`) };
-          if (request.argv[0] !== SERVED_COMMAND || request.argv.includes('--watch')) {
-            lines.err(`flotilla: a build server runs \`flotilla build\` only, without --watch`);
-            return 2;
-          }
-          // As the client would: its folder, its arguments.
-          process.chdir(request.cwd);
-          return runCommandLine([process.argv[0] ?? 'node', process.argv[1] ?? 'flotilla', ...request.argv], { io: lines, kept });
-        },
+        run: async (request, output) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept }),
       });
       kept.close();
       io.err(`build server ${process.pid} stopped`);
     });
+
+  /** A client's command, as the client would run it: its folder, its arguments; `build` only, never --watch. */
+  async function runAsClient(request: PrepareFrom, context: CommandContext): Promise<number> {
+    if (request.argv[0] !== SERVED_COMMAND || request.argv.includes('--watch')) {
+      context.io.err(`flotilla: a build server runs \`flotilla build\` only, without --watch`);
+      return 2;
+    }
+    process.chdir(request.cwd);
+    return runCommandLine([process.argv[0] ?? 'node', process.argv[1] ?? 'flotilla', ...request.argv], context);
+  }
   command
     .command('status')
     .description("this user's build servers: what each keeps, how long it has been idle")
@@ -79,6 +84,18 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
       for (const server of servers) await askServer(server.socket, { kind: 'stop' });
       io.out(servers.length === 0 ? 'no build server runs' : `stopped ${servers.length} build server${servers.length === 1 ? '' : 's'}`);
     });
+}
+
+function parsePrepareFrom(json: string): PrepareFrom {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    value = undefined;
+  }
+  const { argv, cwd } = (value ?? {}) as Partial<PrepareFrom>;
+  if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string') || typeof cwd !== 'string') throw new UsageError('--prepare takes {"argv": [strings], "cwd": "folder"} as JSON');
+  return { argv, cwd };
 }
 
 /** Every listening server of this user; the socket of one that died is removed. */

@@ -16,7 +16,7 @@ interface BuildCommandOptions {
   followExternalSymlinks?: boolean;
 }
 
-export function register(program: Command, { io, kept }: CommandContext): void {
+export function register(program: Command, { io, kept, prepareOnly }: CommandContext): void {
   program
     .command('build')
     .description('package the app into a reproducible StarlingX-compatible <app_name>-<app_version>.tgz')
@@ -44,7 +44,10 @@ export function register(program: Command, { io, kept }: CommandContext): void {
         followExternalSymlinks: opts.followExternalSymlinks,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
-      const result = await (kept ? kept.build(appDir, options) : buildApp(appDir, options));
+      // Preparing never writes to the app (--bump-changed does).
+      if (prepareOnly && opts.bumpChanged) return;
+      const result = await (kept ? kept.build(appDir, { ...options, prepareOnly }) : buildApp(appDir, options));
+      if (prepareOnly) return;
       printWarnings(result.app.warnings, io);
       printExternalLinks(result.externalLinks, 'the app', io);
       for (const [chart, [from, to]] of result.bumped) io.err(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
