@@ -22,6 +22,9 @@ const MARKER_WAIT_MILLIS = 2000;
 
 let markers = 0;
 
+/** How long without a build before a memory's cache files are written (WatchMemory.unsavedCaches). */
+const SAVE_WHEN_IDLE_MILLIS = 300;
+
 /** Ways of building one app (output folders) whose memory is kept: a build into yet another folder starts afresh. */
 const MEMORIES_KEPT = 4;
 
@@ -33,11 +36,13 @@ export class AppWatcher {
   private readonly memories = new Map<string, WatchMemory>();
   private readonly outputs = new Set<string>();
   private readonly markersAwaited = new Map<string, () => void>();
+  private readonly saveTimers = new Map<WatchMemory, NodeJS.Timeout>();
   private closed = false;
   /** A watcher failed: changes may go unseen, so nothing known is trusted any more. */
   private broken = false;
   /** A symbolic link was seen in the app: a file's bytes may change under another name, so none are kept. */
   private linked = false;
+  private changes = 0;
 
   /** `onChange` hears every change that may change the build, by path relative to the app. */
   constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
@@ -55,6 +60,15 @@ export class AppWatcher {
     for (const old of this.memories.keys()) if (this.memories.size > MEMORIES_KEPT) this.memories.delete(old);
     memory.files = this.linked ? undefined : (memory.files ?? emptyReadMemory());
     return memory;
+  }
+
+  /**
+   * Counts the changes heard (and anything that makes what is known
+   * untrustworthy): equal before and after a build (once caught up), the
+   * app was as the build read it.
+   */
+  get generation(): number {
+    return this.broken ? -1 : this.changes;
   }
 
   /** Folders the builds write (their output, their cache): changes there are the builds' own. */
@@ -100,7 +114,28 @@ export class AppWatcher {
     if (!ok) this.forgetAll();
   }
 
+  /** Writes `memory`'s cache files once no build has used it for a moment (now, when the watcher closes). */
+  saveWhenIdle(memory: WatchMemory): void {
+    clearTimeout(this.saveTimers.get(memory));
+    this.saveTimers.set(
+      memory,
+      setTimeout(() => this.save(memory), SAVE_WHEN_IDLE_MILLIS),
+    );
+  }
+
+  private save(memory: WatchMemory): void {
+    this.saveTimers.delete(memory);
+    const save = memory.unsavedCaches;
+    memory.unsavedCaches = undefined;
+    // A cache that cannot be written costs the next process time, nothing else.
+    save?.().catch(() => undefined);
+  }
+
   close(): void {
+    for (const [memory, timer] of this.saveTimers) {
+      clearTimeout(timer);
+      this.save(memory);
+    }
     this.closed = true;
     for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
@@ -195,6 +230,7 @@ export class AppWatcher {
 
   /** Drops what is known of folders at, above or below `abs`. */
   private forget(abs: string): void {
+    this.changes++;
     for (const memory of this.memories.values()) {
       for (const known of knownOf(memory)) {
         for (const dir of known.keys()) {
@@ -205,6 +241,7 @@ export class AppWatcher {
   }
 
   private forgetAll(): void {
+    this.changes++;
     for (const memory of this.memories.values()) for (const known of knownOf(memory)) known.clear();
   }
 }

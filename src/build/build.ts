@@ -78,11 +78,11 @@ export interface WatchMemory extends PassedReleases {
   files?: ReadMemory;
   lastTarball?: WrittenArchive;
   /**
-   * The cache files the last build is still writing: a build that keeps a
-   * memory returns once its tarball is written and writes its caches
-   * afterwards; the next build waits for them first.
+   * The last build's cache files, not written yet: what is kept in memory
+   * needs no file, so a process that keeps one writes them once it is idle
+   * (AppWatcher.saveWhenIdle), for a later process to read.
    */
-  cacheWrites?: Promise<unknown>;
+  unsavedCaches?: () => Promise<unknown>;
 }
 
 export interface BuildResult {
@@ -119,7 +119,6 @@ const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
-  await options.watched?.cacheWrites;
   const root = resolve(appDir);
   const rootInfo = await stat(root).catch((error: unknown) => {
     throw asFileAccessError(error, appDir);
@@ -216,11 +215,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     const { bytes, pieces } = await writeTarGzPieces(entries, tarOptions);
     const made: WrittenArchive = { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
     // The piece table describes a file on disk: not saved for one that was not written.
-    const cacheWrites = Promise.all([valuesWrite, chartsWrite, manifestCache?.save(), session.saveCache()]);
+    const saveCaches = () => Promise.all([valuesWrite, chartsWrite, manifestCache?.save(), session.saveCache()]);
     if (options.watched) {
-      options.watched.cacheWrites = cacheWrites.catch(() => undefined);
+      options.watched.unsavedCaches = saveCaches;
       if (cacheDir) options.watched.lastTarball = made;
-    } else await cacheWrites;
+    } else await saveCaches();
     return buildResult(app, made, bumped, externalLinks, charts);
   }
   await mkdir(outDir, { recursive: true });
@@ -231,12 +230,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // A one-shot build saves its caches while the tarball is written and
   // flushed: the piece table is trusted only for a file of the recorded size
   // and CRC-32, so one saved before (or without) its tarball landing is never
-  // used for another. Under --watch the build returns once the tarball is
-  // written and saves them after.
+  // used for another. A build that keeps a memory leaves them for its
+  // process to save when idle (WatchMemory.unsavedCaches).
   const written = await writeTarGzFile(file, entries, tarOptions, options.watched ? undefined : saveCaches);
   if (options.watched) {
-    // What is kept in memory needs no cache file; a later process reads them.
-    options.watched.cacheWrites = saveCaches(written).catch(() => undefined);
+    options.watched.unsavedCaches = () => saveCaches(written);
     if (cacheDir) options.watched.lastTarball = written;
   }
   return buildResult(app, written, bumped, externalLinks, charts);
@@ -368,6 +366,12 @@ async function packageCharts(
 
 function cacheDirOf(options: BuildOptions): string | undefined {
   return options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+}
+
+/** Records where the pieces of a tarball written from memory lie (see KeptBuilds), for a later process to reuse them. */
+export function savePieceTable(options: BuildOptions, tarball: WrittenArchive): Promise<void> | undefined {
+  const cacheDir = cacheDirOf(options);
+  return cacheDir === undefined ? undefined : BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, tarball).save(tarball);
 }
 
 /** Which WatchMemory a build may use: what one build kept holds for another with the same cache and link option. */

@@ -5,48 +5,153 @@
  * watcher catches up with every change made so far, so a build started
  * after an edit always sees it. The most recently built apps are kept, up
  * to a limit; the others are dropped with their watchers.
+ *
+ * When a change to a kept app is heard, the app's last build is made again
+ * at once, in memory only (`prepareOnly`: nothing is written to its output
+ * folder): by the time the author asks for the build, the changed files are
+ * parsed and checked and the new tarball's pieces made, so the build asked
+ * for mostly writes. Builds and preparations of all apps run one at a time.
  */
-import { resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { writeFileAtomic } from '../files/index.js';
 import { AppWatcher } from './app-watcher.js';
-import { buildApp, memoryKey, type BuildOptions, type BuildResult } from './build.js';
+import type { WrittenArchive } from '../bundle/index.js';
+import { buildApp, memoryKey, savePieceTable, type BuildOptions, type BuildResult } from './build.js';
 
 /** Apps kept at most: each holds folder watchers and its last tarball in memory. */
 const DEFAULT_APPS_KEPT = 8;
 
+/** How long after a change a preparation starts: an editor's save is a few events at once. */
+const PREPARE_AFTER_MILLIS = 10;
+
+interface KeptApp {
+  readonly watcher: AppWatcher;
+  /** The app's last build, its paths made absolute: what a change prepares. */
+  last?: BuildOptions;
+  prepareTimer?: NodeJS.Timeout;
+  /** The last preparation: its build, and the watcher's generation it read the app at. */
+  prepared?: { readonly options: string; readonly generation: number; readonly result: BuildResult; readonly tarball: WrittenArchive };
+}
+
 export class KeptBuilds {
   /** By app folder, least recently built first. */
-  private readonly watchers = new Map<string, AppWatcher>();
+  private readonly apps_ = new Map<string, KeptApp>();
+  /** The build or preparation under way: the next waits for it. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private prepared = 0;
 
   constructor(private readonly limit = DEFAULT_APPS_KEPT) {}
 
-  /** Builds as `buildApp` does, with what earlier builds of the same app kept. */
+  /** Builds as `buildApp` does, with what earlier builds (and preparations) of the same app kept. */
   async build(appDir: string, options: BuildOptions): Promise<BuildResult> {
     // Without a cache, every chart is packaged again: nothing kept would be used.
     if (options.cacheDir === false) return buildApp(appDir, options);
     const root = resolve(appDir);
-    let watcher = this.watchers.get(root);
-    if (watcher) this.watchers.delete(root);
-    else watcher = new AppWatcher(root);
-    this.watchers.set(root, watcher);
-    for (const [dir, old] of this.watchers) {
-      if (this.watchers.size <= this.limit) break;
-      old.close();
-      this.watchers.delete(dir);
-    }
-    watcher.ignoreOutputs([options.outDir ?? '.', ...(typeof options.cacheDir === 'string' ? [options.cacheDir] : [])]);
-    await watcher.caughtUp();
-    const result = await buildApp(appDir, { ...options, watched: watcher.memory(memoryKey(options)) });
-    watcher.watchChartsOf(result);
-    return result;
+    const app = this.keep(root);
+    clearTimeout(app.prepareTimer);
+    // What a change prepares again: the last build that only reads the app (--bump-changed writes to it).
+    app.last = options.bumpChanged ? undefined : absolute({ ...options, prepareOnly: false });
+    return this.oneAtATime(async () => {
+      app.watcher.ignoreOutputs([options.outDir ?? '.', ...(typeof options.cacheDir === 'string' ? [options.cacheDir] : [])]);
+      await app.watcher.caughtUp();
+      const generation = app.watcher.generation;
+      const same = sameBuild(options);
+      const { prepared } = app;
+      app.prepared = undefined;
+      // Nothing changed since this very build was prepared: what it made is the answer, written now.
+      const memory = app.watcher.memory(memoryKey(options));
+      if (!options.prepareOnly && prepared && same !== undefined && prepared.options === same && prepared.generation === generation && generation >= 0) {
+        const file = join(options.outDir ?? '.', basename(prepared.result.file));
+        await mkdir(dirname(file), { recursive: true });
+        await writeFileAtomic(file, prepared.tarball.bytes);
+        const written = { ...prepared.tarball, file };
+        memory.lastTarball = written;
+        const unsaved = memory.unsavedCaches;
+        memory.unsavedCaches = () => Promise.all([unsaved?.(), savePieceTable(options, written)]);
+        app.watcher.saveWhenIdle(memory);
+        return { ...prepared.result, file };
+      }
+      try {
+        const result = await buildApp(appDir, { ...options, watched: memory });
+        app.watcher.watchChartsOf(result);
+        if (options.prepareOnly && same !== undefined && memory.lastTarball) app.prepared = { options: same, generation, result, tarball: memory.lastTarball };
+        return result;
+      } finally {
+        app.watcher.saveWhenIdle(memory);
+      }
+    });
   }
 
   /** The apps kept, most recently built first. */
   apps(): string[] {
-    return [...this.watchers.keys()].reverse();
+    return [...this.apps_.keys()].reverse();
+  }
+
+  /** Builds made in memory after a change, ahead of a client's build. */
+  get preparations(): number {
+    return this.prepared;
   }
 
   close(): void {
-    for (const watcher of this.watchers.values()) watcher.close();
-    this.watchers.clear();
+    for (const app of this.apps_.values()) {
+      clearTimeout(app.prepareTimer);
+      app.watcher.close();
+    }
+    this.apps_.clear();
   }
+
+  private keep(root: string): KeptApp {
+    let app = this.apps_.get(root);
+    if (app) this.apps_.delete(root);
+    else app = { watcher: new AppWatcher(root, () => this.changed(root)) };
+    this.apps_.set(root, app);
+    for (const [dir, old] of this.apps_) {
+      if (this.apps_.size <= this.limit) break;
+      clearTimeout(old.prepareTimer);
+      old.watcher.close();
+      this.apps_.delete(dir);
+    }
+    return app;
+  }
+
+  private changed(root: string): void {
+    const app = this.apps_.get(root);
+    const last = app?.last;
+    if (!app || !last) return;
+    clearTimeout(app.prepareTimer);
+    app.prepareTimer = setTimeout(() => {
+      this.prepared++;
+      // A broken edit fails here unseen; the build asked for reports it.
+      this.build(root, { ...last, prepareOnly: true }).catch(() => undefined);
+    }, PREPARE_AFTER_MILLIS);
+  }
+
+  private oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/**
+ * What makes two builds of one app the same build (paths absolute), or
+ * undefined for one whose result depends on more than the app: a previous
+ * release to compare with (`against`) is a file outside the app.
+ */
+function sameBuild(options: BuildOptions): string | undefined {
+  if (options.against !== undefined || options.bumpChanged) return undefined;
+  const { outDir, cacheDir, tokens, typecheck, followExternalSymlinks } = absolute(options);
+  return JSON.stringify([outDir, cacheDir ?? null, [...(tokens ?? [])], typecheck !== false, followExternalSymlinks === true]);
+}
+
+/** The options with their paths absolute: a preparation runs whatever the process's folder is then. */
+function absolute(options: BuildOptions): BuildOptions {
+  const abs = (path: string | undefined) => (path === undefined || isAbsolute(path) ? path : resolve(path));
+  return {
+    ...options,
+    outDir: abs(options.outDir ?? '.'),
+    ...(typeof options.cacheDir === 'string' ? { cacheDir: abs(options.cacheDir) } : {}),
+    against: abs(options.against),
+  };
 }

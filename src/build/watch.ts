@@ -39,7 +39,8 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const run = async (changed: readonly string[]): Promise<void> => {
     const started = performance.now();
     try {
-      const result = await buildApp(watcher.root, { ...options, watched: watcher.memory(memoryKey(options)) });
+      const memory = watcher.memory(memoryKey(options));
+      const result = await buildApp(watcher.root, { ...options, watched: memory }).finally(() => watcher.saveWhenIdle(memory));
       watcher.watchChartsOf(result);
       onBuild({ ok: true, result, millis: performance.now() - started, changed });
     } catch (error) {

@@ -27,6 +27,8 @@ export interface ServerStatus {
   /** ISO 8601. */
   readonly startedAt: string;
   readonly commandsRun: number;
+  /** Builds made in memory after a change, ahead of a client's build. */
+  readonly preparedBuilds: number;
   /** The apps whose state the server keeps, most recently built first. */
   readonly apps: readonly string[];
   readonly idleSeconds: number;

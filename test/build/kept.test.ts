@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSy
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, KeptBuilds } from '../../src/build/index.js';
+import { readTarGzSafely } from '../../src/bundle/index.js';
 import { AppWatcher } from '../../src/build/app-watcher.js';
 import { baseApp, simpleChart, tempDir, touchAll, writeApp, writeFiles } from '../support/app-fixture.js';
 
@@ -95,6 +96,36 @@ describe('KeptBuilds', () => {
     await kept.build(app, { outDir: out });
     writeFileSync(join(app, 'shared/web.yaml'), 'conf:\n  greeting: changed behind the link\n');
     expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
+  });
+
+  it('prepares the last build again, in memory, as soon as a change is heard; the build asked for writes it', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    const first = await kept.build(app, { outDir: out });
+    const written = readFileSync(first.file);
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
+    for (let i = 0; i < 200 && kept.preparations === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    expect(kept.preparations).toBe(1);
+    await kept.build(app, { outDir: out, prepareOnly: true }); // waits for the preparation under way
+    expect(readFileSync(first.file).equals(written)).toBe(true);
+    const built = await kept.build(app, { outDir: out });
+    expect(built.sha256).toBe(await fromNothing(app));
+    expect(readFileSync(built.file).equals(written)).toBe(false);
+  });
+
+  it('answers with a prepared build only when nothing changed since it was prepared', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: out });
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: first\n');
+    for (let i = 0; i < 200 && kept.preparations === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    // Changed again while (or after) the first edit was prepared: the preparation is not the answer.
+    writeFileSync(join(app, 'overrides/static/db.yaml'), 'conf:\n  greeting: second\n');
+    const built = await kept.build(app, { outDir: out });
+    expect(built.sha256).toBe(await fromNothing(app));
+    expect((await readTarGzSafely(built.file)).get('fluxcd-manifests/db/db-static-overrides.yaml')?.toString()).toContain('second');
   });
 
   it('keeps the most recently built apps up to its limit, each still building right', async () => {

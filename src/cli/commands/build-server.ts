@@ -36,6 +36,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         place,
         idleMillis: opts.idleTimeout * 1000,
         apps: () => kept.apps(),
+        preparedBuilds: () => kept.preparations,
         // The build that started the server, again in memory only: the next one starts from what it learnt.
         prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
@@ -68,8 +69,8 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
           if (servers.length === 0) return io.out('no build server runs');
           io.out(
             formatTable(
-              ['PID', 'STARTED', 'BUILDS', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
-              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
+              ['PID', 'STARTED', 'BUILDS', 'PREPARED', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
+              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), String(s.preparedBuilds), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
             ),
           );
         },
