@@ -9,6 +9,18 @@ import type { CommandContext, RegisterContext } from '../context.js';
 import { formatTable } from '../output.js';
 import { integerAtLeast, outputOption, printData, UsageError } from '../options.js';
 
+/** How long `stop` waits for a server to exit. */
+const STOP_WAIT_MILLIS = 30_000;
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The command a build server runs for its clients: nothing else (see docs/architecture.md, "Build server"). */
 const SERVED_COMMAND = 'build';
 
@@ -79,10 +91,14 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
     });
   command
     .command('stop')
-    .description("stop this user's build servers (the builds they are running finish first)")
+    .description("stop this user's build servers (the builds they are running finish first); returns once they have exited")
     .action(async () => {
       const servers = await everyServer();
       for (const server of servers) await askServer(server.socket, { kind: 'stop' });
+      // A stopping server still finishes its builds and writes its caches: wait for it to be gone.
+      for (const { pid } of servers) {
+        for (let waited = 0; waited < STOP_WAIT_MILLIS && isRunning(pid); waited += 20) await new Promise((done) => setTimeout(done, 20));
+      }
       io.out(servers.length === 0 ? 'no build server runs' : `stopped ${servers.length} build server${servers.length === 1 ? '' : 's'}`);
     });
 }
