@@ -46,11 +46,21 @@ interface Run {
   readonly maxRssMiB: number;
 }
 
-/** Loaded before the CLI in each measured process (`node --require`): reports its peak memory and CPU time as it exits. */
+/**
+ * Loaded before the CLI in each measured process (`node --require`): reports
+ * its peak memory and CPU time as it exits. The peak is Linux's VmHWM, the
+ * process's own: getrusage's maxrss carries the parent's size over a fork,
+ * and this bench's process is larger than what it measures.
+ */
 const probe = join(work, 'probe.cjs');
 writeFileSync(
   probe,
-  `process.on('exit', () => { const u = process.resourceUsage(); process.stderr.write('MAXRSS ' + u.maxRSS + ' CPU ' + (u.userCPUTime + u.systemCPUTime) + '\\n'); });\n`,
+  `process.on('exit', () => {
+    const u = process.resourceUsage();
+    let kib = u.maxRSS;
+    try { kib = Number(/VmHWM:\\s*(\\d+)/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'))[1]); } catch {}
+    process.stderr.write('MAXRSS ' + kib + ' CPU ' + (u.userCPUTime + u.systemCPUTime) + '\\n');
+  });\n`,
 );
 
 /** Runs a CLI command in a child, as a user does, and reads its wall time and peak memory; `server`: FLOTILLA_BUILD_SERVER for it (default 0: no build server; unset: the default). */
