@@ -165,6 +165,24 @@ describe('the build server', () => {
     expect(u.servers()[0]?.commandsRun).toBe(3);
   });
 
+  it('is started by a build at a terminal, not by one in CI or without a terminal', async () => {
+    const u = newUser();
+    const app = writeApp();
+    // util-linux `script` gives the build a terminal, as an author's shell does.
+    const atTerminal = (extra: Record<string, string>) => {
+      const env = u.env(undefined);
+      delete env.CI; // whatever the test run's own
+      Object.assign(env, extra);
+      return spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} build ${JSON.stringify(app)} -d ${JSON.stringify(tempDir())}`, '/dev/null'], { encoding: 'utf8', env });
+    };
+    expect(u.run(['build', app, '-d', tempDir()]).status).toBe(0); // no terminal
+    expect(atTerminal({ CI: 'true' }).status).toBe(0);
+    await new Promise((done) => setTimeout(done, 500));
+    expect(u.servers()).toEqual([]);
+    expect(atTerminal({}).status).toBe(0);
+    await u.waitForServer();
+  });
+
   it('is not used from another environment, nor when turned off', async () => {
     const u = newUser();
     const app = writeApp();
