@@ -76,6 +76,8 @@ export interface WatchMemory extends PassedReleases {
   readonly linkChecks: Map<string, readonly ExternalLink[]>;
   /** The app folder's files as read before; none while the app holds a symbolic link (see ReadMemory). */
   files?: ReadMemory;
+  /** The Flux manifests' YAML the last build used (see ManifestCache). */
+  manifests?: ReadonlyMap<string, string>;
   lastTarball?: WrittenArchive;
   /**
    * The last build's cache files, not written yet: what is kept in memory
@@ -183,7 +185,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
   const { charts, bumped, cacheWrite: chartsWrite } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
-  const manifestCache = cacheDir ? ManifestCache.open(cacheDir) : undefined;
+  const manifestCache = cacheDir ? ManifestCache.open(cacheDir, options.watched?.manifests) : undefined;
+  if (options.watched && manifestCache) options.watched.manifests = manifestCache.used;
   const manifests: Map<string, Buffer | string> = fluxManifestTree({
     releases: orderForApply(app),
     chartVersions,

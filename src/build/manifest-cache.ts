@@ -17,7 +17,8 @@ const FORMAT = 'flotilla-manifest-cache/1';
 const FILE = 'manifests.json';
 
 export class ManifestCache {
-  private readonly used = new Map<string, string>();
+  /** What this build dumped or looked up: all the next build needs. */
+  readonly used = new Map<string, string>();
   private changed = false;
 
   private constructor(
@@ -25,7 +26,9 @@ export class ManifestCache {
     private readonly previous: ReadonlyMap<string, string>,
   ) {}
 
-  static open(dir: string): ManifestCache {
+  /** The cache in `dir`; `kept`, what the same process's last build used (see `used`), instead of reading the file. */
+  static open(dir: string, kept?: ReadonlyMap<string, string>): ManifestCache {
+    if (kept) return new ManifestCache(dir, kept);
     const file = join(dir, FILE);
     let previous = new Map<string, string>();
     try {
