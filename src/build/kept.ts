@@ -36,7 +36,7 @@ interface KeptApp {
 
 export class KeptBuilds {
   /** By app folder, least recently built first. */
-  private readonly apps_ = new Map<string, KeptApp>();
+  private readonly byFolder = new Map<string, KeptApp>();
   /** The build or preparation under way: the next waits for it. */
   private queue: Promise<unknown> = Promise.resolve();
   private prepared = 0;
@@ -59,8 +59,8 @@ export class KeptBuilds {
       const same = sameBuild(options);
       const { prepared } = app;
       app.prepared = undefined;
-      // Nothing changed since this very build was prepared: what it made is the answer, written now.
       const memory = app.watcher.memory(memoryKey(options));
+      // Nothing changed since this very build was prepared: what it made is the answer, written now.
       if (!options.prepareOnly && prepared && same !== undefined && prepared.options === same && prepared.generation === generation && generation >= 0) {
         const file = join(options.outDir ?? '.', basename(prepared.result.file));
         await mkdir(dirname(file), { recursive: true });
@@ -85,7 +85,7 @@ export class KeptBuilds {
 
   /** The apps kept, most recently built first. */
   apps(): string[] {
-    return [...this.apps_.keys()].reverse();
+    return [...this.byFolder.keys()].reverse();
   }
 
   /** Builds made in memory after a change, ahead of a client's build. */
@@ -94,29 +94,29 @@ export class KeptBuilds {
   }
 
   close(): void {
-    for (const app of this.apps_.values()) {
+    for (const app of this.byFolder.values()) {
       clearTimeout(app.prepareTimer);
       app.watcher.close();
     }
-    this.apps_.clear();
+    this.byFolder.clear();
   }
 
   private keep(root: string): KeptApp {
-    let app = this.apps_.get(root);
-    if (app) this.apps_.delete(root);
+    let app = this.byFolder.get(root);
+    if (app) this.byFolder.delete(root);
     else app = { watcher: new AppWatcher(root, () => this.changed(root)) };
-    this.apps_.set(root, app);
-    for (const [dir, old] of this.apps_) {
-      if (this.apps_.size <= this.limit) break;
+    this.byFolder.set(root, app);
+    for (const [dir, old] of this.byFolder) {
+      if (this.byFolder.size <= this.limit) break;
       clearTimeout(old.prepareTimer);
       old.watcher.close();
-      this.apps_.delete(dir);
+      this.byFolder.delete(dir);
     }
     return app;
   }
 
   private changed(root: string): void {
-    const app = this.apps_.get(root);
+    const app = this.byFolder.get(root);
     const last = app?.last;
     if (!app || !last) return;
     clearTimeout(app.prepareTimer);
