@@ -1,8 +1,8 @@
 /**
  * The server side: listen on the place's socket, run one command at a time
  * (a command may change the process's folder; builds of one app must not
- * interleave), stop when idle, when asked, or when another server has taken
- * the socket's name. Node's built-ins only; what a command does is the
+ * interleave), stop when idle, when asked, when another server has taken
+ * the socket's name, or when its own code is gone. Node's built-ins only; what a command does is the
  * caller's `run` (src/cli wires it to the CLI's own program).
  */
 import { lstatSync, renameSync, rmSync } from 'node:fs';
@@ -25,6 +25,8 @@ export interface ServeOptions {
   afterCommand?(): void;
   /** Run first, before any client's command (what the server prepares from); its failure is nobody's. */
   prepare?(): Promise<void>;
+  /** False once the server's own code is gone (flotilla rebuilt or reinstalled): no client will find it, so it stops. */
+  installed?(): boolean;
 }
 
 /** How often a listening server checks the socket's name is still its own. */
@@ -73,7 +75,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     void queue.finally(() => server.close());
   };
   const watchdog = setInterval(() => {
-    if (!ownsName() || Date.now() - lastActive >= options.idleMillis) stop();
+    if (!ownsName() || Date.now() - lastActive >= options.idleMillis || options.installed?.() === false) stop();
   }, Math.min(OWNERSHIP_CHECK_MILLIS, options.idleMillis));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

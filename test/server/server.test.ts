@@ -67,6 +67,17 @@ describe('serve', () => {
     expect(await runOnServer(at.socket, request(at, ['ok']), collect().output)).toBeUndefined();
   });
 
+  it('stops when its own code is gone (flotilla rebuilt or reinstalled)', async () => {
+    const at = place();
+    let installed = true;
+    const served = serve({ place: at, idleMillis: 60_000, apps: () => [], run: async () => 0, installed: () => installed });
+    await new Promise((done) => setTimeout(done, 50));
+    expect(await runOnServer(at.socket, request(at, []), collect().output)).toBe(0);
+    installed = false;
+    await served;
+    expect(existsSync(at.socket)).toBe(false);
+  });
+
   it('stops when idle, and when another server has taken its socket', async () => {
     const idle = place();
     const started = Date.now();

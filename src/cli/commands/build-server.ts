@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeptBuilds } from '../../build/index.js';
 import { FlotillaError } from '../../diagnostics/index.js';
@@ -37,7 +37,8 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
       const prepareFrom = opts.prepare === undefined ? undefined : parsePrepareFrom(opts.prepare);
       const folder = join(userCacheDir(), SERVERS_FOLDER);
       if (!serversFolder(userCacheDir(), true)) throw new FlotillaError(`no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them`);
-      const place = serverPlace(userCacheDir(), installationOf(import.meta.url), { create: true });
+      const installation = installationOf(import.meta.url);
+      const place = serverPlace(userCacheDir(), installation, { create: true });
       if (!place) throw new FlotillaError(`no build server: a socket in ${folder} would have a path longer than a socket's path may be; set FLOTILLA_CACHE_DIR to a shorter folder`);
       const running = await askServer(place.socket, { kind: 'status' });
       const other = running?.find((reply) => reply.kind === 'status');
@@ -49,6 +50,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         idleMillis: opts.idleTimeout * 1000,
         apps: () => kept.apps(),
         preparedBuilds: () => kept.preparations,
+        installed: () => existsSync(installation.bundle),
         // The build that started the server, again in memory only: the next one starts from what it learnt.
         prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
