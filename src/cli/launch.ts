@@ -47,7 +47,12 @@ export function launch(bundlePath: string, contentHash: string, launcher: string
       // Once the command has ended well (a failed one exits at once): started in the background.
       process.once('beforeExit', (code) => {
         const prepareFrom = { argv: process.argv.slice(2), cwd: process.cwd() };
-        if (code === 0) void import('../server/start.js').then(({ startServer }) => startServer(place, launcher, prepareFrom));
+        if (code !== 0) return;
+        void import('../server/start.js').then(({ startServer }) => {
+          const pid = startServer(place, launcher, prepareFrom);
+          // Said, as a background process should be, with how to do without it.
+          if (pid !== undefined) process.stderr.write(`flotilla: started a build server (pid ${pid}) to make the next builds faster; \`flotilla build-server stop\` stops it, FLOTILLA_BUILD_SERVER=0 does without\n`);
+        });
       });
     }
     void import('./code-cache.js').then(({ runBundle }) => runBundle(bundle, contentHash));

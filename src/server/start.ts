@@ -18,11 +18,11 @@ export type PrepareFrom = Pick<RunRequest, 'argv' | 'cwd'>;
 const SERVER_NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=64'];
 
 /**
- * Starts a server in the background: `node <flags> <launcher> build-server run`,
+ * Starts a server in the background and returns its pid: `node <flags> <launcher> build-server run`,
  * in its own session, with this process's environment, its output in the
  * place's log. It outlives this process and stops by itself when idle.
  */
-export function startServer(place: ServerPlace, launcher: string, prepareFrom?: PrepareFrom): void {
+export function startServer(place: ServerPlace, launcher: string, prepareFrom?: PrepareFrom): number | undefined {
   let log: number | undefined;
   try {
     log = openSync(place.log, 'w', 0o600);
@@ -30,8 +30,10 @@ export function startServer(place: ServerPlace, launcher: string, prepareFrom?: 
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, launcher, 'build-server', 'run', ...prepare], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
     child.on('error', () => {});
     child.unref();
+    return child.pid;
   } catch {
     // No server: the next build runs in its own process, as this one did.
+    return undefined;
   } finally {
     if (log !== undefined) closeSync(log);
   }

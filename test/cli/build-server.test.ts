@@ -179,7 +179,9 @@ describe('the build server', () => {
     expect(atTerminal({ CI: 'true' }).status).toBe(0);
     await new Promise((done) => setTimeout(done, 500));
     expect(u.servers()).toEqual([]);
-    expect(atTerminal({}).status).toBe(0);
+    const started = atTerminal({});
+    expect(started.status).toBe(0);
+    expect(started.stdout).toMatch(/flotilla: started a build server \(pid \d+\) to make the next builds faster; `flotilla build-server stop` stops it, FLOTILLA_BUILD_SERVER=0 does without/);
     await u.waitForServer();
   });
 
