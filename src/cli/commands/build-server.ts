@@ -74,7 +74,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
           io.out(
             formatTable(
               ['PID', 'STARTED', 'BUILDS', 'PREPARED', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
-              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), String(s.preparedBuilds), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
+              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.preparedBuilds.made} (${s.preparedBuilds.used} used)`, `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
             ),
           );
         },
