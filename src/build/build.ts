@@ -48,7 +48,8 @@ export interface BuildOptions {
   /**
    * Do all a build does but write the tarball: it is made in memory, for a
    * `watched` memory to start from (a build server preparing for the builds
-   * to come); nothing appears in `outDir`.
+   * to come); nothing appears in `outDir`, nothing in the app changes (so
+   * not with `bumpChanged`).
    */
   readonly prepareOnly?: boolean;
 }
@@ -122,6 +123,8 @@ const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
+  // A build made in memory writes nothing anyone sees; --bump-changed writes Chart.yaml files.
+  if (options.prepareOnly && options.bumpChanged) throw new FlotillaError('a build made in memory only cannot bump chart versions (--bump-changed)');
   const root = resolve(appDir);
   const rootInfo = await stat(root).catch((error: unknown) => {
     throw asFileAccessError(error, appDir);

@@ -40,16 +40,16 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  */
 export function launch(bundlePath: string, contentHash: string, launcher: string): void {
   const bundle = pathToFileURL(bundlePath);
-  const { use, start } = buildServerUse(process.argv.slice(2));
+  const command = { argv: process.argv.slice(2), cwd: process.cwd() };
+  const { use, start } = buildServerUse(command.argv);
   const place = use ? serverPlace(userCacheDir(), installationOf(bundle.href), { create: start }) : undefined;
   const runHere = () => {
     if (place && start) {
       // Once the command has ended well (a failed one exits at once): started in the background.
       process.once('beforeExit', (code) => {
-        const prepareFrom = { argv: process.argv.slice(2), cwd: process.cwd() };
         if (code !== 0) return;
         void import('../server/start.js').then(({ startServer }) => {
-          const pid = startServer(place, launcher, prepareFrom);
+          const pid = startServer(place, launcher, command);
           // Said, as a background process should be, with how to do without it.
           if (pid !== undefined) process.stderr.write(`flotilla: started a build server (pid ${pid}) to make the next builds faster; \`flotilla build-server stop\` stops it, FLOTILLA_BUILD_SERVER=0 does without\n`);
         });
@@ -60,8 +60,7 @@ export function launch(bundlePath: string, contentHash: string, launcher: string
   if (!place) return runHere();
   // `flotilla build | head`: what the reader no longer wants goes nowhere.
   process.stdout.on('error', () => {});
-  const request = { kind: 'run', key: place.key, argv: process.argv.slice(2), cwd: process.cwd() } as const;
-  void runOnServer(place.socket, request, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }).then((code) => {
+  void runOnServer(place.socket, { kind: 'run', key: place.key, ...command }, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }).then((code) => {
     if (code === undefined) runHere();
     else process.exitCode = code;
   });

@@ -155,6 +155,13 @@ describe('KeptBuilds', () => {
     expect(kept.apps()).toEqual([one]);
   });
 
+  it('never prepares a build that writes to the app (--bump-changed)', async () => {
+    const app = writeApp();
+    await expect(buildApp(app, { outDir: tempDir(), prepareOnly: true, bumpChanged: true, against: join(app, 'missing.tgz') })).rejects.toThrow(
+      'a build made in memory only cannot bump chart versions (--bump-changed)',
+    );
+  });
+
   it('builds a cacheless build as buildApp does, keeping nothing', async () => {
     const app = writeApp();
     kept = new KeptBuilds();

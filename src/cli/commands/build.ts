@@ -44,8 +44,6 @@ export function register(program: Command, { io, kept, prepareOnly }: CommandCon
         followExternalSymlinks: opts.followExternalSymlinks,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
-      // Preparing never writes to the app (--bump-changed does).
-      if (prepareOnly && opts.bumpChanged) return;
       const result = await (kept ? kept.build(appDir, { ...options, prepareOnly }) : buildApp(appDir, options));
       if (prepareOnly) return;
       printWarnings(result.app.warnings, io);
