@@ -411,18 +411,18 @@ export class FluxSimulation {
   // ---- status writes ---------------------------------------------------------
 
   /** Merges `status` into the object's status through the status subresource (no-op when unchanged). */
-  private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): JsonObject | undefined {
+  private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): void {
     const type = this.type(resource);
     // Read without a copy: only the update below writes, from a new object.
     const current = type ? this.cluster.peek(type, namespace, name) : undefined;
-    if (!type || !current) return undefined;
+    if (!type || !current) return;
     const next = { ...(isObject(current.status) ? current.status : {}), ...status };
     if (Array.isArray(next.conditions)) next.conditions = this.stampConditions(current, next.conditions as unknown as Condition[]) as unknown as Json;
-    if (deepEqual(next, current.status)) return this.cluster.find(type, namespace, name);
+    if (deepEqual(next, current.status)) return;
     try {
-      return this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
+      this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
     } catch (error) {
-      if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return undefined;
+      if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return;
       throw error;
     }
   }
