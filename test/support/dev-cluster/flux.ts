@@ -547,20 +547,16 @@ export class FluxSimulation {
         // 80 charts pulled at once must not take the helm slots the renders need. The manifest, fetched once, names the content.
         pull = this.sourceSlots.limited(async () => {
           const manifest = await resolveOciChart(`${url}/${chartName}`, version);
-          return this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, () => {
-            this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
-            return pullOciChart(manifest, destination);
-          });
+          return this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, namespace, name, () => pullOciChart(manifest, destination));
         });
       } else {
-        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), () => {
-          this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
-          return this.queue.limited(() =>
+        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), namespace, name, () =>
+          this.queue.limited(() =>
             repoSpec.type === 'oci'
               ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, destination)
               : this.helm.pull({ chart: chartName, repoUrl: url, version }, destination),
-          );
-        });
+          ),
+        );
       }
       const file = await pull;
       const metadata = await this.helm.metadata(file);
@@ -583,10 +579,14 @@ export class FluxSimulation {
   /** Pulled chart archives by what identifies their content, so HelmCharts of one chart share one pull. */
   private readonly pulled = new Map<string, Promise<string>>();
 
-  /** The archive pulled for `key`, pulling it unless it is (being) pulled already; without a key, always pulls. */
-  private pullOnce(key: string | undefined, pull: () => Promise<string>): Promise<string> {
+  /**
+   * The archive pulled for `key`, pulling it (traced as fetched for the
+   * HelmChart `namespace/name`) unless it is (being) pulled already; without a key, always pulls.
+   */
+  private pullOnce(key: string | undefined, namespace: string, name: string, pull: () => Promise<string>): Promise<string> {
     const known = key ? this.pulled.get(key) : undefined;
     if (known) return known;
+    this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
     const started = pull();
     if (key) {
       this.pulled.set(key, started);
