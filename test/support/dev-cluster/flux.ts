@@ -29,7 +29,7 @@ import type { Cluster } from './cluster.js';
 import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
-import { pullOciChart, resolveOciChart } from './oci-pull.js';
+import { pullOciChart, resolveOciChart, sha256 } from './oci-pull.js';
 import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
@@ -120,7 +120,6 @@ const SOURCE_CONCURRENCY = 2;
 
 /** A chart version that names one version (not a range). */
 const EXACT_VERSION = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
-const sha256 = (data: string | Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** Why a reconcile stops with Ready=False: Flux's reason and message. */
