@@ -35,7 +35,7 @@ export {
   type ReleaseView,
 } from './host.js';
 export { describePlugin, type LoadedChartPlugin, type LoadedPlugin } from './instantiate.js';
-export { loadPluginBundle, loadPluginBundleFiles, verifyBundleFiles, verifyPluginBundle, type LoadedBundle } from './loader.js';
+export { loadPluginBundle, loadPluginBundleFiles, verifyPluginBundle, type LoadedBundle } from './loader.js';
 export { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 export { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, parseManifest, serializeManifest, type ManifestPlugin, type PluginManifest } from './manifest.js';
 export { checkPasswordName, generatePassword } from './passwords.js';

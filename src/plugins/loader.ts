@@ -73,15 +73,11 @@ function describe(kind: string, chart: string | undefined, release: string | und
 }
 
 /**
- * Every file of the folder but the manifest must be listed with a matching
+ * Every file of the bundle but the manifest must be listed with a matching
  * sha256, and every listed file present: an extra file is refused too, as
  * nothing in a bundle should be there unaccounted for. Returns the entry's
  * verified bytes, which are what gets imported.
  */
-export async function verifyBundleFiles(dir: string, manifest: PluginManifest): Promise<Uint8Array> {
-  return verifyFiles(await readBundleFolder(dir), manifest, dir);
-}
-
 function verifyFiles(files: ReadonlyMap<string, Uint8Array>, manifest: PluginManifest, label: string): Uint8Array {
   const present = [...files.keys()].filter((f) => f !== MANIFEST_FILE).sort();
   const listed = Object.keys(manifest.files).sort();

@@ -220,12 +220,9 @@ const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 interface RunFigures {
   readonly elapsed: number;
   readonly maxRssMiB: number;
-  /** flotilla's own time: before the first HelmRelease is written, and after the last one is Ready. */
-  readonly startup: number;
-  readonly finish: number;
   /** The longest chain, each release weighed by its measured time from eligible (written, dependencies Ready) to Ready. */
   readonly asRun: number;
-  /** Where the time above the critical path went, along the chain that finished last (parts of `elapsed − critical`). */
+  /** Where the time above the critical path went, along the chain that finished last (parts of `elapsed − critical`); its `startup` and `finish` are flotilla's own time. */
   readonly above: AboveCriticalPath;
   readonly load: readonly number[];
   /** How late the fixture's event loop (API server and Flux simulation) ran, in ms: p99 and max. */
@@ -300,31 +297,35 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
       path.unshift(at);
       at = [...(byName.get(at)?.dependsOn ?? [])].sort((a, b) => (times(b).ready ?? 0) - (times(a).ready ?? 0))[0];
     }
+    // One release's parts of its time from eligible to Ready.
+    const wake = (n: string) => gap(times(n).renderQueued, eligible(n));
+    const slot = (n: string) => gap(times(n).renderStart, times(n).renderQueued);
+    const template = (n: string) => gap(times(n).renderEnd, times(n).renderStart);
+    const settle = (n: string) => (gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS;
     const along = (part: (n: string) => number | undefined) => path.reduce((sum, n) => sum + (part(n) ?? NaN), 0);
     const above: AboveCriticalPath = {
       startup: firstApplied - apply.startedAt,
       writing: (times(path[0]!).applied ?? NaN) - firstApplied,
-      wake: along((n) => gap(times(n).renderQueued, eligible(n))),
-      slot: along((n) => gap(times(n).renderStart, times(n).renderQueued)),
-      template: along((n) => gap(times(n).renderEnd, times(n).renderStart)),
-      settle: along((n) => (gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS),
+      wake: along(wake),
+      slot: along(slot),
+      template: along(template),
+      settle: along(settle),
       finish: endedAt - lastReady,
     };
-    const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, startup: firstApplied - apply.startedAt, finish: endedAt - lastReady, asRun, above, load, loopDelay };
+    const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, asRun, above, load, loopDelay };
     console.log(`run ${index}: apply ${s(figures.elapsed)} = ${(figures.elapsed / critical).toFixed(2)}× the critical path; upload ${upload.seconds.toFixed(1)} s; load average ${(load[0] ?? 0).toFixed(2)} at start, max ${Math.max(...load).toFixed(2)}`);
-    console.log(`  flotilla before the first HelmRelease is written  ${s(figures.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`);
+    console.log(`  flotilla before the first HelmRelease is written  ${s(above.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`);
     console.log(`  HelmRelease written → its chart pulled           ${spread(names.map((n) => gap(times(n).chartReady, times(n).applied)))} (source-controller, while the dependencies install)`);
-    console.log(`  eligible (dependencies Ready) → render queued     ${spread(names.map((n) => gap(times(n).renderQueued, eligible(n))))} (woken by the dependency's Ready, or its chart if still pulling)`);
-    console.log(`  render queued → started (a free helm slot)        ${spread(names.map((n) => gap(times(n).renderStart, times(n).renderQueued)))}`);
-    console.log(`  helm template                                     ${spread(names.map((n) => gap(times(n).renderEnd, times(n).renderStart)))}`);
+    console.log(`  eligible (dependencies Ready) → render queued     ${spread(names.map(wake))} (woken by the dependency's Ready, or its chart if still pulling)`);
+    console.log(`  render queued → started (a free helm slot)        ${spread(names.map(slot))}`);
+    console.log(`  helm template                                     ${spread(names.map(template))}`);
     console.log(`  rendered → Ready (the set delay)                  ${spread(names.map((n) => gap(times(n).ready, times(n).renderEnd)))}`);
     console.log(`  Ready → flotilla reports it (its watch)           ${spread(names.map((n) => gap(times(n).seen, times(n).ready)))}`);
-    console.log(`  last release Ready → flotilla exits               ${s(figures.finish)} (post hooks, record written; last reported ${s(endedAt - lastSeen)} before exit)`);
+    console.log(`  last release Ready → flotilla exits               ${s(above.finish)} (post hooks, record written; last reported ${s(endedAt - lastSeen)} before exit)`);
     console.log(`  the fixture's event loop ran late by up to ${loopDelay.max.toFixed(0)} ms (p99 ${loopDelay.p99.toFixed(0)} ms): timers and watch events wait that long`);
     console.log(`  above the critical path: ${describeAbove(above)} = ${s(sumAbove(above))} (elapsed − critical ${s(figures.elapsed - critical)})`);
     const part = (ms: number | undefined) => (ms === undefined ? '?' : (ms / 1000).toFixed(2));
-    const parts = (n: string) =>
-      `wake ${part(gap(times(n).renderQueued, eligible(n)))}, slot ${part(gap(times(n).renderStart, times(n).renderQueued))}, template ${part(gap(times(n).renderEnd, times(n).renderStart))}, settle ${part((gap(times(n).ready, times(n).renderEnd) ?? NaN) - READY_MS)}`;
+    const parts = (n: string) => `wake ${part(wake(n))}, slot ${part(slot(n))}, template ${part(template(n))}, settle ${part(settle(n))}`;
     console.log(`  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)}: ${parts(n)})`).join(' → ')}`);
     if (process.env.BENCH_VERBOSE) {
       const firstRelease = cluster.requests.findIndex((r) => r.at >= apply.startedAt && r.url.includes('/helmreleases/'));
@@ -347,12 +348,15 @@ const ABOVE_PARTS: readonly [keyof AboveCriticalPath, string][] = [
   ['finish', 'flotilla after the last Ready'],
 ];
 const sumAbove = (above: AboveCriticalPath) => ABOVE_PARTS.reduce((sum, [key]) => sum + above[key], 0);
-const describeAbove = (above: AboveCriticalPath, format = s) => ABOVE_PARTS.map(([key, label]) => `${label} ${format(above[key])}`).join(' + ');
+const describeAbove = (above: AboveCriticalPath) => ABOVE_PARTS.map(([key, label]) => `${label} ${s(above[key])}`).join(' + ');
+
+/** The median (the lower of the middle two of an even count). */
+const medianOf = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? NaN;
 
 /** `median (min–max)` of a figure over the runs. */
 function summary(values: readonly number[], format: (v: number) => string): string {
   const sorted = [...values].sort((a, b) => a - b);
-  const median = sorted[Math.floor((sorted.length - 1) / 2)] ?? NaN;
+  const median = medianOf(sorted);
   return sorted.length > 1 ? `${format(median)} (${format(sorted[0] ?? NaN)}–${format(sorted.at(-1) ?? NaN)}, spread ${(((sorted.at(-1)! - sorted[0]!) / median) * 100).toFixed(0)}%)` : format(median);
 }
 
@@ -364,17 +368,16 @@ try {
   const runs: RunFigures[] = [];
   for (let i = 1; i <= RUNS; i++) runs.push(await benchOnce(built.file, i));
   const ratios = runs.map((r) => r.elapsed / critical);
-  const median = [...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)] ?? NaN;
+  const median = medianOf(ratios);
   const loads = runs.flatMap((r) => r.load);
   console.log(`summary over ${runs.length} run(s): median (min–max)`);
   console.log(`  flotilla apply elapsed            ${summary(runs.map((r) => r.elapsed), s)}`);
   console.log(`  critical path                     ${s(critical)} (${chain} × ${READY_MS} ms) → ${summary(ratios, (v) => `${v.toFixed(2)}×`)}; floor ≤ 1.20×: ${median <= 1.2 ? 'OK' : 'ABOVE THE FLOOR'}`);
   console.log(`  one after another                 ${s(serial)} (${releases.length} × ${READY_MS} ms) → ${summary(runs.map((r) => r.elapsed / serial), (v) => `${v.toFixed(3)}×`)}`);
-  console.log(`  critical path as the fixture ran  ${summary(runs.map((r) => r.asRun), s)} (each release weighed by its measured eligible → Ready: chart pull, helm template, the set delay) → ${summary(runs.map((r) => r.elapsed / (r.asRun + r.startup + r.finish)), (v) => `${v.toFixed(2)}×`)} of it plus flotilla's own time`);
-  const medianOf = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? NaN;
+  console.log(`  critical path as the fixture ran  ${summary(runs.map((r) => r.asRun), s)} (each release weighed by its measured eligible → Ready: chart pull, helm template, the set delay) → ${summary(runs.map((r) => r.elapsed / (r.asRun + r.above.startup + r.above.finish)), (v) => `${v.toFixed(2)}×`)} of it plus flotilla's own time`);
   const medianAbove = Object.fromEntries(ABOVE_PARTS.map(([key]) => [key, medianOf(runs.map((r) => r.above[key]))])) as unknown as AboveCriticalPath;
   console.log(`  above the critical path (medians, along the chain that finished last, ${chain} releases): ${describeAbove(medianAbove)} = ${s(sumAbove(medianAbove))}`);
-  console.log(`  flotilla's own time               ${summary(runs.map((r) => r.startup), s)} before the first release is written, ${summary(runs.map((r) => r.finish), s)} after the last is Ready`);
+  console.log(`  flotilla's own time               ${summary(runs.map((r) => r.above.startup), s)} before the first release is written, ${summary(runs.map((r) => r.above.finish), s)} after the last is Ready`);
   console.log(`  peak memory of flotilla apply     ${summary(runs.map((r) => r.maxRssMiB), (v) => `${v.toFixed(0)} MiB`)} (max RSS of the CLI process)`);
   console.log(`  load average (1 min) during runs  mean ${(loads.reduce((a, b) => a + b, 0) / loads.length).toFixed(2)}, min ${Math.min(...loads).toFixed(2)}, max ${Math.max(...loads).toFixed(2)}`);
   if (median > 1.2) process.exitCode = 1;

@@ -24,6 +24,11 @@ const hook = join(root, 'test', 'support', 'log-imports.mjs');
 const NOT_FOR_A_BUILD = /^dist\/(policies|lifecycle|kube|import|verify|preflight|oci|edit|starlingx)\//;
 /** The files of the shipped CLI: its entry and its bundle. */
 const CLI_FILE = /\/dist\/cli\/flotilla(-[0-9a-f]+)?\.cjs$/;
+const CLI_BUNDLE = /\/dist\/cli\/flotilla-[0-9a-f]+\.cjs$/;
+/** Initialised modules a build, or help for it, has no use for: other commands', and code for other work. */
+const notForABuild = (initialised: readonly string[]) => initialised.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module));
+/** What was imported beyond Node's built-ins and the CLI's own files. */
+const importedBeyondTheCli = (imports: readonly string[]) => imports.filter((url) => !url.startsWith('node:') && !CLI_FILE.test(url));
 
 /** Every module file reachable through static imports from `file` (the compiled, unbundled dist/). */
 function staticGraph(file: string, seen = new Set<string>()): Set<string> {
@@ -60,7 +65,7 @@ function loadedBy(args: readonly string[]): Loaded {
   const imports = [...run.stderr.matchAll(/^IMPORT (\S+)$/gm)].map((m) => m[1]!);
   const required = relative([...run.stderr.matchAll(/^REQUIRE (\S+)$/gm)].map((m) => m[1]!));
   const scripts = readdirSync(coverage).flatMap((file) => (JSON.parse(readFileSync(join(coverage, file), 'utf8')) as Coverage).result);
-  const bundle = scripts.filter((script) => /\/dist\/cli\/flotilla-[0-9a-f]+\.cjs$/.test(script.url));
+  const bundle = scripts.filter((script) => CLI_BUNDLE.test(script.url));
   expect(bundle).toHaveLength(1);
   const initialised = bundle[0]!.functions.filter((f) => /^(dist|node_modules)\//.test(f.functionName) && f.ranges[0]!.count > 0).map((f) => f.functionName);
   return { imports, required, initialised };
@@ -73,7 +78,7 @@ function loadedByBuild(app: string, out: string, checksValues = false): Loaded {
   const unused = loaded.required.filter((path) => new RegExp(`node_modules/(${checksValues ? '' : 'handlebars|'}ajv|tar)/`).test(path) && !path.includes('node_modules/ajv/dist/runtime/'));
   expect(unused).toEqual([]);
   expect(loaded.initialised).toContain('dist/build/build.js');
-  expect(loaded.initialised.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module))).toEqual([]);
+  expect(notForABuild(loaded.initialised)).toEqual([]);
   // Precompiled validators run one by one, as their schema is met: one Flux version's, not every one.
   // (A rebuild checks only the files that changed: unchanged ones meet no schema.)
   const validators = loaded.initialised.filter((module) => module.startsWith('dist/app/validators/')).map((module) => basename(module));
@@ -104,14 +109,14 @@ describe('lazy loading', () => {
     const first = loadedByBuild(app, out, true);
     expect(first.imports.some((url) => url.includes('/node_modules/esbuild/'))).toBe(true);
     const again = loadedByBuild(app, out);
-    expect(again.imports.filter((url) => !url.startsWith('node:') && !CLI_FILE.test(url))).toEqual([]);
+    expect(importedBeyondTheCli(again.imports)).toEqual([]);
     for (const url of [...first.imports, ...again.imports]) expect(url).not.toContain('@kubernetes/client-node');
   });
 
   it('help for the build command initialises the build command only', () => {
     const { initialised, imports } = loadedBy(['build', '--help']);
     expect(initialised).toContain('dist/cli/commands/build.js');
-    expect(initialised.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module))).toEqual([]);
-    expect(imports.filter((url) => !url.startsWith('node:') && !CLI_FILE.test(url))).toEqual([]);
+    expect(notForABuild(initialised)).toEqual([]);
+    expect(importedBeyondTheCli(imports)).toEqual([]);
   });
 });

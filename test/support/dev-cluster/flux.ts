@@ -29,7 +29,7 @@ import type { Cluster } from './cluster.js';
 import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
-import { pullOciChart, resolveOciChart } from './oci-pull.js';
+import { pullOciChart, resolveOciChart, sha256 } from './oci-pull.js';
 import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
@@ -120,7 +120,6 @@ const SOURCE_CONCURRENCY = 2;
 
 /** A chart version that names one version (not a range). */
 const EXACT_VERSION = /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
-const sha256 = (data: string | Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** Why a reconcile stops with Ready=False: Flux's reason and message. */
@@ -411,18 +410,18 @@ export class FluxSimulation {
   // ---- status writes ---------------------------------------------------------
 
   /** Merges `status` into the object's status through the status subresource (no-op when unchanged). */
-  private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): JsonObject | undefined {
+  private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): void {
     const type = this.type(resource);
     // Read without a copy: only the update below writes, from a new object.
     const current = type ? this.cluster.peek(type, namespace, name) : undefined;
-    if (!type || !current) return undefined;
+    if (!type || !current) return;
     const next = { ...(isObject(current.status) ? current.status : {}), ...status };
     if (Array.isArray(next.conditions)) next.conditions = this.stampConditions(current, next.conditions as unknown as Condition[]) as unknown as Json;
-    if (deepEqual(next, current.status)) return this.cluster.find(type, namespace, name);
+    if (deepEqual(next, current.status)) return;
     try {
-      return this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
+      this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
     } catch (error) {
-      if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return undefined;
+      if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return;
       throw error;
     }
   }
@@ -547,20 +546,16 @@ export class FluxSimulation {
         // 80 charts pulled at once must not take the helm slots the renders need. The manifest, fetched once, names the content.
         pull = this.sourceSlots.limited(async () => {
           const manifest = await resolveOciChart(`${url}/${chartName}`, version);
-          return this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, () => {
-            this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
-            return pullOciChart(manifest, destination);
-          });
+          return this.pullOnce(`oci ${url}/${chartName}@${manifest.digest}`, namespace, name, () => pullOciChart(manifest, destination));
         });
       } else {
-        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), () => {
-          this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
-          return this.queue.limited(() =>
+        pull = this.pullOnce(await this.pullCacheKey(repo, url, chartName, version), namespace, name, () =>
+          this.queue.limited(() =>
             repoSpec.type === 'oci'
               ? this.helm.pull({ chart: `${url}/${chartName}`, version, plainHttp: repoSpec.insecure === true }, destination)
               : this.helm.pull({ chart: chartName, repoUrl: url, version }, destination),
-          );
-        });
+          ),
+        );
       }
       const file = await pull;
       const metadata = await this.helm.metadata(file);
@@ -583,10 +578,14 @@ export class FluxSimulation {
   /** Pulled chart archives by what identifies their content, so HelmCharts of one chart share one pull. */
   private readonly pulled = new Map<string, Promise<string>>();
 
-  /** The archive pulled for `key`, pulling it unless it is (being) pulled already; without a key, always pulls. */
-  private pullOnce(key: string | undefined, pull: () => Promise<string>): Promise<string> {
+  /**
+   * The archive pulled for `key`, pulling it (traced as fetched for the
+   * HelmChart `namespace/name`) unless it is (being) pulled already; without a key, always pulls.
+   */
+  private pullOnce(key: string | undefined, namespace: string, name: string, pull: () => Promise<string>): Promise<string> {
     const known = key ? this.pulled.get(key) : undefined;
     if (known) return known;
+    this.options.trace?.({ namespace, name, phase: 'chart-fetched', at: Date.now() });
     const started = pull();
     if (key) {
       this.pulled.set(key, started);

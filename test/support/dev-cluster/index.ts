@@ -62,7 +62,7 @@ export interface DevClusterOptions {
   readonly retryIntervalMs?: number;
   /** The helm binary (default: $FLOTILLA_HELM, else .cache/tools/helm of this checkout). */
   readonly helm?: string;
-  /** Told when the Flux simulation queues, starts and ends each render (for benchmarks). */
+  /** Told when the Flux simulation queues, starts and ends each render, and when it fetches a chart (benchmarks and tests see where time goes). */
   readonly trace?: (event: FluxTrace) => void;
 }
 

@@ -15,7 +15,8 @@ import { HelmError } from './helm.js';
 const MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
 const CHART_LAYER = 'application/vnd.cncf.helm.chart.content.v1.tar+gzip';
 
-const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
+/** A content digest as registries write it: `sha256:<hex>`. */
+export const sha256 = (data: string | Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 
 /** A chart's manifest in a registry: what identifies its content, and where its layer is. */
 export interface OciChartManifest {
