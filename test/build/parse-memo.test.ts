@@ -26,7 +26,7 @@ async function failureOf(build: Promise<unknown>): Promise<Error> {
 }
 
 describe('the build keeps parsed YAML between runs', () => {
-  it('parses again only the file that changed, and every tree it hands out stays as a fresh parse makes it', async () => {
+  it('parses and schema-checks again only the file that changed, and every tree it hands out stays as a fresh parse makes it', async () => {
     const source = writeApp();
     const out = tempDir();
     await buildApp(source, { outDir: out });
@@ -42,9 +42,19 @@ describe('the build keeps parsed YAML between runs', () => {
       handedOut.push([text, file, options, parsed.root]);
       return parsed;
     };
+    // Every schema check that runs is recorded too: the files that passed before and did not change are not checked again.
+    const checked: string[] = [];
+    const checkOnce = memo.checkOnce.bind(memo);
+    memo.checkOnce = (root, check, run) => checkOnce(root, check, () => (checked.push(check), run()));
     const app = await loadApp(source, { parseMemo: memo });
     for (const release of app.releases) await computeReleaseValues(app, release);
     expect(memo.parsedFiles).toEqual(['overrides/static/web.yaml']);
+    expect(checked).toEqual([]);
+    // The same memo over another text of the release table checks it.
+    const releases = join(source, 'fluxcd/releases.yaml');
+    append(releases, '# edited\n');
+    await loadApp(source, { parseMemo: memo });
+    expect(checked).toHaveLength(1);
     expect(handedOut.length).toBeGreaterThan(10);
     for (const [text, file, options, root] of handedOut) expect(root, file).toEqual(parseYaml(text, file, options).root);
   });
