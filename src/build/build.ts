@@ -5,18 +5,17 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, writeTarGzFile, writeTarGzPieces, type PieceSource, type WrittenArchive } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink, type ReadMemory } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -39,8 +38,9 @@ export interface BuildOptions {
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
   /**
-   * What `--watch` carries from one build to the next (see WatchMemory);
-   * without it every folder is walked and the last tarball read back.
+   * What a long-lived process carries from one build to the next (see
+   * WatchMemory); without it every folder is walked and the last tarball
+   * read back.
    */
   readonly watched?: WatchMemory;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
@@ -65,9 +65,10 @@ export interface BuiltChart {
 }
 
 /**
- * What `--watch` carries from one build to the next. Facts about a source
- * folder hold until watch.ts sees a change below it and drops them: stat
- * fingerprints of chart folders, the links found in each source folder. The
+ * What a long-lived process (`--watch`, the build server) carries from one
+ * build to the next. Facts about a source folder hold until its AppWatcher
+ * hears a change below it and drops them: stat fingerprints of chart
+ * folders, the links found in each source folder, the files read. The
  * tarball last written is kept as it was written, so the next build copies
  * its pieces without reading it back.
  */
@@ -198,7 +199,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     dump: manifestCache?.dump,
   });
   // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
-  for (const rel of filesBelow(app, APP_FILES.manifests)) {
+  for (const rel of filesBelow(app.source.files, APP_FILES.manifests)) {
     const inTree = rel.slice(APP_FILES.manifests.length + 1);
     if (manifests.has(inTree)) throw new FlotillaError(`${rel} would replace the generated fluxcd-manifests/${inTree}; flotilla writes that file itself`);
     manifests.set(inTree, readShipped(rel));
@@ -213,40 +214,34 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   const outDir = options.outDir ?? '.';
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
-  if (options.prepareOnly) {
-    const { bytes, pieces } = await writeTarGzPieces(entries, tarOptions);
-    const made: WrittenArchive = { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
-    // The piece table describes a file on disk: not saved for one that was not written.
-    const saveCaches = () => Promise.all([valuesWrite, chartsWrite, manifestCache?.save(), session.saveCache()]);
-    if (options.watched) {
-      options.watched.unsavedCaches = saveCaches;
-      if (cacheDir) options.watched.lastTarball = made;
-    } else await saveCaches();
-    return buildResult(app, made, bumped, externalLinks, charts);
-  }
-  await mkdir(outDir, { recursive: true });
   // Every entry is a piece of its own, taken from the previous tarball while
   // unchanged; without a cache, the same pieces are all compressed anew, so
   // the bytes are the same either way.
-  const saveCaches = (archive: WrittenArchive) => Promise.all([valuesWrite, chartsWrite, reuse?.save(archive), manifestCache?.save(), session.saveCache()]);
+  const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
+  // The piece table describes a file on disk: not saved for a tarball made in memory only.
+  const saveCaches = (archive: WrittenArchive) =>
+    Promise.all([valuesWrite, chartsWrite, options.prepareOnly ? undefined : reuse?.save(archive), manifestCache?.save(), session.saveCache()]);
   // A one-shot build saves its caches while the tarball is written and
   // flushed: the piece table is trusted only for a file of the recorded size
   // and CRC-32, so one saved before (or without) its tarball landing is never
   // used for another. A build that keeps a memory leaves them for its
   // process to save when idle (WatchMemory.unsavedCaches).
-  const written = await writeTarGzFile(file, entries, tarOptions, options.watched ? undefined : saveCaches);
+  const saveNow = options.watched ? undefined : saveCaches;
+  let written: WrittenArchive;
+  if (options.prepareOnly) {
+    written = await tarGzInMemory(file, entries, tarOptions);
+    await saveNow?.(written);
+  } else {
+    await mkdir(outDir, { recursive: true });
+    written = await writeTarGzFile(file, entries, tarOptions, saveNow);
+  }
   if (options.watched) {
     options.watched.unsavedCaches = () => saveCaches(written);
     if (cacheDir) options.watched.lastTarball = written;
   }
-  return buildResult(app, written, bumped, externalLinks, charts);
-}
-
-function buildResult(app: App, written: WrittenArchive, bumped: Map<string, [string, string]>, externalLinks: readonly ExternalLink[], charts: readonly CachedChart[]): BuildResult {
   return {
     app,
-    file: written.file,
+    file,
     sha256: written.sha256,
     size: written.size,
     bumped,
@@ -275,41 +270,23 @@ function orderForApply(app: App): Release[] {
   return app.graph.waves.flat();
 }
 
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
 function payloadFiles(app: App): string[] {
-  return APP_PAYLOAD.flatMap((rel) => filesBelow(app, rel));
+  return APP_PAYLOAD.flatMap((rel) => filesBelow(app.source.files, rel));
 }
 
-/** The files below a folder of the app (or the file itself), sorted, hidden ones left out. Read synchronously: small folders, no thread-pool round trips. */
-function filesBelow(app: App, top: string): string[] {
-  const out: string[] = [];
-  const walk = (rel: string): void => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(app.path(rel), { withFileTypes: true });
-    } catch (error) {
-      // Not a folder: the file itself (a missing one is left out).
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') out.push(rel);
-      return;
-    }
-    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      if (entry.name.startsWith('.')) continue;
-      const child = `${rel}/${entry.name}`;
-      // Links were checked before the build read anything (checkSourceTree): they are followed like Helm follows them.
-      const kind = entry.isSymbolicLink() ? statOrUndefined(app.path(child)) : entry;
-      if (kind?.isDirectory()) walk(child);
-      else if (kind?.isFile()) out.push(child);
-    }
-  };
-  walk(top);
-  return out;
+/**
+ * The files below a folder of the app (or the file itself), sorted, hidden
+ * ones left out; through the app's own file source, so a long-lived process
+ * lists what it read before. Links were checked before the build read
+ * anything (checkSourceTree): they are followed as Helm follows them.
+ */
+function filesBelow(files: FileSource, top: string): string[] {
+  const kind = files.kindOf(top);
+  if (kind !== 'directory') return kind === 'file' ? [top] : [];
+  return files
+    .list(top)
+    .filter((entry) => !entry.name.startsWith('.'))
+    .flatMap((entry) => (entry.kind === 'directory' ? filesBelow(files, `${top}/${entry.name}`) : [`${top}/${entry.name}`]));
 }
 
 async function packageCharts(

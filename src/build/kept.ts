@@ -40,6 +40,7 @@ export class KeptBuilds {
   /** The build or preparation under way: the next waits for it. */
   private queue: Promise<unknown> = Promise.resolve();
   private prepared = 0;
+  private preparedUsed = 0;
 
   constructor(private readonly limit = DEFAULT_APPS_KEPT) {}
 
@@ -70,6 +71,7 @@ export class KeptBuilds {
         const unsaved = memory.unsavedCaches;
         memory.unsavedCaches = () => Promise.all([unsaved?.(), savePieceTable(options, written)]);
         app.watcher.saveWhenIdle(memory);
+        this.preparedUsed++;
         return { ...prepared.result, file };
       }
       try {
@@ -88,9 +90,9 @@ export class KeptBuilds {
     return [...this.byFolder.keys()].reverse();
   }
 
-  /** Builds made in memory after a change, ahead of a client's build. */
-  get preparations(): number {
-    return this.prepared;
+  /** Builds made in memory after a change, ahead of a client's build; and how many of them were the answer to one. */
+  get preparations(): { readonly made: number; readonly used: number } {
+    return { made: this.prepared, used: this.preparedUsed };
   }
 
   close(): void {

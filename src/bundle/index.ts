@@ -15,6 +15,7 @@ export {
   writeTar,
   writeTarGz,
   writeTarGzAsync,
+  tarGzInMemory,
   writeTarGzFile,
   writeTarGzPieces,
   type PieceRecord,

@@ -501,7 +501,17 @@ export async function writeTarGzFile(
 ): Promise<WrittenArchive> {
   const { bytes, pieces } = await writeTarGzPieces(entries, { label: file, ...options });
   const writing = writeFileAtomic(file, bytes);
-  const written: WrittenArchive = { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
+  const written = archive(file, bytes, pieces);
   await Promise.all([writing, meanwhile?.(written)]);
   return written;
+}
+
+/** What {@link writeTarGzFile} would write to `file`, made in memory only. */
+export async function tarGzInMemory(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
+  const { bytes, pieces } = await writeTarGzPieces(entries, { label: file, ...options });
+  return archive(file, bytes, pieces);
+}
+
+function archive(file: string, bytes: Buffer, pieces: readonly PieceRecord[]): WrittenArchive {
+  return { file, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), bytes, pieces };
 }

@@ -9,6 +9,7 @@ import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from './process.js';
 
 const live = new Set<string>();
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -27,15 +28,6 @@ function onSignal(signal: NodeJS.Signals): void {
   if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes temp folders left by runs of this user whose process is gone. */
 export function sweepStaleTempDirs(root = tmpdir()): string[] {
   const removed: string[] = [];
@@ -48,7 +40,7 @@ export function sweepStaleTempDirs(root = tmpdir()): string[] {
   const uid = process.getuid?.();
   for (const name of names) {
     const match = NAME.exec(name);
-    if (!match || Number(match[1]) === process.pid || alive(Number(match[1]))) continue;
+    if (!match || Number(match[1]) === process.pid || processAlive(Number(match[1]))) continue;
     const path = join(root, name);
     try {
       const info = lstatSync(path);

@@ -4,7 +4,7 @@
  * warm code, the parsed files, the watched folders) instead of starting
  * over in a new process (docs/architecture.md, "Build server").
  */
-export { askServer, runOnServer, serverSockets, type CommandOutput } from './client.js';
+export { askServer, listServers, runOnServer, serverStatus, stopServers, type CommandOutput } from './client.js';
 export { startServer, type PrepareFrom } from './start.js';
 export { installationOf, serverPlace, SERVERS_FOLDER, serversFolder, type Installation, type ServerPlace } from './place.js';
 export type { Reply, Request, RunRequest, ServerStatus } from './protocol.js';

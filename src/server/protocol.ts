@@ -27,8 +27,8 @@ export interface ServerStatus {
   /** ISO 8601. */
   readonly startedAt: string;
   readonly commandsRun: number;
-  /** Builds made in memory after a change, ahead of a client's build. */
-  readonly preparedBuilds: number;
+  /** Builds made in memory after a change, ahead of a client's build; and how many were the answer to one. */
+  readonly preparedBuilds: { readonly made: number; readonly used: number };
   /** The apps whose state the server keeps, most recently built first. */
   readonly apps: readonly string[];
   readonly idleSeconds: number;

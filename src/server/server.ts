@@ -19,8 +19,8 @@ export interface ServeOptions {
   run(request: RunRequest, output: CommandOutput): Promise<number>;
   /** The apps whose state is kept, for the status. */
   apps(): readonly string[];
-  /** How many builds were prepared ahead of clients, for the status. */
-  preparedBuilds?(): number;
+  /** How many builds were prepared ahead of clients (and used), for the status. */
+  preparedBuilds?(): ServerStatus['preparedBuilds'];
   /** Called once a command's client has its exit code: time no client waits for. */
   afterCommand?(): void;
   /** Run first, before any client's command (what the server prepares from); its failure is nobody's. */
@@ -86,7 +86,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     startedAt: startedAt.toISOString(),
     commandsRun,
     apps: options.apps(),
-    preparedBuilds: options.preparedBuilds?.() ?? 0,
+    preparedBuilds: options.preparedBuilds?.() ?? { made: 0, used: 0 },
     idleSeconds: Math.round((Date.now() - lastActive) / 1000),
     stopsAfterIdleSeconds: Math.round(options.idleMillis / 1000),
     peakMemoryMiB: Math.round(process.resourceUsage().maxRSS / 1024),

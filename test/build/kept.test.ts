@@ -7,7 +7,7 @@
  * follows were written, so they are not "racily clean"
  * (src/build/chart-cache.ts) and kept fingerprints are what decides.
  */
-import { readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, KeptBuilds } from '../../src/build/index.js';
@@ -105,11 +105,12 @@ describe('KeptBuilds', () => {
     const first = await kept.build(app, { outDir: out });
     const written = readFileSync(first.file);
     writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
-    for (let i = 0; i < 200 && kept.preparations === 0; i++) await new Promise((done) => setTimeout(done, 10));
-    expect(kept.preparations).toBe(1);
+    for (let i = 0; i < 200 && kept.preparations.made === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    expect(kept.preparations.made).toBe(1);
     await kept.build(app, { outDir: out, prepareOnly: true }); // waits for the preparation under way
     expect(readFileSync(first.file).equals(written)).toBe(true);
     const built = await kept.build(app, { outDir: out });
+    expect(kept.preparations.used).toBe(1); // the answer was the preparation, written
     expect(built.sha256).toBe(await fromNothing(app));
     expect(readFileSync(built.file).equals(written)).toBe(false);
   });
@@ -120,12 +121,27 @@ describe('KeptBuilds', () => {
     kept = new KeptBuilds();
     await kept.build(app, { outDir: out });
     writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: first\n');
-    for (let i = 0; i < 200 && kept.preparations === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    for (let i = 0; i < 200 && kept.preparations.made === 0; i++) await new Promise((done) => setTimeout(done, 10));
     // Changed again while (or after) the first edit was prepared: the preparation is not the answer.
     writeFileSync(join(app, 'overrides/static/db.yaml'), 'conf:\n  greeting: second\n');
     const built = await kept.build(app, { outDir: out });
+    expect(kept.preparations.used).toBe(0);
     expect(built.sha256).toBe(await fromNothing(app));
     expect((await readTarGzSafely(built.file)).get('fluxcd-manifests/db/db-static-overrides.yaml')?.toString()).toContain('second');
+  });
+
+  it("writes a kept build's cache files once idle, and a later process builds from them", async () => {
+    const app = writeApp();
+    await settle(); // past the racy window: the later process may trust the chart fingerprints
+    const out = tempDir();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: out });
+    const table = join(out, '.flotilla-cache', 'bundle-pieces.json');
+    expect(existsSync(table)).toBe(false); // not while builds may follow
+    await new Promise((done) => setTimeout(done, 600));
+    expect(existsSync(table)).toBe(true);
+    const later = await buildApp(app, { outDir: out });
+    expect(later.charts.every((c) => c.reused)).toBe(true);
   });
 
   it('keeps the most recently built apps up to its limit, each still building right', async () => {

@@ -3,9 +3,10 @@
  * the order commands run in, a client of another key refused, and the ways
  * a server stops (asked, idle, its socket's name taken by another).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { askServer, installationOf, runOnServer, serve, serverPlace, type RunRequest, type ServerPlace } from '../../src/server/index.js';
+import { askServer, installationOf, listServers, runOnServer, serve, serverPlace, serverStatus, stopServers, type RunRequest, type ServerPlace } from '../../src/server/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
 function place(bundle = 'file:///opt/flotilla/dist/cli/flotilla-0123456789abcdef.cjs'): ServerPlace {
@@ -59,12 +60,25 @@ describe('serve', () => {
     expect(ran).toEqual(['start ok', 'end ok', 'start fail', 'end fail']);
     // A key the server does not hold: not its environment, whatever the socket's name says.
     expect(await runOnServer(at.socket, { ...request(at, ['ok']), key: 'another' }, collect().output)).toBeUndefined();
-    const status = (await askServer(at.socket, { kind: 'status' }))?.[0];
-    expect(status?.kind === 'status' && [status.status.commandsRun, status.status.apps]).toEqual([2, ['/app']]);
-    expect(await askServer(at.socket, { kind: 'stop' })).toEqual([{ kind: 'stopping' }]);
+    const status = await serverStatus(at.socket);
+    expect([status?.commandsRun, status?.apps]).toEqual([2, ['/app']]);
+    expect(await askServer(at.socket, { kind: 'stop' })).toEqual({ kind: 'stopping' });
     await served;
     expect(existsSync(at.socket)).toBe(false);
     expect(await runOnServer(at.socket, request(at, ['ok']), collect().output)).toBeUndefined();
+  });
+
+  it('lists the servers that answer, clearing sockets left behind, and stops them', async () => {
+    const at = place();
+    const served = serve({ place: at, idleMillis: 60_000, apps: () => [], run: async () => 0 });
+    await new Promise((done) => setTimeout(done, 50));
+    const stale = join(at.dir, '0000000000000000.sock');
+    writeFileSync(stale, ''); // no server behind it
+    expect((await listServers(at.dir)).map((s) => s.socket)).toEqual([at.socket]);
+    expect(existsSync(stale)).toBe(false);
+    await stopServers(await listServers(at.dir), 0);
+    await served;
+    expect(await listServers(at.dir)).toEqual([]);
   });
 
   it('stops when its own code is gone (flotilla rebuilt or reinstalled)', async () => {

@@ -1,25 +1,16 @@
 import { Option, type Command } from 'commander';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeptBuilds } from '../../build/index.js';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { userCacheDir } from '../../files/index.js';
-import { askServer, installationOf, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverSockets, type PrepareFrom, type ServerStatus } from '../../server/index.js';
+import { installationOf, listServers, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverStatus, stopServers, type PrepareFrom, type ServerStatus } from '../../server/index.js';
 import type { CommandContext, RegisterContext } from '../context.js';
 import { formatTable } from '../output.js';
 import { integerAtLeast, outputOption, printData, UsageError } from '../options.js';
 
 /** How long `stop` waits for a server to exit. */
 const STOP_WAIT_MILLIS = 30_000;
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** The command a build server runs for its clients: nothing else (see docs/architecture.md, "Build server"). */
 const SERVED_COMMAND = 'build';
@@ -40,9 +31,8 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
       const installation = installationOf(import.meta.url);
       const place = serverPlace(userCacheDir(), installation, { create: true });
       if (!place) throw new FlotillaError(`no build server: a socket in ${folder} would have a path longer than a socket's path may be; set FLOTILLA_CACHE_DIR to a shorter folder`);
-      const running = await askServer(place.socket, { kind: 'status' });
-      const other = running?.find((reply) => reply.kind === 'status');
-      if (other?.kind === 'status') throw new FlotillaError(`a build server already runs for this installation and environment (pid ${other.status.pid})`);
+      const other = await serverStatus(place.socket);
+      if (other) throw new FlotillaError(`a build server already runs for this installation and environment (pid ${other.pid})`);
       const kept = new KeptBuilds();
       io.err(`build server ${process.pid} listening on ${place.socket}`);
       await serve({
@@ -84,7 +74,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
           io.out(
             formatTable(
               ['PID', 'STARTED', 'BUILDS', 'PREPARED', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
-              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), String(s.preparedBuilds), `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
+              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.preparedBuilds.made} (${s.preparedBuilds.used} used)`, `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
             ),
           );
         },
@@ -96,11 +86,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
     .description("stop this user's build servers (the builds they are running finish first); returns once they have exited")
     .action(async () => {
       const servers = await everyServer();
-      for (const server of servers) await askServer(server.socket, { kind: 'stop' });
-      // A stopping server still finishes its builds and writes its caches: wait for it to be gone.
-      for (const { pid } of servers) {
-        for (let waited = 0; waited < STOP_WAIT_MILLIS && isRunning(pid); waited += 20) await new Promise((done) => setTimeout(done, 20));
-      }
+      await stopServers(servers, STOP_WAIT_MILLIS);
       io.out(servers.length === 0 ? 'no build server runs' : `stopped ${servers.length} build server${servers.length === 1 ? '' : 's'}`);
     });
 }
@@ -117,16 +103,8 @@ function parsePrepareFrom(json: string): PrepareFrom {
   return { argv, cwd };
 }
 
-/** Every listening server of this user; the socket of one that died is removed. */
+/** Every listening server of this user. */
 async function everyServer(): Promise<ServerStatus[]> {
   const dir = serversFolder(userCacheDir(), false);
-  if (!dir) return [];
-  const servers: ServerStatus[] = [];
-  for (const socket of serverSockets(dir)) {
-    const replies = await askServer(socket, { kind: 'status' });
-    const status = replies?.find((reply) => reply.kind === 'status');
-    if (status?.kind === 'status') servers.push(status.status);
-    else if (replies === undefined) rmSync(socket, { force: true });
-  }
-  return servers;
+  return dir ? listServers(dir) : [];
 }
