@@ -23,9 +23,13 @@ export function createSchemaAjv(code: { source?: boolean; esm?: boolean } = {}):
   return instance;
 }
 
-/** Identifies a schema's content, so a precompiled validator is used only for the schema it was made from. */
+const hashes = new WeakMap<JsonSchema, string>();
+
+/** Identifies a schema's content, so a precompiled validator is used only for the schema it was made from (a schema is never changed once made). */
 export function schemaHash(schema: JsonSchema): string {
-  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+  let hash = hashes.get(schema);
+  if (hash === undefined) hashes.set(schema, (hash = createHash('sha256').update(JSON.stringify(schema)).digest('hex')));
+  return hash;
 }
 
 /** Made on first use: flotilla's own schemas come precompiled, and an ajv instance costs ~15 ms to set up. */
@@ -67,19 +71,13 @@ export function checkSchema(schema: JsonSchema, root: ValueNode | undefined, fil
 /** A schema check of a tree: `checkSchema`, or one a memo keeps (`rememberedSchemaCheck`). */
 export type SchemaChecker = (schema: JsonSchema, root: ValueNode | undefined, file: string) => Diagnostic[];
 
-const hashes = new WeakMap<JsonSchema, string>();
-
 /**
  * `checkSchema` of trees `memo` parsed: a file whose text passed the same
  * schema (by content) before is not checked again — the first validation
  * with a large precompiled validator costs ~10 ms of compiling it.
  */
 export function rememberedSchemaCheck(memo: ParseMemo): SchemaChecker {
-  return (schema, root, file) => {
-    let hash = hashes.get(schema);
-    if (hash === undefined) hashes.set(schema, (hash = schemaHash(schema)));
-    return memo.checkOnce(root, `schema ${hash}`, () => checkSchema(schema, root, file));
-  };
+  return (schema, root, file) => memo.checkOnce(root, `schema ${schemaHash(schema)}`, () => checkSchema(schema, root, file));
 }
 
 interface Problem {

@@ -176,7 +176,8 @@ export function parserIdentity(): string {
   identity ??= createHash('sha256')
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
-    .update([yaml11Tags, checkBounds, refuseProblems, treeOf, convert, convertCollection, toScalar].join('\n'))
+    // locator makes every origin's line and column; the node constructors, the shape of every node.
+    .update([yaml11Tags, checkBounds, locator, refuseProblems, treeOf, convert, convertCollection, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }

@@ -4,6 +4,7 @@
  * on (docs/architecture.md, "Shared helpers").
  */
 export { createExclusive, tempNameFor, writeFileAtomic, type AtomicWriteOptions } from './atomic.js';
+export { writeFolder } from './folder.js';
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
 export { directorySource, emptyReadMemory, memorySource, type EntryKind, type FileSource, type ReadMemory } from './source.js';

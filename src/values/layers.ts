@@ -99,9 +99,13 @@ export function releaseLayerFiles(release: ReleaseInfo, policySet: string | unde
   };
 }
 
+function parseLayer(source: ValuesSource, text: string, file: string, label: string, allowListEdits: boolean): ValueNode | undefined {
+  return (source.parseYaml ?? parseYaml)(text, file, { layer: label, allowListEdits }).root;
+}
+
 function readLayerFile(source: ValuesSource, relativePath: string, label: string, allowListEdits: boolean): ValueNode | undefined {
   const text = source.readText(relativePath);
-  return text === undefined ? undefined : (source.parseYaml ?? parseYaml)(text, relativePath, { layer: label, allowListEdits }).root;
+  return text === undefined ? undefined : parseLayer(source, text, relativePath, label, allowListEdits);
 }
 
 /** Sets `value` at a dotted path, building the maps on the way. */
@@ -152,7 +156,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   const files = releaseLayerFiles(release, source.policySet);
   const chartValues = source.chartFile(release, files.chart);
   const chartLabel = `chart ${release.chart}`;
-  add('chart', chartLabel, chartValues && (source.parseYaml ?? parseYaml)(chartValues.text, chartValues.file, { layer: chartLabel }).root, chartValues?.file);
+  add('chart', chartLabel, chartValues && parseLayer(source, chartValues.text, chartValues.file, chartLabel, false), chartValues?.file);
 
   add('static', 'static', readLayerFile(source, files.static, 'static', false), files.static);
 
@@ -165,7 +169,7 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
   add('images', `images ${source.target.release}`, imagesLayer(source, release, ofSource('release'), `images ${source.target.release}`), source.target.file);
   add('custom-images', 'main.customImages', imagesLayer(source, release, ofSource('custom'), 'main.customImages'));
 
-  if (source.policySet && files.policy) {
+  if (files.policy) {
     add('policy', `policy ${source.policySet}`, readLayerFile(source, files.policy, `policy ${source.policySet}`, true), files.policy);
   } else add('policy', 'policy', undefined);
 

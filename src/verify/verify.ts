@@ -4,8 +4,7 @@
  * The archive is read in memory with the safe reader; only fluxcd-manifests/
  * and chart archives are written, to a private temp folder, for kubectl and helm.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { APP_FILES, checkSchema, declaredFluxTarget, readMetadata, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type JsonSchema } from '../app/index.js';
 import {
   APP_DIR,
@@ -29,7 +28,7 @@ import {
 } from '../bundle/index.js';
 import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { withTempDir } from '../files/index.js';
+import { withTempDir, writeFolder } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
 import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchemas, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, DEFAULT_FLUX_TARGET, type FluxTarget, type HelmRelease } from '../flux/index.js';
@@ -155,7 +154,7 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
 async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[], releases: readonly BundledRelease[], warnings: string[]): Promise<string[]> {
   return withTempDir('verify', async (work) => {
     const problems: string[] = [];
-    for (const dir of [CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR] as const) await writeFolder(bundleFolder(bundle.files, dir), join(work, dir));
+    for (const dir of [CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR] as const) await writeFolder(join(work, dir), bundleFolder(bundle.files, dir));
     if (bundle.files.has(`${PLUGINS_DIR}/${MANIFEST_FILE}`)) {
       // Checked as the loader checks it before running any plugin code; nothing is imported here.
       await verifyPluginBundle(join(work, PLUGINS_DIR)).catch((error: unknown) => {
@@ -231,14 +230,6 @@ function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined):
   if (!signature) return [`${SIGNATURE_FILE} is missing: the tarball is not signed (flotilla sign BUNDLE --key PRIVATE.pem)`];
   if (!checksums) return [];
   return checkSignature(checksums, signature.toString('utf8'), publicKey) ? [] : [`${SIGNATURE_FILE}: not a valid signature of ${CHECKSUM_FILES.sha256} by the given key`];
-}
-
-async function writeFolder(files: ReadonlyMap<string, Buffer>, target: string): Promise<void> {
-  for (const [name, data] of files) {
-    // Names were checked by the safe reader: relative, no `..`, no links.
-    await mkdir(dirname(join(target, name)), { recursive: true });
-    await writeFile(join(target, name), data);
-  }
 }
 
 /** What kubectl kustomize printed, as far as these checks read it. */

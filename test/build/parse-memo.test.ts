@@ -3,7 +3,7 @@
  * src/session parse-cache.ts): a later build parses only what changed, and
  * gives the same bytes and the same errors as a build that parses everything.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
@@ -13,8 +13,6 @@ import { computeReleaseValues } from '../../src/values/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const MEMO = join('.flotilla-cache', 'parsed-yaml.bin');
-
-const append = (file: string, text: string) => writeFileSync(file, `${readFileSync(file, 'utf8')}${text}`);
 
 async function failureOf(build: Promise<unknown>): Promise<Error> {
   try {
@@ -26,11 +24,11 @@ async function failureOf(build: Promise<unknown>): Promise<Error> {
 }
 
 describe('the build keeps parsed YAML between runs', () => {
-  it('parses again only the file that changed, and every tree it hands out stays as a fresh parse makes it', async () => {
+  it('parses and schema-checks again only the file that changed, and every tree it hands out stays as a fresh parse makes it', async () => {
     const source = writeApp();
     const out = tempDir();
     await buildApp(source, { outDir: out });
-    append(join(source, 'overrides/static/web.yaml'), 'extra: 1\n');
+    appendFileSync(join(source, 'overrides/static/web.yaml'), 'extra: 1\n');
 
     // What a new process does: the memo read back from the cache, the app loaded and every release's values computed through it.
     const memo = ParseMemo.decode(readFileSync(join(out, MEMO)));
@@ -42,9 +40,19 @@ describe('the build keeps parsed YAML between runs', () => {
       handedOut.push([text, file, options, parsed.root]);
       return parsed;
     };
+    // Every schema check that runs is recorded too: the files that passed before and did not change are not checked again.
+    const checked: string[] = [];
+    const checkOnce = memo.checkOnce.bind(memo);
+    memo.checkOnce = (root, check, run) => checkOnce(root, check, () => (checked.push(check), run()));
     const app = await loadApp(source, { parseMemo: memo });
     for (const release of app.releases) await computeReleaseValues(app, release);
     expect(memo.parsedFiles).toEqual(['overrides/static/web.yaml']);
+    expect(checked).toEqual([]);
+    // The same memo over another text of the release table checks it.
+    const releases = join(source, 'fluxcd/releases.yaml');
+    appendFileSync(releases, '# edited\n');
+    await loadApp(source, { parseMemo: memo });
+    expect(checked).toHaveLength(1);
     expect(handedOut.length).toBeGreaterThan(10);
     for (const [text, file, options, root] of handedOut) expect(root, file).toEqual(parseYaml(text, file, options).root);
   });
@@ -56,7 +64,7 @@ describe('the build keeps parsed YAML between runs', () => {
     await buildApp(source, { outDir: out });
     const memoFile = join(out, MEMO);
     const damage: [string, () => void][] = [
-      ['nothing (a static override edited)', () => append(join(source, 'overrides/static/web.yaml'), 'extra: 1\n')],
+      ['nothing (a static override edited)', () => appendFileSync(join(source, 'overrides/static/web.yaml'), 'extra: 1\n')],
       ['torn', () => writeFileSync(memoFile, readFileSync(memoFile).subarray(0, 1000))],
       ['one byte changed', () => {
         const bytes = readFileSync(memoFile);
@@ -67,7 +75,7 @@ describe('the build keeps parsed YAML between runs', () => {
     ];
     for (const [what, act] of damage) {
       act();
-      append(join(source, 'overrides/static/web.yaml'), `# ${what}\n`);
+      appendFileSync(join(source, 'overrides/static/web.yaml'), `# ${what}\n`);
       const built = await buildApp(source, { outDir: out });
       expect(readFileSync(built.file).equals(await cold()), `memo ${what}`).toBe(true);
       // The damaged memo was replaced by a whole one.
@@ -87,9 +95,9 @@ describe('the build keeps parsed YAML between runs', () => {
     const edits: [string, () => void, RegExp][] = [
       // Unchanged files (the static override, the chart's values) are read from the memo: the clash names their lines.
       ['a values clash', () => writeFileSync(deployment, readFileSync(deployment, 'utf8').replace('          banner: from-service\n', '          banner: from-service\n        list: { key: 1 }\n')), /static \(overrides\/static\/web\.yaml:5:1\) sets a list, but services\.frontend\.web \(overrides\/deployment\.yaml:24:9\) sets a map/],
-      ['a syntax error', () => append(join(source, 'overrides/static/web.yaml'), 'broken: [\n'), /overrides\/static\/web\.yaml:9:1: .*invalid YAML/],
+      ['a syntax error', () => appendFileSync(join(source, 'overrides/static/web.yaml'), 'broken: [\n'), /overrides\/static\/web\.yaml:9:1: .*invalid YAML/],
       ['a schema error in the release table', () => writeFileSync(releases, readFileSync(releases, 'utf8').replace('timeout: 10m', 'timeout: [10m]')), /fluxcd\/releases\.yaml:4:3: error: expected a Flux duration .*got a list/],
-      ['a missing chart in the release table', () => append(join(source, 'fluxcd/releases.yaml'), '  - name: other\n    chart: missing\n'), /fluxcd\/releases\.yaml:15:5: error: release "other": no chart at charts\/missing/],
+      ['a missing chart in the release table', () => appendFileSync(join(source, 'fluxcd/releases.yaml'), '  - name: other\n    chart: missing\n'), /fluxcd\/releases\.yaml:15:5: error: release "other": no chart at charts\/missing/],
     ];
     for (const [what, edit, expected] of edits) {
       edit();

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
@@ -53,14 +53,14 @@ describe('the build-time values check, per release', () => {
     expect(checked).not.toHaveBeenCalled();
 
     const staticFile = join(source, 'overrides/static/web.yaml');
-    writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited\n`);
+    appendFileSync(staticFile, '# edited\n');
     await buildApp(source, { outDir: out });
     expect(checked.mock.calls.map(([releases]) => releases.map((r) => r.name))).toEqual([['web']]);
 
     // A chart's own values feed the releases of that chart only.
     checked.mockClear();
     const chartValues = join(source, 'charts/db/values.yaml');
-    writeFileSync(chartValues, `${readFileSync(chartValues, 'utf8')}extra: 1\n`);
+    appendFileSync(chartValues, 'extra: 1\n');
     await buildApp(source, { outDir: out });
     expect(checked.mock.calls.map(([releases]) => releases.map((r) => r.name))).toEqual([['db']]);
   });
