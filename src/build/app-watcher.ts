@@ -199,11 +199,13 @@ export class AppWatcher {
       return;
     }
     if (this.ignored(abs)) return;
-    this.forget(abs);
+    // Every folder of the app is watched: a path that was not is a file, with nothing known or watched below it.
+    const wasFolder = this.watchers.has(abs);
+    const info = lstatSync(abs, { throwIfNoEntry: false });
+    this.forget(abs, wasFolder || info?.isDirectory() === true);
     // A folder made, moved, removed or replaced here (its inode may be the
     // old one's, reused): watched again from scratch as it is now.
-    this.unwatchTree(abs);
-    const info = lstatSync(abs, { throwIfNoEntry: false });
+    if (wasFolder) this.unwatchTree(abs);
     if (info?.isDirectory()) this.watchTree(abs);
     else if (info?.isSymbolicLink()) this.linked = true;
     this.onChange(relative(this.root, abs) || '.');
@@ -228,14 +230,21 @@ export class AppWatcher {
     return IGNORED_TOP.has(relative(this.root, abs).split(sep)[0] ?? '');
   }
 
-  /** Drops what is known of folders at, above or below `abs`. */
-  private forget(abs: string): void {
+  /**
+   * Drops what is known of `abs` and of the folders above it, and with
+   * `below` (a folder), of every path below it. A file's change thus costs
+   * the depth of its path, not the number of paths known: a checkout that
+   * touches thousands of files stays cheap.
+   */
+  private forget(abs: string, below = true): void {
     this.changes++;
     for (const memory of this.memories.values()) {
       for (const known of knownOf(memory)) {
-        for (const dir of known.keys()) {
-          if (abs === dir || abs.startsWith(`${dir}${sep}`) || dir.startsWith(`${abs}${sep}`)) known.delete(dir);
+        for (let at = abs, up = dirname(abs); ; at = up, up = dirname(up)) {
+          known.delete(at);
+          if (up === at) break;
         }
+        if (below) for (const path of known.keys()) if (path.startsWith(`${abs}${sep}`)) known.delete(path);
       }
     }
   }
