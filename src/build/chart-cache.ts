@@ -13,7 +13,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../files/index.js';
-import { chartContentDigest, packageChart, type ChartSource } from '../charts/index.js';
+import { chartContentDigest, packageChart, type ChartSource, type PackagedChart } from '../charts/index.js';
 import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
@@ -32,15 +32,8 @@ interface IndexEntry {
   readonly takenAt: number;
 }
 
-/** A chart archive ready to ship. */
-export interface ShippedArchive {
-  readonly name: string;
-  readonly version: string;
-  readonly fileName: string;
-  readonly bytes: Buffer;
-  readonly sha256: string;
-  readonly md5: string;
-}
+/** A chart archive ready to ship: what the tarball needs of a packaged chart. */
+export type ShippedArchive = Pick<PackagedChart, 'name' | 'version' | 'fileName' | 'bytes' | 'sha256' | 'md5'>;
 
 function isIndexEntry(value: unknown): value is IndexEntry {
   const e = value as Partial<IndexEntry> | null;
