@@ -37,6 +37,8 @@ export class AppWatcher {
   private readonly outputs = new Set<string>();
   private readonly markersAwaited = new Map<string, () => void>();
   private readonly saveTimers = new Map<WatchMemory, NodeJS.Timeout>();
+  /** Cache writes started and not yet settled: `close` waits for them. */
+  private readonly saving = new Set<Promise<unknown>>();
   private closed = false;
   /** A watcher failed: changes may go unseen, so nothing known is trusted any more. */
   private broken = false;
@@ -114,9 +116,10 @@ export class AppWatcher {
     if (!ok) this.forgetAll();
   }
 
-  /** Writes `memory`'s cache files once no build has used it for a moment (now, when the watcher closes). */
+  /** Writes `memory`'s cache files once no build has used it for a moment (at once when the watcher is closed). */
   saveWhenIdle(memory: WatchMemory): void {
     clearTimeout(this.saveTimers.get(memory));
+    if (this.closed) return this.save(memory);
     this.saveTimers.set(
       memory,
       setTimeout(() => this.save(memory), SAVE_WHEN_IDLE_MILLIS),
@@ -127,18 +130,23 @@ export class AppWatcher {
     this.saveTimers.delete(memory);
     const save = memory.unsavedCaches;
     memory.unsavedCaches = undefined;
+    if (!save) return;
     // A cache that cannot be written costs the next process time, nothing else.
-    save?.().catch(() => undefined);
+    const saving = save().catch(() => undefined);
+    this.saving.add(saving);
+    void saving.finally(() => this.saving.delete(saving));
   }
 
-  close(): void {
+  /** Stops watching and writes the cache files still unwritten: resolves once they are written. */
+  async close(): Promise<void> {
+    this.closed = true;
     for (const [memory, timer] of this.saveTimers) {
       clearTimeout(timer);
       this.save(memory);
     }
-    this.closed = true;
     for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
+    await Promise.all(this.saving);
   }
 
   /**

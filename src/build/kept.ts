@@ -95,12 +95,14 @@ export class KeptBuilds {
     return { made: this.prepared, used: this.preparedUsed };
   }
 
-  close(): void {
-    for (const app of this.byFolder.values()) {
+  /** Stops watching every app; resolves once their unwritten cache files are written. */
+  async close(): Promise<void> {
+    const closing = [...this.byFolder.values()].map((app) => {
       clearTimeout(app.prepareTimer);
-      app.watcher.close();
-    }
+      return app.watcher.close();
+    });
     this.byFolder.clear();
+    await Promise.all(closing);
   }
 
   private keep(root: string): KeptApp {
@@ -111,7 +113,7 @@ export class KeptBuilds {
     for (const [dir, old] of this.byFolder) {
       if (this.byFolder.size <= this.limit) break;
       clearTimeout(old.prepareTimer);
-      old.watcher.close();
+      void old.watcher.close();
       this.byFolder.delete(dir);
     }
     return app;

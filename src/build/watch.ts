@@ -68,8 +68,9 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
     async close() {
       closed = true;
       clearTimeout(timer);
-      watcher.close();
+      // The build under way ends first: its cache files are written as the watcher closes.
       await running;
+      await watcher.close();
     },
   };
 }

@@ -183,7 +183,7 @@ describe('KeptBuilds', () => {
       }
       expect(readdirSync(app).filter((name) => name.startsWith('.flotilla'))).toEqual([]);
     } finally {
-      watcher.close();
+      await watcher.close();
     }
   });
 });

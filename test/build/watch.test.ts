@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTarGzSafely } from '../../src/bundle/index.js';
@@ -90,6 +90,24 @@ describe('flotilla build --watch', () => {
     } finally {
       await watch.close();
     }
+  });
+
+  it('has written its cache files when close resolves, and writes nothing after', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    const r = recorder();
+    const first = r.next();
+    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    expect((await first).ok).toBe(true);
+    // Closed at once, before the build has been idle long enough for them to be written.
+    await watch.close();
+    const cache = join(out, '.flotilla-cache');
+    const written = readdirSync(cache).sort();
+    expect(written).toEqual(expect.arrayContaining(['bundle-pieces.json', 'manifests.json', 'parsed-yaml.bin']));
+    expect(written.filter((name) => name.endsWith('.partial'))).toEqual([]);
+    await new Promise((done) => setTimeout(done, 500));
+    expect(readdirSync(cache).sort()).toEqual(written);
+    rmSync(out, { recursive: true });
   });
 
   it('checks links again in a folder where something changed: a link out of the app added while watching is refused', async () => {

@@ -47,7 +47,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
         run: async (request, output) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept }),
       });
-      kept.close();
+      await kept.close();
       io.err(`build server ${process.pid} stopped`);
     });
 
