@@ -21,11 +21,17 @@ function removeLive(): void {
   live.clear();
 }
 
+/**
+ * Runs before any other listener of the signal (it is prepended), so that
+ * it sees them all, `once` listeners included (they are gone once they have
+ * run): with none, it dies of the signal as if nobody had listened; with
+ * one, that listener handles it (`build --watch` stops gracefully on Ctrl-C).
+ */
 function onSignal(signal: NodeJS.Signals): void {
+  const handledElsewhere = process.listenerCount(signal) > 1;
   removeLive();
   for (const s of SIGNALS) process.removeListener(s, onSignal);
-  // Die of the signal as if nobody had listened, unless someone else handles it (a graceful abort).
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  if (!handledElsewhere) process.kill(process.pid, signal);
 }
 
 /** Removes temp folders left by runs of this user whose process is gone. */
@@ -59,7 +65,7 @@ function prepare(): void {
   if (prepared) return;
   prepared = true;
   sweepStaleTempDirs();
-  for (const signal of SIGNALS) process.on(signal, onSignal);
+  for (const signal of SIGNALS) process.prependListener(signal, onSignal);
   process.on('exit', removeLive);
 }
 
