@@ -22,6 +22,9 @@ const MARKER_WAIT_MILLIS = 2000;
 
 let markers = 0;
 
+/** How often the app's folder is looked for once it is gone (moved away, or removed and made again). */
+const ROOT_POLL_MILLIS = 250;
+
 /** How long without a build before a memory's cache files are written (WatchMemory.unsavedCaches). */
 const SAVE_WHEN_IDLE_MILLIS = 300;
 
@@ -45,6 +48,8 @@ export class AppWatcher {
   /** A symbolic link was seen in the app: a file's bytes may change under another name, so none are kept. */
   private linked = false;
   private changes = 0;
+  /** Set while the app's folder is gone: looks for it until it is back (see rootGone). */
+  private rootPoll?: NodeJS.Timeout;
 
   /** `onChange` hears every change that may change the build, by path relative to the app. */
   constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
@@ -94,6 +99,7 @@ export class AppWatcher {
    * everything known is dropped instead: the next build reads all again.
    */
   async caughtUp(): Promise<void> {
+    this.rootBack();
     const name = `${MARKER_PREFIX}${process.pid}-${++markers}`;
     const marker = join(this.root, name);
     const heard = new Promise<boolean>((done) => {
@@ -140,6 +146,7 @@ export class AppWatcher {
   /** Stops watching and writes the cache files still unwritten: resolves once they are written. */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.rootPoll);
     for (const [memory, timer] of this.saveTimers) {
       clearTimeout(timer);
       this.save(memory);
@@ -172,6 +179,7 @@ export class AppWatcher {
       // Gone with its folder, or broken: either way nothing known below it holds.
       if (existsSync(top)) this.broken = true;
       this.forget(top);
+      if (top === this.root) this.rootGone();
     });
     this.watchers.set(top, { watcher, ino });
     let entries: Dirent[];
@@ -193,6 +201,7 @@ export class AppWatcher {
     if (watched?.ino !== lstatSync(dir, { throwIfNoEntry: false })?.ino) {
       this.unwatchTree(dir);
       this.forget(dir);
+      if (dir === this.root) this.rootGone();
       this.onChange(relative(this.root, dir) || '.');
       return;
     }
@@ -217,6 +226,28 @@ export class AppWatcher {
     if (info?.isDirectory()) this.watchTree(abs);
     else if (info?.isSymbolicLink()) this.linked = true;
     this.onChange(relative(this.root, abs) || '.');
+  }
+
+  /**
+   * The app's folder went (moved away, removed, or replaced by another):
+   * nothing watches its parent, so it is looked for until it is back, then
+   * watched as it is now and reported changed.
+   */
+  private rootGone(): void {
+    if (this.closed || this.rootPoll) return;
+    this.rootPoll = setInterval(() => {
+      if (this.rootBack()) this.onChange('.');
+    }, ROOT_POLL_MILLIS);
+  }
+
+  /** Watches the app's folder again if it was gone and is back; true then. */
+  private rootBack(): boolean {
+    if (this.closed || this.watchers.has(this.root) || !lstatSync(this.root, { throwIfNoEntry: false })?.isDirectory()) return false;
+    clearInterval(this.rootPoll);
+    this.rootPoll = undefined;
+    this.forgetAll();
+    this.watchTree(this.root);
+    return true;
   }
 
   private unwatchTree(top: string): void {

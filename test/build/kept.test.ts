@@ -7,7 +7,7 @@
  * follows were written, so they are not "racily clean"
  * (src/build/chart-cache.ts) and kept fingerprints are what decides.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, KeptBuilds } from '../../src/build/index.js';
@@ -113,6 +113,24 @@ describe('KeptBuilds', () => {
     expect(kept.preparations.used).toBe(1); // the answer was the preparation, written
     expect(built.sha256).toBe(await fromNothing(app));
     expect(readFileSync(built.file).equals(written)).toBe(false);
+  });
+
+  it('keeps hearing an app whose folder was replaced by a copy (a fresh clone in its place)', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: out });
+    cpSync(app, `${app}.copy`, { recursive: true });
+    writeFileSync(join(`${app}.copy`, 'overrides/static/web.yaml'), 'conf:\n  greeting: copy\n');
+    rmSync(app, { recursive: true });
+    renameSync(`${app}.copy`, app);
+    expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
+    await new Promise((done) => setTimeout(done, 500)); // what the replacement itself set off
+    const made = kept.preparations.made;
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: edited in the copy\n');
+    for (let i = 0; i < 200 && kept.preparations.made === made; i++) await new Promise((done) => setTimeout(done, 10));
+    expect(kept.preparations.made).toBe(made + 1); // the edit was heard
+    expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
   });
 
   it('answers with a prepared build only when nothing changed since it was prepared', async () => {

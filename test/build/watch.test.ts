@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTarGzSafely } from '../../src/bundle/index.js';
@@ -108,6 +108,45 @@ describe('flotilla build --watch', () => {
     await new Promise((done) => setTimeout(done, 500));
     expect(readdirSync(cache).sort()).toEqual(written);
     rmSync(out, { recursive: true });
+  });
+
+  it('keeps watching an app folder moved away and back, or replaced by a copy', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    const r = recorder();
+    const first = r.next();
+    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    try {
+      expect((await first).ok).toBe(true);
+      let next = r.next();
+      renameSync(app, `${app}.away`);
+      expect((await next).ok).toBe(false);
+      next = r.next();
+      renameSync(`${app}.away`, app);
+      expect((await next).ok).toBe(true);
+      next = r.next();
+      writeFileSync(join(app, 'overrides/static/web.yaml'), 'extra: 1\n');
+      const edited = await next;
+      expect(edited.ok && edited.changed).toEqual(['overrides/static/web.yaml']);
+      // Removed and made again (a fresh clone in its place): another folder at the same path.
+      cpSync(app, `${app}.copy`, { recursive: true });
+      next = r.next();
+      rmSync(app, { recursive: true });
+      renameSync(`${app}.copy`, app);
+      await next;
+      // The removal and the new folder may come as more than one build; the last one builds the copy.
+      for (let seen = -1; seen !== r.builds.length; ) {
+        seen = r.builds.length;
+        await new Promise((done) => setTimeout(done, 1000));
+      }
+      expect(r.builds.at(-1)?.ok).toBe(true);
+      next = r.next();
+      writeFileSync(join(app, 'overrides/static/web.yaml'), 'extra: 2\n');
+      const editedAgain = await next;
+      expect(editedAgain.ok && editedAgain.changed).toEqual(['overrides/static/web.yaml']);
+    } finally {
+      await watch.close();
+    }
   });
 
   it('checks links again in a folder where something changed: a link out of the app added while watching is refused', async () => {
