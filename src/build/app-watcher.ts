@@ -8,7 +8,7 @@
  */
 import { existsSync, lstatSync, readdirSync, rmSync, watch, writeFileSync, type Dirent, type FSWatcher } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { emptyReadMemory } from '../files/index.js';
+import { emptyReadMemory, processAlive } from '../files/index.js';
 import type { BuildResult, WatchMemory } from './build.js';
 
 /** Folders never worth a rebuild: the build's own output, version control, dependencies. */
@@ -55,6 +55,21 @@ export class AppWatcher {
   constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
     this.root = resolve(appDir);
     this.watchTree(this.root);
+    this.removeStaleMarkers();
+  }
+
+  /** Markers left in the app's folder by a process killed while it waited for one (see caughtUp). */
+  private removeStaleMarkers(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.root);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const pid = name.startsWith(MARKER_PREFIX) ? Number(/^(\d+)-\d+$/.exec(name.slice(MARKER_PREFIX.length))?.[1]) : NaN;
+      if (Number.isInteger(pid) && !processAlive(pid)) rmSync(join(this.root, name), { force: true });
+    }
   }
 
   /** The memory of builds keyed `key`; empty at first, and before every build once a watcher has failed. */

@@ -188,6 +188,16 @@ describe('KeptBuilds', () => {
     expect(kept.apps()).toEqual([]);
   });
 
+  it("removes the markers a killed process left in the app's folder, and only those", () => {
+    const app = writeApp();
+    const stale = '.flotilla-watch-marker-999999999-3';
+    const live = `.flotilla-watch-marker-${process.pid}-999`;
+    for (const name of [stale, live, '.flotilla-watch-marker-notes']) writeFileSync(join(app, name), '');
+    const watcher = new AppWatcher(app);
+    void watcher.close();
+    expect(readdirSync(app).filter((name) => name.startsWith('.flotilla-watch-marker-')).sort()).toEqual([live, '.flotilla-watch-marker-notes'].sort());
+  });
+
   it('has heard every change made before caughtUp resolves, and leaves no marker behind', async () => {
     const app = writeApp();
     const heard: string[] = [];
