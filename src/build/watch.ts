@@ -6,6 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
+import { systemFileError } from '../files/index.js';
 import { AppWatcher } from './app-watcher.js';
 import { buildApp, memoryKey, type BuildOptions, type BuildResult } from './build.js';
 
@@ -44,7 +45,7 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
       watcher.watchChartsOf(result);
       onBuild({ ok: true, result, millis: performance.now() - started, changed });
     } catch (error) {
-      const failure = error instanceof FlotillaError ? error : new FlotillaError(`build failed: ${(error as Error).message}`, { cause: error });
+      const failure = error instanceof FlotillaError ? error : (systemFileError(error) ?? new FlotillaError(`build failed: ${(error as Error).message}`, { cause: error }));
       onBuild({ ok: false, error: failure, millis: performance.now() - started, changed });
     }
   };

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
-import { writeFileAtomic } from '../files/index.js';
+import { fileErrorText, writeFileAtomic } from '../files/index.js';
 import { readChartArchive } from './package.js';
 import { mergeRepoIndex, type IndexedChart } from './repo-index.js';
 
@@ -33,7 +33,7 @@ async function readIfPresent(file: string): Promise<Buffer | undefined> {
     return await readFile(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new FlotillaError(`${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new FlotillaError(`${file}: cannot read (${fileErrorText(error)})`);
   }
 }
 

@@ -1,14 +1,6 @@
 /** Printing helpers shared by the commands: errors, warnings, tables. */
 import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
-import { fileErrorReason, type ExternalLink } from '../files/index.js';
-
-/** An error from a file-system call, which names the path it failed on. */
-function systemErrorLine(error: unknown): string | undefined {
-  const reason = fileErrorReason(error);
-  const { path, dest } = error as NodeJS.ErrnoException & { dest?: string };
-  if (reason === undefined || typeof path !== 'string') return undefined;
-  return `${path}${dest ? ` → ${dest}` : ''}: ${reason}`;
-}
+import { systemFileError, type ExternalLink } from '../files/index.js';
 
 /** Where a command writes its lines: the process's stdout and stderr, or a build server's client (src/server). */
 export interface Output {
@@ -29,8 +21,8 @@ export const consoleOutput: Output = {
 export function describeFailure(error: unknown, debug: boolean): { readonly lines: readonly string[]; readonly exitCode: number } {
   const stack = debug && error instanceof Error && error.stack ? [error.stack] : [];
   if (error instanceof FlotillaError) return { lines: [...stack, `flotilla: ${error.message}`], exitCode: error.exitCode };
-  const system = systemErrorLine(error);
-  if (system) return { lines: [...stack, `flotilla: ${system}`], exitCode: 1 };
+  const system = systemFileError(error);
+  if (system) return { lines: [...stack, `flotilla: ${system.message}`], exitCode: system.exitCode };
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   return { lines: [...stack, `flotilla: unexpected error: ${message}${debug ? '' : ' (rerun with --debug for the stack trace)'}`], exitCode: 1 };
 }

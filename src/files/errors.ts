@@ -26,6 +26,11 @@ export function fileErrorReason(error: unknown): string | undefined {
   return typeof code === 'string' ? REASONS[code] : undefined;
 }
 
+/** What went wrong, for a message: a file-system failure in words, else the error's own message. */
+export function fileErrorText(error: unknown): string {
+  return fileErrorReason(error) ?? (error instanceof Error ? error.message : String(error));
+}
+
 /** A file or folder the user named cannot be used. */
 export class FileAccessError extends FlotillaError {
   readonly path: string;
@@ -33,6 +38,14 @@ export class FileAccessError extends FlotillaError {
     super(`${path}: ${reason}`);
     this.path = path;
   }
+}
+
+/** A file-system failure that names its own path (as Node's do) as a {@link FileAccessError}; undefined for any other error. */
+export function systemFileError(error: unknown): FileAccessError | undefined {
+  const reason = fileErrorReason(error);
+  const { path, dest } = (error ?? {}) as NodeJS.ErrnoException & { dest?: unknown };
+  if (reason === undefined || typeof path !== 'string') return undefined;
+  return new FileAccessError(typeof dest === 'string' ? `${path} → ${dest}` : path, reason);
 }
 
 /** The error as a {@link FileAccessError} naming `path` when it is a file-system failure; otherwise as it is. */

@@ -8,6 +8,6 @@ export { writeFolder } from './folder.js';
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
 export { directorySource, emptyReadMemory, memorySource, type EntryKind, type FileSource, type ReadMemory } from './source.js';
-export { asFileAccessError, FileAccessError, fileErrorReason, readInputFile } from './errors.js';
+export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, readInputFile, systemFileError } from './errors.js';
 export { userCacheDir } from './user-cache.js';
 export { processAlive } from './process.js';

@@ -10,7 +10,7 @@
 import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
-import { fileErrorReason } from './errors.js';
+import { fileErrorText } from './errors.js';
 
 /** A link followed out of its root (only with `followExternal`). */
 export interface ExternalLink {
@@ -41,10 +41,6 @@ function inside(root: string, path: string): boolean {
   return path === root || path.startsWith(root + sep);
 }
 
-function describe(error: unknown): string {
-  return fileErrorReason(error) ?? (error as Error).message;
-}
-
 /**
  * Checks every link below `dir` (a folder or file inside `root`): returns the
  * links followed out of the root, or throws a {@link SourceTreeError}.
@@ -62,7 +58,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
     try {
       entries = readdirSync(abs, { withFileTypes: true });
     } catch (error) {
-      throw new SourceTreeError(abs, `${show(abs)}: cannot read the folder (${describe(error)})`);
+      throw new SourceTreeError(abs, `${show(abs)}: cannot read the folder (${fileErrorText(error)})`);
     }
     for (const entry of entries) {
       if (NOT_CONTENT.has(entry.name)) continue;
@@ -75,7 +71,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') continue; // dangling: points at nothing, so it leaks nothing; the readers say what they make of it
-          throw new SourceTreeError(child, `${show(child)}: ${describe(error)}`);
+          throw new SourceTreeError(child, `${show(child)}: ${fileErrorText(error)}`);
         }
         if (!inside(realRoot, childReal)) {
           if (!options.followExternal) {
@@ -92,7 +88,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
         try {
           accessSync(child, constants.R_OK);
         } catch (error) {
-          throw new SourceTreeError(child, `${show(child)}: cannot read the file (${describe(error)})`);
+          throw new SourceTreeError(child, `${show(child)}: cannot read the file (${fileErrorText(error)})`);
         }
       }
     }
@@ -103,7 +99,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
     startReal = realpathSync(start);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return external;
-    throw new SourceTreeError(start, `${show(start)}: ${describe(error)}`);
+    throw new SourceTreeError(start, `${show(start)}: ${fileErrorText(error)}`);
   }
   if (!inside(realRoot, startReal)) {
     if (!options.followExternal) throw new SourceTreeError(start, `${show(start)} → ${startReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`);

@@ -19,6 +19,7 @@ import { asReference, digestOfFile, type OciClient } from './client.js';
 import { ContentTooLarge, InvalidReference, ManifestUnknown, RegistryProtocolError } from './errors.js';
 import { MediaType, type Descriptor, type ImageManifest } from './media-types.js';
 import { isValidTag, type OciReference } from './reference.js';
+import { fileErrorReason, fileErrorText } from '../files/index.js';
 
 /** The config blob of a bundle artifact. */
 export interface BundleConfig {
@@ -80,7 +81,7 @@ async function readBundleFacts(tarball: string): Promise<{ app: string; version:
   const label = basename(tarball);
   const { files } = await openBundle(tarball).catch((error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== undefined && !(error instanceof FlotillaError)) throw new FlotillaError(`${tarball}: cannot read the tarball (${code})`);
+    if (code !== undefined && !(error instanceof FlotillaError)) throw new FlotillaError(`${tarball}: cannot read the tarball (${fileErrorReason(error) ?? code})`);
     throw error;
   });
   const metadata = bundleMetadata(files);
@@ -188,7 +189,7 @@ export async function pullBundle(client: OciClient, source: OciReference | strin
   const config = parseConfig(subject, await client.getBlob(ref, manifest.config, { maxBytes: MAX_CONFIG }));
   const signature = signatures[0] ? (await client.getBlob(ref, signatures[0], { maxBytes: MAX_SIGNATURE })).toString('utf8') : undefined;
   await mkdir(destDir, { recursive: true }).catch((error: unknown) => {
-    throw new FlotillaError(`${destDir}: cannot create the download folder (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new FlotillaError(`${destDir}: cannot create the download folder (${fileErrorText(error)})`);
   });
   const file = join(destDir, `${config.app}-${config.version}.tgz`);
   await client.downloadBlob(ref, bundle, file, { maxBytes });

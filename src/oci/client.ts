@@ -28,6 +28,7 @@ import {
 } from './errors.js';
 import { MANIFEST_MEDIA_TYPES, type Descriptor, type ImageIndex, type ImageManifest, isIndexMediaType } from './media-types.js';
 import { apiHost, isLoopback, OciReference, parseReference } from './reference.js';
+import { fileErrorReason, fileErrorText } from '../files/index.js';
 
 export interface OciClientOptions {
   /** Docker-style config file with credentials (`--registry-config`); default `~/.docker/config.json`. */
@@ -306,7 +307,7 @@ export class OciClient {
     } catch (error) {
       await rm(partial, { force: true }).catch(() => undefined);
       const code = (error as NodeJS.ErrnoException).code;
-      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_')) throw new RegistryError(file, `cannot write the download (${code})`, { cause: error });
+      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_')) throw new RegistryError(file, `cannot write the download (${fileErrorReason(error) ?? code})`, { cause: error });
       if (!(error instanceof RegistryError)) throw new RegistryUnreachable(subject, `the download broke off (${describeFailure(error)})`, { cause: error });
       throw error;
     }
@@ -332,7 +333,7 @@ export class OciClient {
     const ref = asReference(repository);
     const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
     const handle = await open(file, 'r').catch((error: unknown) => {
-      throw new RegistryError(file, `cannot read the file to upload (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { cause: error });
+      throw new RegistryError(file, `cannot read the file to upload (${fileErrorText(error)})`, { cause: error });
     });
     try {
       const { size } = await handle.stat();

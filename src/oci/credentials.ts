@@ -15,6 +15,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { DOCKER_HUB } from './reference.js';
+import { fileErrorText } from '../files/index.js';
 
 export type RegistryCredential =
   | { readonly kind: 'basic'; readonly username: string; readonly password: string }
@@ -85,7 +86,7 @@ function fromHelper(file: string, helper: string, registry: string, named: boole
   const program = `docker-credential-${helper}`;
   const run = spawnSync(program, ['get'], { input: helperServer(registry), encoding: 'utf8', timeout: 30_000 });
   if (run.error && !named && (run.error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-  if (run.error) throw new RegistryConfigError(`${file}: credential helper ${program} for ${registry} cannot run (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})`);
+  if (run.error) throw new RegistryConfigError(`${file}: credential helper ${program} for ${registry} cannot run (${fileErrorText(run.error)})`);
   if (run.status !== 0) {
     if (/credentials not found/i.test(`${run.stdout}${run.stderr}`)) return undefined;
     throw new RegistryConfigError(`${file}: credential helper ${program} failed for ${registry}: ${(run.stderr || run.stdout).trim().split('\n')[0]}`);
@@ -159,7 +160,7 @@ export function loadCredentials(file?: string): CredentialStore {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (file === undefined && code === 'ENOENT') return { credentialFor: () => undefined };
-    throw new RegistryConfigError(`${path}: cannot read the registry config (${code ?? (error as Error).message})`);
+    throw new RegistryConfigError(`${path}: cannot read the registry config (${fileErrorText(error)})`);
   }
   return credentialsFromConfig(text, path);
 }

@@ -10,6 +10,7 @@ import { parseYamlDocument, YamlSyntaxError } from '../document/index.js';
 import { PolicyFileError } from './errors.js';
 import { legacyLayout } from './parser.js';
 import type { LayerKind, PolicyLayer, RuleSource } from './types.js';
+import { fileErrorText } from '../files/index.js';
 
 /** A parsed YAML file and what is needed to turn offsets into positions. */
 export interface YamlFile {
@@ -24,7 +25,7 @@ export async function readYamlFile(file: string): Promise<YamlFile> {
   try {
     source = await readFile(file, 'utf8');
   } catch (error) {
-    throw new PolicyFileError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+    throw new PolicyFileError(`cannot read ${file}: ${fileErrorText(error)}`, {
       cause: error,
     });
   }

@@ -149,6 +149,22 @@ describe('flotilla build --watch', () => {
     }
   });
 
+  it("says which path failed, in the user's words, when the output folder cannot be made", async () => {
+    const app = writeApp();
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, 'not a folder\n');
+    const r = recorder();
+    const first = r.next();
+    const watch = watchApp(app, { outDir: file, settleMillis: 50 }, r.onBuild);
+    try {
+      const failed = await first;
+      expect(failed.ok).toBe(false);
+      if (!failed.ok) expect(failed.error.message).toBe(`${join(file, '.flotilla-cache')}: a part of the path is not a folder`);
+    } finally {
+      await watch.close();
+    }
+  });
+
   it('checks links again in a folder where something changed: a link out of the app added while watching is refused', async () => {
     const app = writeApp();
     const secretDir = tempDir();

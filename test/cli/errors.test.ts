@@ -59,6 +59,7 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expectOneLine(await flotilla('build', file), 1, /^flotilla: .*app\.txt: not a folder \(an app source tree is a folder\)\n$/);
     expectOneLine(await flotilla('releases', tempDir()), 1, /is not a flotilla app: fluxcd\/metadata\.yaml is missing/);
     expectOneLine(await flotilla('import', '/nonexistent/stx', '-d', join(tempDir(), 'out')), 1, /^flotilla: \/nonexistent\/stx does not exist\n$/);
+    expectOneLine(await flotilla('override', 'set', 'app', 'chart', '-f', '/nonexistent/values.yaml'), 2, /^flotilla: -f \/nonexistent\/values\.yaml: cannot read \(no such file or folder\)\n$/);
     const verified = await flotilla('verify', '/nonexistent/app.tgz');
     expect(verified.code).toBe(1);
     expect(verified.stdout).toBe('verify: /nonexistent/app.tgz: no such file or folder\n/nonexistent/app.tgz: 1 problem(s)\n');

@@ -140,7 +140,7 @@ describe('pushBundle and pullBundle', () => {
 
     const plainFile = join(tempDir(), 'file');
     writeFileSync(plainFile, '');
-    await expect(pullBundle(client, `${registry.host}/apps/bounded:1`, join(plainFile, 'dest'))).rejects.toThrow(`${join(plainFile, 'dest')}: cannot create the download folder (ENOTDIR)`);
+    await expect(pullBundle(client, `${registry.host}/apps/bounded:1`, join(plainFile, 'dest'))).rejects.toThrow(`${join(plainFile, 'dest')}: cannot create the download folder (a part of the path is not a folder)`);
     await expect(pullBundle(client, `${registry.host}/apps/bounded:2`, tempDir())).rejects.toThrow(`${registry.host}/apps/bounded:2: tag 2 not found in ${registry.host}`);
   });
 
@@ -178,7 +178,7 @@ describe('flotilla push', () => {
     expect(denied.stderr).toBe(`flotilla: ${secure.host}/apps/demo:1.0-1: the token service ${secure.realm.replace(/\/token$/, '')} requires credentials for ${secure.host}, and the registry config has none\n`);
     const missingConfig = await failure('push', signed, `oci://${secure.host}/apps/demo`, '--registry-config', join(tempDir(), 'none.json'));
     expect(missingConfig.code).toBe(1);
-    expect(missingConfig.stderr).toMatch(/^flotilla: .*none\.json: cannot read the registry config \(ENOENT\)\n$/);
+    expect(missingConfig.stderr).toMatch(/^flotilla: .*none\.json: cannot read the registry config \(no such file or folder\)\n$/);
     const usage = await failure('push', signed, `${secure.host}/apps/demo`);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('TARGET must be oci://HOST/REPO/APP[:TAG]');

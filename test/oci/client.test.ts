@@ -216,10 +216,10 @@ describe('OciClient against docker-registry', () => {
     await client.downloadBlob(repo, chunked, out, { maxBytes: 1024 * 1024 });
     expect(statSync(out).size).toBe(data.length);
     await expect(client.downloadBlob(repo, chunked, join(work, 'refused.bin'), { maxBytes: 1000 })).rejects.toThrow(/more than the 1000 allowed/);
-    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(`${join(work, 'absent.bin')}: cannot read the file to upload (ENOENT)`);
+    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(`${join(work, 'absent.bin')}: cannot read the file to upload (no such file or folder)`);
     const notAFolder = join(work, 'plain-file');
     writeFileSync(notAFolder, '');
-    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (ENOTDIR)`);
+    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (a part of the path is not a folder)`);
     expect(await client.blobExists(repo, `sha256:${'1'.repeat(64)}`)).toBe(false);
   });
 
@@ -337,6 +337,6 @@ describe('OciClient authentication', () => {
   });
 
   it('names a missing --registry-config file', () => {
-    expect(() => new OciClient({ registryConfig: join(work, 'absent.json') })).toThrow(/absent.json: cannot read the registry config \(ENOENT\)/);
+    expect(() => new OciClient({ registryConfig: join(work, 'absent.json') })).toThrow(/absent.json: cannot read the registry config \(no such file or folder\)/);
   });
 });

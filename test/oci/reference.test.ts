@@ -139,7 +139,7 @@ describe('credentialsFromConfig', () => {
       expect(store.credentialFor('inline.example')).toEqual({ kind: 'basic', username: 'i', password: 'p' });
       expect(store.credentialFor('other.example')).toBeUndefined();
       expect(store.credentialFor('docker.io')).toEqual({ kind: 'basic', username: 'hub', password: 'hubpw' });
-      expect(() => store.credentialFor('broken.example')).toThrow(/config.json: credential helper docker-credential-absent for broken.example cannot run \(ENOENT\)/);
+      expect(() => store.credentialFor('broken.example')).toThrow(/config.json: credential helper docker-credential-absent for broken.example cannot run \(no such file or folder\)/);
       // Each registry is asked once.
       expect(readFileSync(log, 'utf8')).toBe('store https://index.docker.io/v1/\ncloud gcr.example\nstore other.example\n');
     } finally {

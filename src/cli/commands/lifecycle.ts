@@ -9,6 +9,7 @@ import { parseYaml, toPlain } from '../../document/index.js';
 import type { AppRecord, AppView, HistoryEntry, LifecycleEvent } from '../../lifecycle/index.js';
 import { formatTable } from '../output.js';
 import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
+import { fileErrorText } from '../../files/index.js';
 
 interface ChartRepoFlags {
   readonly chartRepo?: string;
@@ -151,7 +152,7 @@ async function readValuesFiles(files: readonly string[]): Promise<{ [key: string
   const out: { [key: string]: never }[] = [];
   for (const file of files) {
     const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new OverrideUsageError(`-f ${file}: cannot read (${error.code ?? error.message})`);
+      throw new OverrideUsageError(`-f ${file}: cannot read (${fileErrorText(error)})`);
     });
     const root = parseYaml(text, file, { layer: 'user' }).root;
     const value = root ? toPlain(root) : {};
