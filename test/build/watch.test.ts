@@ -23,13 +23,18 @@ function recorder() {
   };
 }
 
+/** `app` under `build --watch` into `outDir`, its builds recorded; `first` is its first build. */
+function watching(app: string, outDir: string) {
+  const r = recorder();
+  const first = r.next();
+  return { r, first, watch: watchApp(app, { outDir, settleMillis: 50 }, r.onBuild) };
+}
+
 describe('flotilla build --watch', () => {
   it('builds, rebuilds on a change, reports a broken edit and recovers', async () => {
     const app = writeApp();
     const out = tempDir();
-    const r = recorder();
-    const first = r.next();
-    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    const { r, first, watch } = watching(app, out);
     try {
       const initial = await first;
       expect(initial.ok).toBe(true);
@@ -70,9 +75,7 @@ describe('flotilla build --watch', () => {
     touchAll(app, new Date('2020-01-01T00:00:00Z'));
     await new Promise((done) => setTimeout(done, 1100));
     const out = tempDir();
-    const r = recorder();
-    const first = r.next();
-    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    const { r, first, watch } = watching(app, out);
     const cold = async () => readFileSync((await buildApp(app, { outDir: tempDir(), cacheDir: false })).file);
     const rebuildAfter = async (file: string, text: string) => {
       const next = r.next();
@@ -95,9 +98,7 @@ describe('flotilla build --watch', () => {
   it('has written its cache files when close resolves, and writes nothing after', async () => {
     const app = writeApp();
     const out = tempDir();
-    const r = recorder();
-    const first = r.next();
-    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    const { first, watch } = watching(app, out);
     expect((await first).ok).toBe(true);
     // Closed at once, before the build has been idle long enough for them to be written.
     await watch.close();
@@ -113,9 +114,7 @@ describe('flotilla build --watch', () => {
   it('keeps watching an app folder moved away and back, or replaced by a copy', async () => {
     const app = writeApp();
     const out = tempDir();
-    const r = recorder();
-    const first = r.next();
-    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    const { r, first, watch } = watching(app, out);
     try {
       expect((await first).ok).toBe(true);
       let next = r.next();
@@ -153,9 +152,7 @@ describe('flotilla build --watch', () => {
     const app = writeApp();
     const file = join(tempDir(), 'a-file');
     writeFileSync(file, 'not a folder\n');
-    const r = recorder();
-    const first = r.next();
-    const watch = watchApp(app, { outDir: file, settleMillis: 50 }, r.onBuild);
+    const { first, watch } = watching(app, file);
     try {
       const failed = await first;
       expect(failed.ok).toBe(false);
@@ -170,9 +167,7 @@ describe('flotilla build --watch', () => {
     const secretDir = tempDir();
     writeFileSync(join(secretDir, 'secret.yaml'), 'token: abc\n');
     const out = tempDir();
-    const r = recorder();
-    const first = r.next();
-    const watch = watchApp(app, { outDir: out, settleMillis: 50 }, r.onBuild);
+    const { r, first, watch } = watching(app, out);
     try {
       expect((await first).ok).toBe(true);
       for (const folder of ['overrides/static', 'charts/web/templates']) {
