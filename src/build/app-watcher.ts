@@ -84,6 +84,15 @@ export class AppWatcher {
     return memory;
   }
 
+  /** Drops the memory of builds keyed `key` (their cache folder is gone): the next starts afresh. */
+  forgetMemory(key: string): void {
+    const memory = this.memories.get(key);
+    if (!memory) return;
+    clearTimeout(this.saveTimers.get(memory));
+    this.saveTimers.delete(memory);
+    this.memories.delete(key);
+  }
+
   /**
    * Counts the changes heard (and anything that makes what is known
    * untrustworthy): equal before and after a build (once caught up), the

@@ -5,6 +5,7 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
@@ -349,6 +350,16 @@ async function packageCharts(
 
 function cacheDirOf(options: BuildOptions): string | undefined {
   return options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
+}
+
+/**
+ * Whether the build's cache folder is gone (the user removed the output
+ * folder): what a long-lived process kept of earlier builds into it is then
+ * dropped, so that the next build writes every cache file again.
+ */
+export function cacheFolderGone(options: BuildOptions): boolean {
+  const dir = cacheDirOf(options);
+  return dir !== undefined && !existsSync(dir);
 }
 
 /** Records where the pieces of a tarball written from memory lie (see KeptBuilds), for a later process to reuse them. */

@@ -133,6 +133,22 @@ describe('KeptBuilds', () => {
     expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
   });
 
+  it('writes every cache file again into an output folder removed since the last build', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: out });
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
+    for (let i = 0; i < 200 && kept.preparations.made === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    await kept.build(app, { outDir: out, prepareOnly: true }); // waits for the preparation under way
+    rmSync(out, { recursive: true });
+    const built = await kept.build(app, { outDir: out });
+    expect(kept.preparations.used).toBe(0);
+    expect(built.sha256).toBe(await fromNothing(app));
+    await kept.close(); // writes what is still unwritten
+    expect(readdirSync(join(out, '.flotilla-cache')).filter((name) => !name.startsWith('plugins-')).sort()).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
+  });
+
   it('answers with a prepared build only when nothing changed since it was prepared', async () => {
     const app = writeApp();
     const out = tempDir();

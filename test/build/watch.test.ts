@@ -111,6 +111,20 @@ describe('flotilla build --watch', () => {
     rmSync(out, { recursive: true });
   });
 
+  it('writes every cache file again into an output folder removed while watching', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    const { r, first, watch } = watching(app, out);
+    expect((await first).ok).toBe(true);
+    await new Promise((done) => setTimeout(done, 500)); // the first build's cache files written, idle
+    rmSync(out, { recursive: true });
+    const next = r.next();
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'extra: 1\n');
+    expect((await next).ok).toBe(true);
+    await watch.close();
+    expect(readdirSync(join(out, '.flotilla-cache')).filter((name) => !name.startsWith('plugins-')).sort()).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
+  });
+
   it('keeps watching an app folder moved away and back, or replaced by a copy', async () => {
     const app = writeApp();
     const out = tempDir();
