@@ -53,6 +53,11 @@ export interface BuildOptions {
    * not with `bumpChanged`).
    */
   readonly prepareOnly?: boolean;
+  /**
+   * Aborts the build (a build server's client gone before it ended): it
+   * stops where it is and writes no tarball; it throws the signal's reason.
+   */
+  readonly cancelled?: AbortSignal;
 }
 
 export interface BuiltChart {
@@ -231,6 +236,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // used for another. A build that keeps a memory leaves them for its
   // process to save when idle (WatchMemory.unsavedCaches).
   const saveNow = options.watched ? undefined : saveCaches;
+  options.cancelled?.throwIfAborted();
   let written: WrittenArchive;
   if (options.prepareOnly) {
     written = await tarGzInMemory(file, entries, tarOptions);

@@ -52,7 +52,8 @@ export class KeptBuilds {
     const app = this.keep(root);
     clearTimeout(app.prepareTimer);
     // What a change prepares again: the last build that only reads the app (--bump-changed writes to it).
-    app.last = options.bumpChanged ? undefined : absolute({ ...options, prepareOnly: false });
+    // Not its cancellation: that was its client's, not the next preparation's.
+    app.last = options.bumpChanged ? undefined : absolute({ ...options, prepareOnly: false, cancelled: undefined });
     return this.oneAtATime(async () => {
       app.watcher.ignoreOutputs([options.outDir ?? '.', ...(typeof options.cacheDir === 'string' ? [options.cacheDir] : [])]);
       await app.watcher.caughtUp();
@@ -68,6 +69,7 @@ export class KeptBuilds {
       // Nothing changed since this very build was prepared: what it made is the answer, written now.
       if (!options.prepareOnly && prepared && same !== undefined && prepared.options === same && prepared.generation === generation && generation >= 0) {
         const file = join(options.outDir ?? '.', basename(prepared.result.file));
+        options.cancelled?.throwIfAborted();
         await mkdir(dirname(file), { recursive: true });
         await writeFileAtomic(file, prepared.tarball.bytes);
         const written = { ...prepared.tarball, file };

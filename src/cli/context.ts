@@ -8,6 +8,8 @@ export interface CommandContext {
   readonly kept?: KeptBuilds;
   /** A build server preparing for a client's next builds: `build` makes its tarball in memory only and prints nothing. */
   readonly prepareOnly?: boolean;
+  /** Aborts when the command is cancelled: a build server's client gone (Ctrl-C) before its build ended. */
+  readonly cancelled?: AbortSignal;
 }
 
 /** What the command line itself is (program.ts), for `build-server run` to run its clients' commands. */

@@ -15,8 +15,12 @@ export interface ServeOptions {
   readonly place: ServerPlace;
   /** Stops after this long without a command. */
   readonly idleMillis: number;
-  /** Runs one command, writing its output to `output`; resolves to its exit code. */
-  run(request: RunRequest, output: CommandOutput): Promise<number>;
+  /**
+   * Runs one command, writing its output to `output`; resolves to its exit
+   * code. `cancelled` aborts when its client is gone before the command
+   * ended (Ctrl-C at the terminal): the command then writes nothing more.
+   */
+  run(request: RunRequest, output: CommandOutput, cancelled: AbortSignal): Promise<number>;
   /** The apps whose state is kept, for the status. */
   apps(): readonly string[];
   /** How many builds were prepared ahead of clients (and used), for the status. */
@@ -109,18 +113,26 @@ export async function serve(options: ServeOptions): Promise<void> {
         socket.end();
         stop();
       } else if (request.kind === 'run' && !stopping && request.key === place.key) {
-        queue = queue.then(() => runOne(request, reply)).finally(() => socket.end());
+        // A client gone before its command ran or ended (Ctrl-C) cancels it.
+        const cancel = new AbortController();
+        socket.on('close', () => cancel.abort());
+        queue = queue.then(() => runOne(request, reply, cancel.signal)).finally(() => socket.end());
       } else socket.destroy(); // stopping, or of another environment: the client builds by itself
     });
   }
 
-  async function runOne(request: RunRequest, reply: (message: Reply) => void): Promise<void> {
+  async function runOne(request: RunRequest, reply: (message: Reply) => void, cancelled: AbortSignal): Promise<void> {
     lastActive = Date.now();
     try {
-      const code = await options.run(request, {
-        out: (text) => reply({ kind: 'out', text }),
-        err: (text) => reply({ kind: 'err', text }),
-      });
+      if (cancelled.aborted) return;
+      const code = await options.run(
+        request,
+        {
+          out: (text) => reply({ kind: 'out', text }),
+          err: (text) => reply({ kind: 'err', text }),
+        },
+        cancelled,
+      );
       reply({ kind: 'exit', code });
     } catch (error) {
       reply({ kind: 'err', text: `flotilla: the build server failed: ${(error as Error).message}\n` });

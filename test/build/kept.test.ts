@@ -14,6 +14,7 @@ import { buildApp, KeptBuilds } from '../../src/build/index.js';
 import { readTarGzSafely } from '../../src/bundle/index.js';
 import { AppWatcher } from '../../src/build/app-watcher.js';
 import { baseApp, simpleChart, tempDir, touchAll, writeApp, writeFiles } from '../support/app-fixture.js';
+import { runCli } from '../../src/cli/program.js';
 
 const LONG_AGO = new Date('2020-01-01T00:00:00Z');
 const settle = () => new Promise((done) => setTimeout(done, 1100));
@@ -228,6 +229,35 @@ describe('KeptBuilds', () => {
       expect(readdirSync(app).filter((name) => name.startsWith('.flotilla'))).toEqual([]);
     } finally {
       await watcher.close();
+    }
+  });
+});
+
+describe('a cancelled build (a build server whose client is gone)', () => {
+  it('writes no tarball, built or prepared, and the command line says it failed', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    const gone = new AbortController();
+    gone.abort();
+    await expect(buildApp(app, { outDir: out, cancelled: gone.signal })).rejects.toThrow();
+    const kept = new KeptBuilds();
+    try {
+      await kept.build(app, { outDir: out, prepareOnly: true });
+      await expect(kept.build(app, { outDir: out, cancelled: gone.signal })).rejects.toThrow();
+      const lines: string[] = [];
+      const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line) };
+      expect(await runCli(['node', 'flotilla', 'build', app, '-d', out], { io, kept, cancelled: gone.signal })).toBe(1);
+      expect(readdirSync(out).filter((name) => name.endsWith('.tgz'))).toEqual([]);
+      // The next change is prepared as ever (the cancelled build's signal is not kept for it), and used.
+      const { made, used } = kept.preparations;
+      writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: after a cancelled build\n');
+      for (let i = 0; i < 200 && kept.preparations.made === made; i++) await new Promise((done) => setTimeout(done, 10));
+      // Time for the preparation to end (a build of this app takes a few tens of milliseconds here).
+      await new Promise((done) => setTimeout(done, 2000));
+      expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
+      expect(kept.preparations.used).toBe(used + 1);
+    } finally {
+      await kept.close();
     }
   });
 });

@@ -4,6 +4,7 @@
  * a server stops (asked, idle, its socket's name taken by another).
  */
 import { existsSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { askServer, installationOf, listServers, runOnServer, serve, serverPlace, serverStatus, stopServers, type RunRequest, type ServerPlace } from '../../src/server/index.js';
@@ -66,6 +67,44 @@ describe('serve', () => {
     await served;
     expect(existsSync(at.socket)).toBe(false);
     expect(await runOnServer(at.socket, request(at, ['ok']), collect().output)).toBeUndefined();
+  });
+
+  it('cancels the command of a client gone before it ended, and never starts one whose client left while it waited', async () => {
+    const at = place();
+    const seen: string[] = [];
+    const served = serve({
+      place: at,
+      idleMillis: 60_000,
+      apps: () => [],
+      run: async (req, _output, cancelled) => {
+        seen.push(`start ${req.argv[0]}`);
+        await new Promise((done) => setTimeout(done, 150));
+        seen.push(`${req.argv[0]} cancelled: ${cancelled.aborted}`);
+        return 0;
+      },
+    });
+    await new Promise((done) => setTimeout(done, 50));
+    // A client that sends its command and leaves at once (Ctrl-C), one that leaves while it waits its turn, and one that stays.
+    const leaving = (argv: string[], after: number) =>
+      new Promise<void>((done) => {
+        const socket = connect(at.socket, () => {
+          socket.write(`${JSON.stringify(request(at, argv))}\n`);
+          setTimeout(() => {
+            socket.destroy();
+            done();
+          }, after);
+        });
+      });
+    const first = leaving(['first'], 20);
+    await new Promise((done) => setTimeout(done, 10));
+    const queued = leaving(['queued'], 40);
+    await new Promise((done) => setTimeout(done, 10));
+    const staying = runOnServer(at.socket, request(at, ['staying']), collect().output);
+    await Promise.all([first, queued]);
+    expect(await staying).toBe(0);
+    expect(seen).toEqual(['start first', 'first cancelled: true', 'start staying', 'staying cancelled: false']);
+    await askServer(at.socket, { kind: 'stop' });
+    await served;
   });
 
   it('lists the servers that answer, clearing sockets left behind, and stops them', async () => {

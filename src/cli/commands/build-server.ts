@@ -45,7 +45,7 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
-        run: async (request, output) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept }),
+        run: async (request, output, cancelled) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept, cancelled }),
       });
       await kept.close();
       io.err(`build server ${process.pid} stopped`);

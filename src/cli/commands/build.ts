@@ -16,7 +16,7 @@ interface BuildCommandOptions {
   followExternalSymlinks?: boolean;
 }
 
-export function register(program: Command, { io, kept, prepareOnly }: CommandContext): void {
+export function register(program: Command, { io, kept, prepareOnly, cancelled }: CommandContext): void {
   program
     .command('build')
     .description('package the app into a reproducible StarlingX-compatible <app_name>-<app_version>.tgz')
@@ -42,6 +42,7 @@ export function register(program: Command, { io, kept, prepareOnly }: CommandCon
         cacheDir: opts.cache ? undefined : false,
         typecheck: opts.typecheck,
         followExternalSymlinks: opts.followExternalSymlinks,
+        cancelled,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
       const result = await (kept ? kept.build(appDir, { ...options, prepareOnly }) : buildApp(appDir, options));
