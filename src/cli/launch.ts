@@ -22,6 +22,16 @@ import { installationOf, serverPlace } from '../server/place.js';
  * FLOTILLA_BUILD_SERVER=1, or by default when the build ran at a terminal
  * outside CI: an author's inner loop, not a pipeline's one build.
  */
+/** Node cannot tell where it is when the folder it was started in has been removed since. */
+function currentFolderExists(): boolean {
+  try {
+    process.cwd();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function buildServerUse(args: readonly string[]): { readonly use: boolean; readonly start: boolean } {
   const setting = process.env.FLOTILLA_BUILD_SERVER;
   const served = args[0] === 'build' && !args.some((a) => a === '--watch' || a === '--no-server' || a === '--help' || a === '-h');
@@ -40,6 +50,10 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  */
 export function launch(bundlePath: string, contentHash: string, launcher: string): void {
   const bundle = pathToFileURL(bundlePath);
+  if (!currentFolderExists()) {
+    process.stderr.write('flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n');
+    process.exit(1);
+  }
   const command = { argv: process.argv.slice(2), cwd: process.cwd() };
   const { use, start } = buildServerUse(command.argv);
   const place = use ? serverPlace(userCacheDir(), installationOf(bundle.href), { create: start }) : undefined;

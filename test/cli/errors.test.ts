@@ -4,7 +4,7 @@
  * the file, entry or flag; an unexpected error prints one line and the hint
  * to rerun with --debug.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -108,6 +108,12 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expect(spec.code).toBe(1);
     expect(spec.stderr).toMatch(/overrides\/deployment\.yaml:\d+:\d+: /);
     expect(spec.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a current folder removed after the shell entered it: one line, exit 1, no stack', () => {
+    const gone = tempDir();
+    const run = spawnSync('sh', ['-c', `cd "$1" && rmdir "$1" && exec "$2" "$3" --version`, 'sh', gone, process.execPath, cli], { encoding: 'utf8' });
+    expect([run.status, run.stdout, run.stderr]).toEqual([1, '', 'flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n']);
   });
 
   it('usage errors exit 2 naming the word or flag; help and version exit 0', async () => {
