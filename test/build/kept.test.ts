@@ -30,6 +30,13 @@ function editQuietly(file: string, text: string, when: Date): void {
   utimesSync(file, when, when);
 }
 
+/** Writes `text` to `file` and waits until `kept` has begun preparing the change. */
+async function editAndAwaitPreparation(kept: KeptBuilds, file: string, text: string): Promise<void> {
+  const made = kept.preparations.made;
+  writeFileSync(file, text);
+  for (let i = 0; i < 200 && kept.preparations.made === made; i++) await new Promise((done) => setTimeout(done, 10));
+}
+
 describe('KeptBuilds', () => {
   let kept: KeptBuilds | undefined;
   afterEach(() => kept?.close());
@@ -105,8 +112,7 @@ describe('KeptBuilds', () => {
     kept = new KeptBuilds();
     const first = await kept.build(app, { outDir: out });
     const written = readFileSync(first.file);
-    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
-    for (let i = 0; i < 200 && kept.preparations.made === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    await editAndAwaitPreparation(kept, join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
     expect(kept.preparations.made).toBe(1);
     await kept.build(app, { outDir: out, prepareOnly: true }); // waits for the preparation under way
     expect(readFileSync(first.file).equals(written)).toBe(true);
@@ -128,8 +134,7 @@ describe('KeptBuilds', () => {
     expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
     await new Promise((done) => setTimeout(done, 500)); // what the replacement itself set off
     const made = kept.preparations.made;
-    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: edited in the copy\n');
-    for (let i = 0; i < 200 && kept.preparations.made === made; i++) await new Promise((done) => setTimeout(done, 10));
+    await editAndAwaitPreparation(kept, join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: edited in the copy\n');
     expect(kept.preparations.made).toBe(made + 1); // the edit was heard
     expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
   });
@@ -139,8 +144,7 @@ describe('KeptBuilds', () => {
     const out = tempDir();
     kept = new KeptBuilds();
     await kept.build(app, { outDir: out });
-    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
-    for (let i = 0; i < 200 && kept.preparations.made === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    await editAndAwaitPreparation(kept, join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
     await kept.build(app, { outDir: out, prepareOnly: true }); // waits for the preparation under way
     rmSync(out, { recursive: true });
     const built = await kept.build(app, { outDir: out });
@@ -155,8 +159,7 @@ describe('KeptBuilds', () => {
     const out = tempDir();
     kept = new KeptBuilds();
     await kept.build(app, { outDir: out });
-    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: first\n');
-    for (let i = 0; i < 200 && kept.preparations.made === 0; i++) await new Promise((done) => setTimeout(done, 10));
+    await editAndAwaitPreparation(kept, join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: first\n');
     // Changed again while (or after) the first edit was prepared: the preparation is not the answer.
     writeFileSync(join(app, 'overrides/static/db.yaml'), 'conf:\n  greeting: second\n');
     const built = await kept.build(app, { outDir: out });
@@ -249,9 +252,8 @@ describe('a cancelled build (a build server whose client is gone)', () => {
       expect(await runCli(['node', 'flotilla', 'build', app, '-d', out], { io, kept, cancelled: gone.signal })).toBe(1);
       expect(readdirSync(out).filter((name) => name.endsWith('.tgz'))).toEqual([]);
       // The next change is prepared as ever (the cancelled build's signal is not kept for it), and used.
-      const { made, used } = kept.preparations;
-      writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: after a cancelled build\n');
-      for (let i = 0; i < 200 && kept.preparations.made === made; i++) await new Promise((done) => setTimeout(done, 10));
+      const { used } = kept.preparations;
+      await editAndAwaitPreparation(kept, join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: after a cancelled build\n');
       // Time for the preparation to end (a build of this app takes a few tens of milliseconds here).
       await new Promise((done) => setTimeout(done, 2000));
       expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
