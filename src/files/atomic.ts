@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { trackPartialFile } from './temp.js';
 
 export interface AtomicWriteOptions {
   /** File mode of the new file (e.g. 0o600 for secrets); default 0o666 less the umask, as for any new file. */
@@ -42,17 +43,22 @@ export function createExclusive(path: string, mode = 0o666): Promise<FileHandle>
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const temp = tempNameFor(path);
-  const handle = await createExclusive(temp, options.mode);
+  const untrack = trackPartialFile(temp);
   try {
+    const handle = await createExclusive(temp, options.mode);
     try {
-      await handle.writeFile(data);
-      if (options.durable !== false) await handle.sync();
-    } finally {
-      await handle.close();
+      try {
+        await handle.writeFile(data);
+        if (options.durable !== false) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, path);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
     }
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
+  } finally {
+    untrack();
   }
 }

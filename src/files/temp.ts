@@ -1,5 +1,6 @@
 /**
- * Private temporary folders that do not outlive their run. Each is named
+ * Private temporary folders (and the partial files of atomic writes) that
+ * do not outlive their run. Each folder is named
  * `flotilla-<purpose>-<pid>-<random>` in the system temp folder; it is
  * removed when its work ends, when the process is stopped by SIGINT, SIGTERM
  * or SIGHUP, and, if the process was killed outright (SIGKILL, a crash), by
@@ -15,6 +16,7 @@ const live = new Set<string>();
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const NAME = /^flotilla-[a-z-]+-(\d+)-[A-Za-z0-9]{6}$/;
 let prepared = false;
+let listening = false;
 
 function removeLive(): void {
   for (const dir of live) rmSync(dir, { recursive: true, force: true });
@@ -24,14 +26,15 @@ function removeLive(): void {
 /**
  * Runs before any other listener of the signal (it is prepended), so that
  * it sees them all, `once` listeners included (they are gone once they have
- * run): with none, it dies of the signal as if nobody had listened; with
- * one, that listener handles it (`build --watch` stops gracefully on Ctrl-C).
+ * run). With none, it removes what is live and dies of the signal as if
+ * nobody had listened; with one, that listener stops the process gracefully
+ * (`build --watch` on Ctrl-C), and what is live is removed as it exits.
  */
 function onSignal(signal: NodeJS.Signals): void {
-  const handledElsewhere = process.listenerCount(signal) > 1;
+  if (process.listenerCount(signal) > 1) return;
   removeLive();
   for (const s of SIGNALS) process.removeListener(s, onSignal);
-  if (!handledElsewhere) process.kill(process.pid, signal);
+  process.kill(process.pid, signal);
 }
 
 /** Removes temp folders left by runs of this user whose process is gone. */
@@ -65,8 +68,27 @@ function prepare(): void {
   if (prepared) return;
   prepared = true;
   sweepStaleTempDirs();
+  listen();
+}
+
+/** Removes what is live when the process ends: by a signal, or as it exits. */
+function listen(): void {
+  if (listening) return;
+  listening = true;
   for (const signal of SIGNALS) process.prependListener(signal, onSignal);
   process.on('exit', removeLive);
+}
+
+/**
+ * A file being written under a temporary name (atomic.ts): removed if the
+ * process ends before the file is renamed into place, so that a build
+ * stopped by Ctrl-C while it writes leaves no half-written file behind.
+ * Returns what stops tracking it.
+ */
+export function trackPartialFile(path: string): () => void {
+  listen();
+  live.add(path);
+  return () => live.delete(path);
 }
 
 /** A new private (0700) temp folder for `purpose` (lower-case words and dashes). */

@@ -5,7 +5,9 @@
  * ignored and rebuilt, never a failure).
  */
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { open } from 'node:fs/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
@@ -55,6 +57,24 @@ describe('the atomic write', () => {
     mkdirSync(join(dir, 'taken', 'inside'), { recursive: true });
     await expect(writeFileAtomic(join(dir, 'taken'), 'x')).rejects.toMatchObject({ code: expect.stringMatching(/EISDIR|ENOTEMPTY|EEXIST/) });
     expect(readdirSync(dir)).toEqual(['taken']);
+  });
+
+  it('leaves no partial file behind when the process is stopped (Ctrl-C) while it writes', async () => {
+    const dir = tempDir();
+    const target = join(dir, 'big.tgz');
+    // A process that writes a large file, as the build writes a large tarball, stopped halfway by SIGINT.
+    const script = `import(${JSON.stringify(pathToFileURL(resolve(import.meta.dirname, '../../dist/files/index.js')).href)}).then(({ writeFileAtomic }) => writeFileAtomic(${JSON.stringify(target)}, Buffer.alloc(512 * 1024 * 1024, 7)))`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+    const ended = new Promise<NodeJS.Signals | null>((done) => child.on('exit', (_code, signal) => done(signal)));
+    let partial: string | undefined;
+    for (let i = 0; i < 2000 && !partial; i++) {
+      partial = readdirSync(dir).find((name) => name.endsWith('.partial'));
+      if (!partial) await new Promise((done) => setTimeout(done, 2));
+    }
+    expect(partial).toBeDefined();
+    child.kill('SIGINT');
+    expect(await ended).toBe('SIGINT');
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('flushes to the disk before the rename, unless told the file is a cache (durable: false)', async () => {
