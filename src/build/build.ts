@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
@@ -145,14 +145,16 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     options.watched?.linkChecks.set(dir, links);
     return links;
   };
+  refuseOwnOutput(root, SOURCE_FOLDERS.map((folder) => join(root, folder)), options);
   const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkTree(join(root, folder), root, treeOptions.rootName));
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const cacheDir = cacheDirOf(options);
-  const plugins = await pluginFiles(root, cacheDir);
+  const { files: plugins, save: savePlugins } = await pluginFiles(root, cacheDir);
   const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir, readMemory: options.watched?.files });
   const { app } = session;
+  refuseOwnOutput(root, [...new Set(app.releases.map((r) => app.path(r.chartPath)))], options);
   for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
     // A chart kept outside the app (a release's `path`) is its own root.
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
@@ -229,7 +231,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
   // The piece table describes a file on disk: not saved for a tarball made in memory only.
   const saveCaches = (archive: WrittenArchive) =>
-    Promise.all([valuesWrite, chartsWrite, options.prepareOnly ? undefined : reuse?.save(archive), manifestCache?.save(), session.saveCache()]);
+    Promise.all([valuesWrite, chartsWrite, options.prepareOnly ? undefined : reuse?.save(archive), manifestCache?.save(), session.saveCache(), savePlugins?.()]);
   // A one-shot build saves its caches while the tarball is written and
   // flushed: the piece table is trusted only for a file of the recorded size
   // and CRC-32, so one saved before (or without) its tarball landing is never
@@ -354,6 +356,23 @@ async function packageCharts(
   return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()), cacheWrite };
 }
 
+/**
+ * Refuses an output or cache folder inside a folder the build reads (the
+ * app's source folders, a chart's folder): the build would ship its own
+ * output, the next build the tarball and cache of this one.
+ */
+function refuseOwnOutput(root: string, readFolders: readonly string[], options: BuildOptions): void {
+  const cacheDir = cacheDirOf(options);
+  const written = [['the output folder', options.outDir ?? '.'], ...(cacheDir === undefined ? [] : [['the cache folder', cacheDir]])] as const;
+  for (const [what, dir] of written) {
+    const abs = resolve(dir);
+    const inside = readFolders.find((folder) => abs === folder || abs.startsWith(`${folder}${sep}`));
+    if (inside) {
+      throw new FlotillaError(`${dir}: ${what} is inside the app's ${relative(root, inside) || '.'}/, which the build reads: the tarball would carry its own output; write it outside the app's source folders and charts (-d)`);
+    }
+  }
+}
+
 function cacheDirOf(options: BuildOptions): string | undefined {
   return options.cacheDir === false ? undefined : (options.cacheDir ?? join(options.outDir ?? '.', '.flotilla-cache'));
 }
@@ -416,16 +435,18 @@ async function readPluginCache(file: string): Promise<Map<string, Buffer> | unde
   }
 }
 
-async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<Map<string, Buffer>> {
+async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
   const cached = cacheDir && join(cacheDir, `plugins-${await pluginBundleKey(appRoot)}.json`);
   const fromCache = cached ? await readPluginCache(cached) : undefined;
-  if (fromCache) return fromCache;
+  if (fromCache) return { files: fromCache };
   const bundle = await bundlePlugins(appRoot);
   const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
-  if (cached) {
+  // Written with the build's other cache files, once the build is known to write any.
+  const save = async (): Promise<void> => {
+    if (!cached) return;
     await mkdir(dirname(cached), { recursive: true });
     const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
     await writeFileAtomic(cached, JSON.stringify(entry), { durable: false });
-  }
-  return files;
+  };
+  return { files, save };
 }

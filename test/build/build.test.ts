@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, loadAll } from 'js-yaml';
@@ -10,6 +10,11 @@ import { helm, kubectl } from '../../src/tools/index.js';
 import { tempDir, touchAll, writeApp } from '../support/app-fixture.js';
 
 const run = promisify(execFile);
+
+/** Every path below `dir`, sorted. */
+function listTree(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true }) as string[]).sort();
+}
 
 describe('flotilla build', () => {
   it('writes the StarlingX layout, and helm, kubectl kustomize, md5sum and sha256sum accept it', async () => {
@@ -91,6 +96,27 @@ describe('flotilla build', () => {
     });
     // the top kustomization lists base first, then releases in apply order
     expect((load(files.get('fluxcd-manifests/kustomization.yaml')!.toString()) as { resources: string[] }).resources).toEqual(['base', 'db', 'web']);
+  });
+
+  it('refuses an output or cache folder inside what it reads (a source folder, a chart), writing nothing', async () => {
+    const app = writeApp({ 'fluxcd/releases.yaml': 'releases:\n  - {name: db, chart: db, service: database, group: infra, path: vendor/db}\n  - {name: web, chart: web, service: frontend, group: apps}\n' });
+    cpSync(join(app, 'charts/db'), join(app, 'vendor/db'), { recursive: true });
+    cpSync(join(app, 'charts/lib'), join(app, 'vendor/lib'), { recursive: true }); // its file:// library
+    rmSync(join(app, 'charts/db'), { recursive: true });
+    const before = listTree(app);
+    for (const [outDir, inside] of [
+      ['overrides/static', 'overrides'],
+      ['charts', 'charts'],
+      ['charts/web/out', 'charts'],
+      ['vendor/db', 'vendor/db'],
+    ]) {
+      await expect(buildApp(app, { outDir: join(app, outDir) }), outDir).rejects.toThrow(`the output folder is inside the app's ${inside}/, which the build reads`);
+    }
+    await expect(buildApp(app, { outDir: tempDir(), cacheDir: join(app, 'plugins/.cache') })).rejects.toThrow("the cache folder is inside the app's plugins/");
+    expect(listTree(app)).toEqual(before);
+    // The app's own folder (`build -d .` in it), or a folder of its own beside the sources, is where a tarball may go.
+    await buildApp(app, { outDir: app });
+    await buildApp(app, { outDir: join(app, 'out') });
   });
 
   it('is byte-reproducible: a fresh copy with every file time changed gives the same sha256', async () => {
