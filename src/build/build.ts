@@ -5,9 +5,9 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
@@ -364,12 +364,24 @@ async function packageCharts(
 function refuseOwnOutput(root: string, readFolders: readonly string[], options: BuildOptions): void {
   const cacheDir = cacheDirOf(options);
   const written = [['the output folder', options.outDir ?? '.'], ...(cacheDir === undefined ? [] : [['the cache folder', cacheDir]])] as const;
+  // Compared as the file system resolves them: a link to a source folder is that folder.
+  const folders = readFolders.map((folder) => [folder, realPathOf(folder)] as const);
   for (const [what, dir] of written) {
-    const abs = resolve(dir);
-    const inside = readFolders.find((folder) => abs === folder || abs.startsWith(`${folder}${sep}`));
+    const abs = realPathOf(resolve(dir));
+    const inside = folders.find(([, real]) => abs === real || abs.startsWith(`${real}${sep}`))?.[0];
     if (inside) {
       throw new FlotillaError(`${dir}: ${what} is inside the app's ${relative(root, inside) || '.'}/, which the build reads: the tarball would carry its own output; write it outside the app's source folders and charts (-d)`);
     }
+  }
+}
+
+/** `path` with every symbolic link in the part that exists resolved (the rest as written). */
+function realPathOf(path: string): string {
+  const parent = dirname(path);
+  try {
+    return realpathSync(path);
+  } catch {
+    return parent === path ? path : join(realPathOf(parent), basename(path));
   }
 }
 

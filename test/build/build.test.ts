@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, loadAll } from 'js-yaml';
@@ -113,6 +113,9 @@ describe('flotilla build', () => {
       await expect(buildApp(app, { outDir: join(app, outDir) }), outDir).rejects.toThrow(`the output folder is inside the app's ${inside}/, which the build reads`);
     }
     await expect(buildApp(app, { outDir: tempDir(), cacheDir: join(app, 'plugins/.cache') })).rejects.toThrow("the cache folder is inside the app's plugins/");
+    const link = join(tempDir(), 'looks-elsewhere');
+    symlinkSync(join(app, 'overrides'), link);
+    await expect(buildApp(app, { outDir: join(link, 'out') })).rejects.toThrow("the output folder is inside the app's overrides/");
     expect(listTree(app)).toEqual(before);
     // The app's own folder (`build -d .` in it), or a folder of its own beside the sources, is where a tarball may go.
     await buildApp(app, { outDir: app });
