@@ -55,7 +55,6 @@ export class KeptBuilds {
     // Not its cancellation: that was its client's, not the next preparation's.
     app.last = options.bumpChanged ? undefined : absolute({ ...options, prepareOnly: false, cancelled: undefined });
     return this.oneAtATime(async () => {
-      app.watcher.ignoreOutputs([options.outDir ?? '.', ...(typeof options.cacheDir === 'string' ? [options.cacheDir] : [])]);
       await app.watcher.caughtUp();
       const generation = app.watcher.generation;
       const same = sameBuild(options);
@@ -82,6 +81,9 @@ export class KeptBuilds {
       }
       try {
         const result = await buildApp(appDir, { ...options, watched: memory });
+        // Only once a build wrote there: a build refuses an output folder inside what it reads, and one such as
+        // overrides/ ignored from then on would hide every later edit of it.
+        app.watcher.ignoreOutputs([options.outDir ?? '.', ...(typeof options.cacheDir === 'string' ? [options.cacheDir] : [])]);
         app.watcher.watchChartsOf(result);
         if (options.prepareOnly && same !== undefined && memory.lastTarball) app.prepared = { options: same, generation, result, tarball: memory.lastTarball };
         return result;

@@ -154,6 +154,16 @@ describe('KeptBuilds', () => {
     expect(readdirSync(join(out, '.flotilla-cache')).filter((name) => !name.startsWith('plugins-')).sort()).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
   });
 
+  it('still hears a source folder a refused build named as its output folder', async () => {
+    const app = writeApp();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: out });
+    await expect(kept.build(app, { outDir: join(app, 'overrides') })).rejects.toThrow("inside the app's overrides/");
+    writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: heard after a refused build\n');
+    expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
+  });
+
   it('answers with a prepared build only when nothing changed since it was prepared', async () => {
     const app = writeApp();
     const out = tempDir();
