@@ -64,12 +64,19 @@ function sourceDirs(chart: ChartSource): string[] {
 export interface DirPrint {
   readonly digest: string;
   readonly newest: number;
+  /**
+   * A file below has other names (hard links): it can change through one
+   * outside the folder, which no watcher of the folder hears, so a
+   * long-lived process takes this print again for every build.
+   */
+  readonly hardLinked?: boolean;
 }
 
 /** sha256 of every file's path, size, mtime and inode below `dir`, and the newest mtime or ctime seen. */
 function fingerprintDir(dir: string): DirPrint | undefined {
   const hash = createHash('sha256');
   let newest = 0;
+  let hardLinked = false;
   const walk = (abs: string, rel: string): void => {
     for (const name of readdirSync(abs).sort()) {
       const path = join(abs, name);
@@ -77,7 +84,10 @@ function fingerprintDir(dir: string): DirPrint | undefined {
       if (!info) continue;
       newest = Math.max(newest, info.mtimeMs, info.ctimeMs);
       if (info.isDirectory()) walk(path, `${rel}${name}/`);
-      else hash.update(`${rel}${name}\0${info.size}\0${info.mtimeMs}\0${info.ino}\n`);
+      else {
+        hash.update(`${rel}${name}\0${info.size}\0${info.mtimeMs}\0${info.ino}\n`);
+        if (info.nlink > 1) hardLinked = true;
+      }
     }
   };
   try {
@@ -85,7 +95,7 @@ function fingerprintDir(dir: string): DirPrint | undefined {
   } catch {
     return undefined;
   }
-  return { digest: hash.digest('hex'), newest };
+  return { digest: hash.digest('hex'), newest, ...(hardLinked ? { hardLinked } : {}) };
 }
 
 /** Fingerprints of source folders by absolute path (undefined: the folder could not be walked). */
@@ -111,7 +121,7 @@ export class ChartCache {
     const hash = createHash('sha256');
     let newest = 0;
     for (const dir of dirs) {
-      if (!this.prints.has(dir)) this.prints.set(dir, fingerprintDir(dir));
+      if (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked) this.prints.set(dir, fingerprintDir(dir));
       const print = this.prints.get(dir);
       if (!print) return undefined;
       hash.update(`${dir}\0${print.digest}\n`);

@@ -5,7 +5,7 @@
  * the same reader (as Helm's loader does). Paths are `/`-separated and
  * relative to the tree's top.
  */
-import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 export type EntryKind = 'file' | 'directory';
@@ -48,6 +48,17 @@ function kept<T>(memory: Map<string, T> | undefined, key: string, compute: () =>
 }
 
 /** The files below `root` on disk, read when asked for; with `memory`, each at most once while it holds (see ReadMemory). */
+/** What `read` returns, or undefined when there is no such file (or it is a folder). */
+function absentAsUndefined(read: () => Buffer): Buffer | undefined {
+  try {
+    return read();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
 export function directorySource(root: string, memory?: ReadMemory): FileSource {
   const top = resolve(root);
   const abs = (rel: string) => (rel === '' ? top : join(top, ...rel.split('/')));
@@ -75,15 +86,22 @@ export function directorySource(root: string, memory?: ReadMemory): FileSource {
     path: top,
     kind: 'directory',
     read(rel) {
-      return kept(memory?.contents, abs(rel), () => {
+      const path = abs(rel);
+      if (!memory) return absentAsUndefined(() => readFileSync(path));
+      if (memory.contents.has(path)) return memory.contents.get(path);
+      let hardLinked = false;
+      const data = absentAsUndefined(() => {
+        const fd = openSync(path, 'r');
         try {
-          return readFileSync(abs(rel));
-        } catch (error) {
-          const code = (error as NodeJS.ErrnoException).code;
-          if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
-          throw error;
+          hardLinked = fstatSync(fd).nlink > 1;
+          return readFileSync(fd);
+        } finally {
+          closeSync(fd);
         }
       });
+      // A file with other names can change through one outside the app, which no watcher hears: read again each build.
+      if (!hardLinked) memory.contents.set(path, data);
+      return data;
     },
     kindOf,
     list: (rel) => [...kept(memory?.listings, abs(rel), () => listing(rel))],

@@ -7,7 +7,7 @@
  * follows were written, so they are not "racily clean"
  * (src/build/chart-cache.ts) and kept fingerprints are what decides.
  */
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, KeptBuilds } from '../../src/build/index.js';
@@ -161,6 +161,25 @@ describe('KeptBuilds', () => {
     await kept.build(app, { outDir: out });
     await expect(kept.build(app, { outDir: join(app, 'overrides') })).rejects.toThrow("inside the app's overrides/");
     writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: heard after a refused build\n');
+    expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
+  });
+
+  it('sees an edit made through a hard link outside the app, which no watcher hears', async () => {
+    const app = writeApp();
+    const outside = tempDir();
+    for (const [name, file] of [['template.yaml', 'charts/web/templates/configmap.yaml'], ['static.yaml', 'overrides/static/web.yaml']]) {
+      writeFileSync(join(outside, name), readFileSync(join(app, file)));
+      rmSync(join(app, file));
+      linkSync(join(outside, name), join(app, file));
+    }
+    touchAll(app, LONG_AGO);
+    await settle();
+    const out = tempDir();
+    kept = new KeptBuilds();
+    await kept.build(app, { outDir: out });
+    // Edited in place through the other name: same inode, same size, its old time kept.
+    editQuietly(join(outside, 'template.yaml'), readFileSync(join(outside, 'template.yaml'), 'utf8').replace('-conf', '-cnf'), new Date(LONG_AGO.getTime() + 5000));
+    writeFileSync(join(outside, 'static.yaml'), 'conf:\n  greeting: through the other name\n');
     expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
   });
 
