@@ -154,8 +154,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const { files: plugins, save: savePlugins } = await pluginFiles(root, cacheDir);
   const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir, readMemory: options.watched?.files });
   const { app } = session;
-  refuseOwnOutput(root, [...new Set(app.releases.map((r) => app.path(r.chartPath)))], options);
-  for (const chartDir of new Set(app.releases.map((r) => app.path(r.chartPath)))) {
+  const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
+  refuseOwnOutput(root, chartDirs, options);
+  for (const chartDir of chartDirs) {
     // A chart kept outside the app (a release's `path`) is its own root.
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
   }
@@ -364,8 +365,10 @@ async function packageCharts(
 function refuseOwnOutput(root: string, readFolders: readonly string[], options: BuildOptions): void {
   const cacheDir = cacheDirOf(options);
   const written = [['the output folder', options.outDir ?? '.'], ...(cacheDir === undefined ? [] : [['the cache folder', cacheDir]])] as const;
-  // Compared as the file system resolves them: a link to a source folder is that folder.
-  const folders = readFolders.map((folder) => [folder, realPathOf(folder)] as const);
+  // Compared as the file system resolves them, so that a link to a source folder is that folder. A folder of
+  // the app is its real root and its own path: one look-up a build, not one a chart (this runs on every build).
+  const realRoot = realPathOf(root);
+  const folders = readFolders.map((folder) => [folder, folder.startsWith(`${root}${sep}`) ? join(realRoot, relative(root, folder)) : realPathOf(folder)] as const);
   for (const [what, dir] of written) {
     const abs = realPathOf(resolve(dir));
     const inside = folders.find(([, real]) => abs === real || abs.startsWith(`${real}${sep}`))?.[0];
