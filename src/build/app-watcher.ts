@@ -8,14 +8,16 @@
  */
 import { existsSync, lstatSync, readdirSync, rmSync, watch, writeFileSync, type Dirent, type FSWatcher } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { emptyReadMemory, processAlive } from '../files/index.js';
-import type { BuildResult, WatchMemory } from './build.js';
+import { emptyReadMemory, removeLeftBehind } from '../files/index.js';
+import { cacheFolderGone, memoryKey, type BuildOptions, type BuildResult, type WatchMemory } from './build.js';
 
 /** Folders never worth a rebuild: the build's own output, version control, dependencies. */
 const IGNORED_TOP = new Set(['.git', 'node_modules', '.flotilla-cache', '.cache']);
 
 /** The marker `caughtUp` writes in the app's folder; never part of a build (it is gone before one starts). */
 const MARKER_PREFIX = '.flotilla-watch-marker-';
+/** A marker's name: its process's id, then a count. */
+const STALE_MARKER = new RegExp(`^${MARKER_PREFIX.replace('.', '\\.')}(\\d+)-\\d+$`);
 
 /** How long `caughtUp` waits for its marker to be seen before it drops everything known instead. */
 const MARKER_WAIT_MILLIS = 2000;
@@ -55,42 +57,32 @@ export class AppWatcher {
   constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
     this.root = resolve(appDir);
     this.watchTree(this.root);
-    this.removeStaleMarkers();
+    // Markers left in the app's folder by a process killed while it waited for one (see caughtUp).
+    removeLeftBehind(this.root, STALE_MARKER, 'file');
   }
 
-  /** Markers left in the app's folder by a process killed while it waited for one (see caughtUp). */
-  private removeStaleMarkers(): void {
-    let names: string[];
-    try {
-      names = readdirSync(this.root);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const pid = name.startsWith(MARKER_PREFIX) ? Number(/^(\d+)-\d+$/.exec(name.slice(MARKER_PREFIX.length))?.[1]) : NaN;
-      if (Number.isInteger(pid) && !processAlive(pid)) rmSync(join(this.root, name), { force: true });
-    }
-  }
-
-  /** The memory of builds keyed `key`; empty at first, and before every build once a watcher has failed. */
-  memory(key: string): WatchMemory {
+  /**
+   * The memory of builds made with `options` (their output and cache
+   * folder): empty at first, before every build once a watcher has failed,
+   * and when the cache folder was removed since (`fresh`: nothing kept of it
+   * is used, so the next build writes every cache file again).
+   */
+  memoryFor(options: BuildOptions): { readonly memory: WatchMemory; readonly fresh: boolean } {
     if (this.broken) this.forgetAll();
+    const key = memoryKey(options);
     let memory = this.memories.get(key);
     this.memories.delete(key);
+    const fresh = cacheFolderGone(options);
+    if (memory && fresh) {
+      clearTimeout(this.saveTimers.get(memory));
+      this.saveTimers.delete(memory);
+      memory = undefined;
+    }
     // The most recently used last; each holds its last tarball, so only a few are kept.
     this.memories.set(key, (memory ??= { folderPrints: new Map(), linkChecks: new Map() }));
     for (const old of this.memories.keys()) if (this.memories.size > MEMORIES_KEPT) this.memories.delete(old);
     memory.files = this.linked ? undefined : (memory.files ?? emptyReadMemory());
-    return memory;
-  }
-
-  /** Drops the memory of builds keyed `key` (their cache folder is gone): the next starts afresh. */
-  forgetMemory(key: string): void {
-    const memory = this.memories.get(key);
-    if (!memory) return;
-    clearTimeout(this.saveTimers.get(memory));
-    this.saveTimers.delete(memory);
-    this.memories.delete(key);
+    return { memory, fresh };
   }
 
   /**

@@ -17,7 +17,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../files/index.js';
 import { AppWatcher } from './app-watcher.js';
 import type { WrittenArchive } from '../bundle/index.js';
-import { buildApp, cacheFolderGone, memoryKey, savePieceTable, type BuildOptions, type BuildResult } from './build.js';
+import { buildApp, savePieceTable, type BuildOptions, type BuildResult } from './build.js';
 
 /** Apps kept at most: each holds folder watchers and its last tarball in memory. */
 const DEFAULT_APPS_KEPT = 8;
@@ -58,13 +58,10 @@ export class KeptBuilds {
       await app.watcher.caughtUp();
       const generation = app.watcher.generation;
       const same = sameBuild(options);
-      const key = memoryKey(options);
-      // The output folder was removed since: nothing kept of it is used, so every cache file is written again.
-      const gone = cacheFolderGone(options);
-      if (gone) app.watcher.forgetMemory(key);
-      const prepared = gone ? undefined : app.prepared;
+      // A build into a removed output folder is made afresh, not answered from a preparation.
+      const { memory, fresh } = app.watcher.memoryFor(options);
+      const prepared = fresh ? undefined : app.prepared;
       app.prepared = undefined;
-      const memory = app.watcher.memory(key);
       // Nothing changed since this very build was prepared: what it made is the answer, written now.
       if (!options.prepareOnly && prepared && same !== undefined && prepared.options === same && prepared.generation === generation && generation >= 0) {
         const file = join(options.outDir ?? '.', basename(prepared.result.file));

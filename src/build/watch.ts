@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { systemFileError } from '../files/index.js';
 import { AppWatcher } from './app-watcher.js';
-import { buildApp, cacheFolderGone, memoryKey, type BuildOptions, type BuildResult } from './build.js';
+import { buildApp, type BuildOptions, type BuildResult } from './build.js';
 
 export type WatchedBuild =
   | { readonly ok: true; readonly result: BuildResult; readonly millis: number; readonly changed: readonly string[] }
@@ -40,9 +40,7 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
   const run = async (changed: readonly string[]): Promise<void> => {
     const started = performance.now();
     try {
-      const key = memoryKey(options);
-      if (cacheFolderGone(options)) watcher.forgetMemory(key);
-      const memory = watcher.memory(key);
+      const { memory } = watcher.memoryFor(options);
       const result = await buildApp(watcher.root, { ...options, watched: memory }).finally(() => watcher.saveWhenIdle(memory));
       watcher.watchChartsOf(result);
       onBuild({ ok: true, result, millis: performance.now() - started, changed });

@@ -10,4 +10,4 @@ export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOpt
 export { directorySource, emptyReadMemory, memorySource, type EntryKind, type FileSource, type ReadMemory } from './source.js';
 export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, readInputFile, systemFileError } from './errors.js';
 export { userCacheDir } from './user-cache.js';
-export { processAlive } from './process.js';
+export { processAlive, removeLeftBehind } from './process.js';

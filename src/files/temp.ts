@@ -6,11 +6,11 @@
  * or SIGHUP, and, if the process was killed outright (SIGKILL, a crash), by
  * the next run, which sweeps the folders of processes that no longer exist.
  */
-import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processAlive } from './process.js';
+import { removeLeftBehind } from './process.js';
 
 const live = new Set<string>();
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -39,29 +39,7 @@ function onSignal(signal: NodeJS.Signals): void {
 
 /** Removes temp folders left by runs of this user whose process is gone. */
 export function sweepStaleTempDirs(root = tmpdir()): string[] {
-  const removed: string[] = [];
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return removed;
-  }
-  const uid = process.getuid?.();
-  for (const name of names) {
-    const match = NAME.exec(name);
-    if (!match || Number(match[1]) === process.pid || processAlive(Number(match[1]))) continue;
-    const path = join(root, name);
-    try {
-      const info = lstatSync(path);
-      // Only real folders this user made: never follow a link, never touch another user's files.
-      if (!info.isDirectory() || (uid !== undefined && info.uid !== uid)) continue;
-      rmSync(path, { recursive: true, force: true });
-      removed.push(path);
-    } catch {
-      // gone already, or not ours to remove
-    }
-  }
-  return removed;
+  return removeLeftBehind(root, NAME, 'directory');
 }
 
 function prepare(): void {

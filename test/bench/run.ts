@@ -314,7 +314,10 @@ async function checkoutHeard(): Promise<{ files: number; cpuMs: number; wallMs: 
   const { buildApp } = (await import(dist('build/index.js'))) as typeof import('../../src/build/index.js');
   const watcher = new AppWatcher(app);
   try {
-    for (const key of ['a', 'b', 'c', 'd']) await buildApp(app, { outDir: join(work, `checkout-out-${key}`), watched: watcher.memory(key) });
+    for (const key of ['a', 'b', 'c', 'd']) {
+      const outDir = join(work, `checkout-out-${key}`);
+      await buildApp(app, { outDir, watched: watcher.memoryFor({ outDir }).memory });
+    }
     const files = names.flatMap((name) => readdirSync(join(app, 'charts', name, 'templates')).map((file) => join(app, 'charts', name, 'templates', file)));
     const before = watcher.generation;
     const cpu = process.cpuUsage();
