@@ -14,6 +14,15 @@ import { userCacheDir } from '../files/user-cache.js';
 import { runOnServer } from '../server/client.js';
 import { installationOf, serverPlace } from '../server/place.js';
 
+/** The folder this process runs in; undefined when it was removed since (Node cannot tell where it is then). */
+function currentFolder(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * How this command may use a build server (docs/architecture.md, "Build
  * server"): a one-shot `flotilla build` is run by one if one listens for
@@ -22,16 +31,6 @@ import { installationOf, serverPlace } from '../server/place.js';
  * FLOTILLA_BUILD_SERVER=1, or by default when the build ran at a terminal
  * outside CI: an author's inner loop, not a pipeline's one build.
  */
-/** Node cannot tell where it is when the folder it was started in has been removed since. */
-function currentFolderExists(): boolean {
-  try {
-    process.cwd();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function buildServerUse(args: readonly string[]): { readonly use: boolean; readonly start: boolean } {
   const setting = process.env.FLOTILLA_BUILD_SERVER;
   const served = args[0] === 'build' && !args.some((a) => a === '--watch' || a === '--no-server' || a === '--help' || a === '-h');
@@ -50,11 +49,12 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  */
 export function launch(bundlePath: string, contentHash: string, launcher: string): void {
   const bundle = pathToFileURL(bundlePath);
-  if (!currentFolderExists()) {
+  const cwd = currentFolder();
+  if (cwd === undefined) {
     process.stderr.write('flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n');
     process.exit(1);
   }
-  const command = { argv: process.argv.slice(2), cwd: process.cwd() };
+  const command = { argv: process.argv.slice(2), cwd };
   const { use, start } = buildServerUse(command.argv);
   const place = use ? serverPlace(userCacheDir(), installationOf(bundle.href), { create: start }) : undefined;
   const runHere = () => {

@@ -122,9 +122,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
 
   async function runOne(request: RunRequest, reply: (message: Reply) => void, cancelled: AbortSignal): Promise<void> {
+    if (cancelled.aborted) return; // never started: not a command run
     lastActive = Date.now();
     try {
-      if (cancelled.aborted) return;
       const code = await options.run(
         request,
         {

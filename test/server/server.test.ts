@@ -103,6 +103,7 @@ describe('serve', () => {
     await Promise.all([first, queued]);
     expect(await staying).toBe(0);
     expect(seen).toEqual(['start first', 'first cancelled: true', 'start staying', 'staying cancelled: false']);
+    expect((await serverStatus(at.socket))?.commandsRun).toBe(2); // the one never started is not counted
     await askServer(at.socket, { kind: 'stop' });
     await served;
   });
