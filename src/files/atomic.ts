@@ -43,21 +43,20 @@ export function createExclusive(path: string, mode = 0o666): Promise<FileHandle>
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const temp = tempNameFor(path);
+  const handle = await createExclusive(temp, options.mode);
+  // Ours from here on: removed on failure, and by the temp module if a signal ends the process first.
   const untrack = trackPartialFile(temp);
   try {
-    const handle = await createExclusive(temp, options.mode);
     try {
-      try {
-        await handle.writeFile(data);
-        if (options.durable !== false) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, path);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw error;
+      await handle.writeFile(data);
+      if (options.durable !== false) await handle.sync();
+    } finally {
+      await handle.close();
     }
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
   } finally {
     untrack();
   }
