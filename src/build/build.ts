@@ -226,9 +226,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
 
   const outDir = options.outDir ?? '.';
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  // Every entry is a piece of its own, taken from the previous tarball while
-  // unchanged; without a cache, the same pieces are all compressed anew, so
-  // the bytes are the same either way.
+  // Pieces (an entry, or a group of small ones) are taken from the previous
+  // tarball while unchanged; without a cache, the same pieces are all
+  // compressed anew, so the bytes are the same either way.
   const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
   // The piece table describes a file on disk: not saved for a tarball made in memory only.
   const saveCaches = (archive: WrittenArchive) =>

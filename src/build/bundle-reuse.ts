@@ -1,12 +1,14 @@
 /**
  * The previous build's application tarball as a source of compressed
- * pieces. Each entry of the tarball is a deflate piece of its own
+ * pieces. Each chart archive or large entry of the tarball is a deflate
+ * piece of its own, the small entries are grouped a few to a piece
  * (bundle/tar-write.ts); the piece table written beside the cache says
- * where each lies. The next build copies the pieces of unchanged entries
- * instead of compressing them, and takes unchanged chart archives (stored,
- * not compressed) straight out of it, so nothing is kept twice on disk.
+ * where each lies. The next build copies the pieces whose entries are
+ * unchanged instead of compressing them, and takes unchanged chart archives
+ * (stored, not compressed) straight out of it, so nothing is kept twice on
+ * disk.
  *
- * A piece depends only on its entry's path and bytes (and zlib's version,
+ * A piece depends only on its entries' paths and bytes (and zlib's version,
  * recorded), so a build that reuses pieces writes the same bytes as a cold
  * one. The table is trusted only while the tarball it describes still has
  * the recorded size and CRC-32; otherwise nothing is reused.

@@ -57,8 +57,10 @@ export interface TarWriteOptions {
   /** deflate level of the compressed pieces (default 6, as `helm package`). */
   readonly level?: number;
   /**
-   * Compress every entry as a piece of its own and take the pieces found
-   * here instead of compressing them (the application tarball, rebuilt).
+   * Compress the entries as pieces that depend on their own entries only
+   * and take the pieces found here instead of compressing them (the
+   * application tarball, rebuilt): a stored or large entry is a piece of its
+   * own; small ones are grouped, about eight to a piece, by their names.
    */
   readonly reuse?: PieceSource;
   /**
@@ -297,9 +299,29 @@ export function pieceKey(name: string, sha256: string): string {
   return `${name}\0${sha256}`;
 }
 
+/** An entry at least this large is a piece of its own: editing a file beside it does not compress it again. */
+const OWN_PIECE = 32 * 1024;
+
+/**
+ * Whether a group of small entries ends after the entry named `name`, about
+ * one entry in eight: decided by the name alone, so editing a file never
+ * moves a boundary, and adding or removing one changes only its own group.
+ * (FNV-1a of the name.)
+ */
+function endsGroup(name: string): boolean {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
+  return (hash & 7) === 0;
+}
+
+/** The key of a piece holding several entries: their keys, digested (no entry is named "", and names hold no newline). */
+function groupPieceKey(keys: readonly string[]): string {
+  return pieceKey('', createHash('sha256').update(keys.join('\n')).digest('hex'));
+}
+
 interface PiecePlan {
   readonly jobs: readonly PieceJob[];
-  /** With `reuse`: the key of each job's entry. */
+  /** With `reuse`: the key of each job's entry or group of entries. */
   readonly keys?: readonly string[];
 }
 
@@ -310,8 +332,9 @@ const sharedKey = (entry: TarEntry): object | undefined => (typeof entry.compres
  * compressed `inline` are compressed together, run by run; a `stored` entry
  * is kept as is; the data of a shared run is compressed once (see
  * {@link sharedData}), and each of its headers is a small piece coded against
- * the header before it. With `reuse`, every entry is a piece of its own,
- * taken from there when known. A piece is a function of its own bytes (and
+ * the header before it. With `reuse`, each piece holds a stored or large
+ * entry, or a group of small ones (see {@link endsGroup}), and is taken from
+ * there when known. A piece is a function of its own bytes (and
  * of the shared run's), so the same entries give the same bytes however
  * many pieces were reused.
  */
@@ -319,14 +342,35 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
   const jobs: PieceJob[] = [];
   const laid = layOut(entries, options);
   if (options.reuse) {
+    const reuse = options.reuse;
     const keys: string[] = [];
-    for (const { entry, name, header, data, pad } of laid) {
-      const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
-      const known = options.reuse.get(key);
-      const parts = [header, data, pad];
-      jobs.push(known ? { kind: 'ready', piece: known } : entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece(parts) } : { kind: 'compress', raw: Buffer.concat(parts) });
+    let group: LaidOutEntry[] = [];
+    let groupKeys: string[] = [];
+    const piece = (key: string, make: () => PieceJob): void => {
+      const known = reuse.get(key);
+      jobs.push(known ? { kind: 'ready', piece: known } : make());
       keys.push(key);
+    };
+    const endGroup = (): void => {
+      if (group.length === 0) return;
+      const members = group;
+      piece(members.length === 1 ? groupKeys[0]! : groupPieceKey(groupKeys), () => ({ kind: 'compress', raw: Buffer.concat(members.flatMap(({ header, data, pad }) => [header, data, pad])) }));
+      group = [];
+      groupKeys = [];
+    };
+    for (const laidOut of laid) {
+      const { entry, name, header, data, pad } = laidOut;
+      const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
+      if (entry.compression === 'stored' || data.length >= OWN_PIECE) {
+        endGroup();
+        piece(key, () => (entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece([header, data, pad]) } : { kind: 'compress', raw: Buffer.concat([header, data, pad]) }));
+        continue;
+      }
+      group.push(laidOut);
+      groupKeys.push(key);
+      if (endsGroup(name)) endGroup();
     }
+    endGroup();
     jobs.push({ kind: 'ready', piece: headerPiece(END_OF_ARCHIVE) });
     keys.push('');
     return { jobs, keys };
@@ -458,7 +502,7 @@ export function writeTarGz(entries: readonly TarEntry[], options: TarWriteOption
 
 export interface WrittenTarGz {
   readonly bytes: Buffer;
-  /** With `reuse`: where each entry's piece lies in `bytes`, for the next build. */
+  /** With `reuse`: where each piece lies in `bytes`, by the key of its entry or group, for the next build. */
   readonly pieces: readonly PieceRecord[];
 }
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ArchiveWriteError, readTarGzSafelySync, writeTar, writeTarGz, writeTarGzFile, type TarEntry } from '../../src/bundle/index.js';
+import { createHash } from 'node:crypto';
+import { ArchiveWriteError, pieceKey, readTarGzSafelySync, writeTar, writeTarGz, writeTarGzFile, writeTarGzPieces, type DeflatePiece, type PieceSource, type TarEntry, type WrittenTarGz } from '../../src/bundle/index.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -146,5 +147,68 @@ describe('header encoding', () => {
       'file ./metadata.yaml',
     ]);
     expect(writeTarGz(entries, { dotRoot: true }).equals(writeTarGz([...entries].reverse(), { dotRoot: true }))).toBe(true);
+  });
+});
+
+describe('pieces for reuse (the app tarball, rebuilt)', () => {
+  const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+  // An app tarball's shape: many small manifests, a stored chart archive, one large file.
+  const app = (): TarEntry[] => [
+    ...Array.from({ length: 60 }, (_, i) => ({ path: `fluxcd-manifests/svc${String(i).padStart(2, '0')}/helmrelease.yaml`, data: `kind: HelmRelease\nmetadata:\n  name: svc${i}\n` })),
+    { path: 'charts/web-1.0.0.tgz', data: Buffer.from([31, 139, 8, 0, 1, 2, 3]), compression: 'stored' },
+    { path: 'plugins/bundle.js', data: 'x'.repeat(40 * 1024) },
+  ];
+  /** The pieces of a written tarball as the next build finds them, counting what it asks for and does not find. */
+  const source = (written: WrittenTarGz) => {
+    const pieces = new Map<string, DeflatePiece>(
+      written.pieces.map((r) => [r.key, { deflated: written.bytes.subarray(r.offset, r.offset + r.deflatedLength), crc: r.crc, length: r.length }]),
+    );
+    const misses: string[] = [];
+    const reuse: PieceSource = {
+      get(key) {
+        const piece = pieces.get(key);
+        if (!piece) misses.push(key);
+        return piece;
+      },
+    };
+    return { reuse, misses };
+  };
+  const nothing: PieceSource = { get: () => undefined };
+
+  it('groups small entries a few to a piece by name; a stored or large entry is a piece of its own', async () => {
+    const entries = app();
+    const written = await writeTarGzPieces(entries, { reuse: nothing });
+    expect(gunzipSync(written.bytes).equals(writeTar(entries))).toBe(true);
+    const keys = written.pieces.map((p) => p.key);
+    // 62 entries and the end of the archive: the 60 manifests take a handful of pieces, not 60.
+    expect(keys.length).toBeGreaterThan(4);
+    expect(keys.length).toBeLessThan(30);
+    expect(keys).toContain(pieceKey('charts/web-1.0.0.tgz', sha256(entries[60]!.data)));
+    expect(keys).toContain(pieceKey('plugins/bundle.js', sha256(entries[61]!.data)));
+  });
+
+  it('compresses again only the group of an edited entry, and writes the bytes a build from nothing writes', async () => {
+    const before = await writeTarGzPieces(app(), { reuse: nothing });
+    const edited = app().map((e) => (e.path === 'fluxcd-manifests/svc17/helmrelease.yaml' ? { ...e, data: `${String(e.data)}  namespace: openstack\n` } : e));
+    const { reuse, misses } = source(before);
+    const rebuilt = await writeTarGzPieces(edited, { reuse });
+    expect(misses).toHaveLength(1);
+    expect(rebuilt.bytes.equals((await writeTarGzPieces(edited, { reuse: nothing })).bytes)).toBe(true);
+    expect(gunzipSync(rebuilt.bytes).equals(writeTar(edited))).toBe(true);
+  });
+
+  it('an added or removed file changes only its own group', async () => {
+    const before = await writeTarGzPieces(app(), { reuse: nothing });
+    for (const changed of [
+      [...app(), { path: 'fluxcd-manifests/svc17/extra.yaml', data: 'kind: ConfigMap\n' }],
+      app().filter((e) => e.path !== 'fluxcd-manifests/svc30/helmrelease.yaml'),
+    ]) {
+      const { reuse, misses } = source(before);
+      const rebuilt = await writeTarGzPieces(changed, { reuse });
+      // The group it joins or leaves; an added file that ends a group splits it in two.
+      expect(misses.length).toBeGreaterThanOrEqual(1);
+      expect(misses.length).toBeLessThanOrEqual(2);
+      expect(rebuilt.bytes.equals((await writeTarGzPieces(changed, { reuse: nothing })).bytes)).toBe(true);
+    }
   });
 });
