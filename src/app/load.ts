@@ -53,6 +53,19 @@ export interface App {
   readText(relativePath: string): string | undefined;
   /** A file of the chart a release uses, or undefined. */
   chartFile(release: Release, file: string): ChartFile | undefined;
+  /**
+   * The Chart.yaml of the chart a release uses as the app parsed it (the
+   * text parsed, build-time tokens filled, and its tree), or undefined when
+   * there is none: the chart loader reads its fields from it rather than
+   * parsing the file again (src/charts chartMetadata).
+   */
+  chartYaml(release: Release): ParsedText | undefined;
+}
+
+/** A YAML file's text as parsed, and its tree. */
+export interface ParsedText {
+  readonly text: string;
+  readonly parsed: ParsedYaml;
 }
 
 export class AppLoadError extends DiagnosticsError {}
@@ -117,8 +130,11 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   };
   const parseFile: YamlParser = options.parseMemo?.parse ?? parseYaml;
   const check = options.parseMemo ? rememberedSchemaCheck(options.parseMemo) : checkSchema;
-  const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml =>
-    parseFile(options.transformText ? options.transformText(file, text) : text, file, { layer, allowListEdits });
+  const parseText = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedText => {
+    const parsedText = options.transformText ? options.transformText(file, text) : text;
+    return { text: parsedText, parsed: parseFile(parsedText, file, { layer, allowListEdits }) };
+  };
+  const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml => parseText(file, text, layer, allowListEdits).parsed;
   const read = (rel: string, layer: string, allowListEdits = false): ParsedYaml => {
     const data = files.read(rel);
     if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
@@ -137,6 +153,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const releasesDoc = read(APP_FILES.releases, 'releases');
   const releasesResult = readReleases(releasesDoc.root, releasesDoc.file, check);
   collect(releasesResult.diagnostics);
+  const chartYamls = new Map<string, ParsedText>();
   releasesResult.releases.forEach((release, index) => {
     if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
       errors.push({ severity: 'error', message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`, location: release.location });
@@ -147,7 +164,9 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
       return;
     }
     // Helm and the tarball know a chart by the name in its Chart.yaml: a release naming it otherwise would ship another chart.
-    const named = getNode(parse(chartYaml.file, chartYaml.text, 'chart', false).root, ['name']);
+    const parsedChart = chartYamls.get(release.chartPath) ?? parseText(chartYaml.file, chartYaml.text, 'chart', false);
+    chartYamls.set(release.chartPath, parsedChart);
+    const named = getNode(parsedChart.parsed.root, ['name']);
     if (named?.kind === 'scalar' && named.value !== release.chart) {
       errors.push({
         severity: 'error',
@@ -243,6 +262,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     path,
     readText: (rel) => files.read(rel)?.toString('utf8'),
     chartFile: (release, file) => source.chartFile(release, file),
+    chartYaml: (release) => chartYamls.get(release.chartPath),
   };
 }
 

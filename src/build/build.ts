@@ -327,7 +327,8 @@ async function packageCharts(
     // Against a previous release every chart is compared by content, so none may be skipped unread.
     const unchanged = previous ? undefined : cache?.unchanged(dir);
     if (unchanged?.name === name) return { archive: unchanged, reused: true };
-    let chart = await loader.load(dir);
+    // The app parsed this Chart.yaml already (its name is checked at assembly): its tree is read, not the file again.
+    let chart = await loader.load(dir, app.chartYaml(release));
     if (chart.name !== name) {
       throw new FlotillaError(`release "${release.name}" names chart "${name}", but ${release.chartPath}/Chart.yaml says "${chart.name}"`, { location: release.location });
     }

@@ -1,52 +1,70 @@
 /**
- * Chart.yaml: parsing with positions and Helm's validation rules (helm
- * pkg/chart Metadata.Validate, Dependency.Validate), plus a version rewrite
- * that leaves every other byte (comments, order, quoting) untouched.
+ * Chart.yaml: reading its tree with Helm's validation rules (helm pkg/chart
+ * Metadata.Validate, Dependency.Validate), plus a version rewrite that
+ * leaves every other byte (comments, order, quoting) untouched.
+ *
+ * The fields are read from the tree every reader of the app's YAML gets
+ * (src/document), so the tree an app already parsed (App.chartYaml) serves
+ * the chart loader too, and a build parses each Chart.yaml once. Only a
+ * number written where text belongs needs the text as written (`2025.10`
+ * is not the number's `2025.1`): that one case reads the document itself.
  */
-import { isMap, isScalar, isSeq, type Document, type Node, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { isMap, isScalar } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { parseYamlDocument, parseYamlValue, YamlSyntaxError } from '../document/index.js';
+import { parseYaml, parseYamlDocument, parseYamlValue, toPlain, YamlSyntaxError, type MapNode, type ParsedYaml, type ValueNode } from '../document/index.js';
 import { ChartFileError } from './errors.js';
 import { isValidVersion } from './semver.js';
 import type { ChartApiVersion, ChartDependency, ChartMaintainer, ChartMetadata, ChartType } from './types.js';
 
 const ALIAS = /^[a-zA-Z0-9_-]+$/;
 
-interface Parsed {
-  readonly doc: Document;
-  readonly where: (node: Node | null | undefined) => SourceLocation;
+/** The layer label of the trees this module parses (a tree's origins name it; the fields do not depend on it). */
+const CHART_YAML_LAYER = 'chart';
+
+/** Chart.yaml as its tree and text: what the fields are read from. */
+interface Source {
+  readonly parsed: ParsedYaml;
+  readonly text: string;
 }
 
-function parseYaml(text: string, file: string): Parsed {
+type FieldPath = readonly (string | number)[];
+
+/** What `read` returns; a YAML error on the way is a ChartFileError at its place. */
+function asChartFileError<T>(read: () => T): T {
   try {
-    const yaml = parseYamlDocument(text, file);
-    return { doc: yaml.doc, where: (node) => yaml.locate(node?.range?.[0] ?? 0) };
+    return read();
   } catch (error) {
     if (!(error instanceof YamlSyntaxError) || !error.location) throw error;
     throw new ChartFileError(error.reason.replace(/^invalid YAML: /, 'not valid YAML: '), error.location);
   }
 }
 
+/** The tree of Chart.yaml-shaped text. */
+const parseTree = (text: string, file: string): ParsedYaml => asChartFileError(() => parseYaml(text, file, { layer: CHART_YAML_LAYER }));
+
+const where = (node: ValueNode): SourceLocation => node.origin.location;
+
+/** How a plain number is written in the file (`1.20`), which its value alone (1.2) does not say. */
+function writtenNumber(source: Source, path: FieldPath, value: number): string {
+  const node = parseYamlDocument(source.text, source.parsed.file).doc.getIn(path, true);
+  return isScalar(node) && typeof node.source === 'string' && node.source !== '' ? node.source : String(value);
+}
+
 /** Reads typed fields of one YAML map, reporting the exact place of a bad value. */
 class Fields {
   constructor(
-    private readonly map: YAMLMap,
-    private readonly parsed: Parsed,
+    private readonly map: MapNode,
+    private readonly source: Source,
+    private readonly path: FieldPath,
     private readonly context: string,
   ) {}
 
-  pair(key: string): Pair | undefined {
-    return this.map.items.find((p) => isScalar(p.key) && p.key.value === key) as Pair | undefined;
-  }
-
-  node(key: string): Node | undefined {
-    const value = this.pair(key)?.value;
-    return value === null || value === undefined ? undefined : (value as Node);
+  node(key: string): ValueNode | undefined {
+    return this.map.entries.get(key);
   }
 
   at(key: string): SourceLocation {
-    const pair = this.pair(key);
-    return this.parsed.where((pair?.value as Node | undefined) ?? (pair?.key as Node | undefined) ?? this.map);
+    return where(this.node(key) ?? this.map);
   }
 
   fail(key: string, message: string): never {
@@ -56,42 +74,41 @@ class Fields {
   /** A string field. `numbersAsText` keeps a plain number's source text (appVersion: 2025.1). */
   string(key: string, options: { required?: boolean; numbersAsText?: boolean } = {}): string | undefined {
     const node = this.node(key);
-    if (node === undefined || (isScalar(node) && node.value === null)) {
+    if (node === undefined || (node.kind === 'scalar' && node.value === null)) {
       if (options.required) {
-        if (this.pair(key)) this.fail(key, 'is required and must not be empty');
-        throw new ChartFileError(`${this.context}${key} is required`, this.parsed.where(this.map));
+        if (node) this.fail(key, 'is required and must not be empty');
+        throw new ChartFileError(`${this.context}${key} is required`, where(this.map));
       }
       return undefined;
     }
-    if (!isScalar(node)) this.fail(key, 'must be a string');
-    const scalar = node as Scalar;
-    if (typeof scalar.value === 'string') {
-      if (options.required && scalar.value === '') this.fail(key, 'is required and must not be empty');
-      return scalar.value;
+    if (node.kind !== 'scalar') return this.fail(key, 'must be a string');
+    const value = node.value;
+    if (typeof value === 'string') {
+      if (options.required && value === '') this.fail(key, 'is required and must not be empty');
+      return value;
     }
-    if (options.numbersAsText && typeof scalar.value === 'number' && scalar.source !== undefined) return scalar.source;
-    if (typeof scalar.value === 'number' && scalar.source !== undefined) {
-      const lossy = String(scalar.value) === scalar.source ? '' : ` (Helm would read it as ${JSON.stringify(String(scalar.value))})`;
-      this.fail(key, `${scalar.source} is a YAML number, not a string${lossy}; quote it: "${scalar.source}"`);
+    if (typeof value === 'number') {
+      const written = writtenNumber(this.source, [...this.path, key], value);
+      if (options.numbersAsText) return written;
+      const lossy = String(value) === written ? '' : ` (Helm would read it as ${JSON.stringify(String(value))})`;
+      this.fail(key, `${written} is a YAML number, not a string${lossy}; quote it: "${written}"`);
     }
-    return this.fail(key, `must be a string, not ${JSON.stringify(scalar.value)}`);
+    return this.fail(key, `must be a string, not ${JSON.stringify(value)}`);
   }
 
   boolean(key: string): boolean | undefined {
     const node = this.node(key);
     if (node === undefined) return undefined;
-    if (!isScalar(node) || typeof node.value !== 'boolean') this.fail(key, 'must be true or false');
-    return (node as Scalar<boolean>).value;
+    if (node.kind !== 'scalar' || typeof node.value !== 'boolean') return this.fail(key, 'must be true or false');
+    return node.value;
   }
 
   stringList(key: string): string[] | undefined {
     const node = this.node(key);
     if (node === undefined) return undefined;
-    if (!isSeq(node)) this.fail(key, 'must be a list of strings');
+    if (node.kind !== 'seq') return this.fail(key, 'must be a list of strings');
     return node.items.map((item, index) => {
-      if (!isScalar(item) || typeof item.value !== 'string') {
-        throw new ChartFileError(`${this.context}${key}[${index}]: must be a string`, this.parsed.where(item as Node));
-      }
+      if (item.kind !== 'scalar' || typeof item.value !== 'string') throw new ChartFileError(`${this.context}${key}[${index}]: must be a string`, where(item));
       return item.value;
     });
   }
@@ -99,48 +116,50 @@ class Fields {
   stringMap(key: string): Record<string, string> | undefined {
     const node = this.node(key);
     if (node === undefined) return undefined;
-    if (!isMap(node)) this.fail(key, 'must be a map of strings');
+    if (node.kind !== 'map') return this.fail(key, 'must be a map of strings');
     const out: Record<string, string> = {};
-    for (const pair of node.items) {
-      const k = isScalar(pair.key) ? String(pair.key.value) : undefined;
-      const v = pair.value;
-      if (k === undefined || !isScalar(v) || typeof v.value !== 'string') {
-        throw new ChartFileError(`${this.context}${key}.${k ?? '?'}: must be a string (quote it)`, this.parsed.where((v as Node) ?? (pair.key as Node)));
-      }
+    for (const [k, v] of node.entries) {
+      if (v.kind !== 'scalar' || typeof v.value !== 'string') throw new ChartFileError(`${this.context}${key}.${k}: must be a string (quote it)`, where(v));
       out[k] = v.value;
     }
     return out;
   }
+
+  /** The map at `key`'s list item `index`, read as fields of their own. */
+  item(key: string, index: number, map: MapNode, context: string): Fields {
+    return new Fields(map, this.source, [...this.path, key, index], context);
+  }
 }
 
-function rootMap(parsed: Parsed, file: string): YAMLMap {
-  const contents = parsed.doc.contents;
-  if (!isMap(contents)) throw new ChartFileError('must be a YAML map', { file, line: contents ? parsed.where(contents).line : 1, column: 1 });
-  return contents;
+function rootFields(source: Source): Fields {
+  const root = source.parsed.root;
+  if (root?.kind !== 'map') throw new ChartFileError('must be a YAML map', { file: source.parsed.file, line: root ? where(root).line : 1, column: 1 });
+  return new Fields(root, source, [], '');
 }
 
-function readDependencies(node: Node | undefined, parsed: Parsed, key: string): ChartDependency[] {
-  if (node === undefined || (isScalar(node) && node.value === null)) return [];
-  if (!isSeq(node)) throw new ChartFileError(`${key}: must be a list`, parsed.where(node));
+function readDependencies(fields: Fields, key: string): ChartDependency[] {
+  const node = fields.node(key);
+  if (node === undefined || (node.kind === 'scalar' && node.value === null)) return [];
+  if (node.kind !== 'seq') throw new ChartFileError(`${key}: must be a list`, where(node));
   const seen = new Map<string, ChartDependency>();
   return node.items.map((item, index) => {
     const context = `${key}[${index}].`;
-    if (!isMap(item)) throw new ChartFileError(`${key}[${index}]: must be a map with at least "name"`, parsed.where(item as Node));
-    const fields: Fields = new Fields(item, parsed, context);
-    const name = fields.string('name', { required: true })!;
-    const alias = fields.string('alias');
-    if (alias !== undefined && alias !== '' && !ALIAS.test(alias)) fields.fail('alias', `${JSON.stringify(alias)} has characters Helm does not allow (letters, digits, "_" and "-" only)`);
-    const importNode = fields.node('import-values');
-    if (importNode !== undefined && !isSeq(importNode)) fields.fail('import-values', 'must be a list');
+    if (item.kind !== 'map') throw new ChartFileError(`${key}[${index}]: must be a map with at least "name"`, where(item));
+    const entry: Fields = fields.item(key, index, item, context);
+    const name = entry.string('name', { required: true })!;
+    const alias = entry.string('alias');
+    if (alias !== undefined && alias !== '' && !ALIAS.test(alias)) entry.fail('alias', `${JSON.stringify(alias)} has characters Helm does not allow (letters, digits, "_" and "-" only)`);
+    const importNode = entry.node('import-values');
+    if (importNode !== undefined && importNode.kind !== 'seq') entry.fail('import-values', 'must be a list');
     const dependency: ChartDependency = {
       name,
-      version: fields.string('version', { numbersAsText: true }),
-      repository: fields.string('repository'),
+      version: entry.string('version', { numbersAsText: true }),
+      repository: entry.string('repository'),
       alias: alias || undefined,
-      condition: fields.string('condition'),
-      tags: fields.stringList('tags'),
-      importValues: importNode === undefined ? undefined : (importNode.toJSON() as unknown[]),
-      location: parsed.where(item),
+      condition: entry.string('condition'),
+      tags: entry.stringList('tags'),
+      importValues: importNode === undefined ? undefined : (toPlain(importNode) as unknown[]),
+      location: where(item),
     };
     const shown = dependency.alias ?? name;
     const clash = seen.get(shown);
@@ -157,9 +176,12 @@ function readDependencies(node: Node | undefined, parsed: Parsed, key: string): 
 
 /** Parses and validates Chart.yaml text. `file` is used in every error. */
 export function parseChartYaml(text: string, file: string): ChartMetadata {
-  const parsed = parseYaml(text, file);
-  const map = rootMap(parsed, file);
-  const fields: Fields = new Fields(map, parsed, '');
+  return chartMetadata(parseTree(text, file), text);
+}
+
+/** Validates Chart.yaml already parsed (its tree, and the text it was parsed from). */
+export function chartMetadata(parsed: ParsedYaml, text: string): ChartMetadata {
+  const fields: Fields = rootFields({ parsed, text });
 
   const apiVersion = fields.string('apiVersion', { required: true })!;
   if (apiVersion !== 'v1' && apiVersion !== 'v2') fields.fail('apiVersion', `must be "v1" or "v2", not ${JSON.stringify(apiVersion)}`);
@@ -173,10 +195,10 @@ export function parseChartYaml(text: string, file: string): ChartMetadata {
   const maintainersNode = fields.node('maintainers');
   let maintainers: ChartMaintainer[] | undefined;
   if (maintainersNode !== undefined) {
-    if (!isSeq(maintainersNode)) fields.fail('maintainers', 'must be a list');
+    if (maintainersNode.kind !== 'seq') fields.fail('maintainers', 'must be a list');
     maintainers = maintainersNode.items.map((item, index) => {
-      if (!isMap(item)) throw new ChartFileError(`maintainers[${index}]: must be a map (name, email, url)`, parsed.where(item as Node));
-      const m = new Fields(item, parsed, `maintainers[${index}].`);
+      if (item.kind !== 'map') throw new ChartFileError(`maintainers[${index}]: must be a map (name, email, url)`, where(item));
+      const m = fields.item('maintainers', index, item, `maintainers[${index}].`);
       return { name: m.string('name'), email: m.string('email'), url: m.string('url') };
     });
   }
@@ -197,16 +219,15 @@ export function parseChartYaml(text: string, file: string): ChartMetadata {
     maintainers,
     annotations: fields.stringMap('annotations'),
     deprecated: fields.boolean('deprecated'),
-    dependencies: readDependencies(fields.node('dependencies'), parsed, 'dependencies'),
+    dependencies: readDependencies(fields, 'dependencies'),
   };
 }
 
 /** A v1 chart's requirements.yaml: `dependencies:` as in a v2 Chart.yaml. */
 export function parseRequirementsYaml(text: string, file: string): ChartDependency[] {
-  const parsed = parseYaml(text, file);
-  if (parsed.doc.contents === null) return [];
-  const map = rootMap(parsed, file);
-  return readDependencies(new Fields(map, parsed, '').node('dependencies'), parsed, 'dependencies');
+  const parsed = parseTree(text, file);
+  if (parsed.root === undefined) return [];
+  return readDependencies(rootFields({ parsed, text }), 'dependencies');
 }
 
 /**
@@ -216,10 +237,11 @@ export function parseRequirementsYaml(text: string, file: string): ChartDependen
  */
 export function rewriteChartVersion(text: string, version: string, file: string): string {
   if (!isValidVersion(version)) throw new ChartFileError(`cannot set version: ${JSON.stringify(version)} is not a valid semantic version`, { file, line: 0, column: 0 });
-  const parsed = parseYaml(text, file);
-  const map = rootMap(parsed, file);
-  const node = new Fields(map, parsed, '').node('version');
-  if (!node || !isScalar(node) || !node.range) throw new ChartFileError('version is required', parsed.where(map));
+  const document = asChartFileError(() => parseYamlDocument(text, file));
+  const contents = document.doc.contents;
+  if (!isMap(contents)) throw new ChartFileError('must be a YAML map', document.locate(contents?.range?.[0] ?? 0));
+  const node = contents.items.find((pair) => isScalar(pair.key) && pair.key.value === 'version')?.value;
+  if (!isScalar(node) || !node.range) throw new ChartFileError('version is required', document.locate(contents.range?.[0] ?? 0));
   // Plain when YAML would read it back as the same string, else double-quoted.
   const plain = /^[0-9A-Za-z][0-9A-Za-z.+-]*$/.test(version) && typeof (parseYamlValue(`v: ${version}`, file) as { v?: unknown } | undefined)?.v === 'string';
   const replacement = plain ? version : JSON.stringify(version);

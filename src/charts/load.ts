@@ -19,7 +19,8 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
-import { parseChartYaml, parseRequirementsYaml } from './chart-file.js';
+import type { ParsedYaml } from '../document/index.js';
+import { chartMetadata, parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 import { HELMIGNORE, HelmignoreRules } from './helmignore.js';
 import { parseConstraint, parseVersion } from './semver.js';
@@ -46,19 +47,29 @@ export async function loadChart(dir: string): Promise<ChartSource> {
   return createChartLoader().load(dir);
 }
 
+/**
+ * The chart's Chart.yaml as its caller parsed it already (an app parses the
+ * Chart.yaml of each release): the text parsed and its tree. It is read
+ * instead of parsing the file again while the file still holds that text.
+ */
+export interface KnownChartYaml {
+  readonly text: string;
+  readonly parsed: ParsedYaml;
+}
+
 /** Loads charts sharing one cache of file:// dependencies, so a library used by many charts is read once. */
 export interface ChartLoader {
-  load(dir: string): Promise<ChartSource>;
+  load(dir: string, chartYaml?: KnownChartYaml): Promise<ChartSource>;
 }
 
 export function createChartLoader(): ChartLoader {
   const ctx: LoadContext = { cache: new Map() };
   return {
-    async load(dir: string): Promise<ChartSource> {
+    async load(dir: string, chartYaml?: KnownChartYaml): Promise<ChartSource> {
       const path = resolve(dir);
       const real = realpathOrUndefined(path);
       if (real === undefined) throw new ChartError(`chart not found: ${path}`);
-      return loadPath(path, [real], ctx);
+      return loadPath(path, [real], ctx, chartYaml);
     },
   };
 }
@@ -76,15 +87,15 @@ function realpathOrUndefined(path: string): string | undefined {
  * in a cold build libuv's pool is busy compressing the charts already
  * loaded, and a stat queued behind that would hold up loading the next.
  */
-async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
+async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext, chartYaml?: KnownChartYaml): Promise<ChartSource> {
   const info = statSync(path, { throwIfNoEntry: false });
   if (!info) throw new ChartError(`chart not found: ${path}`);
-  if (info.isDirectory()) return loadDirectory(path, ancestry, ctx);
+  if (info.isDirectory()) return loadDirectory(path, ancestry, ctx, chartYaml);
   if (info.isFile()) return chartFromArchive(await readFile(path), { kind: 'archive', file: path }, ancestry, ctx);
   throw new ChartError(`not a chart directory or archive: ${path}`);
 }
 
-async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext): Promise<ChartSource> {
+async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, chartYaml?: KnownChartYaml): Promise<ChartSource> {
   const ignoreFile = join(dir, HELMIGNORE);
   let ignoreText: string | undefined;
   try {
@@ -104,7 +115,7 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext):
       throw new HelmignoreError(`rule ${JSON.stringify(rule.raw)} excludes Chart.yaml: ${why}`, { file: ignoreFile, line: rule.line, column: 1 });
     }
   }
-  return buildChart(files, { kind: 'directory', dir }, (rel) => join(dir, rel), ancestry, ctx);
+  return buildChart(files, { kind: 'directory', dir }, (rel) => join(dir, rel), ancestry, ctx, chartYaml);
 }
 
 /**
@@ -260,10 +271,12 @@ async function buildChart(
   where: (rel: string) => string,
   ancestry: Ancestry,
   ctx: LoadContext,
+  known?: KnownChartYaml,
 ): Promise<ChartSource> {
   const chartYaml = files.get('Chart.yaml');
   if (!chartYaml) throw new ChartFileError('Chart.yaml is missing', { file: where('Chart.yaml'), line: 0, column: 0 });
-  let metadata: ChartMetadata = parseChartYaml(chartYaml.toString('utf8'), where('Chart.yaml'));
+  const text = chartYaml.toString('utf8');
+  let metadata: ChartMetadata = known?.text === text ? chartMetadata(known.parsed, text) : parseChartYaml(text, where('Chart.yaml'));
   const requirements = files.get('requirements.yaml');
   if (requirements) {
     // Helm reads requirements.yaml over Chart.yaml's dependencies (deprecated, v1 charts).

@@ -3,7 +3,7 @@
  * selected policy set, and the app-wide lint.
  */
 import { loadApp, type App, type Release } from '../app/index.js';
-import { parseChartYaml } from '../charts/index.js';
+import { chartMetadata } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
 import { describeKind, getNode, type ValueNode } from '../document/index.js';
 import { buildLayers, type LayerKind as ValuesLayerKind, type LayerProviders } from '../values/index.js';
@@ -64,8 +64,9 @@ export async function appPolicyLayers(app: App, release: Release, options: { set
 export const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
 
 function chartDeclaredPolicyPath(app: App, release: Release): readonly string[] | undefined {
-  const chartYaml = app.chartFile(release, 'Chart.yaml');
-  const declared = chartYaml && parseChartYaml(chartYaml.text, chartYaml.file).annotations?.[POLICY_PATH_ANNOTATION];
+  // The app parsed every release's Chart.yaml when it was assembled.
+  const chartYaml = app.chartYaml(release);
+  const declared = chartYaml && chartMetadata(chartYaml.parsed, chartYaml.text).annotations?.[POLICY_PATH_ANNOTATION];
   return declared === undefined ? undefined : parsePolicyPath(declared);
 }
 

@@ -76,6 +76,14 @@ describe('build refuses what other commands refuse', () => {
   });
 });
 
+describe('build reads each Chart.yaml once', () => {
+  it('a Chart.yaml field Helm refuses is named at its line, as the app names its other files', async () => {
+    const stderr = await buildError({ 'charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 1.0\n' });
+    // The tree the app parsed (app-relative, as every other file of the app is named), not the file read again.
+    expect(stderr).toBe('flotilla: charts/web/Chart.yaml:3:1: version: 1.0 is a YAML number, not a string (Helm would read it as "1"); quote it: "1.0"\n');
+  });
+});
+
 describe('verify refuses a tarball whose values cannot be computed', () => {
   it('a static override made invalid after the build is a problem, not "verified"', async () => {
     const built = await buildApp(writeApp(), { outDir: tempDir(), cacheDir: false });

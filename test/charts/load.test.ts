@@ -6,12 +6,14 @@ import {
   ChartDependencyError,
   ChartError,
   ChartFileError,
+  createChartLoader,
   HelmignoreError,
   loadChart,
   parseChartYaml,
   rewriteChartVersion,
   type ChartSource,
 } from '../../src/charts/index.js';
+import { parseYaml } from '../../src/document/index.js';
 import { helm } from '../../src/tools/index.js';
 import { serviceChart, tempDir, writeCheckout, writeTree } from './fixtures.js';
 
@@ -43,6 +45,20 @@ describe('loadChart: Chart.yaml', () => {
     expect(chart.metadata.appVersion).toBe('2025.10');
     expect(chart.dependencies).toEqual([]);
     expect(chart.origin).toEqual({ kind: 'directory', dir });
+  });
+
+  it("reads the fields of a Chart.yaml its caller parsed while the file holds that text, and the file otherwise", async () => {
+    const text = 'apiVersion: v2\nname: web\nversion: 0.1.0\nkubeVersion: 1.30\ndependencies:\n  - name: lib\n    version: 1.10\n    repository: file://../lib\n';
+    await writeTree(dir, { 'web/Chart.yaml': text, 'lib/Chart.yaml': 'apiVersion: v2\nname: lib\nversion: 1.10.0\ntype: library\n' });
+    const known = { text, parsed: parseYaml(text, 'charts/web/Chart.yaml', { layer: 'chart' }) };
+    const fromTree = await createChartLoader().load(join(dir, 'web'), known);
+    // Places come from the tree given (its file name), numbers written where text belongs read as written.
+    expect(fromTree.metadata.dependencies[0]).toMatchObject({ name: 'lib', version: '1.10', location: { file: 'charts/web/Chart.yaml', line: 6 } });
+    expect(fromTree.metadata.kubeVersion).toBe('1.30');
+    const stale = { text: text.replace('0.1.0', '0.0.9'), parsed: known.parsed };
+    const fromFile = await createChartLoader().load(join(dir, 'web'), stale);
+    expect(fromFile.metadata.dependencies[0]?.location.file).toBe(join(dir, 'web', 'Chart.yaml'));
+    expect({ ...fromFile.metadata, dependencies: [] }).toEqual({ ...fromTree.metadata, dependencies: [] });
   });
 
   it('reports YAML syntax errors with file, line and column', async () => {
