@@ -1,19 +1,23 @@
 /**
  * Reading YAML, the one way for each purpose (docs/architecture.md, "YAML"):
- * every reader parses with `yaml` as Helm and Kubernetes read YAML (1.1:
- * yes/no are booleans, 0755 is octal; timestamps stay strings), so a file
- * means the same to every command.
+ * every reader reads YAML as Helm and Kubernetes do (1.1: yes/no are
+ * booleans, 0755 is octal; timestamps stay strings), with the scalar rules
+ * of the `yaml` package's YAML 1.1 schema, so a file means the same to
+ * every command.
  *
  * - `parseYaml`: values with positions — a `ValueNode` tree whose every
  *   node says which layer and file:line set it (values layers, the app's
- *   own files); `parseYamlValue` / `parseYamlStream` give plain data.
- * - `parseYamlDocument`: the document itself (CST), for code that edits a
- *   file keeping its comments or needs the position of every character.
+ *   own files), built from js-yaml's events (tree.ts); `parseYamlValue` /
+ *   `parseYamlStream` give plain data.
+ * - `parseYamlDocument`: the document itself (`yaml`'s CST), for code that
+ *   edits a file keeping its comments or needs the position of every
+ *   character.
  */
 import { createHash } from 'node:crypto';
 import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type Scalar, type ValueNode } from './nodes.js';
+import { TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
 export const LIST_EDIT_TAGS: Readonly<Record<string, ListOp>> = { '!append': 'append', '!prepend': 'prepend', '!remove': 'remove' };
@@ -153,13 +157,49 @@ export function parseYamlDocument(text: string, file: string): YamlDocument {
   return { file, text, doc, lineCounter, locate };
 }
 
+/** The tree of a document the document reader parsed (the reader of what the fast reader refuses). */
 function treeOf(doc: Document, locate: (offset: number) => SourceLocation, options: ParseOptions): ValueNode | undefined {
   const ctx: ConvertContext = { ...options, locate, ancestors: new Set(), aliasValues: 0, targets: new Map() };
   const root = doc.contents === null ? undefined : convert(doc, doc.contents, undefined, ctx, 0, 0);
   return root?.kind === 'scalar' && root.value === null ? undefined : root;
 }
 
+/** What the tree builder is held to: the schema's scalar rules, the limits, the tags flotilla reads. */
+const TREE_RULES: TreeRules = {
+  schema: YAML11_SCHEMA,
+  limits: YAML_LIMITS,
+  listEditTags: LIST_EDIT_TAGS,
+  fail: (reason, location) => {
+    throw new YamlSyntaxError(reason, { location });
+  },
+};
+
+/**
+ * The trees of a text's documents, or undefined when the fast reader
+ * (tree.ts) refuses it: then the document reader says what is wrong, or
+ * reads what js-yaml is stricter about than Helm (a tab before `[`, a flow
+ * collection's `}` at the start of a line), as it always has.
+ */
+export function fastTrees(text: string, file: string, options: ParseOptions): (ValueNode | undefined)[] | undefined {
+  checkBounds(text, file);
+  try {
+    const builder = new TreeBuilder(text, file, yamlEvents(text, file, TREE_RULES), options, TREE_RULES);
+    const roots: (ValueNode | undefined)[] = [];
+    for (let next = builder.nextDocument(); next !== 'done'; next = builder.nextDocument()) roots.push(next.root);
+    return roots;
+  } catch (error) {
+    if (error instanceof YamlSyntaxError) return undefined;
+    throw error;
+  }
+}
+
 export function parseYaml(text: string, file: string, options: ParseOptions): ParsedYaml {
+  const roots = fastTrees(text, file, options);
+  return roots && roots.length <= 1 ? { file, root: roots[0] } : documentTree(text, file, options);
+}
+
+/** The tree as the document reader makes it: what parseYaml falls back to, and what the fast reader is held to (test/document/tree.test.ts). */
+export function documentTree(text: string, file: string, options: ParseOptions): ParsedYaml {
   const yaml = parseYamlDocument(text, file);
   return { file, root: treeOf(yaml.doc, yaml.locate, options) };
 }
@@ -176,8 +216,8 @@ export function parserIdentity(): string {
   identity ??= createHash('sha256')
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
-    // locator makes every origin's line and column; the node constructors, the shape of every node.
-    .update([yaml11Tags, checkBounds, locator, refuseProblems, treeOf, convert, convertCollection, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags).
+    .update([yaml11Tags, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, convert, convertCollection, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }
@@ -196,14 +236,18 @@ export function yamlDocumentOffsets(text: string): number[] {
 
 /** Plain data of every document of a YAML stream (`---`-separated, as kubectl and helm print), empty ones as null. */
 export function parseYamlStream(text: string, file: string): (PlainValue | null)[] {
-  checkBounds(text, file);
-  const lineCounter = new LineCounter();
-  const locate = locator(file, lineCounter);
-  return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
-    refuseProblems(doc, locate);
-    const root = treeOf(doc, locate, { layer: file });
-    return root === undefined ? null : toPlain(root);
-  });
+  const options = { layer: file };
+  const roots =
+    fastTrees(text, file, options) ??
+    (() => {
+      const lineCounter = new LineCounter();
+      const locate = locator(file, lineCounter);
+      return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
+        refuseProblems(doc, locate);
+        return treeOf(doc, locate, options);
+      });
+    })();
+  return roots.map((root) => (root === undefined ? null : toPlain(root)));
 }
 
 interface ConvertContext extends ParseOptions {
