@@ -193,7 +193,7 @@ let scratch = new Uint8Array(4096);
 class BitWriter {
   private readonly bytes: Uint8Array;
   private length = 0;
-  private bits = 0;
+  private pending = 0;
   private count = 0;
 
   constructor(capacity: number) {
@@ -203,13 +203,18 @@ class BitWriter {
 
   /** `n` bits of `value`, least significant first (deflate's order; Huffman codes are stored pre-reversed). */
   put(value: number, n: number): void {
-    this.bits |= value << this.count;
+    this.pending |= value << this.count;
     this.count += n;
     while (this.count >= 8) {
-      this.bytes[this.length++] = this.bits & 0xff;
-      this.bits >>>= 8;
+      this.bytes[this.length++] = this.pending & 0xff;
+      this.pending >>>= 8;
       this.count -= 8;
     }
+  }
+
+  /** Bits written so far. */
+  get bits(): number {
+    return this.length * 8 + this.count;
   }
 
   /** Pads to a byte boundary, appends `tail`, and returns the bytes. */
@@ -253,6 +258,16 @@ function copy(out: BitWriter, length: number, distance: number): void {
   out.put(distance - DIST_BASE[d]!, DIST_EXTRA[d]!);
 }
 
+/** A ustar header's checksum digits (offset 148, six octal digits before " \0"): the bytes that differ between headers otherwise alike. */
+const CHECKSUM_DIGITS = { start: 148, end: 154 } as const;
+const USTAR_BLOCK = 512;
+
+/** A header piece and, when another header of the same shape can reuse it, where its checksum digits' codes lie (see {@link headerPieceLike}). */
+export interface CodedHeader {
+  readonly piece: DeflatePiece;
+  readonly checksumBit?: number;
+}
+
 /**
  * `raw` (tar header blocks) as one fixed-Huffman block plus a sync flush.
  * `previous`, when given, is the previous header's bytes, `distance` bytes
@@ -261,17 +276,41 @@ function copy(out: BitWriter, length: number, distance: number): void {
  * zero padding) are copied from one byte back.
  */
 export function headerPiece(raw: Buffer, previous?: { readonly bytes: Buffer; readonly distance: number }): DeflatePiece {
+  return codeHeader(raw, previous).piece;
+}
+
+/**
+ * {@link headerPiece}, telling where the checksum digits' codes lie when the
+ * coding depends on nothing else that differs between two headers of the
+ * same files under another folder name of the same length: a single ustar
+ * block whose first copy from the previous header covers `prefixLength`
+ * bytes (the folder name). The checksum digits are always coded as
+ * literals, 8 bits each, so another such header is this piece with its own
+ * digits written in ({@link headerPieceLike}).
+ */
+export function codeHeader(raw: Buffer, previous?: { readonly bytes: Buffer; readonly distance: number }, prefixLength = Infinity): CodedHeader {
   // At most 9 bits a byte, plus block headers and the end-of-block code.
   const out = new BitWriter(Math.ceil((raw.length * 9) / 8) + 8);
   out.put(0b010, 3); // BFINAL 0, BTYPE 01 (fixed codes)
   const ref = previous && previous.distance <= WINDOW && previous.distance >= previous.bytes.length ? previous : undefined;
   const refEnd = ref ? Math.min(raw.length, ref.bytes.length) : 0;
+  // In a plain ustar block the checksum digits are literals: no copy reaches into them.
+  const digits = raw.length === USTAR_BLOCK ? CHECKSUM_DIGITS : undefined;
+  let checksumBit: number | undefined;
+  let reusable = false;
   let i = 0;
   while (i < raw.length) {
+    if (digits && i === digits.start) {
+      checksumBit = out.bits;
+      for (; i < digits.end; i++) literalOrLength(out, raw[i]!);
+      continue;
+    }
+    const limit = digits && i < digits.start ? digits.start : raw.length;
     let same = 0;
-    if (ref) while (i + same < refEnd && same < MAX_MATCH && raw[i + same] === ref.bytes[i + same]) same++;
+    if (ref) while (i + same < refEnd && i + same < limit && same < MAX_MATCH && raw[i + same] === ref.bytes[i + same]) same++;
     let repeat = 0;
-    if (i > 0) while (i + repeat < raw.length && repeat < MAX_MATCH && raw[i + repeat] === raw[i - 1]) repeat++;
+    if (i > 0) while (i + repeat < limit && repeat < MAX_MATCH && raw[i + repeat] === raw[i - 1]) repeat++;
+    if (i === 0) reusable = same >= 3 && same >= prefixLength;
     if (same >= 3 && same >= repeat) {
       copy(out, same, ref!.distance);
       i += same;
@@ -285,7 +324,28 @@ export function headerPiece(raw: Buffer, previous?: { readonly bytes: Buffer; re
   }
   literalOrLength(out, 256); // end of block
   out.put(0, 3); // an empty stored block (BFINAL 0, BTYPE 00) re-aligns to a byte, as a sync flush does
-  return { deflated: out.finish(SYNC_MARKER), crc: crc32(raw), length: raw.length };
+  const piece = { deflated: out.finish(SYNC_MARKER), crc: crc32(raw), length: raw.length };
+  return reusable && checksumBit !== undefined ? { piece, checksumBit } : { piece };
+}
+
+/**
+ * The header piece of `raw` made from `coded`, the piece of a header alike
+ * but for its folder name (of the same length) and so its checksum: a copy
+ * with `raw`'s checksum digits coded in (each digit's fixed literal code is
+ * 8 bits, so nothing else moves).
+ */
+export function headerPieceLike(coded: Required<CodedHeader>, raw: Buffer): DeflatePiece {
+  const deflated = Buffer.from(coded.piece.deflated);
+  for (let d = 0; d < CHECKSUM_DIGITS.end - CHECKSUM_DIGITS.start; d++) {
+    const [code] = FIXED_LITERALS[raw[CHECKSUM_DIGITS.start + d]!]!;
+    const at = coded.checksumBit + d * 8;
+    for (let b = 0; b < 8; b++) {
+      const bit = at + b;
+      if ((code >>> b) & 1) deflated[bit >>> 3]! |= 1 << (bit & 7);
+      else deflated[bit >>> 3]! &= ~(1 << (bit & 7));
+    }
+  }
+  return { deflated, crc: crc32(raw), length: raw.length };
 }
 
 /** LEN 0, NLEN 0xffff: the body of the empty stored block that ends a sync flush. */

@@ -21,7 +21,7 @@ import { crc32, deflateRaw } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { FlotillaError } from '../diagnostics/index.js';
 import { writeFileAtomic } from '../files/index.js';
-import { DEFAULT_LEVEL, deflatePiece, headerPiece, joinGzip, pieceOptions, storedPiece, WINDOW, type DeflatePiece } from './gzip-pieces.js';
+import { codeHeader, DEFAULT_LEVEL, deflatePiece, headerPiece, headerPieceLike, joinGzip, pieceOptions, storedPiece, WINDOW, type CodedHeader, type DeflatePiece } from './gzip-pieces.js';
 import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
 
 export interface TarEntry {
@@ -105,12 +105,13 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
     seen.set(key, entry.path);
   }
   // A file may not also be a parent folder of another entry. Parent prefixes
-  // repeat a lot (every file of a folder), so each is looked up once.
+  // repeat a lot (every file of a folder), so each is looked up once: from
+  // the nearest up, stopping at one looked up before (its own parents were then).
   const checkedParents = new Set<string>();
   for (const key of seen.keys()) {
-    for (let slash = key.indexOf('/'); slash !== -1; slash = key.indexOf('/', slash + 1)) {
+    for (let slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) {
       const parent = key.slice(0, slash);
-      if (checkedParents.has(parent)) continue;
+      if (checkedParents.has(parent)) break;
       checkedParents.add(parent);
       const clash = seen.get(parent);
       if (clash !== undefined) throw new ArchiveWriteError(label, clash, `is a file but also the folder of ${JSON.stringify(seen.get(key))}`);
@@ -319,6 +320,42 @@ function groupPieceKey(keys: readonly string[]): string {
   return pieceKey('', createHash('sha256').update(keys.join('\n')).digest('hex'));
 }
 
+/**
+ * The header pieces of a shared run's members, kept by run, layout, time and
+ * the length of the folder the run sits in (`<chart>/charts/<library>/`): the
+ * same library vendored into another chart whose name is as long has the
+ * same headers but for that folder's name and the checksum, so their pieces
+ * are these with the checksum's digits written in (gzip-pieces.ts
+ * codeHeader). Each member's name below the folder is kept and compared.
+ */
+const runHeaderPieces = new WeakMap<object, Map<string, { tails: string[]; templates: (Required<CodedHeader> | undefined)[] }>>();
+
+function runHeaders(run: SharedRun, members: readonly LaidOutEntry[], mtime: Date): {
+  readonly prefixLength: number;
+  readonly templates: readonly (Required<CodedHeader> | undefined)[];
+  learn(index: number, coded: CodedHeader): void;
+} {
+  // The folder all members sit in: their common prefix, up to its last `/`.
+  let common = members[0]!.name;
+  for (const member of members) while (!member.name.startsWith(common)) common = common.slice(0, -1);
+  const prefixLength = common.lastIndexOf('/') + 1;
+  const tails = members.map((m) => m.name.slice(prefixLength));
+  let byShape = runHeaderPieces.get(run.key);
+  if (!byShape) runHeaderPieces.set(run.key, (byShape = new Map()));
+  const shape = `${run.layout}\0${prefixLength}\0${mtime.getTime()}`;
+  let known = byShape.get(shape);
+  if (!known || known.tails.some((tail, i) => tail !== tails[i])) byShape.set(shape, (known = { tails, templates: [] }));
+  const templates = known.templates;
+  const usable = prefixLength > 0 && members.every((m) => m.header.length === BLOCK);
+  return {
+    prefixLength: usable ? prefixLength : Infinity,
+    templates: usable ? templates : [],
+    learn(index, coded) {
+      if (usable && coded.checksumBit !== undefined) templates[index] = { piece: coded.piece, checksumBit: coded.checksumBit };
+    },
+  };
+}
+
 interface PiecePlan {
   readonly jobs: readonly PieceJob[];
   /** With `reuse`: the key of each job's entry or group of entries. */
@@ -383,10 +420,11 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     run = [];
   };
   // Header pieces are coded against the header before them, wherever it lies.
-  const headerJob = (header: Buffer): PieceJob => ({
-    kind: 'ready',
-    piece: headerPiece(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }),
-  });
+  let lastCoded: CodedHeader | undefined;
+  const headerJob = (header: Buffer, prefixLength?: number): PieceJob => {
+    lastCoded = codeHeader(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }, prefixLength);
+    return { kind: 'ready', piece: lastCoded.piece };
+  };
   const advance = ({ header, data, pad }: LaidOutEntry): void => {
     previousHeader = { bytes: header, offset };
     offset += header.length + data.length + pad.length;
@@ -412,8 +450,11 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
       layout: `${options.level ?? DEFAULT_LEVEL}:${members.map((m) => `${m.header.length}/${m.data.length}`).join(',')}`,
       items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.header.length })),
     };
+    const coded = runHeaders(shared, members, options.mtime ?? FIXED_MTIME);
     members.forEach((member, index) => {
-      jobs.push(headerJob(member.header), { kind: 'shared', run: shared, index });
+      const like = index > 0 ? coded.templates[index] : undefined;
+      jobs.push(like ? { kind: 'ready', piece: headerPieceLike(like, member.header) } : headerJob(member.header, coded.prefixLength), { kind: 'shared', run: shared, index });
+      if (index > 0 && !like && lastCoded) coded.learn(index, lastCoded);
       advance(member);
     });
     i = end;

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { crc32Combine, deflatePiece, headerPiece, joinGzip, storedPiece, writeTar, writeTarGz, writeTarGzAsync, type TarEntry } from '../../src/bundle/index.js';
+import { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, storedPiece, writeTar, writeTarGz, writeTarGzAsync, type TarEntry } from '../../src/bundle/index.js';
 
 /** Text like a library template: repetitive, so copies between files pay. */
 const template = (i: number): string => `{{- define "lib.snippet${i}" -}}\n${Array.from({ length: 40 }, (_, j) => `# option_${i}_${j}: {{ .Values.conf.value${j} | quote }}`).join('\n')}\n{{- end -}}\n`;
@@ -77,6 +77,28 @@ describe('shared runs', () => {
     const alone = library.reduce((sum, data) => sum + deflatePiece(data).deflated.length, 0);
     expect(gzA.length).toBeLessThan(inline * 1.25);
     expect(gzA.length).toBeLessThan(alone * 0.65);
+  });
+
+  it("reuse one archive's header pieces in another whose folder name is as long, giving the bytes coded afresh", () => {
+    // Names of one length, every checksum digit different between them (the pieces are patched copies).
+    const names = ['alpha', 'omega', 'zz-99', 'a'.repeat(5)];
+    const firstKey = {};
+    const freshKey = () => ({});
+    const withKey = (entries: TarEntry[], sharedAs: object): TarEntry[] => entries.map((e) => (e.compression ? { ...e, compression: { sharedAs } } : e));
+    for (const name of names) {
+      const entries = archive(name, `own: ${name}\n`);
+      const reused = writeTarGz(withKey(entries, firstKey), { order: 'given' });
+      // A key never seen codes every header itself.
+      const fresh = writeTarGz(withKey(entries, freshKey()), { order: 'given' });
+      expect(reused.equals(fresh), name).toBe(true);
+      expect(gunzipSync(reused).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+    }
+    // The headers after the first of the run are small pieces whatever archive they were first coded for.
+    const header = (name: string, i: number) => writeTar([{ path: `${name}/charts/lib/templates/_t${String(i).padStart(2, '0')}.tpl`, data: library[i]! }]).subarray(0, 512);
+    const coded = codeHeader(header('alpha', 2), { bytes: header('alpha', 1), distance: 512 + 512 * Math.ceil(library[1]!.length / 512) }, 'alpha/charts/lib/templates/'.length);
+    expect(coded.checksumBit).toBeGreaterThan(0);
+    const other = header('omega', 2);
+    expect(inflateRawSync(Buffer.concat([headerPieceLike(coded as Required<typeof coded>, other).deflated, Buffer.from([3, 0])]), { dictionary: Buffer.concat([header('omega', 1), Buffer.alloc(512 * Math.ceil(library[1]!.length / 512))]) }).equals(other)).toBe(true);
   });
 
   it('stay valid for binary data in which every byte value occurs (compressed without a dictionary)', () => {

@@ -90,6 +90,8 @@ describe('writeTarGz', () => {
     for (const [path, message] of bad) expect(() => writeTarGz([{ path, data: 'x' }]), path).toThrow(message);
     expect(() => writeTarGz([{ path: 'a', data: '1' }, { path: 'a', data: '2' }])).toThrow(ArchiveWriteError);
     expect(() => writeTarGz([{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }])).toThrow(/"a": is a file but also the folder of "a\/b"/);
+    // A folder further up, found after a nearer one was looked up for another file.
+    expect(() => writeTarGz([{ path: 'x/y/z1', data: '1' }, { path: 'x/y/z2', data: '2' }, { path: 'x', data: '3' }])).toThrow(/"x": is a file but also the folder of "x\/y\/z1"/);
   });
 
   it('writes a file atomically and reports its digest', async () => {
