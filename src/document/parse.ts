@@ -16,8 +16,8 @@
 import { createHash } from 'node:crypto';
 import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
-import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type Scalar, type ValueNode } from './nodes.js';
-import { TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
+import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
+import { fillFromMergeKeys, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
 export const LIST_EDIT_TAGS: Readonly<Record<string, ListOp>> = { '!append': 'append', '!prepend': 'prepend', '!remove': 'remove' };
@@ -217,7 +217,7 @@ export function parserIdentity(): string {
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
     // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags).
-    .update([yaml11Tags, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, convert, convertCollection, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    .update([yaml11Tags, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, convert, convertCollection, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }
@@ -322,21 +322,9 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
       const value = pair.value as YamlNode | null;
       entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : child(value, at));
     }
-    for (const source of inherited) {
-      if (source.kind !== 'map') throw new YamlSyntaxError('a merge key (<<) takes a map or a list of maps', { location: source.origin.location });
-      for (const [k, v] of source.entries) if (!entries.has(k)) entries.set(k, v);
-    }
+    fillFromMergeKeys(entries, inherited, TREE_RULES.fail);
     return mapNode(entries, origin);
   }
   if (isSeq(resolved)) return seqNode(resolved.items.map((item) => child(item as YamlNode)), origin);
   return scalarNode(null, origin);
-}
-
-function toScalar(value: unknown): Scalar {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return value;
-  if (typeof value === 'bigint') return Number(value);
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
-  return String(value);
 }

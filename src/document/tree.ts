@@ -335,15 +335,21 @@ export class TreeBuilder {
       entries.set(key, this.node(keyAt, depth, aliasDepth, false));
     }
     this.at++;
-    for (const source of inherited) {
-      if (source.kind !== 'map') this.fail('a merge key (<<) takes a map or a list of maps', source.origin.location);
-      for (const [k, v] of source.entries) if (!entries.has(k)) entries.set(k, v);
-    }
+    fillFromMergeKeys(entries, inherited, this.rules.fail);
     return mapNode(entries, origin);
   }
 }
 
-function toScalar(value: unknown): Scalar {
+/** The maps a map's merge keys (`<<`) name fill in the keys it does not write itself, the first named first (both readers). */
+export function fillFromMergeKeys(entries: Map<string, ValueNode>, inherited: readonly ValueNode[], fail: TreeRules['fail']): void {
+  for (const source of inherited) {
+    if (source.kind !== 'map') fail('a merge key (<<) takes a map or a list of maps', source.origin.location);
+    else for (const [k, v] of source.entries) if (!entries.has(k)) entries.set(k, v);
+  }
+}
+
+/** A resolved scalar as a tree holds it (both readers). */
+export function toScalar(value: unknown): Scalar {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return value;
