@@ -84,16 +84,21 @@ export const YAML_LIMITS = {
 
 const MIB = 1024 * 1024;
 
-/**
- * Refuses a document too large, or nesting flow collections (`[[[[…`) too
- * deep, before the parser sees it: the parser's time grows with the square
- * of such nesting.
- */
-function checkBounds(text: string, file: string): void {
+/** Refuses a document too large before any parser sees it. */
+function checkSize(text: string, file: string): void {
   const bytes = Buffer.byteLength(text);
   if (bytes > YAML_LIMITS.maxBytes) {
     throw new YamlSyntaxError(`the document is ${(bytes / MIB).toFixed(1)} MiB; YAML files are read up to ${YAML_LIMITS.maxBytes / MIB} MiB`, { location: { file, line: 1, column: 1 } });
   }
+}
+
+/**
+ * {@link checkSize}, and refuses nesting flow collections (`[[[[…`) too
+ * deep before the document reader sees it: its time grows with the square
+ * of such nesting. (js-yaml's event parser, linear, stops at its own depth.)
+ */
+function checkBounds(text: string, file: string): void {
+  checkSize(text, file);
   let depth = 0;
   let quote = '';
   let line = 1;
@@ -181,7 +186,7 @@ const TREE_RULES: TreeRules = {
  * collection's `}` at the start of a line), as it always has.
  */
 export function fastTrees(text: string, file: string, options: ParseOptions): (ValueNode | undefined)[] | undefined {
-  checkBounds(text, file);
+  checkSize(text, file);
   try {
     const builder = new TreeBuilder(text, file, yamlEvents(text, file, TREE_RULES), options, TREE_RULES);
     const roots: (ValueNode | undefined)[] = [];
@@ -217,7 +222,7 @@ export function parserIdentity(): string {
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
     // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags).
-    .update([yaml11Tags, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, convert, convertCollection, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, convert, convertCollection, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }
