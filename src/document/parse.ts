@@ -14,10 +14,10 @@
  *   character.
  */
 import { createHash } from 'node:crypto';
-import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
+import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
-import { fillFromMergeKeys, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
+import { DUPLICATE_KEY, fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
 export const LIST_EDIT_TAGS: Readonly<Record<string, ListOp>> = { '!append': 'append', '!prepend': 'prepend', '!remove': 'remove' };
@@ -154,9 +154,20 @@ function refuseProblems(doc: Document, locate: (offset: number) => SourceLocatio
 
 /** Parses one YAML document (a second one is an error). */
 export function parseYamlDocument(text: string, file: string): YamlDocument {
+  return documentOf(text, file, YAML_OPTIONS);
+}
+
+/**
+ * The yaml library's own check of unique keys compares each key with every
+ * key before it: a map of 40,000 keys takes ~25 s. The tree reader checks
+ * them itself, with a set (convertCollection).
+ */
+const TREE_YAML_OPTIONS = { ...YAML_OPTIONS, uniqueKeys: false };
+
+function documentOf(text: string, file: string, options: typeof YAML_OPTIONS): YamlDocument {
   checkBounds(text, file);
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
+  const doc = parseDocument(text, { ...options, lineCounter });
   const locate = locator(file, lineCounter);
   refuseProblems(doc, locate);
   return { file, text, doc, lineCounter, locate };
@@ -164,7 +175,7 @@ export function parseYamlDocument(text: string, file: string): YamlDocument {
 
 /** The tree of a document the document reader parsed (the reader of what the fast reader refuses). */
 function treeOf(doc: Document, locate: (offset: number) => SourceLocation, options: ParseOptions): ValueNode | undefined {
-  const ctx: ConvertContext = { ...options, locate, ancestors: new Set(), aliasValues: 0, targets: new Map() };
+  const ctx: ConvertContext = { ...options, locate, ancestors: new Set(), aliasValues: 0 };
   const root = doc.contents === null ? undefined : convert(doc, doc.contents, undefined, ctx, 0, 0);
   return root?.kind === 'scalar' && root.value === null ? undefined : root;
 }
@@ -181,19 +192,20 @@ const TREE_RULES: TreeRules = {
 
 /**
  * The trees of a text's documents, or undefined when the fast reader
- * (tree.ts) refuses it: then the document reader says what is wrong, or
- * reads what js-yaml is stricter about than Helm (a tab before `[`, a flow
- * collection's `}` at the start of a line), as it always has.
+ * (tree.ts) hands the text over: then the document reader says what is
+ * wrong, or reads what js-yaml is stricter about than Helm (a tab before
+ * `[`, a flow collection's `}` at the start of a line), as it always has.
+ * What both would refuse, the fast reader refuses itself.
  */
 export function fastTrees(text: string, file: string, options: ParseOptions): (ValueNode | undefined)[] | undefined {
   checkSize(text, file);
   try {
-    const builder = new TreeBuilder(text, file, yamlEvents(text, file, TREE_RULES), options, TREE_RULES);
+    const builder = new TreeBuilder(text, file, yamlEvents(text, TREE_RULES.limits), options, TREE_RULES);
     const roots: (ValueNode | undefined)[] = [];
     for (let next = builder.nextDocument(); next !== 'done'; next = builder.nextDocument()) roots.push(next.root);
     return roots;
   } catch (error) {
-    if (error instanceof YamlSyntaxError) return undefined;
+    if (error instanceof HandOver) return undefined;
     throw error;
   }
 }
@@ -205,7 +217,7 @@ export function parseYaml(text: string, file: string, options: ParseOptions): Pa
 
 /** The tree as the document reader makes it: what parseYaml falls back to, and what the fast reader is held to (test/document/tree.test.ts). */
 export function documentTree(text: string, file: string, options: ParseOptions): ParsedYaml {
-  const yaml = parseYamlDocument(text, file);
+  const yaml = documentOf(text, file, TREE_YAML_OPTIONS);
   return { file, root: treeOf(yaml.doc, yaml.locate, options) };
 }
 
@@ -222,7 +234,7 @@ export function parserIdentity(): string {
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
     // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags).
-    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, convert, convertCollection, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, aliasTargets, convert, convertCollection, KeysSeen, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }
@@ -247,7 +259,7 @@ export function parseYamlStream(text: string, file: string): (PlainValue | null)
     (() => {
       const lineCounter = new LineCounter();
       const locate = locator(file, lineCounter);
-      return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
+      return parseAllDocuments(text, { ...TREE_YAML_OPTIONS, lineCounter }).map((doc) => {
         refuseProblems(doc, locate);
         return treeOf(doc, locate, options);
       });
@@ -261,10 +273,28 @@ interface ConvertContext extends ParseOptions {
   readonly ancestors: Set<YamlNode>;
   /** Values produced so far by following aliases. */
   aliasValues: number;
-  /** What each alias points at: the yaml library finds it by walking the whole document, once is enough. */
-  readonly targets: Map<YamlNode, YamlNode | undefined>;
+  /** What each alias points at, found at the first alias (see aliasTargets). */
+  targets?: Map<YamlNode, YamlNode | undefined>;
   /** Where the outermost alias being followed is written: what an expansion error points at. */
   aliasAt?: SourceLocation;
+}
+
+/**
+ * Every alias's node: the last one anchored with its name before it, in
+ * document order, as the yaml library's own `resolve` finds it — in one walk
+ * of the document, where `resolve` walks it again for each alias (a file of
+ * many aliases would take time in the square of its size).
+ */
+function aliasTargets(doc: Document): Map<YamlNode, YamlNode | undefined> {
+  const anchored = new Map<string, YamlNode>();
+  const targets = new Map<YamlNode, YamlNode | undefined>();
+  visit(doc, {
+    Node: (_key, node) => {
+      if (isAlias(node)) targets.set(node, anchored.get(node.source));
+      else if (node.anchor) anchored.set(node.anchor, node);
+    },
+  });
+  return targets;
 }
 
 /**
@@ -276,7 +306,7 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
   const origin: Origin = { layer: ctx.layer, location: ctx.locate(offset) };
   let resolved: YamlNode | undefined = node;
   if (isAlias(node)) {
-    if (!ctx.targets.has(node)) ctx.targets.set(node, node.resolve(doc) as YamlNode | undefined);
+    ctx.targets ??= aliasTargets(doc);
     resolved = ctx.targets.get(node);
     if (resolved && ctx.ancestors.has(resolved)) throw new YamlSyntaxError(`alias *${node.source} refers to a value that contains it`, { location: origin.location });
     if (++aliasDepth > YAML_LIMITS.maxAliasDepth) throw new YamlSyntaxError(`aliases nest more than ${YAML_LIMITS.maxAliasDepth} deep`, { location: origin.location });
@@ -312,6 +342,7 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
   if (isMap(resolved)) {
     const entries = new Map<string, ValueNode>();
     const inherited: ValueNode[] = [];
+    const seen = new KeysSeen();
     for (const pair of resolved.items) {
       const keyNode = pair.key as YamlNode | null;
       if (isScalar(keyNode) && typeof keyNode.value === 'symbol') {
@@ -323,6 +354,7 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
       const at = keyNode?.range?.[0] ?? offset;
       // Helm turns values into JSON, whose keys are strings: a map or list as a key has no meaning there.
       if (keyNode !== null && !isScalar(keyNode)) throw new YamlSyntaxError('a map key must be a plain value, not a map or a list', { location: ctx.locate(at) });
+      if (seen.repeats(keyNode === null ? null : keyNode.value)) throw new YamlSyntaxError(DUPLICATE_KEY, { location: ctx.locate(at) });
       const key = keyNode === null ? '' : String(keyNode.value);
       const value = pair.value as YamlNode | null;
       entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : child(value, at));

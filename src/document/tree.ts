@@ -52,15 +52,30 @@ class Lines {
   }
 }
 
-/** The events of `text`; js-yaml's error, placed, when it refuses it. */
-export function yamlEvents(text: string, file: string, rules: TreeRules): Event[] {
+/**
+ * Thrown where the document reader (parse.ts) must decide instead: js-yaml
+ * refused the text (it is stricter than Helm in places), or the text holds
+ * what only that reader reads (the YAML 1.1 schema's set, omap and pairs,
+ * tags under a %TAG directive, a tagged merge key). What both readers
+ * refuse alike — aliases past the limits, nesting too deep, duplicate keys,
+ * list edits where they are not allowed — is refused here, without
+ * reading the text again: the document reader is far slower on what a
+ * hostile file holds.
+ */
+export class HandOver extends Error {
+  constructor(readonly why: string) {
+    super(`left to the document reader: ${why}`);
+  }
+}
+
+/** The events of `text`, or a hand-over when js-yaml refuses it. */
+export function yamlEvents(text: string, limits: TreeRules['limits']): Event[] {
   try {
     // Deeper than our own limit (js-yaml counts otherwise), so that ours is the one met.
-    return parseEvents(text, { maxDepth: rules.limits.maxDepth * 2 });
+    return parseEvents(text, { maxDepth: limits.maxDepth * 2 });
   } catch (error) {
-    if (!(error instanceof YAMLException)) throw error;
-    const mark = error.mark;
-    return rules.fail(`invalid YAML: ${error.reason}`, mark ? { file, line: mark.line + 1, column: mark.column + 1 } : { file, line: 1, column: 1 });
+    if (error instanceof YAMLException) throw new HandOver(error.reason);
+    throw error;
   }
 }
 
@@ -84,6 +99,8 @@ export class TreeBuilder {
   private readonly aliasTargets = new Map<number, Anchor>();
   private aliasValues = 0;
   private aliasAt: SourceLocation | undefined;
+  /** Whether the document being read declares tag handles (%TAG): its tags are then the document reader's to resolve. */
+  private tagDirectives = false;
 
   constructor(
     private readonly text: string,
@@ -99,6 +116,7 @@ export class TreeBuilder {
   nextDocument(): { readonly root: ValueNode | undefined } | 'done' {
     const event = this.events[this.at];
     if (event === undefined) return 'done';
+    this.tagDirectives = event.type === EVENT_ID.DOCUMENT && event.directives.some((directive) => directive.kind === 'tag');
     this.at++; // DOCUMENT
     this.anchors = new Map();
     this.aliasValues = 0;
@@ -124,8 +142,9 @@ export class TreeBuilder {
     return tag;
   }
 
-  /** Refuses a tag flotilla does not read, at the tag. */
+  /** Refuses a tag flotilla does not read, at the tag; one the document reader may read is left to it. */
   private unreadTag(tag: string, event: { tagStart: number }): never {
+    if (this.tagDirectives || this.rules.schema.tags.some((known) => known.tag === tag)) throw new HandOver(`the tag ${tag}`);
     const location = this.lines.locate(this.file, event.tagStart);
     return this.fail(`Unresolved tag: ${tag}; the only tags flotilla reads are ${Object.keys(this.rules.listEditTags).join(', ')}`, location);
   }
@@ -154,7 +173,7 @@ export class TreeBuilder {
       if (depth >= this.rules.limits.maxDepth) this.fail(`values nest more than ${this.rules.limits.maxDepth} levels deep`, origin.location);
       node = this.collection(event.type === EVENT_ID.MAPPING, event, origin, depth + 1, aliasDepth);
     } else {
-      return this.fail('invalid YAML: unexpected event', origin.location);
+      throw new HandOver('an unexpected event');
     }
     if (record) record.done = true;
     return node;
@@ -235,7 +254,7 @@ export class TreeBuilder {
     }
     const anchor = this.aliasTargets.get(this.at);
     this.at++;
-    if (!anchor) return this.fail(`invalid YAML: unidentified alias "${name}"`, origin.location);
+    if (!anchor) throw new HandOver(`the alias *${name}`);
     if (!anchor.done) this.fail(`alias *${name} refers to a value that contains it`, origin.location);
     if (aliasDepth + 1 > this.rules.limits.maxAliasDepth) this.fail(`aliases nest more than ${this.rules.limits.maxAliasDepth} deep`, origin.location);
     if (aliasDepth === 0) this.aliasAt = origin.location;
@@ -252,36 +271,37 @@ export class TreeBuilder {
   private scalar(event: ScalarEvent, origin: Origin, atKey: boolean): ValueNode {
     const tag = this.tagOf(event);
     if (tag !== undefined && tag in this.rules.listEditTags) {
+      // On a key the tag edits nothing: the key is its text, as the document reader reads it.
+      if (atKey) return scalarNode(this.scalarValue(event, '!', atKey), origin);
       if (!this.options.allowListEdits) this.fail(`${tag} is only allowed in values layers above the static overrides`, origin.location);
       this.fail(`${tag} takes a list, e.g. ${tag} [item]`, origin.location);
     }
-    return scalarNode(this.scalarValue(event, tag, origin, atKey), origin);
+    return scalarNode(this.scalarValue(event, tag, atKey), origin);
   }
 
   /** A scalar's value: text unless plain, resolved by the schema's tests when plain and untagged, else by its tag. */
-  private scalarValue(event: ScalarEvent, tag: string | undefined, origin: Origin, atKey: boolean): Scalar {
+  private scalarValue(event: ScalarEvent, tag: string | undefined, atKey: boolean): Scalar {
     const source = event.valueStart < 0 ? '' : event.fast ? this.text.slice(event.valueStart, event.valueEnd) : getScalarValue(this.text, event);
     if (tag === '!' || tag === STR_TAG) return source;
     const tags = this.rules.schema.tags;
     if (tag === undefined) {
       if (event.style !== SCALAR_STYLE.PLAIN) return source;
       const found = tags.find((t) => !t.collection && (t.default === true || (atKey && t.default === 'key')) && t.test?.test(source));
-      return found ? this.resolve(found, source, origin) : source;
+      return found ? this.resolve(found, source) : source;
     }
     const named = tags.filter((t) => !t.collection && t.tag === tag);
     const found = named.find((t) => !(t.default && t.test)) ?? named.find((t) => t.test?.test(source));
     if (!found) return this.unreadTag(tag, event);
-    return this.resolve(found, source, origin);
+    return this.resolve(found, source);
   }
 
-  private resolve(tag: Schema['tags'][number], source: string, origin: Origin): Scalar {
+  private resolve(tag: Schema['tags'][number], source: string): Scalar {
     if (!('resolve' in tag) || typeof tag.resolve !== 'function') return source;
     let problem: string | undefined;
     const resolved: unknown = (tag.resolve as (value: string, onError: (message: string) => void, options: object) => unknown)(source, (message) => (problem ??= message), {});
-    if (problem !== undefined) this.fail(`invalid YAML: ${problem}`, origin.location);
+    if (problem !== undefined) throw new HandOver(problem);
     const value = isYamlScalar(resolved) ? resolved.value : resolved;
-    // A merge key written with its tag (`!!merge <<`): left to the document reader.
-    if (typeof value === 'symbol') this.fail('invalid YAML: a tagged merge key', origin.location);
+    if (typeof value === 'symbol') throw new HandOver('a tagged merge key');
     return toScalar(value);
   }
 
@@ -308,8 +328,7 @@ export class TreeBuilder {
 
   private map(origin: Origin, depth: number, aliasDepth: number): ValueNode {
     const entries = new Map<string, ValueNode>();
-    /** Each key's value as resolved, for the uniqueness check: `1` and `"1"` are different keys, as the document reader says. */
-    const seen: Scalar[] = [];
+    const seen = new KeysSeen();
     const inherited: ValueNode[] = [];
     while (this.events[this.at]!.type !== EVENT_ID.POP) {
       const keyEvent = this.events[this.at]!;
@@ -329,14 +348,32 @@ export class TreeBuilder {
       }
       const keyNode = this.node(undefined, depth, aliasDepth, true);
       const keyValue = keyNode.kind === 'scalar' ? keyNode.value : null;
-      if (seen.some((s) => s === keyValue)) this.fail('invalid YAML: Map keys must be unique', this.origin(keyAt).location);
-      seen.push(keyValue);
+      if (seen.repeats(keyValue)) this.fail(DUPLICATE_KEY, this.origin(keyAt).location);
       const key = String(keyValue);
       entries.set(key, this.node(keyAt, depth, aliasDepth, false));
     }
     this.at++;
     fillFromMergeKeys(entries, inherited, this.rules.fail);
     return mapNode(entries, origin);
+  }
+}
+
+/** What both readers say of a key written twice in one map. */
+export const DUPLICATE_KEY = 'invalid YAML: Map keys must be unique';
+
+/**
+ * The keys of one map as resolved, to refuse one written twice, by the yaml
+ * library's rule (equal values: `1` and `"1"` differ, `0` and `-0` do not,
+ * `.nan` never repeats), in a set rather than against every key before.
+ */
+export class KeysSeen {
+  private readonly seen = new Set<unknown>();
+
+  repeats(value: unknown): boolean {
+    if (typeof value === 'number' && Number.isNaN(value)) return false;
+    if (this.seen.has(value)) return true;
+    this.seen.add(value);
+    return false;
   }
 }
 
