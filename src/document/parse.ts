@@ -60,7 +60,9 @@ const YAML_OPTIONS: YamlParseOptions & DocumentOptions & SchemaOptions = {
   version: '1.1',
   schema: YAML11_SCHEMA,
   merge: true,
-  uniqueKeys: true,
+  // Keys written twice are refused by refuseRepeatedKeys: the library's own check compares each key
+  // with every key before it (a map of 40,000 keys took ~25 s).
+  uniqueKeys: false,
   prettyErrors: false,
 };
 
@@ -152,24 +154,27 @@ function refuseProblems(doc: Document, locate: (offset: number) => SourceLocatio
   }
 }
 
-/** Parses one YAML document (a second one is an error). */
-export function parseYamlDocument(text: string, file: string): YamlDocument {
-  return documentOf(text, file, YAML_OPTIONS);
+/** Refuses a key written twice in one map (by KeysSeen's rule, the library's own), at the second one; merge keys may repeat. */
+function refuseRepeatedKeys(doc: Document, locate: (offset: number) => SourceLocation): void {
+  visit(doc, {
+    Map: (_key, map) => {
+      const seen = new KeysSeen();
+      for (const { key } of map.items) {
+        if (!isScalar(key) || typeof key.value === 'symbol') continue;
+        if (seen.repeats(key.value)) throw new YamlSyntaxError(DUPLICATE_KEY, { location: locate(key.range?.[0] ?? 0) });
+      }
+    },
+  });
 }
 
-/**
- * The yaml library's own check of unique keys compares each key with every
- * key before it: a map of 40,000 keys takes ~25 s. The tree reader checks
- * them itself, with a set (convertCollection).
- */
-const TREE_YAML_OPTIONS = { ...YAML_OPTIONS, uniqueKeys: false };
-
-function documentOf(text: string, file: string, options: typeof YAML_OPTIONS): YamlDocument {
+/** Parses one YAML document (a second one is an error). */
+export function parseYamlDocument(text: string, file: string): YamlDocument {
   checkBounds(text, file);
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { ...options, lineCounter });
+  const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
   const locate = locator(file, lineCounter);
   refuseProblems(doc, locate);
+  refuseRepeatedKeys(doc, locate);
   return { file, text, doc, lineCounter, locate };
 }
 
@@ -217,7 +222,7 @@ export function parseYaml(text: string, file: string, options: ParseOptions): Pa
 
 /** The tree as the document reader makes it: what parseYaml falls back to, and what the fast reader is held to (test/document/tree.test.ts). */
 export function documentTree(text: string, file: string, options: ParseOptions): ParsedYaml {
-  const yaml = documentOf(text, file, TREE_YAML_OPTIONS);
+  const yaml = parseYamlDocument(text, file);
   return { file, root: treeOf(yaml.doc, yaml.locate, options) };
 }
 
@@ -234,7 +239,7 @@ export function parserIdentity(): string {
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
     // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags).
-    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, treeOf, aliasTargets, convert, convertCollection, KeysSeen, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, refuseRepeatedKeys, treeOf, aliasTargets, convert, convertCollection, KeysSeen, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }
@@ -259,8 +264,9 @@ export function parseYamlStream(text: string, file: string): (PlainValue | null)
     (() => {
       const lineCounter = new LineCounter();
       const locate = locator(file, lineCounter);
-      return parseAllDocuments(text, { ...TREE_YAML_OPTIONS, lineCounter }).map((doc) => {
+      return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
         refuseProblems(doc, locate);
+        refuseRepeatedKeys(doc, locate);
         return treeOf(doc, locate, options);
       });
     })();
@@ -342,7 +348,6 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
   if (isMap(resolved)) {
     const entries = new Map<string, ValueNode>();
     const inherited: ValueNode[] = [];
-    const seen = new KeysSeen();
     for (const pair of resolved.items) {
       const keyNode = pair.key as YamlNode | null;
       if (isScalar(keyNode) && typeof keyNode.value === 'symbol') {
@@ -354,7 +359,6 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
       const at = keyNode?.range?.[0] ?? offset;
       // Helm turns values into JSON, whose keys are strings: a map or list as a key has no meaning there.
       if (keyNode !== null && !isScalar(keyNode)) throw new YamlSyntaxError('a map key must be a plain value, not a map or a list', { location: ctx.locate(at) });
-      if (seen.repeats(keyNode === null ? null : keyNode.value)) throw new YamlSyntaxError(DUPLICATE_KEY, { location: ctx.locate(at) });
       const key = keyNode === null ? '' : String(keyNode.value);
       const value = pair.value as YamlNode | null;
       entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : child(value, at));

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { writeTarGz } from '../../src/bundle/index.js';
-import { parseYaml, parseYamlStream, parseYamlValue, YamlSyntaxError, YAML_LIMITS } from '../../src/document/index.js';
+import { parseYaml, parseYamlDocument, parseYamlStream, parseYamlValue, YamlSyntaxError, YAML_LIMITS } from '../../src/document/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
@@ -53,6 +53,9 @@ describe('bounded YAML reading', () => {
       expect(value.b19999).toEqual([19_999]);
       expect(refusal(`${text}a7: again\n`, 'big.yaml').message).toBe(`big.yaml:${text.split('\n').length}:1: invalid YAML: Map keys must be unique`);
     }
+    // The document (CST) reader of editors and policy files too.
+    expect(parseYamlDocument(`${flat}\n`, 'big.yaml').doc.contents).toBeDefined();
+    expect(() => parseYamlDocument(`${flat}\nb3: again\n`, 'big.yaml')).toThrow(/^big\.yaml:40001:1: invalid YAML: Map keys must be unique$/);
   });
 
   it('refuses aliases nested too deep', () => {
