@@ -47,7 +47,6 @@ function kept<T>(memory: Map<string, T> | undefined, key: string, compute: () =>
   return value;
 }
 
-/** The files below `root` on disk, read when asked for; with `memory`, each at most once while it holds (see ReadMemory). */
 /** What `read` returns, or undefined when there is no such file (or it is a folder). */
 function absentAsUndefined(read: () => Buffer): Buffer | undefined {
   try {
@@ -59,6 +58,7 @@ function absentAsUndefined(read: () => Buffer): Buffer | undefined {
   }
 }
 
+/** The files below `root` on disk, read when asked for; with `memory`, each at most once while it holds (see ReadMemory). */
 export function directorySource(root: string, memory?: ReadMemory): FileSource {
   const top = resolve(root);
   const abs = (rel: string) => (rel === '' ? top : join(top, ...rel.split('/')));
