@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import type { ReadMemory } from '../files/index.js';
-import { getNode, parseJson, parseYaml, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
+import { getNode, parseJson, parseYaml, type ParsedText, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
 import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
@@ -60,12 +60,6 @@ export interface App {
    * parsing the file again (src/charts chartMetadata).
    */
   chartYaml(release: Release): ParsedText | undefined;
-}
-
-/** A YAML file's text as parsed, and its tree. */
-export interface ParsedText {
-  readonly text: string;
-  readonly parsed: ParsedYaml;
 }
 
 export class AppLoadError extends DiagnosticsError {}

@@ -11,7 +11,7 @@
  */
 import { isMap, isScalar } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { parseYaml, parseYamlDocument, parseYamlValue, toPlain, YamlSyntaxError, type MapNode, type ParsedYaml, type ValueNode } from '../document/index.js';
+import { parseYaml, parseYamlDocument, parseYamlValue, toPlain, YamlSyntaxError, type MapNode, type ParsedText, type ParsedYaml, type ValueNode, type YamlDocument } from '../document/index.js';
 import { ChartFileError } from './errors.js';
 import { isValidVersion } from './semver.js';
 import type { ChartApiVersion, ChartDependency, ChartMaintainer, ChartMetadata, ChartType } from './types.js';
@@ -21,10 +21,22 @@ const ALIAS = /^[a-zA-Z0-9_-]+$/;
 /** The layer label of the trees this module parses (a tree's origins name it; the fields do not depend on it). */
 const CHART_YAML_LAYER = 'chart';
 
-/** Chart.yaml as its tree and text: what the fields are read from. */
-interface Source {
-  readonly parsed: ParsedYaml;
-  readonly text: string;
+/** Chart.yaml as its tree and text: what the fields are read from; its document (CST) parsed once, if ever needed. */
+class Source {
+  private document?: YamlDocument;
+
+  constructor(readonly chartYaml: ParsedText) {}
+
+  get file(): string {
+    return this.chartYaml.parsed.file;
+  }
+
+  /** How a plain number is written in the file (`1.20`), which its value alone (1.2) does not say. */
+  writtenNumber(path: FieldPath, value: number): string {
+    this.document ??= parseYamlDocument(this.chartYaml.text, this.file);
+    const node = this.document.doc.getIn(path, true);
+    return isScalar(node) && typeof node.source === 'string' && node.source !== '' ? node.source : String(value);
+  }
 }
 
 type FieldPath = readonly (string | number)[];
@@ -43,12 +55,6 @@ function asChartFileError<T>(read: () => T): T {
 const parseTree = (text: string, file: string): ParsedYaml => asChartFileError(() => parseYaml(text, file, { layer: CHART_YAML_LAYER }));
 
 const where = (node: ValueNode): SourceLocation => node.origin.location;
-
-/** How a plain number is written in the file (`1.20`), which its value alone (1.2) does not say. */
-function writtenNumber(source: Source, path: FieldPath, value: number): string {
-  const node = parseYamlDocument(source.text, source.parsed.file).doc.getIn(path, true);
-  return isScalar(node) && typeof node.source === 'string' && node.source !== '' ? node.source : String(value);
-}
 
 /** Reads typed fields of one YAML map, reporting the exact place of a bad value. */
 class Fields {
@@ -88,7 +94,7 @@ class Fields {
       return value;
     }
     if (typeof value === 'number') {
-      const written = writtenNumber(this.source, [...this.path, key], value);
+      const written = this.source.writtenNumber([...this.path, key], value);
       if (options.numbersAsText) return written;
       const lossy = String(value) === written ? '' : ` (Helm would read it as ${JSON.stringify(String(value))})`;
       this.fail(key, `${written} is a YAML number, not a string${lossy}; quote it: "${written}"`);
@@ -132,8 +138,8 @@ class Fields {
 }
 
 function rootFields(source: Source): Fields {
-  const root = source.parsed.root;
-  if (root?.kind !== 'map') throw new ChartFileError('must be a YAML map', { file: source.parsed.file, line: root ? where(root).line : 1, column: 1 });
+  const root = source.chartYaml.parsed.root;
+  if (root?.kind !== 'map') throw new ChartFileError('must be a YAML map', { file: source.file, line: root ? where(root).line : 1, column: 1 });
   return new Fields(root, source, [], '');
 }
 
@@ -176,12 +182,12 @@ function readDependencies(fields: Fields, key: string): ChartDependency[] {
 
 /** Parses and validates Chart.yaml text. `file` is used in every error. */
 export function parseChartYaml(text: string, file: string): ChartMetadata {
-  return chartMetadata(parseTree(text, file), text);
+  return chartMetadata({ text, parsed: parseTree(text, file) });
 }
 
 /** Validates Chart.yaml already parsed (its tree, and the text it was parsed from). */
-export function chartMetadata(parsed: ParsedYaml, text: string): ChartMetadata {
-  const fields: Fields = rootFields({ parsed, text });
+export function chartMetadata(chartYaml: ParsedText): ChartMetadata {
+  const fields: Fields = rootFields(new Source(chartYaml));
 
   const apiVersion = fields.string('apiVersion', { required: true })!;
   if (apiVersion !== 'v1' && apiVersion !== 'v2') fields.fail('apiVersion', `must be "v1" or "v2", not ${JSON.stringify(apiVersion)}`);
@@ -227,7 +233,7 @@ export function chartMetadata(parsed: ParsedYaml, text: string): ChartMetadata {
 export function parseRequirementsYaml(text: string, file: string): ChartDependency[] {
   const parsed = parseTree(text, file);
   if (parsed.root === undefined) return [];
-  return readDependencies(rootFields({ parsed, text }), 'dependencies');
+  return readDependencies(rootFields(new Source({ text, parsed })), 'dependencies');
 }
 
 /**

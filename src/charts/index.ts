@@ -19,7 +19,7 @@ export { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, He
 export { chartMetadata, parseChartYaml, parseRequirementsYaml, rewriteChartVersion } from './chart-file.js';
 export { HELMIGNORE, HelmignoreRules, type HelmignoreRule } from './helmignore.js';
 export { compareVersions, isValidVersion, parseConstraint, parseVersion, type SemVer, type VersionConstraint } from './semver.js';
-export { createChartLoader, loadChart, loadChartArchive, type ChartLoader, type KnownChartYaml } from './load.js';
+export { createChartLoader, loadChart, loadChartArchive, type ChartLoader } from './load.js';
 export { chartTree } from './layout.js';
 export { stageChart } from './stage.js';
 export {

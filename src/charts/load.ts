@@ -19,7 +19,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
-import type { ParsedYaml } from '../document/index.js';
+import type { ParsedText } from '../document/index.js';
 import { chartMetadata, parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 import { HELMIGNORE, HelmignoreRules } from './helmignore.js';
@@ -48,24 +48,19 @@ export async function loadChart(dir: string): Promise<ChartSource> {
 }
 
 /**
- * The chart's Chart.yaml as its caller parsed it already (an app parses the
- * Chart.yaml of each release): the text parsed and its tree. It is read
- * instead of parsing the file again while the file still holds that text.
+ * Loads charts sharing one cache of file:// dependencies, so a library used
+ * by many charts is read once. `chartYaml`, the chart's Chart.yaml as its
+ * caller parsed it already (an app parses the Chart.yaml of each release), is
+ * read instead of the file while the file still holds that text.
  */
-export interface KnownChartYaml {
-  readonly text: string;
-  readonly parsed: ParsedYaml;
-}
-
-/** Loads charts sharing one cache of file:// dependencies, so a library used by many charts is read once. */
 export interface ChartLoader {
-  load(dir: string, chartYaml?: KnownChartYaml): Promise<ChartSource>;
+  load(dir: string, chartYaml?: ParsedText): Promise<ChartSource>;
 }
 
 export function createChartLoader(): ChartLoader {
   const ctx: LoadContext = { cache: new Map() };
   return {
-    async load(dir: string, chartYaml?: KnownChartYaml): Promise<ChartSource> {
+    async load(dir: string, chartYaml?: ParsedText): Promise<ChartSource> {
       const path = resolve(dir);
       const real = realpathOrUndefined(path);
       if (real === undefined) throw new ChartError(`chart not found: ${path}`);
@@ -87,7 +82,7 @@ function realpathOrUndefined(path: string): string | undefined {
  * in a cold build libuv's pool is busy compressing the charts already
  * loaded, and a stat queued behind that would hold up loading the next.
  */
-async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext, chartYaml?: KnownChartYaml): Promise<ChartSource> {
+async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext, chartYaml?: ParsedText): Promise<ChartSource> {
   const info = statSync(path, { throwIfNoEntry: false });
   if (!info) throw new ChartError(`chart not found: ${path}`);
   if (info.isDirectory()) return loadDirectory(path, ancestry, ctx, chartYaml);
@@ -95,7 +90,7 @@ async function loadPath(path: string, ancestry: Ancestry, ctx: LoadContext, char
   throw new ChartError(`not a chart directory or archive: ${path}`);
 }
 
-async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, chartYaml?: KnownChartYaml): Promise<ChartSource> {
+async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, chartYaml?: ParsedText): Promise<ChartSource> {
   const ignoreFile = join(dir, HELMIGNORE);
   let ignoreText: string | undefined;
   try {
@@ -271,12 +266,12 @@ async function buildChart(
   where: (rel: string) => string,
   ancestry: Ancestry,
   ctx: LoadContext,
-  known?: KnownChartYaml,
+  known?: ParsedText,
 ): Promise<ChartSource> {
   const chartYaml = files.get('Chart.yaml');
   if (!chartYaml) throw new ChartFileError('Chart.yaml is missing', { file: where('Chart.yaml'), line: 0, column: 0 });
   const text = chartYaml.toString('utf8');
-  let metadata: ChartMetadata = known?.text === text ? chartMetadata(known.parsed, text) : parseChartYaml(text, where('Chart.yaml'));
+  let metadata: ChartMetadata = known?.text === text ? chartMetadata(known) : parseChartYaml(text, where('Chart.yaml'));
   const requirements = files.get('requirements.yaml');
   if (requirements) {
     // Helm reads requirements.yaml over Chart.yaml's dependencies (deprecated, v1 charts).

@@ -37,6 +37,12 @@ export interface ParsedYaml {
   readonly root: ValueNode | undefined;
 }
 
+/** A file's text as it was parsed (build-time tokens filled, say) and its tree: what a later reader of the same file starts from. */
+export interface ParsedText {
+  readonly text: string;
+  readonly parsed: ParsedYaml;
+}
+
 export interface ParseOptions {
   /** Label stored in every node's origin. */
   readonly layer: string;

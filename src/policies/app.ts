@@ -66,7 +66,7 @@ export const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
 function chartDeclaredPolicyPath(app: App, release: Release): readonly string[] | undefined {
   // The app parsed every release's Chart.yaml when it was assembled.
   const chartYaml = app.chartYaml(release);
-  const declared = chartYaml && chartMetadata(chartYaml.parsed, chartYaml.text).annotations?.[POLICY_PATH_ANNOTATION];
+  const declared = chartYaml && chartMetadata(chartYaml).annotations?.[POLICY_PATH_ANNOTATION];
   return declared === undefined ? undefined : parsePolicyPath(declared);
 }
 
