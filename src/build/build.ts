@@ -145,7 +145,6 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     options.watched?.linkChecks.set(dir, links);
     return links;
   };
-  refuseOwnOutput(root, SOURCE_FOLDERS.map((folder) => join(root, folder)), options);
   const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkTree(join(root, folder), root, treeOptions.rootName));
   const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
@@ -155,7 +154,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir, readMemory: options.watched?.files });
   const { app } = session;
   const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
-  refuseOwnOutput(root, chartDirs, options);
+  // Before anything is written: the folders read are the app's source folders and its charts (read from here on).
+  refuseOwnOutput(root, [...SOURCE_FOLDERS.map((folder) => join(root, folder)), ...chartDirs], options);
   for (const chartDir of chartDirs) {
     // A chart kept outside the app (a release's `path`) is its own root.
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
@@ -457,9 +457,9 @@ async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promi
   if (fromCache) return { files: fromCache };
   const bundle = await bundlePlugins(appRoot);
   const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
+  if (!cached) return { files };
   // Written with the build's other cache files, once the build is known to write any.
   const save = async (): Promise<void> => {
-    if (!cached) return;
     await mkdir(dirname(cached), { recursive: true });
     const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
     await writeFileAtomic(cached, JSON.stringify(entry), { durable: false });
