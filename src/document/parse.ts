@@ -160,6 +160,12 @@ function refuseProblems(doc: Document, locate: (offset: number) => SourceLocatio
   }
 }
 
+/** Throws at a document's first problem: the parser's errors and unread tags, then a key written twice. */
+function refuseFaults(doc: Document, locate: (offset: number) => SourceLocation): void {
+  refuseProblems(doc, locate);
+  refuseRepeatedKeys(doc, locate);
+}
+
 /** Refuses a key written twice in one map (by KeysSeen's rule, the library's own), at the second one; merge keys may repeat. */
 function refuseRepeatedKeys(doc: Document, locate: (offset: number) => SourceLocation): void {
   visit(doc, {
@@ -179,8 +185,7 @@ export function parseYamlDocument(text: string, file: string): YamlDocument {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { ...YAML_OPTIONS, lineCounter });
   const locate = locator(file, lineCounter);
-  refuseProblems(doc, locate);
-  refuseRepeatedKeys(doc, locate);
+  refuseFaults(doc, locate);
   return { file, text, doc, lineCounter, locate };
 }
 
@@ -271,8 +276,7 @@ export function parseYamlStream(text: string, file: string): (PlainValue | null)
       const lineCounter = new LineCounter();
       const locate = locator(file, lineCounter);
       return parseAllDocuments(text, { ...YAML_OPTIONS, lineCounter }).map((doc) => {
-        refuseProblems(doc, locate);
-        refuseRepeatedKeys(doc, locate);
+        refuseFaults(doc, locate);
         return treeOf(doc, locate, options);
       });
     })();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { parseYaml, YamlSyntaxError, type ValueNode } from '../../src/document/index.js';
+import { parseYamlValue, YamlSyntaxError, type ValueNode } from '../../src/document/index.js';
 import { documentTree, fastTrees } from '../../src/document/parse.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -148,10 +148,27 @@ describe('the fast tree reader against the document reader', () => {
     expect(compare(text, true).kind).toBe('fast');
   });
 
-  it('falls back to the document reader where js-yaml is stricter than Helm', () => {
-    for (const text of ['root: {\n  "a": 1\n}\n', 'root: [\n]\n', 'a:\t[1]\n', 'x:\n  a: \t{}\n']) {
+  it('falls back to the document reader where js-yaml is stricter than Helm, reading what Helm reads', () => {
+    for (const [text, value] of [
+      ['root: {\n  "a": 1\n}\n', { root: { a: 1 } }],
+      ['root: [\n]\n', { root: [] }],
+      ['a:\t[1]\n', { a: [1] }],
+      ['x:\n  a: \t{}\n', { x: { a: {} } }],
+    ] as const) {
       expect(fastTrees(text, 'f.yaml', { layer: 'l' }), text).toBeUndefined();
-      expect(parseYaml(text, 'f.yaml', { layer: 'l' }).root).toBeDefined();
+      expect(parseYamlValue(text, 'f.yaml'), text).toEqual(value);
+    }
+    // What both refuse is refused by the fast reader itself, in the document reader's words and place.
+    for (const text of ['a: 1\na: 2\n', 'a: &x [*x]\n']) {
+      expect(() => fastTrees(text, 'f.yaml', { layer: 'l' })).toThrow(YamlSyntaxError);
+      expect(() => fastTrees(text, 'f.yaml', { layer: 'l' })).toThrow((() => {
+        try {
+          documentTree(text, 'f.yaml', { layer: 'l' });
+        } catch (error) {
+          return (error as Error).message;
+        }
+        return 'the document reader read it';
+      })());
     }
   });
 });
