@@ -420,11 +420,9 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     run = [];
   };
   // Header pieces are coded against the header before them, wherever it lies.
-  let lastCoded: CodedHeader | undefined;
-  const headerJob = (header: Buffer, prefixLength?: number): PieceJob => {
-    lastCoded = codeHeader(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }, prefixLength);
-    return { kind: 'ready', piece: lastCoded.piece };
-  };
+  const codeNext = (header: Buffer, prefixLength?: number): CodedHeader =>
+    codeHeader(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }, prefixLength);
+  const headerJob = (header: Buffer): PieceJob => ({ kind: 'ready', piece: codeNext(header).piece });
   const advance = ({ header, data, pad }: LaidOutEntry): void => {
     previousHeader = { bytes: header, offset };
     offset += header.length + data.length + pad.length;
@@ -452,9 +450,16 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     };
     const coded = runHeaders(shared, members, options.mtime ?? FIXED_MTIME);
     members.forEach((member, index) => {
+      // The first member's header follows one of this archive's own: coded here every time.
       const like = index > 0 ? coded.templates[index] : undefined;
-      jobs.push(like ? { kind: 'ready', piece: headerPieceLike(like, member.header) } : headerJob(member.header, coded.prefixLength), { kind: 'shared', run: shared, index });
-      if (index > 0 && !like && lastCoded) coded.learn(index, lastCoded);
+      let piece: DeflatePiece;
+      if (like) piece = headerPieceLike(like, member.header);
+      else {
+        const fresh = codeNext(member.header, coded.prefixLength);
+        if (index > 0) coded.learn(index, fresh);
+        piece = fresh.piece;
+      }
+      jobs.push({ kind: 'ready', piece }, { kind: 'shared', run: shared, index });
       advance(member);
     });
     i = end;
