@@ -327,7 +327,7 @@ async function checkoutHeard(): Promise<{ files: number; cpuMs: number; wallMs: 
     const used = process.cpuUsage(cpu);
     return { files: files.length, cpuMs: (used.user + used.system) / 1000, wallMs: seconds(start) * 1000 };
   } finally {
-    watcher.close();
+    await watcher.close();
   }
 }
 
