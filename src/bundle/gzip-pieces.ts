@@ -259,7 +259,7 @@ function copy(out: BitWriter, length: number, distance: number): void {
 }
 
 /** A ustar header's checksum digits (offset 148, six octal digits before " \0"): the bytes that differ between headers otherwise alike. */
-const CHECKSUM_DIGITS = { start: 148, end: 154 } as const;
+export const CHECKSUM_DIGITS = { start: 148, end: 154 } as const;
 const USTAR_BLOCK = 512;
 
 /** A header piece and, when another header of the same shape can reuse it, where its checksum digits' codes lie (see {@link headerPieceLike}). */
@@ -336,16 +336,126 @@ export function codeHeader(raw: Buffer, previous?: { readonly bytes: Buffer; rea
  */
 export function headerPieceLike(coded: Required<CodedHeader>, raw: Buffer): DeflatePiece {
   const deflated = Buffer.from(coded.piece.deflated);
-  for (let d = 0; d < CHECKSUM_DIGITS.end - CHECKSUM_DIGITS.start; d++) {
-    const [code] = FIXED_LITERALS[raw[CHECKSUM_DIGITS.start + d]!]!;
-    const at = coded.checksumBit + d * 8;
-    for (let b = 0; b < 8; b++) {
-      const bit = at + b;
-      if ((code >>> b) & 1) deflated[bit >>> 3]! |= 1 << (bit & 7);
-      else deflated[bit >>> 3]! &= ~(1 << (bit & 7));
-    }
-  }
+  writeLiterals(deflated, coded.checksumBit, raw.subarray(CHECKSUM_DIGITS.start, CHECKSUM_DIGITS.end));
   return { deflated, crc: crc32(raw), length: raw.length };
+}
+
+/** Writes `bytes` as fixed-Huffman literals over the 8-bit literal codes at `bit` of `deflated` (bytes below 144 only: their codes are 8 bits). */
+function writeLiterals(deflated: Buffer, bit: number, bytes: Uint8Array): void {
+  for (let d = 0; d < bytes.length; d++) {
+    const [code, length] = FIXED_LITERALS[bytes[d]!]!;
+    if (length !== 8) throw new Error(`byte ${bytes[d]} has no 8-bit literal code`);
+    // The code's 8 bits, least significant first from `at`: the top of one byte and the bottom of the next.
+    const at = bit + d * 8;
+    const byte = at >>> 3;
+    const shift = at & 7;
+    const low = 0xff << shift;
+    deflated[byte] = (deflated[byte]! & ~low) | ((code << shift) & low & 0xff);
+    if (shift > 0) deflated[byte + 1] = (deflated[byte + 1]! & ~(0xff >>> (8 - shift))) | (code >>> (8 - shift));
+  }
+}
+
+// --- Joined pieces, used again with a few bytes changed ---
+
+/** Places in a pattern's data: `length` bytes at `offset`; `bit`, when the deflate data codes them as 8-bit literals there (else it copies them from elsewhere and stays as it is). */
+export interface VaryingBytes {
+  readonly offset: number;
+  readonly length: number;
+  readonly bit?: number;
+}
+
+/** Places that take the same bytes in each use, and the bytes they hold in the pieces the pattern was joined from. */
+export interface VaryingGroup {
+  readonly places: readonly VaryingBytes[];
+  readonly original: Buffer;
+}
+
+/** CRC-32's table for one byte (zlib's, reflected). */
+const CRC_TABLE = Int32Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1;
+  return c;
+});
+
+/** The CRC register after `bytes` from zero, unconditioned: linear in the bytes, unlike CRC-32 itself. */
+function crcRegister(bytes: Uint8Array): number {
+  let r = 0;
+  for (let i = 0; i < bytes.length; i++) r = CRC_TABLE[(r ^ bytes[i]!) & 0xff]! ^ (r >>> 8);
+  return r >>> 0;
+}
+
+/**
+ * Pieces joined once and used again wherever their data differs only in
+ * some places (a vendored library's run of headers and files, in a chart
+ * whose name is as long): each use copies the deflate data, writes its
+ * bytes over the places coded as literals, and gets its CRC-32 from the
+ * pattern's without reading the data again. CRC-32 is affine in the data,
+ * so changing bytes at a place changes it by their CRC register shifted past
+ * the bytes after the place: one multiplication a group of places, however
+ * many places it has.
+ */
+export class PiecePattern {
+  private constructor(
+    private readonly deflated: Buffer,
+    private readonly length: number,
+    /** The CRC-32 the data would have with every place zero. */
+    private readonly zeroCrc: number,
+    private readonly groups: readonly { readonly length: number; readonly shift: number; readonly bits: readonly number[] }[],
+  ) {}
+
+  static join(pieces: readonly DeflatePiece[], groups: readonly VaryingGroup[]): PiecePattern {
+    const deflated = Buffer.concat(pieces.map((piece) => piece.deflated));
+    let crc = 0;
+    let length = 0;
+    for (const piece of pieces) {
+      crc = length === 0 ? piece.crc : crc32Combine(crc, piece.crc, piece.length);
+      length += piece.length;
+    }
+    // Each place's shift, from the last place back: one multiplication a place, by the gap to the place after it.
+    const ends = groups.flatMap(({ places, original }, group) =>
+      places.map((place) => {
+        if (place.length !== original.length || place.offset < 0 || place.offset + place.length > length) throw new Error('a varying place lies outside the pattern or has another length than its bytes');
+        return { end: place.offset + place.length, group };
+      }),
+    );
+    ends.sort((a, b) => b.end - a.end);
+    const shifts = groups.map(() => 0);
+    let after = length;
+    let operator = 0;
+    for (const { end, group } of ends) {
+      const gap = cachedShiftOperator(after - end);
+      operator = operator === 0 ? gap : multModP(gap, operator);
+      after = end;
+      shifts[group] ^= operator;
+    }
+    const shaped = groups.map(({ places, original }, group) => ({
+      length: original.length,
+      shift: shifts[group]! >>> 0,
+      bits: places.flatMap((place) => (place.bit === undefined ? [] : [place.bit])),
+    }));
+    let zeroCrc = crc;
+    shaped.forEach((group, i) => (zeroCrc ^= shiftRegister(group.shift, crcRegister(groups[i]!.original))));
+    return new PiecePattern(deflated, length, zeroCrc >>> 0, shaped);
+  }
+
+  /** The piece with `values[i]` in the places of group i. */
+  fill(values: readonly Uint8Array[]): DeflatePiece {
+    if (values.length !== this.groups.length) throw new Error(`a pattern of ${this.groups.length} groups given ${values.length} values`);
+    const deflated = Buffer.from(this.deflated);
+    let crc = this.zeroCrc;
+    this.groups.forEach((group, i) => {
+      const value = values[i]!;
+      if (value.length !== group.length) throw new Error(`a value of ${value.length} bytes for places of ${group.length}`);
+      crc ^= shiftRegister(group.shift, crcRegister(value));
+      for (const bit of group.bits) writeLiterals(deflated, bit, value);
+    });
+    return { deflated, crc: crc >>> 0, length: this.length };
+  }
+}
+
+/** A CRC register moved by a shift operator (or a sum of them); 0 when either is 0, where multModP would not end. */
+function shiftRegister(shift: number, register: number): number {
+  return shift === 0 || register === 0 ? 0 : multModP(shift, register);
 }
 
 /** LEN 0, NLEN 0xffff: the body of the empty stored block that ends a sync flush. */

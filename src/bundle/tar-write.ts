@@ -21,7 +21,23 @@ import { crc32, deflateRaw } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { FlotillaError } from '../diagnostics/index.js';
 import { writeFileAtomic } from '../files/index.js';
-import { codeHeader, DEFAULT_LEVEL, deflatePiece, headerPiece, headerPieceLike, joinGzip, pieceOptions, storedPiece, WINDOW, type CodedHeader, type DeflatePiece } from './gzip-pieces.js';
+import {
+  CHECKSUM_DIGITS,
+  codeHeader,
+  DEFAULT_LEVEL,
+  deflatePiece,
+  headerPiece,
+  headerPieceLike,
+  joinGzip,
+  pieceOptions,
+  PiecePattern,
+  storedPiece,
+  WINDOW,
+  type CodedHeader,
+  type DeflatePiece,
+  type VaryingBytes,
+  type VaryingGroup,
+} from './gzip-pieces.js';
 import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
 
 export interface TarEntry {
@@ -154,9 +170,8 @@ const MAX_OCTAL_11 = 0o77777777777;
  * plus theirs. Anything else goes to node-tar.
  */
 function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): Buffer | undefined {
-  const seconds = Math.floor(mtime.getTime() / 1000);
-  if (!PLAIN_NAME.test(path) || size > MAX_OCTAL_11 || seconds < 0 || seconds > MAX_OCTAL_11) return undefined;
-  const template = headerTemplate(seconds, kind);
+  if (!plainHeader(path, size, mtime)) return undefined;
+  const template = headerTemplate(Math.floor(mtime.getTime() / 1000), kind);
   const block = Buffer.allocUnsafe(BLOCK);
   template.block.copy(block);
   let sum = template.sum;
@@ -173,6 +188,12 @@ function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): 
   }
   block.write(octal(sum, 8), 148, 'latin1');
   return block;
+}
+
+/** Whether {@link ustarHeader} writes this entry's header: one block, its name in the first bytes. */
+function plainHeader(path: string, size: number, mtime: Date): boolean {
+  const seconds = Math.floor(mtime.getTime() / 1000);
+  return PLAIN_NAME.test(path) && size <= MAX_OCTAL_11 && seconds >= 0 && seconds <= MAX_OCTAL_11;
 }
 
 const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 2, '0')} \0`;
@@ -204,15 +225,43 @@ function headerTemplate(seconds: number, kind: EntryKind): HeaderTemplate {
   return (templates[kind] = { seconds, block, sum });
 }
 
-interface LaidOutEntry {
-  readonly entry: TarEntry;
-  /** The name in the archive ({@link tarEntryName}; `./a/` for a folder). */
-  readonly name: string;
-  /** The header block(s): a pax record when the name needs one, then the ustar header. */
-  readonly header: Buffer;
-  readonly data: Buffer;
-  /** The zeros that fill the data's last block. */
-  readonly pad: Buffer;
+class LaidOutEntry {
+  private made?: Buffer;
+  private plainKnown?: boolean;
+
+  constructor(
+    readonly entry: TarEntry,
+    /** The name in the archive ({@link tarEntryName}; `./a/` for a folder). */
+    readonly name: string,
+    readonly data: Buffer,
+    /** The zeros that fill the data's last block. */
+    readonly pad: Buffer,
+    private readonly mtime: Date,
+    private readonly kind: EntryKind,
+  ) {}
+
+  /**
+   * The header block(s): a pax record when the name needs one, then the
+   * ustar header. Made when first asked for: a vendored library's headers
+   * often never are (see {@link runPattern}).
+   */
+  get header(): Buffer {
+    if (!this.made) {
+      const headers = entryHeader(this.name, this.data.length, this.mtime, this.kind);
+      this.made = headers.length === 1 ? headers[0]! : Buffer.concat(headers);
+    }
+    return this.made;
+  }
+
+  /** The header's length, known without making it when it is one plain block. */
+  get headerLength(): number {
+    return this.made?.length ?? (this.plain ? BLOCK : this.header.length);
+  }
+
+  /** Whether the header is one ustar block with the name in its first bytes (see {@link ustarHeader}). */
+  get plain(): boolean {
+    return (this.plainKnown ??= plainHeader(this.name, this.data.length, this.mtime));
+  }
 }
 
 /** Two zero blocks end a tar stream. */
@@ -230,9 +279,7 @@ function layOut(entries: readonly TarEntry[], options: TarWriteOptions): LaidOut
   const mtime = options.mtime ?? FIXED_MTIME;
   const laid: LaidOutEntry[] = [];
   const add = (entry: TarEntry, name: string, data: Buffer, kind: EntryKind): void => {
-    const headers = entryHeader(name, data.length, mtime, kind);
-    const header = headers.length === 1 ? headers[0]! : Buffer.concat(headers);
-    laid.push({ entry, name, header, data, pad: ZERO_BLOCK.subarray(0, (BLOCK - (data.length % BLOCK)) % BLOCK) });
+    laid.push(new LaidOutEntry(entry, name, data, ZERO_BLOCK.subarray(0, (BLOCK - (data.length % BLOCK)) % BLOCK), mtime, kind));
   };
   const folders = new Set<string>();
   const folder = (name: string): void => add({ path: name, data: NO_DATA }, name, NO_DATA, 'directory');
@@ -327,13 +374,35 @@ function groupPieceKey(keys: readonly string[]): string {
  * same headers but for that folder's name and the checksum, so their pieces
  * are these with the checksum's digits written in (gzip-pieces.ts
  * codeHeader). Each member's name below the folder is kept and compared.
+ * Once every header after the first has its piece and the run's data is
+ * compressed, all of it is joined into one {@link PiecePattern}: the next
+ * chart copies the run whole and writes in its folder's name and its
+ * checksums, without making the headers.
  */
-const runHeaderPieces = new WeakMap<object, Map<string, { tails: string[]; templates: (Required<CodedHeader> | undefined)[] }>>();
+interface KnownRun {
+  readonly tails: readonly string[];
+  /** By member: the header piece, and the header it was coded for. */
+  readonly templates: ({ readonly coded: Required<CodedHeader>; readonly header: Buffer; readonly plain: boolean } | undefined)[];
+  /** The run after its first header as one pattern; null once it cannot be made (see {@link runPattern}). */
+  pattern?: RunPattern | null;
+}
+
+interface RunPattern {
+  readonly pattern: PiecePattern;
+  /** The sum of the folder name's bytes in the headers the pattern holds. */
+  readonly folderSum: number;
+  /** By member: the header checksum the pattern holds (the first member's is not in it). */
+  readonly checksums: readonly number[];
+}
+
+const runHeaderPieces = new WeakMap<object, Map<string, KnownRun>>();
 
 function runHeaders(run: SharedRun, members: readonly LaidOutEntry[], mtime: Date): {
   readonly prefixLength: number;
-  readonly templates: readonly (Required<CodedHeader> | undefined)[];
-  learn(index: number, coded: CodedHeader): void;
+  template(index: number): Required<CodedHeader> | undefined;
+  learn(index: number, coded: CodedHeader, member: LaidOutEntry): void;
+  /** The run after its first header as one piece, when the pattern can give it for these members. */
+  patterned(): DeflatePiece | undefined;
 } {
   // The folder all members sit in: their common prefix, up to its last `/`.
   let common = members[0]!.name;
@@ -345,15 +414,75 @@ function runHeaders(run: SharedRun, members: readonly LaidOutEntry[], mtime: Dat
   const shape = `${run.layout}\0${prefixLength}\0${mtime.getTime()}`;
   let known = byShape.get(shape);
   if (!known || known.tails.some((tail, i) => tail !== tails[i])) byShape.set(shape, (known = { tails, templates: [] }));
-  const templates = known.templates;
-  const usable = prefixLength > 0 && members.every((m) => m.header.length === BLOCK);
+  const usable = prefixLength > 0 && members.every((m) => m.headerLength === BLOCK);
+  const kept = known;
   return {
     prefixLength: usable ? prefixLength : Infinity,
-    templates: usable ? templates : [],
-    learn(index, coded) {
-      if (usable && coded.checksumBit !== undefined) templates[index] = { piece: coded.piece, checksumBit: coded.checksumBit };
+    template: (index) => (usable ? kept.templates[index]?.coded : undefined),
+    learn(index, coded, member) {
+      if (usable && coded.checksumBit !== undefined) kept.templates[index] = { coded: { piece: coded.piece, checksumBit: coded.checksumBit }, header: member.header, plain: member.plain };
+    },
+    patterned() {
+      // Plain headers are the pattern's own but for the folder's name (the same in all: the tails, sizes and time are) and the checksum.
+      if (!usable || members.length < 2 || !members.every((m) => m.plain)) return undefined;
+      if (kept.pattern === undefined) kept.pattern = runPattern(run, kept, prefixLength);
+      if (!kept.pattern) return undefined;
+      const { pattern, folderSum, checksums } = kept.pattern;
+      const folder = Buffer.from(common.slice(0, prefixLength), 'latin1');
+      let sumChange = -folderSum;
+      for (const byte of folder) sumChange += byte;
+      const digits = Buffer.allocUnsafe((members.length - 1) * CHECKSUM_LENGTH);
+      const values: Uint8Array[] = [folder];
+      for (let i = 1; i < members.length; i++) {
+        const at = (i - 1) * CHECKSUM_LENGTH;
+        digits.write(checksumDigits(checksums[i]! + sumChange), at, 'latin1');
+        values.push(digits.subarray(at, at + CHECKSUM_LENGTH));
+      }
+      return pattern.fill(values);
     },
   };
+}
+
+const CHECKSUM_LENGTH = CHECKSUM_DIGITS.end - CHECKSUM_DIGITS.start;
+
+/** A header checksum's digits as the header holds them (see {@link octal}); a sum of 512 bytes always has six. */
+const checksumDigits = (sum: number): string => sum.toString(8).padStart(CHECKSUM_LENGTH, '0');
+
+/**
+ * The run after its first header — its first data, then each later header and
+ * its data — joined into a pattern whose varying places are the folder's
+ * name in every header and each header's checksum digits. Undefined while a
+ * piece is still missing (a header not coded yet, data still compressing);
+ * null when the headers were not all plain, or were coded for different
+ * folder names.
+ */
+function runPattern(run: SharedRun, known: KnownRun, prefixLength: number): RunPattern | null | undefined {
+  const data = sharedRuns.get(run.key)?.get(run.layout);
+  if (!data || data.some((piece) => piece instanceof Promise)) return undefined;
+  const templates = known.templates;
+  if (templates.length !== data.length || templates.slice(1).some((t) => t === undefined)) return undefined;
+  const folder = templates[1]!.header.subarray(0, prefixLength);
+  const pieces: DeflatePiece[] = [data[0] as DeflatePiece];
+  const folderPlaces: VaryingBytes[] = [];
+  const digitGroups: VaryingGroup[] = [];
+  const checksums: number[] = [0];
+  let offset = pieces[0]!.length;
+  let deflatedOffset = pieces[0]!.deflated.length;
+  for (let i = 1; i < data.length; i++) {
+    const { coded, header, plain } = templates[i]!;
+    if (!plain || header.compare(folder, 0, prefixLength, 0, prefixLength) !== 0) return null;
+    folderPlaces.push({ offset, length: prefixLength });
+    const digits = header.subarray(CHECKSUM_DIGITS.start, CHECKSUM_DIGITS.end);
+    digitGroups.push({ places: [{ offset: offset + CHECKSUM_DIGITS.start, length: CHECKSUM_LENGTH, bit: deflatedOffset * 8 + coded.checksumBit }], original: digits });
+    checksums.push(parseInt(digits.toString('latin1'), 8));
+    const piece = data[i] as DeflatePiece;
+    pieces.push(coded.piece, piece);
+    offset += coded.piece.length + piece.length;
+    deflatedOffset += coded.piece.deflated.length + piece.deflated.length;
+  }
+  let folderSum = 0;
+  for (const byte of folder) folderSum += byte;
+  return { pattern: PiecePattern.join(pieces, [{ places: folderPlaces, original: folder }, ...digitGroups]), folderSum, checksums };
 }
 
 interface PiecePlan {
@@ -414,18 +543,18 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
   }
   let run: Buffer[] = [];
   let offset = 0;
-  let previousHeader: { bytes: Buffer; offset: number } | undefined;
+  let previousHeader: { entry: LaidOutEntry; offset: number } | undefined;
   const endRun = (): void => {
     if (run.length > 0) jobs.push({ kind: 'compress', raw: run.length === 1 ? run[0]! : Buffer.concat(run) });
     run = [];
   };
   // Header pieces are coded against the header before them, wherever it lies.
   const codeNext = (header: Buffer, prefixLength?: number): CodedHeader =>
-    codeHeader(header, previousHeader && { bytes: previousHeader.bytes, distance: offset - previousHeader.offset }, prefixLength);
+    codeHeader(header, previousHeader && { bytes: previousHeader.entry.header, distance: offset - previousHeader.offset }, prefixLength);
   const headerJob = (header: Buffer): PieceJob => ({ kind: 'ready', piece: codeNext(header).piece });
-  const advance = ({ header, data, pad }: LaidOutEntry): void => {
-    previousHeader = { bytes: header, offset };
-    offset += header.length + data.length + pad.length;
+  const advance = (entry: LaidOutEntry): void => {
+    previousHeader = { entry, offset };
+    offset += entry.headerLength + entry.data.length + entry.pad.length;
   };
   for (let i = 0; i < laid.length; ) {
     const laidOut = laid[i]!;
@@ -445,28 +574,50 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     const members = laid.slice(i, end);
     const shared: SharedRun = {
       key,
-      layout: `${options.level ?? DEFAULT_LEVEL}:${members.map((m) => `${m.header.length}/${m.data.length}`).join(',')}`,
-      items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.header.length })),
+      layout: `${options.level ?? DEFAULT_LEVEL}:${members.map((m) => `${m.headerLength}/${m.data.length}`).join(',')}`,
+      items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.headerLength })),
     };
     const coded = runHeaders(shared, members, options.mtime ?? FIXED_MTIME);
-    members.forEach((member, index) => {
-      // The first member's header follows one of this archive's own: coded here every time.
-      const like = index > 0 ? coded.templates[index] : undefined;
-      let piece: DeflatePiece;
-      if (like) piece = headerPieceLike(like, member.header);
-      else {
-        const fresh = codeNext(member.header, coded.prefixLength);
-        if (index > 0) coded.learn(index, fresh);
-        piece = fresh.piece;
-      }
-      jobs.push({ kind: 'ready', piece }, { kind: 'shared', run: shared, index });
-      advance(member);
-    });
+    // The first member's header follows one of this archive's own: coded here every time.
+    const first = codeNext(members[0]!.header, coded.prefixLength).piece;
+    const whole = coded.patterned();
+    if (whole) {
+      jobs.push({ kind: 'ready', piece: first }, { kind: 'ready', piece: whole });
+      members.forEach(advance);
+    } else {
+      members.forEach((member, index) => {
+        let piece = first;
+        if (index > 0) {
+          const like = coded.template(index);
+          if (like) piece = headerPieceLike(like, member.header);
+          else {
+            const fresh = codeNext(member.header, coded.prefixLength);
+            coded.learn(index, fresh, member);
+            piece = fresh.piece;
+          }
+        }
+        jobs.push({ kind: 'ready', piece }, { kind: 'shared', run: shared, index });
+        advance(member);
+      });
+    }
     i = end;
   }
-  run.push(END_OF_ARCHIVE);
-  endRun();
+  // After a shared run, the end marker is alone: the same piece in every archive.
+  if (run.length === 0) jobs.push({ kind: 'ready', piece: endOfArchivePiece(options.level ?? DEFAULT_LEVEL) });
+  else {
+    run.push(END_OF_ARCHIVE);
+    endRun();
+  }
   return { jobs };
+}
+
+/** The end marker compressed alone, by level. */
+const endOfArchivePieces = new Map<number, DeflatePiece>();
+
+function endOfArchivePiece(level: number): DeflatePiece {
+  let piece = endOfArchivePieces.get(level);
+  if (!piece) endOfArchivePieces.set(level, (piece = deflatePiece(END_OF_ARCHIVE, level)));
+  return piece;
 }
 
 /**

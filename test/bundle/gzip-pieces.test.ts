@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, storedPiece, writeTar, writeTarGz, writeTarGzAsync, type TarEntry } from '../../src/bundle/index.js';
+import { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, PiecePattern, storedPiece, writeTar, writeTarGz, writeTarGzAsync, type DeflatePiece, type TarEntry } from '../../src/bundle/index.js';
 
 /** Text like a library template: repetitive, so copies between files pay. */
 const template = (i: number): string => `{{- define "lib.snippet${i}" -}}\n${Array.from({ length: 40 }, (_, j) => `# option_${i}_${j}: {{ .Values.conf.value${j} | quote }}`).join('\n')}\n{{- end -}}\n`;
@@ -47,6 +47,62 @@ describe('deflate pieces', () => {
   });
 });
 
+describe('piece patterns', () => {
+  // A run as a chart archive holds a library: data, then header pieces coded against the header before (their folder copied, their checksum digits literals), each followed by data.
+  const folderLength = 'alpha/charts/lib/'.length;
+  let data: Buffer[] = [];
+  const padded = (d: Buffer) => Buffer.concat([d, Buffer.alloc((512 - (d.length % 512)) % 512)]);
+
+  /** The headers of `folder`'s run (files named after `tail`), and the run after its first header, uncompressed. */
+  function run(folder: string, tail: string) {
+    const headers = data.map((d, i) => writeTar([{ path: `${folder}/charts/lib/${tail}${i}.tpl`, data: d }]).subarray(0, 512));
+    const raw = Buffer.concat(data.flatMap((d, i) => (i === 0 ? [padded(d)] : [headers[i]!, padded(d)])));
+    return { headers, raw, values: (h: Buffer[]) => [h[1]!.subarray(0, folderLength), ...h.slice(1).map((one) => one.subarray(148, 154))] };
+  }
+
+  it('give, for any folder name as long and any checksum digits, the bytes and CRC-32 of the data with them in place', () => {
+    const alignments = new Set<number>();
+    // Files of other sizes (copies from farther back) and other names move the checksum digits' codes to every bit alignment.
+    for (const [size, tail] of [1, 2, 3, 4, 6, 8, 10, 12].flatMap((n) => ['f', 'file-', 'a-much-longer-file-name-'].map((t) => [n, t] as const))) {
+      data = [template(1), template(2).repeat(size), template(3)].map((text) => Buffer.from(text));
+      const { headers, raw, values } = run('alpha', tail);
+      const pieces: DeflatePiece[] = [deflatePiece(padded(data[0]!))];
+      const folderPlaces = [];
+      const digitGroups = [];
+      let offset = pieces[0]!.length;
+      let deflated = pieces[0]!.deflated.length;
+      for (let i = 1; i < data.length; i++) {
+        const coded = codeHeader(headers[i]!, { bytes: headers[i - 1]!, distance: 512 + padded(data[i - 1]!).length }, folderLength);
+        expect(coded.checksumBit).toBeDefined();
+        alignments.add(coded.checksumBit! % 8);
+        folderPlaces.push({ offset, length: folderLength });
+        digitGroups.push({ places: [{ offset: offset + 148, length: 6, bit: deflated * 8 + coded.checksumBit! }], original: headers[i]!.subarray(148, 154) });
+        const piece = deflatePiece(padded(data[i]!));
+        pieces.push(coded.piece, piece);
+        offset += 512 + piece.length;
+        deflated += coded.piece.deflated.length + piece.deflated.length;
+      }
+      const pattern = PiecePattern.join(pieces, [{ places: folderPlaces, original: headers[1]!.subarray(0, folderLength) }, ...digitGroups]);
+      // Its own values give back the pieces joined.
+      const same = pattern.fill(values(headers));
+      expect(same.crc).toBe(crc32(raw));
+      expect(same.deflated.equals(Buffer.concat(pieces.map((p) => p.deflated)))).toBe(true);
+      for (const folder of ['omega', 'zz-99', 'ALPHA', '.....', 'b0b1b']) {
+        const other = run(folder, tail);
+        const piece = pattern.fill(values(other.headers));
+        expect([piece.crc, piece.length], folder).toEqual([crc32(other.raw), other.raw.length]);
+        // Decoded after the first header of its own archive (the copies of the folder reach into it).
+        const decoded = inflateRawSync(Buffer.concat([headerPiece(other.headers[0]!).deflated, piece.deflated, Buffer.from([3, 0])]));
+        expect(decoded.equals(Buffer.concat([other.headers[0]!, other.raw])), `${folder} ${tail}`).toBe(true);
+      }
+      // Values of other lengths are refused, not written askew.
+      expect(() => pattern.fill([Buffer.from('ab'), ...values(headers).slice(1)])).toThrow(/2 bytes/);
+      expect(() => pattern.fill(values(headers).slice(0, 1))).toThrow(/groups/);
+    }
+    expect([...alignments].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+});
+
 describe('shared runs', () => {
   const library = Array.from({ length: 40 }, (_, i) => Buffer.from(template(i)));
   const key = {};
@@ -79,19 +135,21 @@ describe('shared runs', () => {
     expect(gzA.length).toBeLessThan(alone * 0.65);
   });
 
-  it("reuse one archive's header pieces in another whose folder name is as long, giving the bytes coded afresh", () => {
-    // Names of one length, every checksum digit different between them (the pieces are patched copies).
-    const names = ['alpha', 'omega', 'zz-99', 'a'.repeat(5)];
-    const firstKey = {};
-    const freshKey = () => ({});
+  it("reuse one archive's header pieces in another whose folder name is as long, giving the bytes coded afresh", async () => {
+    // Names of one length, every checksum digit different between them (the pieces are patched copies, then the run one
+    // patterned copy); a name outside ASCII has a header of its own kind, and is coded afresh.
     const withKey = (entries: TarEntry[], sharedAs: object): TarEntry[] => entries.map((e) => (e.compression ? { ...e, compression: { sharedAs } } : e));
-    for (const name of names) {
-      const entries = archive(name, `own: ${name}\n`);
-      const reused = writeTarGz(withKey(entries, firstKey), { order: 'given' });
-      // A key never seen codes every header itself.
-      const fresh = writeTarGz(withKey(entries, freshKey()), { order: 'given' });
-      expect(reused.equals(fresh), name).toBe(true);
-      expect(gunzipSync(reused).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+    for (const names of [['alpha', 'omega', 'zz-99', 'ålpha', 'a'.repeat(5), 'b0b1b'], ['ωmega', 'alpha', 'omega']]) {
+      const firstKey = {};
+      for (const name of names) {
+        const entries = archive(name, `own: ${name}\n`);
+        const reused = writeTarGz(withKey(entries, firstKey), { order: 'given' });
+        // A key never seen codes every header itself.
+        const fresh = writeTarGz(withKey(entries, {}), { order: 'given' });
+        expect(reused.equals(fresh), name).toBe(true);
+        expect((await writeTarGzAsync(withKey(entries, firstKey), { order: 'given' })).equals(fresh), name).toBe(true);
+        expect(gunzipSync(reused).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+      }
     }
     // The headers after the first of the run are small pieces whatever archive they were first coded for.
     const header = (name: string, i: number) => writeTar([{ path: `${name}/charts/lib/templates/_t${String(i).padStart(2, '0')}.tpl`, data: library[i]! }]).subarray(0, 512);
