@@ -15,7 +15,10 @@
  * the process's first rebuild, its code still warming up); then one-shot
  * builds again with a build server, started by the first of them as at an
  * author's terminal: the server's first build and BENCH_WATCH_EDITS one-file
- * edits, each a new CLI process (the median). After the rounds, builds
+ * edits, each a new CLI process (the median), and a cold build of another
+ * app the server has never seen (the same shape, every file's text its own),
+ * into a new output folder: a first build at a terminal while a server runs.
+ * After the rounds, builds
  * from nothing in this process, its code warm (the bound faster code alone
  * could bring a cold build to). Then, once: Node's own start-up, and the
  * values engine with plugins computing every release's system overrides,
@@ -104,6 +107,8 @@ interface Round {
   /** One-shot builds run by a build server started by an earlier build: its first build of the app, then the median of WATCH_EDITS one-file edits. */
   readonly servedFirst: Run;
   readonly servedEdit: Run;
+  /** A one-shot build of an app the running server has never built, into a new output folder: cold for that app, flotilla's code warm. */
+  readonly servedNewApp: Run;
   /** The build server's own peak memory after those builds. */
   readonly serverPeakMiB: number;
   readonly tarballMiB: number;
@@ -169,6 +174,12 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
     writeFileSync(file, `${readFileSync(file, 'utf8')}# edited with a build server in round ${n}\n`);
     servedEdits.push(runCli(['build', app, '-d', servedOut], 'unset'));
   }
+  const newApp = `${app}-new-${n}`;
+  copyAsAnotherApp(app, newApp, `round ${n}`);
+  const newOut = join(work, `out-new-${n}`);
+  const servedNewApp = runCli(['build', newApp, '-d', newOut], 'unset');
+  rmSync(newApp, { recursive: true, force: true });
+  rmSync(newOut, { recursive: true, force: true });
   const [server] = JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { peakMemoryMiB: number }[];
   execFileSync(process.execPath, [cli, 'build-server', 'stop']);
   rmSync(servedOut, { recursive: true, force: true });
@@ -184,9 +195,28 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
     watchFirstEdit: (builds[1]?.millis ?? 0) / 1000,
     servedFirst,
     servedEdit,
+    servedNewApp,
     serverPeakMiB: server?.peakMemoryMiB ?? 0,
     tarballMiB: Number(tarball) / 1024,
   };
+}
+
+/**
+ * A copy of `app` whose every file's text is its own (a comment naming
+ * `tag` at its end): nothing a server kept from `app`, by folder or by
+ * content, serves it.
+ */
+function copyAsAnotherApp(app: string, copy: string, tag: string): void {
+  cpSync(app, copy, { recursive: true });
+  const visit = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (/\.(ya?ml|tpl)$/.test(entry.name)) writeFileSync(path, `${readFileSync(path, 'utf8')}${entry.name.endsWith('.tpl') ? `{{/* ${tag} */}}` : `# ${tag}`}\n`);
+      else if (entry.name.endsWith('.ts')) writeFileSync(path, `${readFileSync(path, 'utf8')}// ${tag}\n`);
+    }
+  };
+  visit(copy);
 }
 
 /** Waits until `flotilla build-server status` lists a server. */
@@ -221,6 +251,7 @@ function report(title: string, rounds: readonly Round[], targets: { cold?: numbe
   row('fresh checkout, output kept', (r) => r.checkout.seconds, undefined, (r) => r.checkout);
   row('  build server: its first build', (r) => r.servedFirst.seconds, undefined, (r) => r.servedFirst);
   row(`  build server: after one edit`, (r) => r.servedEdit.seconds, targets.servedEdit, (r) => r.servedEdit);
+  row('  build server: another app, cold', (r) => r.servedNewApp.seconds, undefined, (r) => r.servedNewApp);
   row('  build --watch: first build', (r) => r.watchCold);
   row(`  build --watch: after one edit`, (r) => r.watchEdit, targets.watchEdit);
   row(`    (the first of the ${WATCH_EDITS} edits)`, (r) => r.watchFirstEdit);
