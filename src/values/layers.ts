@@ -113,13 +113,40 @@ function nested(path: readonly string[], leaf: ValueNode): ValueNode {
   return path.reduceRight<ValueNode>((child, key) => mapNode(new Map([[key, child]]), leaf.origin), leaf);
 }
 
-function imagesLayer(source: ValuesSource, release: ReleaseInfo, images: Iterable<readonly [string, { reference: string; location: SourceLocation }]>, label: string): ValueNode | undefined {
-  let root: ValueNode | undefined;
-  for (const [field, image] of images) {
-    for (const target of source.catalog.targets.get(field) ?? []) {
-      if (target.chart !== release.chart) continue;
-      root = mergeNodes(root, nested(target.path, fromPlain(image.reference, { layer: label, location: image.location })));
+/** An image to write into a chart's values: where, and the image (the order is the layer's merge order). */
+interface ChartImage {
+  readonly path: readonly string[];
+  readonly image: { readonly reference: string; readonly location: SourceLocation };
+}
+
+/**
+ * Each chart's images by where they come from, indexed once per source: a
+ * release's layer reads its own chart's, so computing every release's values
+ * stays linear in releases plus images (it looked at every image for every
+ * release). The order is the images' and then their targets', as before.
+ */
+const imagesByChart = new WeakMap<ValuesSource, Map<string, Record<'release' | 'custom', ChartImage[]>>>();
+
+function chartImages(source: ValuesSource, chart: string, kind: 'release' | 'custom'): readonly ChartImage[] {
+  let index = imagesByChart.get(source);
+  if (!index) {
+    index = new Map();
+    for (const [field, image] of source.images) {
+      for (const target of source.catalog.targets.get(field) ?? []) {
+        let ofChart = index.get(target.chart);
+        if (!ofChart) index.set(target.chart, (ofChart = { release: [], custom: [] }));
+        ofChart[image.source].push({ path: target.path, image });
+      }
     }
+    imagesByChart.set(source, index);
+  }
+  return index.get(chart)?.[kind] ?? [];
+}
+
+function imagesLayer(source: ValuesSource, release: ReleaseInfo, kind: 'release' | 'custom', label: string): ValueNode | undefined {
+  let root: ValueNode | undefined;
+  for (const { path, image } of chartImages(source, release.chart, kind)) {
+    root = mergeNodes(root, nested(path, fromPlain(image.reference, { layer: label, location: image.location })));
   }
   return root;
 }
@@ -165,9 +192,8 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
     add('template', 'template', renderValuesTemplate(template, files.template, templateContext(source, release), 'template'), files.template);
   } else add('template', 'template', undefined);
 
-  const ofSource = (kind: 'release' | 'custom') => [...source.images].filter(([, image]) => image.source === kind);
-  add('images', `images ${source.target.release}`, imagesLayer(source, release, ofSource('release'), `images ${source.target.release}`), source.target.file);
-  add('custom-images', 'main.customImages', imagesLayer(source, release, ofSource('custom'), 'main.customImages'));
+  add('images', `images ${source.target.release}`, imagesLayer(source, release, 'release', `images ${source.target.release}`), source.target.file);
+  add('custom-images', 'main.customImages', imagesLayer(source, release, 'custom', 'main.customImages'));
 
   if (files.policy) {
     add('policy', `policy ${source.policySet}`, readLayerFile(source, files.policy, `policy ${source.policySet}`, true), files.policy);
