@@ -14,7 +14,8 @@ import { create as tarCreate } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTarSafely, UnsafeArchiveError, writeTar } from '../../src/bundle/index.js';
 import { buildGoLister, gnuTarListings, goListings, listing, nodeTarListing, pythonListings, type Listing } from '../support/tar-readers/readers.js';
-import { randomArchive, seededRandom, type GeneratedArchive } from './archive-generator.js';
+import { seededRandom } from '../support/random.js';
+import { randomArchive, type GeneratedArchive } from './archive-generator.js';
 
 const CASES = Number(process.env.FLOTILLA_DIFF_CASES ?? 3000);
 const SEED = Number(process.env.FLOTILLA_DIFF_SEED ?? 20261125);

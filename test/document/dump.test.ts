@@ -13,6 +13,7 @@ import { dumpYaml } from '../../src/document/index.js';
 import { plainYaml } from '../../src/document/dump.js';
 import { fluxManifestTree } from '../../src/flux/index.js';
 import { loadApp } from '../../src/app/index.js';
+import { seededRandom } from '../support/random.js';
 
 const jsYaml = (value: unknown): string => dump(value, { noRefs: true });
 
@@ -26,16 +27,6 @@ const TRICKY = [
   'ünïcödé', 'a\u2028b', 'a\x7fb', 'a\u00a0b', 'the quick brown fox jumps over the lazy', 'the quick brown fox jumps over the lazy dog', 'the quick brown fox jumps over the lazy dog and runs far away from here',
   'x'.repeat(39), 'x'.repeat(41), 'x'.repeat(90), `${'x'.repeat(30)} ${'y'.repeat(30)}`, 'k'.repeat(1025), '010', '0', '-0', '00', '1__0', '0.', '1.2.3', 'v1.2', 'nan', 'inf',
 ];
-
-/** mulberry32: the same values on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function generate(rnd: () => number, depth: number): unknown {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)]!;
@@ -53,7 +44,7 @@ function generate(rnd: () => number, depth: number): unknown {
 
 describe('plainYaml (js-yaml dump, written by flotilla)', () => {
   it('writes every generated value as js-yaml does, or hands it over', () => {
-    const rnd = random(7);
+    const rnd = seededRandom(7);
     let written = 0;
     for (let i = 0; i < 6000; i++) {
       const value = generate(rnd, 1 + (i % 5));

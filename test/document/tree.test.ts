@@ -13,6 +13,7 @@ import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseYamlValue, YamlSyntaxError, type ValueNode } from '../../src/document/index.js';
 import { documentTree, fastTrees } from '../../src/document/parse.js';
+import { seededRandom } from '../support/random.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
 
@@ -79,22 +80,12 @@ function yamlFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-/** mulberry32: the same documents on every run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // Scalars whose reading differs between YAML 1.1 and 1.2, or between plain and quoted, and text that looks like syntax.
 const WORDS = ['yes', 'no', 'y', 'n', 'on', 'off', 'true', 'False', '0755', '0o17', '0x1F', '0b101', '1_000', '190:20:30', '1.5', '1e3', '.inf', '-.Inf', '.NaN', '~', 'null', '', ' ', 'a b', 'a: b', '- x', '#c', 'x #c', '"q"', "'s'", 'line1\nline2', 'tail\n', '  lead', 'ünï', '2024-01-01', '12:30', '<<', '*a', '&a', '!t', '@x', '[1]', '{a: 1}', 'x,y', '1.0', '-0', '+1', '007', 'v1.2'];
 const INSERTS = [' ', '\n', ':', '-', '#', '"', "'", '[', ']', '{', '}', ',', '&a ', '*a', '!!str ', '!!int ', '!append ', '? ', '\t', '|', '>', '<<: *a\n', '---\n'];
 
 function generated(count: number, seed: number): string[] {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const pick = <T,>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)]!;
   const value = (depth: number): unknown => {
     const r = rnd();
