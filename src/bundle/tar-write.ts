@@ -47,16 +47,36 @@ export interface TarEntry {
   /**
    * How a .tgz holds the data. `inline` (default): compressed together with
    * the neighbouring entries. `stored`: not compressed (a chart archive in
-   * the app tarball is compressed already). `{ sharedAs: key }`: consecutive
-   * entries with the same key — which must hold the same data wherever they
-   * are written, such as a library chart vendored into many charts — are
-   * compressed once per process and the compressed bytes reused.
+   * the app tarball is compressed already).
    */
-  readonly compression?: 'inline' | 'stored' | { readonly sharedAs: object };
+  readonly compression?: 'inline' | 'stored';
   /** Digests of `data`, hex, when the caller knows them: spared hashing for {@link TarWriteOptions.reuse} and the checksum files. */
   readonly sha256?: string;
   readonly md5?: string;
 }
+
+/**
+ * Files written into many archives, each time under another folder: a
+ * library chart vendored under `<chart>/charts/<library>/` of every chart
+ * that depends on it. One object per set of files, kept while they are the
+ * same: their data is compressed once per process, and an archive whose
+ * folder name is as long as one written before copies the whole run, headers
+ * and all, as one piece (see {@link planPieces}).
+ */
+export class SharedFiles {
+  constructor(readonly files: readonly { readonly path: string; readonly data: Buffer }[]) {}
+}
+
+/** {@link SharedFiles} in an archive: as entries `${folder}/${path}`, in their order. */
+export interface TarRun {
+  readonly folder: string;
+  readonly files: SharedFiles;
+}
+
+/** What an archive is written from: entries, and runs of shared files. */
+export type TarItem = TarEntry | TarRun;
+
+const isRun = (item: TarItem): item is TarRun => 'files' in item;
 
 /** Pieces of an earlier archive, by {@link pieceKey}. */
 export interface PieceSource {
@@ -136,6 +156,121 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
   const list = [...entries];
   if ((options.order ?? 'sorted') === 'sorted') list.sort((a, b) => compareBytewise(a.path, b.path));
   return list;
+}
+
+/** An entry of a run of shared files written out one by one (see {@link expandRuns}). */
+interface MemberEntry extends TarEntry {
+  readonly member: { readonly files: SharedFiles; readonly folder: string; readonly index: number };
+}
+
+const memberOf = (entry: TarEntry): MemberEntry['member'] | undefined => (entry as Partial<MemberEntry>).member;
+
+/** Every run as its entries, in place. */
+function expandRuns(items: readonly TarItem[]): TarEntry[] {
+  return items.flatMap((item): TarEntry[] =>
+    isRun(item) ? item.files.files.map((file, index): MemberEntry => ({ path: `${item.folder}/${file.path}`, data: file.data, member: { files: item.files, folder: item.folder, index } })) : [item],
+  );
+}
+
+/**
+ * The items in archive order, checked as {@link orderedEntries} checks
+ * entries: runs stay whole when they can (see {@link runsStayWhole}), else
+ * they are written out entry by entry and checked as such.
+ */
+function orderedItems(items: readonly TarItem[], options: TarWriteOptions): (TarEntry | TarRun)[] {
+  if (!items.some(isRun)) return orderedEntries(items as readonly TarEntry[], options);
+  return runsStayWhole(items, options) ? [...items] : orderedEntries(expandRuns(items), options);
+}
+
+/** What the writer knows of a set of shared files, worked out once per set. */
+interface RunSpec {
+  readonly paths: readonly string[];
+  /** Every path canonical, none twice, none the folder of another: entries beside the run then need checking against `keys` and `folders` only. */
+  readonly sound: boolean;
+  /** The paths' collision keys, and every folder above a path (below the run's folder). */
+  readonly keys: ReadonlySet<string>;
+  readonly folders: ReadonlySet<string>;
+  /** Every path printable ASCII, the longest this long, the largest file this size: whether the headers are plain (see {@link plainHeader}) depends then on the folder alone. */
+  readonly asciiPaths: boolean;
+  readonly longestPath: number;
+  readonly largest: number;
+  /** The run's bytes when every header is one block: headers, data and padding. */
+  readonly plainLength: number;
+}
+
+const runSpecs = new WeakMap<SharedFiles, RunSpec>();
+
+function runSpec(shared: SharedFiles): RunSpec {
+  const known = runSpecs.get(shared);
+  if (known) return known;
+  const paths = shared.files.map((file) => file.path);
+  const keys = new Set<string>();
+  const folders = new Set<string>();
+  let sound = true;
+  for (const path of paths) {
+    const checked = checkEntryPath(path);
+    const key = collisionKey(path);
+    if (!checked.ok || checked.path !== path || path === '' || keys.has(key)) sound = false;
+    keys.add(key);
+    for (let slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) folders.add(key.slice(0, slash));
+  }
+  for (const key of keys) if (folders.has(key)) sound = false;
+  const spec: RunSpec = {
+    paths,
+    sound,
+    keys,
+    folders,
+    asciiPaths: paths.every((path) => /^[\x20-\x7e]+$/.test(path)),
+    longestPath: Math.max(0, ...paths.map((path) => path.length)),
+    largest: Math.max(0, ...shared.files.map((file) => file.data.length)),
+    plainLength: shared.files.reduce((sum, file) => sum + BLOCK + file.data.length + padLength(file.data.length), 0),
+  };
+  runSpecs.set(shared, spec);
+  return spec;
+}
+
+/**
+ * Whether the runs can be kept whole: the order is the caller's, the names
+ * are plain (no `./` root), and the checks {@link orderedEntries} makes of
+ * every entry pass for the runs' folders and the other entries — then, runs
+ * being sound, they pass for every entry. Anything doubtful is written out
+ * and checked entry by entry, which names the fault.
+ */
+function runsStayWhole(items: readonly TarItem[], options: TarWriteOptions): boolean {
+  if ((options.order ?? 'sorted') !== 'given' || options.dotRoot || options.reuse) return false;
+  const own = new Set<string>();
+  const runs: { readonly folder: string; readonly spec: RunSpec }[] = [];
+  const canonical = (path: string): boolean => {
+    const checked = checkEntryPath(path);
+    return checked.ok && checked.path === path && path !== '';
+  };
+  for (const item of items) {
+    if (isRun(item)) {
+      const spec = runSpec(item.files);
+      if (!canonical(item.folder) || !spec.sound || spec.paths.length === 0) return false;
+      runs.push({ folder: collisionKey(item.folder), spec });
+    } else {
+      const key = collisionKey(item.path);
+      if (!canonical(item.path) || own.has(key)) return false;
+      own.add(key);
+    }
+  }
+  const above = (key: string): string[] => {
+    const out: string[] = [];
+    for (let slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) out.push(key.slice(0, slash));
+    return out;
+  };
+  for (const key of own) if (above(key).some((folder) => own.has(folder))) return false;
+  for (const [i, { folder, spec }] of runs.entries()) {
+    if (runs.some((other, j) => j !== i && (other.folder === folder || other.folder.startsWith(`${folder}/`)))) return false;
+    if (own.has(folder) || above(folder).some((parent) => own.has(parent))) return false;
+    for (const key of own) {
+      if (!key.startsWith(`${folder}/`)) continue;
+      const below = key.slice(folder.length + 1);
+      if (spec.keys.has(below) || spec.folders.has(below) || above(below).some((parent) => spec.keys.has(parent))) return false;
+    }
+  }
+  return true;
 }
 
 type EntryKind = 'file' | 'directory';
@@ -275,16 +410,46 @@ export function tarEntryName(path: string, options: Pick<TarWriteOptions, 'dotRo
   return options.dotRoot ? `./${path}` : path;
 }
 
-function layOut(entries: readonly TarEntry[], options: TarWriteOptions): LaidOutEntry[] {
+/** The zeros after `length` bytes of data, to the end of their last block. */
+const padLength = (length: number): number => (BLOCK - (length % BLOCK)) % BLOCK;
+
+/** A run of shared files kept whole (see {@link runsStayWhole}): its entries are laid out only when asked for. */
+class LaidOutRun {
+  readonly spec: RunSpec;
+
+  constructor(
+    readonly run: TarRun,
+    private readonly mtime: Date,
+  ) {
+    this.spec = runSpec(run.files);
+  }
+
+  /** The entry of the run's `index`-th file. */
+  member(index: number): LaidOutEntry {
+    const file = this.run.files.files[index]!;
+    const entry: MemberEntry = { path: `${this.run.folder}/${file.path}`, data: file.data, member: { files: this.run.files, folder: this.run.folder, index } };
+    return new LaidOutEntry(entry, entry.path, file.data, ZERO_BLOCK.subarray(0, padLength(file.data.length)), this.mtime, 'file');
+  }
+
+  members(): LaidOutEntry[] {
+    return this.run.files.files.map((_, index) => this.member(index));
+  }
+}
+
+function layOut(items: readonly TarItem[], options: TarWriteOptions): (LaidOutEntry | LaidOutRun)[] {
   const mtime = options.mtime ?? FIXED_MTIME;
-  const laid: LaidOutEntry[] = [];
+  const laid: (LaidOutEntry | LaidOutRun)[] = [];
   const add = (entry: TarEntry, name: string, data: Buffer, kind: EntryKind): void => {
-    laid.push(new LaidOutEntry(entry, name, data, ZERO_BLOCK.subarray(0, (BLOCK - (data.length % BLOCK)) % BLOCK), mtime, kind));
+    laid.push(new LaidOutEntry(entry, name, data, ZERO_BLOCK.subarray(0, padLength(data.length)), mtime, kind));
   };
   const folders = new Set<string>();
   const folder = (name: string): void => add({ path: name, data: NO_DATA }, name, NO_DATA, 'directory');
   if (options.dotRoot) folder('./');
-  for (const entry of orderedEntries(entries, options)) {
+  for (const entry of orderedItems(items, options)) {
+    if (isRun(entry)) {
+      laid.push(new LaidOutRun(entry, mtime));
+      continue;
+    }
     const data = typeof entry.data === 'string' ? Buffer.from(entry.data, 'utf8') : entry.data;
     if (options.dotRoot) {
       // Each folder once, before the first file below it.
@@ -301,9 +466,14 @@ function layOut(entries: readonly TarEntry[], options: TarWriteOptions): LaidOut
   return laid;
 }
 
-/** An uncompressed tar stream of `entries` (see the module comment for the guarantees). */
-export function writeTar(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
-  const laid = layOut(entries, options);
+/** The entries of `items`, laid out, runs written out entry by entry. */
+function layOutEntries(items: readonly TarItem[], options: TarWriteOptions): LaidOutEntry[] {
+  return layOut(expandRuns(items), options) as LaidOutEntry[];
+}
+
+/** An uncompressed tar stream of `items` (see the module comment for the guarantees). */
+export function writeTar(items: readonly TarItem[], options: TarWriteOptions = {}): Buffer {
+  const laid = layOutEntries(items, options);
   // One buffer of the exact size; the padding and the end marker are its zeros.
   const size = laid.reduce((sum, e) => sum + e.header.length + e.data.length + e.pad.length, END_OF_ARCHIVE.length);
   const out = Buffer.alloc(size);
@@ -321,10 +491,10 @@ type PieceJob =
   | { readonly kind: 'ready'; readonly piece: DeflatePiece }
   | { readonly kind: 'shared'; readonly run: SharedRun; readonly index: number };
 
-/** Consecutive entries shared under one key: their data is compressed once per process and layout. */
+/** Consecutive members of one set of shared files: their data is compressed once per process and layout. */
 interface SharedRun {
-  readonly key: object;
-  /** Level, header and data lengths: the run's pieces fit any archive where these are the same. */
+  readonly files: SharedFiles;
+  /** {@link runLayout}: the run's pieces fit any archive where it is the same. */
   readonly layout: string;
   readonly items: readonly { readonly data: Buffer; readonly pad: Buffer; readonly headerLength: number }[];
   /** Its pieces, once looked up. */
@@ -368,16 +538,16 @@ function groupPieceKey(keys: readonly string[]): string {
 }
 
 /**
- * The header pieces of a shared run's members, kept by run, layout, time and
- * the length of the folder the run sits in (`<chart>/charts/<library>/`): the
- * same library vendored into another chart whose name is as long has the
- * same headers but for that folder's name and the checksum, so their pieces
- * are these with the checksum's digits written in (gzip-pieces.ts
- * codeHeader). Each member's name below the folder is kept and compared.
- * Once every header after the first has its piece and the run's data is
- * compressed, all of it is joined into one {@link PiecePattern}: the next
- * chart copies the run whole and writes in its folder's name and its
- * checksums, without making the headers.
+ * The header pieces of a shared run's members, kept by set of files, layout,
+ * time and the length of the folder the run sits in
+ * (`<chart>/charts/<library>/`): the same library vendored into another chart
+ * whose name is as long has the same headers but for that folder's name and
+ * the checksum, so their pieces are these with the checksum's digits written
+ * in (gzip-pieces.ts codeHeader). Each member's name below the folder is kept
+ * and compared. Once every header after the first has its piece and the
+ * run's data is compressed, the whole run is joined into one
+ * {@link PiecePattern}: the next chart copies it and writes in its folder's
+ * name and its checksums, without making the headers.
  */
 interface KnownRun {
   readonly tails: readonly string[];
@@ -395,50 +565,37 @@ interface RunPattern {
   readonly checksums: readonly number[];
 }
 
-const runHeaderPieces = new WeakMap<object, Map<string, KnownRun>>();
+const runHeaderPieces = new WeakMap<SharedFiles, Map<string, KnownRun>>();
 
-function runHeaders(run: SharedRun, members: readonly LaidOutEntry[], mtime: Date): {
+/** Where a run's header pieces are kept: its layout, its folder's length and the time; `whole`: the run is all its set's files, in order. */
+const runShape = (layout: string, prefixLength: number, mtime: Date, whole: boolean): string => `${layout}\0${prefixLength}\0${mtime.getTime()}${whole ? '\0whole' : ''}`;
+
+function knownRuns(files: SharedFiles): Map<string, KnownRun> {
+  let byShape = runHeaderPieces.get(files);
+  if (!byShape) runHeaderPieces.set(files, (byShape = new Map()));
+  return byShape;
+}
+
+/** The header pieces kept for members written one by one under `folder`, and where to keep those coded now. */
+function runHeaders(run: SharedRun, folder: string, members: readonly LaidOutEntry[], mtime: Date): {
   readonly prefixLength: number;
   template(index: number): Required<CodedHeader> | undefined;
   learn(index: number, coded: CodedHeader, member: LaidOutEntry): void;
-  /** The run after its first header as one piece, when the pattern can give it for these members. */
-  patterned(): DeflatePiece | undefined;
 } {
-  // The folder all members sit in: their common prefix, up to its last `/`.
-  let common = members[0]!.name;
-  for (const member of members) while (!member.name.startsWith(common)) common = common.slice(0, -1);
-  const prefixLength = common.lastIndexOf('/') + 1;
+  const prefixLength = folder.length + 1;
   const tails = members.map((m) => m.name.slice(prefixLength));
-  let byShape = runHeaderPieces.get(run.key);
-  if (!byShape) runHeaderPieces.set(run.key, (byShape = new Map()));
-  const shape = `${run.layout}\0${prefixLength}\0${mtime.getTime()}`;
+  const whole = members.length === run.files.files.length && members.every((m, i) => memberOf(m.entry)?.index === i);
+  const byShape = knownRuns(run.files);
+  const shape = runShape(run.layout, prefixLength, mtime, whole);
   let known = byShape.get(shape);
   if (!known || known.tails.some((tail, i) => tail !== tails[i])) byShape.set(shape, (known = { tails, templates: [] }));
-  const usable = prefixLength > 0 && members.every((m) => m.headerLength === BLOCK);
+  const usable = members.every((m) => m.headerLength === BLOCK && m.name.startsWith(`${folder}/`));
   const kept = known;
   return {
     prefixLength: usable ? prefixLength : Infinity,
     template: (index) => (usable ? kept.templates[index]?.coded : undefined),
     learn(index, coded, member) {
       if (usable && coded.checksumBit !== undefined) kept.templates[index] = { coded: { piece: coded.piece, checksumBit: coded.checksumBit }, header: member.header, plain: member.plain };
-    },
-    patterned() {
-      // Plain headers are the pattern's own but for the folder's name (the same in all: the tails, sizes and time are) and the checksum.
-      if (!usable || members.length < 2 || !members.every((m) => m.plain)) return undefined;
-      if (kept.pattern === undefined) kept.pattern = runPattern(run, kept, prefixLength);
-      if (!kept.pattern) return undefined;
-      const { pattern, folderSum, checksums } = kept.pattern;
-      const folder = Buffer.from(common.slice(0, prefixLength), 'latin1');
-      let sumChange = -folderSum;
-      for (const byte of folder) sumChange += byte;
-      const digits = Buffer.allocUnsafe((members.length - 1) * CHECKSUM_LENGTH);
-      const values: Uint8Array[] = [folder];
-      for (let i = 1; i < members.length; i++) {
-        const at = (i - 1) * CHECKSUM_LENGTH;
-        digits.write(checksumDigits(checksums[i]! + sumChange), at, 'latin1');
-        values.push(digits.subarray(at, at + CHECKSUM_LENGTH));
-      }
-      return pattern.fill(values);
     },
   };
 }
@@ -456,8 +613,8 @@ const checksumDigits = (sum: number): string => sum.toString(8).padStart(CHECKSU
  * null when the headers were not all plain, or were coded for different
  * folder names.
  */
-function runPattern(run: SharedRun, known: KnownRun, prefixLength: number): RunPattern | null | undefined {
-  const data = sharedRuns.get(run.key)?.get(run.layout);
+function runPattern(files: SharedFiles, layout: string, known: KnownRun, prefixLength: number): RunPattern | null | undefined {
+  const data = sharedRuns.get(files)?.get(layout);
   if (!data || data.some((piece) => piece instanceof Promise)) return undefined;
   const templates = known.templates;
   if (templates.length !== data.length || templates.slice(1).some((t) => t === undefined)) return undefined;
@@ -485,28 +642,74 @@ function runPattern(run: SharedRun, known: KnownRun, prefixLength: number): RunP
   return { pattern: PiecePattern.join(pieces, [{ places: folderPlaces, original: folder }, ...digitGroups]), folderSum, checksums };
 }
 
+/** Layouts of whole runs with one-block headers, by level: the layout {@link planPieces} gives such a run written entry by entry. */
+const plainLayouts = new WeakMap<SharedFiles, Map<number, string>>();
+
+function plainLayout(files: SharedFiles, level: number): string {
+  let byLevel = plainLayouts.get(files);
+  if (!byLevel) plainLayouts.set(files, (byLevel = new Map()));
+  let layout = byLevel.get(level);
+  if (layout === undefined) byLevel.set(level, (layout = runLayout(level, files.files.map((file) => [BLOCK, file.data.length]))));
+  return layout;
+}
+
+/** Level, header and data lengths: a shared run's pieces fit any archive where these are the same. */
+const runLayout = (level: number, lengths: readonly (readonly [header: number, data: number])[]): string => `${level}:${lengths.map(([header, data]) => `${header}/${data}`).join(',')}`;
+
+/**
+ * A whole run after its first header as one piece, from the pattern of an
+ * earlier archive whose folder name was as long, or undefined when there is
+ * none yet or the headers are not all plain (then the run is written entry by
+ * entry). Every header being plain, each differs from the pattern's only in
+ * the folder's name and so in its checksum: the checksum is the pattern's
+ * less the old name's bytes plus the new name's.
+ */
+function patternedRun(laid: LaidOutRun, level: number, mtime: Date): DeflatePiece | undefined {
+  const { run, spec } = laid;
+  const prefixLength = run.folder.length + 1;
+  const plain = spec.asciiPaths && spec.paths.length >= 2 && plainHeader(`${run.folder}/${'x'.repeat(spec.longestPath)}`, spec.largest, mtime);
+  if (!plain) return undefined;
+  const layout = plainLayout(run.files, level);
+  const known = knownRuns(run.files).get(runShape(layout, prefixLength, mtime, true));
+  if (!known) return undefined;
+  if (known.pattern === undefined) known.pattern = runPattern(run.files, layout, known, prefixLength);
+  if (!known.pattern) return undefined;
+  const { pattern, folderSum, checksums } = known.pattern;
+  const folder = Buffer.from(`${run.folder}/`, 'latin1');
+  let sumChange = -folderSum;
+  for (const byte of folder) sumChange += byte;
+  const digits = Buffer.allocUnsafe((spec.paths.length - 1) * CHECKSUM_LENGTH);
+  const values: Uint8Array[] = [folder];
+  for (let i = 1; i < spec.paths.length; i++) {
+    const at = (i - 1) * CHECKSUM_LENGTH;
+    digits.write(checksumDigits(checksums[i]! + sumChange), at, 'latin1');
+    values.push(digits.subarray(at, at + CHECKSUM_LENGTH));
+  }
+  return pattern.fill(values);
+}
+
 interface PiecePlan {
   readonly jobs: readonly PieceJob[];
   /** With `reuse`: the key of each job's entry or group of entries. */
   readonly keys?: readonly string[];
 }
 
-const sharedKey = (entry: TarEntry): object | undefined => (typeof entry.compression === 'object' ? entry.compression.sharedAs : undefined);
-
 /**
- * The .tgz of `entries` as deflate pieces (see gzip-pieces.ts). Entries
+ * The .tgz of `items` as deflate pieces (see gzip-pieces.ts). Entries
  * compressed `inline` are compressed together, run by run; a `stored` entry
- * is kept as is; the data of a shared run is compressed once (see
+ * is kept as is; the data of a run of shared files is compressed once (see
  * {@link sharedData}), and each of its headers is a small piece coded against
- * the header before it. With `reuse`, each piece holds a stored or large
- * entry, or a group of small ones (see {@link endsGroup}), and is taken from
- * there when known. A piece is a function of its own bytes (and
- * of the shared run's), so the same entries give the same bytes however
+ * the header before it, or the whole run after its first header is one
+ * patterned piece ({@link patternedRun}). With `reuse`, each piece holds a
+ * stored or large entry, or a group of small ones (see {@link endsGroup}),
+ * and is taken from there when known. A piece is a function of its own bytes
+ * (and of the shared run's), so the same entries give the same bytes however
  * many pieces were reused.
  */
-function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): PiecePlan {
+function planPieces(items: readonly TarItem[], options: TarWriteOptions): PiecePlan {
   const jobs: PieceJob[] = [];
-  const laid = layOut(entries, options);
+  const level = options.level ?? DEFAULT_LEVEL;
+  const mtime = options.mtime ?? FIXED_MTIME;
   if (options.reuse) {
     const reuse = options.reuse;
     const keys: string[] = [];
@@ -524,7 +727,7 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
       group = [];
       groupKeys = [];
     };
-    for (const laidOut of laid) {
+    for (const laidOut of layOutEntries(items, options)) {
       const { entry, name, header, data, pad } = laidOut;
       const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
       if (entry.compression === 'stored' || data.length >= OWN_PIECE) {
@@ -541,6 +744,7 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     keys.push('');
     return { jobs, keys };
   }
+  const laid = layOut(items, options);
   let run: Buffer[] = [];
   let offset = 0;
   let previousHeader: { entry: LaidOutEntry; offset: number } | undefined;
@@ -556,10 +760,46 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     previousHeader = { entry, offset };
     offset += entry.headerLength + entry.data.length + entry.pad.length;
   };
+  /** Members of a run of shared files, written one by one. */
+  const writeMembers = (members: readonly LaidOutEntry[], files: SharedFiles, folder: string): void => {
+    const shared: SharedRun = {
+      files,
+      layout: runLayout(level, members.map((m) => [m.headerLength, m.data.length])),
+      items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.headerLength })),
+    };
+    const coded = runHeaders(shared, folder, members, mtime);
+    members.forEach((member, index) => {
+      // The first member's header follows one of this archive's own: coded here every time.
+      const like = index > 0 ? coded.template(index) : undefined;
+      let piece: DeflatePiece;
+      if (like) piece = headerPieceLike(like, member.header);
+      else {
+        const fresh = codeNext(member.header, coded.prefixLength);
+        if (index > 0) coded.learn(index, fresh, member);
+        piece = fresh.piece;
+      }
+      jobs.push({ kind: 'ready', piece }, { kind: 'shared', run: shared, index });
+      advance(member);
+    });
+  };
   for (let i = 0; i < laid.length; ) {
     const laidOut = laid[i]!;
-    const key = sharedKey(laidOut.entry);
-    if (!key) {
+    if (laidOut instanceof LaidOutRun) {
+      endRun();
+      const whole = patternedRun(laidOut, level, mtime);
+      if (whole) {
+        const first = laidOut.member(0);
+        jobs.push({ kind: 'ready', piece: codeNext(first.header, laidOut.run.folder.length + 1).piece }, { kind: 'ready', piece: whole });
+        const last = laidOut.spec.paths.length - 1;
+        const lastMember = laidOut.member(last);
+        previousHeader = { entry: lastMember, offset: offset + laidOut.spec.plainLength - (BLOCK + lastMember.data.length + lastMember.pad.length) };
+        offset += laidOut.spec.plainLength;
+      } else writeMembers(laidOut.members(), laidOut.run.files, laidOut.run.folder);
+      i++;
+      continue;
+    }
+    const member = memberOf(laidOut.entry);
+    if (!member) {
       if (laidOut.entry.compression === 'stored') {
         endRun();
         jobs.push(headerJob(laidOut.header), { kind: 'ready', piece: storedPiece([laidOut.data, laidOut.pad]) });
@@ -568,42 +808,19 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
       i++;
       continue;
     }
+    // Members written out entry by entry (the order sorted, or a doubt in the checks): consecutive ones of one run share.
     endRun();
     let end = i;
-    while (end < laid.length && sharedKey(laid[end]!.entry) === key) end++;
-    const members = laid.slice(i, end);
-    const shared: SharedRun = {
-      key,
-      layout: `${options.level ?? DEFAULT_LEVEL}:${members.map((m) => `${m.headerLength}/${m.data.length}`).join(',')}`,
-      items: members.map((m) => ({ data: m.data, pad: m.pad, headerLength: m.headerLength })),
+    const next = (j: number) => {
+      const at = laid[j];
+      return at instanceof LaidOutEntry ? memberOf(at.entry) : undefined;
     };
-    const coded = runHeaders(shared, members, options.mtime ?? FIXED_MTIME);
-    // The first member's header follows one of this archive's own: coded here every time.
-    const first = codeNext(members[0]!.header, coded.prefixLength).piece;
-    const whole = coded.patterned();
-    if (whole) {
-      jobs.push({ kind: 'ready', piece: first }, { kind: 'ready', piece: whole });
-      members.forEach(advance);
-    } else {
-      members.forEach((member, index) => {
-        let piece = first;
-        if (index > 0) {
-          const like = coded.template(index);
-          if (like) piece = headerPieceLike(like, member.header);
-          else {
-            const fresh = codeNext(member.header, coded.prefixLength);
-            coded.learn(index, fresh, member);
-            piece = fresh.piece;
-          }
-        }
-        jobs.push({ kind: 'ready', piece }, { kind: 'shared', run: shared, index });
-        advance(member);
-      });
-    }
+    while (end < laid.length && next(end)?.files === member.files && next(end)?.folder === member.folder) end++;
+    writeMembers(laid.slice(i, end) as LaidOutEntry[], member.files, member.folder);
     i = end;
   }
   // After a shared run, the end marker is alone: the same piece in every archive.
-  if (run.length === 0) jobs.push({ kind: 'ready', piece: endOfArchivePiece(options.level ?? DEFAULT_LEVEL) });
+  if (run.length === 0) jobs.push({ kind: 'ready', piece: endOfArchivePiece(level) });
   else {
     run.push(END_OF_ARCHIVE);
     endRun();
@@ -648,12 +865,12 @@ function sharedData(run: SharedRun): { raws: Buffer[]; dictionaries: (Buffer | u
 }
 
 /** Shared runs by key and layout: a library chart's files are compressed once per process, whatever number of archives holds them. */
-const sharedRuns = new WeakMap<object, Map<string, (DeflatePiece | Promise<DeflatePiece>)[]>>();
+const sharedRuns = new WeakMap<SharedFiles, Map<string, (DeflatePiece | Promise<DeflatePiece>)[]>>();
 
 function sharedPieces(run: SharedRun, compress: (raw: Buffer, dictionary: Buffer | undefined) => DeflatePiece | Promise<DeflatePiece>): (DeflatePiece | Promise<DeflatePiece>)[] {
   if (run.pieces) return run.pieces;
-  let byLayout = sharedRuns.get(run.key);
-  if (!byLayout) sharedRuns.set(run.key, (byLayout = new Map()));
+  let byLayout = sharedRuns.get(run.files);
+  if (!byLayout) sharedRuns.set(run.files, (byLayout = new Map()));
   let pieces = byLayout.get(run.layout);
   if (!pieces) {
     const { raws, dictionaries } = sharedData(run);
@@ -692,9 +909,9 @@ function pieceAsync(job: PieceJob, level: number): DeflatePiece | Promise<Deflat
 }
 
 /** A byte-reproducible `.tgz` of `entries`. */
-export function writeTarGz(entries: readonly TarEntry[], options: TarWriteOptions = {}): Buffer {
+export function writeTarGz(items: readonly TarItem[], options: TarWriteOptions = {}): Buffer {
   const level = options.level ?? DEFAULT_LEVEL;
-  return joinGzip(planPieces(entries, options).jobs.map((job) => pieceSync(job, level))).bytes;
+  return joinGzip(planPieces(items, options).jobs.map((job) => pieceSync(job, level))).bytes;
 }
 
 export interface WrittenTarGz {
@@ -704,7 +921,7 @@ export interface WrittenTarGz {
 }
 
 /** {@link writeTarGz}, large pieces compressed off the main thread, with the piece table when asked to reuse. */
-export async function writeTarGzPieces(entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenTarGz> {
+export async function writeTarGzPieces(entries: readonly TarItem[], options: TarWriteOptions = {}): Promise<WrittenTarGz> {
   const level = options.level ?? DEFAULT_LEVEL;
   const plan = planPieces(entries, options);
   const pieces = await Promise.all(plan.jobs.map((job) => pieceAsync(job, level)));
@@ -714,7 +931,7 @@ export async function writeTarGzPieces(entries: readonly TarEntry[], options: Ta
 }
 
 /** {@link writeTarGz}, large pieces compressed off the main thread. */
-export async function writeTarGzAsync(entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<Buffer> {
+export async function writeTarGzAsync(entries: readonly TarItem[], options: TarWriteOptions = {}): Promise<Buffer> {
   return (await writeTarGzPieces(entries, options)).bytes;
 }
 
@@ -736,7 +953,7 @@ export interface WrittenArchive {
  */
 export async function writeTarGzFile(
   file: string,
-  entries: readonly TarEntry[],
+  entries: readonly TarItem[],
   options: TarWriteOptions = {},
   meanwhile?: (written: WrittenArchive) => Promise<unknown>,
 ): Promise<WrittenArchive> {
@@ -748,7 +965,7 @@ export async function writeTarGzFile(
 }
 
 /** What {@link writeTarGzFile} would write to `file`, made in memory only. */
-export async function tarGzInMemory(file: string, entries: readonly TarEntry[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
+export async function tarGzInMemory(file: string, entries: readonly TarItem[], options: TarWriteOptions = {}): Promise<WrittenArchive> {
   const { bytes, pieces } = await writeTarGzPieces(entries, { label: file, ...options });
   return archive(file, bytes, pieces);
 }

@@ -31,13 +31,19 @@ export interface TreeFile extends ChartFile {
   readonly dependency?: ChartSource;
 }
 
-/** Every file of `chart` with its dependencies under `charts/<name>/`, paths relative to the chart root. */
-export function chartTree(chart: ChartSource, options: TreeOptions = {}): TreeFile[] {
-  const out: TreeFile[] = [];
+/** The chart's own files as `chartTree` lays them out (its dependencies' files follow them). */
+export function ownTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
+  const out: ChartFile[] = [];
   for (const file of orderedOwnFiles(chart.files)) {
     if (options.omitTopHelmignore && file.path === '.helmignore') continue;
     out.push(file.path === 'Chart.yaml' && options.chartYaml ? { path: file.path, data: options.chartYaml } : file);
   }
+  return out;
+}
+
+/** Every file of `chart` with its dependencies under `charts/<name>/`, paths relative to the chart root. */
+export function chartTree(chart: ChartSource, options: TreeOptions = {}): TreeFile[] {
+  const out: TreeFile[] = ownTree(chart, options);
   for (const dep of chart.dependencies) {
     for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data, dependency: dep.chart });
   }

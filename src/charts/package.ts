@@ -14,10 +14,10 @@
  * dependency files are compressed once per build and shared by every archive.
  */
 import { createHash } from 'node:crypto';
-import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type DecompressionBudget } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, SharedFiles, writeTarGzAsync, type DecompressionBudget, type TarItem } from '../bundle/index.js';
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
-import { chartTree } from './layout.js';
+import { chartTree, ownTree } from './layout.js';
 import { loadChartArchiveWithListing } from './load.js';
 import type { ChartMetadata, ChartSource } from './types.js';
 
@@ -79,6 +79,15 @@ function checkSchemas(chart: ChartSource): void {
   for (const dep of chart.dependencies) checkSchemas(dep.chart);
 }
 
+/** A dependency's files (its own dependencies vendored), one set per chart source, however many charts vendor it. */
+const vendored = new WeakMap<ChartSource, SharedFiles>();
+
+function vendoredFiles(chart: ChartSource): SharedFiles {
+  let files = vendored.get(chart);
+  if (!files) vendored.set(chart, (files = new SharedFiles(chartTree(chart).map(({ path, data }) => ({ path, data })))));
+  return files;
+}
+
 /** Packs `chart` (dependencies vendored) into a reproducible `.tgz`. */
 export async function packageChart(chart: ChartSource, options: PackageOptions = {}): Promise<PackagedChart> {
   checkSchemas(chart);
@@ -93,13 +102,13 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
   }
   const fileName = `${chart.name}-${version}.tgz`;
   // A dependency (a library chart) is usually vendored into many charts: its
-  // files are compressed once and the compressed bytes reused (tar-write.ts).
-  const entries = chartTree(chart, { chartYaml }).map((f) => ({
-    path: `${chart.name}/${f.path}`,
-    data: f.data,
-    ...(f.dependency ? { compression: { sharedAs: f.dependency } } : {}),
-  }));
-  const bytes = await writeTarGzAsync(entries, { order: 'given', label: fileName });
+  // files are one set of shared files, compressed once and the compressed
+  // bytes reused (tar-write.ts).
+  const items: TarItem[] = [
+    ...ownTree(chart, { chartYaml }).map((f) => ({ path: `${chart.name}/${f.path}`, data: f.data })),
+    ...chart.dependencies.map((dep) => ({ folder: `${chart.name}/charts/${dep.name}`, files: vendoredFiles(dep.chart) })),
+  ];
+  const bytes = await writeTarGzAsync(items, { order: 'given', label: fileName });
   return {
     name: chart.name,
     version,

@@ -2,7 +2,23 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, PiecePattern, storedPiece, writeTar, writeTarGz, writeTarGzAsync, type DeflatePiece, type TarEntry } from '../../src/bundle/index.js';
+import {
+  codeHeader,
+  crc32Combine,
+  deflatePiece,
+  headerPiece,
+  headerPieceLike,
+  joinGzip,
+  PiecePattern,
+  SharedFiles,
+  storedPiece,
+  writeTar,
+  writeTarGz,
+  writeTarGzAsync,
+  type DeflatePiece,
+  type TarEntry,
+  type TarItem,
+} from '../../src/bundle/index.js';
 
 /** Text like a library template: repetitive, so copies between files pay. */
 const template = (i: number): string => `{{- define "lib.snippet${i}" -}}\n${Array.from({ length: 40 }, (_, j) => `# option_${i}_${j}: {{ .Values.conf.value${j} | quote }}`).join('\n')}\n{{- end -}}\n`;
@@ -105,23 +121,30 @@ describe('piece patterns', () => {
 
 describe('shared runs', () => {
   const library = Array.from({ length: 40 }, (_, i) => Buffer.from(template(i)));
-  const key = {};
-  const archive = (name: string, own: string): TarEntry[] => [
+  const libraryFiles = (data: readonly Buffer[] = library) => new SharedFiles(data.map((d, i) => ({ path: `templates/_t${String(i).padStart(2, '0')}.tpl`, data: d })));
+  const shared = libraryFiles();
+  const archive = (name: string, own: string, files = shared): TarItem[] => [
     { path: `${name}/Chart.yaml`, data: `name: ${name}\n` },
     { path: `${name}/templates/own.yaml`, data: own },
-    ...library.map((data, i) => ({ path: `${name}/charts/lib/templates/_t${String(i).padStart(2, '0')}.tpl`, data, compression: { sharedAs: key } })),
+    { folder: `${name}/charts/lib`, files },
     { path: `${name}/values.yaml`, data: 'after: the run\n' },
   ];
+  /** The same archive with the run's files as entries of their own. */
+  const written = (items: readonly TarItem[]): TarEntry[] =>
+    items.flatMap((item) => ('files' in item ? item.files.files.map((f) => ({ path: `${item.folder}/${f.path}`, data: f.data })) : [item]));
 
-  it('decode to the same tar as an unshared write, sync or async, and share the library bytes', async () => {
+  it('decode to the same tar as the files written as entries, sync or async, and share the library bytes', async () => {
     const a = archive('alpha', 'a: 1\n');
     const b = archive('a-much-longer-chart-name', 'b: 2\n'.repeat(100));
-    for (const entries of [a, b]) {
-      const plain = writeTar(entries, { order: 'given' });
-      const asyncBytes = await writeTarGzAsync(entries, { order: 'given' });
+    for (const items of [a, b]) {
+      const plain = writeTar(written(items), { order: 'given' });
+      expect(writeTar(items, { order: 'given' }).equals(plain)).toBe(true);
+      const asyncBytes = await writeTarGzAsync(items, { order: 'given' });
       expect(gunzipSync(asyncBytes).equals(plain)).toBe(true);
-      expect(writeTarGz(entries, { order: 'given' }).equals(asyncBytes)).toBe(true);
+      expect(writeTarGz(items, { order: 'given' }).equals(asyncBytes)).toBe(true);
       execFileSync('gunzip', ['-t'], { input: asyncBytes });
+      // Sorted, a run is written entry by entry, its members still sharing.
+      expect(gunzipSync(writeTarGz(items)).equals(writeTar(written(items)))).toBe(true);
     }
     // The library's compressed data is the same bytes in both archives; its copies reach across files.
     const [gzA, gzB] = [await writeTarGzAsync(a, { order: 'given' }), await writeTarGzAsync(b, { order: 'given' })];
@@ -129,50 +152,81 @@ describe('shared runs', () => {
     for (let at = 0; at + 16 <= gzA.length; at += 16) if (gzB.includes(gzA.subarray(at, at + 16))) found++;
     expect(found / Math.floor(gzA.length / 16)).toBeGreaterThan(0.6);
     // Close to one zlib stream over the whole tar; far below each file compressed alone.
-    const inline = writeTarGz(a.map(({ path, data }) => ({ path, data })), { order: 'given' }).length;
+    const inline = writeTarGz(written(a), { order: 'given' }).length;
     const alone = library.reduce((sum, data) => sum + deflatePiece(data).deflated.length, 0);
     expect(gzA.length).toBeLessThan(inline * 1.25);
     expect(gzA.length).toBeLessThan(alone * 0.65);
   });
 
   it("reuse one archive's header pieces in another whose folder name is as long, giving the bytes coded afresh", async () => {
-    // Names of one length, every checksum digit different between them (the pieces are patched copies, then the run one
-    // patterned copy); a name outside ASCII has a header of its own kind, and is coded afresh.
-    const withKey = (entries: TarEntry[], sharedAs: object): TarEntry[] => entries.map((e) => (e.compression ? { ...e, compression: { sharedAs } } : e));
+    // Names of one length, every checksum digit different between them (the first archive's header pieces are coded,
+    // the next ones copy the run whole as one patterned piece); a name outside ASCII has headers of its own kind,
+    // and is written entry by entry.
     for (const names of [['alpha', 'omega', 'zz-99', 'ålpha', 'a'.repeat(5), 'b0b1b'], ['ωmega', 'alpha', 'omega']]) {
-      const firstKey = {};
+      const files = libraryFiles();
       for (const name of names) {
-        const entries = archive(name, `own: ${name}\n`);
-        const reused = writeTarGz(withKey(entries, firstKey), { order: 'given' });
-        // A key never seen codes every header itself.
-        const fresh = writeTarGz(withKey(entries, {}), { order: 'given' });
+        const reused = writeTarGz(archive(name, `own: ${name}\n`, files), { order: 'given' });
+        // A set of files never seen codes every header itself.
+        const fresh = writeTarGz(archive(name, `own: ${name}\n`, libraryFiles()), { order: 'given' });
         expect(reused.equals(fresh), name).toBe(true);
-        expect((await writeTarGzAsync(withKey(entries, firstKey), { order: 'given' })).equals(fresh), name).toBe(true);
-        expect(gunzipSync(reused).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+        expect((await writeTarGzAsync(archive(name, `own: ${name}\n`, files), { order: 'given' })).equals(fresh), name).toBe(true);
+        expect(gunzipSync(reused).equals(writeTar(written(archive(name, `own: ${name}\n`)), { order: 'given' }))).toBe(true);
       }
     }
     // The headers after the first of the run are small pieces whatever archive they were first coded for.
     const header = (name: string, i: number) => writeTar([{ path: `${name}/charts/lib/templates/_t${String(i).padStart(2, '0')}.tpl`, data: library[i]! }]).subarray(0, 512);
-    const coded = codeHeader(header('alpha', 2), { bytes: header('alpha', 1), distance: 512 + 512 * Math.ceil(library[1]!.length / 512) }, 'alpha/charts/lib/templates/'.length);
+    const coded = codeHeader(header('alpha', 2), { bytes: header('alpha', 1), distance: 512 + 512 * Math.ceil(library[1]!.length / 512) }, 'alpha/charts/lib/'.length);
     expect(coded.checksumBit).toBeGreaterThan(0);
     const other = header('omega', 2);
     expect(inflateRawSync(Buffer.concat([headerPieceLike(coded as Required<typeof coded>, other).deflated, Buffer.from([3, 0])]), { dictionary: Buffer.concat([header('omega', 1), Buffer.alloc(512 * Math.ceil(library[1]!.length / 512))]) }).equals(other)).toBe(true);
   });
 
+  it('refuse what the same files given as entries are refused for, in the same words', () => {
+    const refusal = (items: readonly TarItem[], options = { order: 'given' as const }): string => {
+      try {
+        writeTarGz(items, options);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'written';
+    };
+    const name = 'beta';
+    const run = { folder: `${name}/charts/lib`, files: shared };
+    const cases: TarItem[][] = [
+      [run, { path: `${name}/charts/lib/templates/_t03.tpl`, data: 'twice' }], // a member's path again
+      [{ path: `${name}/charts/lib`, data: 'a file' }, run], // the run's folder a file
+      [run, { path: `${name}/charts/lib/templates`, data: 'a file' }], // a folder of the members a file
+      [{ path: `${name}/charts/lib/templates/_t03.tpl/x`, data: 'below a member' }, run], // a member a folder
+      [{ path: name, data: 'above the run' }, run], // a folder above the run a file
+      [run, { ...run }], // the same folder twice
+      [run, { folder: `${name}/charts/lib/templates/_t03.tpl`, files: libraryFiles(library.slice(0, 2)) }], // a run below another's member
+      [{ folder: `${name}/charts/lib`, files: new SharedFiles([{ path: 'a', data: Buffer.from('1') }, { path: 'a', data: Buffer.from('2') }]) }], // a set with a path twice
+      [{ folder: `${name}/charts/lib`, files: new SharedFiles([{ path: 'a', data: Buffer.from('1') }, { path: 'a/b', data: Buffer.from('2') }]) }], // a path the folder of another
+      [{ folder: `${name}/charts/lib`, files: new SharedFiles([{ path: './a', data: Buffer.from('1') }, { path: 'b', data: Buffer.from('2') }]) }], // not canonical
+      [{ folder: `${name}/../lib`, files: shared }], // the folder not canonical
+    ];
+    for (const items of cases) {
+      const expected = refusal(written(items));
+      expect(expected, JSON.stringify(items.map((i) => ('files' in i ? i.folder : i.path)))).not.toBe('written');
+      expect(refusal(items)).toBe(expected);
+    }
+    // Files beside the members, below the run's folder, are fine.
+    const beside: TarItem[] = [run, { path: `${name}/charts/lib/templates/_t99.tpl`, data: 'mine' }, { path: `${name}/charts/lib/README`, data: 'mine' }];
+    expect(gunzipSync(writeTarGz(beside, { order: 'given' })).equals(writeTar(written(beside), { order: 'given' }))).toBe(true);
+  });
+
   it('stay valid for binary data in which every byte value occurs (compressed without a dictionary)', () => {
-    const binaryKey = {};
     const every = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    const entries: TarEntry[] = [every, randomBytes(3000), Buffer.concat([every, every])].map((data, i) => ({ path: `c/charts/bin/f${i}`, data, compression: { sharedAs: binaryKey } }));
-    const gz = writeTarGz(entries, { order: 'given' });
-    expect(gunzipSync(gz).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+    const items: TarItem[] = [{ folder: 'c/charts/bin', files: new SharedFiles([every, randomBytes(3000), Buffer.concat([every, every])].map((data, i) => ({ path: `f${i}`, data }))) }];
+    const gz = writeTarGz(items, { order: 'given' });
+    expect(gunzipSync(gz).equals(writeTar(written(items), { order: 'given' }))).toBe(true);
   });
 
   it('stay valid when a name needs a pax header (a different layout, compressed for it)', () => {
-    const longKey = {};
-    const shared = library.slice(0, 3);
-    for (const name of ['short', 'n'.repeat(120)]) {
-      const entries: TarEntry[] = shared.map((data, i) => ({ path: `${name}/charts/lib/f${i}.tpl`, data, compression: { sharedAs: longKey } }));
-      expect(gunzipSync(writeTarGz(entries, { order: 'given' })).equals(writeTar(entries, { order: 'given' }))).toBe(true);
+    const files = libraryFiles(library.slice(0, 3));
+    for (const name of ['short', 'n'.repeat(120), 'short', 'n'.repeat(120)]) {
+      const items: TarItem[] = [{ folder: `${name}/charts/lib`, files }];
+      expect(gunzipSync(writeTarGz(items, { order: 'given' })).equals(writeTar(written(items), { order: 'given' }))).toBe(true);
     }
   });
 });
