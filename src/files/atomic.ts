@@ -43,9 +43,17 @@ export function createExclusive(path: string, mode = 0o666): Promise<FileHandle>
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const temp = tempNameFor(path);
-  const handle = await createExclusive(temp, options.mode);
-  // Ours from here on: removed on failure, and by the temp module if a signal ends the process first.
+  // Tracked before it exists, so that a signal ending the process as soon as
+  // it does finds it: the temp module removes what it tracks.
   const untrack = trackPartialFile(temp);
+  let handle;
+  try {
+    handle = await createExclusive(temp, options.mode);
+  } catch (error) {
+    // Not created, so not ours to remove.
+    untrack();
+    throw error;
+  }
   try {
     try {
       await handle.writeFile(data);
