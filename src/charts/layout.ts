@@ -26,11 +26,6 @@ export function orderedOwnFiles(files: readonly ChartFile[]): ChartFile[] {
   return [...files].sort((a, b) => headRank(a.path) - headRank(b.path) || compareBytewise(a.path, b.path));
 }
 
-export interface TreeFile extends ChartFile {
-  /** For a dependency's file: the dependency (of the top chart) it is vendored with. */
-  readonly dependency?: ChartSource;
-}
-
 /** The chart's own files as `chartTree` lays them out (its dependencies' files follow them). */
 export function ownTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
   const out: ChartFile[] = [];
@@ -42,10 +37,10 @@ export function ownTree(chart: ChartSource, options: TreeOptions = {}): ChartFil
 }
 
 /** Every file of `chart` with its dependencies under `charts/<name>/`, paths relative to the chart root. */
-export function chartTree(chart: ChartSource, options: TreeOptions = {}): TreeFile[] {
-  const out: TreeFile[] = ownTree(chart, options);
+export function chartTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
+  const out = ownTree(chart, options);
   for (const dep of chart.dependencies) {
-    for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data, dependency: dep.chart });
+    for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data });
   }
   return out;
 }

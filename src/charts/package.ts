@@ -84,7 +84,7 @@ const vendored = new WeakMap<ChartSource, SharedFiles>();
 
 function vendoredFiles(chart: ChartSource): SharedFiles {
   let files = vendored.get(chart);
-  if (!files) vendored.set(chart, (files = new SharedFiles(chartTree(chart).map(({ path, data }) => ({ path, data })))));
+  if (!files) vendored.set(chart, (files = new SharedFiles(chartTree(chart))));
   return files;
 }
 
