@@ -340,11 +340,11 @@ export function headerPieceLike(coded: Required<CodedHeader>, raw: Buffer): Defl
   return { deflated, crc: crc32(raw), length: raw.length };
 }
 
-/** Writes `bytes` as fixed-Huffman literals over the 8-bit literal codes at `bit` of `deflated` (bytes below 144 only: their codes are 8 bits). */
-function writeLiterals(deflated: Buffer, bit: number, bytes: Uint8Array): void {
-  for (let d = 0; d < bytes.length; d++) {
-    const [code, length] = FIXED_LITERALS[bytes[d]!]!;
-    if (length !== 8) throw new Error(`byte ${bytes[d]} has no 8-bit literal code`);
+/** Writes `length` bytes of `bytes` from `start` as fixed-Huffman literals over the 8-bit literal codes at `bit` of `deflated` (bytes below 144 only: their codes are 8 bits). */
+function writeLiterals(deflated: Buffer, bit: number, bytes: Uint8Array, start = 0, length = bytes.length): void {
+  for (let d = 0; d < length; d++) {
+    const [code, bits] = FIXED_LITERALS[bytes[start + d]!]!;
+    if (bits !== 8) throw new Error(`byte ${bytes[start + d]} has no 8-bit literal code`);
     // The code's 8 bits, least significant first from `at`: the top of one byte and the bottom of the next.
     const at = bit + d * 8;
     const byte = at >>> 3;
@@ -377,10 +377,10 @@ const CRC_TABLE = Int32Array.from({ length: 256 }, (_, n) => {
   return c;
 });
 
-/** The CRC register after `bytes` from zero, unconditioned: linear in the bytes, unlike CRC-32 itself. */
-function crcRegister(bytes: Uint8Array): number {
+/** The CRC register after `length` bytes of `bytes` from `start`, from zero, unconditioned: linear in the bytes, unlike CRC-32 itself. */
+function crcRegister(bytes: Uint8Array, start = 0, length = bytes.length): number {
   let r = 0;
-  for (let i = 0; i < bytes.length; i++) r = CRC_TABLE[(r ^ bytes[i]!) & 0xff]! ^ (r >>> 8);
+  for (let i = start; i < start + length; i++) r = CRC_TABLE[(r ^ bytes[i]!) & 0xff]! ^ (r >>> 8);
   return r >>> 0;
 }
 
@@ -438,17 +438,22 @@ export class PiecePattern {
     return new PiecePattern(deflated, length, zeroCrc >>> 0, shaped);
   }
 
-  /** The piece with `values[i]` in the places of group i. */
-  fill(values: readonly Uint8Array[]): DeflatePiece {
-    if (values.length !== this.groups.length) throw new Error(`a pattern of ${this.groups.length} groups given ${values.length} values`);
+  /** How many bytes {@link fill} takes: every group's, one after another. */
+  get valuesLength(): number {
+    return this.groups.reduce((sum, group) => sum + group.length, 0);
+  }
+
+  /** The piece with each group's bytes in its places: `values` holds them one group after another, in the groups' order. */
+  fill(values: Uint8Array): DeflatePiece {
+    if (values.length !== this.valuesLength) throw new Error(`a pattern of ${this.valuesLength} varying bytes given ${values.length}`);
     const deflated = Buffer.from(this.deflated);
     let crc = this.zeroCrc;
-    this.groups.forEach((group, i) => {
-      const value = values[i]!;
-      if (value.length !== group.length) throw new Error(`a value of ${value.length} bytes for places of ${group.length}`);
-      crc ^= shiftRegister(group.shift, crcRegister(value));
-      for (const bit of group.bits) writeLiterals(deflated, bit, value);
-    });
+    let at = 0;
+    for (const group of this.groups) {
+      crc ^= shiftRegister(group.shift, crcRegister(values, at, group.length));
+      for (const bit of group.bits) writeLiterals(deflated, bit, values, at, group.length);
+      at += group.length;
+    }
     return { deflated, crc: crc >>> 0, length: this.length };
   }
 }

@@ -602,9 +602,6 @@ function runHeaders(run: SharedRun, folder: string, members: readonly LaidOutEnt
 
 const CHECKSUM_LENGTH = CHECKSUM_DIGITS.end - CHECKSUM_DIGITS.start;
 
-/** A header checksum's digits as the header holds them (see {@link octal}); a sum of 512 bytes always has six. */
-const checksumDigits = (sum: number): string => sum.toString(8).padStart(CHECKSUM_LENGTH, '0');
-
 /**
  * The run after its first header — its first data, then each later header and
  * its data — joined into a pattern whose varying places are the folder's
@@ -675,15 +672,14 @@ function patternedRun(laid: LaidOutRun, level: number, mtime: Date): DeflatePiec
   if (known.pattern === undefined) known.pattern = runPattern(run.files, layout, known, prefixLength);
   if (!known.pattern) return undefined;
   const { pattern, folderSum, checksums } = known.pattern;
-  const folder = Buffer.from(`${run.folder}/`, 'latin1');
+  // The folder's name, then each later header's six checksum digits.
+  const values = Buffer.allocUnsafe(prefixLength + (spec.paths.length - 1) * CHECKSUM_LENGTH);
+  values.write(`${run.folder}/`, 0, 'latin1');
   let sumChange = -folderSum;
-  for (const byte of folder) sumChange += byte;
-  const digits = Buffer.allocUnsafe((spec.paths.length - 1) * CHECKSUM_LENGTH);
-  const values: Uint8Array[] = [folder];
-  for (let i = 1; i < spec.paths.length; i++) {
-    const at = (i - 1) * CHECKSUM_LENGTH;
-    digits.write(checksumDigits(checksums[i]! + sumChange), at, 'latin1');
-    values.push(digits.subarray(at, at + CHECKSUM_LENGTH));
+  for (let i = 0; i < prefixLength; i++) sumChange += values[i]!;
+  for (let i = 1, at = prefixLength; i < spec.paths.length; i++, at += CHECKSUM_LENGTH) {
+    const sum = checksums[i]! + sumChange;
+    for (let d = 0; d < CHECKSUM_LENGTH; d++) values[at + d] = 0x30 + ((sum >>> (3 * (CHECKSUM_LENGTH - 1 - d))) & 7);
   }
   return pattern.fill(values);
 }
