@@ -306,10 +306,9 @@ export function codeHeader(raw: Buffer, previous?: { readonly bytes: Buffer; rea
       continue;
     }
     const limit = digits && i < digits.start ? digits.start : raw.length;
-    let same = 0;
-    if (ref) while (i + same < refEnd && i + same < limit && same < MAX_MATCH && raw[i + same] === ref.bytes[i + same]) same++;
-    let repeat = 0;
-    if (i > 0) while (i + repeat < limit && repeat < MAX_MATCH && raw[i + repeat] === raw[i - 1]) repeat++;
+    const same = ref ? matchLength(raw, i, ref.bytes, i, Math.min(refEnd, limit, i + MAX_MATCH) - i) : 0;
+    // A run of the byte before: the bytes from `i` equal those from `i - 1`.
+    const repeat = i > 0 ? matchLength(raw, i, raw, i - 1, Math.min(limit, i + MAX_MATCH) - i) : 0;
     if (i === 0) reusable = same >= 3 && same >= prefixLength;
     if (same >= 3 && same >= repeat) {
       copy(out, same, ref!.distance);
@@ -326,6 +325,14 @@ export function codeHeader(raw: Buffer, previous?: { readonly bytes: Buffer; rea
   out.put(0, 3); // an empty stored block (BFINAL 0, BTYPE 00) re-aligns to a byte, as a sync flush does
   const piece = { deflated: out.finish(SYNC_MARKER), crc: crc32(raw), length: raw.length };
   return reusable && checksumBit !== undefined ? { piece, checksumBit } : { piece };
+}
+
+/** How many bytes from `a[aStart]` equal those from `b[bStart]`, at most `max`: 32 at a time by the native comparison, then one by one. */
+function matchLength(a: Buffer, aStart: number, b: Buffer, bStart: number, max: number): number {
+  let n = 0;
+  while (n + 32 <= max && a.compare(b, bStart + n, bStart + n + 32, aStart + n, aStart + n + 32) === 0) n += 32;
+  while (n < max && a[aStart + n] === b[bStart + n]) n++;
+  return n;
 }
 
 /**
