@@ -29,6 +29,13 @@ export interface ServeOptions {
   afterCommand?(): void;
   /** Run first, before any client's command (what the server prepares from); its failure is nobody's. */
   prepare?(): Promise<void>;
+  /**
+   * Run once, the first time no command has come for `afterIdleMillis`
+   * (a command that comes meanwhile waits for it): work that readies the
+   * server for what no client asked yet, such as warming its code up. Its
+   * failure is nobody's.
+   */
+  readonly warmUp?: { readonly afterIdleMillis: number; run(): Promise<void> };
   /** False once the server's own code is gone (flotilla rebuilt or reinstalled): no client will find it, so it stops. */
   installed?(): boolean;
 }
@@ -44,6 +51,28 @@ export async function serve(options: ServeOptions): Promise<void> {
   let lastActive = Date.now();
   let queue: Promise<unknown> = Promise.resolve();
   let stopping = false;
+  /** Commands queued or running. */
+  let pending = 0;
+  let warmUpQueued = false;
+  let warmedUp = false;
+  let warmUpTimer: NodeJS.Timeout | undefined;
+  /** (Re)starts the wait for the warm-up: it runs after a quiet spell, once. */
+  const awaitQuiet = (): void => {
+    if (warmUpQueued || stopping || !options.warmUp) return;
+    const warmUp = options.warmUp;
+    clearTimeout(warmUpTimer);
+    warmUpTimer = setTimeout(() => {
+      if (warmUpQueued || stopping) return;
+      if (pending > 0) return awaitQuiet();
+      warmUpQueued = true;
+      queue = queue.then(() =>
+        warmUp
+          .run()
+          .catch(() => undefined)
+          .finally(() => (warmedUp = true)),
+      );
+    }, warmUp.afterIdleMillis);
+  };
 
   const server = createServer((socket) => handle(socket));
   // Bound under a name of its own, then renamed into place in one step: a
@@ -58,6 +87,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
   renameSync(temporary, place.socket);
   if (options.prepare) queue = options.prepare().catch(() => undefined);
+  void queue.then(awaitQuiet);
   const own = lstatSync(place.socket).ino;
   const ownsName = (): boolean => {
     try {
@@ -72,6 +102,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(watchdog);
+    clearTimeout(warmUpTimer);
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
     // Commands already queued still run; the socket goes at once.
@@ -92,6 +123,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     apps: options.apps(),
     preparedBuilds: options.preparedBuilds?.() ?? { made: 0, used: 0 },
     idleSeconds: Math.round((Date.now() - lastActive) / 1000),
+    warmedUp,
     stopsAfterIdleSeconds: Math.round(options.idleMillis / 1000),
     peakMemoryMiB: Math.round(process.resourceUsage().maxRSS / 1024),
   });
@@ -116,7 +148,14 @@ export async function serve(options: ServeOptions): Promise<void> {
         // A client gone before its command ran or ended (Ctrl-C) cancels it.
         const cancel = new AbortController();
         socket.on('close', () => cancel.abort());
-        queue = queue.then(() => runOne(request, reply, cancel.signal)).finally(() => socket.end());
+        pending++;
+        queue = queue
+          .then(() => runOne(request, reply, cancel.signal))
+          .finally(() => {
+            pending--;
+            socket.end();
+            awaitQuiet();
+          });
       } else socket.destroy(); // stopping, or of another environment: the client builds by itself
     });
   }

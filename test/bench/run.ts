@@ -17,7 +17,8 @@
  * author's terminal: the server's first build and BENCH_WATCH_EDITS one-file
  * edits, each a new CLI process (the median), and a cold build of another
  * app the server has never seen (the same shape, every file's text its own),
- * into a new output folder: a first build at a terminal while a server runs.
+ * into a new output folder, once the server has warmed up (it does when
+ * quiet): a first build at a terminal while a server runs.
  * After the rounds, builds
  * from nothing in this process, its code warm (the bound faster code alone
  * could bring a cold build to). Then, once: Node's own start-up, and the
@@ -176,6 +177,8 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   }
   const newApp = `${app}-new-${n}`;
   copyAsAnotherApp(app, newApp, `round ${n}`);
+  // An author turns to another app some time after their last build: by then the server, quiet, has warmed up.
+  await serverWarmedUp();
   const newOut = join(work, `out-new-${n}`);
   const servedNewApp = runCli(['build', newApp, '-d', newOut], 'unset');
   rmSync(newApp, { recursive: true, force: true });
@@ -217,6 +220,16 @@ function copyAsAnotherApp(app: string, copy: string, tag: string): void {
     }
   };
   visit(copy);
+}
+
+/** Waits until the server says it has warmed up (it does once quiet for a moment after its first builds). */
+async function serverWarmedUp(): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    const [server] = JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { warmedUp?: boolean }[];
+    if (server?.warmedUp) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error('the build server did not warm up');
 }
 
 /** Waits until `flotilla build-server status` lists a server. */

@@ -6,7 +6,7 @@
  * never used.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
@@ -32,7 +32,7 @@ function user() {
     const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', cwd: options.cwd, env: env(options.server, options.extra) });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
-  const servers = (): { pid: number; commandsRun: number; apps: string[]; socket: string }[] => JSON.parse(run(['build-server', 'status', '-o', 'json']).stdout);
+  const servers = (): { pid: number; commandsRun: number; apps: string[]; socket: string; warmedUp: boolean }[] => JSON.parse(run(['build-server', 'status', '-o', 'json']).stdout);
   const waitForServer = async () => {
     for (let i = 0; i < 200 && servers().length === 0; i++) await new Promise((done) => setTimeout(done, 50));
     const [server] = servers();
@@ -105,6 +105,28 @@ describe('the build server', () => {
     const served = u.run(['build', app, '-d', out, '-o', 'json']);
     expect(served.status, served.stderr).toBe(0);
     expect(readFileSync(tarball).equals(first)).toBe(true);
+    expect(u.servers()[0]?.commandsRun).toBe(1);
+  });
+
+  it('warms up once quiet, building the app from nothing in memory: it writes nothing, in the output folder or the app', async () => {
+    const u = newUser();
+    const app = writeApp();
+    const out = tempDir();
+    // Without a cache the build writes its tarball only: whatever else lands in the folder afterwards was written by the server.
+    expect(u.run(['build', app, '-d', out, '--no-cache'], { server: '1' }).status).toBe(0);
+    rmSync(join(out, 'demo-1.0-1.tgz'));
+    const listing = (dir: string) => readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => `${join(e.parentPath, e.name)} ${e.isFile() ? statSync(join(e.parentPath, e.name)).mtimeMs : ''}`).sort();
+    const appBefore = listing(app);
+    await u.waitForServer();
+    for (let i = 0; i < 200 && !u.servers()[0]?.warmedUp; i++) await new Promise((done) => setTimeout(done, 50));
+    expect(u.servers()[0]?.warmedUp).toBe(true);
+    // Long enough for a warm-up of a small app to end.
+    await new Promise((done) => setTimeout(done, 1000));
+    expect(readdirSync(out)).toEqual([]);
+    expect(listing(app)).toEqual(appBefore);
+    expect(u.servers()[0]?.commandsRun).toBe(0);
+    const served = u.run(['build', app, '-d', out, '--no-cache']);
+    expect(served.status, served.stderr).toBe(0);
     expect(u.servers()[0]?.commandsRun).toBe(1);
   });
 

@@ -69,6 +69,48 @@ describe('serve', () => {
     expect(await runOnServer(at.socket, request(at, ['ok']), collect().output)).toBeUndefined();
   });
 
+  it('warms up once, when first quiet after its first commands; a command that comes meanwhile waits for it', async () => {
+    const at = place();
+    const events: string[] = [];
+    const sleep = (millis: number) => new Promise((done) => setTimeout(done, millis));
+    const served = serve({
+      place: at,
+      idleMillis: 60_000,
+      apps: () => [],
+      prepare: async () => void events.push('prepared'),
+      warmUp: {
+        afterIdleMillis: 300,
+        run: async () => {
+          events.push('warm-up start');
+          await sleep(150);
+          events.push('warm-up end');
+        },
+      },
+      run: async (req) => {
+        events.push(`run ${req.argv[0]}`);
+        await sleep(20);
+        return 0;
+      },
+    });
+    await sleep(50);
+    // Commands closer together than the quiet spell: no warm-up between them.
+    for (const name of ['a', 'b', 'c']) {
+      expect(await runOnServer(at.socket, request(at, [name]), collect().output)).toBe(0);
+      await sleep(20);
+    }
+    expect((await serverStatus(at.socket))?.warmedUp).toBe(false);
+    // Quiet: the warm-up starts; a command sent while it runs waits for it.
+    await sleep(380);
+    const during = runOnServer(at.socket, request(at, ['during']), collect().output);
+    expect(await during).toBe(0);
+    expect((await serverStatus(at.socket))?.warmedUp).toBe(true);
+    // Once only.
+    await sleep(450);
+    expect(events).toEqual(['prepared', 'run a', 'run b', 'run c', 'warm-up start', 'warm-up end', 'run during']);
+    await askServer(at.socket, { kind: 'stop' });
+    await served;
+  });
+
   it('cancels the command of a client gone before it ended, and never starts one whose client left while it waited', async () => {
     const at = place();
     const seen: string[] = [];

@@ -12,6 +12,9 @@ import { integerAtLeast, outputOption, printData, UsageError } from '../options.
 /** How long `stop` waits for a server to exit. */
 const STOP_WAIT_MILLIS = 30_000;
 
+/** The quiet spell after which a server warms up (once): longer than the pause between a build and the next one a script fires, shorter than an author's. */
+const WARM_UP_AFTER_IDLE_MILLIS = 500;
+
 /** The command a build server runs for its clients: nothing else (see docs/architecture.md, "Build server"). */
 const SERVED_COMMAND = 'build';
 
@@ -43,6 +46,12 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         installed: () => existsSync(installation.bundle),
         // The build that started the server, again in memory only: the next one starts from what it learnt.
         prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
+        // Once quiet, that build again from nothing (no cache, in memory, nothing written): what only a build from
+        // nothing runs is then warm too, for the first build of an app the server has never seen.
+        warmUp: prepareFrom && {
+          afterIdleMillis: WARM_UP_AFTER_IDLE_MILLIS,
+          run: () => runAsClient({ argv: [...prepareFrom.argv, '--no-cache', '--no-typecheck'], cwd: prepareFrom.cwd }, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined),
+        },
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
         run: async (request, output, cancelled) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept, cancelled }),
