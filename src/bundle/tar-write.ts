@@ -664,7 +664,9 @@ const runLayout = (level: number, lengths: readonly (readonly [header: number, d
 function patternedRun(laid: LaidOutRun, level: number, mtime: Date): DeflatePiece | undefined {
   const { run, spec } = laid;
   const prefixLength = run.folder.length + 1;
-  const plain = spec.asciiPaths && spec.paths.length >= 2 && plainHeader(`${run.folder}/${'x'.repeat(spec.longestPath)}`, spec.largest, mtime);
+  // Every member's header is plain when the longest name is (the folder, then printable ASCII as long as the longest path) and so is the largest file.
+  const longestName = `${run.folder}/${'x'.repeat(spec.longestPath)}`;
+  const plain = spec.asciiPaths && spec.paths.length >= 2 && plainHeader(longestName, spec.largest, mtime);
   if (!plain) return undefined;
   const layout = plainLayout(run.files, level);
   const known = knownRuns(run.files).get(runShape(layout, prefixLength, mtime, true));
