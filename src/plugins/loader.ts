@@ -35,7 +35,8 @@ export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
  */
 export async function loadPluginBundleFiles(files: ReadonlyMap<string, Uint8Array>, label: string): Promise<LoadedBundle> {
   const { manifest, entryBytes } = readVerified(files, label);
-  const modules = await importBundle(entryBytes);
+  // A bundle of no plugins (an app without plugins/) runs no code: nothing to import.
+  const modules = manifest.plugins.length > 0 ? await importBundle(entryBytes) : [];
   const inBundle = modules.map((m) => m.file).join(', ');
   const inManifest = manifest.plugins.map((p) => p.file).join(', ');
   if (inBundle !== inManifest) throw new PluginBundleError(`${label}: the bundle holds [${inBundle}] but its manifest lists [${inManifest}]`);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -104,12 +105,20 @@ describe('bundlePlugins', () => {
     );
   });
 
-  it('bundles an app without plugins into an empty, loadable bundle', async () => {
+  it('bundles an app without plugins into an empty, loadable bundle, whose code is never run', async () => {
     const bundle = await bundlePlugins(writeApp());
     expect(bundle.manifest.plugins).toEqual([]);
     const dir = tempDir();
     await writePluginBundle(bundle, dir);
     expect((await loadPluginBundle(dir)).plugins).toEqual([]);
+    // Its entry replaced by code that says when it runs, the manifest vouching for it: loading lists no plugin, so runs none of it.
+    const entry = join(dir, bundle.manifest.entry);
+    writeFileSync(entry, 'globalThis.emptyBundleRan = true;\nexport const plugins = [];\n');
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
+    manifest.files[bundle.manifest.entry] = createHash('sha256').update(readFileSync(entry)).digest('hex');
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
+    expect((await loadPluginBundle(dir)).plugins).toEqual([]);
+    expect((globalThis as { emptyBundleRan?: boolean }).emptyBundleRan).toBeUndefined();
   });
 });
 
