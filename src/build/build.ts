@@ -383,7 +383,7 @@ function refuseOwnOutput(root: string, readFolders: readonly string[], options: 
 function realPathOf(path: string): string {
   const parent = dirname(path);
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return parent === path ? path : join(realPathOf(parent), basename(path));
   }

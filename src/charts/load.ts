@@ -71,7 +71,7 @@ export function createChartLoader(): ChartLoader {
 
 function realpathOrUndefined(path: string): string | undefined {
   try {
-    return realpathSync(path);
+    return realpathSync.native(path);
   } catch {
     return undefined;
   }
@@ -140,7 +140,7 @@ async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<s
       }
       if (isDir) {
         if (rules.ignores(childRel, true)) continue;
-        const childReal = entry.isSymbolicLink() ? realpathSync(childAbs) : join(real, entry.name);
+        const childReal = entry.isSymbolicLink() ? realpathSync.native(childAbs) : join(real, entry.name);
         if (ancestors.has(childReal)) throw new ChartError(`${childAbs}: symbolic link loop`);
         visit(childAbs, childRel, childReal, new Set([...ancestors, childReal]));
         continue;
@@ -150,7 +150,7 @@ async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<s
       files.set(childRel, stripBom(readFileSync(childAbs)));
     }
   };
-  const real = realpathSync(root);
+  const real = realpathSync.native(root);
   visit(root, '', real, new Set([real]));
   return files;
 }

@@ -46,7 +46,7 @@ function inside(root: string, path: string): boolean {
  * links followed out of the root, or throws a {@link SourceTreeError}.
  */
 export function checkSourceTree(dir: string, root: string, options: SourceTreeOptions): ExternalLink[] {
-  const realRoot = realpathSync(resolve(root));
+  const realRoot = realpathSync.native(resolve(root));
   const external: ExternalLink[] = [];
   // Relative to where the user is when that is shorter and plain; absolute otherwise.
   const show = (path: string): string => {
@@ -67,7 +67,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
       let isDir = entry.isDirectory();
       if (entry.isSymbolicLink()) {
         try {
-          childReal = realpathSync(child);
+          childReal = realpathSync.native(child);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code;
           if (code === 'ENOENT') continue; // dangling: points at nothing, so it leaks nothing; the readers say what they make of it
@@ -96,7 +96,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
   const start = resolve(dir);
   let startReal: string;
   try {
-    startReal = realpathSync(start);
+    startReal = realpathSync.native(start);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return external;
     throw new SourceTreeError(start, `${show(start)}: ${fileErrorText(error)}`);
