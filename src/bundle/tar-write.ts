@@ -12,7 +12,9 @@
  * - gzip with mtime 0, no file name, OS byte "Unix", joined from deflate
  *   pieces (gzip-pieces.ts): a piece depends only on its own bytes, so what
  *   was compressed once — a vendored library's file, an unchanged entry of
- *   the previous build — is copied into the next archive, not compressed again.
+ *   the previous build — is copied into the next archive, not compressed again;
+ * - a run of shared files ({@link TarRun}) gives the bytes its files would
+ *   give as entries, and is checked as they would be.
  * Header encoding comes from node-tar; the policy above is ours.
  */
 import { createHash } from 'node:crypto';
