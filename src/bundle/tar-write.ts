@@ -223,8 +223,8 @@ function runSpec(shared: SharedFiles): RunSpec {
     keys,
     folders,
     asciiPaths: paths.every((path) => /^[\x20-\x7e]+$/.test(path)),
-    longestPath: Math.max(0, ...paths.map((path) => path.length)),
-    largest: Math.max(0, ...shared.files.map((file) => file.data.length)),
+    longestPath: paths.reduce((longest, path) => Math.max(longest, path.length), 0),
+    largest: shared.files.reduce((largest, file) => Math.max(largest, file.data.length), 0),
     plainLength: shared.files.reduce((sum, file) => sum + BLOCK + file.data.length + padLength(file.data.length), 0),
   };
   runSpecs.set(shared, spec);
