@@ -323,6 +323,8 @@ async function packageCharts(
   const loader = createChartLoader();
   const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {
+    // Stopped between charts when its client is gone (or a warm-up is cut short): no chart is left half made.
+    options.cancelled?.throwIfAborted();
     const dir = app.path(release.chartPath);
     // Against a previous release every chart is compared by content, so none may be skipped unread.
     const unchanged = previous ? undefined : cache?.unchanged(dir);

@@ -30,12 +30,13 @@ export interface ServeOptions {
   /** Run first, before any client's command (what the server prepares from); its failure is nobody's. */
   prepare?(): Promise<void>;
   /**
-   * Run once, the first time no command has come for `afterIdleMillis`
-   * (a command that comes meanwhile waits for it): work that readies the
-   * server for what no client asked yet, such as warming its code up. Its
-   * failure is nobody's.
+   * Run once no command has come for `afterIdleMillis`: work that readies
+   * the server for what no client asked yet, such as warming its code up. A
+   * command that comes meanwhile aborts `cut` (and waits for `run` to stop);
+   * a warm-up cut short runs again at the next quiet spell, until one ends
+   * uncut. Its failure is nobody's.
    */
-  readonly warmUp?: { readonly afterIdleMillis: number; run(): Promise<void> };
+  readonly warmUp?: { readonly afterIdleMillis: number; run(cut: AbortSignal): Promise<void> };
   /** False once the server's own code is gone (flotilla rebuilt or reinstalled): no client will find it, so it stops. */
   installed?(): boolean;
 }
@@ -56,6 +57,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   let warmUpQueued = false;
   let warmedUp = false;
   let warmUpTimer: NodeJS.Timeout | undefined;
+  /** The warm-up under way, to cut short when a command comes. */
+  let warmingUp: AbortController | undefined;
   /** (Re)starts the wait for the warm-up: it runs after a quiet spell, once. */
   const awaitQuiet = (): void => {
     if (warmUpQueued || stopping || !options.warmUp) return;
@@ -65,12 +68,14 @@ export async function serve(options: ServeOptions): Promise<void> {
       if (warmUpQueued || stopping) return;
       if (pending > 0) return awaitQuiet();
       warmUpQueued = true;
-      queue = queue.then(() =>
-        warmUp
-          .run()
-          .catch(() => undefined)
-          .finally(() => (warmedUp = true)),
-      );
+      queue = queue.then(async () => {
+        const cut = new AbortController();
+        warmingUp = cut;
+        await warmUp.run(cut.signal).catch(() => undefined);
+        warmingUp = undefined;
+        if (cut.signal.aborted) warmUpQueued = false; // again at the next quiet spell
+        else warmedUp = true;
+      });
     }, warmUp.afterIdleMillis);
   };
 
@@ -148,6 +153,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         // A client gone before its command ran or ended (Ctrl-C) cancels it.
         const cancel = new AbortController();
         socket.on('close', () => cancel.abort());
+        warmingUp?.abort();
         pending++;
         queue = queue
           .then(() => runOne(request, reply, cancel.signal))

@@ -266,6 +266,21 @@ describe('KeptBuilds', () => {
 });
 
 describe('a cancelled build (a build server whose client is gone)', () => {
+  it('stops between charts, not only before it writes', async () => {
+    const app = writeApp();
+    // A signal that turns aborted at its second look: a build that looks only before it writes never gets there (this app has two charts).
+    let looks = 0;
+    const cancelled = {
+      get aborted() {
+        return looks >= 2;
+      },
+      throwIfAborted() {
+        if (++looks >= 2) throw new Error('the client is gone');
+      },
+    } as unknown as AbortSignal;
+    await expect(buildApp(app, { outDir: tempDir(), cancelled, cacheDir: false })).rejects.toThrow('the client is gone');
+  });
+
   it('writes no tarball, built or prepared, and the command line says it failed', async () => {
     const app = writeApp();
     const out = tempDir();

@@ -69,7 +69,7 @@ describe('serve', () => {
     expect(await runOnServer(at.socket, request(at, ['ok']), collect().output)).toBeUndefined();
   });
 
-  it('warms up once, when first quiet after its first commands; a command that comes meanwhile waits for it', async () => {
+  it('warms up when first quiet after its first commands, cut short by a command that comes meanwhile and taken up again at the next quiet spell', async () => {
     const at = place();
     const events: string[] = [];
     const sleep = (millis: number) => new Promise((done) => setTimeout(done, millis));
@@ -80,9 +80,12 @@ describe('serve', () => {
       prepare: async () => void events.push('prepared'),
       warmUp: {
         afterIdleMillis: 300,
-        run: async () => {
+        run: async (cut) => {
           events.push('warm-up start');
-          await sleep(150);
+          for (let step = 0; step < 40; step++) {
+            if (cut.aborted) return void events.push('warm-up cut short');
+            await sleep(10);
+          }
           events.push('warm-up end');
         },
       },
@@ -99,14 +102,14 @@ describe('serve', () => {
       await sleep(20);
     }
     expect((await serverStatus(at.socket))?.warmedUp).toBe(false);
-    // Quiet: the warm-up starts; a command sent while it runs waits for it.
-    await sleep(380);
-    const during = runOnServer(at.socket, request(at, ['during']), collect().output);
-    expect(await during).toBe(0);
+    // Quiet: the warm-up starts; a command sent while it runs cuts it short and runs.
+    await sleep(430);
+    expect(await runOnServer(at.socket, request(at, ['during']), collect().output)).toBe(0);
+    expect((await serverStatus(at.socket))?.warmedUp).toBe(false);
+    // The next quiet spell takes it up again, to its end; then never again.
+    await sleep(1200);
     expect((await serverStatus(at.socket))?.warmedUp).toBe(true);
-    // Once only.
-    await sleep(450);
-    expect(events).toEqual(['prepared', 'run a', 'run b', 'run c', 'warm-up start', 'warm-up end', 'run during']);
+    expect(events).toEqual(['prepared', 'run a', 'run b', 'run c', 'warm-up start', 'warm-up cut short', 'run during', 'warm-up start', 'warm-up end']);
     await askServer(at.socket, { kind: 'stop' });
     await served;
   });

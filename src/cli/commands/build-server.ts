@@ -47,10 +47,11 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         // The build that started the server, again in memory only: the next one starts from what it learnt.
         prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
         // Once quiet, that build again from nothing (no cache, in memory, nothing written): what only a build from
-        // nothing runs is then warm too, for the first build of an app the server has never seen.
+        // nothing runs is then warm too, for the first build of an app the server has never seen. A client's command
+        // cuts it short (the build stops at its next chart).
         warmUp: prepareFrom && {
           afterIdleMillis: WARM_UP_AFTER_IDLE_MILLIS,
-          run: () => runAsClient({ argv: [...prepareFrom.argv, '--no-cache', '--no-typecheck'], cwd: prepareFrom.cwd }, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined),
+          run: (cut) => runAsClient({ argv: [...prepareFrom.argv, '--no-cache', '--no-typecheck'], cwd: prepareFrom.cwd }, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true, cancelled: cut }).then(() => undefined),
         },
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
