@@ -83,8 +83,9 @@ export function storedPiece(raw: Buffer | readonly Buffer[]): DeflatePiece {
 
 const POLY = 0xedb88320;
 
-/** a·b modulo the CRC-32 polynomial (bit-reflected, as zlib's multmodp). */
+/** a·b modulo the CRC-32 polynomial (bit-reflected, as zlib's multmodp; 0 when a is, where zlib's would not end). */
 function multModP(a: number, b: number): number {
+  if (a === 0) return 0;
   let m = 0x80000000;
   let p = 0;
   for (;;) {
@@ -98,6 +99,9 @@ function multModP(a: number, b: number): number {
   return p >>> 0;
 }
 
+/** 1 (x^0) in this bit-reflected form: the shift past no bytes. */
+const ONE = 0x80000000;
+
 /** x^(2^k) modulo the polynomial, k = 0..31 (zlib's x2n_table). */
 const X2N: number[] = (() => {
   const table = [1 << 30];
@@ -107,7 +111,7 @@ const X2N: number[] = (() => {
 
 /** x^(8·bytes) modulo the polynomial: the operator that shifts a CRC past `bytes` zero bytes. */
 function shiftOperator(bytes: number): number {
-  let p = 0x80000000;
+  let p = ONE;
   let k = 3;
   for (let n = bytes; n > 0; n = Math.floor(n / 2), k++) if (n % 2 === 1) p = multModP(X2N[k & 31]!, p);
   return p;
@@ -428,10 +432,10 @@ export class PiecePattern {
     ends.sort((a, b) => b.end - a.end);
     const shifts = groups.map(() => 0);
     let after = length;
-    let operator = 0;
+    let operator = ONE;
     for (const { end, group } of ends) {
       const gap = cachedShiftOperator(after - end);
-      operator = operator === 0 ? gap : multModP(gap, operator);
+      operator = multModP(gap, operator);
       after = end;
       shifts[group] ^= operator;
     }
@@ -441,7 +445,7 @@ export class PiecePattern {
       bits: places.flatMap((place) => (place.bit === undefined ? [] : [place.bit])),
     }));
     let zeroCrc = crc;
-    shaped.forEach((group, i) => (zeroCrc ^= shiftRegister(group.shift, crcRegister(groups[i]!.original))));
+    shaped.forEach((group, i) => (zeroCrc ^= multModP(group.shift, crcRegister(groups[i]!.original))));
     return new PiecePattern(deflated, length, zeroCrc >>> 0, shaped);
   }
 
@@ -457,17 +461,12 @@ export class PiecePattern {
     let crc = this.zeroCrc;
     let at = 0;
     for (const group of this.groups) {
-      crc ^= shiftRegister(group.shift, crcRegister(values, at, group.length));
+      crc ^= multModP(group.shift, crcRegister(values, at, group.length));
       for (const bit of group.bits) writeLiterals(deflated, bit, values, at, group.length);
       at += group.length;
     }
     return { deflated, crc: crc >>> 0, length: this.length };
   }
-}
-
-/** A CRC register moved by a shift operator (or a sum of them); 0 when either is 0, where multModP would not end. */
-function shiftRegister(shift: number, register: number): number {
-  return shift === 0 || register === 0 ? 0 : multModP(shift, register);
 }
 
 /** LEN 0, NLEN 0xffff: the body of the empty stored block that ends a sync flush. */
