@@ -5,9 +5,9 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
@@ -16,7 +16,7 @@ import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.j
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree } from '../flux/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
@@ -370,24 +370,14 @@ function refuseOwnOutput(root: string, readFolders: readonly string[], options: 
   const written = [['the output folder', options.outDir ?? '.'], ...(cacheDir === undefined ? [] : [['the cache folder', cacheDir]])] as const;
   // Compared as the file system resolves them, so that a link to a source folder is that folder. A folder of
   // the app is its real root and its own path: one look-up a build, not one a chart (this runs on every build).
-  const realRoot = realPathOf(root);
-  const folders = readFolders.map((folder) => [folder, folder.startsWith(`${root}${sep}`) ? join(realRoot, relative(root, folder)) : realPathOf(folder)] as const);
+  const realRoot = realpathLoose(root);
+  const folders = readFolders.map((folder) => [folder, isWithin(folder, root) ? join(realRoot, relative(root, folder)) : realpathLoose(folder)] as const);
   for (const [what, dir] of written) {
-    const abs = realPathOf(resolve(dir));
-    const inside = folders.find(([, real]) => abs === real || abs.startsWith(`${real}${sep}`))?.[0];
+    const abs = realpathLoose(dir);
+    const inside = folders.find(([, real]) => isWithin(abs, real))?.[0];
     if (inside) {
       throw new FlotillaError(`${dir}: ${what} is inside the app's ${relative(root, inside) || '.'}/, which the build reads: the tarball would carry its own output; write it outside the app's source folders and charts (-d)`);
     }
-  }
-}
-
-/** `path` with every symbolic link in the part that exists resolved (the rest as written). */
-function realPathOf(path: string): string {
-  const parent = dirname(path);
-  try {
-    return realpathSync.native(path);
-  } catch {
-    return parent === path ? path : join(realPathOf(parent), basename(path));
   }
 }
 

@@ -6,7 +6,7 @@
  * files and signatures.
  */
 export { UnsafeArchiveError, type ArchiveProblem } from './errors.js';
-export { checkEntryPath, compareBytewise, realpathLoose, type PathCheck } from './paths.js';
+export { checkEntryPath, compareBytewise, type PathCheck } from './paths.js';
 export {
   ArchiveWriteError,
   FIXED_MTIME,

@@ -3,8 +3,6 @@
  * that whatever we write, we would also accept, and nothing we accept can
  * point outside the folder it is extracted into.
  */
-import { realpath } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
 
 export type PathCheck =
   | { readonly ok: true; readonly path: string }
@@ -61,20 +59,4 @@ export function compareBytewise(a: string, b: string): number {
     return x - y;
   }
   return a.length - b.length;
-}
-
-/** Real path of `path`, even when its tail does not exist yet. */
-export async function realpathLoose(path: string): Promise<string> {
-  const rest: string[] = [];
-  let current = resolve(path);
-  for (;;) {
-    try {
-      return join(await realpath(current), ...rest.reverse());
-    } catch {
-      const parent = dirname(current);
-      if (parent === current) return resolve(path);
-      rest.push(current.slice(parent.length).replace(/^[/\\]/, ''));
-      current = parent;
-    }
-  }
 }

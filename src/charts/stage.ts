@@ -9,8 +9,8 @@
  * (Packaged archives keep .helmignore: Helm never evaluates it in an archive.)
  */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { realpathLoose } from '../bundle/index.js';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { isWithin, realpathLoose } from '../files/index.js';
 import { ChartError } from './errors.js';
 import { chartTree } from './layout.js';
 import type { ChartSource } from './types.js';
@@ -22,8 +22,6 @@ function sourceDirs(chart: ChartSource, out: Set<string> = new Set()): Set<strin
 }
 
 
-const within = (child: string, parent: string): boolean => child === parent || child.startsWith(parent + sep);
-
 /**
  * Writes the chart to `<targetDir>/<chart name>/` and returns that path.
  * Refuses to write inside any of the chart's source folders, or into a
@@ -31,10 +29,10 @@ const within = (child: string, parent: string): boolean => child === parent || c
  */
 export async function stageChart(chart: ChartSource, targetDir: string): Promise<string> {
   const out = resolve(targetDir, chart.name);
-  const realOut = await realpathLoose(out);
+  const realOut = realpathLoose(out);
   for (const dir of sourceDirs(chart)) {
-    const realDir = await realpathLoose(dir);
-    if (within(realOut, realDir) || within(realDir, realOut)) {
+    const realDir = realpathLoose(dir);
+    if (isWithin(realOut, realDir) || isWithin(realDir, realOut)) {
       throw new ChartError(`refusing to stage chart ${JSON.stringify(chart.name)} into ${out}: it overlaps the source folder ${dir}`);
     }
   }

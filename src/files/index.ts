@@ -11,3 +11,4 @@ export { directorySource, emptyReadMemory, memorySource, type EntryKind, type Fi
 export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, readInputFile, systemFileError } from './errors.js';
 export { userCacheDir } from './user-cache.js';
 export { processAlive, removeLeftBehind } from './process.js';
+export { isWithin, realpathLoose } from './real-path.js';

@@ -8,9 +8,10 @@
  * are clean errors naming the path.
  */
 import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { fileErrorText } from './errors.js';
+import { isWithin } from './real-path.js';
 
 /** A link followed out of its root (only with `followExternal`). */
 export interface ExternalLink {
@@ -36,10 +37,6 @@ export interface SourceTreeOptions {
 
 /** Folders that hold dependencies or history, never content of their own: not walked. */
 const NOT_CONTENT = new Set(['.git', 'node_modules']);
-
-function inside(root: string, path: string): boolean {
-  return path === root || path.startsWith(root + sep);
-}
 
 /**
  * Checks every link below `dir` (a folder or file inside `root`): returns the
@@ -73,7 +70,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
           if (code === 'ENOENT') continue; // dangling: points at nothing, so it leaks nothing; the readers say what they make of it
           throw new SourceTreeError(child, `${show(child)}: ${fileErrorText(error)}`);
         }
-        if (!inside(realRoot, childReal)) {
+        if (!isWithin(childReal, realRoot)) {
           if (!options.followExternal) {
             throw new SourceTreeError(child, `${show(child)} → ${childReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`);
           }
@@ -101,7 +98,7 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return external;
     throw new SourceTreeError(start, `${show(start)}: ${fileErrorText(error)}`);
   }
-  if (!inside(realRoot, startReal)) {
+  if (!isWithin(startReal, realRoot)) {
     if (!options.followExternal) throw new SourceTreeError(start, `${show(start)} → ${startReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`);
     external.push({ link: start, target: startReal });
   }

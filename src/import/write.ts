@@ -12,8 +12,9 @@
  * - Every path is checked to stay inside the staging folder.
  */
 import { lstat, mkdir, mkdtemp, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { checkEntryPath, realpathLoose } from '../bundle/index.js';
+import { dirname, join, resolve, sep } from 'node:path';
+import { checkEntryPath } from '../bundle/index.js';
+import { isWithin, realpathLoose } from '../files/index.js';
 import { ImportTargetError } from './errors.js';
 
 /** The folders an import owns in APP_DIR. */
@@ -27,18 +28,12 @@ export interface Target {
 }
 
 
-/** `child` is `parent` or lies below it. */
-const inside = (child: string, parent: string): boolean => {
-  const rel = relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-};
-
 /** Checks APP_DIR before anything is read or written; does not create it. */
 export async function checkTarget(appDir: string, readFrom: readonly string[], force: boolean): Promise<Target> {
-  const dir = await realpathLoose(appDir);
+  const dir = realpathLoose(appDir);
   for (const place of readFrom) {
-    const real = await realpathLoose(place);
-    if (inside(real, dir) || inside(dir, real)) {
+    const real = realpathLoose(place);
+    if (isWithin(real, dir) || isWithin(dir, real)) {
       throw new ImportTargetError(`APP_DIR ${dir} overlaps ${real}, which the import reads; choose a folder outside it`);
     }
   }
