@@ -32,7 +32,7 @@ export interface ServerStatus {
   /** The apps whose state the server keeps, most recently built first. */
   readonly apps: readonly string[];
   readonly idleSeconds: number;
-  /** Whether the warm-up it runs once when first quiet has run (never, for a server without one). */
+  /** Whether the warm-up it runs once when first quiet has run and succeeded (never, for a server without one). */
   readonly warmedUp: boolean;
   /** Seconds without a command after which it stops by itself. */
   readonly stopsAfterIdleSeconds: number;

@@ -34,7 +34,7 @@ export interface ServeOptions {
    * the server for what no client asked yet, such as warming its code up. A
    * command that comes meanwhile aborts `cut` (and waits for `run` to stop);
    * a warm-up cut short runs again at the next quiet spell, until one ends
-   * uncut. Its failure is nobody's.
+   * uncut. Its failure is nobody's, and it is not tried again.
    */
   readonly warmUp?: { readonly afterIdleMillis: number; run(cut: AbortSignal): Promise<void> };
   /** False once the server's own code is gone (flotilla rebuilt or reinstalled): no client will find it, so it stops. */
@@ -71,10 +71,13 @@ export async function serve(options: ServeOptions): Promise<void> {
       queue = queue.then(async () => {
         const cut = new AbortController();
         warmingUp = cut;
-        await warmUp.run(cut.signal).catch(() => undefined);
+        const ended = await warmUp.run(cut.signal).then(
+          () => true,
+          () => false,
+        );
         warmingUp = undefined;
         if (cut.signal.aborted) warmUpQueued = false; // again at the next quiet spell
-        else warmedUp = true;
+        else warmedUp = ended;
       });
     }, warmUp.afterIdleMillis);
   };

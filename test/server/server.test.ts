@@ -114,6 +114,30 @@ describe('serve', () => {
     await served;
   });
 
+  it('counts a warm-up that fails as none, and does not try it again', async () => {
+    const at = place();
+    let runs = 0;
+    const served = serve({
+      place: at,
+      idleMillis: 60_000,
+      apps: () => [],
+      warmUp: {
+        afterIdleMillis: 100,
+        run: async () => {
+          runs++;
+          throw new Error('the build in memory exited 1');
+        },
+      },
+      run: async () => 0,
+    });
+    await new Promise((done) => setTimeout(done, 400));
+    expect(await runOnServer(at.socket, request(at, ['a']), collect().output)).toBe(0);
+    await new Promise((done) => setTimeout(done, 400));
+    expect([runs, (await serverStatus(at.socket))?.warmedUp]).toEqual([1, false]);
+    await askServer(at.socket, { kind: 'stop' });
+    await served;
+  });
+
   it('cancels the command of a client gone before it ended, and never starts one whose client left while it waited', async () => {
     const at = place();
     const seen: string[] = [];

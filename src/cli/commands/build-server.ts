@@ -37,6 +37,11 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
       const other = await serverStatus(place.socket);
       if (other) throw new FlotillaError(`a build server already runs for this installation and environment (pid ${other.pid})`);
       const kept = new KeptBuilds();
+      /** The build `from` started the server with (and `extra` arguments), made in memory only, its output unheard; rejects unless it succeeds. */
+      const inMemory = async (from: PrepareFrom, extra: readonly string[], cancelled?: AbortSignal): Promise<void> => {
+        const code = await runAsClient({ argv: [...from.argv, ...extra], cwd: from.cwd }, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true, cancelled });
+        if (code !== 0) throw new Error(`the build in memory exited ${code}`);
+      };
       io.err(`build server ${process.pid} listening on ${place.socket}`);
       await serve({
         place,
@@ -45,14 +50,11 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         preparedBuilds: () => kept.preparations,
         installed: () => existsSync(installation.bundle),
         // The build that started the server, again in memory only: the next one starts from what it learnt.
-        prepare: prepareFrom && (() => runAsClient(prepareFrom, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true }).then(() => undefined)),
+        prepare: prepareFrom && (() => inMemory(prepareFrom, [])),
         // Once quiet, that build again from nothing (no cache, in memory, nothing written): what only a build from
         // nothing runs is then warm too, for the first build of an app the server has never seen. A client's command
         // cuts it short (the build stops at its next chart).
-        warmUp: prepareFrom && {
-          afterIdleMillis: WARM_UP_AFTER_IDLE_MILLIS,
-          run: (cut) => runAsClient({ argv: [...prepareFrom.argv, '--no-cache', '--no-typecheck'], cwd: prepareFrom.cwd }, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true, cancelled: cut }).then(() => undefined),
-        },
+        warmUp: prepareFrom && { afterIdleMillis: WARM_UP_AFTER_IDLE_MILLIS, run: (cut) => inMemory(prepareFrom, ['--no-cache', '--no-typecheck'], cut) },
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
         run: async (request, output, cancelled) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept, cancelled }),
