@@ -280,7 +280,8 @@ type EntryKind = 'file' | 'directory';
 // node-tar is loaded only for the names the fast path cannot write.
 const load = createRequire(import.meta.url);
 
-function entryHeader(path: string, size: number, mtime: Date, kind: EntryKind = 'file'): Buffer[] {
+/** The header block(s) of one entry: {@link ustarHeader}'s, or node-tar's (a pax record first when the name needs one). */
+export function entryHeader(path: string, size: number, mtime: Date, kind: EntryKind = 'file'): Buffer[] {
   const fast = ustarHeader(path, size, mtime, kind);
   if (fast) return [fast];
   const { Header, Pax } = load('tar') as typeof import('tar');
@@ -296,7 +297,13 @@ function entryHeader(path: string, size: number, mtime: Date, kind: EntryKind = 
 }
 
 const PLAIN_NAME = /^[\x20-\x7e]{1,99}$/;
-const MAX_OCTAL_11 = 0o77777777777;
+/**
+ * The largest size or time {@link octal} writes in a 12-byte field: ten
+ * digits, then node-tar's " \0". node-tar writes an eleventh digit in place
+ * of the space (a file of 1 GiB or more, a time after 2004-01-10), so those
+ * headers go to node-tar.
+ */
+const MAX_OCTAL_10 = 0o7777777777;
 
 /**
  * The common case — an ASCII name shorter than 100 bytes — encoded directly,
@@ -310,7 +317,8 @@ function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): 
   if (!plainHeader(path, size, mtime)) return undefined;
   const template = headerTemplate(Math.floor(mtime.getTime() / 1000), kind);
   const block = Buffer.allocUnsafe(BLOCK);
-  template.block.copy(block);
+  // TypedArray#set is a builtin; Buffer#copy checks its arguments in JavaScript first (cold, ~2 µs a header).
+  block.set(template.block);
   let sum = template.sum;
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
@@ -323,14 +331,16 @@ function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): 
     block[124 + i] = c;
     sum += c;
   }
-  block.write(octal(sum, 8), 148, 'latin1');
+  writeChecksumDigits(block, CHECKSUM_DIGITS.start, sum);
+  block[CHECKSUM_DIGITS.end] = 0x20;
+  block[CHECKSUM_DIGITS.end + 1] = 0;
   return block;
 }
 
 /** Whether {@link ustarHeader} writes this entry's header: one block, its name in the first bytes. */
 function plainHeader(path: string, size: number, mtime: Date): boolean {
   const seconds = Math.floor(mtime.getTime() / 1000);
-  return PLAIN_NAME.test(path) && size <= MAX_OCTAL_11 && seconds >= 0 && seconds <= MAX_OCTAL_11;
+  return PLAIN_NAME.test(path) && size <= MAX_OCTAL_10 && seconds >= 0 && seconds <= MAX_OCTAL_10;
 }
 
 const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 2, '0')} \0`;
@@ -604,6 +614,11 @@ function runHeaders(run: SharedRun, folder: string, members: readonly LaidOutEnt
 
 const CHECKSUM_LENGTH = CHECKSUM_DIGITS.end - CHECKSUM_DIGITS.start;
 
+/** A header checksum's six octal digits, as {@link octal} writes them: a block's sum is below 512 × 256 = 8^6. */
+function writeChecksumDigits(target: Buffer, at: number, sum: number): void {
+  for (let d = 0; d < CHECKSUM_LENGTH; d++) target[at + d] = 0x30 + ((sum >>> (3 * (CHECKSUM_LENGTH - 1 - d))) & 7);
+}
+
 /**
  * The run after its first header — its first data, then each later header and
  * its data — joined into a pattern whose varying places are the folder's
@@ -681,10 +696,7 @@ function patternedRun(laid: LaidOutRun, level: number, mtime: Date): DeflatePiec
   values.write(`${run.folder}/`, 0, 'latin1');
   let sumChange = -folderSum;
   for (let i = 0; i < prefixLength; i++) sumChange += values[i]!;
-  for (let i = 1, at = prefixLength; i < spec.paths.length; i++, at += CHECKSUM_LENGTH) {
-    const sum = checksums[i]! + sumChange;
-    for (let d = 0; d < CHECKSUM_LENGTH; d++) values[at + d] = 0x30 + ((sum >>> (3 * (CHECKSUM_LENGTH - 1 - d))) & 7);
-  }
+  for (let i = 1, at = prefixLength; i < spec.paths.length; i++, at += CHECKSUM_LENGTH) writeChecksumDigits(values, at, checksums[i]! + sumChange);
   return pattern.fill(values);
 }
 
