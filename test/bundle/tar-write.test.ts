@@ -138,6 +138,9 @@ describe('header encoding', () => {
         const mine = entryHeader('charts/a.tgz', size, mtime);
         expect(mine.at(-1)!.equals(theirs.block!), `size ${size}, ${mtime.toISOString()}`).toBe(true);
       }
+      const folder = new Header({ path: './charts/', mode: 0o755, uid: 0, gid: 0, size: 0, mtime, type: 'Directory', uname: '', gname: '' });
+      folder.encode();
+      expect(entryHeader('./charts/', 0, mtime, 'directory').at(-1)!.equals(folder.block!), `folder, ${mtime.toISOString()}`).toBe(true);
     }
   });
 

@@ -1,0 +1,95 @@
+/**
+ * No writer differential: whatever path the writer takes (its own header
+ * encoder, a run of shared files copied whole from a pattern, header pieces
+ * coded against the one before, node-tar for the rest), the tar it writes is
+ * the one node-tar's Header and Pax encoders give entry by entry, and the
+ * gzip around it is valid (zlib checks its CRC-32 and length) and the same
+ * bytes whether written at once or piece by piece on the thread pool.
+ * Random archives (seeded; FLOTILLA_WRITER_CASES and FLOTILLA_WRITER_SEED
+ * change how many and which): names around ustar's 100-byte limit and
+ * outside ASCII, empty and block-sized files, runs of shared files reused
+ * across archives under folder names of many lengths, every entry order,
+ * times before and after the ones ten octal digits hold.
+ */
+import { gunzipSync } from 'node:zlib';
+import { Header, Pax } from 'tar';
+import { describe, expect, it } from 'vitest';
+import { compareBytewise, FIXED_MTIME, SharedFiles, writeTar, writeTarGz, writeTarGzAsync, type TarEntry, type TarItem, type TarWriteOptions } from '../../src/bundle/index.js';
+import { seededRandom } from '../support/random.js';
+
+const CASES = Number(process.env.FLOTILLA_WRITER_CASES ?? 400);
+const SEED = Number(process.env.FLOTILLA_WRITER_SEED ?? 20261125);
+
+/** The tar node-tar's encoders give for these entries, in this order. */
+function referenceTar(entries: readonly { path: string; data: Buffer }[], mtime: Date): Buffer {
+  const parts: Buffer[] = [];
+  for (const { path, data } of entries) {
+    const header = new Header({ path, mode: 0o644, uid: 0, gid: 0, size: data.length, mtime, type: 'File', uname: '', gname: '' });
+    if (header.encode()) parts.push(new Pax({ path }).encode());
+    parts.push(header.block!, data, Buffer.alloc((512 - (data.length % 512)) % 512));
+  }
+  parts.push(Buffer.alloc(1024));
+  return Buffer.concat(parts);
+}
+
+describe('tar writer against node-tar', () => {
+  it(`writes ${CASES} random archives as node-tar encodes them, in valid gzip, the same bytes sync and async`, async () => {
+    const random = seededRandom(SEED);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const int = (max: number) => Math.floor(random() * (max + 1));
+    const segment = (length: number) => Array.from({ length: Math.max(1, length) }, () => pick([...'abcdefghijklmnopqrstuvwxyz0123456789._-', ' ', 'é', 'ω'])).join('').replace(/^\.+/, 'x');
+    const data = () => {
+      const size = pick([0, 1, 511, 512, 513, 1024, int(3000)]);
+      // Text-like (compressible, as templates are) or any bytes.
+      return random() < 0.7 ? Buffer.from('key: value\n'.repeat(Math.ceil(size / 11)).slice(0, size)) : Buffer.from(Array.from({ length: size }, () => int(255)));
+    };
+    // Sets of shared files reused across archives, as a library vendored into many charts: plain ASCII paths,
+    // one whose longest path needs a pax header under most folders, one with empty and block-sized files.
+    const sets = [
+      new SharedFiles(Array.from({ length: 12 }, (_, i) => ({ path: `templates/_part${i}.tpl`, data: Buffer.from(`{{- define "part${i}" -}}\n${'x: y\n'.repeat(i * 20)}{{- end -}}\n`) }))),
+      new SharedFiles([
+        { path: 'Chart.yaml', data: Buffer.from('name: lib\n') },
+        { path: `templates/${'n'.repeat(80)}.tpl`, data: Buffer.from('long\n') },
+      ]),
+      new SharedFiles([0, 512, 1, 1024].map((size, i) => ({ path: `files/f${i}`, data: Buffer.alloc(size, i + 1) }))),
+    ];
+    const times = [undefined, new Date(0), new Date((8 ** 10 - 1) * 1000), new Date(8 ** 10 * 1000), new Date(Date.UTC(2026, 0, 1))];
+    const paths = { ascii: 0, pax: 0, runs: 0 };
+
+    for (let n = 0; n < CASES; n++) {
+      const items: TarItem[] = [];
+      const taken = new Set<string>();
+      const charts = Array.from({ length: 1 + int(2) }, (_, i) => `${segment(1 + int(random() < 0.2 ? 110 : 12)).replace(/\//g, '')}${i}`);
+      for (const chart of charts) {
+        for (let f = int(5); f >= 0; f--) {
+          const depth = int(2);
+          const path = [chart, ...Array.from({ length: depth }, () => segment(1 + int(random() < 0.1 ? 60 : 10))), `${segment(1 + int(8))}.yaml`].join('/');
+          // Names unique and none the folder of another.
+          if ([...taken].some((other) => other === path || other.startsWith(`${path}/`) || path.startsWith(`${other}/`))) continue;
+          taken.add(path);
+          items.push({ path, data: data() });
+        }
+        if (random() < 0.6) {
+          const files = pick(sets);
+          items.splice(int(items.length), 0, { folder: `${chart}/charts/lib`, files });
+          paths.runs++;
+        }
+      }
+      const options: TarWriteOptions = { order: pick(['given', 'sorted'] as const), mtime: pick(times), level: pick([1, 6, 9]), label: `case ${n}` };
+      const entries = items.flatMap((item) => ('files' in item ? item.files.files.map((f) => ({ path: `${item.folder}/${f.path}`, data: f.data })) : [item as TarEntry & { data: Buffer }]));
+      if (options.order === 'sorted') entries.sort((a, b) => compareBytewise(a.path, b.path));
+      for (const e of entries) paths[Buffer.byteLength(e.path) < 100 && /^[\x20-\x7e]+$/.test(e.path) ? 'ascii' : 'pax']++;
+
+      const expected = referenceTar(entries, options.mtime ?? FIXED_MTIME);
+      const what = `case ${n} (seed ${SEED}): ${entries.length} entries, ${JSON.stringify(options)}`;
+      expect(writeTar(items, options).equals(expected), what).toBe(true);
+      const gz = writeTarGz(items, options);
+      expect(gunzipSync(gz).equals(expected), what).toBe(true);
+      expect((await writeTarGzAsync(items, options)).equals(gz), what).toBe(true);
+    }
+    // The cases reach every kind of entry they are meant to.
+    expect(paths.ascii).toBeGreaterThan(CASES);
+    expect(paths.pax).toBeGreaterThan(CASES / 10);
+    expect(paths.runs).toBeGreaterThan(CASES / 2);
+  });
+});
