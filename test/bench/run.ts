@@ -139,6 +139,10 @@ interface Round {
 }
 
 async function round(app: string, helmApp: string, names: readonly string[], n: number): Promise<Round> {
+  // The app's files must be older than a second when the cold build fingerprints them. Waited for before
+  // the helm loop (which takes seconds), not after it: the cold build then runs, as the loop's processes
+  // do, on a machine already busy; after a second of idle this 2-vCPU VM runs its next process slower.
+  await settle();
   const helmOut = join(work, `helm-out-${n}`);
   // One shell runs the loop and reports its children's CPU time (bash's `times`).
   const loop = `for c in ${names.join(' ')}; do "$0" package "$1/charts/$c" -d "$2" >/dev/null || exit 1; done; times`;
@@ -149,7 +153,6 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   const helmCpu = Number(userMin) * 60 + Number(userSec) + Number(sysMin) * 60 + Number(sysSec);
   rmSync(helmOut, { recursive: true, force: true });
 
-  await settle();
   const out = join(work, `out-${n}`);
   const cold = runCli(['build', app, '-d', out]);
   const coldWithoutStartUpVariable = startUpVariableSet ? runCli(['build', app, '-d', join(work, `out-bare-${n}`)], '0', withoutStartUpVariable()) : undefined;
