@@ -22,6 +22,7 @@ export { compareVersions, isValidVersion, parseConstraint, parseVersion, type Se
 export { createChartLoader, loadChart, loadChartArchive, type ChartLoader } from './load.js';
 export { chartTree } from './layout.js';
 export { stageChart } from './stage.js';
+export { ChartSizeError, checkHelmLimits, HELM_LOADER_LIMITS } from './helm-limits.js';
 export {
   chartContentDigest,
   listArchiveFiles,

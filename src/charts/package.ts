@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { compareBytewise, readTarGzEntriesSync, SharedFiles, writeTarGzAsync, type DecompressionBudget, type TarItem } from '../bundle/index.js';
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
+import { checkHelmLimits } from './helm-limits.js';
 import { chartTree, ownTree } from './layout.js';
 import { loadChartArchiveWithListing } from './load.js';
 import type { ChartMetadata, ChartSource } from './types.js';
@@ -91,6 +92,7 @@ function vendoredFiles(chart: ChartSource): SharedFiles {
 /** Packs `chart` (dependencies vendored) into a reproducible `.tgz`. */
 export async function packageChart(chart: ChartSource, options: PackageOptions = {}): Promise<PackagedChart> {
   checkSchemas(chart);
+  checkHelmLimits(chart);
   const version = options.version ?? chart.version;
   let chartYaml: Buffer | undefined;
   let metadata = chart.metadata;

@@ -12,6 +12,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { isWithin, realpathLoose } from '../files/index.js';
 import { ChartError } from './errors.js';
+import { checkHelmLimits } from './helm-limits.js';
 import { chartTree } from './layout.js';
 import type { ChartSource } from './types.js';
 
@@ -28,6 +29,8 @@ function sourceDirs(chart: ChartSource, out: Set<string> = new Set()): Set<strin
  * non-empty folder.
  */
 export async function stageChart(chart: ChartSource, targetDir: string): Promise<string> {
+  // Helm renders a folder with files that come to 100 MiB, but would not install its archive.
+  checkHelmLimits(chart);
   const out = resolve(targetDir, chart.name);
   const realOut = realpathLoose(out);
   for (const dir of sourceDirs(chart)) {

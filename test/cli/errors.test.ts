@@ -5,7 +5,7 @@
  * to rerun with --debug.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -108,6 +108,13 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expect(spec.code).toBe(1);
     expect(spec.stderr).toMatch(/overrides\/deployment\.yaml:\d+:\d+: /);
     expect(spec.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a chart Helm would not load (a file over 5 MiB): exit 1 naming the file, and no tarball', async () => {
+    const out = join(tempDir(), 'out');
+    const app = writeApp({ 'charts/lib/files/big.txt': 'x'.repeat(5 * 1024 * 1024 + 1) });
+    expectOneLine(await flotilla('build', app, '-d', out), 1, /^flotilla: .*charts\/lib\/files\/big\.txt: 5\.0 MiB \(5242881 bytes\); Helm loads no chart file larger than 5\.0 MiB \(5242880 bytes\), so it would refuse chart "db": /);
+    expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(false);
   });
 
   it('a current folder removed after the shell entered it: one line, exit 1, no stack', () => {
