@@ -152,6 +152,23 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect(unsupported.stderr).toContain('the body of the request was in an unknown format');
   });
 
+  it('stores 1 MiB of Secret or ConfigMap data and refuses a byte more, as the real server does', async () => {
+    await kubectl('create', 'namespace', 'sized');
+    const file = (name: string, bytes: number) => {
+      const path = join(work, name);
+      writeFileSync(path, Buffer.alloc(bytes, 'x'));
+      return path;
+    };
+    const limit = 1024 * 1024;
+    expect((await kubectl('create', 'secret', 'generic', 'fits', '-n', 'sized', `--from-file=a=${file('half', limit / 2)}`, `--from-file=b=${file('other-half', limit / 2)}`)).code).toBe(0);
+    expect((await kubectl('create', 'configmap', 'fits', '-n', 'sized', `--from-file=a=${file('whole', limit)}`)).code).toBe(0);
+    const secret = await kubectl('create', 'secret', 'generic', 'over', '-n', 'sized', `--from-file=a=${file('half', limit / 2)}`, `--from-file=b=${file('half-and-one', limit / 2 + 1)}`);
+    expect(secret).toMatchObject({ code: 1, stderr: expect.stringContaining('Secret "over" is invalid: data: Too long: may not be more than 1048576 bytes') });
+    const configMap = await kubectl('create', 'configmap', 'over', '-n', 'sized', `--from-file=a=${file('one-more', limit + 1)}`);
+    expect(configMap).toMatchObject({ code: 1, stderr: expect.stringContaining('ConfigMap "over" is invalid: []: Too long: may not be more than 1048576 bytes') });
+    expect(cluster.get('v1', 'Secret', 'sized', 'over')).toBeUndefined();
+  });
+
   it('survives the API going away in the middle of an apply; the re-run converges', async () => {
     writeFileSync(join(work, 'three.yaml'), ['a', 'b', 'c'].map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: part-${n}, namespace: demo}\ndata: {part: ${n}}\n`).join('---\n'));
     const drop = cluster.faults.dropConnections({ method: 'PATCH', path: '/configmaps/part-', skip: 1, times: Infinity });

@@ -93,6 +93,8 @@ export const PATCH_TYPES = {
 // The fixture judges names itself rather than with src/names: it is the oracle the product's own checks are tested against.
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** What the real API server stores at most in a Secret's or ConfigMap's data (its MaxSecretSize): 1 MiB. */
+const DATA_MAX_BYTES = 1024 * 1024;
 
 const resourceKey = (type: ResourceType): string => `${type.group}/${type.plural}`;
 
@@ -246,6 +248,13 @@ export class Cluster {
       for (const [key, value] of Object.entries(object.data)) {
         if (typeof value !== 'string') causes.push({ reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(value)}: must be a string`, field: `data.${key}` });
       }
+    }
+    // The real server's size rule (MaxSecretSize, for both kinds): every value of data (and binaryData), decoded, together.
+    if ((type.kind === 'Secret' || type.kind === 'ConfigMap') && type.group === '') {
+      const values = (field: Json | undefined) => (isObject(field) ? Object.values(field).filter((v): v is string => typeof v === 'string') : []);
+      const decoded = (field: Json | undefined) => values(field).reduce((sum, v) => sum + Buffer.from(v, 'base64').length, 0);
+      const bytes = type.kind === 'Secret' ? decoded(object.data) : values(object.data).reduce((sum, v) => sum + Buffer.byteLength(v), 0) + decoded(object.binaryData);
+      if (bytes > DATA_MAX_BYTES) causes.push({ reason: 'FieldValueTooLong', message: `Too long: may not be more than ${DATA_MAX_BYTES} bytes`, field: type.kind === 'Secret' ? 'data' : '[]' });
     }
     if (causes.length > 0) throw invalid(type, name, causes);
   }
