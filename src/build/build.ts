@@ -17,7 +17,8 @@ import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
-import { fluxManifestTree } from '../flux/index.js';
+import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
+import { KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
@@ -186,7 +187,9 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
     const rel = release.staticOverrides;
-    staticOverrides.set(release.name, app.source.files.kindOf(rel) === 'file' ? readShipped(rel).toString('utf8') : '');
+    const text = app.source.files.kindOf(rel) === 'file' ? readShipped(rel) : undefined;
+    if (text) refuseOversizedSecret(rel, release, text.length);
+    staticOverrides.set(release.name, text?.toString('utf8') ?? '');
   }
   const payload = new Map<string, Buffer>();
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
@@ -269,6 +272,18 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
       releases: app.releases.filter((r) => r.chart === archive.name).map((r) => r.name),
     })),
   };
+}
+
+/**
+ * A release's static overrides go whole into its static-overrides Secret
+ * (the kustomization's secretGenerator): one the API server would refuse is
+ * refused here, at build, rather than halfway through an apply.
+ */
+function refuseOversizedSecret(file: string, release: Release, bytes: number): void {
+  if (bytes <= KUBE_DATA_MAX_BYTES) return;
+  throw new FlotillaError(
+    `${file}: ${(bytes / 1048576).toFixed(1)} MiB (${bytes} bytes); release ${release.name}'s static overrides go whole into the Secret ${overridesSecretName(release.name, 'static')}, and the API server stores no more than ${KUBE_DATA_MAX_BYTES} bytes (1 MiB) in a Secret`,
+  );
 }
 
 /** The namespace most releases use: the top kustomization's. */

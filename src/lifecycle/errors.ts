@@ -25,3 +25,6 @@ export class ReleaseFailedError extends LifecycleError {
 
 /** An update refused before it changed anything (from_versions, same version). */
 export class UpdateRefusedError extends LifecycleError {}
+
+/** What an apply would write that the API server refuses for its size: found before anything is written. */
+export class ObjectTooLargeError extends LifecycleError {}

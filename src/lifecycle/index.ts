@@ -7,7 +7,7 @@ export { abortApp, type AbortOutcome } from './abort.js';
 export { applyApp, DEFAULT_APPLY_TIMEOUT_MS, type ApplyOptions } from './apply.js';
 export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
 export { CONFIG_MAP, ChartRepositoryError, parseChartRepository, readClusterConfig, type ClusterConfig } from './config.js';
-export { AppNotFoundError, AppStateError, LifecycleError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
+export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
 export { ignoreEvents, type EventSink, type LifecycleEvent } from './events.js';
 export { lockName, type OperationOptions } from './operation.js';
 export { kustomizationResources, planApply, UnknownApplyModeError, type ApplyPlan, type PlanOptions } from './plan.js';

@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import type { Release } from '../app/index.js';
 import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
 import { bundlePath, MANIFESTS_DIR } from '../bundle/index.js';
-import { FLUX_TREE, HELM_RELEASE_API, overridesValuesKey } from '../flux/index.js';
+import { FLUX_TREE, HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName, overridesValuesKey } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
 import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
-import { LifecycleError } from './errors.js';
+import { KUBE_DATA_MAX_BYTES } from '../names/index.js';
+import { LifecycleError, ObjectTooLargeError } from './errors.js';
 import { kustomizationResources, type ApplyPlan } from './plan.js';
 import { REQUESTED_AT, RESET_AT } from './readiness.js';
 import type { ChartRepository } from './record.js';
@@ -81,10 +82,40 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     const data = object.kind === 'Secret' ? valuesData(unwrapBase64(object.data)) : undefined;
     objects.push({ ...object, metadata, ...(spec ? { spec } : {}), ...(data ? { data } : {}) });
   }
+  refuseOversized(objects, input.releases);
   return {
     namespaces: [...namespaces].sort().map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } })),
     objects,
   };
+}
+
+/** The bytes of a Secret's or a ConfigMap's data as the API server counts them: every value, decoded. */
+function dataBytes(object: KubeObject & { data?: unknown; stringData?: unknown; binaryData?: unknown }): number {
+  const values = (field: unknown): string[] => (field !== null && typeof field === 'object' ? Object.values(field).map(String) : []);
+  const decoded = (field: unknown) => values(field).reduce((sum, value) => sum + Buffer.from(value, 'base64').length, 0);
+  const text = (field: unknown) => values(field).reduce((sum, value) => sum + Buffer.byteLength(value), 0);
+  if (object.kind === 'Secret') return decoded(object.data) + text(object.stringData);
+  if (object.kind === 'ConfigMap') return text(object.data) + decoded(object.binaryData);
+  return 0;
+}
+
+/**
+ * Refuses, before anything is written, a Secret or ConfigMap the API server
+ * would refuse as too large (a release's system overrides grown past 1 MiB):
+ * written halfway through the apply, it would fail with the objects before
+ * it already changed.
+ */
+function refuseOversized(objects: readonly KubeObject[], releases: readonly Release[]): void {
+  const overrides = new Map(releases.flatMap((release) => OVERRIDES_KINDS.map((kind) => [overridesSecretName(release.name, kind), `release ${release.name}'s ${kind} overrides`] as const)));
+  const problems = objects.flatMap((object) => {
+    const bytes = dataBytes(object);
+    if (bytes <= KUBE_DATA_MAX_BYTES) return [];
+    const what = object.kind === 'Secret' ? overrides.get(object.metadata.name) : undefined;
+    return [`${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}${what ? ` (${what})` : ''}: ${(bytes / 1048576).toFixed(1)} MiB (${bytes} bytes)`];
+  });
+  if (problems.length > 0) {
+    throw new ObjectTooLargeError(`the API server stores no more than ${KUBE_DATA_MAX_BYTES} bytes (1 MiB) in a Secret or ConfigMap; nothing was applied: ${problems.join('; ')}`);
+  }
 }
 
 const EMPTY_VALUES = Buffer.from('{}\n').toString('base64');

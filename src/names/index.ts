@@ -1,5 +1,5 @@
 /**
- * Names and durations in the forms Kubernetes, Helm and Flux accept, defined
+ * Names, durations and sizes in the forms Kubernetes, Helm and Flux accept, defined
  * once: as patterns for the JSON schemas of src/app and src/build, and as
  * checks for code that reads them elsewhere (import, plugins).
  */
@@ -10,6 +10,12 @@ const DNS1123_LABEL = new RegExp(DNS1123_LABEL_PATTERN);
 
 /** Helm refuses release names longer than this. */
 export const HELM_RELEASE_NAME_MAX = 53;
+
+/**
+ * The most a Secret's or a ConfigMap's data may hold, its values' bytes
+ * together (decoded): the API server refuses more ("Too long").
+ */
+export const KUBE_DATA_MAX_BYTES = 1024 * 1024;
 
 /** A Go duration as Flux reads `interval` and `timeout`: 30m, 1h, 1m30s, 500ms. */
 export const FLUX_DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';

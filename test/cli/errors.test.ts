@@ -117,6 +117,17 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(false);
   });
 
+  it('static overrides over the 1 MiB a Secret holds: exit 1 naming the file and the Secret, and no tarball', async () => {
+    const out = join(tempDir(), 'out');
+    const app = writeApp({ 'overrides/static/web.yaml': `conf:\n  blob: ${'x'.repeat(1024 * 1024)}\n` });
+    expectOneLine(
+      await flotilla('build', app, '-d', out),
+      1,
+      /^flotilla: overrides\/static\/web\.yaml: 1\.0 MiB \(1048591 bytes\); release web's static overrides go whole into the Secret web-static-overrides, and the API server stores no more than 1048576 bytes \(1 MiB\) in a Secret\n$/,
+    );
+    expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(false);
+  });
+
   it('a current folder removed after the shell entered it: one line, exit 1, no stack', () => {
     const gone = tempDir();
     const run = spawnSync('sh', ['-c', `cd "$1" && rmdir "$1" && exec "$2" "$3" --version`, 'sh', gone, process.execPath, cli], { encoding: 'utf8' });
