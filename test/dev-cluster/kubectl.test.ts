@@ -152,7 +152,7 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     expect(unsupported.stderr).toContain('the body of the request was in an unknown format');
   });
 
-  it('stores 1 MiB of Secret or ConfigMap data and refuses a byte more, as the real server does', async () => {
+  it('stores 1 MiB of Secret or ConfigMap data and a 63-character label value, and refuses more, as the real server does', async () => {
     await kubectl('create', 'namespace', 'sized');
     const file = (name: string, bytes: number) => {
       const path = join(work, name);
@@ -167,6 +167,11 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     const configMap = await kubectl('create', 'configmap', 'over', '-n', 'sized', `--from-file=a=${file('one-more', limit + 1)}`);
     expect(configMap).toMatchObject({ code: 1, stderr: expect.stringContaining('ConfigMap "over" is invalid: []: Too long: may not be more than 1048576 bytes') });
     expect(cluster.get('v1', 'Secret', 'sized', 'over')).toBeUndefined();
+    // A label value as the real server takes it: at most 63 characters.
+    expect((await kubectl('label', 'configmap', 'fits', '-n', 'sized', `app=${'a'.repeat(63)}`)).code).toBe(0);
+    writeFileSync(join(work, 'labelled.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: labelled, namespace: sized, labels: {app: ${'a'.repeat(64)}}}\n`);
+    const label = await kubectl('apply', '--server-side', '-f', join(work, 'labelled.yaml'));
+    expect(label).toMatchObject({ code: 1, stderr: expect.stringContaining(`metadata.labels: Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters`) });
   });
 
   it('survives the API going away in the middle of an apply; the re-run converges', async () => {

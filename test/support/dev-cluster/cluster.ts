@@ -93,6 +93,7 @@ export const PATCH_TYPES = {
 // The fixture judges names itself rather than with src/names: it is the oracle the product's own checks are tested against.
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 /** What the real API server stores at most in a Secret's or ConfigMap's data (its MaxSecretSize): 1 MiB. */
 const DATA_MAX_BYTES = 1024 * 1024;
 
@@ -235,6 +236,11 @@ export class Cluster {
       }
       for (const [key, value] of Object.entries(map)) {
         if (typeof value !== 'string') causes.push({ reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(value)}: must be a string`, field: `metadata.${field}.${key}` });
+        // A label's value, as the real server's validation has it (annotations take any text).
+        else if (field === 'labels' && value.length > 63) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": must be no more than 63 characters`, field: 'metadata.labels' });
+        else if (field === 'labels' && !LABEL_VALUE.test(value)) {
+          causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`, field: 'metadata.labels' });
+        }
       }
     }
     if (type.kind === 'Secret' && isObject(object.data)) {
