@@ -13,7 +13,7 @@ import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueN
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';
-import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isDns1123Label, isFluxDuration, isHelmReleaseName } from '../names/index.js';
+import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isFluxDuration, isHelmReleaseName, isLabelCharacters } from '../names/index.js';
 import { helmReleaseSchema, overridesValuesFrom, overridesValuesKey } from '../flux/index.js';
 
 
@@ -334,7 +334,7 @@ function readChart(node: ValueNode, namespace: string, ctx: MappingContext, prob
   if (Object.keys(extraSpec).length > 0) passThrough.spec = extraSpec;
   const chartNode = getNode(spec, ['chart']);
   const chart = asString(chartNode);
-  if (chart === undefined || !isDns1123Label(chart)) {
+  if (chart === undefined || !isLabelCharacters(chart)) {
     problems.error(
       `spec.chart.spec.chart ${shown(chartNode)} is not a chart name (a path or URL cannot be imported: flotilla ships the chart in the app)`,
       chartNode ? locationOf(chartNode) : locationOf(spec),

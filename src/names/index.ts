@@ -4,9 +4,20 @@
  * checks for code that reads them elsewhere (import, plugins).
  */
 
-/** A DNS-1123 label (Kubernetes object and namespace names, chart names): lower-case letters, digits and inner dashes. */
+/**
+ * The characters of a DNS-1123 label: lower-case letters, digits and inner
+ * dashes. A label (a namespace, a label value, an app name) is also at most
+ * {@link DNS1123_LABEL_MAX} long: a schema gives both (pattern and
+ * maxLength); names of other lengths (charts, Secrets) use the pattern alone.
+ */
 export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const DNS1123_LABEL = new RegExp(DNS1123_LABEL_PATTERN);
+
+/** A DNS-1123 label's length at most: Kubernetes refuses a longer namespace or label value. */
+export const DNS1123_LABEL_MAX = 63;
+
+/** The longest Kubernetes object name (a DNS-1123 subdomain). */
+export const KUBE_OBJECT_NAME_MAX = 253;
 
 /** Helm refuses release names longer than this. */
 export const HELM_RELEASE_NAME_MAX = 53;
@@ -25,7 +36,13 @@ const FLUX_DURATION = new RegExp(FLUX_DURATION_PATTERN);
 export const FLUX_DEFAULT_TIMEOUT = '5m';
 export const FLUX_DEFAULT_INTERVAL = '1m';
 
+/** A DNS-1123 label: {@link DNS1123_LABEL_PATTERN}'s characters, at most 63 of them (namespaces, label values, app names). */
 export function isDns1123Label(name: string): boolean {
+  return name.length <= DNS1123_LABEL_MAX && DNS1123_LABEL.test(name);
+}
+
+/** A name of a DNS-1123 label's characters, of any length (a chart's; a Secret's, within its own bound). */
+export function isLabelCharacters(name: string): boolean {
   return DNS1123_LABEL.test(name);
 }
 

@@ -1,7 +1,7 @@
 /** Password generation and names, shared by the offline and cluster stores. */
 import { randomInt } from 'node:crypto';
 import { PluginError } from './errors.js';
-import { isDns1123Label } from '../names/index.js';
+import { isLabelCharacters } from '../names/index.js';
 
 /** Letters and digits only: safe unquoted in YAML, URLs (database connection strings) and shell. */
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -17,5 +17,5 @@ export function generatePassword(length = DEFAULT_PASSWORD_LENGTH): string {
 /** Password names become Secret names: lower-case letters, digits and dashes. */
 
 export function checkPasswordName(name: string): void {
-  if (!isDns1123Label(name) || name.length > 200) throw new PluginError(`password name "${name}" must be lower-case letters, digits and dashes (it names a Secret)`);
+  if (!isLabelCharacters(name) || name.length > 200) throw new PluginError(`password name "${name}" must be lower-case letters, digits and dashes (it names a Secret)`);
 }

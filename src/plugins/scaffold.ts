@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { discoverPluginFiles, nextFreeOrder, PLUGINS_DIR } from './discovery.js';
 import { PluginLoadError } from './errors.js';
 import { loadAppPlugins, type PluginAppView } from './host.js';
-import { isDns1123Label, unknownName } from '../names/index.js';
+import { isLabelCharacters, unknownName } from '../names/index.js';
 
 export const PLUGIN_TESTS_DIR = 'test/plugins';
 
@@ -30,7 +30,7 @@ export interface ScaffoldResult {
 
 
 export async function scaffoldPlugin(app: PluginAppView & { readonly root: string }, chart: string, options: ScaffoldOptions = {}): Promise<ScaffoldResult> {
-  if (!isDns1123Label(chart)) throw new PluginLoadError(`"${chart}" is not a chart name (lower-case letters, digits, dashes)`);
+  if (!isLabelCharacters(chart)) throw new PluginLoadError(`"${chart}" is not a chart name (lower-case letters, digits, dashes)`);
   const ofChart = app.releases.filter((r) => r.chart === chart);
   if (ofChart.length === 0) {
     throw new PluginLoadError(`${unknownName('chart', chart, app.releases.map((r) => r.chart))}: no release uses it; add it to fluxcd/releases.yaml first`);

@@ -26,7 +26,7 @@ describe('loading an app', () => {
     const message = await loadError({
       'fluxcd/metadata.yaml': `app_name: Demo_App\napp_version: ""\nsupported_k8s_version:\n  minimum: "1.x"\nmaintain_user_overrides: perhaps\nupgrades:\n  from_versions: ["1.0-[", "1\\\\.0-.*"]\nclass: fancy\n`,
     });
-    expect(message).toContain('fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, got "Demo_App" (at app_name)');
+    expect(message).toContain('fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, at most 63 long (it labels every object of the app), got "Demo_App" (at app_name)');
     expect(message).toContain('fluxcd/metadata.yaml:2:1: error: expected a non-empty string');
     expect(message).toContain('fluxcd/metadata.yaml:4:3: error: expected a Kubernetes version major.minor[.patch], e.g. v1.29.2, got "1.x" (at supported_k8s_version.minimum)');
     expect(message).toContain('fluxcd/metadata.yaml:5:1: error: expected a boolean (true/false, yes/no, y/n, 1/0), got "perhaps" (at maintain_user_overrides)');
@@ -72,6 +72,19 @@ describe('loading an app', () => {
     expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a Flux duration such as 30m, 1h or 90s, got "10 minutes" (at releases[0].timeout)');
     expect(message).toContain('fluxcd/releases.yaml:7:5: error: expected a Helm release name of at most 53 characters');
     expect(message).toContain('fluxcd/releases.yaml:10:5: error: unknown key "installl"; did you mean "install"? (at releases[2].installl)');
+  });
+
+  it('refuses an app name or a namespace longer than the 63 characters Kubernetes takes in a label value or a namespace', async () => {
+    const long = 'n'.repeat(64);
+    const metadata = (name: string) => ({ 'fluxcd/metadata.yaml': `app_name: ${name}\napp_version: "1"\nsupported_k8s_version:\n  minimum: v1.29.0\n` });
+    expect(await loadError(metadata(long))).toContain('fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, at most 63 long (it labels every object of the app) (must NOT have more than 63 characters) (at app_name)');
+    expect((await loadApp(writeApp(metadata(long.slice(1))))).metadata.appName).toBe(long.slice(1));
+    const message = await loadError({
+      'fluxcd/releases.yaml': `defaults:\n  namespace: ${long}\nreleases:\n  - {name: db, chart: db, namespace: ${long}}\n  - {name: web, chart: web, dependsOn: [{name: db, namespace: ${long}}]}\n`,
+    });
+    expect(message).toContain('fluxcd/releases.yaml:2:3: error: expected a namespace name (DNS-1123 label, at most 63 long) (must NOT have more than 63 characters) (at defaults.namespace)');
+    expect(message).toMatch(/fluxcd\/releases\.yaml:4:\d+: error: expected a namespace name \(DNS-1123 label, at most 63 long\) \(must NOT have more than 63 characters\) \(at releases\[0\]\.namespace\)/);
+    expect(message).toContain(`fluxcd/releases.yaml:5:41: error: expected a release name, or {name, namespace} of a HelmRelease outside the app, got {"name":"db","namespace":"${long}"} (at releases[1].dependsOn[0])`);
   });
 
   it('finds releases whose chart is missing and release names too long after the prefix', async () => {
