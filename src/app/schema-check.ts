@@ -100,10 +100,14 @@ function describeErrors(errors: readonly ErrorObject[]): Problem[] {
   const composite = errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf');
   const insideComposite = (e: ErrorObject) =>
     composite.some((c) => c !== e && e.schemaPath.startsWith(c.schemaPath + '/') && e.instancePath.startsWith(c.instancePath));
+  // A key refused by propertyNames: the error of its own schema (ajv marks it with the key) says why, with that
+  // schema's `expected`; the propertyNames error above it would say it again.
+  const refusedKeys = new Set(errors.filter((e) => e.propertyName !== undefined).map((e) => `${e.instancePath}\0${e.propertyName}`));
   const seen = new Set<string>();
   const problems: Problem[] = [];
   for (const error of errors) {
     if (insideComposite(error)) continue;
+    if (error.keyword === 'propertyNames' && refusedKeys.has(`${error.instancePath}\0${String((error.params as { propertyName?: unknown }).propertyName)}`)) continue;
     const problem = describe(error);
     const key = `${problem.path.join('\u0000')}|${problem.message}`;
     if (seen.has(key)) continue;
@@ -117,6 +121,9 @@ function describe(error: ErrorObject): Problem {
   const path = pointerToPath(error.instancePath);
   const expected = (error.parentSchema as { expected?: string } | undefined)?.expected;
   const params = error.params as Record<string, unknown>;
+  if (error.propertyName !== undefined) {
+    return { path: [...path, error.propertyName], message: `key "${error.propertyName}" is not allowed here${expected ? `: expected ${expected}` : ''}` };
+  }
   switch (error.keyword) {
     case 'additionalProperties': {
       const key = String(params.additionalProperty);

@@ -87,6 +87,34 @@ describe('loading an app', () => {
     expect(message).toContain(`fluxcd/releases.yaml:5:41: error: expected a release name, or {name, namespace} of a HelmRelease outside the app, got {"name":"db","namespace":"${long}"} (at releases[1].dependsOn[0])`);
   });
 
+  it('refuses labels the API server refuses: keys and values past 63 characters or outside its characters, a group (its chart_group label) likewise', async () => {
+    const message = await loadError({
+      'fluxcd/releases.yaml': `releases:
+  - name: db
+    chart: db
+    group: infra tier
+    labels:
+      fine: "yes"
+      example.com/also-fine: ""
+      long: ${'v'.repeat(64)}
+      spaced: has space
+      ${'k'.repeat(64)}: x
+      bad prefix/x: z
+  - name: web
+    chart: web
+    labels: {ok: ${'v'.repeat(63)}, example.com/k_1.x: -starts-with-dash}
+`,
+    });
+    expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "infra tier" (at releases[0].group)');
+    expect(message).toMatch(/releases\.yaml:8:\d+: error: expected a label value: .*, got "v{64}" \(at releases\[0\]\.labels\.long\)/);
+    expect(message).toMatch(/releases\.yaml:9:\d+: error: expected a label value: .*, got "has space" \(at releases\[0\]\.labels\.spaced\)/);
+    expect(message).toMatch(/releases\.yaml:10:7: error: key "k{64}" is not allowed here: expected a label key: \[prefix\/\]name, the name at most 63 letters, digits, -, _ or \. \(at releases\[0\]\.labels\.k{64}\)/);
+    expect(message).toContain('fluxcd/releases.yaml:11:7: error: key "bad prefix/x" is not allowed here: expected a label key');
+    expect(message).toContain('fluxcd/releases.yaml:14:83: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "-starts-with-dash" (at releases[1].labels["example.com/k_1.x"])');
+    // One line a fault: nothing about the labels that are fine, nor the map around a refused key.
+    expect(message.split('\n').filter((line) => line.includes('error:'))).toHaveLength(6);
+  });
+
   it('finds releases whose chart is missing and release names too long after the prefix', async () => {
     const message = await loadError({
       'fluxcd/releases.yaml': `defaults:\n  releaseNamePrefix: ${'p'.repeat(50)}-\nreleases:\n  - name: db\n    chart: db\n  - name: web\n    chart: nochart\n`,
