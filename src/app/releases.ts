@@ -8,7 +8,7 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
-import { unknownName, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, LABEL_VALUE_PATTERN, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, LABEL_VALUE_PATTERN, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
 
@@ -94,7 +94,7 @@ const releaseFields = {
   install: { $ref: '#/$defs/install' },
   upgrade: { $ref: '#/$defs/upgrade' },
   labels: LABELS_SCHEMA,
-  annotations: { type: 'object', additionalProperties: { type: 'string' } },
+  annotations: ANNOTATIONS_SCHEMA,
   interval: duration,
   helmReleaseSpec: { $ref: '#/$defs/helmReleaseSpec' },
   kustomization: {

@@ -5,7 +5,7 @@ import { DiagnosticsError, FlotillaError } from '../diagnostics/index.js';
 import { checkSchema, DEFAULT_HELM_REPO, GENERATED_KUSTOMIZATION_FIELDS, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type AppMetadata, type JsonSchema } from '../app/index.js';
 import { parseYaml, toPlain } from '../document/index.js';
 import { helmRepositorySpecSchema, type HelmRepositorySpec } from '../flux/index.js';
-import { DNS1123_LABEL_PATTERN, FLUX_DURATION_PATTERN, KUBE_OBJECT_NAME_MAX, LABELS_SCHEMA } from '../names/index.js';
+import { ANNOTATIONS_SCHEMA, DNS1123_LABEL_PATTERN, FLUX_DURATION_PATTERN, KUBE_OBJECT_NAME_MAX, LABELS_SCHEMA } from '../names/index.js';
 
 export const BUILD_CONFIG_FILE = 'fluxcd/build.yaml';
 
@@ -86,7 +86,7 @@ export const buildConfigSchema: JsonSchema = {
         interval: { type: 'string', pattern: FLUX_DURATION_PATTERN, expected: 'a Flux duration such as 1m' },
         spec: extraRepositorySpec(),
         labels: LABELS_SCHEMA,
-        annotations: { type: 'object', additionalProperties: { type: 'string' } },
+        annotations: ANNOTATIONS_SCHEMA,
       },
     },
     kustomization: passThroughKustomization(GENERATED_KUSTOMIZATION_FIELDS),

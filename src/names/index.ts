@@ -44,6 +44,13 @@ export const LABELS_SCHEMA = {
   additionalProperties: { type: 'string', pattern: LABEL_VALUE_PATTERN, expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end' },
 } as const;
 
+/** The schema of an annotations map: its keys as a label's, its values any text. */
+export const ANNOTATIONS_SCHEMA = {
+  type: 'object',
+  propertyNames: LABELS_SCHEMA.propertyNames,
+  additionalProperties: { type: 'string' },
+} as const;
+
 /** A Go duration as Flux reads `interval` and `timeout`: 30m, 1h, 1m30s, 500ms. */
 export const FLUX_DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
 const FLUX_DURATION = new RegExp(FLUX_DURATION_PATTERN);

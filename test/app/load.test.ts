@@ -87,7 +87,7 @@ describe('loading an app', () => {
     expect(message).toContain(`fluxcd/releases.yaml:5:41: error: expected a release name, or {name, namespace} of a HelmRelease outside the app, got {"name":"db","namespace":"${long}"} (at releases[1].dependsOn[0])`);
   });
 
-  it('refuses labels the API server refuses: keys and values past 63 characters or outside its characters, a group (its chart_group label) likewise', async () => {
+  it('refuses labels the API server refuses: keys and values past 63 characters or outside its characters, a group (its chart_group label) likewise, annotation keys as label keys', async () => {
     const message = await loadError({
       'fluxcd/releases.yaml': `releases:
   - name: db
@@ -103,6 +103,7 @@ describe('loading an app', () => {
   - name: web
     chart: web
     labels: {ok: ${'v'.repeat(63)}, example.com/k_1.x: -starts-with-dash}
+    annotations: {any text: "is fine as a value, not as a key", example.com/note: "free text: yes"}
 `,
     });
     expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "infra tier" (at releases[0].group)');
@@ -112,7 +113,8 @@ describe('loading an app', () => {
     expect(message).toContain('fluxcd/releases.yaml:11:7: error: key "bad prefix/x" is not allowed here: expected a label key');
     expect(message).toContain('fluxcd/releases.yaml:14:83: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "-starts-with-dash" (at releases[1].labels["example.com/k_1.x"])');
     // One line a fault: nothing about the labels that are fine, nor the map around a refused key.
-    expect(message.split('\n').filter((line) => line.includes('error:'))).toHaveLength(6);
+    expect(message).toContain('fluxcd/releases.yaml:15:19: error: key "any text" is not allowed here: expected a label key');
+    expect(message.split('\n').filter((line) => line.includes('error:'))).toHaveLength(7);
   });
 
   it('finds releases whose chart is missing and release names too long after the prefix', async () => {
