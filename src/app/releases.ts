@@ -8,7 +8,7 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
-import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, LABEL_VALUE_PATTERN, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
 
@@ -85,7 +85,7 @@ const releaseFields = {
   path: { type: 'string', minLength: 1 },
   service: { type: 'string', minLength: 1 },
   // The HelmRelease's chart_group label.
-  group: { type: 'string', minLength: 1, pattern: LABEL_VALUE_PATTERN, expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end' },
+  group: { ...LABEL_VALUE_SCHEMA, minLength: 1 },
   namespace: { type: 'string', pattern: dns1123Label, maxLength: DNS1123_LABEL_MAX, expected: `a namespace name (DNS-1123 label, at most ${DNS1123_LABEL_MAX} long)` },
   releaseName: { type: 'string', maxLength: HELM_RELEASE_NAME_MAX, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
   releaseNamePrefix: { type: 'string' },

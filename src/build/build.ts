@@ -188,7 +188,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   for (const release of app.releases) {
     const rel = release.staticOverrides;
     const text = app.source.files.kindOf(rel) === 'file' ? readShipped(rel) : undefined;
-    if (text) refuseOversizedSecret(rel, release, text.length);
+    if (text !== undefined) refuseOversizedSecret(rel, release, text.length);
     staticOverrides.set(release.name, text?.toString('utf8') ?? '');
   }
   const payload = new Map<string, Buffer>();

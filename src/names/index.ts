@@ -29,27 +29,20 @@ export const HELM_RELEASE_NAME_MAX = 53;
 export const KUBE_DATA_MAX_BYTES = 1024 * 1024;
 
 /** A label's value: empty, or at most 63 letters, digits, '-', '_' and '.', a letter or digit at each end. */
-export const LABEL_VALUE_PATTERN = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$';
+const LABEL_VALUE_PATTERN = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$';
 
 /**
  * A label's key: a name like a value's (not empty), after an optional
  * prefix, a DNS subdomain of at most 253 characters, and a slash.
  */
-export const LABEL_KEY_PATTERN = '^((?=[^/]{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+const LABEL_KEY_PATTERN = '^((?=[^/]{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 
-/** The schema of a labels map the API server takes: its keys and values as above. */
-export const LABELS_SCHEMA = {
-  type: 'object',
-  propertyNames: { pattern: LABEL_KEY_PATTERN, expected: 'a label key: [prefix/]name, the name at most 63 letters, digits, -, _ or .' },
-  additionalProperties: { type: 'string', pattern: LABEL_VALUE_PATTERN, expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end' },
-} as const;
-
-/** The schema of an annotations map: its keys as a label's, its values any text. */
-export const ANNOTATIONS_SCHEMA = {
-  type: 'object',
-  propertyNames: LABELS_SCHEMA.propertyNames,
-  additionalProperties: { type: 'string' },
-} as const;
+/** The schemas of a label's value and key, and of the labels and annotations maps the API server takes. */
+export const LABEL_VALUE_SCHEMA = { type: 'string', pattern: LABEL_VALUE_PATTERN, expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end' } as const;
+const LABEL_KEY_SCHEMA = { pattern: LABEL_KEY_PATTERN, expected: 'a label key: [prefix/]name, the name at most 63 letters, digits, -, _ or .' } as const;
+export const LABELS_SCHEMA = { type: 'object', propertyNames: LABEL_KEY_SCHEMA, additionalProperties: LABEL_VALUE_SCHEMA } as const;
+/** Annotations: keys as a label's, values any text. */
+export const ANNOTATIONS_SCHEMA = { type: 'object', propertyNames: LABEL_KEY_SCHEMA, additionalProperties: { type: 'string' } } as const;
 
 /** A Go duration as Flux reads `interval` and `timeout`: 30m, 1h, 1m30s, 500ms. */
 export const FLUX_DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
