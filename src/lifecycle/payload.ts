@@ -7,6 +7,7 @@
  * gzipped in Secrets of the system namespace, split in pieces under the API
  * server's object size limit.
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { bundleFolder, bundleFromBytes, chartArchives, MANIFESTS_DIR, writeTarGz, type OpenedBundle, type TarEntry } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { writeFolder } from '../files/index.js';
+import { isKubeObjectName, KUBE_OBJECT_NAME_MAX } from '../names/index.js';
 import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } from '../kube/index.js';
 import { LifecycleError } from './errors.js';
 import { SYSTEM_NAMESPACE } from './record.js';
@@ -24,8 +26,22 @@ const PIECE_BYTES = 700 * 1024;
 /** The chart files the payload keeps. */
 const CHART_HEADERS = new Set(['Chart.yaml', 'values.yaml']);
 
+/** Room kept in the first piece's name for the others' `-<index>`. */
+const PIECE_SUFFIX_ROOM = 8;
+
+/**
+ * The name of the first payload Secret of an app version. A version that
+ * makes no valid object name as it is (upper case, `+`, `..`, a dash at the
+ * end, too long) is written in a name's characters, cut to fit, and told
+ * apart by a digest of itself: two versions never share a name.
+ */
 export function payloadSecretName(app: string, version: string): string {
-  return `flotilla-bundle-${app}-${version}`.toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 253);
+  const max = KUBE_OBJECT_NAME_MAX - PIECE_SUFFIX_ROOM;
+  const plain = `flotilla-bundle-${app}-${version}`;
+  if (plain.length <= max && isKubeObjectName(plain)) return plain;
+  const digest = createHash('sha256').update(version).digest('hex').slice(0, 12);
+  const readable = `flotilla-bundle-${app}-${version.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`.slice(0, max - digest.length - 1).replace(/-+$/, '');
+  return `${readable}-${digest}`;
 }
 
 /** The payload of a tarball: its files, each chart archive cut down to Chart.yaml and values.yaml. */

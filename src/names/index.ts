@@ -19,6 +19,13 @@ export const DNS1123_LABEL_MAX = 63;
 /** The longest Kubernetes object name (a DNS-1123 subdomain). */
 export const KUBE_OBJECT_NAME_MAX = 253;
 
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A Kubernetes object name: a DNS-1123 subdomain (labels of a label's characters joined by dots), at most 253 long. */
+export function isKubeObjectName(name: string): boolean {
+  return name.length <= KUBE_OBJECT_NAME_MAX && DNS1123_SUBDOMAIN.test(name);
+}
+
 /** Helm refuses release names longer than this. */
 export const HELM_RELEASE_NAME_MAX = 53;
 

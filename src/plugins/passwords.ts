@@ -1,7 +1,7 @@
 /** Password generation and names, shared by the offline and cluster stores. */
 import { randomInt } from 'node:crypto';
 import { PluginError } from './errors.js';
-import { isLabelCharacters } from '../names/index.js';
+import { DNS1123_LABEL_MAX, isLabelCharacters, KUBE_OBJECT_NAME_MAX } from '../names/index.js';
 
 /** Letters and digits only: safe unquoted in YAML, URLs (database connection strings) and shell. */
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -14,8 +14,15 @@ export function generatePassword(length = DEFAULT_PASSWORD_LENGTH): string {
   return out;
 }
 
-/** Password names become Secret names: lower-case letters, digits and dashes. */
+/**
+ * Password names become Secret names, `<app>-password-<name>`: lower-case
+ * letters, digits and dashes, short enough that with the longest app name
+ * (a label, 63) the Secret's name stays within Kubernetes' 253.
+ */
+export const PASSWORD_NAME_MAX = KUBE_OBJECT_NAME_MAX - DNS1123_LABEL_MAX - '-password-'.length;
 
 export function checkPasswordName(name: string): void {
-  if (!isLabelCharacters(name) || name.length > 200) throw new PluginError(`password name "${name}" must be lower-case letters, digits and dashes (it names a Secret)`);
+  if (!isLabelCharacters(name) || name.length > PASSWORD_NAME_MAX) {
+    throw new PluginError(`password name "${name}" must be at most ${PASSWORD_NAME_MAX} lower-case letters, digits and dashes (it names a Secret)`);
+  }
 }

@@ -39,7 +39,7 @@ describe('offline password and record stores', () => {
     expect(values[0]).toBe(values[2]);
     expect(new Set(values).size).toBe(3);
     expect(await new LocalPasswordStore(file).getOrGenerate('pw-b')).toBe(values[1]);
-    await expect(store.getOrGenerate('Bad_Name')).rejects.toThrow('password name "Bad_Name" must be lower-case letters, digits and dashes');
+    await expect(store.getOrGenerate('Bad_Name')).rejects.toThrow('password name "Bad_Name" must be at most 180 lower-case letters, digits and dashes');
     const records = new LocalRecordStore(join(tempDir(), 'records.json'));
     await records.set('nova.instances', ['vm-1']);
     expect(await records.get('nova.instances')).toEqual(['vm-1']);
