@@ -18,7 +18,7 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
-import { KUBE_DATA_MAX_BYTES } from '../names/index.js';
+import { isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
@@ -154,6 +154,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const { files: plugins, save: savePlugins } = await pluginFiles(root, cacheDir);
   const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir, readMemory: options.watched?.files });
   const { app } = session;
+  refuseUnsafeFileName(app);
   const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
   // Before anything is written: the folders read are the app's source folders and its charts (read from here on).
   refuseOwnOutput(root, [...SOURCE_FOLDERS.map((folder) => join(root, folder)), ...chartDirs], options);
@@ -272,6 +273,19 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
       releases: app.releases.filter((r) => r.chart === archive.name).map((r) => r.name),
     })),
   };
+}
+
+/**
+ * The tarball is named `<app_name>-<app_version>.tgz`, its version as the
+ * build tokens made it: one with a slash or a leading dot would write it
+ * elsewhere than the output folder (a hidden file, or `..` out of it).
+ */
+function refuseUnsafeFileName(app: App): void {
+  const version = app.metadata.appVersion;
+  if (isFileNamePart(version)) return;
+  throw new FlotillaError(
+    `${APP_FILES.metadata}: app_version ${JSON.stringify(version)} cannot name the tarball ${bundleFileName(app.metadata.appName, '<app_version>')}: expected letters, digits, ., _, + and -, at most 128, a letter or digit first`,
+  );
 }
 
 /**

@@ -26,6 +26,18 @@ export function isKubeObjectName(name: string): boolean {
   return name.length <= KUBE_OBJECT_NAME_MAX && DNS1123_SUBDOMAIN.test(name);
 }
 
+/**
+ * A part of a file name taken from an app's own words (its version in
+ * `<app_name>-<app_version>.tgz`, a pulled bundle's app and version): no
+ * slash, nothing that climbs out of a folder, no hidden-file dot first.
+ */
+export const FILE_NAME_PART_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$';
+const FILE_NAME_PART = new RegExp(FILE_NAME_PART_PATTERN);
+
+export function isFileNamePart(text: string): boolean {
+  return FILE_NAME_PART.test(text);
+}
+
 /** Helm refuses release names longer than this. */
 export const HELM_RELEASE_NAME_MAX = 53;
 

@@ -20,6 +20,7 @@ import { ContentTooLarge, InvalidReference, ManifestUnknown, RegistryProtocolErr
 import { MediaType, type Descriptor, type ImageManifest } from './media-types.js';
 import { isValidTag, type OciReference } from './reference.js';
 import { fileErrorReason, fileErrorText } from '../files/index.js';
+import { isFileNamePart } from '../names/index.js';
 
 /** The config blob of a bundle artifact. */
 export interface BundleConfig {
@@ -71,8 +72,6 @@ export interface PulledBundle {
 const DEFAULT_MAX_BUNDLE = 4 * 1024 * 1024 * 1024;
 const MAX_CONFIG = 64 * 1024;
 const MAX_SIGNATURE = 64 * 1024;
-/** What a pulled file may be called: the app and version come from the registry, so they are checked. */
-const SAFE_FILE_PART = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/;
 
 /** A bundle the registry does not hold in flotilla's format, or holds malformed. */
 export class NotABundle extends RegistryProtocolError {}
@@ -152,8 +151,9 @@ function parseConfig(subject: string, bytes: Buffer): BundleConfig {
     throw new NotABundle(subject, 'the bundle config is not JSON');
   }
   const { app, version, signed } = (config ?? {}) as Record<string, unknown>;
-  if (typeof app !== 'string' || !SAFE_FILE_PART.test(app)) throw new NotABundle(subject, `the bundle config's app ${JSON.stringify(app)} is not a name`);
-  if (typeof version !== 'string' || !SAFE_FILE_PART.test(version)) throw new NotABundle(subject, `the bundle config's version ${JSON.stringify(version)} is not a version`);
+  // A pulled file is named by them, and they come from the registry.
+  if (typeof app !== 'string' || !isFileNamePart(app)) throw new NotABundle(subject, `the bundle config's app ${JSON.stringify(app)} is not a name`);
+  if (typeof version !== 'string' || !isFileNamePart(version)) throw new NotABundle(subject, `the bundle config's version ${JSON.stringify(version)} is not a version`);
   return { app, version, signed: signed === true };
 }
 

@@ -5,7 +5,7 @@
  * to rerun with --debug.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -126,6 +126,22 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
       /^flotilla: overrides\/static\/web\.yaml: 1\.0 MiB \(1048591 bytes\); release web's static overrides go whole into the Secret web-static-overrides, and the API server stores no more than 1048576 bytes \(1 MiB\) in a Secret\n$/,
     );
     expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(false);
+  });
+
+  it('an app_version that would name the tarball outside the output folder: exit 1 naming it, nothing written anywhere', async () => {
+    const parent = tempDir();
+    const out = join(parent, 'deep', 'out');
+    const app = writeApp({ 'fluxcd/metadata.yaml': 'app_name: demo\napp_version: "1/../../../escaped"\nsupported_k8s_version:\n  minimum: v1.29.0\n' });
+    expectOneLine(
+      await flotilla('build', app, '-d', out),
+      1,
+      /^flotilla: fluxcd\/metadata\.yaml: app_version "1\/\.\.\/\.\.\/\.\.\/escaped" cannot name the tarball demo-<app_version>\.tgz: expected letters, digits, \., _, \+ and -, at most 128, a letter or digit first\n$/,
+    );
+    expect(readdirSync(parent)).toEqual([]);
+    // The same through a build token: checked as the token made it.
+    const tokened = writeApp({ 'fluxcd/metadata.yaml': 'app_name: demo\napp_version: "@V@"\nsupported_k8s_version:\n  minimum: v1.29.0\n' });
+    expectOneLine(await flotilla('build', tokened, '-d', out, '--token', 'V=.hidden'), 1, /app_version "\.hidden" cannot name the tarball/);
+    expect(readdirSync(parent)).toEqual([]);
   });
 
   it('a current folder removed after the shell entered it: one line, exit 1, no stack', () => {

@@ -62,6 +62,16 @@ describe('bump --app-version and --chart', () => {
     ]);
   });
 
+  it('refuses an app version that cannot name the tarball (a slash, a leading dot, a space)', async () => {
+    const app = writeApp();
+    for (const version of ['1/../x', '.hidden', '2.0 beta']) {
+      await expect(bumpVersions({ appDir: app, appVersion: version }), version).rejects.toMatchObject({
+        exitCode: 2,
+        message: `app version "${version}" must be letters, digits, ., _, + and -, at most 128 long, starting with a letter or digit (it names the tarball)`,
+      });
+    }
+  });
+
   it('sets a given app version, and bumps a library chart with the exact versions its dependents ask for', async () => {
     const app = writeApp({ 'charts/web/Chart.yaml': WEB_CHART.replace('    version: 0.1.0\n', '    version: ~0.1.0   # any 0.1 patch\n') });
     const dbChart = read(app, 'charts/db/Chart.yaml');
