@@ -319,18 +319,14 @@ function checkServicesSection(specNode: ValueNode | undefined, releases: readonl
 /** Releases whose service the spec lists, plus everything they depend on; disabled charts never. */
 export function enabledReleases(releases: readonly Release[], graph: ReleaseGraph, spec: DeploymentSpec, metadata: AppMetadata): Release[] {
   const services = enabledServices(spec);
-  const wanted = new Set<string>();
-  for (const r of releases) {
-    if (r.service && services.has(r.service)) {
-      wanted.add(r.name);
-      for (const dep of graph.dependenciesOf(r.name)) wanted.add(dep);
-    }
-  }
+  const listed = releases.filter((r) => r.service && services.has(r.service)).map((r) => r.name);
+  const wanted = new Set([...listed, ...graph.dependenciesOf(...listed)]);
   const disabled = new Set(metadata.disabledCharts);
   for (const name of wanted) {
     const release = graph.byName.get(name) as Release;
     if (!disabled.has(release.chart)) continue;
-    const needers = releases.filter((r) => wanted.has(r.name) && !disabled.has(r.chart) && graph.dependenciesOf(r.name).has(name));
+    const dependents = graph.dependentsOf(name);
+    const needers = releases.filter((r) => wanted.has(r.name) && !disabled.has(r.chart) && dependents.has(r.name));
     if (needers.length > 0) {
       throw new FlotillaError(
         `chart "${release.chart}" is in metadata disabled_charts, but enabled release(s) ${needers.map((r) => r.name).join(', ')} depend on release "${name}"`,

@@ -282,8 +282,10 @@ export interface ReleaseGraph {
   readonly byName: ReadonlyMap<string, Release>;
   /** Waves of releases: each wave depends only on earlier waves, so its members can be installed in parallel. */
   readonly waves: readonly (readonly Release[])[];
-  /** Every release a release needs, directly or not. */
-  dependenciesOf(name: string): ReadonlySet<string>;
+  /** Every release the named releases need, directly or not. */
+  dependenciesOf(...names: string[]): ReadonlySet<string>;
+  /** Every release that needs the named one, directly or not. */
+  dependentsOf(name: string): ReadonlySet<string>;
 }
 
 /** Builds the graph; throws on an unknown dependency or a cycle (the cycle is printed). */
@@ -299,55 +301,77 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
   const cycle = findDependencyCycle(releases);
   if (cycle) throw new DependencyCycleError(cycle, byName.get(cycle[0] as string)?.location);
 
+  // Each release's wave is one past its deepest dependency's: worked out dependencies first, walking with an
+  // explicit path rather than recursion, so that a chain of any length fits (the graph has no cycle by now).
   const depth = new Map<string, number>();
-  const depthOf = (name: string): number => {
-    const known = depth.get(name);
-    if (known !== undefined) return known;
-    const deps = byName.get(name)?.dependsOn ?? [];
-    const d = deps.length === 0 ? 0 : Math.max(...deps.map(depthOf)) + 1;
-    depth.set(name, d);
-    return d;
-  };
-  const waves: Release[][] = [];
-  for (const release of releases) (waves[depthOf(release.name)] ??= []).push(release);
-
-  const closure = new Map<string, Set<string>>();
-  const dependenciesOf = (name: string): Set<string> => {
-    let set = closure.get(name);
-    if (set) return set;
-    set = new Set<string>();
-    for (const dep of byName.get(name)?.dependsOn ?? []) {
-      set.add(dep);
-      for (const d of dependenciesOf(dep)) set.add(d);
+  for (const release of releases) {
+    const path = [{ release, next: 0 }];
+    while (path.length > 0 && !depth.has(release.name)) {
+      const top = path[path.length - 1]!;
+      const deps = top.release.dependsOn;
+      if (top.next < deps.length) {
+        const dep = deps[top.next++]!;
+        if (!depth.has(dep)) path.push({ release: byName.get(dep)!, next: 0 });
+        continue;
+      }
+      depth.set(top.release.name, deps.reduce((d, dep) => Math.max(d, depth.get(dep)! + 1), 0));
+      path.pop();
     }
-    closure.set(name, set);
-    return set;
+  }
+  const waves: Release[][] = [];
+  for (const release of releases) (waves[depth.get(release.name)!] ??= []).push(release);
+
+  // Who depends on whom, both ways; a release's closure is walked when asked for, not kept for every release
+  // (kept, a chain of n releases holds n²/2 names).
+  const needs = new Map(releases.map((r) => [r.name, r.dependsOn]));
+  const neededBy = new Map<string, string[]>();
+  for (const release of releases) for (const dep of release.dependsOn) (neededBy.get(dep) ?? neededBy.set(dep, []).get(dep)!).push(release.name);
+  const reach = (edges: ReadonlyMap<string, readonly string[]>, names: readonly string[]): Set<string> => {
+    const found = new Set<string>();
+    const todo = names.flatMap((name) => edges.get(name) ?? []);
+    while (todo.length > 0) {
+      const next = todo.pop()!;
+      if (found.has(next)) continue;
+      found.add(next);
+      for (const more of edges.get(next) ?? []) todo.push(more);
+    }
+    return found;
   };
-  return { byName, waves, dependenciesOf };
+  return { byName, waves, dependenciesOf: (...names) => reach(needs, names), dependentsOf: (name) => reach(neededBy, [name]) };
 }
 
-/** A dependency cycle among named items (releases), as the names around it, or undefined. */
+/**
+ * A dependency cycle among named items (releases), as the names around it,
+ * or undefined. Walked with an explicit path, not recursion: a chain of any
+ * length fits.
+ */
 export function findDependencyCycle(items: readonly { readonly name: string; readonly dependsOn: readonly string[] }[]): string[] | undefined {
   const byName = new Map(items.map((item) => [item.name, item]));
   const state = new Map<string, 'visiting' | 'done'>();
-  const stack: string[] = [];
-  const visit = (name: string): string[] | undefined => {
-    const s = state.get(name);
-    if (s === 'done') return undefined;
-    if (s === 'visiting') return [...stack.slice(stack.indexOf(name)), name];
-    state.set(name, 'visiting');
-    stack.push(name);
-    for (const dep of byName.get(name)?.dependsOn ?? []) {
-      const found = visit(dep);
-      if (found) return found;
-    }
-    stack.pop();
-    state.set(name, 'done');
-    return undefined;
-  };
   for (const item of items) {
-    const found = visit(item.name);
-    if (found) return found;
+    if (state.has(item.name)) continue;
+    state.set(item.name, 'visiting');
+    // The names being walked, each with the index of its next dependency.
+    const path = [{ name: item.name, next: 0 }];
+    while (path.length > 0) {
+      const top = path[path.length - 1]!;
+      const deps = byName.get(top.name)?.dependsOn ?? [];
+      if (top.next >= deps.length) {
+        state.set(top.name, 'done');
+        path.pop();
+        continue;
+      }
+      const dep = deps[top.next++]!;
+      const seen = state.get(dep);
+      if (seen === 'visiting') {
+        const names = path.map((p) => p.name);
+        return [...names.slice(names.indexOf(dep)), dep];
+      }
+      if (seen === undefined) {
+        state.set(dep, 'visiting');
+        path.push({ name: dep, next: 0 });
+      }
+    }
   }
   return undefined;
 }

@@ -235,6 +235,21 @@ describe('release graph', () => {
     const graph = buildReleaseGraph([release('nova', ['placement', 'glance']), release('glance', ['keystone']), release('keystone', ['mariadb']), release('mariadb'), release('placement', ['keystone']), release('horizon', ['keystone'])]);
     expect(graph.waves.map((w) => w.map((r) => r.name))).toEqual([['mariadb'], ['keystone'], ['glance', 'placement', 'horizon'], ['nova']]);
     expect([...graph.dependenciesOf('nova')].sort()).toEqual(['glance', 'keystone', 'mariadb', 'placement']);
+    expect([...graph.dependenciesOf('horizon', 'glance')].sort()).toEqual(['keystone', 'mariadb']);
+    expect([...graph.dependentsOf('keystone')].sort()).toEqual(['glance', 'horizon', 'nova', 'placement']);
+    expect([...graph.dependentsOf('nova')]).toEqual([]);
+  });
+
+  it('takes a dependency chain of any length: no recursion, no closure kept per release', () => {
+    // 100,000 releases one after another: recursion overflowed the stack, and a closure kept per release held 5·10⁹ names.
+    const n = 100_000;
+    const chain = Array.from({ length: n }, (_, i) => release(`r${i}`, i === 0 ? [] : [`r${i - 1}`]));
+    const graph = buildReleaseGraph(chain);
+    expect(graph.waves).toHaveLength(n);
+    expect(graph.dependenciesOf(`r${n - 1}`).size).toBe(n - 1);
+    expect(graph.dependentsOf('r0').size).toBe(n - 1);
+    chain[0] = release('r0', [`r${n - 1}`]);
+    expect(() => buildReleaseGraph(chain)).toThrow(DependencyCycleError);
   });
 
   it('prints the cycle, however long', () => {
