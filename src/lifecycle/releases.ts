@@ -80,19 +80,27 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
 /** Releases in reverse dependency order: dependants before what they depend on. */
 export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn'>>(releases: readonly T[]): T[] {
   const byName = new Map(releases.map((r) => [r.name, r]));
-  const done = new Set<string>();
+  const started = new Set<string>();
   const order: T[] = [];
-  const visit = (release: T, path: Set<string>) => {
-    if (done.has(release.name) || path.has(release.name)) return;
-    path.add(release.name);
-    for (const dep of release.dependsOn) {
-      const d = byName.get(dep);
-      if (d) visit(d, path);
+  // Dependencies first (then reversed), walked with an explicit path: a chain of any length fits.
+  for (const release of releases) {
+    if (started.has(release.name)) continue;
+    started.add(release.name);
+    const path = [{ release, next: 0 }];
+    while (path.length > 0) {
+      const top = path[path.length - 1]!;
+      if (top.next < top.release.dependsOn.length) {
+        const dep = byName.get(top.release.dependsOn[top.next++]!);
+        if (dep && !started.has(dep.name)) {
+          started.add(dep.name);
+          path.push({ release: dep, next: 0 });
+        }
+        continue;
+      }
+      order.push(top.release);
+      path.pop();
     }
-    done.add(release.name);
-    order.push(release);
-  };
-  for (const release of releases) visit(release, new Set());
+  }
   return order.reverse();
 }
 

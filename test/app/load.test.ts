@@ -242,13 +242,15 @@ describe('release graph', () => {
 
   it('takes a dependency chain of any length: no recursion, no closure kept per release', () => {
     // 100,000 releases one after another: recursion overflowed the stack, and a closure kept per release held 5·10⁹ names.
+    // Listed last first, so that walking the first release's dependencies runs the whole chain down.
     const n = 100_000;
-    const chain = Array.from({ length: n }, (_, i) => release(`r${i}`, i === 0 ? [] : [`r${i - 1}`]));
+    const chain = Array.from({ length: n }, (_, i) => release(`r${n - 1 - i}`, i === n - 1 ? [] : [`r${n - 2 - i}`]));
     const graph = buildReleaseGraph(chain);
     expect(graph.waves).toHaveLength(n);
+    expect(graph.waves[n - 1]!.map((r) => r.name)).toEqual([`r${n - 1}`]);
     expect(graph.dependenciesOf(`r${n - 1}`).size).toBe(n - 1);
     expect(graph.dependentsOf('r0').size).toBe(n - 1);
-    chain[0] = release('r0', [`r${n - 1}`]);
+    chain[n - 1] = release('r0', [`r${n - 1}`]);
     expect(() => buildReleaseGraph(chain)).toThrow(DependencyCycleError);
   });
 
