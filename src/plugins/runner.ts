@@ -12,6 +12,7 @@ import { HOOK_KINDS } from './context.js';
 import { OperationRefusedError, PluginAbortedError, PluginHookError, PluginTimeoutError, type HookSite } from './errors.js';
 import type { LoadedChartPlugin, LoadedPlugin } from './instantiate.js';
 import { runWithTimeLimit } from './time-limit.js';
+import { YAML_LIMITS } from '../document/index.js';
 import { isRefusal } from './verdict.js';
 
 export interface HookSelector {
@@ -169,25 +170,32 @@ async function runCall(call: Call, env: HookEnvironment): Promise<HookRecord> {
 }
 
 /** Why a value is not JSON-like Helm values (functions, class instances, NaN…), or undefined when it is. */
-function valuesProblem(value: unknown, path: readonly string[]): string | undefined {
+/**
+ * What is wrong with values a plugin returned, if anything. `inside`: the
+ * maps and lists around this value, so that one containing itself is named
+ * rather than walked forever; nesting is held to what a YAML file may hold.
+ */
+function valuesProblem(value: unknown, path: readonly string[], inside: Set<object> = new Set()): string | undefined {
   const at = () => (path.length > 0 ? ` at ${path.join('.')}` : '');
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `returned ${value}${at()}, which YAML cannot carry`;
   if (value === undefined) return undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      if (item === undefined) return `returned undefined in a list${at()}[${i}]`;
-      const p = valuesProblem(item, [...path, String(i)]);
-      if (p) return p;
+  const plainMap = typeof value === 'object' && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null);
+  if (Array.isArray(value) || plainMap) {
+    if (inside.has(value as object)) return `returned a map or list that contains itself${at()}; Helm values are a tree`;
+    if (inside.size >= YAML_LIMITS.maxDepth) return `returned values nested more than ${YAML_LIMITS.maxDepth} levels deep${at()}`;
+    inside.add(value as object);
+    try {
+      const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [String(i), item]) : Object.entries(value as object);
+      for (const [key, item] of entries) {
+        if (item === undefined && Array.isArray(value)) return `returned undefined in a list${at()}[${key}]`;
+        const p = valuesProblem(item, [...path, key], inside);
+        if (p) return p;
+      }
+      return undefined;
+    } finally {
+      inside.delete(value as object);
     }
-    return undefined;
-  }
-  if (typeof value === 'object' && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)) {
-    for (const [k, v] of Object.entries(value)) {
-      const p = valuesProblem(v, [...path, k]);
-      if (p) return p;
-    }
-    return undefined;
   }
   return `returned ${typeof value === 'object' ? `a ${(value as object).constructor?.name ?? 'non-plain'} object` : `a ${typeof value}`}${at()}; Helm values are maps, lists, strings, numbers, booleans and null`;
 }

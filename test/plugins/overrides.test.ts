@@ -5,6 +5,7 @@ import { computeReleaseValues, explain } from '../../src/values/index.js';
 import { baseApp } from '../support/app-fixture.js';
 import { chartPlugin, pluginFixture } from './fixtures.js';
 import { Session } from '../../src/session/index.js';
+import { toPlain } from '../../src/document/index.js';
 
 const webPlugin = chartPlugin(
   'web',
@@ -77,6 +78,20 @@ describe('the plugin layer (values layer 5)', () => {
     await expect(host.overrides(app.graph.byName.get('web')!)).rejects.toThrow(
       'plugin web (plugins/010_web.ts) getOverrides for release web failed: returned a Date object at conf.when; Helm values are maps, lists, strings, numbers, booleans and null',
     );
+  });
+
+  it('refuses values that contain themselves or nest past what YAML may hold, naming the path; takes a value shared by two keys', async () => {
+    const cases: [string, string][] = [
+      ['const conf: Record<string, unknown> = { a: 1 }; conf.self = { back: conf }; return { conf } as Values;', 'returned a map or list that contains itself at conf.self.back; Helm values are a tree'],
+      ['const list: unknown[] = [1]; list.push(list); return { list } as unknown as Values;', 'returned a map or list that contains itself at list.1; Helm values are a tree'],
+      ['let deep: Record<string, unknown> = {}; const top = deep; for (let i = 0; i < 300; i++) { deep.d = {}; deep = deep.d as Record<string, unknown>; } return top as Values;', 'returned values nested more than 256 levels deep at ' + Array(256).fill('d').join('.')],
+    ];
+    for (const [body, message] of cases) {
+      const { app, host } = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Values { ${body} }`) });
+      await expect(host.overrides(app.graph.byName.get('web')!)).rejects.toThrow(`plugin web (plugins/010_web.ts) getOverrides for release web failed: ${message}`);
+    }
+    const shared = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Values { const tls = { enabled: true }; return { a: { tls }, b: { tls } }; }`) });
+    expect(toPlain((await shared.host.overrides(shared.app.graph.byName.get('web')!))!)).toEqual({ a: { tls: { enabled: true } }, b: { tls: { enabled: true } } });
   });
 
   it('fails computeReleaseValues when getOverrides throws or runs past its limit', async () => {
