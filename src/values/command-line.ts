@@ -87,13 +87,26 @@ function parseAssignment(assignment: string, source: { kind: 'set' | 'set-string
   return node;
 }
 
+/** Helm's own bounds on a --set path (its strvals parser): list indexes, and how deep names nest. */
+const HELM_SET_MAX_INDEX = 65536;
+const HELM_SET_MAX_NESTING = 30;
+
 function parsePath(text: string, source: { kind: string; expression: string }): (string | number)[] {
   const path: (string | number)[] = [];
-  for (const segment of text.split(/(?<!\\)\./)) {
+  const segments = text.split(/(?<!\\)\./);
+  if (segments.length - 1 > HELM_SET_MAX_NESTING) {
+    throw new SetExpressionError(source.kind, source.expression, `"${text}" nests ${segments.length - 1} levels of names; Helm takes at most ${HELM_SET_MAX_NESTING}`);
+  }
+  for (const segment of segments) {
     const m = /^((?:[^[\]\\]|\\.)+)((?:\[\d+\])*)$/.exec(segment);
     if (!m) throw new SetExpressionError(source.kind, source.expression, `"${text}" is not a value path such as a.b or a.list[0].c`);
     path.push(unescape(m[1] as string));
-    for (const index of (m[2] as string).matchAll(/\[(\d+)\]/g)) path.push(Number(index[1]));
+    for (const index of (m[2] as string).matchAll(/\[(\d+)\]/g)) {
+      const value = Number(index[1]);
+      // The places before an index are filled with null, as Helm fills them: a huge index would fill memory.
+      if (value > HELM_SET_MAX_INDEX) throw new SetExpressionError(source.kind, source.expression, `index ${index[1]} in "${text}" is greater than the largest Helm takes, ${HELM_SET_MAX_INDEX}`);
+      path.push(value);
+    }
   }
   return path;
 }
