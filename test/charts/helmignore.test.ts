@@ -1,26 +1,63 @@
 import { describe, expect, it } from 'vitest';
 import { HelmignoreError, HelmignoreRules } from '../../src/charts/index.js';
-import { goGlobToRegExp } from '../../src/charts/helmignore.js';
+import { GoGlob } from '../../src/charts/helmignore.js';
+import { seededRandom } from '../support/random.js';
 
-describe('goGlobToRegExp (Go filepath.Match)', () => {
+const glob = (pattern: string) => GoGlob.compile(pattern);
+
+describe('GoGlob (Go filepath.Match)', () => {
   it('keeps * and ? inside one path segment', () => {
-    expect(goGlobToRegExp('*.yaml').test('a.yaml')).toBe(true);
-    expect(goGlobToRegExp('*.yaml').test('dir/a.yaml')).toBe(false);
-    expect(goGlobToRegExp('a?c').test('abc')).toBe(true);
-    expect(goGlobToRegExp('a?c').test('a/c')).toBe(false);
+    expect(glob('*.yaml').test('a.yaml')).toBe(true);
+    expect(glob('*.yaml').test('dir/a.yaml')).toBe(false);
+    expect(glob('a?c').test('abc')).toBe(true);
+    expect(glob('a?c').test('a/c')).toBe(false);
   });
 
   it('supports classes, ranges, negated classes and escapes', () => {
-    expect(goGlobToRegExp('[abc].txt').test('b.txt')).toBe(true);
-    expect(goGlobToRegExp('[a-c]x').test('dx')).toBe(false);
-    expect(goGlobToRegExp('[^a-c]x').test('dx')).toBe(true);
-    expect(goGlobToRegExp('\\*lit').test('*lit')).toBe(true);
-    expect(goGlobToRegExp('\\*lit').test('xlit')).toBe(false);
-    expect(goGlobToRegExp('a.b').test('axb')).toBe(false); // regex metacharacters are literal
+    expect(glob('[abc].txt').test('b.txt')).toBe(true);
+    expect(glob('[a-c]x').test('dx')).toBe(false);
+    expect(glob('[^a-c]x').test('dx')).toBe(true);
+    expect(glob('\\*lit').test('*lit')).toBe(true);
+    expect(glob('\\*lit').test('xlit')).toBe(false);
+    expect(glob('a.b').test('axb')).toBe(false); // regex metacharacters are literal
   });
 
   it('refuses what Go calls ErrBadPattern', () => {
-    for (const bad of ['[', '[]', '[a-]', 'abc\\', '[z-a]']) expect(() => goGlobToRegExp(bad), bad).toThrow();
+    for (const bad of ['[', '[]', '[a-]', 'abc\\', '[z-a]']) expect(() => glob(bad), bad).toThrow();
+  });
+
+  // Matched by one RegExp of the whole pattern, 28 characters took 0.2 s and 2,000 would not end: neither would this test.
+  it('matches a pattern of many stars against a long name at all', () => {
+    const hostile = glob('*a*a*a*a*a*a*a*a*a*a*a*a*c');
+    for (const n of [28, 200, 2000]) expect(hostile.test('a'.repeat(n))).toBe(false);
+    expect(hostile.test(`${'a'.repeat(2000)}c`)).toBe(true);
+  });
+
+  it("agrees with glob semantics on 20,000 random patterns and names (a backtracking reference, fine at this size)", () => {
+    /** Go's Match semantics by brute force: every way a star can take characters, none of them a /. */
+    const reference = (pattern: readonly string[], name: readonly string[]): boolean => {
+      if (pattern.length === 0) return name.length === 0;
+      const [p, ...rest] = pattern;
+      if (p === '*') {
+        for (let k = 0; k <= name.length; k++) {
+          if (k > 0 && name[k - 1] === '/') break;
+          if (reference(rest, name.slice(k))) return true;
+        }
+        return false;
+      }
+      if (name.length === 0) return false;
+      const ok = p === '?' ? name[0] !== '/' : p === name[0];
+      return ok && reference(rest, name.slice(1));
+    };
+    const random = seededRandom(7);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    for (let n = 0; n < 20_000; n++) {
+      const pattern = Array.from({ length: 1 + Math.floor(random() * 7) }, () => pick(['*', '?', 'a', 'b', '/', 'é']));
+      // Stars in a row are one star (and ** is refused before a glob is made).
+      const text = pattern.join('').replace(/\*+/g, '*');
+      const name = Array.from({ length: Math.floor(random() * 8) }, () => pick(['a', 'b', '/', 'é', 'c']));
+      expect(glob(text).test(name.join('')), `${text} ${name.join('')}`).toBe(reference([...text], name));
+    }
   });
 });
 
