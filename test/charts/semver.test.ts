@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ChartDependencyError, compareVersions, loadChart, parseConstraint, parseVersion } from '../../src/charts/index.js';
 import { helm } from '../../src/tools/index.js';
 import { tempDir, writeTree } from './fixtures.js';
+import { seededRandom } from '../support/random.js';
 
 const v = (text: string) => {
   const parsed = parseVersion(text);
@@ -71,6 +72,43 @@ describe('parseConstraint (Masterminds semantics)', () => {
 
   it('refuses what Helm calls an improper constraint', () => {
     for (const bad of ['junk', '>= ', '1.2.3.4', '>>1', '1 ||| 2']) expect(parseConstraint(bad), bad).toBeUndefined();
+  });
+
+  // Read by one RegExp of the whole group, 20 conditions and a bad character took 0.1 s and 200 would not end: neither would this test.
+  it('reads a long constraint at all, good or bad', () => {
+    expect(parseConstraint(`${'>=1.0 '.repeat(200)}!`)).toBeUndefined();
+    expect(parseConstraint(`${'>=1.0 '.repeat(200)}<2`)!.satisfiedBy(v('1.5.0'))).toBe(true);
+    expect(parseConstraint(`${' '.repeat(5000)}1.0 , !`)).toBeUndefined();
+  });
+
+  it('takes exactly the constraints, and the conditions, that the grammar as one RegExp took (20,000 random short texts)', () => {
+    // The reference: the group as one regular expression, and its items found by a global search, as before.
+    const CVERSION = 'v?[0-9xX*]+(?:\\.[0-9xX*]+)?(?:\\.[0-9xX*]+)?(?:-[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?';
+    const ITEM = `(!=|>=|=>|<=|=<|~>|=|>|<|~|\\^|)\\s*(${CVERSION})`;
+    const GROUP = new RegExp(`^\\s*${ITEM}\\s*(?:(?:\\s+|,\\s*)${ITEM}\\s*)*$`);
+    const reference = (text: string): string | undefined => {
+      const groups = text.split('||');
+      if (!groups.every((group) => GROUP.test(group))) return undefined;
+      // The items in a form every reader takes alike: each written out, comma-separated.
+      return groups.map((group) => [...group.matchAll(new RegExp(ITEM, 'g'))].map((m) => `${m[1]}${m[2]}`).join(', ')).join(' || ');
+    };
+    const random = seededRandom(11);
+    const tokens = ['>=', '<', '~', '^', '=', '!=', '1', '2', '0', '.', 'x', '-', 'a', ' ', '  ', ',', '||', 'v', '+'];
+    const versions = ['0.9.0', '1.0.0', '1.2.0', '2.0.0', '2.1.0-a', '10.0.0'].map(v);
+    for (let n = 0; n < 20_000; n++) {
+      const text = Array.from({ length: 1 + Math.floor(random() * 9) }, () => tokens[Math.floor(random() * tokens.length)]!).join('');
+      if (/ - /.test(text)) continue; // a hyphen range is rewritten before either reads it
+      const expected = reference(text);
+      const parsed = parseConstraint(text);
+      if (text.trim() === '') continue;
+      if (expected === undefined) {
+        expect(parsed, text).toBeUndefined();
+        continue;
+      }
+      const written = parseConstraint(expected);
+      expect(parsed === undefined, text).toBe(written === undefined);
+      if (parsed && written) for (const version of versions) expect(parsed.satisfiedBy(version), `${text} ${version.toString()}`).toBe(written.satisfiedBy(version));
+    }
   });
 });
 
