@@ -66,7 +66,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     clearTimeout(warmUpTimer);
     warmUpTimer = setTimeout(() => {
       if (warmUpQueued || stopping) return;
-      if (pending > 0) return awaitQuiet();
+      // A command under way calls awaitQuiet again when it ends.
+      if (pending > 0) return;
       warmUpQueued = true;
       queue = queue.then(async () => {
         const cut = new AbortController();

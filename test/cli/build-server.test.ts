@@ -120,14 +120,24 @@ describe('the build server', () => {
     await u.waitForServer();
     for (let i = 0; i < 200 && !u.servers()[0]?.warmedUp; i++) await new Promise((done) => setTimeout(done, 50));
     expect(u.servers()[0]?.warmedUp).toBe(true);
-    // Long enough for a warm-up of a small app to end.
-    await new Promise((done) => setTimeout(done, 1000));
+    // warmedUp is set once the warm-up's build has ended: nothing it would write can come later.
     expect(readdirSync(out)).toEqual([]);
     expect(listing(app)).toEqual(appBefore);
     expect(u.servers()[0]?.commandsRun).toBe(0);
     const served = u.run(['build', app, '-d', out, '--no-cache']);
     expect(served.status, served.stderr).toBe(0);
     expect(u.servers()[0]?.commandsRun).toBe(1);
+  });
+
+  it('warms up by really building: an app broken after the first build leaves the server not warmed up', async () => {
+    const u = newUser();
+    const app = writeApp();
+    expect(u.run(['build', app, '-d', tempDir(), '--no-cache'], { server: '1' }).status).toBe(0);
+    writeFileSync(join(app, 'fluxcd', 'metadata.yaml'), 'app_name: [broken\n');
+    await u.waitForServer();
+    // Well past the quiet spell and a warm-up of a small app: a warm-up that built nothing would say it had warmed up.
+    for (let i = 0; i < 60 && !u.servers()[0]?.warmedUp; i++) await new Promise((done) => setTimeout(done, 50));
+    expect(u.servers()[0]?.warmedUp).toBe(false);
   });
 
   it("takes relative paths from the client's folder", async () => {
