@@ -186,7 +186,8 @@ function valuesProblem(value: unknown, path: readonly string[], inside: Set<obje
     if (inside.size >= YAML_LIMITS.maxDepth) return `returned values nested more than ${YAML_LIMITS.maxDepth} levels deep${at()}`;
     inside.add(value as object);
     try {
-      const entries: [string, unknown][] = Array.isArray(value) ? value.map((item, i) => [String(i), item]) : Object.entries(value as object);
+      // Array.from, not map: a hole in a list is an undefined item here, refused below.
+      const entries: [string, unknown][] = Array.isArray(value) ? Array.from(value, (item, i) => [String(i), item]) : Object.entries(value as object);
       for (const [key, item] of entries) {
         if (item === undefined && Array.isArray(value)) return `returned undefined in a list${at()}[${key}]`;
         const p = valuesProblem(item, [...path, key], inside);
