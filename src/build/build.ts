@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, normalize, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
@@ -228,7 +228,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     app: payload,
   });
 
-  const outDir = options.outDir ?? '.';
+  // `..` read as text, as join reads it in the tarball's path and refuseOwnOutput checked it: the folder made is the one written to.
+  const outDir = normalize(options.outDir ?? '.');
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
   // Pieces (an entry, or a group of small ones) are taken from the previous
   // tarball while unchanged; without a cache, the same pieces are all

@@ -7,7 +7,12 @@
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 
-/** The real path of `path`, every link in the part that exists resolved; the rest as written (a folder not made yet). */
+/**
+ * The real path of `path`, every link in the part that exists resolved; the
+ * rest as written (a folder not made yet). `..` is read as text first, as
+ * `join` and `resolve` read it in the paths the build, import and staging
+ * write to: `link/..` is the link's folder, not its target's parent.
+ */
 export function realpathLoose(path: string): string {
   const absolute = resolve(path);
   try {

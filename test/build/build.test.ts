@@ -117,6 +117,13 @@ describe('flotilla build', () => {
     symlinkSync(join(app, 'overrides'), link);
     await expect(buildApp(app, { outDir: join(link, 'out') })).rejects.toThrow("the output folder is inside the app's overrides/");
     expect(listTree(app)).toEqual(before);
+    // `..` after a link is read as text, where the check looked and where the tarball goes alike: the folder is made there too.
+    const parent = tempDir();
+    symlinkSync(join(app, 'overrides', 'static'), join(parent, 'into-the-app'));
+    const built = await buildApp(app, { outDir: `${parent}/into-the-app/../out` });
+    expect(built.file).toBe(join(parent, 'out', 'demo-1.0-1.tgz'));
+    expect(readdirSync(join(parent, 'out'))).toContain('demo-1.0-1.tgz');
+    expect(listTree(app)).toEqual(before);
     // The app's own folder (`build -d .` in it), or a folder of its own beside the sources, is where a tarball may go.
     await buildApp(app, { outDir: app });
     await buildApp(app, { outDir: join(app, 'out') });
