@@ -91,7 +91,9 @@ const OPS = '!=|>=|=>|<=|=<|~>|=|>|<|~|\\^|';
  */
 const ITEM_AT = new RegExp(`(${OPS})\\s*(${CVERSION})`, 'y');
 const SEPARATOR_AT = /\s*,\s*|\s+/y;
-const RANGE = new RegExp(`\\s*(${CVERSION})\\s+-\\s+(${CVERSION})\\s*`, 'g');
+// A hyphen range starts only where a version may (not inside one): with spaces around it to take, or a restart at
+// every digit of a long run, the global search went quadratic (80,000 spaces: 6 s).
+const RANGE = new RegExp(`(?<![0-9A-Za-z.+*-])(${CVERSION})\\s+-\\s+(${CVERSION})`, 'g');
 const WILD = (part: string | undefined): boolean => part === undefined || part === 'x' || part === 'X' || part === '*';
 
 function parseCondition(op: Op, text: string): Condition | undefined {
@@ -173,7 +175,6 @@ function holds(v: SemVer, c: Condition): boolean {
   }
 }
 
-/** Parses a constraint; undefined when Helm would call it improper. An empty text accepts everything. */
 /** The conditions of one `||` group: items separated by spaces or commas, spaces around them; undefined when it is not that. */
 function parseGroup(group: string): Condition[] | undefined {
   const conditions: Condition[] = [];
@@ -194,6 +195,7 @@ function parseGroup(group: string): Condition[] | undefined {
   }
 }
 
+/** Parses a constraint; undefined when Helm would call it improper. An empty text accepts everything. */
 export function parseConstraint(text: string): VersionConstraint | undefined {
   const rewritten = text.replace(RANGE, (_m, lo: string, hi: string) => `>= ${lo}, <= ${hi}`);
   if (rewritten.trim() === '') return { text, satisfiedBy: () => true };
