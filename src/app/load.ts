@@ -320,7 +320,7 @@ function checkServicesSection(specNode: ValueNode | undefined, releases: readonl
 export function enabledReleases(releases: readonly Release[], graph: ReleaseGraph, spec: DeploymentSpec, metadata: AppMetadata): Release[] {
   const services = enabledServices(spec);
   const listed = releases.filter((r) => r.service && services.has(r.service)).map((r) => r.name);
-  const wanted = new Set([...listed, ...graph.dependenciesOf(...listed)]);
+  const wanted = new Set([...listed, ...graph.dependenciesOf(listed)]);
   const disabled = new Set(metadata.disabledCharts);
   for (const name of wanted) {
     const release = graph.byName.get(name) as Release;

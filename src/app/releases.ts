@@ -283,7 +283,7 @@ export interface ReleaseGraph {
   /** Waves of releases: each wave depends only on earlier waves, so its members can be installed in parallel. */
   readonly waves: readonly (readonly Release[])[];
   /** Every release the named releases need, directly or not. */
-  dependenciesOf(...names: string[]): ReadonlySet<string>;
+  dependenciesOf(names: readonly string[]): ReadonlySet<string>;
   /** Every release that needs the named one, directly or not. */
   dependentsOf(name: string): ReadonlySet<string>;
 }
@@ -298,82 +298,83 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
       }
     }
   }
-  const cycle = findDependencyCycle(releases);
+  let cycle: string[] | undefined;
+  const order = dependenciesFirst(releases, (found) => (cycle ??= found));
   if (cycle) throw new DependencyCycleError(cycle, byName.get(cycle[0] as string)?.location);
 
-  // Each release's wave is one past its deepest dependency's: worked out dependencies first, walking with an
-  // explicit path rather than recursion, so that a chain of any length fits (the graph has no cycle by now).
+  // Each release's wave is one past its deepest dependency's, worked out in that order.
   const depth = new Map<string, number>();
-  for (const release of releases) {
-    const path = [{ release, next: 0 }];
-    while (path.length > 0 && !depth.has(release.name)) {
-      const top = path[path.length - 1]!;
-      const deps = top.release.dependsOn;
-      if (top.next < deps.length) {
-        const dep = deps[top.next++]!;
-        if (!depth.has(dep)) path.push({ release: byName.get(dep)!, next: 0 });
-        continue;
-      }
-      depth.set(top.release.name, deps.reduce((d, dep) => Math.max(d, depth.get(dep)! + 1), 0));
-      path.pop();
-    }
-  }
+  for (const release of order) depth.set(release.name, release.dependsOn.reduce((d, dep) => Math.max(d, depth.get(dep)! + 1), 0));
   const waves: Release[][] = [];
   for (const release of releases) (waves[depth.get(release.name)!] ??= []).push(release);
 
-  // Who depends on whom, both ways; a release's closure is walked when asked for, not kept for every release
-  // (kept, a chain of n releases holds n²/2 names).
-  const needs = new Map(releases.map((r) => [r.name, r.dependsOn]));
+  // A release's closure is walked when asked for, not kept for every release (kept, a chain of n releases holds n²/2 names).
   const neededBy = new Map<string, string[]>();
   for (const release of releases) for (const dep of release.dependsOn) (neededBy.get(dep) ?? neededBy.set(dep, []).get(dep)!).push(release.name);
-  const reach = (edges: ReadonlyMap<string, readonly string[]>, names: readonly string[]): Set<string> => {
+  const reach = (next: (name: string) => readonly string[], names: readonly string[]): Set<string> => {
     const found = new Set<string>();
-    const todo = names.flatMap((name) => edges.get(name) ?? []);
+    const todo = names.flatMap(next);
     while (todo.length > 0) {
-      const next = todo.pop()!;
-      if (found.has(next)) continue;
-      found.add(next);
-      for (const more of edges.get(next) ?? []) todo.push(more);
+      const name = todo.pop()!;
+      if (found.has(name)) continue;
+      found.add(name);
+      for (const more of next(name)) todo.push(more);
     }
     return found;
   };
-  return { byName, waves, dependenciesOf: (...names) => reach(needs, names), dependentsOf: (name) => reach(neededBy, [name]) };
+  const needs = (name: string) => byName.get(name)?.dependsOn ?? [];
+  return { byName, waves, dependenciesOf: (names) => reach(needs, names), dependentsOf: (name) => reach((n) => neededBy.get(n) ?? [], [name]) };
+}
+
+/** Named items that depend on one another by name. */
+interface Dependent {
+  readonly name: string;
+  readonly dependsOn: readonly string[];
 }
 
 /**
- * A dependency cycle among named items (releases), as the names around it,
- * or undefined. Walked with an explicit path, not recursion: a chain of any
- * length fits.
+ * The items in an order where each comes after what it depends on (names
+ * not among them are passed over), walked with an explicit path rather than
+ * recursion, so that a chain of any length fits. `onCycle` hears each
+ * dependency that leads back onto the path, as the names around the cycle;
+ * it is not followed.
  */
-export function findDependencyCycle(items: readonly { readonly name: string; readonly dependsOn: readonly string[] }[]): string[] | undefined {
+export function dependenciesFirst<T extends Dependent>(items: readonly T[], onCycle?: (cycle: string[]) => void): T[] {
   const byName = new Map(items.map((item) => [item.name, item]));
   const state = new Map<string, 'visiting' | 'done'>();
+  const order: T[] = [];
   for (const item of items) {
     if (state.has(item.name)) continue;
     state.set(item.name, 'visiting');
-    // The names being walked, each with the index of its next dependency.
-    const path = [{ name: item.name, next: 0 }];
+    const path = [{ item, next: 0 }];
     while (path.length > 0) {
       const top = path[path.length - 1]!;
-      const deps = byName.get(top.name)?.dependsOn ?? [];
-      if (top.next >= deps.length) {
-        state.set(top.name, 'done');
+      if (top.next >= top.item.dependsOn.length) {
+        state.set(top.item.name, 'done');
+        order.push(top.item);
         path.pop();
         continue;
       }
-      const dep = deps[top.next++]!;
+      const dep = top.item.dependsOn[top.next++]!;
       const seen = state.get(dep);
+      const next = byName.get(dep);
       if (seen === 'visiting') {
-        const names = path.map((p) => p.name);
-        return [...names.slice(names.indexOf(dep)), dep];
-      }
-      if (seen === undefined) {
+        const names = path.map((p) => p.item.name);
+        onCycle?.([...names.slice(names.indexOf(dep)), dep]);
+      } else if (seen === undefined && next) {
         state.set(dep, 'visiting');
-        path.push({ name: dep, next: 0 });
+        path.push({ item: next, next: 0 });
       }
     }
   }
-  return undefined;
+  return order;
+}
+
+/** A dependency cycle among named items (releases), as the names around it, or undefined. */
+export function findDependencyCycle(items: readonly Dependent[]): string[] | undefined {
+  let cycle: string[] | undefined;
+  dependenciesFirst(items, (found) => (cycle ??= found));
+  return cycle;
 }
 
 /** Release fields a `-l KEY=VALUE` selector may name, besides the release's own labels. */

@@ -4,6 +4,7 @@
  * and message; deleting releases in reverse dependency order, each waited
  * on until it is gone; and reading their current conditions for show.
  */
+import { dependenciesFirst } from '../app/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
 import { APP_LABEL, deleteObject, listObjects, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
 import { ReleaseFailedError } from './errors.js';
@@ -79,29 +80,7 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
 
 /** Releases in reverse dependency order: dependants before what they depend on. */
 export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn'>>(releases: readonly T[]): T[] {
-  const byName = new Map(releases.map((r) => [r.name, r]));
-  const started = new Set<string>();
-  const order: T[] = [];
-  // Dependencies first (then reversed), walked with an explicit path: a chain of any length fits.
-  for (const release of releases) {
-    if (started.has(release.name)) continue;
-    started.add(release.name);
-    const path = [{ release, next: 0 }];
-    while (path.length > 0) {
-      const top = path[path.length - 1]!;
-      if (top.next < top.release.dependsOn.length) {
-        const dep = byName.get(top.release.dependsOn[top.next++]!);
-        if (dep && !started.has(dep.name)) {
-          started.add(dep.name);
-          path.push({ release: dep, next: 0 });
-        }
-        continue;
-      }
-      order.push(top.release);
-      path.pop();
-    }
-  }
-  return order.reverse();
+  return dependenciesFirst(releases).reverse();
 }
 
 /** Deletes one release and its overrides Secrets, and waits until the HelmRelease is gone (Flux uninstalls it first). */
