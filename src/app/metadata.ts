@@ -6,7 +6,7 @@
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
-import { DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, nearest } from '../names/index.js';
+import { DNS1123_LABEL_MAX, DNS1123_LABEL_SCHEMA, nearest } from '../names/index.js';
 
 /** StarlingX reads these strings (any case) and 0/1 as booleans. */
 const STX_TRUE = ['true', 'yes', 'y', '1'];
@@ -45,7 +45,7 @@ export const metadataSchema: JsonSchema = {
   type: 'object',
   required: ['app_name', 'app_version', 'supported_k8s_version'],
   properties: {
-    app_name: { type: 'string', minLength: 1, maxLength: DNS1123_LABEL_MAX, pattern: DNS1123_LABEL_PATTERN, expected: `a lower-case name of letters, digits and dashes, at most ${DNS1123_LABEL_MAX} long (it labels every object of the app)` },
+    app_name: { ...DNS1123_LABEL_SCHEMA, expected: `a lower-case name of letters, digits and dashes, at most ${DNS1123_LABEL_MAX} long (it labels every object of the app)` },
     app_version: nonEmptyString,
     supported_k8s_version: {
       type: 'object',

@@ -8,7 +8,7 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
-import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, DNS1123_LABEL_SCHEMA, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
 
@@ -77,7 +77,7 @@ const dependency: JsonSchema = {
   expected: 'a release name, or {name, namespace} of a HelmRelease outside the app',
   anyOf: [
     { type: 'string', pattern: dns1123Label },
-    { type: 'object', additionalProperties: false, required: ['name', 'namespace'], properties: { name: { type: 'string', minLength: 1 }, namespace: { type: 'string', pattern: dns1123Label, maxLength: DNS1123_LABEL_MAX } } },
+    { type: 'object', additionalProperties: false, required: ['name', 'namespace'], properties: { name: { type: 'string', minLength: 1 }, namespace: DNS1123_LABEL_SCHEMA } },
   ],
 };
 const releaseFields = {
@@ -86,7 +86,7 @@ const releaseFields = {
   service: { type: 'string', minLength: 1 },
   // The HelmRelease's chart_group label.
   group: { ...LABEL_VALUE_SCHEMA, minLength: 1 },
-  namespace: { type: 'string', pattern: dns1123Label, maxLength: DNS1123_LABEL_MAX, expected: `a namespace name (DNS-1123 label, at most ${DNS1123_LABEL_MAX} long)` },
+  namespace: { ...DNS1123_LABEL_SCHEMA, expected: `a namespace name (DNS-1123 label, at most ${DNS1123_LABEL_MAX} long)` },
   releaseName: { type: 'string', maxLength: HELM_RELEASE_NAME_MAX, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
   releaseNamePrefix: { type: 'string' },
   dependsOn: { type: 'array', items: { $ref: '#/$defs/dependency' } },

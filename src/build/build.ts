@@ -15,10 +15,10 @@ import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { FlotillaError } from '../diagnostics/index.js';
+import { FlotillaError, formatBytes } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
-import { isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
+import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
 import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
@@ -285,7 +285,7 @@ function refuseUnsafeFileName(app: App): void {
   const version = app.metadata.appVersion;
   if (isFileNamePart(version)) return;
   throw new FlotillaError(
-    `${APP_FILES.metadata}: app_version ${JSON.stringify(version)} cannot name the tarball ${bundleFileName(app.metadata.appName, '<app_version>')}: expected letters, digits, ., _, + and -, at most 128, a letter or digit first`,
+    `${APP_FILES.metadata}: app_version ${JSON.stringify(version)} cannot name the tarball ${bundleFileName(app.metadata.appName, '<app_version>')}: expected ${FILE_NAME_PART_RULE}`,
   );
 }
 
@@ -297,7 +297,7 @@ function refuseUnsafeFileName(app: App): void {
 function refuseOversizedSecret(file: string, release: Release, bytes: number): void {
   if (bytes <= KUBE_DATA_MAX_BYTES) return;
   throw new FlotillaError(
-    `${file}: ${(bytes / 1048576).toFixed(1)} MiB (${bytes} bytes); release ${release.name}'s static overrides go whole into the Secret ${overridesSecretName(release.name, 'static')}, and the API server stores no more than ${KUBE_DATA_MAX_BYTES} bytes (1 MiB) in a Secret`,
+    `${file}: ${formatBytes(bytes)}; release ${release.name}'s static overrides go whole into the Secret ${overridesSecretName(release.name, 'static')}, and the API server stores no more than ${formatBytes(KUBE_DATA_MAX_BYTES)} in a Secret`,
   );
 }
 

@@ -23,12 +23,11 @@ export {
   type PieceSource,
   type TarEntry,
   type TarItem,
-  type TarRun,
   type TarWriteOptions,
   type WrittenArchive,
   type WrittenTarGz,
 } from './tar-write.js';
-export { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, PiecePattern, storedPiece, type CodedHeader, type DeflatePiece, type JoinedGzip, type VaryingBytes, type VaryingGroup } from './gzip-pieces.js';
+export { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, PiecePattern, storedPiece, type CodedHeader, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
 export {
   DecompressionBudget,
   DEFAULT_ARCHIVE_LIMITS,

@@ -239,7 +239,7 @@ function runSpec(shared: SharedFiles): RunSpec {
  * and checked entry by entry, which names the fault.
  */
 function runsStayWhole(items: readonly TarItem[], options: TarWriteOptions): boolean {
-  if ((options.order ?? 'sorted') !== 'given' || options.dotRoot || options.reuse) return false;
+  if ((options.order ?? 'sorted') !== 'given' || options.dotRoot) return false;
   const own = new Set<string>();
   const runs: { readonly folder: string; readonly spec: RunSpec }[] = [];
   const canonical = (path: string): boolean => {

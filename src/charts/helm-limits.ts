@@ -8,6 +8,7 @@
  * those readers too, though `helm package` writes it. The real `helm` holds
  * these numbers to Helm's (test/charts/helm-limits.test.ts).
  */
+import { formatBytes } from '../diagnostics/index.js';
 import { ChartError } from './errors.js';
 import type { ChartSource } from './types.js';
 
@@ -64,15 +65,13 @@ function chartSize(chart: ChartSource): ChartSize {
   return size;
 }
 
-const inMiB = (bytes: number): string => `${(bytes / MIB).toFixed(1)} MiB`;
-
 /** Refuses a chart whose archive Helm would not load (see {@link HELM_LOADER_LIMITS}). */
 export function checkHelmLimits(chart: ChartSource): void {
   const { total, largest } = chartSize(chart);
   const { fileBytes, chartBytes } = HELM_LOADER_LIMITS;
   if (largest && largest.bytes > fileBytes) {
     throw new ChartSizeError(
-      `${largest.file}: ${inMiB(largest.bytes)} (${largest.bytes} bytes); Helm loads no chart file larger than ${inMiB(fileBytes)} (${fileBytes} bytes), so it would refuse chart ${JSON.stringify(chart.name)}: keep the file out of the chart (.helmignore) or split it`,
+      `${largest.file}: ${formatBytes(largest.bytes)}; Helm loads no chart file larger than ${formatBytes(fileBytes)}, so it would refuse chart ${JSON.stringify(chart.name)}: keep the file out of the chart (.helmignore) or split it`,
       largest.file,
       largest.bytes,
       fileBytes,
@@ -80,7 +79,7 @@ export function checkHelmLimits(chart: ChartSource): void {
   }
   if (total >= chartBytes) {
     throw new ChartSizeError(
-      `${chart.chartFile}: chart ${JSON.stringify(chart.name)}'s files come to ${inMiB(total)} (${total} bytes, dependencies included); Helm loads no chart archive whose files come to ${inMiB(chartBytes)} (${chartBytes} bytes) or more`,
+      `${chart.chartFile}: chart ${JSON.stringify(chart.name)}'s files come to ${formatBytes(total)}, dependencies included; Helm loads no chart archive whose files come to ${formatBytes(chartBytes)} or more`,
       chart.chartFile,
       total,
       chartBytes,

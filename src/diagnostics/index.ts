@@ -26,6 +26,11 @@ export function formatPath(path: DocPath): string {
   return out;
 }
 
+/** A size as messages give it: `1.2 MiB (1258291 bytes)`. */
+export function formatBytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB (${bytes} bytes)`;
+}
+
 export function formatLocation(loc: SourceLocation | undefined): string {
   if (!loc) return '(unknown location)';
   const file = isAbsolute(loc.file) ? relative(process.cwd(), loc.file) || loc.file : loc.file;

@@ -12,7 +12,7 @@ import { ChangeSet, type FileChange } from './changes.js';
 import { appTree, readReleaseTable, unknownChart, type AppTree } from './overrides.js';
 import { formatValuePath, type ValuePath } from './path.js';
 import { EditRefusedError } from './yaml-edit.js';
-import { isFileNamePart } from '../names/index.js';
+import { FILE_NAME_PART_RULE, isFileNamePart } from '../names/index.js';
 
 export class VersionBumpError extends FlotillaError {}
 
@@ -162,7 +162,7 @@ async function chartDirectories(tree: AppTree): Promise<Map<string, string>> {
 }
 
 function checkAppVersion(version: string, current: string, force: boolean | undefined): string {
-  if (!isFileNamePart(version)) throw new VersionBumpError(`app version "${version}" must be letters, digits, ., _, + and -, at most 128 long, starting with a letter or digit (it names the tarball)`, { exitCode: 2 });
+  if (!isFileNamePart(version)) throw new VersionBumpError(`app version "${version}" cannot name the tarball: expected ${FILE_NAME_PART_RULE}`, { exitCode: 2 });
   if (version === current && !force) throw new VersionBumpError(`app_version already is ${current}`);
   return version;
 }

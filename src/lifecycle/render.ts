@@ -16,6 +16,7 @@ import { FLUX_TREE, HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName, over
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
 import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
+import { formatBytes } from '../diagnostics/index.js';
 import { KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { LifecycleError, ObjectTooLargeError } from './errors.js';
 import { kustomizationResources, type ApplyPlan } from './plan.js';
@@ -111,10 +112,10 @@ function refuseOversized(objects: readonly KubeObject[], releases: readonly Rele
     const bytes = dataBytes(object);
     if (bytes <= KUBE_DATA_MAX_BYTES) return [];
     const what = object.kind === 'Secret' ? overrides.get(object.metadata.name) : undefined;
-    return [`${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}${what ? ` (${what})` : ''}: ${(bytes / 1048576).toFixed(1)} MiB (${bytes} bytes)`];
+    return [`${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}${what ? ` (${what})` : ''}: ${formatBytes(bytes)}`];
   });
   if (problems.length > 0) {
-    throw new ObjectTooLargeError(`the API server stores no more than ${KUBE_DATA_MAX_BYTES} bytes (1 MiB) in a Secret or ConfigMap; nothing was applied: ${problems.join('; ')}`);
+    throw new ObjectTooLargeError(`the API server stores no more than ${formatBytes(KUBE_DATA_MAX_BYTES)} in a Secret or ConfigMap; nothing was applied: ${problems.join('; ')}`);
   }
 }
 

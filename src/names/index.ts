@@ -16,6 +16,9 @@ const DNS1123_LABEL = new RegExp(DNS1123_LABEL_PATTERN);
 /** A DNS-1123 label's length at most: Kubernetes refuses a longer namespace or label value. */
 export const DNS1123_LABEL_MAX = 63;
 
+/** The schema of a DNS-1123 label (a namespace, an app name): its characters and its length. */
+export const DNS1123_LABEL_SCHEMA = { type: 'string', pattern: DNS1123_LABEL_PATTERN, maxLength: DNS1123_LABEL_MAX } as const;
+
 /** The longest Kubernetes object name (a DNS-1123 subdomain). */
 export const KUBE_OBJECT_NAME_MAX = 253;
 
@@ -31,7 +34,9 @@ export function isKubeObjectName(name: string): boolean {
  * `<app_name>-<app_version>.tgz`, a pulled bundle's app and version): no
  * slash, nothing that climbs out of a folder, no hidden-file dot first.
  */
-export const FILE_NAME_PART_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$';
+/** {@link FILE_NAME_PART_PATTERN} in words, for messages. */
+export const FILE_NAME_PART_RULE = 'letters, digits, ., _, + and -, at most 128, a letter or digit first';
+const FILE_NAME_PART_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$';
 const FILE_NAME_PART = new RegExp(FILE_NAME_PART_PATTERN);
 
 export function isFileNamePart(text: string): boolean {

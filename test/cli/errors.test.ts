@@ -123,7 +123,7 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expectOneLine(
       await flotilla('build', app, '-d', out),
       1,
-      /^flotilla: overrides\/static\/web\.yaml: 1\.0 MiB \(1048591 bytes\); release web's static overrides go whole into the Secret web-static-overrides, and the API server stores no more than 1048576 bytes \(1 MiB\) in a Secret\n$/,
+      /^flotilla: overrides\/static\/web\.yaml: 1\.0 MiB \(1048591 bytes\); release web's static overrides go whole into the Secret web-static-overrides, and the API server stores no more than 1\.0 MiB \(1048576 bytes\) in a Secret\n$/,
     );
     expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(false);
   });

@@ -67,7 +67,7 @@ describe('bump --app-version and --chart', () => {
     for (const version of ['1/../x', '.hidden', '2.0 beta']) {
       await expect(bumpVersions({ appDir: app, appVersion: version }), version).rejects.toMatchObject({
         exitCode: 2,
-        message: `app version "${version}" must be letters, digits, ., _, + and -, at most 128 long, starting with a letter or digit (it names the tarball)`,
+        message: `app version "${version}" cannot name the tarball: expected letters, digits, ., _, + and -, at most 128, a letter or digit first`,
       });
     }
   });

@@ -36,7 +36,7 @@ describe('objects too large for the API server', () => {
     const errors = apply.stderr.split('\n').filter((line) => line.startsWith('flotilla: '));
     expect(errors).toEqual([
       expect.stringMatching(
-        /^flotilla: the API server stores no more than 1048576 bytes \(1 MiB\) in a Secret or ConfigMap; nothing was applied: Secret openstack\/keystone-system-overrides \(release keystone's system overrides\): 1\.0 MiB \(\d+ bytes\)$/,
+        /^flotilla: the API server stores no more than 1\.0 MiB \(1048576 bytes\) in a Secret or ConfigMap; nothing was applied: Secret openstack\/keystone-system-overrides \(release keystone's system overrides\): 1\.0 MiB \(\d+ bytes\)$/,
       ),
     ]);
     // Nothing of the app's releases was written, and the app is still uploaded, as before the apply.
