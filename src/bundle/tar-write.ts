@@ -127,6 +127,19 @@ export class ArchiveWriteError extends FlotillaError {
   }
 }
 
+/** Whether the writer takes `path` as it is: a valid entry path, already in its canonical form. */
+function isCanonical(path: string): boolean {
+  const checked = checkEntryPath(path);
+  return checked.ok && checked.path === path && path !== '';
+}
+
+/** The folders above a path, nearest first: `a/b/c` → `a/b`, `a`. */
+function foldersAbove(path: string): string[] {
+  const folders: string[] = [];
+  for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) folders.push(path.slice(0, slash));
+  return folders;
+}
+
 function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions): TarEntry[] {
   const label = options.label ?? 'archive';
   const seen = new Map<string, string>();
@@ -147,8 +160,7 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
   // the nearest up, stopping at one looked up before (its own parents were then).
   const checkedParents = new Set<string>();
   for (const key of seen.keys()) {
-    for (let slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) {
-      const parent = key.slice(0, slash);
+    for (const parent of foldersAbove(key)) {
       if (checkedParents.has(parent)) break;
       checkedParents.add(parent);
       const clash = seen.get(parent);
@@ -162,16 +174,21 @@ function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions):
 
 /** An entry of a run of shared files written out one by one (see {@link expandRuns}). */
 interface MemberEntry extends TarEntry {
+  readonly data: Buffer;
   readonly member: { readonly files: SharedFiles; readonly folder: string; readonly index: number };
 }
 
 const memberOf = (entry: TarEntry): MemberEntry['member'] | undefined => (entry as Partial<MemberEntry>).member;
 
+/** The entry of a run's `index`-th file, marked with where it came from. */
+function memberEntry(run: TarRun, index: number): MemberEntry {
+  const file = run.files.files[index]!;
+  return { path: `${run.folder}/${file.path}`, data: file.data, member: { files: run.files, folder: run.folder, index } };
+}
+
 /** Every run as its entries, in place. */
 function expandRuns(items: readonly TarItem[]): TarEntry[] {
-  return items.flatMap((item): TarEntry[] =>
-    isRun(item) ? item.files.files.map((file, index): MemberEntry => ({ path: `${item.folder}/${file.path}`, data: file.data, member: { files: item.files, folder: item.folder, index } })) : [item],
-  );
+  return items.flatMap((item): TarEntry[] => (isRun(item) ? item.files.files.map((_, index) => memberEntry(item, index)) : [item]));
 }
 
 /**
@@ -210,11 +227,10 @@ function runSpec(shared: SharedFiles): RunSpec {
   const folders = new Set<string>();
   let sound = true;
   for (const path of paths) {
-    const checked = checkEntryPath(path);
     const key = collisionKey(path);
-    if (!checked.ok || checked.path !== path || path === '' || keys.has(key)) sound = false;
+    if (!isCanonical(path) || keys.has(key)) sound = false;
     keys.add(key);
-    for (let slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) folders.add(key.slice(0, slash));
+    for (const folder of foldersAbove(key)) folders.add(folder);
   }
   for (const key of keys) if (folders.has(key)) sound = false;
   const spec: RunSpec = {
@@ -242,34 +258,25 @@ function runsStayWhole(items: readonly TarItem[], options: TarWriteOptions): boo
   if ((options.order ?? 'sorted') !== 'given' || options.dotRoot) return false;
   const own = new Set<string>();
   const runs: { readonly folder: string; readonly spec: RunSpec }[] = [];
-  const canonical = (path: string): boolean => {
-    const checked = checkEntryPath(path);
-    return checked.ok && checked.path === path && path !== '';
-  };
   for (const item of items) {
     if (isRun(item)) {
       const spec = runSpec(item.files);
-      if (!canonical(item.folder) || !spec.sound || spec.paths.length === 0) return false;
+      if (!isCanonical(item.folder) || !spec.sound || spec.paths.length === 0) return false;
       runs.push({ folder: collisionKey(item.folder), spec });
     } else {
       const key = collisionKey(item.path);
-      if (!canonical(item.path) || own.has(key)) return false;
+      if (!isCanonical(item.path) || own.has(key)) return false;
       own.add(key);
     }
   }
-  const above = (key: string): string[] => {
-    const out: string[] = [];
-    for (let slash = key.lastIndexOf('/'); slash > 0; slash = key.lastIndexOf('/', slash - 1)) out.push(key.slice(0, slash));
-    return out;
-  };
-  for (const key of own) if (above(key).some((folder) => own.has(folder))) return false;
+  for (const key of own) if (foldersAbove(key).some((folder) => own.has(folder))) return false;
   for (const [i, { folder, spec }] of runs.entries()) {
     if (runs.some((other, j) => j !== i && (other.folder === folder || other.folder.startsWith(`${folder}/`)))) return false;
-    if (own.has(folder) || above(folder).some((parent) => own.has(parent))) return false;
+    if (own.has(folder) || foldersAbove(folder).some((parent) => own.has(parent))) return false;
     for (const key of own) {
       if (!key.startsWith(`${folder}/`)) continue;
       const below = key.slice(folder.length + 1);
-      if (spec.keys.has(below) || spec.folders.has(below) || above(below).some((parent) => spec.keys.has(parent))) return false;
+      if (spec.keys.has(below) || spec.folders.has(below) || foldersAbove(below).some((parent) => spec.keys.has(parent))) return false;
     }
   }
   return true;
@@ -438,9 +445,8 @@ class LaidOutRun {
 
   /** The entry of the run's `index`-th file. */
   member(index: number): LaidOutEntry {
-    const file = this.run.files.files[index]!;
-    const entry: MemberEntry = { path: `${this.run.folder}/${file.path}`, data: file.data, member: { files: this.run.files, folder: this.run.folder, index } };
-    return new LaidOutEntry(entry, entry.path, file.data, ZERO_BLOCK.subarray(0, padLength(file.data.length)), this.mtime, 'file');
+    const entry = memberEntry(this.run, index);
+    return new LaidOutEntry(entry, entry.path, entry.data, ZERO_BLOCK.subarray(0, padLength(entry.data.length)), this.mtime, 'file');
   }
 
   members(): LaidOutEntry[] {
