@@ -10,6 +10,7 @@
  */
 import { formatBytes } from '../diagnostics/index.js';
 import { ChartError } from './errors.js';
+import { chartFilePath } from './layout.js';
 import type { ChartSource } from './types.js';
 
 const MIB = 1024 * 1024;
@@ -43,9 +44,6 @@ interface ChartSize {
 /** Sizes per chart source: a library vendored into many charts is added up once. */
 const sizes = new WeakMap<ChartSource, ChartSize>();
 
-/** Where a chart's file lies, for messages: beside its Chart.yaml. */
-const fileOf = (chart: ChartSource, path: string): string => chart.chartFile.replace(/Chart\.yaml$/, path);
-
 function chartSize(chart: ChartSource): ChartSize {
   const known = sizes.get(chart);
   if (known) return known;
@@ -53,7 +51,7 @@ function chartSize(chart: ChartSource): ChartSize {
   let largest: ChartSize['largest'];
   for (const file of chart.files) {
     total += file.data.length;
-    if (file.data.length > (largest?.bytes ?? -1)) largest = { file: fileOf(chart, file.path), bytes: file.data.length };
+    if (file.data.length > (largest?.bytes ?? -1)) largest = { file: chartFilePath(chart, file.path), bytes: file.data.length };
   }
   for (const { chart: dependency } of chart.dependencies) {
     const size = chartSize(dependency);

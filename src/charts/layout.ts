@@ -36,11 +36,17 @@ export function ownTree(chart: ChartSource, options: TreeOptions = {}): ChartFil
   return out;
 }
 
+/** The folder a dependency is vendored in, relative to the chart root. */
+export const dependencyFolder = (name: string): string => `charts/${name}`;
+
+/** Where a chart's own file lies, for messages: beside its Chart.yaml. */
+export const chartFilePath = (chart: ChartSource, path: string): string => chart.chartFile.replace(/Chart\.yaml$/, path);
+
 /** Every file of `chart` with its dependencies under `charts/<name>/`, paths relative to the chart root. */
 export function chartTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
   const out = ownTree(chart, options);
   for (const dep of chart.dependencies) {
-    for (const file of chartTree(dep.chart)) out.push({ path: `charts/${dep.name}/${file.path}`, data: file.data });
+    for (const file of chartTree(dep.chart)) out.push({ path: `${dependencyFolder(dep.name)}/${file.path}`, data: file.data });
   }
   return out;
 }

@@ -18,7 +18,7 @@ import { compareBytewise, readTarGzEntriesSync, SharedFiles, writeTarGzAsync, ty
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
 import { checkHelmLimits } from './helm-limits.js';
-import { chartTree, ownTree } from './layout.js';
+import { chartFilePath, chartTree, dependencyFolder, ownTree } from './layout.js';
 import { loadChartArchiveWithListing } from './load.js';
 import type { ChartMetadata, ChartSource } from './types.js';
 
@@ -73,7 +73,7 @@ function checkSchemas(chart: ChartSource): void {
     try {
       JSON.parse(schema.data.toString('utf8'));
     } catch (error) {
-      const file = chart.chartFile.replace(/Chart\.yaml$/, 'values.schema.json');
+      const file = chartFilePath(chart, 'values.schema.json');
       throw new ChartFileError(`not valid JSON: ${(error as Error).message}`, { file, line: 0, column: 0 });
     }
   }
@@ -108,7 +108,7 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
   // bytes reused (tar-write.ts).
   const items: TarItem[] = [
     ...ownTree(chart, { chartYaml }).map((f) => ({ path: `${chart.name}/${f.path}`, data: f.data })),
-    ...chart.dependencies.map((dep) => ({ folder: `${chart.name}/charts/${dep.name}`, files: vendoredFiles(dep.chart) })),
+    ...chart.dependencies.map((dep) => ({ folder: `${chart.name}/${dependencyFolder(dep.name)}`, files: vendoredFiles(dep.chart) })),
   ];
   const bytes = await writeTarGzAsync(items, { order: 'given', label: fileName });
   return {
