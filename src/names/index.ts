@@ -10,7 +10,10 @@
  * {@link DNS1123_LABEL_MAX} long: a schema gives both (pattern and
  * maxLength); names of other lengths (charts, Secrets) use the pattern alone.
  */
-export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const LABEL_CHARACTERS = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
+/** A DNS-1123 subdomain: labels joined by dots (an object name; a label key's prefix). */
+const SUBDOMAIN = `${LABEL_CHARACTERS}(\\.${LABEL_CHARACTERS})*`;
+export const DNS1123_LABEL_PATTERN = `^${LABEL_CHARACTERS}$`;
 const DNS1123_LABEL = new RegExp(DNS1123_LABEL_PATTERN);
 
 /** A DNS-1123 label's length at most: Kubernetes refuses a longer namespace or label value. */
@@ -22,7 +25,7 @@ export const DNS1123_LABEL_SCHEMA = { type: 'string', pattern: DNS1123_LABEL_PAT
 /** The longest Kubernetes object name (a DNS-1123 subdomain). */
 export const KUBE_OBJECT_NAME_MAX = 253;
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN = new RegExp(`^${SUBDOMAIN}$`);
 
 /** A Kubernetes object name: a DNS-1123 subdomain (labels of a label's characters joined by dots), at most 253 long. */
 export function isKubeObjectName(name: string): boolean {
@@ -59,7 +62,7 @@ const LABEL_VALUE_PATTERN = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$'
  * A label's key: a name like a value's (not empty), after an optional
  * prefix, a DNS subdomain of at most 253 characters, and a slash.
  */
-const LABEL_KEY_PATTERN = '^((?=[^/]{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+const LABEL_KEY_PATTERN = `^((?=[^/]{1,253}/)${SUBDOMAIN}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`;
 
 /** The schemas of a label's value and key, and of the labels and annotations maps the API server takes. */
 export const LABEL_VALUE_SCHEMA = { type: 'string', pattern: LABEL_VALUE_PATTERN, expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end' } as const;
