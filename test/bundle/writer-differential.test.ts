@@ -13,8 +13,8 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
-import { describe, expect, it } from 'vitest';
-import { compareBytewise, FIXED_MTIME, SharedFiles, writeTar, writeTarGz, writeTarGzAsync, type TarEntry, type TarItem, type TarWriteOptions } from '../../src/bundle/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { compareBytewise, FIXED_MTIME, PiecePattern, SharedFiles, writeTar, writeTarGz, writeTarGzAsync, type TarEntry, type TarItem, type TarWriteOptions } from '../../src/bundle/index.js';
 import { seededRandom } from '../support/random.js';
 
 const CASES = Number(process.env.FLOTILLA_WRITER_CASES ?? 400);
@@ -55,6 +55,8 @@ describe('tar writer against node-tar', () => {
     ];
     const times = [undefined, new Date(0), new Date((8 ** 10 - 1) * 1000), new Date(8 ** 10 * 1000), new Date(Date.UTC(2026, 0, 1))];
     const paths = { ascii: 0, pax: 0, runs: 0 };
+    // Whether the runs copied whole from their pattern (the fast path this test is most for) were among the cases.
+    const fill = vi.spyOn(PiecePattern.prototype, 'fill');
 
     for (let n = 0; n < CASES; n++) {
       const items: TarItem[] = [];
@@ -91,5 +93,7 @@ describe('tar writer against node-tar', () => {
     expect(paths.ascii).toBeGreaterThan(CASES);
     expect(paths.pax).toBeGreaterThan(CASES / 10);
     expect(paths.runs).toBeGreaterThan(CASES / 2);
+    expect(fill.mock.calls.length).toBeGreaterThan(CASES / 10);
+    fill.mockRestore();
   });
 });
