@@ -7,7 +7,8 @@
  *
  * - `parseYaml`: values with positions — a `ValueNode` tree whose every
  *   node says which layer and file:line set it (values layers, the app's
- *   own files), built from js-yaml's events (tree.ts); `parseYamlValue` /
+ *   own files), built from events (tree.ts: scan.ts's line scanner for plain
+ *   block YAML, js-yaml's parser for the rest); `parseYamlValue` /
  *   `parseYamlStream` give plain data.
  * - `parseYamlDocument`: the document itself (`yaml`'s CST), for code that
  *   edits a file keeping its comments or needs the position of every
@@ -17,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
+import { BlockScanner, scanBlockEvents } from './scan.js';
 import { DUPLICATE_KEY, fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
@@ -250,7 +252,7 @@ export function parserIdentity(): string {
     .update(JSON.stringify(YAML_LIMITS))
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
     // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags).
-    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, TreeBuilder, locator, refuseProblems, refuseRepeatedKeys, treeOf, aliasTargets, convert, convertCollection, KeysSeen, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, scanBlockEvents, BlockScanner, TreeBuilder, locator, refuseProblems, refuseRepeatedKeys, treeOf, aliasTargets, convert, convertCollection, KeysSeen, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
     .digest('hex');
   return identity;
 }

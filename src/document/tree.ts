@@ -1,7 +1,8 @@
 /**
  * YAML text → `ValueNode` trees, in two stages (docs/architecture.md,
- * "YAML"): js-yaml's event parser cuts the text into a flat list of events
- * that point into it by offset, and `TreeBuilder` turns the events into
+ * "YAML"): the text is cut into a flat list of events that point into it
+ * by offset — by scan.ts's line scanner when the text is plain block YAML,
+ * else by js-yaml's event parser — and `TreeBuilder` turns the events into
  * trees. Plain scalars are resolved by the tags of the `yaml` package's
  * YAML 1.1 schema (parse.ts YAML11_SCHEMA): the same tests and the same
  * resolvers as the document (CST) reader, so both read `yes`, `0755` or
@@ -13,6 +14,7 @@ import { COLLECTION_STYLE, EVENT_ID, getScalarValue, parseEvents, SCALAR_STYLE, 
 import { isScalar as isYamlScalar, type Schema } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, type ListEdit, type ListOp, type Origin, type Scalar, type ValueNode } from './nodes.js';
+import { scanBlockEvents } from './scan.js';
 
 /** What reading a tree needs from parse.ts (which owns the limits, the schema and the error type). */
 export interface TreeRules {
@@ -68,11 +70,14 @@ export class HandOver extends Error {
   }
 }
 
-/** The events of `text`, or a hand-over when js-yaml refuses it. */
+/** The events of `text` (scan.ts's when it reads the text, else js-yaml's), or a hand-over when js-yaml refuses it. */
 export function yamlEvents(text: string, limits: TreeRules['limits']): Event[] {
+  // Deeper than our own limit (js-yaml counts otherwise), so that ours is the one met.
+  const maxDepth = limits.maxDepth * 2;
+  const scanned = scanBlockEvents(text, maxDepth);
+  if (scanned) return scanned;
   try {
-    // Deeper than our own limit (js-yaml counts otherwise), so that ours is the one met.
-    return parseEvents(text, { maxDepth: limits.maxDepth * 2 });
+    return parseEvents(text, { maxDepth });
   } catch (error) {
     if (error instanceof YAMLException) throw new HandOver(error.reason);
     throw error;

@@ -6,16 +6,12 @@
  * this repository (the default app, the fixtures) and over thousands of
  * generated and mangled documents.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { dump } from 'js-yaml';
-import { stringify } from 'yaml';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseYamlValue, YamlSyntaxError, type ValueNode } from '../../src/document/index.js';
 import { documentTree, fastTrees } from '../../src/document/parse.js';
-import { seededRandom } from '../support/random.js';
+import { generatedYaml, yamlFiles } from '../support/yaml-texts.js';
 
-const REPO = join(import.meta.dirname, '..', '..');
 
 /**
  * A tree as comparable data: kinds, values, keys in order, and every origin
@@ -70,58 +66,16 @@ function compare(text: string, allowListEdits = false): Outcome {
   return { kind: 'fast' };
 }
 
-function yamlFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name.startsWith('.') || name === 'dist') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) yamlFiles(path, out);
-    else if (/\.ya?ml$/.test(name) && !path.includes('/templates/')) out.push(path);
-  }
-  return out;
-}
-
-// Scalars whose reading differs between YAML 1.1 and 1.2, or between plain and quoted, and text that looks like syntax.
-const WORDS = ['yes', 'no', 'y', 'n', 'on', 'off', 'true', 'False', '0755', '0o17', '0x1F', '0b101', '1_000', '190:20:30', '1.5', '1e3', '.inf', '-.Inf', '.NaN', '~', 'null', '', ' ', 'a b', 'a: b', '- x', '#c', 'x #c', '"q"', "'s'", 'line1\nline2', 'tail\n', '  lead', 'ünï', '2024-01-01', '12:30', '<<', '*a', '&a', '!t', '@x', '[1]', '{a: 1}', 'x,y', '1.0', '-0', '+1', '007', 'v1.2'];
-const INSERTS = [' ', '\n', ':', '-', '#', '"', "'", '[', ']', '{', '}', ',', '&a ', '*a', '!!str ', '!!int ', '!append ', '? ', '\t', '|', '>', '<<: *a\n', '---\n'];
-
-function generated(count: number, seed: number): string[] {
-  const rnd = seededRandom(seed);
-  const pick = <T,>(items: readonly T[]): T => items[Math.floor(rnd() * items.length)]!;
-  const value = (depth: number): unknown => {
-    const r = rnd();
-    if (depth > 3 || r < 0.5) {
-      const s = rnd();
-      return s < 0.6 ? pick(WORDS) : s < 0.75 ? Math.floor(rnd() * 2000) - 1000 : s < 0.8 ? null : s < 0.85 ? rnd() < 0.5 : pick(WORDS) + pick(WORDS);
-    }
-    if (r < 0.75) return Object.fromEntries(Array.from({ length: Math.floor(rnd() * 4) }, (_, i) => [pick(WORDS) + i, value(depth + 1)]));
-    return Array.from({ length: Math.floor(rnd() * 4) }, () => value(depth + 1));
-  };
-  const texts: string[] = [];
-  while (texts.length < count) {
-    const data = { root: value(0), shared: { a: 1 } };
-    const r = rnd();
-    let text = r < 0.4 ? stringify(data, { version: '1.1' }) : r < 0.7 ? dump(data) : stringify(data, { collectionStyle: 'flow' });
-    // Anchors, aliases and merge keys, then a mangled byte or two.
-    if (rnd() < 0.3) text = text.replace('shared:', 'shared: &a').concat('alias: *a\nmerged:\n  <<: *a\n  b: 2\n');
-    for (let edits = Math.floor(rnd() * 3); edits > 0; edits--) {
-      const at = Math.floor(rnd() * text.length);
-      text = rnd() < 0.3 ? text.slice(0, at) + text.slice(at + 1) : text.slice(0, at) + pick(INSERTS) + text.slice(at);
-    }
-    texts.push(text);
-  }
-  return texts;
-}
-
 describe('the fast tree reader against the document reader', () => {
   it("reads every YAML file of this repository as the document reader does, none falling back", () => {
-    const files = yamlFiles(REPO);
+    const files = yamlFiles();
     expect(files.length).toBeGreaterThan(50);
     for (const file of files) expect(compare(readFileSync(file, 'utf8'), true).kind, file).toBe('fast');
   });
 
   it('gives the same tree as the document reader for every generated document both read', () => {
     const counts = { fast: 0, fallback: 0, refused: 0, lenient: 0 };
-    for (const text of generated(4000, 14)) counts[compare(text, true).kind]++;
+    for (const text of generatedYaml(4000, 14)) counts[compare(text, true).kind]++;
     // Most are read fast; what js-yaml refuses goes to the document reader; it rarely reads what the document reader refuses.
     expect(counts.fast).toBeGreaterThan(2000);
     expect(counts.lenient).toBeLessThan(counts.fast / 200);

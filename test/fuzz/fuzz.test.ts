@@ -7,10 +7,12 @@
  * in fuzz-regressions.test.ts.
  */
 import fc from 'fast-check';
+import { parseEvents } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { ArchiveWriteError, checkEntryPath, DecompressionBudget, parseTarSafely, readTarGzEntriesSync, UnsafeArchiveError, writeTar } from '../../src/bundle/index.js';
 import { FlotillaError } from '../../src/diagnostics/index.js';
-import { fromPlain, parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
+import { fromPlain, parseYaml, toPlain, YAML_LIMITS, type PlainValue } from '../../src/document/index.js';
+import { scanBlockEvents } from '../../src/document/scan.js';
 import { mergeNodes } from '../../src/values/index.js';
 import { yamlOf } from '../../src/verify/bundle.js';
 
@@ -99,6 +101,21 @@ describe('fuzz: YAML readers', () => {
     fc.assert(
       fc.property(fc.oneof(yamlish, fc.string({ maxLength: 200 })), (text) => {
         refusesOrReads(() => parseYaml(text, 'fuzz.yaml', { layer: 'fuzz' }), FlotillaError);
+      }),
+      settings,
+    );
+  }, TIMEOUT);
+
+  // Block YAML the line scanner reads, pieces of it joined anyhow: what it reads must be what js-yaml reads.
+  const blockish = fc
+    .array(fc.constantFrom('a: ', 'key b: ', 'c:d: ', '- ', '-', '\n', '  ', '    ', 'x', '1', '"q"', "'s'", '"', "'", '\\', '[', ']', '{', '}', ', ', '[]', '{}', '# c', ' #', ':', '|', '>-', '|+', '\n  y', 'z\n'), { maxLength: 40 })
+    .map((parts) => parts.join(''));
+
+  it('the line scanner gives js-yaml\'s events for what it reads, and leaves the rest', () => {
+    fc.assert(
+      fc.property(fc.oneof(blockish, yamlish), (text) => {
+        const scanned = scanBlockEvents(text, YAML_LIMITS.maxDepth * 2);
+        if (scanned) expect(scanned).toEqual(parseEvents(text, { maxDepth: YAML_LIMITS.maxDepth * 2 }));
       }),
       settings,
     );

@@ -1,0 +1,438 @@
+/**
+ * The events of the plainest YAML, found line by line (docs/architecture.md,
+ * "YAML"): block maps and lists, plain keys, one-line plain and quoted
+ * scalars without escapes, `[]` and `{}`, comments. That is nearly every
+ * file an app holds (Chart.yaml, values, overrides), and js-yaml's general
+ * parser, cold, takes ~80 µs for each even when it is ten lines long: a
+ * build reads hundreds. For any other text (anchors, tags, block or
+ * multi-line scalars, flow collections with content, escapes, tabs,
+ * document markers, anything malformed) `scanBlockEvents` answers
+ * undefined and js-yaml reads it, so whatever it accepts it must give
+ * exactly as js-yaml's `parseEvents` does (test/document/scan.test.ts holds
+ * the two equal over this repository's YAML and thousands of generated and
+ * mangled documents).
+ */
+import { COLLECTION_STYLE, EVENT_ID, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
+
+/** Text this scanner leaves to js-yaml as a whole: a tab, a carriage return or other line break than `\\n`, a byte-order mark, a control, a surrogate half. */
+const NOT_SCANNED = /[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]/;
+
+/** Thrown inside the scanner when the text leaves the subset it reads; caught in {@link scanBlockEvents}. */
+const LEFT = Symbol('left to js-yaml');
+
+const SPACE = 0x20;
+const HASH = 0x23;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const DASH = 0x2d;
+const PLUS = 0x2b;
+const QUESTION = 0x3f;
+const SINGLE_QUOTE = 0x27;
+const DOUBLE_QUOTE = 0x22;
+const PIPE = 0x7c;
+const GREATER = 0x3e;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+
+/** js-yaml's CHOMPING_MODE: clip (no indicator), strip (`-`), keep (`+`). */
+const CHOMP_CLIP = 1;
+const CHOMP_STRIP = 2;
+const CHOMP_KEEP = 3;
+
+/** YAML caps an implicit key at 1024 characters; longer ones are left to js-yaml. */
+const MAX_KEY = 1024;
+
+/** Characters that cannot begin a plain scalar (YAML's indicators), or begin what this scanner leaves to js-yaml. */
+const NOT_PLAIN_START = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
+/** Characters that end a plain scalar in a flow collection. */
+const FLOW_STOP = new Set([...',[]{}'].map((c) => c.charCodeAt(0)));
+
+/** One line with content: where its text starts (after the indentation) and ends (its newline or the end). */
+interface Line {
+  readonly start: number;
+  readonly indent: number;
+  readonly content: number;
+  readonly end: number;
+}
+
+const scalarEvent = (valueStart: number, valueEnd: number, style: ScalarEvent['style'], fast: boolean): ScalarEvent => ({
+  type: EVENT_ID.SCALAR,
+  valueStart,
+  valueEnd,
+  anchorStart: -1,
+  anchorEnd: -1,
+  tagStart: -1,
+  tagEnd: -1,
+  style,
+  chomping: 1,
+  indent: -1,
+  fast,
+});
+
+const collectionEvent = (type: typeof EVENT_ID.SEQUENCE | typeof EVENT_ID.MAPPING, start: number, style: (typeof COLLECTION_STYLE)[keyof typeof COLLECTION_STYLE]): Event => ({
+  type,
+  start,
+  anchorStart: -1,
+  anchorEnd: -1,
+  tagStart: -1,
+  tagEnd: -1,
+  style,
+});
+
+const POP: Event = { type: EVENT_ID.POP };
+
+/** Exported for the parser's identity (parse.ts `parserIdentity`): a change to it is a change to every tree. */
+export class BlockScanner {
+  readonly events: Event[] = [];
+  /** Where the next unread line starts. */
+  private at = 0;
+  /** The line {@link peek} found from {@link peekedFrom}, kept until the cursor moves. */
+  private peeked: Line | undefined;
+  private peekedFrom = -1;
+  /** The deepest indentation of a comment line {@link peek} passed over (-1: none). */
+  private commentIndent = -1;
+
+  constructor(
+    private readonly text: string,
+    private readonly maxDepth: number,
+  ) {}
+
+  scan(): Event[] {
+    // A last line of spaces only, unended: js-yaml reads a plain scalar before it as one that may go on.
+    const lastLine = this.text.lastIndexOf('\n') + 1;
+    if (lastLine < this.text.length && this.pastSpaces(lastLine) === this.text.length) throw LEFT;
+    const first = this.peek();
+    if (!first) return this.events; // blank or comments only: js-yaml gives no document at all
+    this.events.push({ type: EVENT_ID.DOCUMENT, explicitStart: false, explicitEnd: false, directives: [] });
+    this.blockNode(first, 0);
+    if (this.peek()) throw LEFT;
+    this.events.push(POP);
+    return this.events;
+  }
+
+  /** The next line that is neither blank nor only a comment, not consumed. */
+  private peek(): Line | undefined {
+    if (this.peekedFrom === this.at) return this.peeked;
+    const text = this.text;
+    let start = this.at;
+    let found: Line | undefined;
+    this.commentIndent = -1;
+    while (start < text.length) {
+      let content = start;
+      while (text.charCodeAt(content) === SPACE) content++;
+      let end = text.indexOf('\n', content);
+      if (end === -1) end = text.length;
+      const c = text.charCodeAt(content);
+      if (content < end && c !== HASH) {
+        // js-yaml reads a marker even when indented (a key `--- a` is refused).
+        if (this.isDocumentMarker(content)) throw LEFT;
+        found = { start, indent: content - start, content, end };
+        break;
+      }
+      if (c === HASH) this.commentIndent = Math.max(this.commentIndent, content - start);
+      start = end + 1;
+    }
+    this.peekedFrom = this.at;
+    this.peeked = found;
+    return found;
+  }
+
+  /** Whether `---` or `...` followed by a blank or the line's end (a document's start or end) is at `at`. */
+  private isDocumentMarker(at: number): boolean {
+    const text = this.text;
+    const marker = text.slice(at, at + 3);
+    if (marker !== '---' && marker !== '...') return false;
+    const after = text.charCodeAt(at + 3);
+    return at + 3 >= text.length || after === SPACE || after === 0x0a;
+  }
+
+  private consume(line: Line): void {
+    this.at = line.end + 1;
+  }
+
+  /** Whether a list entry (`-` then a space or the line's end) starts at `at`. */
+  private isEntry(at: number, end: number): boolean {
+    return this.text.charCodeAt(at) === DASH && (at + 1 === end || this.text.charCodeAt(at + 1) === SPACE);
+  }
+
+  /** Whether a plain scalar may start at `at` (in a flow collection when `flow`, where `,[]{}` end it). */
+  private plainStarts(at: number, end: number, flow: boolean): boolean {
+    const text = this.text;
+    const c = text.charCodeAt(at);
+    if (at >= end || NOT_PLAIN_START.has(c)) return false;
+    if (c !== DASH && c !== QUESTION && c !== COLON) return true;
+    // `-`, `?` and `:` begin a plain scalar only before a character of it.
+    const next = text.charCodeAt(at + 1);
+    return at + 1 < end && next !== SPACE && !(flow && FLOW_STOP.has(next));
+  }
+
+  /**
+   * Where the `:` after a plain key starting at `at` is (followed by a space
+   * or the line's end), or -1 when the line does not start a map entry there.
+   */
+  private keyColon(at: number, end: number): number {
+    const text = this.text;
+    if (!this.plainStarts(at, end, false)) return -1;
+    let colon = this.find(':', at + 1, end);
+    while (colon !== -1 && colon + 1 < end && text.charCodeAt(colon + 1) !== SPACE) colon = this.find(':', colon + 1, end);
+    if (colon === -1 || colon - at > MAX_KEY) return -1;
+    return this.find(' #', at, colon) === -1 ? colon : -1;
+  }
+
+  /** The map or list whose first line is `line`. */
+  private blockNode(line: Line, depth: number): void {
+    if (depth >= this.maxDepth) throw LEFT;
+    if (this.isEntry(line.content, line.end)) this.list(line.indent, depth);
+    else if (this.keyColon(line.content, line.end) !== -1) this.map(line.indent, line.content, depth);
+    else throw LEFT; // a scalar on a line of its own, or what this scanner does not read
+  }
+
+  /** A block list whose entries' `-` are at `indent`. */
+  private list(indent: number, depth: number): void {
+    const text = this.text;
+    let line = this.peek()!;
+    this.events.push(collectionEvent(EVENT_ID.SEQUENCE, line.content, COLLECTION_STYLE.BLOCK));
+    for (;;) {
+      let item = line.content + 1;
+      while (text.charCodeAt(item) === SPACE) item++;
+      if (item === line.end || text.charCodeAt(item) === HASH) {
+        this.consume(line);
+        this.nested(indent, false, depth);
+      } else if (this.isEntry(item, line.end)) {
+        throw LEFT; // a list in a list on one line
+      } else if (this.keyColon(item, line.end) !== -1) {
+        this.map(item - line.start, item, depth + 1);
+      } else {
+        this.inline(line, item, indent, depth);
+      }
+      const next = this.peek();
+      if (!next || next.indent < indent) break;
+      if (next.indent > indent) throw LEFT;
+      if (!this.isEntry(next.content, next.end)) break; // the parent map's next key, or an error js-yaml names
+      line = next;
+    }
+    this.events.push(POP);
+  }
+
+  /** A block map whose keys start at column `indent`, the first at `firstKey` on the current line. */
+  private map(indent: number, firstKey: number, depth: number): void {
+    if (depth >= this.maxDepth) throw LEFT;
+    const text = this.text;
+    let line = this.peek()!;
+    let key = firstKey;
+    this.events.push(collectionEvent(EVENT_ID.MAPPING, key, COLLECTION_STYLE.BLOCK));
+    for (;;) {
+      const colon = this.keyColon(key, line.end);
+      if (colon === -1) throw LEFT;
+      let keyEnd = colon;
+      while (text.charCodeAt(keyEnd - 1) === SPACE) keyEnd--;
+      this.events.push(scalarEvent(key, keyEnd, SCALAR_STYLE.PLAIN, true));
+      let value = colon + 1;
+      while (text.charCodeAt(value) === SPACE) value++;
+      if (value === line.end || text.charCodeAt(value) === HASH) {
+        this.consume(line);
+        this.nested(indent, true, depth);
+      } else {
+        this.inline(line, value, indent, depth);
+      }
+      const next = this.peek();
+      if (!next || next.indent < indent) break;
+      if (next.indent > indent) throw LEFT;
+      if (this.isEntry(next.content, next.end)) break; // a list entry where a key belongs: the enclosing list's, or an error js-yaml names
+      line = next;
+      key = next.content;
+    }
+    this.events.push(POP);
+  }
+
+  /**
+   * The value of a key or list entry that ends its line: the map or list on
+   * the lines below (more indented; a map's list may also sit at the map's
+   * own indentation), or an empty scalar.
+   */
+  private nested(indent: number, inMap: boolean, depth: number): void {
+    const next = this.peek();
+    if (next && (next.indent > indent || (inMap && next.indent === indent && this.isEntry(next.content, next.end)))) {
+      this.blockNode(next, depth + 1);
+    } else {
+      this.events.push(scalarEvent(-1, -1, SCALAR_STYLE.PLAIN, false));
+    }
+  }
+
+  /**
+   * A value that starts at `at` on `line`, of a key or entry at `indent`: a
+   * block scalar (`|`, `>`), or a value that ends with the line (a plain or
+   * quoted scalar, a flow collection). Nothing may follow it more indented
+   * than `indent`.
+   */
+  private inline(line: Line, at: number, indent: number, depth: number): void {
+    const text = this.text;
+    const end = line.end;
+    const c = text.charCodeAt(at);
+    if (c === PIPE || c === GREATER) {
+      this.blockScalar(line, at, indent);
+    } else {
+      let after: number;
+      if (c === OPEN_BRACKET || c === OPEN_BRACE) after = this.flowCollection(at, end, depth + 1);
+      else if (c === DOUBLE_QUOTE || c === SINGLE_QUOTE) after = this.quoted(at, end);
+      else after = this.plain(at, end);
+      // Only blanks and a comment may follow on the line.
+      while (text.charCodeAt(after) === SPACE) after++;
+      if (after < end && (text.charCodeAt(after) !== HASH || text.charCodeAt(after - 1) !== SPACE)) throw LEFT;
+      this.consume(line);
+    }
+    // A more indented line (a comment too: js-yaml reads the value otherwise) would continue the value.
+    const next = this.peek();
+    if ((next && next.indent > indent) || this.commentIndent > indent) throw LEFT;
+  }
+
+  /** A one-line plain scalar of a block (ended by a comment or the line); where it ends. */
+  private plain(at: number, end: number): number {
+    const text = this.text;
+    if (!this.plainStarts(at, end, false)) throw LEFT;
+    const comment = this.find(' #', at, end);
+    let valueEnd = comment === -1 ? end : comment;
+    while (text.charCodeAt(valueEnd - 1) === SPACE) valueEnd--;
+    // `: ` inside, or a final `:`, would make the text a key.
+    if (this.find(': ', at, valueEnd) !== -1 || text.charCodeAt(valueEnd - 1) === COLON) throw LEFT;
+    this.events.push(scalarEvent(at, valueEnd, SCALAR_STYLE.PLAIN, true));
+    return valueEnd;
+  }
+
+  /** A quoted scalar closed on its line, with no escape (`\`, `''`) in it; where it ends. */
+  private quoted(at: number, end: number): number {
+    const text = this.text;
+    const double = text.charCodeAt(at) === DOUBLE_QUOTE;
+    const close = this.find(double ? '"' : "'", at + 1, end);
+    if (close === -1) throw LEFT; // over several lines
+    if (double ? this.find('\\', at + 1, close) !== -1 : text.charCodeAt(close + 1) === SINGLE_QUOTE) throw LEFT;
+    this.events.push(scalarEvent(at + 1, close, double ? SCALAR_STYLE.DOUBLE_QUOTED : SCALAR_STYLE.SINGLE_QUOTED, true));
+    return close + 1;
+  }
+
+  /** A flow collection (`[a, b]`, `{k: v}`, nested) closed on its line; where it ends. */
+  private flowCollection(at: number, end: number, depth: number): number {
+    if (depth >= this.maxDepth) throw LEFT;
+    const text = this.text;
+    const isList = text.charCodeAt(at) === OPEN_BRACKET;
+    const close = isList ? CLOSE_BRACKET : CLOSE_BRACE;
+    this.events.push(collectionEvent(isList ? EVENT_ID.SEQUENCE : EVENT_ID.MAPPING, at, COLLECTION_STYLE.FLOW));
+    let i = this.pastSpaces(at + 1);
+    while (text.charCodeAt(i) !== close) {
+      if (!isList) {
+        // A key, then `: ` (a key alone, `k:v` or a key on its own are left to js-yaml).
+        i = this.flowItem(i, end, depth, true);
+        if (text.charCodeAt(i) !== COLON || text.charCodeAt(i + 1) !== SPACE) throw LEFT;
+        i = this.pastSpaces(i + 1);
+      }
+      i = this.pastSpaces(this.flowItem(i, end, depth, false));
+      const c = text.charCodeAt(i);
+      if (c === COMMA) i = this.pastSpaces(i + 1);
+      else if (c !== close) throw LEFT;
+    }
+    this.events.push(POP);
+    return i + 1;
+  }
+
+  /** One scalar or collection in a flow collection; where it ends. */
+  private flowItem(at: number, end: number, depth: number, key: boolean): number {
+    const text = this.text;
+    const c = text.charCodeAt(at);
+    if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (key) throw LEFT;
+      return this.flowCollection(at, end, depth + 1);
+    }
+    if (c === DOUBLE_QUOTE || c === SINGLE_QUOTE) return this.quoted(at, end);
+    if (!this.plainStarts(at, end, true)) throw LEFT;
+    let i = at;
+    for (; i < end; i++) {
+      const d = text.charCodeAt(i);
+      if (FLOW_STOP.has(d)) break;
+      if (d === COLON) {
+        if (key && text.charCodeAt(i + 1) === SPACE) break;
+        throw LEFT; // `a:b`, or a key where a value belongs
+      }
+      if (d === HASH && text.charCodeAt(i - 1) === SPACE) throw LEFT; // a comment inside the collection
+    }
+    if (i === end) throw LEFT; // over several lines
+    let valueEnd = i;
+    while (text.charCodeAt(valueEnd - 1) === SPACE) valueEnd--;
+    this.events.push(scalarEvent(at, valueEnd, SCALAR_STYLE.PLAIN, true));
+    return i;
+  }
+
+  /**
+   * Where `needle` first is in [from, end), or -1. Searches stop at `end`
+   * (the line's): a search of the whole text from every line would make a
+   * long document cost the square of its length.
+   */
+  private find(needle: string, from: number, end: number): number {
+    const found = this.text.slice(from, end).indexOf(needle);
+    return found === -1 ? -1 : from + found;
+  }
+
+  private pastSpaces(at: number): number {
+    while (this.text.charCodeAt(at) === SPACE) at++;
+    return at;
+  }
+
+  /**
+   * A block scalar (`|` or `>`, perhaps with `-` or `+`) of a key or entry at
+   * `indent`: its text is every line below more indented than its first,
+   * blank lines among and after them included.
+   */
+  private blockScalar(line: Line, at: number, indent: number): void {
+    const text = this.text;
+    let i = at + 1;
+    const chomp = text.charCodeAt(i);
+    const chomping = chomp === DASH ? CHOMP_STRIP : chomp === PLUS ? CHOMP_KEEP : CHOMP_CLIP;
+    if (chomping !== CHOMP_CLIP) i++;
+    i = this.pastSpaces(i);
+    // An indentation digit, or anything but a comment after the indicator, is left to js-yaml.
+    if (i < line.end && (text.charCodeAt(i) !== HASH || text.charCodeAt(i - 1) !== SPACE)) throw LEFT;
+    if (line.end >= text.length) throw LEFT;
+    const valueStart = line.end + 1;
+    let contentIndent = -1;
+    let leadingBlank = 0;
+    let pos = valueStart;
+    while (pos < text.length) {
+      let content = pos;
+      while (text.charCodeAt(content) === SPACE) content++;
+      let lineEnd = text.indexOf('\n', content);
+      if (lineEnd === -1) lineEnd = text.length;
+      const spaces = content - pos;
+      if (content === lineEnd) {
+        if (contentIndent === -1) leadingBlank = Math.max(leadingBlank, spaces);
+      } else if (contentIndent === -1) {
+        // Empty (the next line is not indented past the key), or a blank line before the text indented past it: js-yaml's.
+        if (spaces <= indent || leadingBlank > spaces) throw LEFT;
+        contentIndent = spaces;
+      } else if (spaces < contentIndent) {
+        break;
+      }
+      pos = lineEnd + 1;
+    }
+    if (contentIndent === -1) throw LEFT;
+    const valueEnd = Math.min(pos, text.length);
+    const style = text.charCodeAt(at) === PIPE ? SCALAR_STYLE.LITERAL_BLOCK : SCALAR_STYLE.FOLDED_BLOCK;
+    this.events.push({ ...scalarEvent(valueStart, valueEnd, style, false), chomping, indent: contentIndent });
+    this.at = valueEnd;
+  }
+}
+
+/**
+ * `text`'s events as js-yaml's `parseEvents` gives them, when the text is
+ * the plain block YAML this scanner reads; undefined otherwise. `maxDepth`
+ * is the nesting js-yaml is given: deeper text is left to it.
+ */
+export function scanBlockEvents(text: string, maxDepth: number): Event[] | undefined {
+  if (NOT_SCANNED.test(text)) return undefined;
+  try {
+    return new BlockScanner(text, maxDepth).scan();
+  } catch (error) {
+    if (error === LEFT) return undefined;
+    throw error;
+  }
+}
