@@ -93,6 +93,13 @@ describe('the fast tree reader against the document reader', () => {
     expect(compare(text, true).kind).toBe('fast');
   });
 
+  it('resolves a word by its place (key or value) however often it was read before (resolutions are remembered)', () => {
+    for (let round = 0; round < 2; round++) {
+      for (const text of ['yes: yes\nno: [no, "no"]\n', 'on: off\noff: on\n', '1: 1\n0x10: 0x10\n~: ~\n', 'y: n\nn: y\n']) expect(compare(text).kind, text).toBe('fast');
+    }
+    expect(parseYamlValue('y: n\nn: y\n', 'f.yaml')).toEqual(parseYamlValue('y: n\nn: y\n', 'g.yaml'));
+  });
+
   it('falls back to the document reader where js-yaml is stricter than Helm, reading what Helm reads', () => {
     for (const [text, value] of [
       ['root: {\n  "a": 1\n}\n', { root: { a: 1 } }],
