@@ -1,16 +1,17 @@
 /**
- * The events of the plainest YAML, found line by line (docs/architecture.md,
+ * The events of plain block YAML, found line by line (docs/architecture.md,
  * "YAML"): block maps and lists, plain keys, one-line plain and quoted
- * scalars without escapes, `[]` and `{}`, comments. That is nearly every
- * file an app holds (Chart.yaml, values, overrides), and js-yaml's general
- * parser, cold, takes ~80 µs for each even when it is ten lines long: a
- * build reads hundreds. For any other text (anchors, tags, block or
- * multi-line scalars, flow collections with content, escapes, tabs,
- * document markers, anything malformed) `scanBlockEvents` answers
- * undefined and js-yaml reads it, so whatever it accepts it must give
- * exactly as js-yaml's `parseEvents` does (test/document/scan.test.ts holds
- * the two equal over this repository's YAML and thousands of generated and
- * mangled documents).
+ * scalars without escapes, literal and folded block scalars, flow
+ * collections closed on their line, comments. That is nearly every file an
+ * app holds (Chart.yaml, values, overrides), and js-yaml's general parser,
+ * cold, takes ~80 µs for each even when it is ten lines long: a build reads
+ * hundreds. For any other text (anchors, aliases, tags, escapes, plain
+ * scalars over several lines, tabs, document markers, complex keys,
+ * anything malformed) `scanBlockEvents` answers undefined and js-yaml reads
+ * it, so whatever it accepts it must give exactly as js-yaml's
+ * `parseEvents` does (test/document/scan.test.ts holds the two equal over
+ * this repository's YAML and tens of thousands of generated and mangled
+ * documents; test/fuzz a property).
  */
 import { COLLECTION_STYLE, EVENT_ID, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
 
