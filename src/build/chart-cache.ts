@@ -9,15 +9,15 @@
  * the previous application tarball (bundle-reuse.ts), where they lie stored.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../files/index.js';
+import { printFolder, writeFileAtomic, type FolderPrint } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource, type PackagedChart } from '../charts/index.js';
 import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/6';
+const FORMAT = 'flotilla-chart-cache/7';
 const RACY_MS = 1000;
 
 interface IndexEntry {
@@ -28,7 +28,7 @@ interface IndexEntry {
   readonly md5: string;
   readonly sourceDirs: readonly string[];
   readonly fingerprint: string;
-  /** When the fingerprint was taken (ms): files changed within RACY_MS before it are not trusted. */
+  /** When the fingerprint began to be taken (ms): files changed within RACY_MS before it are not trusted. */
   readonly takenAt: number;
 }
 
@@ -61,45 +61,15 @@ function sourceDirs(chart: ChartSource): string[] {
   return [...new Set(dirs)];
 }
 
-export interface DirPrint {
-  readonly digest: string;
-  readonly newest: number;
-  /**
-   * A file below has other names (hard links): it can change through one
-   * outside the folder, which no watcher of the folder hears, so a
-   * long-lived process takes this print again for every build.
-   */
-  readonly hardLinked?: boolean;
-}
-
-/** sha256 of every file's path, size, mtime and inode below `dir`, and the newest mtime or ctime seen. */
-function fingerprintDir(dir: string): DirPrint | undefined {
-  const hash = createHash('sha256');
-  let newest = 0;
-  let hardLinked = false;
-  const walk = (abs: string, rel: string): void => {
-    for (const name of readdirSync(abs).sort()) {
-      const path = join(abs, name);
-      const info = statSync(path, { throwIfNoEntry: false });
-      if (!info) continue;
-      newest = Math.max(newest, info.mtimeMs, info.ctimeMs);
-      if (info.isDirectory()) walk(path, `${rel}${name}/`);
-      else {
-        hash.update(`${rel}${name}\0${info.size}\0${info.mtimeMs}\0${info.ino}\n`);
-        if (info.nlink > 1) hardLinked = true;
-      }
-    }
-  };
-  try {
-    walk(dir, '');
-  } catch {
-    return undefined;
-  }
-  return { digest: hash.digest('hex'), newest, ...(hardLinked ? { hardLinked } : {}) };
+/** The prints the loader took of a chart's source folders as it read them (createChartLoader's `print`), by folder. */
+function printsRead(chart: ChartSource, into = new Map<string, FolderPrint>()): Map<string, FolderPrint> {
+  if (chart.origin.kind === 'directory' && chart.print) into.set(chart.origin.dir, chart.print);
+  for (const dep of chart.dependencies) if (dep.source === 'file') printsRead(dep.chart, into);
+  return into;
 }
 
 /** Fingerprints of source folders by absolute path (undefined: the folder could not be walked). */
-export type FolderPrints = Map<string, DirPrint | undefined>;
+export type FolderPrints = Map<string, FolderPrint | undefined>;
 
 export interface CachedChart {
   readonly archive: ShippedArchive;
@@ -117,17 +87,22 @@ export class ChartCache {
    */
   private readonly prints: FolderPrints;
 
-  private fingerprint(dirs: readonly string[]): DirPrint | undefined {
+  /** The prints of `dirs` joined: those just `read`, else those kept (unless hard-linked), else taken now; `takenAt` the earliest. */
+  private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderPrint> = new Map()): FolderPrint | undefined {
     const hash = createHash('sha256');
     let newest = 0;
+    let takenAt = Infinity;
     for (const dir of dirs) {
-      if (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked) this.prints.set(dir, fingerprintDir(dir));
+      const fresh = read.get(dir);
+      if (fresh) this.prints.set(dir, fresh);
+      else if (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked) this.prints.set(dir, printFolder(dir));
       const print = this.prints.get(dir);
       if (!print) return undefined;
       hash.update(`${dir}\0${print.digest}\n`);
       newest = Math.max(newest, print.newest);
+      takenAt = Math.min(takenAt, print.takenAt);
     }
-    return { digest: hash.digest('hex'), newest };
+    return { digest: hash.digest('hex'), newest, takenAt };
   }
 
   private constructor(
@@ -181,10 +156,10 @@ export class ChartCache {
     const fromCache = known && this.read(known);
     const packaged = fromCache ?? (await packageChart(chart));
     const dirs = sourceDirs(chart);
-    const takenAt = Date.now();
-    const print = this.fingerprint(dirs);
+    // As the loader read the folders (when it was asked to print them), else walked now.
+    const print = this.fingerprint(dirs, printsRead(chart));
     if (print) {
-      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt };
+      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt: print.takenAt };
       this.changed = true;
     }
     return { archive: fromCache ?? packaged, reused: fromCache !== undefined };

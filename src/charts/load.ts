@@ -19,6 +19,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
+import { FolderPrinter } from '../files/index.js';
 import type { ParsedText } from '../document/index.js';
 import { chartMetadata, parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
@@ -35,6 +36,8 @@ function stripBom(data: Buffer): Buffer {
 interface LoadContext {
   /** file:// charts by real path, so a library used by several charts is read once per load. */
   readonly cache: Map<string, Promise<ChartSource>>;
+  /** Take each chart folder's print as it is read (ChartSource.print). */
+  readonly print?: boolean;
   /** What the archives of this load (and the tarball holding them) may still decompress. */
   readonly budget?: DecompressionBudget;
 }
@@ -57,8 +60,8 @@ export interface ChartLoader {
   load(dir: string, chartYaml?: ParsedText): Promise<ChartSource>;
 }
 
-export function createChartLoader(): ChartLoader {
-  const ctx: LoadContext = { cache: new Map() };
+export function createChartLoader(options: { readonly print?: boolean } = {}): ChartLoader {
+  const ctx: LoadContext = { cache: new Map(), print: options.print };
   return {
     async load(dir: string, chartYaml?: ParsedText): Promise<ChartSource> {
       const path = resolve(dir);
@@ -99,7 +102,8 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, 
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const rules = ignoreText === undefined ? HelmignoreRules.defaultsOnly() : HelmignoreRules.parse(ignoreText, ignoreFile);
-  const files = await walkChartDir(dir, rules);
+  const printer = ctx.print ? new FolderPrinter() : undefined;
+  const files = await walkChartDir(dir, rules, printer);
   if (!files.has('Chart.yaml')) {
     const rule = rules.decidingRule('Chart.yaml', false);
     const onDisk = statSync(join(dir, 'Chart.yaml'), { throwIfNoEntry: false }) !== undefined;
@@ -110,15 +114,20 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, 
       throw new HelmignoreError(`rule ${JSON.stringify(rule.raw)} excludes Chart.yaml: ${why}`, { file: ignoreFile, line: rule.line, column: 1 });
     }
   }
-  return buildChart(files, { kind: 'directory', dir }, (rel) => join(dir, rel), ancestry, ctx, chartYaml);
+  const chart = await buildChart(files, { kind: 'directory', dir }, (rel) => join(dir, rel), ancestry, ctx, chartYaml);
+  const print = printer?.finish();
+  return print ? { ...chart, print } : chart;
 }
 
 /**
  * Helm's directory walk: sorted, symlinks followed (loops refused), ignored
  * dirs skipped whole. Synchronous on purpose: a chart is many small files,
  * and the thread-pool round trips of async calls cost more than the reads.
+ * With a printer, every entry counts towards the folder's print, the
+ * ignored ones too: a file read is printed from the descriptor it is read
+ * through, so taking the print costs no second look at it.
  */
-async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<string, Buffer>> {
+async function walkChartDir(root: string, rules: HelmignoreRules, printer?: FolderPrinter): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   const visit = (abs: string, rel: string, real: string, ancestors: ReadonlySet<string>): void => {
     const entries = readdirSync(abs, { withFileTypes: true }).sort((a, b) => compareBytewise(a.name, b.name));
@@ -139,15 +148,22 @@ async function walkChartDir(root: string, rules: HelmignoreRules): Promise<Map<s
         isFile = info.isFile();
       }
       if (isDir) {
-        if (rules.ignores(childRel, true)) continue;
+        printer?.folderAt(childAbs);
+        if (rules.ignores(childRel, true)) {
+          printer?.walk(childAbs, `${childRel}/`);
+          continue;
+        }
         const childReal = entry.isSymbolicLink() ? realpathSync.native(childAbs) : join(real, entry.name);
         if (ancestors.has(childReal)) throw new ChartError(`${childAbs}: symbolic link loop`);
         visit(childAbs, childRel, childReal, new Set([...ancestors, childReal]));
         continue;
       }
-      if (rules.ignores(childRel, false)) continue;
+      if (rules.ignores(childRel, false)) {
+        printer?.fileAt(childAbs, childRel);
+        continue;
+      }
       if (!isFile) throw new ChartError(`${childAbs}: cannot load an irregular file (device, socket or FIFO)`);
-      files.set(childRel, stripBom(readFileSync(childAbs)));
+      files.set(childRel, stripBom(printer ? printer.read(childAbs, childRel) : readFileSync(childAbs)));
     }
   };
   const real = realpathSync.native(root);

@@ -12,3 +12,4 @@ export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, rea
 export { userCacheDir } from './user-cache.js';
 export { processAlive, removeLeftBehind } from './process.js';
 export { isWithin, realpathLoose } from './real-path.js';
+export { FolderPrinter, printFolder, type FolderPrint } from './folder-print.js';

@@ -1,0 +1,134 @@
+/**
+ * A folder's print: what stat says of every file below it (name, size,
+ * modification time, inode), digested, and the newest time seen — how make
+ * and git tell a file unchanged without reading it (src/build/chart-cache.ts
+ * keeps one per chart source folder). Taken by a walk of its own
+ * (`printFolder`), or along a walk that reads the files anyway (the chart
+ * loader, src/charts/load.ts): from the descriptor each file is read
+ * through, so a cold build does not stat every file a second time. Both
+ * give the same print for the same folder: lines are sorted by path before
+ * they are digested, so the order of the walk does not matter.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+
+export interface FolderPrint {
+  readonly digest: string;
+  /** The newest modification or change time of any file or folder below (ms). */
+  readonly newest: number;
+  /** When the print began to be taken (ms): a change in the same second as a time it saw may not show (git's "racily clean"). */
+  readonly takenAt: number;
+  /**
+   * A file below has other names (hard links): it can change through one
+   * outside the folder, which no watcher of the folder hears, so a
+   * long-lived process takes this print again for every build.
+   */
+  readonly hardLinked?: boolean;
+}
+
+/** A print taken entry by entry, as a walk meets them; any failure to look makes it no print at all. */
+export class FolderPrinter {
+  private readonly takenAt = Date.now();
+  private readonly lines: [path: string, line: string][] = [];
+  private newest = 0;
+  private hardLinked = false;
+  private failed = false;
+
+  /** A folder below the printed one (its times count; its files are added one by one). */
+  folder(info: Stats): void {
+    this.newest = Math.max(this.newest, info.mtimeMs, info.ctimeMs);
+  }
+
+  /** A file, by its path below the printed folder. */
+  file(path: string, info: Stats): void {
+    this.newest = Math.max(this.newest, info.mtimeMs, info.ctimeMs);
+    this.lines.push([path, `${path}\0${info.size}\0${info.mtimeMs}\0${info.ino}\n`]);
+    if (info.nlink > 1) this.hardLinked = true;
+  }
+
+  /** A file the walk does not read (an ignored one), by its path on disk; gone since the listing, it does not count. */
+  fileAt(abs: string, path: string): void {
+    this.attempt(() => {
+      const info = statSync(abs, { throwIfNoEntry: false });
+      if (info) this.file(path, info);
+    });
+  }
+
+  /** Everything below `abs` (at `path/` below the printed folder), links followed: a folder the walk does not enter. */
+  walk(abs: string, path: string): void {
+    this.attempt(() => {
+      for (const name of readdirSync(abs)) {
+        const child = join(abs, name);
+        const info = statSync(child, { throwIfNoEntry: false });
+        if (!info) continue;
+        if (info.isDirectory()) {
+          this.folder(info);
+          this.walk(child, `${path}${name}/`);
+        } else this.file(`${path}${name}`, info);
+      }
+    });
+  }
+
+  /** A folder's own times, by its path on disk. */
+  folderAt(abs: string): void {
+    this.attempt(() => this.folder(statSync(abs)));
+  }
+
+  /** Reads a file whole through one descriptor, adding what stat says of it as it was opened. */
+  read(abs: string, path: string): Buffer {
+    const fd = openSync(abs, 'r');
+    try {
+      const info = fstatSync(fd);
+      this.file(path, info);
+      return readAll(fd, info.size);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** The print, or undefined when some entry could not be looked at. */
+  finish(): FolderPrint | undefined {
+    if (this.failed) return undefined;
+    const hash = createHash('sha256');
+    for (const [, line] of this.lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) hash.update(line);
+    return { digest: hash.digest('hex'), newest: this.newest, takenAt: this.takenAt, ...(this.hardLinked ? { hardLinked: true } : {}) };
+  }
+
+  private attempt(look: () => void): void {
+    if (this.failed) return;
+    try {
+      look();
+    } catch {
+      this.failed = true;
+    }
+  }
+}
+
+/** The print of `dir` by a walk of its own (undefined: the folder could not be walked). */
+export function printFolder(dir: string): FolderPrint | undefined {
+  const printer = new FolderPrinter();
+  printer.walk(dir, '');
+  return printer.finish();
+}
+
+/** A file's bytes as readFileSync reads them: `size` of them, or, when stat says 0 (a file of /proc), all there are. */
+function readAll(fd: number, size: number): Buffer {
+  if (size === 0) {
+    const chunks: Buffer[] = [];
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(64 * 1024);
+      const read = readSync(fd, chunk, 0, chunk.length, null);
+      if (read === 0) return Buffer.concat(chunks);
+      chunks.push(chunk.subarray(0, read));
+    }
+  }
+  const buffer = Buffer.allocUnsafe(size);
+  let length = 0;
+  while (length < size) {
+    const read = readSync(fd, buffer, length, size - length, null);
+    if (read === 0) break;
+    length += read;
+  }
+  return length < size ? buffer.subarray(0, length) : buffer;
+}
