@@ -87,16 +87,20 @@ export class ChartCache {
    */
   private readonly prints: FolderPrints;
 
-  /** The prints of `dirs` joined: those just `read`, else those kept (unless hard-linked), else taken now; `takenAt` the earliest. */
+  /**
+   * The prints of `dirs` joined: those just `read`, else those kept (unless
+   * hard-linked), else taken now; `takenAt` the earliest. A print read is not
+   * kept: a change heard while its chart was packaged has dropped the
+   * folder's print from the memory a long-lived process keeps (watch.ts),
+   * and keeping the print read before it would hide that change.
+   */
   private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderPrint> = new Map()): FolderPrint | undefined {
     const hash = createHash('sha256');
     let newest = 0;
     let takenAt = Infinity;
     for (const dir of dirs) {
-      const fresh = read.get(dir);
-      if (fresh) this.prints.set(dir, fresh);
-      else if (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked) this.prints.set(dir, printFolder(dir));
-      const print = this.prints.get(dir);
+      if (!read.has(dir) && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) this.prints.set(dir, printFolder(dir));
+      const print = read.get(dir) ?? this.prints.get(dir);
       if (!print) return undefined;
       hash.update(`${dir}\0${print.digest}\n`);
       newest = Math.max(newest, print.newest);

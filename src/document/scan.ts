@@ -153,6 +153,16 @@ export class BlockScanner {
     this.at = line.end + 1;
   }
 
+  /**
+   * Whether a collection inside `depth` others may be too deep for js-yaml,
+   * which counts a level for a collection and more for what it holds (a
+   * list in a list needs 4): it is left to js-yaml, which then refuses or
+   * reads it as it would.
+   */
+  private tooDeep(depth: number): boolean {
+    return 2 * (depth + 1) + 2 > this.maxDepth;
+  }
+
   /** Whether a list entry (`-` then a space or the line's end) starts at `at`. */
   private isEntry(at: number, end: number): boolean {
     return this.text.charCodeAt(at) === DASH && (at + 1 === end || this.text.charCodeAt(at + 1) === SPACE);
@@ -184,7 +194,7 @@ export class BlockScanner {
 
   /** The map or list whose first line is `line`. */
   private blockNode(line: Line, depth: number): void {
-    if (depth >= this.maxDepth) throw LEFT;
+    if (this.tooDeep(depth)) throw LEFT;
     if (this.isEntry(line.content, line.end)) this.list(line.indent, depth);
     else if (this.keyColon(line.content, line.end) !== -1) this.map(line.indent, line.content, depth);
     else throw LEFT; // a scalar on a line of its own, or what this scanner does not read
@@ -219,7 +229,7 @@ export class BlockScanner {
 
   /** A block map whose keys start at column `indent`, the first at `firstKey` on the current line. */
   private map(indent: number, firstKey: number, depth: number): void {
-    if (depth >= this.maxDepth) throw LEFT;
+    if (this.tooDeep(depth)) throw LEFT;
     const text = this.text;
     let line = this.peek()!;
     let key = firstKey;
@@ -315,7 +325,7 @@ export class BlockScanner {
 
   /** A flow collection (`[a, b]`, `{k: v}`, nested) closed on its line; where it ends. */
   private flowCollection(at: number, end: number, depth: number): number {
-    if (depth >= this.maxDepth) throw LEFT;
+    if (this.tooDeep(depth)) throw LEFT;
     const text = this.text;
     const isList = text.charCodeAt(at) === OPEN_BRACKET;
     const close = isList ? CLOSE_BRACKET : CLOSE_BRACE;

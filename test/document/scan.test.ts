@@ -125,6 +125,21 @@ describe('the line scanner against js-yaml', () => {
     expect(scanBlockEvents(text, MAX_DEPTH)).toBeUndefined();
   });
 
+  it('leaves to js-yaml what may nest deeper than js-yaml is allowed, at any limit', () => {
+    const texts = ['a: b', 'a:', '- a', '-', '- - a', 'a:\n  b: 1', '- a: 1', '- [a]\n- >\n a', 'a: [[x]]', 'a: {b: [c]}', 'a: |\n  x', '- a: |\n   a', 'a:\n- a'];
+    for (let limit = 0; limit <= 10; limit++) {
+      for (const text of texts) {
+        const scanned = scanBlockEvents(text, limit);
+        if (scanned) expect(scanned, `${JSON.stringify(text)} at ${limit}`).toEqual(parseEvents(text, { maxDepth: limit }));
+      }
+    }
+    // 511 maps one in another, and as many lists: js-yaml refuses both at its limit of 512.
+    for (const line of [(i: number) => `${' '.repeat(i)}k:`, (i: number) => `${' '.repeat(i)}-`]) {
+      const text = `${Array.from({ length: 511 }, (_, i) => line(i)).join('\n')}\n${' '.repeat(511)}x: y\n`;
+      expect(scanBlockEvents(text, MAX_DEPTH)).toBeUndefined();
+    }
+  });
+
   it('leaves nesting deeper than js-yaml is allowed to js-yaml, which refuses it', () => {
     const deep = Array.from({ length: MAX_DEPTH + 2 }, (_, i) => `${' '.repeat(i)}k:`).join('\n');
     expect(scanBlockEvents(deep, MAX_DEPTH)).toBeUndefined();

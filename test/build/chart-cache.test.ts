@@ -1,0 +1,58 @@
+/**
+ * The chart cache and the prints the chart loader takes as it reads a chart
+ * (src/build/chart-cache.ts, src/files/folder-print.ts): a change saved while
+ * the chart is being packaged is never hidden by the print taken before it,
+ * in the memory a long-lived process (`--watch`, the build server) keeps
+ * from build to build, nor in the index a later process reads.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BundleReuse } from '../../src/build/bundle-reuse.js';
+import { ChartCache, type FolderPrints } from '../../src/build/chart-cache.js';
+import { createChartLoader } from '../../src/charts/index.js';
+import { tempDir } from '../support/app-fixture.js';
+
+/** More than the cache's racily-clean second: what was written before is then trusted by its stat data alone. */
+const settle = () => new Promise((done) => setTimeout(done, 1150));
+
+describe('the chart cache with prints taken as charts are read', () => {
+  it('does not reuse an archive whose chart was edited while it was packaged, in the same process or the next', async () => {
+    const base = tempDir();
+    const dir = join(base, 'chart');
+    mkdirSync(join(dir, 'templates'), { recursive: true });
+    writeFileSync(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: demo\nversion: 1.0.0\n');
+    writeFileSync(join(dir, 'values.yaml'), 'replicas: 1\n');
+    writeFileSync(join(dir, 'templates', 'cm.yaml'), 'kind: ConfigMap\n');
+    await settle();
+    const stored = new Map<string, Buffer>();
+    const archives = { storedFile: (_path: string, sha256: string) => stored.get(sha256) } as unknown as BundleReuse;
+    // The folders' prints a long-lived process keeps from build to build (WatchMemory.folderPrints).
+    const prints: FolderPrints = new Map();
+    const cacheDir = join(base, 'cache');
+
+    const cache = ChartCache.open(cacheDir, archives, prints);
+    expect(cache.unchanged(dir)).toBeUndefined();
+    const chart = await createChartLoader({ print: true }).load(dir);
+    expect(chart.print).toBeDefined();
+    // Saved while the chart is packaged: the watcher hears it and drops what it knew of the folder.
+    writeFileSync(join(dir, 'values.yaml'), 'replicas: 5\n');
+    prints.delete(dir);
+    const built = await cache.packaged(dir, chart);
+    stored.set(built.archive.sha256, Buffer.from(built.archive.bytes));
+    await cache.save();
+    await settle();
+
+    // The build the change starts, in the same process, and a build in a new one.
+    expect(ChartCache.open(cacheDir, archives, prints).unchanged(dir)).toBeUndefined();
+    expect(ChartCache.open(cacheDir, archives).unchanged(dir)).toBeUndefined();
+    // Packaged again from what the folder now holds, it is reused while nothing changes.
+    const again = ChartCache.open(cacheDir, archives, prints);
+    const rebuilt = await again.packaged(dir, await createChartLoader({ print: true }).load(dir));
+    stored.set(rebuilt.archive.sha256, Buffer.from(rebuilt.archive.bytes));
+    await again.save();
+    await settle();
+    expect(ChartCache.open(cacheDir, archives, prints).unchanged(dir)?.sha256).toBe(rebuilt.archive.sha256);
+    expect(ChartCache.open(cacheDir, archives).unchanged(dir)?.sha256).toBe(rebuilt.archive.sha256);
+  });
+});
