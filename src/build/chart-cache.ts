@@ -68,8 +68,28 @@ function printsRead(chart: ChartSource, into = new Map<string, FolderPrint>()): 
   return into;
 }
 
-/** Fingerprints of source folders by absolute path (undefined: the folder could not be walked). */
-export type FolderPrints = Map<string, FolderPrint | undefined>;
+/**
+ * Fingerprints of source folders by absolute path (undefined: the folder
+ * could not be walked), as a long-lived process keeps them from build to
+ * build: its watcher deletes a folder's print as soon as it hears a change
+ * below it (app-watcher.ts). When a print was last deleted is kept: a print
+ * the loader took before then may hold what the change replaced, so it is
+ * not kept (see ChartCache.fingerprint).
+ */
+export class FolderPrints extends Map<string, FolderPrint | undefined> {
+  /** When a print was last deleted or all were cleared (ms since the epoch). */
+  lastDropped = -Infinity;
+
+  override delete(dir: string): boolean {
+    this.lastDropped = Date.now();
+    return super.delete(dir);
+  }
+
+  override clear(): void {
+    this.lastDropped = Date.now();
+    super.clear();
+  }
+}
 
 export interface CachedChart {
   readonly archive: ShippedArchive;
@@ -89,18 +109,20 @@ export class ChartCache {
 
   /**
    * The prints of `dirs` joined: those just `read`, else those kept (unless
-   * hard-linked), else taken now; `takenAt` the earliest. A print read is not
-   * kept: a change heard while its chart was packaged has dropped the
-   * folder's print from the memory a long-lived process keeps (watch.ts),
-   * and keeping the print read before it would hide that change.
+   * hard-linked), else taken now; `takenAt` the earliest. A print read is
+   * kept only when no print was dropped since it began: a change heard while
+   * its chart was packaged may lie below its folder, and keeping the print
+   * read before it would hide that change from the next build.
    */
   private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderPrint> = new Map()): FolderPrint | undefined {
     const hash = createHash('sha256');
     let newest = 0;
     let takenAt = Infinity;
     for (const dir of dirs) {
-      if (!read.has(dir) && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) this.prints.set(dir, printFolder(dir));
-      const print = read.get(dir) ?? this.prints.get(dir);
+      const fresh = read.get(dir);
+      if (fresh && fresh.takenAt > this.prints.lastDropped) this.prints.set(dir, fresh);
+      else if (!fresh && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) this.prints.set(dir, printFolder(dir));
+      const print = fresh ?? this.prints.get(dir);
       if (!print) return undefined;
       hash.update(`${dir}\0${print.digest}\n`);
       newest = Math.max(newest, print.newest);
@@ -116,7 +138,7 @@ export class ChartCache {
     prints: FolderPrints | undefined,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
-    this.prints = prints ?? new Map();
+    this.prints = prints ?? new FolderPrints();
   }
 
   /**

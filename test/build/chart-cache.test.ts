@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BundleReuse } from '../../src/build/bundle-reuse.js';
-import { ChartCache, type FolderPrints } from '../../src/build/chart-cache.js';
+import { ChartCache, FolderPrints } from '../../src/build/chart-cache.js';
 import { createChartLoader } from '../../src/charts/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
@@ -28,7 +28,7 @@ describe('the chart cache with prints taken as charts are read', () => {
     const stored = new Map<string, Buffer>();
     const archives = { storedFile: (_path: string, sha256: string) => stored.get(sha256) } as unknown as BundleReuse;
     // The folders' prints a long-lived process keeps from build to build (WatchMemory.folderPrints).
-    const prints: FolderPrints = new Map();
+    const prints = new FolderPrints();
     const cacheDir = join(base, 'cache');
 
     const cache = ChartCache.open(cacheDir, archives, prints);
@@ -46,9 +46,15 @@ describe('the chart cache with prints taken as charts are read', () => {
     // The build the change starts, in the same process, and a build in a new one.
     expect(ChartCache.open(cacheDir, archives, prints).unchanged(dir)).toBeUndefined();
     expect(ChartCache.open(cacheDir, archives).unchanged(dir)).toBeUndefined();
-    // Packaged again from what the folder now holds, it is reused while nothing changes.
+    // The print taken before the change was not kept: the next build looked at the folder itself.
+    expect(prints.get(dir)?.digest).not.toBe(chart.print!.digest);
+    // Packaged again from what the folder now holds, with nothing heard meanwhile: the print read is kept, and the archive reused.
     const again = ChartCache.open(cacheDir, archives, prints);
-    const rebuilt = await again.packaged(dir, await createChartLoader({ print: true }).load(dir));
+    prints.delete(dir);
+    await new Promise((done) => setTimeout(done, 5)); // a later millisecond: a print begun in the same one as a drop is not kept
+    const reread = await createChartLoader({ print: true }).load(dir);
+    const rebuilt = await again.packaged(dir, reread);
+    expect(prints.get(dir)).toBe(reread.print);
     stored.set(rebuilt.archive.sha256, Buffer.from(rebuilt.archive.bytes));
     await again.save();
     await settle();
