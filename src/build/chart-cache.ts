@@ -54,17 +54,14 @@ interface IndexFile {
   readonly charts: Record<string, IndexEntry>;
 }
 
-/** Folders whose files make up a chart: its own, and those of file:// dependencies (recursively). */
-function sourceDirs(chart: ChartSource): string[] {
-  const dirs = chart.origin.kind === 'directory' ? [chart.origin.dir] : [];
-  for (const dep of chart.dependencies) if (dep.source === 'file') dirs.push(...sourceDirs(dep.chart));
-  return [...new Set(dirs)];
-}
-
-/** The prints the loader took of a chart's source folders as it read them (createChartLoader's `print`), by folder. */
-function printsRead(chart: ChartSource, into = new Map<string, FolderPrint>()): Map<string, FolderPrint> {
-  if (chart.origin.kind === 'directory' && chart.print) into.set(chart.origin.dir, chart.print);
-  for (const dep of chart.dependencies) if (dep.source === 'file') printsRead(dep.chart, into);
+/**
+ * Folders whose files make up a chart: its own, and those of file://
+ * dependencies (recursively), each with the print the loader took as it read
+ * it (createChartLoader's `print`), when it took one.
+ */
+function sourceFolders(chart: ChartSource, into = new Map<string, FolderPrint | undefined>()): Map<string, FolderPrint | undefined> {
+  if (chart.origin.kind === 'directory') into.set(chart.origin.dir, chart.print);
+  for (const dep of chart.dependencies) if (dep.source === 'file') sourceFolders(dep.chart, into);
   return into;
 }
 
@@ -114,7 +111,7 @@ export class ChartCache {
    * its chart was packaged may lie below its folder, and keeping the print
    * read before it would hide that change from the next build.
    */
-  private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderPrint> = new Map()): FolderPrint | undefined {
+  private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderPrint | undefined> = new Map()): FolderPrint | undefined {
     const hash = createHash('sha256');
     let newest = 0;
     let takenAt = Infinity;
@@ -181,9 +178,10 @@ export class ChartCache {
     const known = Object.values(this.entries).find((e) => e.name === chart.name && e.version === chart.version && e.contentDigest === contentDigest);
     const fromCache = known && this.read(known);
     const packaged = fromCache ?? (await packageChart(chart));
-    const dirs = sourceDirs(chart);
+    const folders = sourceFolders(chart);
+    const dirs = [...folders.keys()];
     // As the loader read the folders (when it was asked to print them), else walked now.
-    const print = this.fingerprint(dirs, printsRead(chart));
+    const print = this.fingerprint(dirs, folders);
     if (print) {
       this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt: print.takenAt };
       this.changed = true;

@@ -10,7 +10,7 @@
  * they are digested, so the order of the walk does not matter.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 
 export interface FolderPrint {
@@ -30,7 +30,8 @@ export interface FolderPrint {
 /** A print taken entry by entry, as a walk meets them; any failure to look makes it no print at all. */
 export class FolderPrinter {
   private readonly takenAt = Date.now();
-  private readonly lines: [path: string, line: string][] = [];
+  /** `path\0size\0mtime\0inode` a file: sorted as strings, they are in path order (no path holds a NUL). */
+  private readonly lines: string[] = [];
   private newest = 0;
   private hardLinked = false;
   private failed = false;
@@ -43,7 +44,7 @@ export class FolderPrinter {
   /** A file, by its path below the printed folder. */
   file(path: string, info: Stats): void {
     this.newest = Math.max(this.newest, info.mtimeMs, info.ctimeMs);
-    this.lines.push([path, `${path}\0${info.size}\0${info.mtimeMs}\0${info.ino}\n`]);
+    this.lines.push(`${path}\0${info.size}\0${info.mtimeMs}\0${info.ino}\n`);
     if (info.nlink > 1) this.hardLinked = true;
   }
 
@@ -81,7 +82,7 @@ export class FolderPrinter {
     try {
       const info = fstatSync(fd);
       this.file(path, info);
-      return readAll(fd, info.size);
+      return readFileSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -91,7 +92,7 @@ export class FolderPrinter {
   finish(): FolderPrint | undefined {
     if (this.failed) return undefined;
     const hash = createHash('sha256');
-    for (const [, line] of this.lines.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) hash.update(line);
+    for (const line of this.lines.sort()) hash.update(line);
     return { digest: hash.digest('hex'), newest: this.newest, takenAt: this.takenAt, ...(this.hardLinked ? { hardLinked: true } : {}) };
   }
 
@@ -110,25 +111,4 @@ export function printFolder(dir: string): FolderPrint | undefined {
   const printer = new FolderPrinter();
   printer.walk(dir, '');
   return printer.finish();
-}
-
-/** A file's bytes as readFileSync reads them: `size` of them, or, when stat says 0 (a file of /proc), all there are. */
-function readAll(fd: number, size: number): Buffer {
-  if (size === 0) {
-    const chunks: Buffer[] = [];
-    for (;;) {
-      const chunk = Buffer.allocUnsafe(64 * 1024);
-      const read = readSync(fd, chunk, 0, chunk.length, null);
-      if (read === 0) return Buffer.concat(chunks);
-      chunks.push(chunk.subarray(0, read));
-    }
-  }
-  const buffer = Buffer.allocUnsafe(size);
-  let length = 0;
-  while (length < size) {
-    const read = readSync(fd, buffer, length, size - length, null);
-    if (read === 0) break;
-    length += read;
-  }
-  return length < size ? buffer.subarray(0, length) : buffer;
 }
