@@ -8,6 +8,7 @@
 import deepmerge from 'deepmerge';
 import type { KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
+import { parseSetPath, typedSetValue } from '../values/index.js';
 import { LifecycleError } from './errors.js';
 import { RecordHandle, withAppLock, type OperationOptions } from './operation.js';
 import { AppRecords, type AppRecord } from './record.js';
@@ -29,21 +30,11 @@ export interface OverrideChange {
   readonly mode: 'reuse' | 'reset';
 }
 
-/** One `--set a.b[0].c=VALUE`: the path, and the value typed as Helm types it (true/false, null, integers, else a string). */
+/** One `--set a.b[0].c=VALUE`: the path and the value, read as the values engine reads a `--set` (Helm's strvals: its types, its bounds). */
 export function parseSet(text: string): { path: (string | number)[]; value: JsonValue } {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new OverrideUsageError(`--set ${text}: expected PATH=VALUE (e.g. conf.keystone.DEFAULT.debug=true)`);
-  const pathText = text.slice(0, eq);
-  const raw = text.slice(eq + 1);
-  const path: (string | number)[] = [];
-  for (const part of pathText.split('.')) {
-    const match = /^([^[\]]+)((?:\[\d+\])*)$/.exec(part);
-    if (!match) throw new OverrideUsageError(`--set ${text}: "${part}" is not a key (keys are separated by dots, list indexes written [N])`);
-    path.push(match[1] as string);
-    for (const index of (match[2] ?? '').matchAll(/\[(\d+)\]/g)) path.push(Number(index[1]));
-  }
-  const value: JsonValue = raw === 'true' ? true : raw === 'false' ? false : raw === 'null' ? null : /^-?(0|[1-9]\d*)$/.test(raw) ? Number(raw) : raw;
-  return { path, value };
+  return { path: parseSetPath(text.slice(0, eq), { kind: 'set', expression: text }), value: typedSetValue(text.slice(eq + 1)) as JsonValue };
 }
 
 function assign(root: Values, path: readonly (string | number)[], value: JsonValue): void {

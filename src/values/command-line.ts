@@ -73,10 +73,10 @@ const unescape = (text: string) => text.replace(/\\(.)/g, '$1');
 function parseAssignment(assignment: string, source: { kind: 'set' | 'set-string'; expression: string }, label: string): ValueNode {
   const eq = assignment.search(/(?<!\\)=/);
   if (eq <= 0) throw new SetExpressionError(source.kind, source.expression, `"${assignment}" is not PATH=VALUE`);
-  const path = parsePath(assignment.slice(0, eq), source);
+  const path = parseSetPath(assignment.slice(0, eq), source);
   const raw = assignment.slice(eq + 1);
   const origin = { layer: label, location: { file: `--${source.kind} ${assignment}`, line: 0, column: 0 } };
-  const value = source.kind === 'set-string' ? unescape(raw) : typedValue(raw);
+  const value = source.kind === 'set-string' ? unescape(raw) : typedSetValue(raw);
   let node = fromPlain(value, origin);
   for (const part of [...path].reverse()) {
     if (typeof part === 'number') {
@@ -91,7 +91,8 @@ function parseAssignment(assignment: string, source: { kind: 'set' | 'set-string
 const HELM_SET_MAX_INDEX = 65536;
 const HELM_SET_MAX_NESTING = 30;
 
-function parsePath(text: string, source: { kind: string; expression: string }): (string | number)[] {
+/** A --set path (`a.b[0].c`, `\\.` escaping a dot) within Helm's bounds: also what `override set --set` reads. */
+export function parseSetPath(text: string, source: { kind: string; expression: string }): (string | number)[] {
   const path: (string | number)[] = [];
   const segments = text.split(/(?<!\\)\./);
   if (segments.length - 1 > HELM_SET_MAX_NESTING) {
@@ -111,10 +112,11 @@ function parsePath(text: string, source: { kind: string; expression: string }): 
   return path;
 }
 
-function typedValue(raw: string): unknown {
+/** A --set value typed as Helm's strvals types it. */
+export function typedSetValue(raw: string): unknown {
   if (raw.startsWith('{') && raw.endsWith('}')) {
     const inner = raw.slice(1, -1);
-    return inner === '' ? [] : inner.split(/(?<!\\),/).map(typedValue);
+    return inner === '' ? [] : inner.split(/(?<!\\),/).map(typedSetValue);
   }
   if (raw === 'true') return true;
   if (raw === 'false') return false;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toPlain } from '../../src/document/index.js';
 import { helm } from '../../src/tools/index.js';
+import { applyOverrideChange, parseSet } from '../../src/lifecycle/index.js';
 import { commandLineValues, SetExpressionError } from '../../src/values/index.js';
 
 const set = (expression: string) => commandLineValues([{ kind: 'set', expression }]);
@@ -32,5 +33,14 @@ describe('--set within the bounds Helm sets', () => {
     expect(await helmSays('a[65537]=1')).toMatch(/index of 65537 is greater than maximum supported index of 65536/);
     expect(await helmSays(`${names(31)}=1`)).toBe('ok');
     expect(await helmSays(`${names(32)}=1`)).toMatch(/nested level is greater than maximum supported nested level of 30/);
+  });
+});
+
+describe('override set --set (values layer 8)', () => {
+  it('reads a path and a value as --set does, within the same bounds, before anything is assigned', () => {
+    expect(applyOverrideChange(undefined, { files: [], sets: ['conf.a\\.b[1]=true', 'n=007', 'l={x,2}'], mode: 'reset' })).toEqual({ conf: { 'a.b': [undefined, true] }, n: '007', l: ['x', 2] });
+    expect(() => applyOverrideChange(undefined, { files: [], sets: ['a[4000000000]=x'], mode: 'reset' })).toThrow(new SetExpressionError('set', 'a[4000000000]=x', 'index 4000000000 in "a[4000000000]" is greater than the largest Helm takes, 65536'));
+    expect(() => parseSet(`${names(32)}=1`)).toThrow(/nests 31 levels of names; Helm takes at most 30/);
+    expect(() => parseSet('novalue')).toThrow(/expected PATH=VALUE/);
   });
 });
