@@ -13,7 +13,7 @@
  * this repository's YAML and tens of thousands of generated and mangled
  * documents; test/fuzz a property).
  */
-import { COLLECTION_STYLE, EVENT_ID, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
+import { CHOMPING_MODE, COLLECTION_STYLE, EVENT_ID, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
 
 /** Text this scanner leaves to js-yaml as a whole: a tab, a carriage return or other line break than `\\n`, a byte-order mark, a control, a surrogate half. */
 const NOT_SCANNED = /[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]/;
@@ -37,10 +37,6 @@ const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
-/** js-yaml's CHOMPING_MODE: clip (no indicator), strip (`-`), keep (`+`). */
-const CHOMP_CLIP = 1;
-const CHOMP_STRIP = 2;
-const CHOMP_KEEP = 3;
 
 /** YAML caps an implicit key at 1024 characters; longer ones are left to js-yaml. */
 const MAX_KEY = 1024;
@@ -67,7 +63,7 @@ const scalarEvent = (valueStart: number, valueEnd: number, style: ScalarEvent['s
   tagStart: -1,
   tagEnd: -1,
   style,
-  chomping: 1,
+  chomping: CHOMPING_MODE.CLIP,
   indent: -1,
   fast,
 });
@@ -84,8 +80,7 @@ const collectionEvent = (type: typeof EVENT_ID.SEQUENCE | typeof EVENT_ID.MAPPIN
 
 const POP: Event = { type: EVENT_ID.POP };
 
-/** Exported for the parser's identity (parse.ts `parserIdentity`): a change to it is a change to every tree. */
-export class BlockScanner {
+class BlockScanner {
   readonly events: Event[] = [];
   /** Where the next unread line starts. */
   private at = 0;
@@ -194,14 +189,15 @@ export class BlockScanner {
 
   /** The map or list whose first line is `line`. */
   private blockNode(line: Line, depth: number): void {
-    if (this.tooDeep(depth)) throw LEFT;
-    if (this.isEntry(line.content, line.end)) this.list(line.indent, depth);
-    else if (this.keyColon(line.content, line.end) !== -1) this.map(line.indent, line.content, depth);
-    else throw LEFT; // a scalar on a line of its own, or what this scanner does not read
+    if (this.isEntry(line.content, line.end)) return this.list(line.indent, depth);
+    const colon = this.keyColon(line.content, line.end);
+    if (colon === -1) throw LEFT; // a scalar on a line of its own, or what this scanner does not read
+    this.map(line.indent, line.content, colon, depth);
   }
 
   /** A block list whose entries' `-` are at `indent`. */
   private list(indent: number, depth: number): void {
+    if (this.tooDeep(depth)) throw LEFT;
     const text = this.text;
     let line = this.peek()!;
     this.events.push(collectionEvent(EVENT_ID.SEQUENCE, line.content, COLLECTION_STYLE.BLOCK));
@@ -213,10 +209,10 @@ export class BlockScanner {
         this.nested(indent, false, depth);
       } else if (this.isEntry(item, line.end)) {
         throw LEFT; // a list in a list on one line
-      } else if (this.keyColon(item, line.end) !== -1) {
-        this.map(item - line.start, item, depth + 1);
       } else {
-        this.inline(line, item, indent, depth);
+        const colon = this.keyColon(item, line.end);
+        if (colon !== -1) this.map(item - line.start, item, colon, depth + 1);
+        else this.inline(line, item, indent, depth);
       }
       const next = this.peek();
       if (!next || next.indent < indent) break;
@@ -227,16 +223,15 @@ export class BlockScanner {
     this.events.push(POP);
   }
 
-  /** A block map whose keys start at column `indent`, the first at `firstKey` on the current line. */
-  private map(indent: number, firstKey: number, depth: number): void {
+  /** A block map whose keys start at column `indent`, the first at `firstKey` on the current line, its `:` at `firstColon`. */
+  private map(indent: number, firstKey: number, firstColon: number, depth: number): void {
     if (this.tooDeep(depth)) throw LEFT;
     const text = this.text;
     let line = this.peek()!;
     let key = firstKey;
+    let colon = firstColon;
     this.events.push(collectionEvent(EVENT_ID.MAPPING, key, COLLECTION_STYLE.BLOCK));
     for (;;) {
-      const colon = this.keyColon(key, line.end);
-      if (colon === -1) throw LEFT;
       let keyEnd = colon;
       while (text.charCodeAt(keyEnd - 1) === SPACE) keyEnd--;
       this.events.push(scalarEvent(key, keyEnd, SCALAR_STYLE.PLAIN, true));
@@ -254,6 +249,8 @@ export class BlockScanner {
       if (this.isEntry(next.content, next.end)) break; // a list entry where a key belongs: the enclosing list's, or an error js-yaml names
       line = next;
       key = next.content;
+      colon = this.keyColon(key, line.end);
+      if (colon === -1) throw LEFT;
     }
     this.events.push(POP);
   }
@@ -398,8 +395,8 @@ export class BlockScanner {
     const text = this.text;
     let i = at + 1;
     const chomp = text.charCodeAt(i);
-    const chomping = chomp === DASH ? CHOMP_STRIP : chomp === PLUS ? CHOMP_KEEP : CHOMP_CLIP;
-    if (chomping !== CHOMP_CLIP) i++;
+    const chomping = chomp === DASH ? CHOMPING_MODE.STRIP : chomp === PLUS ? CHOMPING_MODE.KEEP : CHOMPING_MODE.CLIP;
+    if (chomping !== CHOMPING_MODE.CLIP) i++;
     i = this.pastSpaces(i);
     // An indentation digit, or anything but a comment after the indicator, is left to js-yaml.
     if (i < line.end && (text.charCodeAt(i) !== HASH || text.charCodeAt(i - 1) !== SPACE)) throw LEFT;

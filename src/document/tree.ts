@@ -70,10 +70,12 @@ export class HandOver extends Error {
   }
 }
 
+/** The nesting js-yaml's parser is given: deeper than our own limit (js-yaml counts otherwise), so that ours is the one met. */
+export const eventDepthLimit = (limits: TreeRules['limits']): number => limits.maxDepth * 2;
+
 /** The events of `text` (scan.ts's when it reads the text, else js-yaml's), or a hand-over when js-yaml refuses it. */
 export function yamlEvents(text: string, limits: TreeRules['limits']): Event[] {
-  // Deeper than our own limit (js-yaml counts otherwise), so that ours is the one met.
-  const maxDepth = limits.maxDepth * 2;
+  const maxDepth = eventDepthLimit(limits);
   const scanned = scanBlockEvents(text, maxDepth);
   if (scanned) return scanned;
   try {
@@ -90,7 +92,8 @@ export function yamlEvents(text: string, limits: TreeRules['limits']): Event[] {
  * ~1.5 µs a scalar in a cold build. A resolution is a function of the text
  * alone; short texts only, and a bounded number.
  */
-const resolvedPlain = new WeakMap<Schema, [values: Map<string, Scalar>, keys: Map<string, Scalar>]>();
+const resolvedPlain = new WeakMap<Schema, ResolvedPlain>();
+type ResolvedPlain = readonly [values: Map<string, Scalar>, keys: Map<string, Scalar>];
 const MEMO_LENGTH = 64;
 const MEMO_ENTRIES = 20_000;
 
@@ -109,6 +112,7 @@ interface Anchor {
 export class TreeBuilder {
   private at = 0;
   private readonly lines: Lines;
+  private readonly resolved: ResolvedPlain;
   private anchors = new Map<string, Anchor>();
   /** Each alias's anchor, found when the alias is first read: the anchor of that name written last before it. */
   private readonly aliasTargets = new Map<number, Anchor>();
@@ -125,6 +129,9 @@ export class TreeBuilder {
     private readonly rules: TreeRules,
   ) {
     this.lines = new Lines(text);
+    let resolved = resolvedPlain.get(rules.schema);
+    if (!resolved) resolvedPlain.set(rules.schema, (resolved = [new Map(), new Map()]));
+    this.resolved = resolved;
   }
 
   /** The next document's tree (undefined when it is empty or null), or `done` at the end of the stream. */
@@ -308,13 +315,11 @@ export class TreeBuilder {
 
   /** An untagged plain scalar, resolved by the first of the schema's tags whose test it passes (its text when none does). */
   private plainValue(source: string, atKey: boolean): Scalar {
-    const schema = this.rules.schema;
-    let memo = resolvedPlain.get(schema);
-    if (!memo) resolvedPlain.set(schema, (memo = [new Map(), new Map()]));
-    const known = memo[atKey ? 1 : 0];
+    // Apart by place: `<<` is a string as a value and a merge key as a key (the merge tag is the one that applies to keys alone).
+    const known = this.resolved[atKey ? 1 : 0];
     const value = known.get(source);
     if (value !== undefined) return value;
-    const found = schema.tags.find((t) => !t.collection && (t.default === true || (atKey && t.default === 'key')) && t.test?.test(source));
+    const found = this.rules.schema.tags.find((t) => !t.collection && (t.default === true || (atKey && t.default === 'key')) && t.test?.test(source));
     const resolved = found ? this.resolve(found, source) : source;
     if (source.length <= MEMO_LENGTH && known.size < MEMO_ENTRIES) known.set(source, resolved);
     return resolved;

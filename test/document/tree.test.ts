@@ -97,7 +97,8 @@ describe('the fast tree reader against the document reader', () => {
     for (let round = 0; round < 2; round++) {
       for (const text of ['yes: yes\nno: [no, "no"]\n', 'on: off\noff: on\n', '1: 1\n0x10: 0x10\n~: ~\n', 'y: n\nn: y\n']) expect(compare(text).kind, text).toBe('fast');
     }
-    expect(parseYamlValue('y: n\nn: y\n', 'f.yaml')).toEqual(parseYamlValue('y: n\nn: y\n', 'g.yaml'));
+    // `<<` is a plain string as a value and a merge key as a key (the one tag that applies to keys alone): read as a value first, it still merges as a key.
+    for (let round = 0; round < 2; round++) expect(parseYamlValue('a: <<\n&x <<: {c: 1}\n', 'f.yaml')).toEqual({ a: '<<', c: 1 });
   });
 
   it('falls back to the document reader where js-yaml is stricter than Helm, reading what Helm reads', () => {

@@ -7,12 +7,11 @@
  * in fuzz-regressions.test.ts.
  */
 import fc from 'fast-check';
-import { parseEvents } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { ArchiveWriteError, checkEntryPath, DecompressionBudget, parseTarSafely, readTarGzEntriesSync, UnsafeArchiveError, writeTar } from '../../src/bundle/index.js';
 import { FlotillaError } from '../../src/diagnostics/index.js';
-import { fromPlain, parseYaml, toPlain, YAML_LIMITS, type PlainValue } from '../../src/document/index.js';
-import { scanBlockEvents } from '../../src/document/scan.js';
+import { fromPlain, parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
+import { scannedAsJsYaml } from '../support/yaml-texts.js';
 import { mergeNodes } from '../../src/values/index.js';
 import { yamlOf } from '../../src/verify/bundle.js';
 
@@ -106,19 +105,26 @@ describe('fuzz: YAML readers', () => {
     );
   }, TIMEOUT);
 
-  // Block YAML the line scanner reads, pieces of it joined anyhow: what it reads must be what js-yaml reads.
-  const blockish = fc
-    .array(fc.constantFrom('a: ', 'key b: ', 'c:d: ', '- ', '-', '\n', '  ', '    ', 'x', '1', '"q"', "'s'", '"', "'", '\\', '[', ']', '{', '}', ', ', '[]', '{}', '# c', ' #', ':', '|', '>-', '|+', '\n  y', 'z\n'), { maxLength: 40 })
-    .map((parts) => parts.join(''));
+  // Block YAML line by line (an indentation, a key or entry, a value), with odd pieces in the values: what the scanner reads must be what js-yaml reads.
+  const blockLine = fc
+    .tuple(
+      fc.constantFrom('', '  ', '    ', ' '),
+      fc.constantFrom('a: ', 'key b: ', 'c:d: ', '- ', '- k: ', '-', 'k:', '# c', ''),
+      fc.array(fc.constantFrom('x', '1', '"q"', "'s'", '"', "'", '\\', '[', ']', '{', '}', ', ', '[]', '{}', ' #', ':', '|', '>-', '|+', ' y', '-'), { maxLength: 4 }),
+    )
+    .map(([indent, head, value]) => `${indent}${head}${value.join('')}`);
+  const blockish = fc.array(blockLine, { minLength: 1, maxLength: 12 }).map((lines) => lines.join('\n'));
 
   it('the line scanner gives js-yaml\'s events for what it reads, and leaves the rest', () => {
+    let read = 0;
     fc.assert(
       fc.property(fc.oneof(blockish, yamlish), (text) => {
-        const scanned = scanBlockEvents(text, YAML_LIMITS.maxDepth * 2);
-        if (scanned) expect(scanned).toEqual(parseEvents(text, { maxDepth: YAML_LIMITS.maxDepth * 2 }));
+        if (scannedAsJsYaml(text)) read++;
       }),
       settings,
     );
+    // Enough of them are read for the comparison to mean something.
+    expect(read).toBeGreaterThan(RUNS / 10);
   }, TIMEOUT);
 
   it('the bundle reader (verify, inspect) parses or names file and line', () => {

@@ -6,6 +6,11 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { stringify } from 'yaml';
+import { parseEvents } from 'js-yaml';
+import { expect } from 'vitest';
+import { YAML_LIMITS } from '../../src/document/index.js';
+import { scanBlockEvents } from '../../src/document/scan.js';
+import { eventDepthLimit } from '../../src/document/tree.js';
 import { seededRandom } from './random.js';
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -24,6 +29,24 @@ export function yamlFiles(dir = REPO, out: string[] = []): string[] {
 // Scalars whose reading differs between YAML 1.1 and 1.2, or between plain and quoted, and text that looks like syntax.
 const WORDS = ['yes', 'no', 'y', 'n', 'on', 'off', 'true', 'False', '0755', '0o17', '0x1F', '0b101', '1_000', '190:20:30', '1.5', '1e3', '.inf', '-.Inf', '.NaN', '~', 'null', '', ' ', 'a b', 'a: b', '- x', '#c', 'x #c', '"q"', "'s'", 'line1\nline2', 'tail\n', '  lead', 'ünï', '2024-01-01', '12:30', '<<', '*a', '&a', '!t', '@x', '[1]', '{a: 1}', 'x,y', '1.0', '-0', '+1', '007', 'v1.2'];
 const INSERTS = [' ', '\n', ':', '-', '#', '"', "'", '[', ']', '{', '}', ',', '&a ', '*a', '!!str ', '!!int ', '!append ', '? ', '\t', '|', '>', '<<: *a\n', '---\n'];
+
+/**
+ * Scans `text` with the line scanner and, when it reads the text, holds it to
+ * js-yaml's event parser (same events, and js-yaml must read it too).
+ * Whether the scanner read it.
+ */
+export function scannedAsJsYaml(text: string, maxDepth = eventDepthLimit(YAML_LIMITS)): boolean {
+  const scanned = scanBlockEvents(text, maxDepth);
+  if (!scanned) return false;
+  let reference;
+  try {
+    reference = parseEvents(text, { maxDepth });
+  } catch (error) {
+    throw new Error(`the scanner read a text js-yaml refuses (${(error as Error).message.split('\n')[0]}): ${JSON.stringify(text)}`);
+  }
+  expect(scanned, JSON.stringify(text)).toEqual(reference);
+  return true;
+}
 
 type Random = () => number;
 const picker =
@@ -47,7 +70,7 @@ function randomValue(rnd: Random, words: readonly string[], maxDepth: number): u
 }
 
 /** `count` edits of `text`: a character dropped, or one of `inserts` put in, at random places. */
-function mangled(text: string, rnd: Random, edits: number, inserts: readonly string[]): string {
+export function mangled(text: string, rnd: Random, edits: number, inserts: readonly string[]): string {
   const pick = picker(rnd);
   for (let left = edits; left > 0; left--) {
     const at = Math.floor(rnd() * text.length);
@@ -73,7 +96,7 @@ export function generatedYaml(count: number, seed: number): string[] {
 
 // What values files hold, and text at the edges of one-line block YAML: block scalars, keys with spaces or colons, flow collections.
 const BLOCK_WORDS = [...WORDS, 'multi\nline\n', 'kept\n\n', '  indented\nx', 'a\n\nb', 'x: y\nz', '#x\n', 'a.b/c-d', 'x:y', '?x', '-x', ':x', 'a:', 'é', '250m', 'role:admin or role:member'];
-const BLOCK_INSERTS = [' ', '  ', '\n', '\n  ', '\n- ', ':', ': ', '-', '- ', '#', ' #', '"', "'", '\\', '[', ']', '{', '}', '[]', '{}', ',', '|', '>', '|-\n', '>+\n', '+', '?', '2', '&a ', '*a', '!!str ', '\t', '---\n', 'k: v\n', '  k:\n'];
+export const BLOCK_INSERTS = [' ', '  ', '\n', '\n  ', '\n- ', ':', ': ', '-', '- ', '#', ' #', '"', "'", '\\', '[', ']', '{', '}', '[]', '{}', ',', '|', '>', '|-\n', '>+\n', '+', '?', '2', '&a ', '*a', '!!str ', '\t', '---\n', 'k: v\n', '  k:\n'];
 
 /** Documents as people and tools write values files (block style, some flow, block scalars), some mangled. */
 export function generatedBlockYaml(count: number, seed: number): string[] {
