@@ -351,7 +351,8 @@ async function packageCharts(
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
   // With a cache, each chart folder's print is taken as it is read (src/files/folder-print.ts), not by a walk of its own.
-  const loader = createChartLoader({ print: cache !== undefined });
+  const loading = { print: cache !== undefined };
+  const loader = createChartLoader(loading);
   const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {
     // Stopped between charts when its client is gone (or a warm-up is cut short): no chart is left half made.
@@ -371,7 +372,7 @@ async function packageCharts(
       const chartFile = join(dir, 'Chart.yaml');
       await writeFile(chartFile, rewriteChartVersion(await readFile(chartFile, 'utf8'), version, chartFile));
       bumped.set(name, [chart.version, version]);
-      chart = await createChartLoader({ print: cache !== undefined }).load(dir);
+      chart = await createChartLoader(loading).load(dir);
     } else if (problem) {
       problems.push(problem);
       return undefined;

@@ -69,21 +69,22 @@ function sourceFolders(chart: ChartSource, into = new Map<string, FolderPrint | 
  * Fingerprints of source folders by absolute path (undefined: the folder
  * could not be walked), as a long-lived process keeps them from build to
  * build: its watcher deletes a folder's print as soon as it hears a change
- * below it (app-watcher.ts). When a print was last deleted is kept: a print
- * the loader took before then may hold what the change replaced, so it is
- * not kept (see ChartCache.fingerprint).
+ * below it (app-watcher.ts). Deletions are counted: a print the loader took
+ * after one may hold what the change replaced, so it is not kept (see
+ * ChartCache.fingerprint). A count, not a time: a clock set back cannot
+ * make an old drop look earlier than a print.
  */
 export class FolderPrints extends Map<string, FolderPrint | undefined> {
-  /** When a print was last deleted or all were cleared (ms since the epoch). */
-  lastDropped = -Infinity;
+  /** How many times a print was deleted or all were cleared. */
+  drops = 0;
 
   override delete(dir: string): boolean {
-    this.lastDropped = Date.now();
+    this.drops++;
     return super.delete(dir);
   }
 
   override clear(): void {
-    this.lastDropped = Date.now();
+    this.drops++;
     super.clear();
   }
 }
@@ -103,11 +104,13 @@ export class ChartCache {
    * dropping a folder's as soon as anything below it changes (see watch.ts).
    */
   private readonly prints: FolderPrints;
+  /** The prints' drops when this build's cache was opened, before any chart of it was read. */
+  private readonly dropsAtOpen: number;
 
   /**
    * The prints of `dirs` joined: those just `read`, else those kept (unless
    * hard-linked), else taken now; `takenAt` the earliest. A print read is
-   * kept only when no print was dropped since it began: a change heard while
+   * kept only when no print was dropped since this cache was opened: a change heard while
    * its chart was packaged may lie below its folder, and keeping the print
    * read before it would hide that change from the next build.
    */
@@ -117,7 +120,7 @@ export class ChartCache {
     let takenAt = Infinity;
     for (const dir of dirs) {
       const fresh = read.get(dir);
-      if (fresh && fresh.takenAt > this.prints.lastDropped) this.prints.set(dir, fresh);
+      if (fresh && this.prints.drops === this.dropsAtOpen) this.prints.set(dir, fresh);
       else if (!fresh && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) this.prints.set(dir, printFolder(dir));
       const print = fresh ?? this.prints.get(dir);
       if (!print) return undefined;
@@ -136,6 +139,7 @@ export class ChartCache {
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
     this.prints = prints ?? new FolderPrints();
+    this.dropsAtOpen = this.prints.drops;
   }
 
   /**

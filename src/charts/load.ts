@@ -137,8 +137,8 @@ async function walkChartDir(root: string, rules: HelmignoreRules, printer?: Fold
       // Only a symlink needs a stat to learn what it points at (and where).
       let isDir = entry.isDirectory();
       let isFile = entry.isFile();
+      const info = entry.isSymbolicLink() ? statSync(childAbs, { throwIfNoEntry: false }) : undefined;
       if (entry.isSymbolicLink()) {
-        const info = statSync(childAbs, { throwIfNoEntry: false });
         if (!info) {
           // A dangling symlink: fine when ignored (as in Helm), an error otherwise.
           if (rules.ignores(childRel, false)) continue;
@@ -148,7 +148,8 @@ async function walkChartDir(root: string, rules: HelmignoreRules, printer?: Fold
         isFile = info.isFile();
       }
       if (isDir) {
-        printer?.folderAt(childAbs);
+        if (info) printer?.folder(info);
+        else printer?.folderAt(childAbs);
         if (rules.ignores(childRel, true)) {
           printer?.walk(childAbs, `${childRel}/`);
           continue;
@@ -159,7 +160,8 @@ async function walkChartDir(root: string, rules: HelmignoreRules, printer?: Fold
         continue;
       }
       if (rules.ignores(childRel, false)) {
-        printer?.fileAt(childAbs, childRel);
+        if (info) printer?.file(childRel, info);
+        else printer?.fileAt(childAbs, childRel);
         continue;
       }
       if (!isFile) throw new ChartError(`${childAbs}: cannot load an irregular file (device, socket or FIFO)`);

@@ -5,7 +5,8 @@
  * keeps one per chart source folder). Taken by a walk of its own
  * (`printFolder`), or along a walk that reads the files anyway (the chart
  * loader, src/charts/load.ts): from the descriptor each file is read
- * through, so a cold build does not stat every file a second time. Both
+ * through, so a cold build does not walk the folder and stat every file by
+ * its path a second time. Both
  * give the same print for the same folder: lines are sorted by path before
  * they are digested, so the order of the walk does not matter.
  */

@@ -52,10 +52,10 @@ describe('GoGlob (Go filepath.Match)', () => {
     const random = seededRandom(7);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     for (let n = 0; n < 20_000; n++) {
-      const pattern = Array.from({ length: 1 + Math.floor(random() * 7) }, () => pick(['*', '?', 'a', 'b', '/', 'é']));
+      const pattern = Array.from({ length: 1 + Math.floor(random() * 7) }, () => pick(['*', '?', 'a', 'b', '/', 'é', '😀']));
       // Stars in a row are one star (and ** is refused before a glob is made).
       const text = pattern.join('').replace(/\*+/g, '*');
-      const name = Array.from({ length: Math.floor(random() * 8) }, () => pick(['a', 'b', '/', 'é', 'c']));
+      const name = Array.from({ length: Math.floor(random() * 8) }, () => pick(['a', 'b', '/', 'é', 'c', '😀']));
       expect(glob(text).test(name.join('')), `${text} ${name.join('')}`).toBe(reference([...text], name));
     }
   });

@@ -45,9 +45,17 @@ describe('folder prints', () => {
     expect(read.digest).toBe(walked.digest);
     expect(read.newest).toBe(walked.newest);
     expect(read.hardLinked).toBeUndefined();
-    expect(read.takenAt).toBeLessThanOrEqual(Date.now());
     // A loader not asked for prints takes none.
     expect((await createChartLoader().load(dir)).print).toBeUndefined();
+  });
+
+  it('is dated when it began, not when it was finished (files changed while it was taken are then not trusted)', async () => {
+    const printer = new FolderPrinter();
+    const began = Date.now();
+    await new Promise((done) => setTimeout(done, 30));
+    const print = printer.finish()!;
+    expect(print.takenAt).toBeGreaterThanOrEqual(began - 1);
+    expect(print.takenAt).toBeLessThan(Date.now() - 20);
   });
 
   it('does not depend on the order a walk meets the files in (Helm sorts by bytes, a plain listing by the file system)', () => {
