@@ -299,18 +299,25 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
     }
   }
   let cycle: string[] | undefined;
-  const order = dependenciesFirst(releases, (found) => (cycle ??= found));
+  const waves = dependencyWaves(releases, (found) => (cycle ??= found));
   if (cycle) throw new DependencyCycleError(cycle, byName.get(cycle[0] as string)?.location);
 
-  // Each release's wave is one past its deepest dependency's, worked out in that order.
-  const depth = new Map<string, number>();
-  for (const release of order) depth.set(release.name, release.dependsOn.reduce((d, dep) => Math.max(d, depth.get(dep)! + 1), 0));
-  const waves: Release[][] = [];
-  for (const release of releases) (waves[depth.get(release.name)!] ??= []).push(release);
-
   // A release's closure is walked when asked for, not kept for every release (kept, a chain of n releases holds n²/2 names).
-  const neededBy = new Map<string, string[]>();
-  for (const release of releases) for (const dep of release.dependsOn) (neededBy.get(dep) ?? neededBy.set(dep, []).get(dep)!).push(release.name);
+  // Who needs whom, made at the first question (only a disabled chart asks).
+  let neededBy: Map<string, string[]> | undefined;
+  const dependents = (name: string): readonly string[] => {
+    if (!neededBy) {
+      neededBy = new Map();
+      for (const release of releases) {
+        for (const dep of release.dependsOn) {
+          const list = neededBy.get(dep);
+          if (list) list.push(release.name);
+          else neededBy.set(dep, [release.name]);
+        }
+      }
+    }
+    return neededBy.get(name) ?? [];
+  };
   const reach = (next: (name: string) => readonly string[], names: readonly string[]): Set<string> => {
     const found = new Set<string>();
     const todo = names.flatMap(next);
@@ -323,7 +330,21 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
     return found;
   };
   const needs = (name: string) => byName.get(name)?.dependsOn ?? [];
-  return { byName, waves, dependenciesOf: (names) => reach(needs, names), dependentsOf: (name) => reach((n) => neededBy.get(n) ?? [], [name]) };
+  return { byName, waves, dependenciesOf: (names) => reach(needs, names), dependentsOf: (name) => reach(dependents, [name]) };
+}
+
+/**
+ * The items wave by wave: each one wave past its deepest dependency (names
+ * not among them are passed over), table order within a wave; worked out in
+ * {@link dependenciesFirst}'s order, so a chain of any length fits.
+ * `onCycle` as there (a dependency on the cycle counts for nothing).
+ */
+export function dependencyWaves<T extends Dependent>(items: readonly T[], onCycle?: (cycle: string[]) => void): T[][] {
+  const depth = new Map<string, number>();
+  for (const item of dependenciesFirst(items, onCycle)) depth.set(item.name, item.dependsOn.reduce((d, dep) => Math.max(d, (depth.get(dep) ?? -1) + 1), 0));
+  const waves: T[][] = [];
+  for (const item of items) (waves[depth.get(item.name)!] ??= []).push(item);
+  return waves;
 }
 
 /** Named items that depend on one another by name. */
@@ -368,13 +389,6 @@ export function dependenciesFirst<T extends Dependent>(items: readonly T[], onCy
     }
   }
   return order;
-}
-
-/** A dependency cycle among named items (releases), as the names around it, or undefined. */
-export function findDependencyCycle(items: readonly Dependent[]): string[] | undefined {
-  let cycle: string[] | undefined;
-  dependenciesFirst(items, (found) => (cycle ??= found));
-  return cycle;
 }
 
 /** Release fields a `-l KEY=VALUE` selector may name, besides the release's own labels. */

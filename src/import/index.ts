@@ -8,7 +8,7 @@
  * Nothing lands in APP_DIR unless all of that passed.
  */
 import { basename, join, resolve } from 'node:path';
-import { APP_FILES, findDependencyCycle, readMetadata, type AppMetadata } from '../app/index.js';
+import { APP_FILES, dependencyWaves, readMetadata, type AppMetadata } from '../app/index.js';
 import { CHARTS_DIR, METADATA_FILE } from '../bundle/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import type { FileSource } from '../files/index.js';
@@ -40,25 +40,6 @@ export type {
 export { VERSION_PLACEHOLDER } from './types.js';
 
 const CATALOG_RELEASE = /^[A-Za-z0-9._-]+$/;
-
-
-/** Release names wave by wave (a release after everything it depends on), table order within a wave. */
-function wavesInOrder(releases: readonly ImportedRelease[]): string[] {
-  const byName = new Map(releases.map((r) => [r.name, r]));
-  const depth = new Map<string, number>();
-  const depthOf = (name: string): number => {
-    const known = depth.get(name);
-    if (known !== undefined) return known;
-    const deps = (byName.get(name)?.dependsOn ?? []).filter((d) => byName.has(d));
-    const d = deps.length === 0 ? 0 : Math.max(...deps.map(depthOf)) + 1;
-    depth.set(name, d);
-    return d;
-  };
-  return releases
-    .map((r, i) => ({ name: r.name, wave: depthOf(r.name), i }))
-    .sort((a, b) => a.wave - b.wave || a.i - b.i)
-    .map((r) => r.name);
-}
 
 /**
  * Imports the StarlingX application at `source` (a folder, or the
@@ -175,13 +156,14 @@ function mapReleases(manifests: StxManifests, metadata: AppMetadata | undefined,
 
 /** No dependency cycle; a note when the table's order is not the apply order flotilla build writes. */
 function checkApplyOrder(releases: readonly ImportedRelease[], problems: Problems): void {
-  const cycle = findDependencyCycle(releases);
+  let cycle: string[] | undefined;
+  const waves = dependencyWaves(releases, (found) => (cycle ??= found));
   if (cycle) {
-    const first = releases.find((r) => r.name === cycle[0])!;
+    const first = releases.find((r) => r.name === cycle![0])!;
     problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
     return;
   }
-  const applyOrder = wavesInOrder(releases);
+  const applyOrder = waves.flat().map((r) => r.name);
   if (applyOrder.join() !== releases.map((r) => r.name).join()) {
     problems.warn(
       `flotilla build lists the release folders in apply order (${applyOrder.join(', ')}); the release table keeps this file's order (kustomize output order only, Flux follows dependsOn)`,
