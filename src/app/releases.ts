@@ -8,7 +8,7 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
-import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_PATTERN, DNS1123_LABEL_SCHEMA, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
+import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_SCHEMA, LABEL_CHARACTERS_PATTERN, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
 
@@ -48,7 +48,6 @@ export interface Release {
   readonly location: SourceLocation;
 }
 
-const dns1123Label = DNS1123_LABEL_PATTERN;
 const duration: JsonSchema = {
   type: 'string',
   pattern: FLUX_DURATION_PATTERN,
@@ -76,18 +75,18 @@ function passThroughSpecSchema(helmReleaseSpecSchema: JsonSchema): JsonSchema {
 const dependency: JsonSchema = {
   expected: 'a release name, or {name, namespace} of a HelmRelease outside the app',
   anyOf: [
-    { type: 'string', pattern: dns1123Label },
+    { type: 'string', pattern: LABEL_CHARACTERS_PATTERN },
     { type: 'object', additionalProperties: false, required: ['name', 'namespace'], properties: { name: { type: 'string', minLength: 1 }, namespace: DNS1123_LABEL_SCHEMA } },
   ],
 };
 const releaseFields = {
-  chart: { type: 'string', pattern: dns1123Label, expected: 'a chart name (lower-case letters, digits, dashes)' },
+  chart: { type: 'string', pattern: LABEL_CHARACTERS_PATTERN, expected: 'a chart name (lower-case letters, digits, dashes)' },
   path: { type: 'string', minLength: 1 },
   service: { type: 'string', minLength: 1 },
   // The HelmRelease's chart_group label.
   group: { ...LABEL_VALUE_SCHEMA, minLength: 1 },
   namespace: { ...DNS1123_LABEL_SCHEMA, expected: `a namespace name (DNS-1123 label, at most ${DNS1123_LABEL_MAX} long)` },
-  releaseName: { type: 'string', maxLength: HELM_RELEASE_NAME_MAX, pattern: dns1123Label, expected: 'a Helm release name of at most 53 characters' },
+  releaseName: { type: 'string', maxLength: HELM_RELEASE_NAME_MAX, pattern: LABEL_CHARACTERS_PATTERN, expected: 'a Helm release name of at most 53 characters' },
   releaseNamePrefix: { type: 'string' },
   dependsOn: { type: 'array', items: { $ref: '#/$defs/dependency' } },
   timeout: duration,
@@ -133,7 +132,7 @@ function releasesSchemaOf(target: FluxTarget): JsonSchema {
           type: 'object',
           additionalProperties: false,
           required: ['name', 'chart'],
-          properties: { name: { type: 'string', pattern: dns1123Label, maxLength: HELM_RELEASE_NAME_MAX, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
+          properties: { name: { type: 'string', pattern: LABEL_CHARACTERS_PATTERN, maxLength: HELM_RELEASE_NAME_MAX, expected: 'a release name (DNS-1123 label)' }, ...releaseFields },
         },
       },
     },

@@ -5,7 +5,7 @@
  * delete. Plugins never see the Kubernetes client.
  */
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
-import { checkPasswordName, generatePassword, type ClusterObjects, type PasswordStore, type RecordStore, type ClusterStores, type JsonValue, type ObjectSelector } from '../plugins/index.js';
+import { checkPasswordName, generatePassword, passwordSecretName, type ClusterObjects, type PasswordStore, type RecordStore, type ClusterStores, type JsonValue, type ObjectSelector } from '../plugins/index.js';
 import type { KubeClient } from './client.js';
 import { AlreadyExists, Conflict, kubeCall, kubeRead, KubeApiError } from './errors.js';
 
@@ -34,7 +34,7 @@ export class SecretPasswordStore implements PasswordStore {
   ) {}
 
   secretName(name: string): string {
-    return `${this.appName}-password-${name}`;
+    return passwordSecretName(this.appName, name);
   }
 
   async getOrGenerate(name: string, options: { readonly length?: number } = {}): Promise<string> {

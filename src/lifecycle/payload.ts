@@ -21,7 +21,7 @@ import { LifecycleError } from './errors.js';
 import { SYSTEM_NAMESPACE } from './record.js';
 
 export const PAYLOAD_TYPE = 'flotilla.starlingx.io/bundle.v1';
-/** Bytes of payload per Secret: well under the API server's 1.5 MiB request limit once base64-encoded. */
+/** Bytes of payload per Secret: under a Secret's 1 MiB of data (KUBE_DATA_MAX_BYTES), and under the API server's 1.5 MiB request limit once base64-encoded. */
 const PIECE_BYTES = 700 * 1024;
 /** The chart files the payload keeps. */
 const CHART_HEADERS = new Set(['Chart.yaml', 'values.yaml']);

@@ -13,14 +13,15 @@
 const LABEL_CHARACTERS = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 /** A DNS-1123 subdomain: labels joined by dots (an object name; a label key's prefix). */
 const SUBDOMAIN = `${LABEL_CHARACTERS}(\\.${LABEL_CHARACTERS})*`;
-export const DNS1123_LABEL_PATTERN = `^${LABEL_CHARACTERS}$`;
-const DNS1123_LABEL = new RegExp(DNS1123_LABEL_PATTERN);
+/** A name of a label's characters, of any length (a chart, a release: their own bounds apply); a label also needs {@link DNS1123_LABEL_MAX}. */
+export const LABEL_CHARACTERS_PATTERN = `^${LABEL_CHARACTERS}$`;
+const DNS1123_LABEL = new RegExp(LABEL_CHARACTERS_PATTERN);
 
 /** A DNS-1123 label's length at most: Kubernetes refuses a longer namespace or label value. */
 export const DNS1123_LABEL_MAX = 63;
 
 /** The schema of a DNS-1123 label (a namespace, an app name): its characters and its length. */
-export const DNS1123_LABEL_SCHEMA = { type: 'string', pattern: DNS1123_LABEL_PATTERN, maxLength: DNS1123_LABEL_MAX } as const;
+export const DNS1123_LABEL_SCHEMA = { type: 'string', pattern: LABEL_CHARACTERS_PATTERN, maxLength: DNS1123_LABEL_MAX } as const;
 
 /** The longest Kubernetes object name (a DNS-1123 subdomain). */
 export const KUBE_OBJECT_NAME_MAX = 253;
@@ -32,16 +33,15 @@ export function isKubeObjectName(name: string): boolean {
   return name.length <= KUBE_OBJECT_NAME_MAX && DNS1123_SUBDOMAIN.test(name);
 }
 
+/** {@link isFileNamePart}'s rule in words, for messages. */
+export const FILE_NAME_PART_RULE = 'letters, digits, ., _, + and -, at most 128, a letter or digit first';
+const FILE_NAME_PART = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/;
+
 /**
  * A part of a file name taken from an app's own words (its version in
  * `<app_name>-<app_version>.tgz`, a pulled bundle's app and version): no
  * slash, nothing that climbs out of a folder, no hidden-file dot first.
  */
-/** {@link FILE_NAME_PART_PATTERN} in words, for messages. */
-export const FILE_NAME_PART_RULE = 'letters, digits, ., _, + and -, at most 128, a letter or digit first';
-const FILE_NAME_PART_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$';
-const FILE_NAME_PART = new RegExp(FILE_NAME_PART_PATTERN);
-
 export function isFileNamePart(text: string): boolean {
   return FILE_NAME_PART.test(text);
 }
@@ -79,7 +79,7 @@ const FLUX_DURATION = new RegExp(FLUX_DURATION_PATTERN);
 export const FLUX_DEFAULT_TIMEOUT = '5m';
 export const FLUX_DEFAULT_INTERVAL = '1m';
 
-/** A DNS-1123 label: {@link DNS1123_LABEL_PATTERN}'s characters, at most 63 of them (namespaces, label values, app names). */
+/** A DNS-1123 label: {@link LABEL_CHARACTERS_PATTERN}'s characters, at most 63 of them (namespaces, label values, app names). */
 export function isDns1123Label(name: string): boolean {
   return name.length <= DNS1123_LABEL_MAX && DNS1123_LABEL.test(name);
 }

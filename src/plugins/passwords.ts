@@ -14,12 +14,15 @@ export function generatePassword(length = DEFAULT_PASSWORD_LENGTH): string {
   return out;
 }
 
+/** The Secret that keeps an app's password `name`. */
+export const passwordSecretName = (appName: string, name: string): string => `${appName}-password-${name}`;
+
 /**
- * Password names become Secret names, `<app>-password-<name>`: lower-case
+ * Password names become Secret names ({@link passwordSecretName}): lower-case
  * letters, digits and dashes, short enough that with the longest app name
  * (a label, 63) the Secret's name stays within Kubernetes' 253.
  */
-export const PASSWORD_NAME_MAX = KUBE_OBJECT_NAME_MAX - DNS1123_LABEL_MAX - '-password-'.length;
+export const PASSWORD_NAME_MAX = KUBE_OBJECT_NAME_MAX - passwordSecretName('x'.repeat(DNS1123_LABEL_MAX), '').length;
 
 export function checkPasswordName(name: string): void {
   if (!isLabelCharacters(name) || name.length > PASSWORD_NAME_MAX) {

@@ -169,9 +169,9 @@ async function runCall(call: Call, env: HookEnvironment): Promise<HookRecord> {
   return { ...site, millis: Date.now() - started };
 }
 
-/** Why a value is not JSON-like Helm values (functions, class instances, NaN…), or undefined when it is. */
 /**
- * What is wrong with values a plugin returned, if anything. `inside`: the
+ * What is wrong with values a plugin returned (functions, class instances,
+ * NaN…), if anything. `inside`: the
  * maps and lists around this value, so that one containing itself is named
  * rather than walked forever; nesting is held to what a YAML file may hold.
  */
