@@ -40,7 +40,7 @@ import {
   type VaryingBytes,
   type VaryingGroup,
 } from './gzip-pieces.js';
-import { checkEntryPath, collisionKey, compareBytewise } from './paths.js';
+import { checkEntryPath, collisionKey, compareBytewise, isCanonicalEntryPath } from './paths.js';
 
 export interface TarEntry {
   /** Canonical relative path with `/` separators (`a/b.yaml`, never `./a` or `a//b`). */
@@ -127,17 +127,15 @@ export class ArchiveWriteError extends FlotillaError {
   }
 }
 
-/** Whether the writer takes `path` as it is: a valid entry path, already in its canonical form. */
-function isCanonical(path: string): boolean {
-  const checked = checkEntryPath(path);
-  return checked.ok && checked.path === path && path !== '';
+/** The folders above a path, nearest first: `a/b/c` → `a/b`, `a` (each made only when the caller goes on). */
+function* foldersAbove(path: string): Generator<string> {
+  for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) yield path.slice(0, slash);
 }
 
-/** The folders above a path, nearest first: `a/b/c` → `a/b`, `a`. */
-function foldersAbove(path: string): string[] {
-  const folders: string[] = [];
-  for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1)) folders.push(path.slice(0, slash));
-  return folders;
+/** Whether a folder above `path` is in `set`. */
+function folderAboveIn(path: string, set: ReadonlySet<string> | ReadonlyMap<string, unknown>): boolean {
+  for (const folder of foldersAbove(path)) if (set.has(folder)) return true;
+  return false;
 }
 
 function orderedEntries(entries: readonly TarEntry[], options: TarWriteOptions): TarEntry[] {
@@ -228,7 +226,7 @@ function runSpec(shared: SharedFiles): RunSpec {
   let sound = true;
   for (const path of paths) {
     const key = collisionKey(path);
-    if (!isCanonical(path) || keys.has(key)) sound = false;
+    if (!isCanonicalEntryPath(path) || keys.has(key)) sound = false;
     keys.add(key);
     for (const folder of foldersAbove(key)) folders.add(folder);
   }
@@ -261,22 +259,22 @@ function runsStayWhole(items: readonly TarItem[], options: TarWriteOptions): boo
   for (const item of items) {
     if (isRun(item)) {
       const spec = runSpec(item.files);
-      if (!isCanonical(item.folder) || !spec.sound || spec.paths.length === 0) return false;
+      if (!isCanonicalEntryPath(item.folder) || !spec.sound || spec.paths.length === 0) return false;
       runs.push({ folder: collisionKey(item.folder), spec });
     } else {
       const key = collisionKey(item.path);
-      if (!isCanonical(item.path) || own.has(key)) return false;
+      if (!isCanonicalEntryPath(item.path) || own.has(key)) return false;
       own.add(key);
     }
   }
-  for (const key of own) if (foldersAbove(key).some((folder) => own.has(folder))) return false;
+  for (const key of own) if (folderAboveIn(key, own)) return false;
   for (const [i, { folder, spec }] of runs.entries()) {
     if (runs.some((other, j) => j !== i && (other.folder === folder || other.folder.startsWith(`${folder}/`)))) return false;
-    if (own.has(folder) || foldersAbove(folder).some((parent) => own.has(parent))) return false;
+    if (own.has(folder) || folderAboveIn(folder, own)) return false;
     for (const key of own) {
       if (!key.startsWith(`${folder}/`)) continue;
       const below = key.slice(folder.length + 1);
-      if (spec.keys.has(below) || spec.folders.has(below) || foldersAbove(below).some((parent) => spec.keys.has(parent))) return false;
+      if (spec.keys.has(below) || spec.folders.has(below) || folderAboveIn(below, spec.keys)) return false;
     }
   }
   return true;
@@ -338,8 +336,8 @@ function ustarHeader(path: string, size: number, mtime: Date, kind: EntryKind): 
     block[124 + i] = c;
     sum += c;
   }
+  // The digits, then (after the template's space) a NUL, as node-tar ends the field.
   writeChecksumDigits(block, CHECKSUM_DIGITS.start, sum);
-  block[CHECKSUM_DIGITS.end] = 0x20;
   block[CHECKSUM_DIGITS.end + 1] = 0;
   return block;
 }
