@@ -21,6 +21,8 @@ export interface RunRequest {
 
 export type Request = RunRequest | { readonly kind: 'status' } | { readonly kind: 'stop' };
 
+export type WarmUpState = 'waiting' | 'started' | 'done' | 'failed';
+
 export interface ServerStatus {
   readonly pid: number;
   readonly socket: string;
@@ -32,8 +34,10 @@ export interface ServerStatus {
   /** The apps whose state the server keeps, most recently built first. */
   readonly apps: readonly string[];
   readonly idleSeconds: number;
-  /** Whether the warm-up it runs once when first quiet has run and succeeded (never, for a server without one). */
+  /** Whether its warm-up (run when quiet; again after a command cut it short) has run and succeeded (never, for a server without one). */
   readonly warmedUp: boolean;
+  /** Where the warm-up is: waiting for a quiet spell, started, or ended (done, or failed and not tried again). */
+  readonly warmUp: WarmUpState;
   /** Seconds without a command after which it stops by itself. */
   readonly stopsAfterIdleSeconds: number;
   /** The server process's peak memory (max RSS) so far, in MiB. */

@@ -7,7 +7,7 @@
  */
 import { lstatSync, renameSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { receive, send, type Reply, type Request, type RunRequest, type ServerStatus } from './protocol.js';
+import { receive, send, type Reply, type Request, type RunRequest, type ServerStatus, type WarmUpState } from './protocol.js';
 import type { CommandOutput } from './client.js';
 import type { ServerPlace } from './place.js';
 
@@ -36,6 +36,7 @@ export interface ServeOptions {
    * a warm-up cut short runs again at the next quiet spell, until one ends
    * uncut. Its failure is nobody's, and it is not tried again.
    */
+  /** `run` resolves when it ran to its end; it rejects when it failed or was cut short (`cut` aborted), and is then tried again only in the second case. */
   readonly warmUp?: { readonly afterIdleMillis: number; run(cut: AbortSignal): Promise<void> };
   /** False once the server's own code is gone (flotilla rebuilt or reinstalled): no client will find it, so it stops. */
   installed?(): boolean;
@@ -54,33 +55,32 @@ export async function serve(options: ServeOptions): Promise<void> {
   let stopping = false;
   /** Commands queued or running. */
   let pending = 0;
-  let warmUpQueued = false;
-  let warmedUp = false;
+  /** The warm-up: waiting for a quiet spell (again, when a command cut it short), started, or ended (done or failed: not tried again). */
+  let warmUp: WarmUpState = 'waiting';
   let warmUpTimer: NodeJS.Timeout | undefined;
   /** The warm-up under way, to cut short when a command comes. */
   let warmingUp: AbortController | undefined;
-  /** (Re)starts the wait for the warm-up: it runs after a quiet spell, once. */
+  /** (Re)starts the wait for the warm-up, which runs after a quiet spell. */
   const awaitQuiet = (): void => {
-    if (warmUpQueued || stopping || !options.warmUp) return;
-    const warmUp = options.warmUp;
+    if (warmUp !== 'waiting' || stopping || !options.warmUp) return;
+    const run = options.warmUp.run;
     clearTimeout(warmUpTimer);
     warmUpTimer = setTimeout(() => {
-      if (warmUpQueued || stopping) return;
+      if (warmUp !== 'waiting' || stopping) return;
       // A command under way calls awaitQuiet again when it ends.
       if (pending > 0) return;
-      warmUpQueued = true;
+      warmUp = 'started';
       queue = queue.then(async () => {
         const cut = new AbortController();
         warmingUp = cut;
-        const ended = await warmUp.run(cut.signal).then(
-          () => true,
-          () => false,
+        // Ended by itself it counts, even when a command came just after; cut short, it waits for the next quiet spell.
+        warmUp = await run(cut.signal).then(
+          () => 'done' as const,
+          () => (cut.signal.aborted ? ('waiting' as const) : ('failed' as const)),
         );
         warmingUp = undefined;
-        if (cut.signal.aborted) warmUpQueued = false; // again at the next quiet spell
-        else warmedUp = ended;
       });
-    }, warmUp.afterIdleMillis);
+    }, options.warmUp.afterIdleMillis);
   };
 
   const server = createServer((socket) => handle(socket));
@@ -132,7 +132,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     apps: options.apps(),
     preparedBuilds: options.preparedBuilds?.() ?? { made: 0, used: 0 },
     idleSeconds: Math.round((Date.now() - lastActive) / 1000),
-    warmedUp,
+    warmedUp: warmUp === 'done',
+    warmUp,
     stopsAfterIdleSeconds: Math.round(options.idleMillis / 1000),
     peakMemoryMiB: Math.round(process.resourceUsage().maxRSS / 1024),
   });

@@ -12,7 +12,7 @@ import { integerAtLeast, outputOption, printData, UsageError } from '../options.
 /** How long `stop` waits for a server to exit. */
 const STOP_WAIT_MILLIS = 30_000;
 
-/** The quiet spell after which a server warms up (once): longer than the pause between a build and the next one a script fires, shorter than an author's. */
+/** The quiet spell after which a server warms up (again after a command cut it short): longer than the pause between a build and the next one a script fires, shorter than an author's. */
 const WARM_UP_AFTER_IDLE_MILLIS = 500;
 
 /** The command a build server runs for its clients: nothing else (see docs/architecture.md, "Build server"). */
