@@ -58,7 +58,7 @@ export function chartContentDigest(chart: ChartSource): string {
     hash.update(`${file.path}\0${file.data.length}\0`);
     hash.update(file.data);
   }
-  for (const dep of chart.dependencies) hash.update(`charts/${dep.name}\0${chartContentDigest(dep.chart)}\0`);
+  for (const dep of chart.dependencies) hash.update(`${dependencyFolder(dep.name)}\0${chartContentDigest(dep.chart)}\0`);
   const digest = hash.digest('hex');
   digests.set(chart, digest);
   return digest;

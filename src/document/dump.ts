@@ -34,8 +34,8 @@ const PLAIN = /^[A-Za-z0-9_./](?:[A-Za-z0-9_./+=-]| +(?=[A-Za-z0-9_./+=-])|:(?=[
 /** js-yaml folds a line with a space once it passes the width left of 80 columns, never under 40. */
 const NEVER_FOLDED = 40;
 
-/** js-yaml writes a longer key as an explicit `? key`. */
-const MAX_SIMPLE_KEY = 1024;
+/** YAML caps an implicit key at 1024 characters: js-yaml writes a longer key as an explicit `? key` (and the line scanner, scan.ts, leaves one to js-yaml). */
+export const MAX_SIMPLE_KEY = 1024;
 
 const STRING_TAG = DUMP_SCHEMA.defaultScalarTag;
 

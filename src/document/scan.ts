@@ -14,6 +14,7 @@
  * documents; test/fuzz a property).
  */
 import { CHOMPING_MODE, COLLECTION_STYLE, EVENT_ID, SCALAR_STYLE, type Event, type ScalarEvent } from 'js-yaml';
+import { MAX_SIMPLE_KEY } from './dump.js';
 
 /** Text this scanner leaves to js-yaml as a whole: a tab, a carriage return or other line break than `\\n`, a byte-order mark, a control, a surrogate half. */
 const NOT_SCANNED = /[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]/;
@@ -38,8 +39,6 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 
-/** YAML caps an implicit key at 1024 characters; longer ones are left to js-yaml. */
-const MAX_KEY = 1024;
 
 /** Characters that cannot begin a plain scalar (YAML's indicators), or begin what this scanner leaves to js-yaml. */
 const NOT_PLAIN_START = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
@@ -183,7 +182,7 @@ class BlockScanner {
     if (!this.plainStarts(at, end, false)) return -1;
     let colon = this.find(':', at + 1, end);
     while (colon !== -1 && colon + 1 < end && text.charCodeAt(colon + 1) !== SPACE) colon = this.find(':', colon + 1, end);
-    if (colon === -1 || colon - at > MAX_KEY) return -1;
+    if (colon === -1 || colon - at > MAX_SIMPLE_KEY) return -1;
     return this.find(' #', at, colon) === -1 ? colon : -1;
   }
 

@@ -118,6 +118,20 @@ describe('piece patterns', () => {
   });
 });
 
+describe('a piece pattern with a group of no places', () => {
+  // Its bytes shift the CRC by nothing: the shift of no place is zero (multModP(0, …), which would not end on zlib's loop).
+  it('fills to the pieces it was joined from, whatever that group is given', () => {
+    const pieces = [deflatePiece(Buffer.from('first piece\n')), deflatePiece(Buffer.from('second piece\n'))];
+    const raw = Buffer.from('first piece\nsecond piece\n');
+    const pattern = PiecePattern.join(pieces, [{ places: [], original: Buffer.from('ab') }, { places: [{ offset: 0, length: 5 }], original: Buffer.from('first') }]);
+    for (const unused of ['ab', 'zz']) {
+      const filled = pattern.fill(Buffer.from(`${unused}first`));
+      expect(filled.crc).toBe(crc32(raw));
+      expect(filled.length).toBe(raw.length);
+    }
+  });
+});
+
 describe('shared runs', () => {
   const library = Array.from({ length: 40 }, (_, i) => Buffer.from(template(i)));
   const libraryFiles = (data: readonly Buffer[] = library) => new SharedFiles(data.map((d, i) => ({ path: `templates/_t${String(i).padStart(2, '0')}.tpl`, data: d })));
