@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HELM_RELEASE_API } from '../../src/flux/index.js';
+import { dataBytes } from '../../src/lifecycle/render.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
 import { APP, buildDefaultApp, flotilla } from './support.js';
@@ -48,5 +49,15 @@ describe('objects too large for the API server', () => {
     const again = await cli('apply', APP, '--no-wait');
     expect(again.code).toBe(0);
     expect(cluster.get('v1', 'Secret', 'openstack', 'keystone-system-overrides')).toBeDefined();
+  });
+});
+
+describe('the data size the API server counts', () => {
+  it('counts a Secret\'s data decoded and its stringData as text, a ConfigMap\'s data as text and its binaryData decoded', () => {
+    const meta = { metadata: { name: 'x' } };
+    const base64 = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
+    expect(dataBytes({ apiVersion: 'v1', kind: 'Secret', ...meta, data: { a: base64(1000), b: base64(24) }, stringData: { c: 'é'.repeat(10) } } as never)).toBe(1000 + 24 + 20);
+    expect(dataBytes({ apiVersion: 'v1', kind: 'ConfigMap', ...meta, data: { a: 'x'.repeat(300) }, binaryData: { b: base64(700) } } as never)).toBe(300 + 700);
+    expect(dataBytes({ apiVersion: 'v1', kind: 'Service', ...meta, data: { a: 'x'.repeat(300) } } as never)).toBe(0);
   });
 });
