@@ -86,7 +86,11 @@ writeFileSync(join(outdir, bundleName), script);
 if (outputs.legal) writeFileSync(join(outdir, `${bundleName}.LEGAL.txt`), outputs.legal);
 
 // The entry is CommonJS: Node starts a CommonJS file a few milliseconds
-// sooner than an ES module, and a one-shot command pays that every run.
+// sooner than an ES module, and a one-shot command pays that every run. Its
+// first lines are also a shell script, which chooses how Node starts
+// (src/cli/entry-shell.ts).
+const { entryShellLines } = await import(pathToFileURL(join(outdir, 'entry-shell.js')).href);
+const { COMMANDS_WITHOUT_TLS } = await import(pathToFileURL(join(outdir, 'commands', 'index.js')).href);
 const result2 = await build({
   stdin: {
     contents: `const { join } = require('node:path');\nconst { launch } = require('./launch.js');\nlaunch(join(__dirname, ${JSON.stringify(bundleName)}), ${JSON.stringify(contentHash)}, __filename);\n`,
@@ -98,7 +102,7 @@ const result2 = await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  banner: { js: '#!/usr/bin/env node' },
+  banner: { js: entryShellLines(COMMANDS_WITHOUT_TLS).join('\n') },
   logLevel: 'warning',
 });
 if (result2.warnings.length > 0) throw new Error('the CLI entry must build without warnings');

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { userCacheDir } from '../files/user-cache.js';
 import { runOnServer } from '../server/client.js';
 import { installationOf, serverPlace } from '../server/place.js';
+import { restoreDeferredVariables } from './entry-shell.js';
 
 /** The folder this process runs in; undefined when it was removed since (Node cannot tell where it is then). */
 function currentFolder(): string | undefined {
@@ -48,6 +49,8 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  * output and exit code are the server's), else here; see buildServerUse.
  */
 export function launch(bundlePath: string, contentHash: string, launcher: string): void {
+  // Before anything reads the environment: a build server's place is keyed by it, and children inherit it.
+  restoreDeferredVariables(process.env);
   const bundle = pathToFileURL(bundlePath);
   const cwd = currentFolder();
   if (cwd === undefined) {

@@ -1,11 +1,13 @@
 /**
  * The shape docs/architecture.md describes, checked on the source: no import
- * cycle between files, the public plugin API self-contained, and tarball
- * paths spelled only by the layout module.
+ * cycle between files, the public plugin API self-contained, tarball paths
+ * spelled only by the layout module, and no TLS client in the commands the
+ * `flotilla` entry starts without NODE_EXTRA_CA_CERTS.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { COMMANDS_WITHOUT_TLS } from '../../src/cli/commands/index.js';
 
 const SRC = resolve(__dirname, '../../src');
 
@@ -18,6 +20,12 @@ function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+'(\.[^']+)'/g), ...text.matchAll(/import\('(\.[^']+)'\)/g)].map((m) => m[1]!);
   return specs.map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+}
+
+/** What a file imports from outside flotilla (Node's modules, packages), static or dynamic. */
+function packagesOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+'([^.'][^']*)'/g), ...text.matchAll(/import\('([^.'][^']*)'\)/g)].map((m) => m[1]!);
 }
 
 const files = sourceFiles(SRC);
@@ -77,5 +85,30 @@ describe('source structure', () => {
           .map(({ at }) => at),
       );
     expect(offenders).toEqual([]);
+  });
+
+  it('keeps every TLS client out of the commands started without NODE_EXTRA_CA_CERTS', () => {
+    const registry = readFileSync(join(SRC, 'cli/commands/index.ts'), 'utf8');
+    const moduleOf = new Map([...registry.matchAll(/^\s*'?([a-z-]+)'?: \(\) => import\('(\.\/[a-z-]+)\.js'\)/gm)].map((m) => [m[1]!, join(SRC, 'cli/commands', `${m[2]}.ts`)]));
+    /** The modules of flotilla and the TLS clients a command's module reaches, by any chain of imports. */
+    const tlsReached = (command: string): string[] => {
+      const start = moduleOf.get(command);
+      if (start === undefined) return [`no command ${command}`];
+      const reached = new Set<string>();
+      const walk = (file: string): void => {
+        // (A generated file's import, written by the code as text, names no source file.)
+        if (reached.has(file) || !graph.has(file)) return;
+        reached.add(file);
+        for (const next of graph.get(file) ?? []) walk(next);
+      };
+      walk(start);
+      const clients = /^(node:)?(https|tls|http2)$|^@kubernetes\/client-node$|^undici$/;
+      return [...reached].flatMap((f) => [...(/^(oci|kube)\//.test(name(f)) ? [name(f)] : []), ...packagesOf(f).filter((p) => clients.test(p)).map((p) => `${name(f)} imports ${p}`)]);
+    };
+    // The walk finds them where they are…
+    for (const command of ['push', 'apply', 'images']) expect(tlsReached(command), command).not.toEqual([]);
+    // …and nowhere in these.
+    expect(COMMANDS_WITHOUT_TLS.length).toBeGreaterThan(0);
+    expect(Object.fromEntries(COMMANDS_WITHOUT_TLS.map((command) => [command, tlsReached(command)]))).toEqual(Object.fromEntries(COMMANDS_WITHOUT_TLS.map((command) => [command, []])));
   });
 });

@@ -8,10 +8,10 @@
  * For each, per round: the helm loop (dependencies built beforehand, not
  * timed); `flotilla build` cold, after editing one static override, and
  * of a fresh copy of the app into the same output folder (CI keeping its
- * output folder as a cache), each as a CLI process (Node's start-up
- * included, peak memory read), and where the environment sets
- * NODE_EXTRA_CA_CERTS, the cold build again without it (see
- * START_UP_VARIABLE); then under
+ * output folder as a cache), each as the `flotilla` command (the entry run
+ * as a program: Node's start-up included, peak memory read), and the cold
+ * build again as `node dist/cli/flotilla.cjs`, which skips the entry's
+ * choice of how Node starts (src/cli/entry-shell.ts); then under
  * `build --watch` in one process, its first build and BENCH_WATCH_EDITS (5)
  * one-file edits, each rebuilt alone (the median, and the first apart: it is
  * the process's first rebuild, its code still warming up); then one-shot
@@ -23,7 +23,8 @@
  * quiet): a first build at a terminal while a server runs.
  * After the rounds, builds
  * from nothing in this process, its code warm (the bound faster code alone
- * could bring a cold build to). Then, once: Node's own start-up, and the
+ * could bring a cold build to). Then, once: Node's own start-up (bare, and
+ * as the entry starts it for a build), and the
  * values engine with plugins computing every release's system overrides,
  * and a checkout of every chart's templates heard by the watcher of a
  * long-lived process. BENCH_ROUNDS (default 3) rounds; the median is
@@ -58,7 +59,7 @@ interface Run {
 }
 
 /**
- * Loaded before the CLI in each measured process (`node --require`): reports
+ * Loaded before the CLI in each measured process (`--require` in NODE_OPTIONS): reports
  * its peak memory and CPU time as it exits. The peak is Linux's VmHWM, the
  * process's own: getrusage's maxrss carries the parent's size over a fork,
  * and this bench's process is larger than what it measures.
@@ -74,12 +75,14 @@ writeFileSync(
   });\n`,
 );
 
+/** NODE_OPTIONS that load `file` first, after the environment's own. */
+const requiring = (file: string) => `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(file)}`;
+
 /**
  * Node 20 reads the certificates NODE_EXTRA_CA_CERTS names as it starts,
- * whether or not the process ever opens a TLS connection (a build never
- * does): on a machine that sets it, every Node process pays for it, and no
- * code of flotilla's runs soon enough to avoid it. The bench says how much,
- * and what a cold build takes without it, beside the figures as they are.
+ * whether or not the process opens a TLS connection; the entry starts a
+ * build without them (src/cli/entry-shell.ts). The bench says what Node's
+ * start-up costs with and without them.
  */
 const START_UP_VARIABLE = 'NODE_EXTRA_CA_CERTS';
 const startUpVariableSet = Boolean(process.env[START_UP_VARIABLE]);
@@ -90,15 +93,16 @@ const withoutStartUpVariable = (): NodeJS.ProcessEnv => {
 };
 
 /**
- * Runs a CLI command in a child, as a user does, and reads its wall time and
- * peak memory; `server`: FLOTILLA_BUILD_SERVER for it (default 0: no build
- * server; unset: the default); `baseEnv`: the environment it starts from.
+ * Runs a CLI command in a child, as a user does (the `flotilla` command;
+ * `direct`: `node dist/cli/flotilla.cjs` instead), and reads its wall time
+ * and peak memory; `server`: FLOTILLA_BUILD_SERVER for it (default 0: no
+ * build server; unset: the default).
  */
-function runCli(args: readonly string[], server: '0' | '1' | 'unset' = '0', baseEnv: NodeJS.ProcessEnv = process.env): Run {
-  const env: NodeJS.ProcessEnv = { ...baseEnv, FLOTILLA_BUILD_SERVER: server };
+function runCli(args: readonly string[], server: '0' | '1' | 'unset' = '0', how: 'command' | 'direct' = 'command'): Run {
+  const env: NodeJS.ProcessEnv = { ...process.env, FLOTILLA_BUILD_SERVER: server, NODE_OPTIONS: requiring(probe) };
   if (server === 'unset') delete env.FLOTILLA_BUILD_SERVER;
   const start = process.hrtime.bigint();
-  const result = spawnSync(process.execPath, ['--require', probe, cli, ...args], { encoding: 'utf8', env });
+  const result = how === 'command' ? spawnSync(cli, args, { encoding: 'utf8', env }) : spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env });
   const elapsed = seconds(start);
   if (result.status !== 0) throw new Error(`flotilla ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
   const [, rss, cpu] = /MAXRSS (\d+) CPU (\d+)/.exec(result.stderr) ?? [];
@@ -118,8 +122,8 @@ interface Round {
   readonly helm: number;
   readonly helmCpu: number;
   readonly cold: Run;
-  /** The same cold build with NODE_EXTRA_CA_CERTS unset (only when it is set here). */
-  readonly coldWithoutStartUpVariable?: Run;
+  /** The same cold build as `node dist/cli/flotilla.cjs`: Node started as it is by default, not as the entry starts it. */
+  readonly coldDirect: Run;
   readonly edit: Run;
   /** A fresh copy of the app (new file times, another folder), built into the same output folder: CI with its output folder kept as a cache. */
   readonly checkout: Run;
@@ -154,13 +158,13 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   rmSync(helmOut, { recursive: true, force: true });
 
   const out = join(work, `out-${n}`);
-  const bare = join(work, `out-bare-${n}`);
-  const coldBare = () => (startUpVariableSet ? runCli(['build', app, '-d', bare], '0', withoutStartUpVariable()) : undefined);
+  const directOut = join(work, `out-direct-${n}`);
+  const coldDirectly = () => runCli(['build', app, '-d', directOut], '0', 'direct');
   // The two cold builds take turns at coming first after the loop, so that neither gains by its place.
-  const bareFirst = n % 2 === 1 ? coldBare() : undefined;
+  const directFirst = n % 2 === 1 ? coldDirectly() : undefined;
   const cold = runCli(['build', app, '-d', out]);
-  const coldWithoutStartUpVariable = bareFirst ?? coldBare();
-  rmSync(bare, { recursive: true, force: true });
+  const coldDirect = directFirst ?? coldDirectly();
+  rmSync(directOut, { recursive: true, force: true });
   const staticFile = join(app, 'overrides', 'static', `${names[Math.floor(names.length / 2)]}.yaml`);
   writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited in round ${n}\n`);
   const edit = runCli(['build', app, '-d', out]);
@@ -223,7 +227,7 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
     helm,
     helmCpu,
     cold,
-    coldWithoutStartUpVariable,
+    coldDirect,
     edit,
     checkout,
     watchCold: (builds[0]?.millis ?? 0) / 1000,
@@ -293,7 +297,7 @@ function report(title: string, rounds: readonly Round[], targets: { cold?: numbe
   console.log(`\n${title}  (${rounds.length} rounds; median time, median ratio vs the helm loop [min–max])`);
   row('helm package loop', (r) => r.helm);
   row('flotilla build (cold)', (r) => r.cold.seconds, targets.cold, (r) => r.cold);
-  if (startUpVariableSet) row(`  cold, no ${START_UP_VARIABLE}`, (r) => r.coldWithoutStartUpVariable!.seconds, undefined, (r) => r.coldWithoutStartUpVariable!);
+  row('  cold, as node flotilla.cjs', (r) => r.coldDirect.seconds, undefined, (r) => r.coldDirect);
   row('flotilla build after one edit', (r) => r.edit.seconds, undefined, (r) => r.edit);
   row('fresh checkout, output kept', (r) => r.checkout.seconds, undefined, (r) => r.checkout);
   row('  build server: its first build', (r) => r.servedFirst.seconds, undefined, (r) => r.servedFirst);
@@ -416,8 +420,12 @@ process.env.FLOTILLA_CACHE_DIR = join(work, 'user-cache');
 try {
   const nodeBare = median(Array.from({ length: 5 }, () => timeProcess(process.execPath, ['-e', ''])));
   const nodeBareWithoutVariable = startUpVariableSet ? median(Array.from({ length: 5 }, () => timeProcess(process.execPath, ['-e', ''], withoutStartUpVariable()))) : undefined;
+  // Node started by the entry for a build, ended by a module NODE_OPTIONS loads before the entry's code runs.
+  const exitAtOnce = join(work, 'exit-at-once.cjs');
+  writeFileSync(exitAtOnce, 'process.exit(0);\n');
+  const nodeForBuild = median(Array.from({ length: 5 }, () => timeProcess(cli, ['build', '--help'], { ...process.env, NODE_OPTIONS: requiring(exitAtOnce) })));
   // `build --help`: Node, the CLI bundle and the modules a build loads, but no build.
-  const cliStartup = median(Array.from({ length: 5 }, () => timeProcess(process.execPath, [cli, 'build', '--help'])));
+  const cliStartup = median(Array.from({ length: 5 }, () => timeProcess(cli, ['build', '--help'])));
   const library = await shape('library', generateBenchApp);
   const large = await shape('large', generateLargeTemplateApp);
   const values = await systemOverrides();
@@ -429,13 +437,15 @@ try {
   const peak = Math.max(...[...library, ...large].flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB, r.checkout.maxRssMiB]));
   console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB); of a build server after its builds: ${Math.max(...[...library, ...large].map((r) => r.serverPeakMiB))} MiB`);
   const bareNote = nodeBareWithoutVariable === undefined ? '' : ` (${(nodeBareWithoutVariable * 1000).toFixed(0)} ms with ${START_UP_VARIABLE} unset: Node reads the certificates it names as it starts)`;
-  console.log(`  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms${bareNote}; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`);
+  console.log(
+    `  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms${bareNote}; Node as the flotilla entry starts it for a build ${(nodeForBuild * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`,
+  );
   // Where a one-shot build's time goes: Node itself, loading flotilla, then the build (what --watch pays).
   for (const [name, rounds] of [['library', library], ['large', large]] as const) {
     for (const [label, pick] of [['cold', (r: Round) => r.cold.seconds], ['one edit', (r: Round) => r.edit.seconds]] as const) {
       const total = median(rounds.map(pick));
       const part = (s: number) => `${(s * 1000).toFixed(0)} ms (${((100 * s) / total).toFixed(0)}%)`;
-      console.log(`  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeBare)}, loading flotilla ${part(cliStartup - nodeBare)}, the build ${part(total - cliStartup)}`);
+      console.log(`  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeForBuild)}, loading flotilla ${part(cliStartup - nodeForBuild)}, the build ${part(total - cliStartup)}`);
     }
   }
   for (const [name, rounds] of [['library', library], ['large', large]] as const) {
@@ -447,7 +457,7 @@ try {
   }
   for (const [name, rounds] of [['library', library], ['large', large]] as const) {
     const total = median(rounds.map((r) => r.servedEdit.seconds));
-    console.log(`  ${name} shape, one-shot after one edit with a build server ${(total * 1000).toFixed(0)} ms: Node start-up ${(nodeBare * 1000).toFixed(0)} ms (${((100 * nodeBare) / total).toFixed(0)}%), the rest (launcher, socket, the server's build) ${((total - nodeBare) * 1000).toFixed(0)} ms`);
+    console.log(`  ${name} shape, one-shot after one edit with a build server ${(total * 1000).toFixed(0)} ms: Node start-up ${(nodeForBuild * 1000).toFixed(0)} ms (${((100 * nodeForBuild) / total).toFixed(0)}%), the rest (launcher, socket, the server's build) ${((total - nodeForBuild) * 1000).toFixed(0)} ms`);
   }
   console.log(
     `  a checkout of ${checkout.files} files seen by --watch or a build server keeping 4 memories of the library shape: heard in ${checkout.wallMs.toFixed(0)} ms, ${checkout.cpuMs.toFixed(0)} ms of CPU with the writes`,

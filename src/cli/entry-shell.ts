@@ -1,0 +1,59 @@
+/**
+ * How the `flotilla` command starts Node (docs/architecture.md, "How the
+ * shipped CLI starts"). The entry, dist/cli/flotilla.cjs, is at once a POSIX
+ * shell script and a CommonJS module: run as a program (npm links the
+ * `flotilla` command to it), /bin/sh reads its first lines and starts Node on
+ * the same file; Node reads each of those lines as a string expression and a
+ * comment. `node dist/cli/flotilla.cjs` skips the shell: the same CLI,
+ * without the two choices below, both made before Node starts because no
+ * code of flotilla's runs soon enough to make them later.
+ *
+ * - `--v8-pool-size=0`: as many V8 helper threads as the machine has cores
+ *   but one, instead of Node's four whatever the machine. On two cores, the
+ *   four (compiling hot functions, marking the heap) took the main thread's
+ *   core often enough to make a cold build of the bench's library app ~10%
+ *   slower. Left out when NODE_OPTIONS names a pool size.
+ * - For a command that opens no TLS connection in its process
+ *   (COMMANDS_WITHOUT_TLS), NODE_EXTRA_CA_CERTS is moved aside: Node 20 reads
+ *   the certificates it names at every start, needed or not (~40 ms for a
+ *   system bundle of 144). The launcher puts it back first thing
+ *   (restoreDeferredVariables), so child processes, a build server and
+ *   anything the command reports see the environment the user set.
+ *
+ * Node's built-ins only (the launcher imports this module).
+ */
+
+/** Where the entry's shell keeps NODE_EXTRA_CA_CERTS while Node starts. */
+export const DEFERRED_CA_VARIABLE = 'FLOTILLA_DEFERRED_NODE_EXTRA_CA_CERTS';
+
+/** What sh runs, written as lines Node reads as `":"` and a comment. */
+const shellLine = (command: string) => `":" //; ${command}`;
+
+/**
+ * The entry's first lines (the `#!` line included), for the commands that
+ * open no TLS connection; scripts/bundle-cli.mjs writes them above the launcher.
+ */
+export function entryShellLines(commandsWithoutTls: readonly string[]): string[] {
+  const odd = commandsWithoutTls.find((command) => !/^[a-z][a-z-]*$/.test(command));
+  if (odd !== undefined) throw new Error(`"${odd}" is not a command word the entry's shell can match`);
+  return [
+    '#!/bin/sh',
+    shellLine(
+      `case "$1" in ${commandsWithoutTls.join('|')}) if [ -n "\${NODE_EXTRA_CA_CERTS+set}" ]; then ${DEFERRED_CA_VARIABLE}=$NODE_EXTRA_CA_CERTS; export ${DEFERRED_CA_VARIABLE}; unset NODE_EXTRA_CA_CERTS; fi;; esac`,
+    ),
+    shellLine('case " $NODE_OPTIONS " in *--v8-pool-size*) exec node "$0" "$@";; esac'),
+    shellLine('exec node --v8-pool-size=0 "$0" "$@"'),
+  ];
+}
+
+/**
+ * Gives back NODE_EXTRA_CA_CERTS as the user set it, once Node has started
+ * without it (see above). Should both be set (the entry never does that),
+ * NODE_EXTRA_CA_CERTS is kept.
+ */
+export function restoreDeferredVariables(env: NodeJS.ProcessEnv): void {
+  const deferred = env[DEFERRED_CA_VARIABLE];
+  if (deferred === undefined) return;
+  delete env[DEFERRED_CA_VARIABLE];
+  if (env.NODE_EXTRA_CA_CERTS === undefined) env.NODE_EXTRA_CA_CERTS = deferred;
+}

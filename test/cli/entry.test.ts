@@ -1,0 +1,102 @@
+/**
+ * The `flotilla` entry (dist/cli/flotilla.cjs) run as a program, as the
+ * `flotilla` command is: its shell lines choose how Node starts
+ * (src/cli/entry-shell.ts), and `node dist/cli/flotilla.cjs` still runs the
+ * same CLI without them. Each process reports, through a probe NODE_OPTIONS
+ * loads, its Node flags and the environment its code and children see.
+ */
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { COMMANDS_WITHOUT_TLS } from '../../src/cli/commands/index.js';
+import { DEFERRED_CA_VARIABLE, entryShellLines, restoreDeferredVariables } from '../../src/cli/entry-shell.js';
+import { tempDir, writeApp } from '../support/app-fixture.js';
+
+const entry = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
+
+interface Seen {
+  readonly execArgv: readonly string[];
+  readonly ca?: string;
+  readonly deferred?: string;
+}
+
+/** Node's warning for a NODE_EXTRA_CA_CERTS it could not read: printed as Node starts, so only when Node was given the variable. */
+const CA_WARNING = /Ignoring extra certs from/;
+
+function run(how: 'program' | 'node', args: readonly string[], env: Record<string, string> = {}) {
+  const dir = tempDir();
+  const probe = join(dir, 'probe.cjs');
+  writeFileSync(
+    probe,
+    `process.on('exit', () => process.stderr.write('SEEN ' + JSON.stringify({ execArgv: process.execArgv, ca: process.env.NODE_EXTRA_CA_CERTS, deferred: process.env.${DEFERRED_CA_VARIABLE} }) + '\\n'));\n`,
+  );
+  const fullEnv: NodeJS.ProcessEnv = { ...process.env, FLOTILLA_BUILD_SERVER: '0', FLOTILLA_CACHE_DIR: join(dir, 'cache'), ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(probe)}` };
+  delete fullEnv[DEFERRED_CA_VARIABLE];
+  const result = how === 'program' ? spawnSync(entry, args, { encoding: 'utf8', env: fullEnv }) : spawnSync(process.execPath, [entry, ...args], { encoding: 'utf8', env: fullEnv });
+  const seen = /^SEEN (.*)$/m.exec(result.stderr);
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, seen: seen ? (JSON.parse(seen[1]!) as Seen) : undefined };
+}
+
+describe('the flotilla entry', () => {
+  it('is a shell script whose first lines are the entry shell, and a module Node runs', () => {
+    const lines = readFileSync(entry, 'utf8').split('\n');
+    expect(lines.slice(0, 4)).toEqual(entryShellLines(COMMANDS_WITHOUT_TLS));
+    accessSync(entry, constants.X_OK);
+    expect(run('program', ['--version']).stdout.trim()).toBe('0.1.0');
+    expect(run('node', ['--version']).stdout.trim()).toBe('0.1.0');
+  });
+
+  it('starts a build without NODE_EXTRA_CA_CERTS and gives it back before the command runs', () => {
+    // Arguments reach the CLI as given: a folder with a space and a quote in its name.
+    const out = join(tempDir(), `out "dir" here`);
+    const missing = join(tempDir(), 'no such file.pem');
+    const built = run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: missing });
+    expect(built.status, built.stderr).toBe(0);
+    expect(built.stderr).not.toMatch(CA_WARNING);
+    expect(built.seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: missing });
+    // Set but empty is given back as it was.
+    expect(run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: '' }).seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: '' });
+  });
+
+  it('keeps NODE_EXTRA_CA_CERTS for a command that may open a TLS connection', () => {
+    const missing = join(tempDir(), 'missing.pem');
+    const push = run('program', ['push', '--help'], { NODE_EXTRA_CA_CERTS: missing });
+    expect(push.status, push.stderr).toBe(0);
+    expect(push.stderr).toMatch(CA_WARNING);
+    expect(push.seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: missing });
+  });
+
+  it('runs the same CLI when Node runs it directly, with the environment untouched', () => {
+    const missing = join(tempDir(), 'missing.pem');
+    const built = run('node', ['build', writeApp(), '-d', join(tempDir(), 'out')], { NODE_EXTRA_CA_CERTS: missing });
+    expect(built.status, built.stderr).toBe(0);
+    expect(built.stderr).toMatch(CA_WARNING);
+    expect(built.seen).toEqual({ execArgv: [], ca: missing });
+  });
+
+  it('leaves the pool size to NODE_OPTIONS when it names one', () => {
+    const seen = run('program', ['--version'], { NODE_OPTIONS: '--v8-pool-size=2' }).seen;
+    expect(seen?.execArgv).toEqual([]);
+  });
+});
+
+describe('restoreDeferredVariables', () => {
+  it('gives NODE_EXTRA_CA_CERTS back, empty or not, and keeps one already set', () => {
+    for (const value of ['/etc/ca.pem', '']) {
+      const env: NodeJS.ProcessEnv = { [DEFERRED_CA_VARIABLE]: value, PATH: '/bin' };
+      restoreDeferredVariables(env);
+      expect(env).toEqual({ NODE_EXTRA_CA_CERTS: value, PATH: '/bin' });
+    }
+    const both: NodeJS.ProcessEnv = { [DEFERRED_CA_VARIABLE]: '/a.pem', NODE_EXTRA_CA_CERTS: '/b.pem' };
+    restoreDeferredVariables(both);
+    expect(both).toEqual({ NODE_EXTRA_CA_CERTS: '/b.pem' });
+    const neither: NodeJS.ProcessEnv = { PATH: '/bin' };
+    restoreDeferredVariables(neither);
+    expect(neither).toEqual({ PATH: '/bin' });
+  });
+
+  it('refuses a command word the shell could not match', () => {
+    expect(() => entryShellLines(['build', 'x;rm'])).toThrow(/"x;rm" is not a command word/);
+  });
+});
