@@ -6,7 +6,7 @@
  * loads, its Node flags and the environment its code and children see.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_WITHOUT_TLS } from '../../src/cli/commands/index.js';
@@ -24,7 +24,8 @@ interface Seen {
 /** Node's warning for a NODE_EXTRA_CA_CERTS it could not read: printed as Node starts, so only when Node was given the variable. */
 const CA_WARNING = /Ignoring extra certs from/;
 
-function run(how: 'program' | 'node', args: readonly string[], env: Record<string, string> = {}) {
+/** `program`: the entry run as a program, `link`: through a symbolic link to it (as npm links the command), `node`: by `node <entry>`. */
+function run(how: 'program' | 'link' | 'node', args: readonly string[], env: Record<string, string> = {}) {
   const dir = tempDir();
   const probe = join(dir, 'probe.cjs');
   writeFileSync(
@@ -33,7 +34,12 @@ function run(how: 'program' | 'node', args: readonly string[], env: Record<strin
   );
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, FLOTILLA_BUILD_SERVER: '0', FLOTILLA_CACHE_DIR: join(dir, 'cache'), ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(probe)}` };
   delete fullEnv[DEFERRED_CA_VARIABLE];
-  const result = how === 'program' ? spawnSync(entry, args, { encoding: 'utf8', env: fullEnv }) : spawnSync(process.execPath, [entry, ...args], { encoding: 'utf8', env: fullEnv });
+  const link = join(dir, 'bin', 'flotilla');
+  if (how === 'link') {
+    mkdirSync(join(dir, 'bin'));
+    symlinkSync(entry, link);
+  }
+  const result = how === 'node' ? spawnSync(process.execPath, [entry, ...args], { encoding: 'utf8', env: fullEnv }) : spawnSync(how === 'link' ? link : entry, args, { encoding: 'utf8', env: fullEnv });
   const seen = /^SEEN (.*)$/m.exec(result.stderr);
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, seen: seen ? (JSON.parse(seen[1]!) as Seen) : undefined };
 }
@@ -57,6 +63,13 @@ describe('the flotilla entry', () => {
     expect(built.seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: missing });
     // Set but empty is given back as it was.
     expect(run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: '' }).seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: '' });
+  });
+
+  it('runs through a symbolic link, as npm links the command', () => {
+    const built = run('link', ['build', writeApp(), '-d', join(tempDir(), 'out')], { NODE_EXTRA_CA_CERTS: join(tempDir(), 'missing.pem') });
+    expect(built.status, built.stderr).toBe(0);
+    expect(built.stderr).not.toMatch(CA_WARNING);
+    expect(built.seen?.execArgv).toEqual(['--v8-pool-size=0']);
   });
 
   it('keeps NODE_EXTRA_CA_CERTS for a command that may open a TLS connection', () => {
