@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { userCacheDir } from '../files/user-cache.js';
 import { runOnServer } from '../server/client.js';
 import { installationOf, serverPlace } from '../server/place.js';
-import { restoreDeferredVariables } from './entry-shell.js';
+import { markStartedWithoutExtraCaCerts, restoreDeferredVariables } from './entry-shell.js';
 
 /** The folder this process runs in; undefined when it was removed since (Node cannot tell where it is then). */
 function currentFolder(): string | undefined {
@@ -50,7 +50,7 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  */
 export function launch(bundlePath: string, contentHash: string, launcher: string): void {
   // Before anything reads the environment: a build server's place is keyed by it, and children inherit it.
-  restoreDeferredVariables(process.env);
+  if (restoreDeferredVariables(process.env).startedWithoutExtraCaCerts) markStartedWithoutExtraCaCerts();
   const bundle = pathToFileURL(bundlePath);
   const cwd = currentFolder();
   if (cwd === undefined) {

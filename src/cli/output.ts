@@ -1,6 +1,7 @@
 /** Printing helpers shared by the commands: errors, warnings, tables. */
 import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
 import { systemFileError, type ExternalLink } from '../files/index.js';
+import { startedWithoutExtraCaCerts } from './entry-shell.js';
 
 /** Where a command writes its lines: the process's stdout and stderr, or a build server's client (src/server). */
 export interface Output {
@@ -20,11 +21,30 @@ export const consoleOutput: Output = {
  */
 export function describeFailure(error: unknown, debug: boolean): { readonly lines: readonly string[]; readonly exitCode: number } {
   const stack = debug && error instanceof Error && error.stack ? [error.stack] : [];
-  if (error instanceof FlotillaError) return { lines: [...stack, `flotilla: ${error.message}`], exitCode: error.exitCode };
+  const hint = startedWithoutExtraCaCerts() && certificateUntrusted(error) ? [WITHOUT_EXTRA_CA_CERTS_HINT] : [];
+  if (error instanceof FlotillaError) return { lines: [...stack, `flotilla: ${error.message}`, ...hint], exitCode: error.exitCode };
   const system = systemFileError(error);
-  if (system) return { lines: [...stack, `flotilla: ${system.message}`], exitCode: system.exitCode };
+  if (system) return { lines: [...stack, `flotilla: ${system.message}`, ...hint], exitCode: system.exitCode };
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-  return { lines: [...stack, `flotilla: unexpected error: ${message}${debug ? '' : ' (rerun with --debug for the stack trace)'}`], exitCode: 1 };
+  return { lines: [...stack, `flotilla: unexpected error: ${message}${debug ? '' : ' (rerun with --debug for the stack trace)'}`, ...hint], exitCode: 1 };
+}
+
+const WITHOUT_EXTRA_CA_CERTS_HINT =
+  'flotilla: a TLS certificate was not trusted, and this command started Node without the certificates NODE_EXTRA_CA_CERTS names (it opens no TLS connection of its own; docs/plugins.md): run it as node "$(command -v flotilla)" … to trust them';
+
+/** OpenSSL's verdicts on a certificate chain no trusted authority vouches for, as Node names them. */
+const UNTRUSTED_CERTIFICATE = new Set(['UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_UNTRUSTED']);
+
+/**
+ * Whether an error, or one it was caused by (`cause`; the `causes` of a
+ * DiagnosticsError, an aggregate's `errors`), is a TLS connection's untrusted certificate.
+ */
+function certificateUntrusted(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 8) return false;
+  const { code, cause, causes, errors } = error as { code?: unknown; cause?: unknown; causes?: unknown; errors?: unknown };
+  if (typeof code === 'string' && UNTRUSTED_CERTIFICATE.has(code)) return true;
+  const inner = [cause, ...(Array.isArray(causes) ? causes : []), ...(Array.isArray(errors) ? errors : [])];
+  return inner.some((e) => certificateUntrusted(e, depth + 1));
 }
 
 /** The end of a failed command run by this process: its lines on stderr, then its exit code. */

@@ -69,11 +69,13 @@ export class FlotillaError extends Error {
 /** Several problems found in one pass (a schema check, a lint): all are reported at once. */
 export class DiagnosticsError extends FlotillaError {
   readonly diagnostics: readonly Diagnostic[];
+  /** The errors the diagnostics were made from; their stacks follow this one's (what --debug prints). */
+  readonly causes: readonly Error[];
 
-  /** `causes`: the errors the diagnostics were made from; their stacks follow this one's (what --debug prints). */
   constructor(summary: string, diagnostics: readonly Diagnostic[], causes: readonly Error[] = []) {
     super(`${summary}\n${diagnostics.map((d) => `  ${formatDiagnostic(d)}`).join('\n')}`);
     this.diagnostics = diagnostics;
+    this.causes = causes;
     for (const cause of causes) this.stack = `${this.stack ?? this.message}\nCaused by: ${cause.stack ?? cause.message}`;
   }
 }

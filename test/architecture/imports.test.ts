@@ -22,10 +22,20 @@ function importsOf(file: string): string[] {
   return specs.map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
 }
 
-/** What a file imports from outside flotilla (Node's modules, packages), static or dynamic. */
+/** What a file loads from outside flotilla (Node's modules, packages): imported, static or dynamic, or required. */
 function packagesOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+'([^.'][^']*)'/g), ...text.matchAll(/import\('([^.'][^']*)'\)/g)].map((m) => m[1]!);
+  return [
+    ...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^.'"][^'"]*)['"]/g),
+    ...text.matchAll(/(?:^|\n)\s*import\s+['"]([^.'"][^'"]*)['"]/g),
+    ...text.matchAll(/(?<![\w$.])(?:import|require|load)\(\s*['"]([^.'"][^'"]*)['"]\s*\)/g),
+  ].map((m) => m[1]!);
+}
+
+/** Whether a file's code (not its comments) calls a client global Node gives without an import. */
+function usesGlobalClient(file: string): boolean {
+  const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+  return /(?<![\w$.])(fetch|WebSocket|EventSource)\s*\(|new\s+(WebSocket|EventSource)\b/.test(code);
 }
 
 const files = sourceFiles(SRC);
@@ -88,9 +98,15 @@ describe('source structure', () => {
   });
 
   it('keeps every TLS client out of the commands started without NODE_EXTRA_CA_CERTS', () => {
-    const registry = readFileSync(join(SRC, 'cli/commands/index.ts'), 'utf8');
+    const registryFile = join(SRC, 'cli/commands/index.ts');
+    const registry = readFileSync(registryFile, 'utf8');
     const moduleOf = new Map([...registry.matchAll(/^\s*'?([a-z-]+)'?: \(\) => import\('(\.\/[a-z-]+)\.js'\)/gm)].map((m) => [m[1]!, join(SRC, 'cli/commands', `${m[2]}.ts`)]));
-    /** The modules of flotilla and the TLS clients a command's module reaches, by any chain of imports. */
+    /**
+     * The modules of flotilla and the TLS clients a command reaches, by any
+     * chain of imports from its module or from the CLI's own (the launcher,
+     * the program, the code cache, which every command runs; the program
+     * loads only the named command of the registry).
+     */
     const tlsReached = (command: string): string[] => {
       const start = moduleOf.get(command);
       if (start === undefined) return [`no command ${command}`];
@@ -99,11 +115,18 @@ describe('source structure', () => {
         // (A generated file's import, written by the code as text, names no source file.)
         if (reached.has(file) || !graph.has(file)) return;
         reached.add(file);
+        if (file === registryFile) return;
         for (const next of graph.get(file) ?? []) walk(next);
       };
-      walk(start);
+      for (const file of [start, ...['launch.ts', 'main.ts', 'program.ts', 'code-cache.ts'].map((f) => join(SRC, 'cli', f))]) walk(file);
       const clients = /^(node:)?(https|tls|http2)$|^@kubernetes\/client-node$|^undici$/;
-      return [...reached].flatMap((f) => [...(/^(oci|kube)\//.test(name(f)) ? [name(f)] : []), ...packagesOf(f).filter((p) => clients.test(p)).map((p) => `${name(f)} imports ${p}`)]);
+      return [...reached].flatMap((f) => [
+        ...(/^(oci|kube)\//.test(name(f)) ? [name(f)] : []),
+        ...packagesOf(f)
+          .filter((p) => clients.test(p))
+          .map((p) => `${name(f)} imports ${p}`),
+        ...(usesGlobalClient(f) ? [`${name(f)} calls fetch or opens a socket of the web`] : []),
+      ]);
     };
     // The walk finds them where they are…
     for (const command of ['push', 'apply', 'images']) expect(tlsReached(command), command).not.toEqual([]);

@@ -4,9 +4,13 @@
  * (src/cli/entry-shell.ts), and `node dist/cli/flotilla.cjs` still runs the
  * same CLI without them. Each process reports, through a probe NODE_OPTIONS
  * loads, its Node flags and the environment its code and children see.
+ * Processes run asynchronously: one test's plugin talks to an HTTPS server
+ * of the test's own process.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_WITHOUT_TLS } from '../../src/cli/commands/index.js';
@@ -25,87 +29,135 @@ interface Seen {
 const CA_WARNING = /Ignoring extra certs from/;
 
 /** `program`: the entry run as a program, `link`: through a symbolic link to it (as npm links the command), `node`: by `node <entry>`. */
-function run(how: 'program' | 'link' | 'node', args: readonly string[], env: Record<string, string> = {}) {
+async function run(how: 'program' | 'link' | 'node', args: readonly string[], env: Record<string, string> = {}) {
   const dir = tempDir();
   const probe = join(dir, 'probe.cjs');
   writeFileSync(
     probe,
     `process.on('exit', () => process.stderr.write('SEEN ' + JSON.stringify({ execArgv: process.execArgv, ca: process.env.NODE_EXTRA_CA_CERTS, deferred: process.env.${DEFERRED_CA_VARIABLE} }) + '\\n'));\n`,
   );
-  const fullEnv: NodeJS.ProcessEnv = { ...process.env, FLOTILLA_BUILD_SERVER: '0', FLOTILLA_CACHE_DIR: join(dir, 'cache'), ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(probe)}` };
-  delete fullEnv[DEFERRED_CA_VARIABLE];
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  delete base[DEFERRED_CA_VARIABLE];
+  const fullEnv: NodeJS.ProcessEnv = { ...base, FLOTILLA_BUILD_SERVER: '0', FLOTILLA_CACHE_DIR: join(dir, 'cache'), ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(probe)}` };
   const link = join(dir, 'bin', 'flotilla');
   if (how === 'link') {
     mkdirSync(join(dir, 'bin'));
     symlinkSync(entry, link);
   }
-  const result = how === 'node' ? spawnSync(process.execPath, [entry, ...args], { encoding: 'utf8', env: fullEnv }) : spawnSync(how === 'link' ? link : entry, args, { encoding: 'utf8', env: fullEnv });
-  const seen = /^SEEN (.*)$/m.exec(result.stderr);
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr, seen: seen ? (JSON.parse(seen[1]!) as Seen) : undefined };
+  const child = how === 'node' ? spawn(process.execPath, [entry, ...args], { env: fullEnv }) : spawn(how === 'link' ? link : entry, args, { env: fullEnv });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const status = await new Promise<number | null>((done, fail) => {
+    child.on('error', fail);
+    child.on('close', done);
+  });
+  const seen = /^SEEN (.*)$/m.exec(stderr);
+  return { status, stdout, stderr, seen: seen ? (JSON.parse(seen[1]!) as Seen) : undefined };
 }
 
+/** A self-signed certificate for 127.0.0.1, and an HTTPS server presenting it that answers `fetched`. */
+async function httpsServer(dir: string): Promise<{ url: string; certificate: string; close: () => void }> {
+  const key = join(dir, 'key.pem');
+  const certificate = join(dir, 'certificate.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certificate, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  const server = createServer({ key: readFileSync(key), cert: readFileSync(certificate) }, (_request, response) => response.end('fetched'));
+  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`, certificate, close: () => server.close() };
+}
+
+const POOL = ['--v8-pool-size=1'];
+
 describe('the flotilla entry', () => {
-  it('is a shell script whose first lines are the entry shell, and a module Node runs', () => {
+  it('is a shell script whose first lines are the entry shell, and a module Node runs', async () => {
     const lines = readFileSync(entry, 'utf8').split('\n');
     expect(lines.slice(0, 4)).toEqual(entryShellLines(COMMANDS_WITHOUT_TLS));
     accessSync(entry, constants.X_OK);
-    expect(run('program', ['--version']).stdout.trim()).toBe('0.1.0');
-    expect(run('node', ['--version']).stdout.trim()).toBe('0.1.0');
+    expect((await run('program', ['--version'])).stdout.trim()).toBe('0.1.0');
+    expect((await run('node', ['--version'])).stdout.trim()).toBe('0.1.0');
   });
 
-  it('starts a build without NODE_EXTRA_CA_CERTS and gives it back before the command runs', () => {
+  it('starts a build without NODE_EXTRA_CA_CERTS and gives it back before the command runs', async () => {
     // Arguments reach the CLI as given: a folder with a space and a quote in its name.
     const out = join(tempDir(), `out "dir" here`);
     const missing = join(tempDir(), 'no such file.pem');
-    const built = run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: missing });
+    const built = await run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: missing });
     expect(built.status, built.stderr).toBe(0);
     expect(built.stderr).not.toMatch(CA_WARNING);
-    expect(built.seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: missing });
+    expect(built.seen).toEqual({ execArgv: POOL, ca: missing });
     // Set but empty is given back as it was.
-    expect(run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: '' }).seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: '' });
+    expect((await run('program', ['build', writeApp(), '-d', out], { NODE_EXTRA_CA_CERTS: '' })).seen).toEqual({ execArgv: POOL, ca: '' });
   });
 
-  it('runs through a symbolic link, as npm links the command', () => {
-    const built = run('link', ['build', writeApp(), '-d', join(tempDir(), 'out')], { NODE_EXTRA_CA_CERTS: join(tempDir(), 'missing.pem') });
+  it('runs through a symbolic link, as npm links the command', async () => {
+    const built = await run('link', ['build', writeApp(), '-d', join(tempDir(), 'out')], { NODE_EXTRA_CA_CERTS: join(tempDir(), 'missing.pem') });
     expect(built.status, built.stderr).toBe(0);
     expect(built.stderr).not.toMatch(CA_WARNING);
-    expect(built.seen?.execArgv).toEqual(['--v8-pool-size=0']);
+    expect(built.seen?.execArgv).toEqual(POOL);
   });
 
-  it('keeps NODE_EXTRA_CA_CERTS for a command that may open a TLS connection', () => {
+  it('keeps NODE_EXTRA_CA_CERTS for a command that may open a TLS connection', async () => {
     const missing = join(tempDir(), 'missing.pem');
-    const push = run('program', ['push', '--help'], { NODE_EXTRA_CA_CERTS: missing });
+    const push = await run('program', ['push', '--help'], { NODE_EXTRA_CA_CERTS: missing });
     expect(push.status, push.stderr).toBe(0);
     expect(push.stderr).toMatch(CA_WARNING);
-    expect(push.seen).toEqual({ execArgv: ['--v8-pool-size=0'], ca: missing });
+    expect(push.seen).toEqual({ execArgv: POOL, ca: missing });
   });
 
-  it('runs the same CLI when Node runs it directly, with the environment untouched', () => {
+  it('runs the same CLI when Node runs it directly, with the environment untouched', async () => {
     const missing = join(tempDir(), 'missing.pem');
-    const built = run('node', ['build', writeApp(), '-d', join(tempDir(), 'out')], { NODE_EXTRA_CA_CERTS: missing });
+    const built = await run('node', ['build', writeApp(), '-d', join(tempDir(), 'out')], { NODE_EXTRA_CA_CERTS: missing });
     expect(built.status, built.stderr).toBe(0);
     expect(built.stderr).toMatch(CA_WARNING);
     expect(built.seen).toEqual({ execArgv: [], ca: missing });
   });
 
-  it('leaves the pool size to NODE_OPTIONS when it names one', () => {
-    const seen = run('program', ['--version'], { NODE_OPTIONS: '--v8-pool-size=2' }).seen;
-    expect(seen?.execArgv).toEqual([]);
+  it('drops a deferred value it did not set itself', async () => {
+    expect((await run('program', ['--version'], { [DEFERRED_CA_VARIABLE]: '/elsewhere.pem' })).seen).toEqual({ execArgv: POOL, ca: process.env.NODE_EXTRA_CA_CERTS });
+  });
+
+  it('leaves the pool size to NODE_OPTIONS when it names one, in either spelling', async () => {
+    for (const option of ['--v8-pool-size=2', '--v8_pool_size=2']) expect((await run('program', ['--version'], { NODE_OPTIONS: option })).seen?.execArgv).toEqual([]);
+  });
+
+  it("says how to trust NODE_EXTRA_CA_CERTS when a plugin's TLS connection fails in a build started without them", async () => {
+    const server = await httpsServer(tempDir());
+    try {
+      const plugin = `import { ChartPlugin } from 'flotilla/plugin';\nexport default class Web extends ChartPlugin {\n  chart = 'web';\n  async getOverrides() {\n    const answer = await fetch(process.env.TEST_URL ?? '');\n    return { conf: { from: await answer.text() } };\n  }\n}\n`;
+      const app = writeApp({ 'plugins/010_web.ts': plugin });
+      // Each into a folder of its own: a build kept in its output folder would not run the plugin again.
+      const args = () => ['build', app, '-d', join(tempDir(), 'out'), '--no-typecheck'];
+      const env = { NODE_EXTRA_CA_CERTS: server.certificate, TEST_URL: server.url };
+      const without = await run('program', args(), env);
+      expect(without.status).toBe(1);
+      expect(without.stderr).toMatch(/plugin web \(plugins\/010_web\.ts\) getOverrides for release web failed: fetch failed$/m);
+      expect(without.stderr).toMatch(/^flotilla: a TLS certificate was not trusted, and this command started Node without the certificates NODE_EXTRA_CA_CERTS names .* run it as node "\$\(command -v flotilla\)" … to trust them$/m);
+      // As it says: Node given the certificates trusts the server.
+      const withThem = await run('node', args(), env);
+      expect(withThem.status, withThem.stderr).toBe(0);
+      // A failure of another cause says nothing of certificates.
+      const refused = await run('program', args(), { ...env, TEST_URL: 'http://127.0.0.1:1/' });
+      expect(refused.status).toBe(1);
+      expect(refused.stderr).not.toMatch(/was not trusted/);
+    } finally {
+      server.close();
+    }
   });
 });
 
 describe('restoreDeferredVariables', () => {
   it('gives NODE_EXTRA_CA_CERTS back, empty or not, and keeps one already set', () => {
-    for (const value of ['/etc/ca.pem', '']) {
+    for (const [value, startedWithoutExtraCaCerts] of [['/etc/ca.pem', true], ['', false]] as const) {
       const env: NodeJS.ProcessEnv = { [DEFERRED_CA_VARIABLE]: value, PATH: '/bin' };
-      restoreDeferredVariables(env);
+      expect(restoreDeferredVariables(env)).toEqual({ startedWithoutExtraCaCerts });
       expect(env).toEqual({ NODE_EXTRA_CA_CERTS: value, PATH: '/bin' });
     }
     const both: NodeJS.ProcessEnv = { [DEFERRED_CA_VARIABLE]: '/a.pem', NODE_EXTRA_CA_CERTS: '/b.pem' };
-    restoreDeferredVariables(both);
+    expect(restoreDeferredVariables(both)).toEqual({ startedWithoutExtraCaCerts: false });
     expect(both).toEqual({ NODE_EXTRA_CA_CERTS: '/b.pem' });
     const neither: NodeJS.ProcessEnv = { PATH: '/bin' };
-    restoreDeferredVariables(neither);
+    expect(restoreDeferredVariables(neither)).toEqual({ startedWithoutExtraCaCerts: false });
     expect(neither).toEqual({ PATH: '/bin' });
   });
 

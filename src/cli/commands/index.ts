@@ -40,10 +40,10 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
 };
 
 /**
- * The commands that open no TLS connection in their process (plugins run
- * offline in them: docs/plugins.md). The `flotilla` entry starts Node for
- * them without the certificates NODE_EXTRA_CA_CERTS names (src/cli/entry-shell.ts);
- * test/cli/entry.test.ts walks each one's modules for a TLS client. A new
- * command joins only if it never will open one.
+ * The commands that open no TLS connection of their own (plugins they run
+ * run offline: docs/plugins.md). The `flotilla` entry starts Node for them
+ * without the certificates NODE_EXTRA_CA_CERTS names (src/cli/entry-shell.ts);
+ * test/architecture/imports.test.ts walks each one's modules for a TLS
+ * client. A new command joins only if it never will open one.
  */
 export const COMMANDS_WITHOUT_TLS: readonly string[] = ['build', 'build-server', 'template', 'releases', 'preflight', 'verify', 'inspect', 'sign', 'policy', 'plugin', 'import'];
