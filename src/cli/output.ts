@@ -21,12 +21,17 @@ export const consoleOutput: Output = {
  */
 export function describeFailure(error: unknown, debug: boolean): { readonly lines: readonly string[]; readonly exitCode: number } {
   const stack = debug && error instanceof Error && error.stack ? [error.stack] : [];
-  const hint = startedWithoutExtraCaCerts() && certificateUntrusted(error) ? [WITHOUT_EXTRA_CA_CERTS_HINT] : [];
+  const hint = hintsFor(error);
   if (error instanceof FlotillaError) return { lines: [...stack, `flotilla: ${error.message}`, ...hint], exitCode: error.exitCode };
   const system = systemFileError(error);
   if (system) return { lines: [...stack, `flotilla: ${system.message}`, ...hint], exitCode: system.exitCode };
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0];
   return { lines: [...stack, `flotilla: unexpected error: ${message}${debug ? '' : ' (rerun with --debug for the stack trace)'}`, ...hint], exitCode: 1 };
+}
+
+/** Lines said after a failure's own: what about this process may have caused it (see entry-shell.ts). */
+export function hintsFor(error: unknown): string[] {
+  return startedWithoutExtraCaCerts() && certificateUntrusted(error) ? [WITHOUT_EXTRA_CA_CERTS_HINT] : [];
 }
 
 const WITHOUT_EXTRA_CA_CERTS_HINT =

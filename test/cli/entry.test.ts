@@ -28,8 +28,12 @@ interface Seen {
 /** Node's warning for a NODE_EXTRA_CA_CERTS it could not read: printed as Node starts, so only when Node was given the variable. */
 const CA_WARNING = /Ignoring extra certs from/;
 
-/** `program`: the entry run as a program, `link`: through a symbolic link to it (as npm links the command), `node`: by `node <entry>`. */
-async function run(how: 'program' | 'link' | 'node', args: readonly string[], env: Record<string, string> = {}) {
+/**
+ * `program`: the entry run as a program, `link`: through a symbolic link to
+ * it (as npm links the command), `node`: by `node <entry>`. `stopWhen`: Ctrl-C
+ * once the output says it (for `--watch`).
+ */
+async function run(how: 'program' | 'link' | 'node', args: readonly string[], env: Record<string, string> = {}, stopWhen?: RegExp) {
   const dir = tempDir();
   const probe = join(dir, 'probe.cjs');
   writeFileSync(
@@ -47,7 +51,10 @@ async function run(how: 'program' | 'link' | 'node', args: readonly string[], en
   const child = how === 'node' ? spawn(process.execPath, [entry, ...args], { env: fullEnv }) : spawn(how === 'link' ? link : entry, args, { env: fullEnv });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stopWhen?.test(stdout) && stdout.endsWith('\n')) child.kill('SIGINT');
+  });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const status = await new Promise<number | null>((done, fail) => {
     child.on('error', fail);
@@ -133,6 +140,9 @@ describe('the flotilla entry', () => {
       expect(without.status).toBe(1);
       expect(without.stderr).toMatch(/plugin web \(plugins\/010_web\.ts\) getOverrides for release web failed: fetch failed$/m);
       expect(without.stderr).toMatch(/^flotilla: a TLS certificate was not trusted, and this command started Node without the certificates NODE_EXTRA_CA_CERTS names .* run it as node "\$\(command -v flotilla\)" … to trust them$/m);
+      // So does a build under --watch.
+      const watched = await run('program', [...args(), '--watch'], env, /^build failed/m);
+      expect(watched.stdout).toMatch(/getOverrides for release web failed: fetch failed\nflotilla: a TLS certificate was not trusted/);
       // As it says: Node given the certificates trusts the server.
       const withThem = await run('node', args(), env);
       expect(withThem.status, withThem.stderr).toBe(0);

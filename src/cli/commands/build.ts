@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { buildApp, parseTokenArguments, watchApp, type BuildOptions } from '../../build/index.js';
 import type { CommandContext } from '../context.js';
-import { formatTable, printExternalLinks, printWarnings } from '../output.js';
+import { formatTable, hintsFor, printExternalLinks, printWarnings } from '../output.js';
 import { destinationOption, outputOption, printData, requireWith, UsageError } from '../options.js';
 
 interface BuildCommandOptions {
@@ -84,7 +84,7 @@ async function watchForever(appDir: string, options: BuildOptions): Promise<void
     if (build.ok) {
       const reused = build.result.charts.filter((c) => c.reused).length;
       console.log(`built ${build.result.file} in ${build.millis.toFixed(0)} ms${why}: ${build.result.charts.length} charts (${reused} reused), sha256 ${build.result.sha256.slice(0, 12)}`);
-    } else console.log(`build failed in ${build.millis.toFixed(0)} ms${why}:\n${build.error.message}`);
+    } else console.log([`build failed in ${build.millis.toFixed(0)} ms${why}:`, build.error.message, ...hintsFor(build.error)].join('\n'));
   });
   console.log(`watching ${appDir}; Ctrl-C stops`);
   await new Promise<void>((done) => process.once('SIGINT', done));
