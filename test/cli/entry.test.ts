@@ -56,10 +56,13 @@ async function run(how: 'program' | 'link' | 'node', args: readonly string[], en
     if (stopWhen?.test(stdout) && stdout.endsWith('\n')) child.kill('SIGINT');
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // A watch that never says what it waits for must not outlive the test.
+  const deadline = stopWhen ? setTimeout(() => child.kill('SIGKILL'), 30_000) : undefined;
   const status = await new Promise<number | null>((done, fail) => {
     child.on('error', fail);
     child.on('close', done);
   });
+  clearTimeout(deadline);
   const seen = /^SEEN (.*)$/m.exec(stderr);
   return { status, stdout, stderr, seen: seen ? (JSON.parse(seen[1]!) as Seen) : undefined };
 }
