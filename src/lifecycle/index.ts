@@ -15,6 +15,6 @@ export { APP_STATES, HISTORY_LIMIT, recordSecretName, SYSTEM_NAMESPACE, type App
 export type { ReleaseStatus } from './releases.js';
 export { deleteApp, removeApp, type RemoveOptions } from './remove.js';
 export { listApps, showApp, type AppSummary, type AppView } from './show.js';
-export { applyOverrideChange, deleteOverrides, OverrideUsageError, parseSet, setOverrides, showOverrides, type OverrideChange, type Values } from './overrides.js';
+export { applyOverrideChange, deleteOverrides, OverrideUsageError, setOverrides, showOverrides, type OverrideChange, type Values } from './overrides.js';
 export { updateApp, UpdateRecoveredError, type UpdateOptions } from './update.js';
 export { uploadApp, type UploadOptions } from './upload.js';

@@ -8,7 +8,8 @@
 import deepmerge from 'deepmerge';
 import type { KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
-import { parseSetPath, typedSetValue } from '../values/index.js';
+import { setExpressionInto } from '../values/index.js';
+import { fromPlain, toPlain } from '../document/index.js';
 import { LifecycleError } from './errors.js';
 import { RecordHandle, withAppLock, type OperationOptions } from './operation.js';
 import { AppRecords, type AppRecord } from './record.js';
@@ -30,32 +31,6 @@ export interface OverrideChange {
   readonly mode: 'reuse' | 'reset';
 }
 
-/** One `--set a.b[0].c=VALUE`: the path and the value, read as the values engine reads a `--set` (Helm's strvals: its types, its bounds). */
-export function parseSet(text: string): { path: (string | number)[]; value: JsonValue } {
-  const eq = text.indexOf('=');
-  if (eq <= 0) throw new OverrideUsageError(`--set ${text}: expected PATH=VALUE (e.g. conf.keystone.DEFAULT.debug=true)`);
-  return { path: parseSetPath(text.slice(0, eq), { kind: 'set', expression: text }), value: typedSetValue(text.slice(eq + 1)) as JsonValue };
-}
-
-function assign(root: Values, path: readonly (string | number)[], value: JsonValue): void {
-  let node: JsonValue = root;
-  for (const [i, key] of path.entries()) {
-    const last = i === path.length - 1;
-    const nextIsIndex = typeof path[i + 1] === 'number';
-    const container = node as { [k: string]: JsonValue } & JsonValue[];
-    if (last) {
-      container[key as never] = value as never;
-      return;
-    }
-    let child: JsonValue | undefined = container[key as never];
-    if (child === null || typeof child !== 'object') {
-      child = nextIsIndex ? [] : {};
-      container[key as never] = child as never;
-    }
-    node = child;
-  }
-}
-
 const overwriteLists = (_target: unknown[], source: unknown[]) => source;
 
 /** The values a change leaves for one chart. */
@@ -63,9 +38,11 @@ export function applyOverrideChange(kept: Values | undefined, change: OverrideCh
   let values: Values = change.mode === 'reuse' ? structuredClone(kept ?? {}) : {};
   // Lists are replaced, as Helm replaces them.
   for (const file of change.files) values = deepmerge(values, file, { arrayMerge: overwriteLists }) as Values;
-  for (const set of change.sets) {
-    const { path, value } = parseSet(set);
-    assign(values, path, value);
+  // Each made into them as the values engine makes a `--set` (Helm's strvals: its commas and escapes, its types, its bounds).
+  if (change.sets.length > 0) {
+    let node = fromPlain(values, { layer: 'override set', location: { file: `the ${change.mode === 'reuse' ? 'kept overrides and ' : ''}values files`, line: 0, column: 0 } });
+    for (const expression of change.sets) node = setExpressionInto(node, { kind: 'set', expression }, 'override set --set');
+    values = toPlain(node) as Values;
   }
   return values;
 }

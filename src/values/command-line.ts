@@ -6,9 +6,9 @@
  * escape). They form the top values layer, above the deployment spec, and
  * every value keeps where it was given, for `--explain`.
  */
-import { FlotillaError } from '../diagnostics/index.js';
-import { fromPlain, mapNode, parseYaml, seqNode, type ValueNode } from '../document/index.js';
-import { mergeNodes } from './merge.js';
+import { FlotillaError, formatPath } from '../diagnostics/index.js';
+import { describeKind, fromPlain, mapNode, parseYaml, seqNode, type Origin, type ValueNode } from '../document/index.js';
+import { describeOrigin, mergeNodes } from './merge.js';
 
 /** One command-line source of values, in the order given. */
 export type CommandLineValues =
@@ -26,7 +26,11 @@ export function commandLineLabel(source: CommandLineValues): string {
   return source.kind === 'file' ? `-f ${source.file}` : `--${source.kind}`;
 }
 
-/** All sources merged, later ones winning; undefined when there are none. */
+/**
+ * All sources in order, as Helm takes them: each file merged over what came
+ * before (later wins), each `--set` made into it (setExpressionInto);
+ * undefined when there are none.
+ */
 export function commandLineValues(sources: readonly CommandLineValues[]): ValueNode | undefined {
   let root: ValueNode | undefined;
   for (const source of sources) {
@@ -34,11 +38,7 @@ export function commandLineValues(sources: readonly CommandLineValues[]): ValueN
     if (source.kind === 'file') {
       const file = parseYaml(source.text, source.file, { layer: label }).root;
       if (file) root = mergeNodes(root, file);
-      continue;
-    }
-    for (const assignment of splitUnescaped(source.expression, ',', source)) {
-      root = mergeNodes(root, parseAssignment(assignment, source, label));
-    }
+    } else root = setExpressionInto(root, source, label);
   }
   return root;
 }
@@ -70,29 +70,70 @@ function splitUnescaped(text: string, separator: string, source: { kind: string;
 
 const unescape = (text: string) => text.replace(/\\(.)/g, '$1');
 
-function parseAssignment(assignment: string, source: { kind: 'set' | 'set-string'; expression: string }, label: string): ValueNode {
-  const eq = assignment.search(/(?<!\\)=/);
-  if (eq <= 0) throw new SetExpressionError(source.kind, source.expression, `"${assignment}" is not PATH=VALUE`);
-  const path = parseSetPath(assignment.slice(0, eq), source);
-  const raw = assignment.slice(eq + 1);
-  const origin = { layer: label, location: { file: `--${source.kind} ${assignment}`, line: 0, column: 0 } };
-  const value = source.kind === 'set-string' ? unescape(raw) : typedSetValue(raw);
-  let node = fromPlain(value, origin);
-  for (const part of [...path].reverse()) {
-    if (typeof part === 'number') {
-      // Helm fills the places before the index with null.
-      node = seqNode([...Array.from({ length: part }, () => fromPlain(null, origin)), node], origin);
-    } else node = mapNode(new Map([[part, node]]), origin);
+type SetSource = { readonly kind: 'set' | 'set-string'; readonly expression: string };
+
+/**
+ * `root` with one `--set` or `--set-string` expression made into it as
+ * Helm's strvals makes it into the values given before: its assignments in
+ * order (split at unescaped commas, each at its first unescaped `=`), each
+ * going into the maps and lists on its path, where a list index sets that
+ * item (a new one after null places) and the value at the end replaces what
+ * was there. A path through a value that is neither (`a.b` where `a` is a
+ * number, or null) is refused, as helm refuses it, but in a list a null
+ * item is no value yet, and an item the path goes on into as a map is
+ * replaced by one. The values engine's, and
+ * `override set --set`'s (src/lifecycle/overrides.ts).
+ */
+export function setExpressionInto(root: ValueNode | undefined, source: SetSource, label: string): ValueNode {
+  for (const text of splitUnescaped(source.expression, ',', source)) {
+    const eq = text.search(/(?<!\\)=/);
+    if (eq <= 0) throw new SetExpressionError(source.kind, source.expression, `"${text}" is not PATH=VALUE`);
+    const path = parseSetPath(text.slice(0, eq), source);
+    const raw = text.slice(eq + 1);
+    const origin = { layer: label, location: { file: `--${source.kind} ${text}`, line: 0, column: 0 } };
+    root = setInto(root, path, fromPlain(source.kind === 'set-string' ? unescape(raw) : typedSetValue(raw), origin), { source, origin, path });
   }
-  return node;
+  return root!;
+}
+
+/** What {@link setInto} needs to make nodes and say what it refuses. */
+interface SetPlace {
+  readonly source: SetSource;
+  readonly origin: Origin;
+  /** The assignment's whole path. */
+  readonly path: readonly (string | number)[];
+}
+
+function setInto(node: ValueNode | undefined, path: readonly (string | number)[], value: ValueNode, place: SetPlace): ValueNode {
+  const [part, ...rest] = path;
+  if (part === undefined) return value;
+  const wanted = typeof part === 'number' ? 'seq' : 'map';
+  if (node !== undefined && node.kind !== wanted) {
+    const at = place.path.slice(0, place.path.length - path.length);
+    throw new SetExpressionError(place.source.kind, place.source.expression, `${at.length > 0 ? formatPath(at) : 'the values'} is ${describeKind(node)}, set by ${describeOrigin(node.origin)}: not ${wanted === 'seq' ? 'a list to index' : 'a map to go into'}`);
+  }
+  if (typeof part === 'number') {
+    const items = node?.kind === 'seq' ? [...node.items] : [];
+    // Helm fills the places before a new index with null.
+    while (items.length < part) items.push(fromPlain(null, place.origin));
+    // A null item is no value yet, and one that is not a map, where the path goes on into one, is
+    // replaced by a new map (Helm's strvals; a null or other value in a map is refused instead).
+    const item = items[part];
+    const kept = item === undefined || (item.kind === 'scalar' && item.value === null) || (typeof rest[0] === 'string' && item.kind !== 'map') ? undefined : item;
+    items[part] = setInto(kept, rest, value, place);
+    return seqNode(items, node?.kind === 'seq' ? node.origin : place.origin);
+  }
+  const entries = new Map(node?.kind === 'map' ? node.entries : []);
+  entries.set(part, setInto(entries.get(part), rest, value, place));
+  return mapNode(entries, node?.kind === 'map' ? node.origin : place.origin);
 }
 
 /** Helm's own bounds on a --set path (its strvals parser): list indexes, and how deep names nest. */
 const HELM_SET_MAX_INDEX = 65536;
 const HELM_SET_MAX_NESTING = 30;
 
-/** A --set path (`a.b[0].c`, `\\.` escaping a dot) within Helm's bounds: also what `override set --set` reads. */
-export function parseSetPath(text: string, source: { kind: string; expression: string }): (string | number)[] {
+/** A --set path (`a.b[0].c`, `\\.` escaping a dot) within Helm's bounds. */
+function parseSetPath(text: string, source: { kind: string; expression: string }): (string | number)[] {
   const path: (string | number)[] = [];
   const segments = text.split(/(?<!\\)\./);
   if (segments.length - 1 > HELM_SET_MAX_NESTING) {
@@ -113,7 +154,7 @@ export function parseSetPath(text: string, source: { kind: string; expression: s
 }
 
 /** A --set value typed as Helm's strvals types it. */
-export function typedSetValue(raw: string): unknown {
+function typedSetValue(raw: string): unknown {
   if (raw.startsWith('{') && raw.endsWith('}')) {
     const inner = raw.slice(1, -1);
     return inner === '' ? [] : inner.split(/(?<!\\),/).map(typedSetValue);

@@ -9,7 +9,7 @@ import { mergeAll } from './merge.js';
 
 export * from './layers.js';
 export { describeOrigin, mergeAll, mergeNodes, ValueClashError } from './merge.js';
-export { commandLineLabel, commandLineValues, parseSetPath, SetExpressionError, typedSetValue, type CommandLineValues } from './command-line.js';
+export { commandLineLabel, commandLineValues, SetExpressionError, setExpressionInto, type CommandLineValues } from './command-line.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
 export { culpritsOf, pathsInHelmMessage, unsetPathsOf } from './helm-errors.js';
 
