@@ -37,8 +37,7 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
-
-
+const NEWLINE = 0x0a;
 
 /** Characters that cannot begin a plain scalar (YAML's indicators), or begin what this scanner leaves to js-yaml. */
 const NOT_PLAIN_START = new Set([...'[]{},#&*!|>\'"%@`'].map((c) => c.charCodeAt(0)));
@@ -79,15 +78,21 @@ const collectionEvent = (type: typeof EVENT_ID.SEQUENCE | typeof EVENT_ID.MAPPIN
 
 const POP: Event = { type: EVENT_ID.POP };
 
+/** What {@link BlockScanner.lookAhead} finds from a place. */
+interface Ahead {
+  readonly from: number;
+  /** The next line that is neither blank nor only a comment. */
+  readonly line: Line | undefined;
+  /** The deepest indentation of a comment line passed over on the way (-1: none). */
+  readonly commentIndent: number;
+}
+
 class BlockScanner {
   readonly events: Event[] = [];
   /** Where the next unread line starts. */
   private at = 0;
-  /** The line {@link peek} found from {@link peekedFrom}, kept until the cursor moves. */
-  private peeked: Line | undefined;
-  private peekedFrom = -1;
-  /** The deepest indentation of a comment line {@link peek} passed over (-1: none). */
-  private commentIndent = -1;
+  /** What {@link lookAhead} found last, kept until the cursor moves. */
+  private ahead: Ahead | undefined;
 
   constructor(
     private readonly text: string,
@@ -109,29 +114,31 @@ class BlockScanner {
 
   /** The next line that is neither blank nor only a comment, not consumed. */
   private peek(): Line | undefined {
-    if (this.peekedFrom === this.at) return this.peeked;
+    return this.lookAhead().line;
+  }
+
+  /** From the cursor: the next line with content, and the comment lines on the way. */
+  private lookAhead(): Ahead {
+    if (this.ahead?.from === this.at) return this.ahead;
     const text = this.text;
     let start = this.at;
-    let found: Line | undefined;
-    this.commentIndent = -1;
+    let line: Line | undefined;
+    let commentIndent = -1;
     while (start < text.length) {
-      let content = start;
-      while (text.charCodeAt(content) === SPACE) content++;
-      let end = text.indexOf('\n', content);
-      if (end === -1) end = text.length;
+      const content = this.pastSpaces(start);
+      const end = this.lineEnd(content);
       const c = text.charCodeAt(content);
       if (content < end && c !== HASH) {
         // js-yaml reads a marker even when indented (a key `--- a` is refused).
         if (this.isDocumentMarker(content)) throw LEFT;
-        found = { start, indent: content - start, content, end };
+        line = { start, indent: content - start, content, end };
         break;
       }
-      if (c === HASH) this.commentIndent = Math.max(this.commentIndent, content - start);
+      if (c === HASH) commentIndent = Math.max(commentIndent, content - start);
       start = end + 1;
     }
-    this.peekedFrom = this.at;
-    this.peeked = found;
-    return found;
+    this.ahead = { from: this.at, line, commentIndent };
+    return this.ahead;
   }
 
   /** Whether `---` or `...` followed by a blank or the line's end (a document's start or end) is at `at`. */
@@ -140,7 +147,7 @@ class BlockScanner {
     const marker = text.slice(at, at + 3);
     if (marker !== '---' && marker !== '...') return false;
     const after = text.charCodeAt(at + 3);
-    return at + 3 >= text.length || after === SPACE || after === 0x0a;
+    return at + 3 >= text.length || after === SPACE || after === NEWLINE;
   }
 
   private consume(line: Line): void {
@@ -201,8 +208,7 @@ class BlockScanner {
     let line = this.peek()!;
     this.events.push(collectionEvent(EVENT_ID.SEQUENCE, line.content, COLLECTION_STYLE.BLOCK));
     for (;;) {
-      let item = line.content + 1;
-      while (text.charCodeAt(item) === SPACE) item++;
+      const item = this.pastSpaces(line.content + 1);
       if (item === line.end || text.charCodeAt(item) === HASH) {
         this.consume(line);
         this.nested(indent, false, depth);
@@ -231,11 +237,8 @@ class BlockScanner {
     let colon = firstColon;
     this.events.push(collectionEvent(EVENT_ID.MAPPING, key, COLLECTION_STYLE.BLOCK));
     for (;;) {
-      let keyEnd = colon;
-      while (text.charCodeAt(keyEnd - 1) === SPACE) keyEnd--;
-      this.events.push(scalarEvent(key, keyEnd, SCALAR_STYLE.PLAIN, true));
-      let value = colon + 1;
-      while (text.charCodeAt(value) === SPACE) value++;
+      this.events.push(scalarEvent(key, this.beforeSpaces(colon), SCALAR_STYLE.PLAIN, true));
+      const value = this.pastSpaces(colon + 1);
       if (value === line.end || text.charCodeAt(value) === HASH) {
         this.consume(line);
         this.nested(indent, true, depth);
@@ -286,13 +289,13 @@ class BlockScanner {
       else if (c === DOUBLE_QUOTE || c === SINGLE_QUOTE) after = this.quoted(at, end);
       else after = this.plain(at, end);
       // Only blanks and a comment may follow on the line.
-      while (text.charCodeAt(after) === SPACE) after++;
+      after = this.pastSpaces(after);
       if (after < end && (text.charCodeAt(after) !== HASH || text.charCodeAt(after - 1) !== SPACE)) throw LEFT;
       this.consume(line);
     }
     // A more indented line (a comment too: js-yaml reads the value otherwise) would continue the value.
-    const next = this.peek();
-    if ((next && next.indent > indent) || this.commentIndent > indent) throw LEFT;
+    const { line: next, commentIndent } = this.lookAhead();
+    if ((next && next.indent > indent) || commentIndent > indent) throw LEFT;
   }
 
   /** A one-line plain scalar of a block (ended by a comment or the line); where it ends. */
@@ -300,8 +303,7 @@ class BlockScanner {
     const text = this.text;
     if (!this.plainStarts(at, end, false)) throw LEFT;
     const comment = this.find(' #', at, end);
-    let valueEnd = comment === -1 ? end : comment;
-    while (text.charCodeAt(valueEnd - 1) === SPACE) valueEnd--;
+    const valueEnd = this.beforeSpaces(comment === -1 ? end : comment);
     // `: ` inside, or a final `:`, would make the text a key.
     if (this.find(': ', at, valueEnd) !== -1 || text.charCodeAt(valueEnd - 1) === COLON) throw LEFT;
     this.events.push(scalarEvent(at, valueEnd, SCALAR_STYLE.PLAIN, true));
@@ -364,9 +366,7 @@ class BlockScanner {
       if (d === HASH && text.charCodeAt(i - 1) === SPACE) throw LEFT; // a comment inside the collection
     }
     if (i === end) throw LEFT; // over several lines
-    let valueEnd = i;
-    while (text.charCodeAt(valueEnd - 1) === SPACE) valueEnd--;
-    this.events.push(scalarEvent(at, valueEnd, SCALAR_STYLE.PLAIN, true));
+    this.events.push(scalarEvent(at, this.beforeSpaces(i), SCALAR_STYLE.PLAIN, true));
     return i;
   }
 
@@ -380,9 +380,22 @@ class BlockScanner {
     return found === -1 ? -1 : from + found;
   }
 
+  /** The first place from `at` on that is not a space. */
   private pastSpaces(at: number): number {
     while (this.text.charCodeAt(at) === SPACE) at++;
     return at;
+  }
+
+  /** Where the spaces that end at `end` begin (`end` when there are none). */
+  private beforeSpaces(end: number): number {
+    while (this.text.charCodeAt(end - 1) === SPACE) end--;
+    return end;
+  }
+
+  /** Where the line holding `at` ends: its newline, or the text's end. */
+  private lineEnd(at: number): number {
+    const end = this.text.indexOf('\n', at);
+    return end === -1 ? this.text.length : end;
   }
 
   /**
@@ -405,10 +418,8 @@ class BlockScanner {
     let leadingBlank = 0;
     let pos = valueStart;
     while (pos < text.length) {
-      let content = pos;
-      while (text.charCodeAt(content) === SPACE) content++;
-      let lineEnd = text.indexOf('\n', content);
-      if (lineEnd === -1) lineEnd = text.length;
+      const content = this.pastSpaces(pos);
+      const lineEnd = this.lineEnd(content);
       const spaces = content - pos;
       if (content === lineEnd) {
         if (contentIndent === -1) leadingBlank = Math.max(leadingBlank, spaces);
@@ -442,4 +453,9 @@ export function scanBlockEvents(text: string, maxDepth: number): Event[] | undef
     if (error === LEFT) return undefined;
     throw error;
   }
+}
+
+/** The scanner's code and tables as text: part of what a kept tree depends on (parse.ts's parserIdentity). */
+export function scannerSource(): string {
+  return [NOT_SCANNED, [...NOT_PLAIN_START], [...FLOW_STOP], MAX_SIMPLE_KEY, BlockScanner, scanBlockEvents].join('\n');
 }

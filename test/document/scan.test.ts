@@ -10,7 +10,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EVENT_ID, SCALAR_STYLE } from 'js-yaml';
+import { EVENT_ID, SCALAR_STYLE, type Event } from 'js-yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseYamlValue, YAML_LIMITS } from '../../src/document/index.js';
 import { scanBlockEvents } from '../../src/document/scan.js';
@@ -20,13 +20,13 @@ import { seededRandom } from '../support/random.js';
 import { BLOCK_INSERTS, generatedBlockYaml, generatedYaml, mangled, scannedAsJsYaml, yamlFiles } from '../support/yaml-texts.js';
 
 const MAX_DEPTH = eventDepthLimit(YAML_LIMITS);
-const held = (text: string): boolean => scannedAsJsYaml(text);
+const held = (text: string): boolean => scannedAsJsYaml(text) !== undefined;
 
-/** What the scanner's events hold, by kind and style: to show each construct is met. */
-function constructs(texts: readonly string[]): Set<string> {
+/** What the scanner's events of the texts it read hold, by kind and style: to show each construct is met. */
+function constructs(scanned: readonly Event[][]): Set<string> {
   const seen = new Set<string>();
-  for (const text of texts) {
-    for (const event of scanBlockEvents(text, MAX_DEPTH) ?? []) {
+  for (const events of scanned) {
+    for (const event of events) {
       const block = event.type === EVENT_ID.SCALAR && (event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK);
       if (event.type === EVENT_ID.SCALAR) seen.add(`scalar ${event.style}${block ? ` chomping ${event.chomping}` : ''}`);
       else if (event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) seen.add(`${event.type === EVENT_ID.SEQUENCE ? 'list' : 'map'} ${event.style}`);
@@ -50,11 +50,10 @@ describe('the line scanner against js-yaml', () => {
   });
 
   it('gives js-yaml’s events for every generated block document it reads, and reads over a third of them', () => {
-    const texts = generatedBlockYaml(12000, 23);
-    const read = texts.filter(held).length;
-    expect(read).toBeGreaterThan(4000);
+    const scanned = generatedBlockYaml(12000, 23).map((text) => scannedAsJsYaml(text)).filter((events) => events !== undefined);
+    expect(scanned.length).toBeGreaterThan(4000);
     // Every construct it reads is met: block and flow collections, plain, quoted, literal and folded scalars.
-    expect([...constructs(texts)]).toEqual(expect.arrayContaining(['list 1', 'list 2', 'map 1', 'map 2', 'scalar 1', 'scalar 2', 'scalar 3', 'scalar 4 chomping 1', 'scalar 4 chomping 2', 'scalar 5 chomping 2']));
+    expect([...constructs(scanned)]).toEqual(expect.arrayContaining(['list 1', 'list 2', 'map 1', 'map 2', 'scalar 1', 'scalar 2', 'scalar 3', 'scalar 4 chomping 1', 'scalar 4 chomping 2', 'scalar 5 chomping 2']));
   });
 
   it('gives js-yaml’s events for every document of every style it reads', () => {
@@ -107,14 +106,19 @@ describe('the line scanner against js-yaml', () => {
 
   it('leaves to js-yaml what may nest deeper than js-yaml is allowed, at any limit', () => {
     const texts = ['a: b', 'a:', '- a', '-', 'a:\n  b: 1', '- a: 1', '- [a]\n- >\n a', 'a: [[x]]', 'a: {b: [c]}', 'a: |\n  x', '- a: |\n   a', 'a:\n- a'];
-    const readAt = (limit: number) => texts.filter((text) => scannedAsJsYaml(text, limit)).length;
+    const readAt = (limit: number) => texts.filter((text) => scannedAsJsYaml(text, limit) !== undefined).length;
     for (let limit = 0; limit < 10; limit++) readAt(limit);
     // Well within the limit, every one is read.
     expect(readAt(10)).toBe(texts.length);
-    // 511 maps one in another, and as many lists: js-yaml refuses both at its limit of 512.
+  });
+
+  it("reads maps and lists nested up to two levels short of flotilla's limit, and leaves deeper ones to js-yaml", () => {
     for (const line of [(i: number) => `${' '.repeat(i)}k:`, (i: number) => `${' '.repeat(i)}-`]) {
-      const text = `${Array.from({ length: 511 }, (_, i) => line(i)).join('\n')}\n${' '.repeat(511)}x: y\n`;
-      expect(scanBlockEvents(text, MAX_DEPTH)).toBeUndefined();
+      const read: number[] = [];
+      for (let levels = 1; levels <= YAML_LIMITS.maxDepth + 2; levels++) {
+        if (held(`${Array.from({ length: levels }, (_, i) => line(i)).join('\n')}\n${' '.repeat(levels)}x: y\n`)) read.push(levels);
+      }
+      expect(read).toEqual(Array.from({ length: YAML_LIMITS.maxDepth - 2 }, (_, i) => i + 1));
     }
   });
 

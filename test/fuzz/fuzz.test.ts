@@ -119,12 +119,13 @@ describe('fuzz: YAML readers', () => {
     let read = 0;
     fc.assert(
       fc.property(fc.oneof(blockish, yamlish), (text) => {
-        if (scannedAsJsYaml(text)) read++;
+        if (scannedAsJsYaml(text) !== undefined) read++;
       }),
       settings,
     );
-    // Enough of them are read for the comparison to mean something.
-    expect(read).toBeGreaterThan(RUNS / 10);
+    // Enough of them are read for the comparison to mean something: about one in nine is (2,284 of 20,000), so a
+    // bound of one in ten failed one run in three at the default 150 runs; one in thirty is three deviations below.
+    expect(read).toBeGreaterThan(RUNS / 30);
   }, TIMEOUT);
 
   it('the bundle reader (verify, inspect) parses or names file and line', () => {

@@ -4,9 +4,8 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { dump } from 'js-yaml';
+import { dump, parseEvents, type Event } from 'js-yaml';
 import { stringify } from 'yaml';
-import { parseEvents } from 'js-yaml';
 import { expect } from 'vitest';
 import { YAML_LIMITS } from '../../src/document/index.js';
 import { scanBlockEvents } from '../../src/document/scan.js';
@@ -33,11 +32,11 @@ const INSERTS = [' ', '\n', ':', '-', '#', '"', "'", '[', ']', '{', '}', ',', '&
 /**
  * Scans `text` with the line scanner and, when it reads the text, holds it to
  * js-yaml's event parser (same events, and js-yaml must read it too).
- * Whether the scanner read it.
+ * The scanner's events, or undefined when it left the text to js-yaml.
  */
-export function scannedAsJsYaml(text: string, maxDepth = eventDepthLimit(YAML_LIMITS)): boolean {
+export function scannedAsJsYaml(text: string, maxDepth = eventDepthLimit(YAML_LIMITS)): Event[] | undefined {
   const scanned = scanBlockEvents(text, maxDepth);
-  if (!scanned) return false;
+  if (!scanned) return undefined;
   let reference;
   try {
     reference = parseEvents(text, { maxDepth });
@@ -45,7 +44,7 @@ export function scannedAsJsYaml(text: string, maxDepth = eventDepthLimit(YAML_LI
     throw new Error(`the scanner read a text js-yaml refuses (${(error as Error).message.split('\n')[0]}): ${JSON.stringify(text)}`);
   }
   expect(scanned, JSON.stringify(text)).toEqual(reference);
-  return true;
+  return scanned;
 }
 
 type Random = () => number;
@@ -69,7 +68,7 @@ function randomValue(rnd: Random, words: readonly string[], maxDepth: number): u
   return value(0);
 }
 
-/** `count` edits of `text`: a character dropped, or one of `inserts` put in, at random places. */
+/** `edits` edits of `text`: a character dropped, or one of `inserts` put in, at random places. */
 export function mangled(text: string, rnd: Random, edits: number, inserts: readonly string[]): string {
   const pick = picker(rnd);
   for (let left = edits; left > 0; left--) {
