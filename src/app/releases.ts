@@ -297,8 +297,7 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
       }
     }
   }
-  let cycle: string[] | undefined;
-  const waves = dependencyWaves(releases, (found) => (cycle ??= found));
+  const { waves, cycle } = dependencyWaves(releases);
   if (cycle) throw new DependencyCycleError(cycle, byName.get(cycle[0] as string)?.location);
 
   // A release's closure is walked when asked for, not kept for every release (kept, a chain of n releases holds n²/2 names).
@@ -335,15 +334,17 @@ export function buildReleaseGraph(releases: readonly Release[]): ReleaseGraph {
 /**
  * The items wave by wave: each one wave past its deepest dependency (names
  * not among them are passed over), table order within a wave; worked out in
- * {@link dependenciesFirst}'s order, so a chain of any length fits.
- * `onCycle` as there (a dependency on the cycle counts for nothing).
+ * {@link dependenciesFirst}'s order, so a chain of any length fits. With
+ * the first cycle found, as the names around it (a dependency on a cycle
+ * counts for nothing in the waves).
  */
-export function dependencyWaves<T extends Dependent>(items: readonly T[], onCycle?: (cycle: string[]) => void): T[][] {
+export function dependencyWaves<T extends Dependent>(items: readonly T[]): { readonly waves: T[][]; readonly cycle?: string[] } {
+  let cycle: string[] | undefined;
   const depth = new Map<string, number>();
-  for (const item of dependenciesFirst(items, onCycle)) depth.set(item.name, item.dependsOn.reduce((d, dep) => Math.max(d, (depth.get(dep) ?? -1) + 1), 0));
+  for (const item of dependenciesFirst(items, (found) => (cycle ??= found))) depth.set(item.name, item.dependsOn.reduce((d, dep) => Math.max(d, (depth.get(dep) ?? -1) + 1), 0));
   const waves: T[][] = [];
   for (const item of items) (waves[depth.get(item.name)!] ??= []).push(item);
-  return waves;
+  return cycle ? { waves, cycle } : { waves };
 }
 
 /** Named items that depend on one another by name. */

@@ -5,7 +5,7 @@ import { DiagnosticsError, FlotillaError } from '../diagnostics/index.js';
 import { checkSchema, DEFAULT_HELM_REPO, GENERATED_KUSTOMIZATION_FIELDS, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type AppMetadata, type JsonSchema } from '../app/index.js';
 import { parseYaml, toPlain } from '../document/index.js';
 import { helmRepositorySpecSchema, type HelmRepositorySpec } from '../flux/index.js';
-import { ANNOTATIONS_SCHEMA, LABEL_CHARACTERS_PATTERN, FLUX_DURATION_PATTERN, KUBE_OBJECT_NAME_MAX, LABELS_SCHEMA } from '../names/index.js';
+import { ANNOTATIONS_SCHEMA, FLUX_DURATION_PATTERN, KUBE_OBJECT_NAME_SCHEMA, LABELS_SCHEMA } from '../names/index.js';
 
 export const BUILD_CONFIG_FILE = 'fluxcd/build.yaml';
 
@@ -81,7 +81,7 @@ export const buildConfigSchema: JsonSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        name: { type: 'string', pattern: LABEL_CHARACTERS_PATTERN, maxLength: KUBE_OBJECT_NAME_MAX, expected: `a Kubernetes object name (at most ${KUBE_OBJECT_NAME_MAX} long)` },
+        name: KUBE_OBJECT_NAME_SCHEMA,
         url: { type: 'string', pattern: '^(https?|oci)://', expected: 'an http(s):// or oci:// URL' },
         interval: { type: 'string', pattern: FLUX_DURATION_PATTERN, expected: 'a Flux duration such as 1m' },
         spec: extraRepositorySpec(),

@@ -156,10 +156,9 @@ function mapReleases(manifests: StxManifests, metadata: AppMetadata | undefined,
 
 /** No dependency cycle; a note when the table's order is not the apply order flotilla build writes. */
 function checkApplyOrder(releases: readonly ImportedRelease[], problems: Problems): void {
-  let cycle: string[] | undefined;
-  const waves = dependencyWaves(releases, (found) => (cycle ??= found));
+  const { waves, cycle } = dependencyWaves(releases);
   if (cycle) {
-    const first = releases.find((r) => r.name === cycle![0])!;
+    const first = releases.find((r) => r.name === cycle[0])!;
     problems.error(`dependency cycle between releases: ${cycle.join(' → ')}`, { file: first.source.helmRelease.file, line: 1, column: 1 });
     return;
   }

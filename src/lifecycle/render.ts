@@ -90,7 +90,11 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   };
 }
 
-/** The bytes of a Secret's or a ConfigMap's data as the API server counts them: every value, decoded (exported for its test). */
+/**
+ * The bytes of a Secret's or a ConfigMap's data as the API server counts
+ * them: base64 values decoded (a Secret's data, a ConfigMap's binaryData),
+ * text values as UTF-8 (stringData, a ConfigMap's data). Exported for its test.
+ */
 export function dataBytes(object: KubeObject & { data?: unknown; stringData?: unknown; binaryData?: unknown }): number {
   const values = (field: unknown): string[] => (field !== null && typeof field === 'object' ? Object.values(field).map(String) : []);
   const decoded = (field: unknown) => values(field).reduce((sum, value) => sum + Buffer.from(value, 'base64').length, 0);

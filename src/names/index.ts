@@ -26,7 +26,11 @@ export const DNS1123_LABEL_SCHEMA = { type: 'string', pattern: LABEL_CHARACTERS_
 /** The longest Kubernetes object name (a DNS-1123 subdomain). */
 export const KUBE_OBJECT_NAME_MAX = 253;
 
-const DNS1123_SUBDOMAIN = new RegExp(`^${SUBDOMAIN}$`);
+const KUBE_OBJECT_NAME_PATTERN = `^${SUBDOMAIN}$`;
+const DNS1123_SUBDOMAIN = new RegExp(KUBE_OBJECT_NAME_PATTERN);
+
+/** The schema of a Kubernetes object name (a HelmRepository's): {@link isKubeObjectName} as a schema. */
+export const KUBE_OBJECT_NAME_SCHEMA = { type: 'string', pattern: KUBE_OBJECT_NAME_PATTERN, maxLength: KUBE_OBJECT_NAME_MAX, expected: `a Kubernetes object name (lower-case letters, digits, dashes and dots, at most ${KUBE_OBJECT_NAME_MAX} long)` } as const;
 
 /** A Kubernetes object name: a DNS-1123 subdomain (labels of a label's characters joined by dots), at most 253 long. */
 export function isKubeObjectName(name: string): boolean {

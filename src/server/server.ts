@@ -32,11 +32,11 @@ export interface ServeOptions {
   /**
    * Run once no command has come for `afterIdleMillis`: work that readies
    * the server for what no client asked yet, such as warming its code up. A
-   * command that comes meanwhile aborts `cut` (and waits for `run` to stop);
-   * a warm-up cut short runs again at the next quiet spell, until one ends
-   * uncut. Its failure is nobody's, and it is not tried again.
+   * command that comes meanwhile aborts `cut` (and waits for `run` to stop).
+   * `run` resolves when it ran to its end; it rejects when it failed (its
+   * failure is nobody's, and it is not tried again) or was cut short, and
+   * then runs again at the next quiet spell, until one ends uncut.
    */
-  /** `run` resolves when it ran to its end; it rejects when it failed or was cut short (`cut` aborted), and is then tried again only in the second case. */
   readonly warmUp?: { readonly afterIdleMillis: number; run(cut: AbortSignal): Promise<void> };
   /** False once the server's own code is gone (flotilla rebuilt or reinstalled): no client will find it, so it stops. */
   installed?(): boolean;
@@ -62,8 +62,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   let warmingUp: AbortController | undefined;
   /** (Re)starts the wait for the warm-up, which runs after a quiet spell. */
   const awaitQuiet = (): void => {
-    if (warmUp !== 'waiting' || stopping || !options.warmUp) return;
-    const run = options.warmUp.run;
+    const hook = options.warmUp;
+    if (warmUp !== 'waiting' || stopping || !hook) return;
     clearTimeout(warmUpTimer);
     warmUpTimer = setTimeout(() => {
       if (warmUp !== 'waiting' || stopping) return;
@@ -74,13 +74,13 @@ export async function serve(options: ServeOptions): Promise<void> {
         const cut = new AbortController();
         warmingUp = cut;
         // Ended by itself it counts, even when a command came just after; cut short, it waits for the next quiet spell.
-        warmUp = await run(cut.signal).then(
+        warmUp = await hook.run(cut.signal).then(
           () => 'done' as const,
           () => (cut.signal.aborted ? ('waiting' as const) : ('failed' as const)),
         );
         warmingUp = undefined;
       });
-    }, options.warmUp.afterIdleMillis);
+    }, hook.afterIdleMillis);
   };
 
   const server = createServer((socket) => handle(socket));

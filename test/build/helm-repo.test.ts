@@ -37,6 +37,15 @@ describe('the HelmRepository of a build', () => {
     );
   });
 
+  it('takes any Kubernetes object name for the HelmRepository, dots included, and refuses another', async () => {
+    const named = (name: string) => writeApp({ 'fluxcd/build.yaml': `helmRepository:\n  name: ${name}\n  url: http://charts.example.org/starlingx\n` });
+    const result = await buildApp(named('stx.charts'), { outDir: tempDir(), cacheDir: false });
+    expect((await repositoryOf(result.file)).metadata.name).toBe('stx.charts');
+    for (const name of ['Stx_Charts', 'stx..charts', `${'a'.repeat(254)}`]) {
+      await expect(buildApp(named(name), { outDir: tempDir(), cacheDir: false })).rejects.toThrow(/fluxcd\/build\.yaml:2:3: error: expected a Kubernetes object name \(lower-case letters, digits, dashes and dots, at most 253 long\).* \(at helmRepository\.name\)$/m);
+    }
+  });
+
   it('refuses a repository URL whose last segment sysinv does not accept', async () => {
     const app = writeApp({ 'fluxcd/build.yaml': 'helmRepository:\n  url: http://charts.example.org/demo\n' });
     const error = await buildApp(app, { outDir: tempDir() }).catch((e: unknown) => e);
