@@ -10,7 +10,6 @@ import { existsSync, lstatSync, readdirSync, rmSync, watch, writeFileSync, type 
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { emptyReadMemory, removeLeftBehind } from '../files/index.js';
 import { cacheFolderGone, memoryKey, type BuildOptions, type BuildResult, type WatchMemory } from './build.js';
-import { FolderPrints } from './chart-cache.js';
 
 /** Folders never worth a rebuild: the build's own output, version control, dependencies. */
 const IGNORED_TOP = new Set(['.git', 'node_modules', '.flotilla-cache', '.cache']);
@@ -80,7 +79,7 @@ export class AppWatcher {
       memory = undefined;
     }
     // The most recently used last; each holds its last tarball, so only a few are kept.
-    this.memories.set(key, (memory ??= { folderPrints: new FolderPrints(), linkChecks: new Map() }));
+    this.memories.set(key, (memory ??= { folderPrints: new Map(), linkChecks: new Map(), changesHeard: () => this.generation }));
     for (const old of this.memories.keys()) if (this.memories.size > MEMORIES_KEPT) this.memories.delete(old);
     memory.files = this.linked ? undefined : (memory.files ?? emptyReadMemory());
     return { memory, fresh };

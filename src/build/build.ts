@@ -12,7 +12,7 @@ import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
 import { BundleReuse } from './bundle-reuse.js';
-import { ChartCache, type CachedChart, type FolderPrints } from './chart-cache.js';
+import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatBytes } from '../diagnostics/index.js';
@@ -80,8 +80,7 @@ export interface BuiltChart {
  * tarball last written is kept as it was written, so the next build copies
  * its pieces without reading it back.
  */
-export interface WatchMemory extends PassedReleases {
-  readonly folderPrints: FolderPrints;
+export interface WatchMemory extends PassedReleases, KeptPrints {
   readonly linkChecks: Map<string, readonly ExternalLink[]>;
   /** The app folder's files as read before; none while the app holds a symbolic link (see ReadMemory). */
   files?: ReadMemory;
@@ -170,7 +169,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.watched?.folderPrints) : undefined);
+  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.watched) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -350,8 +349,9 @@ async function packageCharts(
   }
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
-  // With a cache, each chart folder's print is taken as it is read (src/files/folder-print.ts), not by a walk of its own.
-  const loading = { print: cache !== undefined };
+  // With a cache, each chart folder's print is taken as it is read (src/files/folder-print.ts), not by a walk of its own
+  // (nor twice: not when the cache walked it to see whether the chart changed).
+  const loading = cache ? { print: (dir: string) => cache.printsAgain(dir) } : {};
   const loader = createChartLoader(loading);
   const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {

@@ -66,27 +66,17 @@ function sourceFolders(chart: ChartSource, into = new Map<string, FolderPrint | 
 }
 
 /**
- * Fingerprints of source folders by absolute path (undefined: the folder
- * could not be walked), as a long-lived process keeps them from build to
- * build: its watcher deletes a folder's print as soon as it hears a change
- * below it (app-watcher.ts). Deletions are counted: a print the loader took
- * after one may hold what the change replaced, so it is not kept (see
- * ChartCache.fingerprint). A count, not a time: a clock set back cannot
- * make an old drop look earlier than a print.
+ * What a long-lived process keeps of source folders from build to build:
+ * their prints by absolute path (undefined: the folder could not be
+ * walked), which its watcher deletes as soon as it hears a change below one
+ * (app-watcher.ts), and how many changes that watcher has heard. A print the
+ * loader took after a change was heard may hold what the change replaced,
+ * so it is not kept (see ChartCache.fingerprint). A count, not a time: a
+ * clock set back cannot make an old change look earlier than a print.
  */
-export class FolderPrints extends Map<string, FolderPrint | undefined> {
-  /** How many times a print was deleted or all were cleared. */
-  drops = 0;
-
-  override delete(dir: string): boolean {
-    this.drops++;
-    return super.delete(dir);
-  }
-
-  override clear(): void {
-    this.drops++;
-    super.clear();
-  }
+export interface KeptPrints {
+  readonly folderPrints: Map<string, FolderPrint | undefined>;
+  changesHeard(): number;
 }
 
 export interface CachedChart {
@@ -103,14 +93,21 @@ export class ChartCache {
    * walked once per build, and `--watch` keeps them from build to build,
    * dropping a folder's as soon as anything below it changes (see watch.ts).
    */
-  private readonly prints: FolderPrints;
-  /** The prints' drops when this build's cache was opened, before any chart of it was read. */
-  private readonly dropsAtOpen: number;
+  private readonly prints: Map<string, FolderPrint | undefined>;
+  /** Whether a change was heard since this build's cache was opened, before any chart of it was read. */
+  private readonly changeHeard: () => boolean;
+  /**
+   * The prints this build took by walking a folder (to tell whether a chart
+   * changed): the loader need not print those folders again as it reads them
+   * (see {@link printsAgain}), and the chart's entry gets the print taken
+   * before its read.
+   */
+  private readonly walked = new Map<string, FolderPrint | undefined>();
 
   /**
    * The prints of `dirs` joined: those just `read`, else those kept (unless
    * hard-linked), else taken now; `takenAt` the earliest. A print read is
-   * kept only when no print was dropped since this cache was opened: a change heard while
+   * kept only when no change was heard since this cache was opened: one heard while
    * its chart was packaged may lie below its folder, and keeping the print
    * read before it would hide that change from the next build.
    */
@@ -120,8 +117,12 @@ export class ChartCache {
     let takenAt = Infinity;
     for (const dir of dirs) {
       const fresh = read.get(dir);
-      if (fresh && this.prints.drops === this.dropsAtOpen) this.prints.set(dir, fresh);
-      else if (!fresh && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) this.prints.set(dir, printFolder(dir));
+      if (fresh && !this.changeHeard()) this.prints.set(dir, fresh);
+      else if (!fresh && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) {
+        const walked = printFolder(dir);
+        this.walked.set(dir, walked);
+        this.prints.set(dir, walked);
+      }
       const print = fresh ?? this.prints.get(dir);
       if (!print) return undefined;
       hash.update(`${dir}\0${print.digest}\n`);
@@ -135,20 +136,21 @@ export class ChartCache {
     private readonly dir: string,
     private readonly previous: IndexFile | undefined,
     private readonly archives: BundleReuse,
-    prints: FolderPrints | undefined,
+    kept: KeptPrints | undefined,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
-    this.prints = prints ?? new FolderPrints();
-    this.dropsAtOpen = this.prints.drops;
+    this.prints = kept?.folderPrints ?? new Map();
+    const changesAtOpen = kept?.changesHeard();
+    this.changeHeard = () => kept !== undefined && kept.changesHeard() !== changesAtOpen;
   }
 
   /**
    * The cache in `dir`; archives are found in `archives`, the previous
-   * tarball; `prints` are folder fingerprints known still to hold. A torn,
+   * tarball; `kept`, a long-lived process's folder prints. A torn,
    * foreign or hand-edited index is ignored (and rewritten by this build),
    * never a reason to fail.
    */
-  static open(dir: string, archives: BundleReuse, prints?: FolderPrints): ChartCache {
+  static open(dir: string, archives: BundleReuse, kept?: KeptPrints): ChartCache {
     const file = join(dir, 'index.json');
     let index: Partial<IndexFile> | null | undefined;
     try {
@@ -156,9 +158,14 @@ export class ChartCache {
     } catch {
       index = undefined;
     }
-    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined, archives, prints);
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined, archives, kept);
     const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
-    return new ChartCache(dir, { format: FORMAT, charts }, archives, prints);
+    return new ChartCache(dir, { format: FORMAT, charts }, archives, kept);
+  }
+
+  /** Whether the chart loader should print `dir` as it reads it: not when this build walked it already. */
+  printsAgain(dir: string): boolean {
+    return !this.walked.has(dir);
   }
 
   /** The archive of the chart in `chartDir` when nothing below its source folders changed since it was packaged. */
@@ -184,7 +191,8 @@ export class ChartCache {
     const packaged = fromCache ?? (await packageChart(chart));
     const folders = sourceFolders(chart);
     const dirs = [...folders.keys()];
-    // As the loader read the folders (when it was asked to print them), else walked now.
+    // As the loader read the folders, or as this build walked them before the loader read them, else walked now.
+    for (const dir of dirs) if (!folders.get(dir) && this.walked.get(dir)) folders.set(dir, this.walked.get(dir));
     const print = this.fingerprint(dirs, folders);
     if (print) {
       this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt: print.takenAt };

@@ -36,8 +36,8 @@ function stripBom(data: Buffer): Buffer {
 interface LoadContext {
   /** file:// charts by real path, so a library used by several charts is read once per load. */
   readonly cache: Map<string, Promise<ChartSource>>;
-  /** Take each chart folder's print as it is read (ChartSource.print). */
-  readonly print?: boolean;
+  /** Which chart folders to print as they are read (ChartSource.print). */
+  readonly print?: (dir: string) => boolean;
   /** What the archives of this load (and the tarball holding them) may still decompress. */
   readonly budget?: DecompressionBudget;
 }
@@ -60,7 +60,7 @@ export interface ChartLoader {
   load(dir: string, chartYaml?: ParsedText): Promise<ChartSource>;
 }
 
-export function createChartLoader(options: { readonly print?: boolean } = {}): ChartLoader {
+export function createChartLoader(options: { readonly print?: (dir: string) => boolean } = {}): ChartLoader {
   const ctx: LoadContext = { cache: new Map(), print: options.print };
   return {
     async load(dir: string, chartYaml?: ParsedText): Promise<ChartSource> {
@@ -102,7 +102,7 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, 
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const rules = ignoreText === undefined ? HelmignoreRules.defaultsOnly() : HelmignoreRules.parse(ignoreText, ignoreFile);
-  const printer = ctx.print ? new FolderPrinter() : undefined;
+  const printer = ctx.print?.(dir) ? new FolderPrinter() : undefined;
   const files = await walkChartDir(dir, rules, printer);
   if (!files.has('Chart.yaml')) {
     const rule = rules.decidingRule('Chart.yaml', false);

@@ -11,8 +11,9 @@
  * they are digested, so the order of the walk does not matter.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { readdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { readWithStats } from './read.js';
 
 export interface FolderPrint {
   readonly digest: string;
@@ -79,14 +80,9 @@ export class FolderPrinter {
 
   /** Reads a file whole through one descriptor, adding what stat says of it as it was opened. */
   read(abs: string, path: string): Buffer {
-    const fd = openSync(abs, 'r');
-    try {
-      const info = fstatSync(fd);
-      this.file(path, info);
-      return readFileSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    const { data, info } = readWithStats(abs);
+    this.file(path, info);
+    return data;
   }
 
   /** The print, or undefined when some entry could not be looked at. */

@@ -5,8 +5,9 @@
  * the same reader (as Helm's loader does). Paths are `/`-separated and
  * relative to the tree's top.
  */
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { readWithStats } from './read.js';
 
 export type EntryKind = 'file' | 'directory';
 
@@ -48,7 +49,7 @@ function kept<T>(memory: Map<string, T> | undefined, key: string, compute: () =>
 }
 
 /** What `read` returns, or undefined when there is no such file (or it is a folder). */
-function absentAsUndefined(read: () => Buffer): Buffer | undefined {
+function absentAsUndefined<T>(read: () => T): T | undefined {
   try {
     return read();
   } catch (error) {
@@ -89,19 +90,10 @@ export function directorySource(root: string, memory?: ReadMemory): FileSource {
       const path = abs(rel);
       if (!memory) return absentAsUndefined(() => readFileSync(path));
       if (memory.contents.has(path)) return memory.contents.get(path);
-      let hardLinked = false;
-      const data = absentAsUndefined(() => {
-        const fd = openSync(path, 'r');
-        try {
-          hardLinked = fstatSync(fd).nlink > 1;
-          return readFileSync(fd);
-        } finally {
-          closeSync(fd);
-        }
-      });
+      const read = absentAsUndefined(() => readWithStats(path));
       // A file with other names can change through one outside the app, which no watcher hears: read again each build.
-      if (!hardLinked) memory.contents.set(path, data);
-      return data;
+      if (!read || read.info.nlink <= 1) memory.contents.set(path, read?.data);
+      return read?.data;
     },
     kindOf,
     list: (rel) => [...kept(memory?.listings, abs(rel), () => listing(rel))],

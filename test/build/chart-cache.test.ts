@@ -5,11 +5,11 @@
  * in the memory a long-lived process (`--watch`, the build server) keeps
  * from build to build, nor in the index a later process reads.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BundleReuse } from '../../src/build/bundle-reuse.js';
-import { ChartCache, FolderPrints } from '../../src/build/chart-cache.js';
+import { ChartCache, type KeptPrints } from '../../src/build/chart-cache.js';
 import { createChartLoader } from '../../src/charts/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
@@ -27,37 +27,64 @@ describe('the chart cache with prints taken as charts are read', () => {
     await settle();
     const stored = new Map<string, Buffer>();
     const archives = { storedFile: (_path: string, sha256: string) => stored.get(sha256) } as unknown as BundleReuse;
-    // The folders' prints a long-lived process keeps from build to build (WatchMemory.folderPrints).
-    const prints = new FolderPrints();
+    // What a long-lived process keeps from build to build (WatchMemory): the folders' prints, and the changes its watcher heard.
+    let heard = 0;
+    const kept: KeptPrints = { folderPrints: new Map(), changesHeard: () => heard };
+    const prints = kept.folderPrints;
+    /** What the watcher does when it hears a change below `dir`. */
+    const hear = () => {
+      heard++;
+      prints.delete(dir);
+    };
     const cacheDir = join(base, 'cache');
 
-    const cache = ChartCache.open(cacheDir, archives, prints);
+    const cache = ChartCache.open(cacheDir, archives, kept);
     expect(cache.unchanged(dir)).toBeUndefined();
-    const chart = await createChartLoader({ print: true }).load(dir);
+    const chart = await createChartLoader({ print: () => true }).load(dir);
     expect(chart.print).toBeDefined();
-    // Saved while the chart is packaged: the watcher hears it and drops what it knew of the folder.
+    // Saved while the chart is packaged: the watcher hears it.
     writeFileSync(join(dir, 'values.yaml'), 'replicas: 5\n');
-    prints.delete(dir);
+    hear();
     const built = await cache.packaged(dir, chart);
     stored.set(built.archive.sha256, Buffer.from(built.archive.bytes));
     await cache.save();
+    // The index holds the print read with the chart, taken before the change, from when it began.
+    const entry = (JSON.parse(readFileSync(join(cacheDir, 'index.json'), 'utf8')) as { charts: Record<string, { fingerprint: string; takenAt: number }> }).charts[dir]!;
+    expect(entry.takenAt).toBe(chart.print!.takenAt);
     await settle();
 
     // The build the change starts, in the same process, and a build in a new one.
-    expect(ChartCache.open(cacheDir, archives, prints).unchanged(dir)).toBeUndefined();
+    expect(ChartCache.open(cacheDir, archives, kept).unchanged(dir)).toBeUndefined();
     expect(ChartCache.open(cacheDir, archives).unchanged(dir)).toBeUndefined();
     // The print taken before the change was not kept: the next build looked at the folder itself.
     expect(prints.get(dir)?.digest).not.toBe(chart.print!.digest);
     // Packaged again from what the folder now holds, with nothing heard meanwhile: the print read is kept, and the archive reused.
     prints.delete(dir);
-    const again = ChartCache.open(cacheDir, archives, prints);
-    const reread = await createChartLoader({ print: true }).load(dir);
+    const again = ChartCache.open(cacheDir, archives, kept);
+    const reread = await createChartLoader({ print: () => true }).load(dir);
     const rebuilt = await again.packaged(dir, reread);
     expect(prints.get(dir)).toBe(reread.print);
     stored.set(rebuilt.archive.sha256, Buffer.from(rebuilt.archive.bytes));
     await again.save();
     await settle();
-    expect(ChartCache.open(cacheDir, archives, prints).unchanged(dir)?.sha256).toBe(rebuilt.archive.sha256);
+    expect(ChartCache.open(cacheDir, archives, kept).unchanged(dir)?.sha256).toBe(rebuilt.archive.sha256);
     expect(ChartCache.open(cacheDir, archives).unchanged(dir)?.sha256).toBe(rebuilt.archive.sha256);
+
+    // Edited between builds: the next build walks the folder to see it changed, and does not print it
+    // again as the loader reads it; the print it walked serves the new entry, and the build after reuses the archive.
+    writeFileSync(join(dir, 'values.yaml'), 'replicas: 7\n');
+    await settle();
+    const edited = ChartCache.open(cacheDir, archives);
+    expect(edited.printsAgain(dir)).toBe(true);
+    expect(edited.unchanged(dir)).toBeUndefined();
+    expect(edited.printsAgain(dir)).toBe(false);
+    const loaded = await createChartLoader({ print: (d) => edited.printsAgain(d) }).load(dir);
+    expect(loaded.print).toBeUndefined();
+    const repackaged = await edited.packaged(dir, loaded);
+    expect(repackaged.reused).toBe(false);
+    stored.set(repackaged.archive.sha256, Buffer.from(repackaged.archive.bytes));
+    await edited.save();
+    await settle();
+    expect(ChartCache.open(cacheDir, archives).unchanged(dir)?.sha256).toBe(repackaged.archive.sha256);
   });
 });

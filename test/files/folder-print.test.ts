@@ -34,7 +34,7 @@ function chartFolder(): string {
 }
 
 async function printRead(dir: string) {
-  return (await createChartLoader({ print: true }).load(dir)).print;
+  return (await createChartLoader({ print: () => true }).load(dir)).print;
 }
 
 describe('folder prints', () => {
