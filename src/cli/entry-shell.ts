@@ -63,17 +63,17 @@ export function entryShellLines(commandsWithoutTls: readonly string[]): string[]
 
 /**
  * Gives back NODE_EXTRA_CA_CERTS as the user set it, once Node has started
- * without it (see above). Should both be set (the entry never does that),
- * NODE_EXTRA_CA_CERTS is kept.
+ * without it (see above); whether Node started without certificates it
+ * names (an empty value names none). Should both be set (the entry never
+ * does that), NODE_EXTRA_CA_CERTS is kept.
  */
-export function restoreDeferredVariables(env: NodeJS.ProcessEnv): { readonly startedWithoutExtraCaCerts: boolean } {
+export function restoreDeferredVariables(env: NodeJS.ProcessEnv): boolean {
   const deferred = env[DEFERRED_CA_VARIABLE];
-  if (deferred === undefined) return { startedWithoutExtraCaCerts: false };
+  if (deferred === undefined) return false;
   delete env[DEFERRED_CA_VARIABLE];
-  if (env.NODE_EXTRA_CA_CERTS !== undefined) return { startedWithoutExtraCaCerts: false };
+  if (env.NODE_EXTRA_CA_CERTS !== undefined) return false;
   env.NODE_EXTRA_CA_CERTS = deferred;
-  // Node reads nothing from an empty one.
-  return { startedWithoutExtraCaCerts: deferred !== '' };
+  return deferred !== '';
 }
 
 /** Records, for the CLI bundle, that this process started without the certificates NODE_EXTRA_CA_CERTS names. */

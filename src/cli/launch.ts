@@ -50,7 +50,7 @@ function buildServerUse(args: readonly string[]): { readonly use: boolean; reado
  */
 export function launch(bundlePath: string, contentHash: string, launcher: string): void {
   // Before anything reads the environment: a build server's place is keyed by it, and children inherit it.
-  if (restoreDeferredVariables(process.env).startedWithoutExtraCaCerts) markStartedWithoutExtraCaCerts();
+  if (restoreDeferredVariables(process.env)) markStartedWithoutExtraCaCerts();
   const bundle = pathToFileURL(bundlePath);
   const cwd = currentFolder();
   if (cwd === undefined) {
