@@ -68,7 +68,17 @@ export function looksLikeAction(name: string): boolean {
   return actionVerb(name) !== undefined;
 }
 
+/**
+ * nova's `os_compute_api:<extension>:discoverable` rules only decide whether
+ * an API extension is listed to the caller (nova's defaults leave them
+ * empty): no call is made under them, so they are no write action, whatever
+ * verb the extension's name holds (`os-attach-interfaces`).
+ */
+export function isDiscoverableRule(name: string): boolean {
+  return name.endsWith(':discoverable');
+}
+
 /** An action that changes something: its verb is a write verb. */
 export function isWriteAction(name: string): boolean {
-  return looksLikeAction(name) && !WELL_KNOWN_RULES.has(name) && actionVerb(name)?.write === true;
+  return looksLikeAction(name) && !WELL_KNOWN_RULES.has(name) && !isDiscoverableRule(name) && actionVerb(name)?.write === true;
 }

@@ -27,7 +27,7 @@ export type { Decision, EvaluateOptions, TraceNode } from './evaluator.js';
 export { evaluate, lookup, pyStr, substitute } from './evaluator.js';
 export type { DeclaredRoles, LintCode, LintFinding, LintOptions, LintSeverity, LintSummary } from './linter.js';
 export { lintPolicy, lintResolved, sortFindings, summarize } from './linter.js';
-export { actionVerb, isWriteAction, looksLikeAction, READ_VERBS, WELL_KNOWN_RULES, WRITE_VERBS } from './heuristics.js';
+export { actionVerb, isDiscoverableRule, isWriteAction, looksLikeAction, READ_VERBS, WELL_KNOWN_RULES, WRITE_VERBS } from './heuristics.js';
 export type { MatrixCell, MatrixOptions, MatrixRow, OwnerContext, OwnerKey, PolicyMatrix, ScenarioExtras } from './matrix.js';
 export { matrixActions, matrixCell, ownerKeys, ownerScenario, policyMatrix } from './matrix.js';
 export { expandRoles, personaRoles } from './roles.js';

@@ -11,7 +11,7 @@
  */
 import { walkExpr } from './ast.js';
 import { evaluate } from './evaluator.js';
-import { looksLikeAction, WELL_KNOWN_RULES } from './heuristics.js';
+import { isDiscoverableRule, looksLikeAction, WELL_KNOWN_RULES } from './heuristics.js';
 import type { EffectivePolicy } from './policy.js';
 import { expandRoles } from './roles.js';
 import type { Credentials, PolicyTarget, PolicyValue } from './types.js';
@@ -127,9 +127,9 @@ export function matrixCell(
   return 'others';
 }
 
-/** The actions a matrix shows by default: rules named like API actions, not `default`/`context_is_*`. */
+/** The actions a matrix shows by default: rules named like API actions, not `default`/`context_is_*` nor nova's `:discoverable` switches. */
 export function matrixActions(policy: EffectivePolicy): string[] {
-  return [...policy.rules.keys()].filter((n) => looksLikeAction(n) && !WELL_KNOWN_RULES.has(n)).sort();
+  return [...policy.rules.keys()].filter((n) => looksLikeAction(n) && !WELL_KNOWN_RULES.has(n) && !isDiscoverableRule(n)).sort();
 }
 
 export function policyMatrix(policy: EffectivePolicy, roles: readonly string[], options: MatrixOptions = {}): PolicyMatrix {

@@ -194,3 +194,20 @@ describe('naming heuristics', () => {
     expect(isWriteAction('default')).toBe(false);
   });
 });
+
+describe("nova's discoverable rules", () => {
+  it('are no write actions: open, as nova ships them, they give no finding; a real write action beside them still does', () => {
+    // The shape of StarlingX's horizon-nova policy file: an extension's rules, its `:discoverable` switch left empty.
+    const findings = lintRules([
+      '"os_compute_api:os-attach-interfaces": "rule:admin_api"',
+      'admin_api: "role:admin"',
+      '"os_compute_api:os-attach-interfaces:discoverable": ""',
+      '"os_compute_api:os-migrate-server:discoverable": "@"',
+      '"os_compute_api:os-shelve:discoverable": ""',
+      '"os_compute_api:os-shelve:shelve": ""',
+    ]);
+    expect(only(findings, 'open-write').map((f) => f.rule)).toEqual(['os_compute_api:os-shelve:shelve']);
+    expect(isWriteAction('os_compute_api:os-attach-interfaces:discoverable')).toBe(false);
+    expect(isWriteAction('os_compute_api:os-attach-interfaces:create')).toBe(true);
+  });
+});
