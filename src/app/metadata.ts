@@ -180,6 +180,8 @@ export interface AppMetadata {
   readonly maintainUserOverrides: boolean;
   readonly upgrades: { readonly autoUpdate: boolean; readonly updateFailureNoRollback: boolean; readonly fromVersions: readonly RegExp[] };
   readonly applyProgressAdjust: number;
+  /** Where the metadata does not fit what current StarlingX runs (its Kubernetes versions): said by `build`, not by every command. */
+  readonly platformWarnings: readonly Diagnostic[];
   /** The file as written, for shipping unchanged in the tarball. */
   readonly raw: Record<string, unknown>;
 }
@@ -194,6 +196,35 @@ function compareVersions(a: number[], b: number[]): number {
     if (d !== 0) return d;
   }
   return 0;
+}
+
+/**
+ * The Kubernetes versions current StarlingX releases run, from sysinv's table
+ * of supported versions: its apply refuses an app whose
+ * `supported_k8s_version` leaves out the cluster's version (compared as loose
+ * versions, so `v1.35` refuses 1.35.1: give full patch versions).
+ */
+export const STARLINGX_K8S_VERSIONS = { oldest: 'v1.32.2', newest: 'v1.35.2' } as const;
+
+/** Warnings for a supported range that leaves out a Kubernetes version StarlingX runs. */
+function platformK8sWarnings(k8s: { minimum: string; maximum?: string }, root: ValueNode): Diagnostic[] {
+  const warnings: Diagnostic[] = [];
+  const at = (key: string) => ({ path: ['supported_k8s_version', key], location: getNode(root, ['supported_k8s_version', key])?.origin.location });
+  if (k8s.maximum !== undefined && compareVersions(parseK8sVersion(k8s.maximum), parseK8sVersion(STARLINGX_K8S_VERSIONS.newest)) < 0) {
+    warnings.push({
+      severity: 'warning',
+      message: `supported_k8s_version.maximum ${k8s.maximum} is below ${STARLINGX_K8S_VERSIONS.newest}, the newest Kubernetes StarlingX runs: the platform refuses to apply the app on a newer cluster (raise it, with the patch version)`,
+      ...at('maximum'),
+    });
+  }
+  if (compareVersions(parseK8sVersion(k8s.minimum), parseK8sVersion(STARLINGX_K8S_VERSIONS.oldest)) > 0) {
+    warnings.push({
+      severity: 'warning',
+      message: `supported_k8s_version.minimum ${k8s.minimum} is above ${STARLINGX_K8S_VERSIONS.oldest}, the oldest Kubernetes StarlingX runs: the platform refuses to apply the app on an older cluster`,
+      ...at('minimum'),
+    });
+  }
+  return warnings;
 }
 
 export interface MetadataResult {
@@ -230,6 +261,7 @@ export function readMetadata(root: ValueNode | undefined, file: string, check: S
       fromVersions: ((upgrades.from_versions as string[] | undefined) ?? []).map((r) => new RegExp(`^(?:${r})$`)),
     },
     applyProgressAdjust: (raw.apply_progress_adjust as number | undefined) ?? 0,
+    platformWarnings: platformK8sWarnings(k8s, root),
     raw,
   };
   return { metadata, diagnostics };

@@ -47,7 +47,7 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
       if (opts.watch) return watchForever(appDir, options);
       const result = await (kept ? kept.build(appDir, { ...options, prepareOnly }) : buildApp(appDir, options));
       if (prepareOnly) return;
-      printWarnings(result.app.warnings, io);
+      printWarnings([...result.app.warnings, ...result.app.metadata.platformWarnings], io);
       printExternalLinks(result.externalLinks, 'the app', io);
       for (const [chart, [from, to]] of result.bumped) io.err(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
       const data = {
