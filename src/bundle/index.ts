@@ -59,7 +59,7 @@ export {
   TOP_LEVEL_ENTRIES,
   type ChecksumAlgorithm,
 } from './layout.js';
-export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, bundleFromBytes, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
+export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, changedBundleEntries, bundleFromBytes, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
 export {
   checksumFile,
   digestHex,

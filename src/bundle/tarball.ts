@@ -8,7 +8,7 @@ import { basename } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { readInputFile } from '../files/index.js';
 import { digestHex, md5sumFile, sha256sumFile } from './checksums.js';
-import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
+import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, isChecksumFile, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
 import { DecompressionBudget, readTarGzEntriesSync, type ArchiveLimits } from './tar-read.js';
 import type { TarEntry, TarWriteOptions } from './tar-write.js';
 
@@ -95,8 +95,27 @@ export function bundleEntries(parts: BundleParts): TarEntry[] {
   for (const [path, data] of parts.manifests) entries.push({ path: bundlePath(MANIFESTS_DIR, path), data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data });
   for (const [path, data] of parts.plugins) entries.push({ path: bundlePath(PLUGINS_DIR, path), data });
   for (const [path, data] of parts.app) entries.push({ path: bundlePath(APP_DIR, path), data });
-  // Digested once: the checksum files list them, and the tarball writer keys reusable pieces by the sha256.
+  return withChecksumFiles(entries);
+}
+
+/** The entries, each digested once (the checksum files list them, and the tarball writer keys reusable pieces by the sha256), then the checksum files. */
+function withChecksumFiles(entries: readonly TarEntry[]): TarEntry[] {
   const digested: TarEntry[] = entries.map((entry) => ({ ...entry, sha256: entry.sha256 ?? digestHex('sha256', entry.data), md5: entry.md5 ?? digestHex('md5', entry.data) }));
   digested.push({ path: CHECKSUM_FILES.md5, data: md5sumFile(digested) }, { path: CHECKSUM_FILES.sha256, data: sha256sumFile(digested) });
   return digested;
+}
+
+/**
+ * The entries of an opened tarball with some files' content replaced (by
+ * tarball path), in the same order, the checksum files made anew; a
+ * signature is dropped, since it signed the old checksums.
+ */
+export function changedBundleEntries(bundle: Pick<OpenedBundle, 'files'>, changes: ReadonlyMap<string, Buffer>): TarEntry[] {
+  for (const path of changes.keys()) if (!bundle.files.has(path)) throw new Error(`no ${path} in the tarball to change`);
+  const entries: TarEntry[] = [];
+  for (const [path, data] of bundle.files) {
+    if (isChecksumFile(path)) continue;
+    entries.push({ path, data: changes.get(path) ?? data, ...(isChartArchivePath(path) ? { compression: 'stored' as const } : {}) });
+  }
+  return withChecksumFiles(entries);
 }

@@ -1,23 +1,39 @@
 /**
- * The StarlingX platform path: on a StarlingX platform an app's plugins are
+ * The StarlingX platform path. On a StarlingX platform an app's plugins are
  * Python wheels, so a flotilla bundle applied by the platform gets only its
  * static overrides and the user overrides stored with `system
- * helm-override-update`. The layers flotilla computes (2–7: templates,
- * catalog images, policy set, plugin overrides with generated passwords,
- * common/group and service values) are exported here as one values file per
- * release, ready for `system helm-override-update <app> <chart> <namespace>
- * --values FILE`, with a script of those commands.
+ * helm-override-update`. Two exports close that gap (docs/starlingx.md):
+ *
+ * - `exportSystemOverrides` (`flotilla overrides --all -d DIR`): the layers
+ *   flotilla computes (2–7) as one values file per enabled release, with a
+ *   script of `helm-override-update` commands — the values only;
+ * - `exportForPlatform` (`flotilla starlingx export`): what an operator
+ *   deploys for one deployment spec — a tarball whose top kustomization
+ *   lists only the releases that deployment enables (sysinv applies every
+ *   release listed there) and whose static overrides carry every image (the
+ *   only values sysinv rewrites to its registry), the values files without
+ *   those images, and `apply.sh`; the apply's check hooks run first.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, extname, join, resolve } from 'node:path';
+import { isMap, visit, type Document } from 'yaml';
 import type { Release } from '../app/index.js';
+import { buildApp } from '../build/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleFileName, bundlePath, changedBundleEntries, MANIFESTS_DIR, openBundle, writeTarGzFile } from '../bundle/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { dumpYaml } from '../document/index.js';
+import { dumpYaml, parseYamlDocument, type PlainValue } from '../document/index.js';
+import { withTempDir } from '../files/index.js';
+import { FLUX_TREE, fluxTreePath, overridesValuesKey } from '../flux/index.js';
+import { kustomizationResources, planApply } from '../lifecycle/index.js';
+import { defaultStateDir } from '../plugins/index.js';
 import type { Session } from '../session/index.js';
+import { platformImageValues, withoutPaths, type PlatformImageValue } from './images.js';
 
-/** The script the export writes next to the values files. */
+/** The script `overrides --all` writes next to the values files. */
 export const OVERRIDES_SCRIPT = 'helm-override-update.sh';
+/** The script `starlingx export` writes next to the tarball and the values files. */
+export const APPLY_SCRIPT = 'apply.sh';
 
 export interface OverridesExportOptions {
   /** Folder to write into; must be empty or absent. */
@@ -42,7 +58,69 @@ export interface OverridesExport {
 
 export class OverridesExportError extends FlotillaError {}
 
-const shellQuote = (text: string): string => (/^[A-Za-z0-9_./:@=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
+/** Single quotes around every word: a name never splits or expands, whatever it holds. */
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
+function refuseNonEmpty(dir: string, given: string, what: string): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new OverridesExportError(`${given} is not empty: give a new or empty folder for ${what}`);
+}
+
+interface ReleaseFile {
+  readonly release: Release;
+  readonly file: string;
+  readonly overrides: PlainValue;
+}
+
+/** A values file: a comment saying what it is and how it is stored, then the values. */
+function valuesFileText(appName: string, { release, file, overrides }: ReleaseFile, layers: string): string {
+  const header = [
+    `# System overrides of ${release.name} (chart ${release.chart}, namespace ${release.namespace}) computed by flotilla:`,
+    `# ${layers}`,
+    `# Stored with: system helm-override-update ${appName} ${release.name} ${release.namespace} --reuse-values --values ${file}`,
+    '',
+  ].join('\n');
+  const empty = typeof overrides !== 'object' || overrides === null || Object.keys(overrides).length === 0;
+  return header + (empty ? '{}\n' : dumpYaml(overrides));
+}
+
+/** Folder 0700, then every file 0600 (created, never replaced), the script 0700. */
+async function writePrivately(dir: string, files: readonly { readonly name: string; readonly text: string | Buffer }[], script: { readonly name: string; readonly text: string }): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  for (const { name, text } of files) await writeFile(join(dir, name), text, { mode: 0o600, flag: 'wx' });
+  await writeFile(join(dir, script.name), script.text, { mode: 0o700, flag: 'wx' });
+  await chmod(join(dir, script.name), 0o700);
+}
+
+const overrideUpdate = (release: Release, file: string) =>
+  `system helm-override-update "$APP" ${shellQuote(release.name)} ${shellQuote(release.namespace)} --reuse-values --values ${shellQuote(file)}`;
+
+/**
+ * Sets `value` at `path` in a YAML document, edited in place: the author's
+ * comments and layout stay, missing maps are made as plain maps, and new
+ * strings are double-quoted, so PyYAML (YAML 1.1, sysinv's reader) reads
+ * them as Helm does.
+ */
+function setKeepingLayout(doc: Document, path: readonly string[], value: PlainValue): void {
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  // The maps already there along the path; the rest (and any scalar in its way) is made anew.
+  let known = 0;
+  while (known < path.length - 1 && isMap(doc.getIn(path.slice(0, known + 1), true))) known++;
+  const node = doc.createNode(path.slice(known + 1).reduceRight<PlainValue>((inner, key) => ({ [key]: inner }), value));
+  visit(node, {
+    Scalar(_, scalar) {
+      if (typeof scalar.value === 'string') scalar.type = 'QUOTE_DOUBLE';
+    },
+  });
+  doc.setIn(path.slice(0, known + 1), node);
+}
+
+/** The enabled releases in apply order. */
+function inApplyOrder(session: Session, names?: ReadonlySet<string>): Release[] {
+  const app = session.app;
+  const order = new Map(app.graph.waves.flat().map((r, i) => [r.name, i]));
+  return app.enabled.filter((r) => names === undefined || names.has(r.name)).sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
+}
 
 /**
  * Writes the system overrides (layers 2–7) of every release the spec
@@ -54,25 +132,12 @@ const shellQuote = (text: string): string => (/^[A-Za-z0-9_./:@=-]+$/.test(text)
 export async function exportSystemOverrides(session: Session, options: OverridesExportOptions): Promise<OverridesExport> {
   const app = session.app;
   const dir = resolve(options.dir);
-  if (existsSync(dir) && readdirSync(dir).length > 0) {
-    throw new OverridesExportError(`${options.dir} is not empty: give a new or empty folder for the exported overrides`);
+  refuseNonEmpty(dir, options.dir, 'the exported overrides');
+  const written: ReleaseFile[] = [];
+  for (const release of inApplyOrder(session)) {
+    written.push({ release, file: `${release.name}.yaml`, overrides: (await session.releaseValues(release)).systemOverrides });
   }
-  const order = new Map(app.graph.waves.flat().map((r, i) => [r.name, i]));
-  const releases = [...app.enabled].sort((a, b) => (order.get(a.name) ?? 0) - (order.get(b.name) ?? 0));
-  const written: { release: Release; file: string; text: string; keys: string[] }[] = [];
-  for (const release of releases) {
-    const values = await session.releaseValues(release);
-    const overrides = (values.systemOverrides ?? {}) as Record<string, unknown>;
-    const header = [
-      `# System overrides of ${release.name} (chart ${release.chart}, namespace ${release.namespace}) computed by flotilla:`,
-      '# values layers 2-7 (templates, catalog images, policy set, plugin, common and service values).',
-      `# Apply with: system helm-override-update ${app.metadata.appName} ${release.name} ${release.namespace} --reuse-values --values ${release.name}.yaml`,
-      '',
-    ].join('\n');
-    written.push({ release, file: `${release.name}.yaml`, text: header + (Object.keys(overrides).length > 0 ? dumpYaml(overrides) : '{}\n'), keys: Object.keys(overrides) });
-  }
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  for (const { file, text } of written) await writeFile(join(dir, file), text, { mode: 0o600, flag: 'wx' });
+  const layers = 'values layers 2-7 (templates, catalog images, policy set, plugin, common and service values).';
   const script = [
     '#!/bin/sh',
     `# Generated by \`flotilla overrides --all\` for ${app.metadata.appName} ${app.metadata.appVersion}: stores each release's`,
@@ -81,15 +146,148 @@ export async function exportSystemOverrides(session: Session, options: Overrides
     'set -eu',
     `APP="\${APP:-${app.metadata.appName}}"`,
     'cd "$(dirname "$0")"',
-    ...written.map(({ release, file }) => `system helm-override-update "$APP" ${shellQuote(release.name)} ${shellQuote(release.namespace)} --reuse-values --values ${shellQuote(file)}`),
+    ...written.map(({ release, file }) => overrideUpdate(release, file)),
     'echo "overrides stored; run: system application-apply $APP"',
     '',
   ].join('\n');
-  await writeFile(join(dir, OVERRIDES_SCRIPT), script, { mode: 0o700, flag: 'wx' });
-  await chmod(join(dir, OVERRIDES_SCRIPT), 0o700);
+  await writePrivately(
+    dir,
+    written.map((w) => ({ name: w.file, text: valuesFileText(app.metadata.appName, w, layers) })),
+    { name: OVERRIDES_SCRIPT, text: script },
+  );
   return {
     dir,
     script: join(dir, OVERRIDES_SCRIPT),
-    releases: written.map(({ release, file, keys }) => ({ release: release.name, chart: release.chart, namespace: release.namespace, file, keys })),
+    releases: written.map(({ release, file, overrides }) => ({ release: release.name, chart: release.chart, namespace: release.namespace, file, keys: keysOf(overrides) })),
+  };
+}
+
+const keysOf = (values: PlainValue): string[] => (typeof values === 'object' && values !== null && !Array.isArray(values) ? Object.keys(values) : []);
+
+export interface PlatformExportOptions {
+  /** The app source tree the session was opened on: built into the tarball. */
+  readonly appDir: string;
+  /** Folder to write into; must be empty or absent. */
+  readonly dir: string;
+}
+
+/** An image value moved from a release's system overrides into its static overrides. */
+export interface MovedImage {
+  /** Dotted path of the value. */
+  readonly path: string;
+  readonly value: PlainValue;
+}
+
+export interface PlatformRelease extends ExportedOverrides {
+  /** Image values the export moved into the tarball's static overrides, where sysinv rewrites them to its registry. */
+  readonly movedImages: readonly MovedImage[];
+}
+
+export interface PlatformExport {
+  readonly dir: string;
+  /** The tarball for `system application-upload`. */
+  readonly tarball: string;
+  readonly script: string;
+  /** The folder of the generated passwords: keep it, the services' credentials are these. */
+  readonly passwordStore: string;
+  /** The releases the deployment enables, in apply order: the only ones the tarball deploys. */
+  readonly releases: readonly PlatformRelease[];
+  /** Releases of the app the deployment leaves out (shipped, never deployed). */
+  readonly leftOut: readonly string[];
+}
+
+/**
+ * Where `starlingx export` keeps generated passwords unless told: one store
+ * per app and deployment (named by the deployment file), outside the export
+ * folder, so exporting again gives the same passwords.
+ */
+export function platformPasswordStore(appName: string, deploymentFile: string | undefined): string {
+  const name = deploymentFile === undefined ? 'deployment' : basename(deploymentFile, extname(deploymentFile));
+  return join(defaultStateDir(appName), 'starlingx', name);
+}
+
+/**
+ * Everything an operator needs to deploy the session's app and deployment
+ * spec with StarlingX's own `system application-*` commands (see the module
+ * comment). The session's plugins must keep passwords in `passwordStore`.
+ * Nothing is written when a check hook refuses or a value fails.
+ */
+export async function exportForPlatform(session: Session, options: PlatformExportOptions & { readonly passwordStore: string }): Promise<PlatformExport> {
+  const app = session.app;
+  const dir = resolve(options.dir);
+  refuseNonEmpty(dir, options.dir, 'the StarlingX export');
+
+  // What apply refuses: its check hooks, and a plan the kustomize operator cannot make.
+  const host = await session.plugins();
+  await host.runHooks({ operation: 'apply', timing: 'pre', kind: 'check' });
+  const plan = await planApply(host);
+  const planned = new Set(plan.releases.map((r) => r.name));
+
+  const exported: (ReleaseFile & { readonly moved: readonly PlatformImageValue[] })[] = [];
+  for (const release of inApplyOrder(session, planned)) {
+    const values = await session.releaseValues(release);
+    const moved = platformImageValues(values.systemOverrides);
+    exported.push({ release, file: `${release.name}.yaml`, overrides: withoutPaths(values.systemOverrides, moved.map((m) => m.path)), moved });
+  }
+
+  const tarballName = bundleFileName(app.metadata.appName, app.metadata.appVersion);
+  const tarball = await withTempDir('starlingx-export', async (temp) => {
+    const built = await buildApp(options.appDir, { outDir: temp, cacheDir: false });
+    const bundle = await openBundle(built.file);
+    const changes = new Map<string, Buffer>();
+    const topPath = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
+    const { doc: top } = parseYamlDocument(bundle.files.get(topPath)?.toString('utf8') ?? '', topPath);
+    const resources = (top.get('resources') as { toJSON(): unknown } | undefined)?.toJSON();
+    if (!Array.isArray(resources)) throw new OverridesExportError(`${topPath} in the built tarball has no resources list`);
+    top.set('resources', kustomizationResources(resources as string[], app.releases.map((r) => r.name), plan));
+    changes.set(topPath, Buffer.from(top.toString(), 'utf8'));
+    for (const { release, moved } of exported) {
+      if (moved.length === 0) continue;
+      const path = bundlePath(MANIFESTS_DIR, fluxTreePath(release.name, overridesValuesKey(release.name, 'static')));
+      const { doc } = parseYamlDocument(bundle.files.get(path)?.toString('utf8') ?? '', path);
+      for (const { path: valuePath, value } of moved) setKeepingLayout(doc, valuePath, value);
+      changes.set(path, Buffer.from(doc.toString(), 'utf8'));
+    }
+    return { name: tarballName, entries: changedBundleEntries(bundle, changes) };
+  });
+
+  const layers = 'values layers 2-7 (templates, plugin, policy set, common and service values); images are in the static overrides of the tarball.';
+  const script = [
+    '#!/bin/sh',
+    `# Generated by \`flotilla starlingx export\` for ${app.metadata.appName} ${app.metadata.appVersion} (docs/starlingx.md).`,
+    `# Run it on the active controller once \`system application-upload ${tarballName}\` has finished`,
+    '# (`system application-show` says uploaded), with the platform credentials loaded:',
+    `#   source /etc/platform/openrc && sh ${APPLY_SCRIPT}`,
+    "# It stores each enabled release's overrides as user overrides (--reuse-values keeps what",
+    '# operators set before), then applies the app. The values files beside it hold generated',
+    '# passwords in clear: delete this folder once the app is applied (flotilla keeps the passwords).',
+    'set -eu',
+    `APP=${shellQuote(app.metadata.appName)}`,
+    'cd "$(dirname "$0")"',
+    ...exported.map(({ release, file }) => overrideUpdate(release, file)),
+    'system application-apply "$APP"',
+    '',
+  ].join('\n');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeTarGzFile(join(dir, tarball.name), tarball.entries, BUNDLE_TAR_OPTIONS);
+  await writePrivately(
+    dir,
+    exported.map((e) => ({ name: e.file, text: valuesFileText(app.metadata.appName, e, layers) })),
+    { name: APPLY_SCRIPT, text: script },
+  );
+  return {
+    dir,
+    tarball: join(dir, tarball.name),
+    script: join(dir, APPLY_SCRIPT),
+    passwordStore: options.passwordStore,
+    releases: exported.map(({ release, file, overrides, moved }) => ({
+      release: release.name,
+      chart: release.chart,
+      namespace: release.namespace,
+      file,
+      keys: keysOf(overrides),
+      movedImages: moved.map((m) => ({ path: m.path.join('.'), value: m.value })),
+    })),
+    leftOut: app.releases.filter((r) => !planned.has(r.name)).map((r) => r.name),
   };
 }

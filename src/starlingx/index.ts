@@ -1,2 +1,17 @@
-/** The StarlingX platform path: a bundle's system overrides exported for `system helm-override-update` (docs/starlingx.md). */
-export { exportSystemOverrides, OVERRIDES_SCRIPT, OverridesExportError, type ExportedOverrides, type OverridesExport, type OverridesExportOptions } from './export.js';
+/** The StarlingX platform path: what an operator deploys with `system application-*` (docs/starlingx.md). */
+export {
+  APPLY_SCRIPT,
+  exportForPlatform,
+  exportSystemOverrides,
+  OVERRIDES_SCRIPT,
+  OverridesExportError,
+  platformPasswordStore,
+  type ExportedOverrides,
+  type MovedImage,
+  type OverridesExport,
+  type OverridesExportOptions,
+  type PlatformExport,
+  type PlatformExportOptions,
+  type PlatformRelease,
+} from './export.js';
+export { PLATFORM_REGISTRY, platformImageValues, type PlatformImageValue } from './images.js';

@@ -49,7 +49,7 @@ export async function starlingxPlatformGaps(bundle: OpenedBundle): Promise<strin
     if (computed.length === 0) continue;
     warnings.push(
       `StarlingX platform: release ${release.name} depends on layers the platform will not compute (${computed.join('; ')}); ` +
-        'applied by StarlingX it gets only its static overrides: export them with flotilla overrides --all -d DIR and store them with system helm-override-update (docs/starlingx.md)',
+        'applied by StarlingX it gets only its static overrides: deploy it with what flotilla starlingx export APP_DIR -d DIR writes (docs/starlingx.md)',
     );
   }
   return warnings;

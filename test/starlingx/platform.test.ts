@@ -54,8 +54,8 @@ describe('flotilla overrides --all -d DIR', () => {
 
     const script = readFileSync(join(out, 'helm-override-update.sh'), 'utf8');
     expect(script.split('\n').filter((l) => l.startsWith('system '))).toEqual([
-      'system helm-override-update "$APP" db demo --reuse-values --values db.yaml',
-      'system helm-override-update "$APP" web demo --reuse-values --values web.yaml',
+      `system helm-override-update "$APP" 'db' 'demo' --reuse-values --values 'db.yaml'`,
+      `system helm-override-update "$APP" 'web' 'demo' --reuse-values --values 'web.yaml'`,
     ]);
     expect(script).toContain('APP="${APP:-demo}"');
     // The script runs as written: a stand-in `system` on PATH records its arguments.
@@ -89,7 +89,7 @@ describe('flotilla verify on the StarlingX platform path', () => {
     const report = await verifyBundle(built.file);
     expect(report.problems).toEqual([]);
     const platform = report.warnings.filter((w) => w.startsWith('StarlingX platform:'));
-    const tail = 'applied by StarlingX it gets only its static overrides: export them with flotilla overrides --all -d DIR and store them with system helm-override-update (docs/starlingx.md)';
+    const tail = 'applied by StarlingX it gets only its static overrides: deploy it with what flotilla starlingx export APP_DIR -d DIR writes (docs/starlingx.md)';
     expect(platform).toEqual([
       `StarlingX platform: release db depends on layers the platform will not compute (images 2.0 (overrides/versions/2.0.yaml); common.charts); ${tail}`,
       'StarlingX platform: release web depends on layers the platform will not compute (template (overrides/templates/web.yaml.hbs); images 2.0 (overrides/versions/2.0.yaml); ' +
