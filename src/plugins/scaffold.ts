@@ -58,9 +58,22 @@ export async function scaffoldPlugin(app: PluginAppView & { readonly root: strin
   return { pluginFile, testFile, order, setup: await ensureTestSetup(app.root) };
 }
 
-/** flotilla's own package.json: its version is what an app's set-up asks for. */
+/** The folder of the flotilla running now (its package.json, and `flotilla/plugin` in dist/). */
+const FLOTILLA_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** flotilla's own package.json: the versions of the test tools an app's set-up asks for. */
 function flotillaPackage(): { name: string; version: string; devDependencies?: Record<string, string> } {
-  return JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'package.json'), 'utf8')) as ReturnType<typeof flotillaPackage>;
+  return JSON.parse(readFileSync(join(FLOTILLA_ROOT, 'package.json'), 'utf8')) as ReturnType<typeof flotillaPackage>;
+}
+
+/**
+ * How an app's package.json asks for `flotilla/plugin`: the flotilla running
+ * now, as a `file:` dependency (npm links the folder, offline), since no
+ * registry need hold this flotilla. A version range (what earlier scaffolds
+ * wrote) is replaced by it.
+ */
+function flotillaDependency(current: string | undefined): string {
+  return current === undefined || /^[\^~]?\d/.test(current) ? `file:${FLOTILLA_ROOT}` : current;
 }
 
 /**
@@ -82,7 +95,7 @@ async function ensureTestSetup(root: string): Promise<string[]> {
   scripts.test ??= 'vitest run';
   manifest.scripts = scripts;
   const dev = (manifest.devDependencies ?? {}) as Record<string, string>;
-  dev[own.name] ??= `^${own.version}`;
+  dev[own.name] = flotillaDependency(dev[own.name]);
   for (const tool of ['vitest', 'typescript']) dev[tool] ??= own.devDependencies?.[tool] ?? 'latest';
   manifest.devDependencies = dev;
   const text = `${JSON.stringify(manifest, null, 2)}\n`;

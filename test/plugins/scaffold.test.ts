@@ -80,3 +80,21 @@ describe('flotilla plugin new', () => {
     expect((await scaffoldPlugin(app, 'db')).pluginFile).toBe('plugins/020_db.ts');
   });
 });
+
+describe('a stand-alone app after flotilla plugin new', () => {
+  it('installs with plain npm install (flotilla as a file: dependency, no registry holding it) and its test passes with npm test', async () => {
+    const root = writeApp(); // no package.json: the app's own folder, as a new user has it
+    const cli = join(ROOT, 'dist', 'cli', 'flotilla.cjs');
+    await run(process.execPath, [cli, 'plugin', 'new', root, 'web']);
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(manifest.devDependencies.flotilla).toBe(`file:${ROOT}`);
+    // From npm's cache when it holds the test tools (as after flotilla's own install), else from the registry.
+    const npm = (args: string[]) =>
+      run('npm', args, { cwd: root, env: cleanEnv(), maxBuffer: 1 << 24 }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: `${e.stdout ?? ''}${e.stderr ?? ''}`, failed: true }));
+    const install = await npm(['install', '--prefer-offline', '--no-audit', '--no-fund']);
+    expect(install, install.stdout).not.toHaveProperty('failed');
+    const test = await npm(['test']);
+    expect(test, test.stdout).not.toHaveProperty('failed');
+    expect(test.stdout).toMatch(/Tests\s+.*2 passed/);
+  }, 300_000);
+});
