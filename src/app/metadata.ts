@@ -39,6 +39,14 @@ const k8sVersion: JsonSchema = {
 const regexList: JsonSchema = { type: 'array', items: { type: 'string' } };
 const nonEmptyString: JsonSchema = { type: ['string', 'number'], minLength: 1, expected: 'a non-empty string' };
 
+/**
+ * Where an app is deployed (metadata `flotilla.target`): by plain Flux
+ * (`flotilla apply`), by StarlingX's application framework, or both (the
+ * default). Checks that only matter to StarlingX run for the last two.
+ */
+export const APP_TARGETS = ['flux', 'starlingx', 'both'] as const;
+export type AppTarget = (typeof APP_TARGETS)[number];
+
 export const metadataSchema: JsonSchema = {
   $id: 'flotilla:metadata',
   $defs: { stxBool: stxBoolDefinition },
@@ -97,6 +105,12 @@ export const metadataSchema: JsonSchema = {
       },
     },
     apply_progress_adjust: { type: 'integer' },
+    // flotilla's own settings (StarlingX ignores keys it does not know).
+    flotilla: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { target: { enum: [...APP_TARGETS], expected: `where the app is deployed: ${APP_TARGETS.join(', ')}` } },
+    },
   },
 };
 
@@ -180,7 +194,9 @@ export interface AppMetadata {
   readonly maintainUserOverrides: boolean;
   readonly upgrades: { readonly autoUpdate: boolean; readonly updateFailureNoRollback: boolean; readonly fromVersions: readonly RegExp[] };
   readonly applyProgressAdjust: number;
-  /** Where the metadata does not fit what current StarlingX runs (its Kubernetes versions): said by `build`, not by every command. */
+  /** Where the app is deployed (`flotilla.target`, default `both`). */
+  readonly target: AppTarget;
+  /** Where the metadata does not fit what current StarlingX runs (its Kubernetes versions): said by `build`, not by every command; none for a plain-Flux app. */
   readonly platformWarnings: readonly Diagnostic[];
   /** The file as written, for shipping unchanged in the tarball. */
   readonly raw: Record<string, unknown>;
@@ -248,6 +264,7 @@ export function readMetadata(root: ValueNode | undefined, file: string, check: S
     return { diagnostics };
   }
   const upgrades = (raw.upgrades ?? {}) as Record<string, unknown>;
+  const target = ((raw.flotilla as { target?: AppTarget } | undefined)?.target ?? 'both') satisfies AppTarget;
   const metadata: AppMetadata = {
     appName: String(raw.app_name),
     appVersion: String(raw.app_version),
@@ -261,7 +278,8 @@ export function readMetadata(root: ValueNode | undefined, file: string, check: S
       fromVersions: ((upgrades.from_versions as string[] | undefined) ?? []).map((r) => new RegExp(`^(?:${r})$`)),
     },
     applyProgressAdjust: (raw.apply_progress_adjust as number | undefined) ?? 0,
-    platformWarnings: platformK8sWarnings(k8s, root),
+    target,
+    platformWarnings: target === 'flux' ? [] : platformK8sWarnings(k8s, root),
     raw,
   };
   return { metadata, diagnostics };

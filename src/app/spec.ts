@@ -38,12 +38,11 @@ export const deploymentSchema: JsonSchema = {
   $id: 'flotilla:deployment',
   type: 'object',
   additionalProperties: false,
-  required: ['main'],
   properties: {
+    // Every field is optional: main.release only for an app with a version catalog (overrides/versions/).
     main: {
       type: 'object',
       additionalProperties: false,
-      required: ['release'],
       properties: {
         release: {
           type: 'string',
@@ -84,7 +83,7 @@ export function mergeSpec(layers: readonly SpecLayer[]): { node: ValueNode | und
   for (const layer of layers) if (layer.root) node = mergeNodes(node, layer.root);
   const plain = (node ? toPlain(node) : {}) as unknown as Partial<DeploymentSpec>;
   const spec: DeploymentSpec = {
-    main: plain.main ?? { release: '' },
+    main: { ...plain.main, release: plain.main?.release ?? '' },
     features: plain.features ?? {},
     common: plain.common ?? {},
     services: plain.services ?? {},

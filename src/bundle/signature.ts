@@ -24,7 +24,9 @@ function parseKey(pem: string, kind: 'private' | 'public', what: string): KeyObj
     return ed25519(kind === 'private' ? createPrivateKey(pem) : createPublicKey(pem), what);
   } catch (error) {
     if (error instanceof SignatureKeyError) throw error;
-    throw new SignatureKeyError(`${what} is not a PEM ${kind} key: ${(error as Error).message}`);
+    // OpenSSL's own words (`DECODER routines::unsupported`) say nothing a user can act on: say what is expected.
+    const expected = kind === 'private' ? '-----BEGIN PRIVATE KEY----- (made by: openssl genpkey -algorithm ed25519 -out key.pem)' : '-----BEGIN PUBLIC KEY----- (made by: openssl pkey -in key.pem -pubout -out key.pub.pem)';
+    throw new SignatureKeyError(`${what} is not an ed25519 ${kind} key in PEM format: expected ${expected}`, { cause: error });
   }
 }
 

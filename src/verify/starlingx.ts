@@ -26,6 +26,8 @@ export async function starlingxPlatformGaps(bundle: OpenedBundle): Promise<strin
     throw error;
   }
   const app = session.app;
+  // A plain-Flux app is never applied by the platform.
+  if (app.metadata.target === 'flux') return [];
   const manifestBytes = bundleFolder(bundle.files, PLUGINS_DIR).get(MANIFEST_FILE);
   let plugins: readonly ManifestPlugin[] = [];
   try {

@@ -9,12 +9,36 @@ export * from './catalog.js';
 
 export class UnknownReleaseError extends FlotillaError {}
 
+/**
+ * The target of an app without a version catalog: no images, no
+ * serviceDefaults; its charts run the images their values set.
+ */
+export const NO_CATALOG_TARGET: VersionEntry = {
+  release: '',
+  file: '',
+  images: new Map(),
+  serviceDefaults: {},
+  root: { kind: 'map', entries: new Map(), origin: { layer: 'catalog', location: { file: '', line: 0, column: 0 } } },
+};
+
+/**
+ * The catalog entry `main.release` names. The catalog is a feature an app
+ * turns on: without `overrides/versions/<release>.yaml` files and without
+ * `main.release` an app has {@link NO_CATALOG_TARGET}; with either, both.
+ */
 export function targetVersion(catalog: VersionCatalog, release: string, location?: SourceLocation): VersionEntry {
+  const known = [...catalog.versions.keys()].sort();
+  if (release === '') {
+    if (known.length === 0) return NO_CATALOG_TARGET;
+    throw new UnknownReleaseError(`main.release is not set, and the app has a version catalog (overrides/versions/): set it to one of ${known.join(', ')}`, { location });
+  }
   const entry = catalog.versions.get(release);
   if (!entry) {
-    const known = [...catalog.versions.keys()].sort();
+    const create = `create overrides/versions/${release}.yaml (release: "${release}", its images and serviceDefaults)`;
     throw new UnknownReleaseError(
-      `release "${release}" is not in the version catalog (overrides/versions/); available: ${known.join(', ') || 'none'}`,
+      known.length === 0
+        ? `release "${release}" is not in the version catalog: the app has none; ${create}, or remove main.release (an app without a catalog needs none)`
+        : `release "${release}" is not in the version catalog (overrides/versions/); available: ${known.join(', ')}; or ${create}`,
       { location },
     );
   }

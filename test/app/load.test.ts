@@ -163,7 +163,7 @@ describe('loading an app', () => {
 
   it('refuses an unknown target release listing the available ones, and unpinned images', async () => {
     expect(await loadError({ 'overrides/deployment.yaml': `main:\n  release: "3.0"\n` })).toBe(
-      'overrides/deployment.yaml:2:3: release "3.0" is not in the version catalog (overrides/versions/); available: 1.0, 2.0',
+      'overrides/deployment.yaml:2:3: release "3.0" is not in the version catalog (overrides/versions/); available: 1.0, 2.0; or create overrides/versions/3.0.yaml (release: "3.0", its images and serviceDefaults)',
     );
     const images = await loadError({ 'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:latest\n  db: docker.io/library/mariadb\n` });
     expect(images).toContain('overrides/versions/1.0.yaml:3:3: error: image web: uses the floating tag "latest"; pin every image');

@@ -102,7 +102,7 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     const keyed = join(tempDir(), 'bad.pem');
     writeFileSync(keyed, 'not a key');
     const built = await buildApp(writeApp(), { outDir: tempDir() });
-    expectOneLine(await flotilla('sign', built.file, '--key', keyed), 1, /^flotilla: the signing key is not a PEM private key: /);
+    expectOneLine(await flotilla('sign', built.file, '--key', keyed), 1, /^flotilla: the signing key is not an ed25519 private key in PEM format: expected -----BEGIN PRIVATE KEY----- \(made by: openssl genpkey -algorithm ed25519 -out key.pem\)\n$/);
     const plain = writeApp({ 'overrides/deployment.yaml': 'main: {release: "1.0"\n' });
     const spec = await flotilla('overrides', plain, 'web');
     expect(spec.code).toBe(1);

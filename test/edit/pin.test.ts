@@ -176,7 +176,14 @@ describe('images pin --check', () => {
     const e = await failure('images', 'pin', app, '--check', '--registry-config', dockerConfig);
     expect(e.code).toBe(1);
     expect(e.stdout).toMatch(/^REFERENCE\s+STATUS\s+DETAIL\s+WRITTEN AT$/m);
-    expect(e.stderr).toBe(`flotilla: 2 pinned images changed in the registry: ${open.host}/library/db:3.0@${pushed.db} (digest-gone), ${open.host}/library/web:3.0@${pushed.web} (tag-moved)\n`);
+    expect(e.stderr).toBe(
+      `flotilla: 2 pinned images changed in the registry: ${open.host}/library/db:3.0@${pushed.db} (digest-gone), ${open.host}/library/web:3.0@${pushed.web} (tag-moved); ` +
+        'once the new images are checked, flotilla images pin --repin pins the digests the tags point to now\n',
+    );
+    // The same checks as data, in each format of the output contract.
+    const asYaml = await failure('images', 'pin', app, '--check', '--registry-config', dockerConfig, '-o', 'yaml');
+    expect(asYaml.stdout).toMatch(/^- reference: /m);
+    expect(asYaml.stdout).toContain('status: tag-moved');
     expect(['overrides/versions/2.0.yaml', 'overrides/static/db.yaml'].map((f) => read(app, f))).toEqual(files);
   });
 

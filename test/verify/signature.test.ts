@@ -103,7 +103,7 @@ describe('signing', () => {
   it('refuses keys that are not ed25519, and tarballs whose checksums already fail', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
     await expect(signBundleFile(copyOf(built), rsa)).rejects.toThrow(SignatureKeyError);
-    await expect(signBundleFile(copyOf(built), 'not a key')).rejects.toThrow(/not a PEM private key/);
+    await expect(signBundleFile(copyOf(built), 'not a key')).rejects.toThrow(/not an ed25519 private key in PEM format: expected -----BEGIN PRIVATE KEY-----/);
     const files = await readTarGzSafely(built);
     files.set('metadata.yaml', Buffer.from('app_name: x\n'));
     const tampered = join(tempDir(), 'demo-1.0-1.tgz');

@@ -4,6 +4,7 @@ import { dumpYaml } from '../../document/index.js';
 import { bumpField, bumpToRelease, checkPins, listImages, pinImages, type ImageBumpResult, type ImageInventory, type PinCheck } from '../../edit/index.js';
 import { formatTable } from '../output.js';
 import { showAndWrite } from './edit-output.js';
+import { outputOption, printData } from '../options.js';
 
 interface ListOptions {
   output: string;
@@ -61,16 +62,19 @@ export function register(program: Command): void {
     .option('--check', 'change nothing; exit 1 when a pinned digest no longer exists or a tag points elsewhere')
     .option('--repin', 'resolve already pinned references again and replace their digest')
     .option('--dry-run', 'print the diff and write nothing')
-    .option('-o, --output <FORMAT>', 'with --check: table or json', 'table')
+    .addOption(outputOption())
     .action(async (appDir: string, opts: PinCommandOptions) => {
-      if (!['table', 'json'].includes(opts.output)) throw new FlotillaError(`--output must be table or json, got "${opts.output}"`, { exitCode: 2 });
       const options = { registryConfig: opts.registryConfig, insecureRegistries: opts.insecureRegistry, repin: opts.repin };
       if (opts.check) {
         const checks = await checkPins(appDir, options);
         printChecks(checks, opts.output);
         const failed = checks.filter((c) => c.status === 'digest-gone' || c.status === 'tag-moved' || c.status === 'tag-gone');
         if (failed.length > 0) {
-          throw new FlotillaError(`${failed.length} pinned image${failed.length === 1 ? '' : 's'} changed in the registry: ${failed.map((c) => `${c.reference} (${c.status})`).join(', ')}`);
+          const moved = failed.some((c) => c.status === 'tag-moved');
+          throw new FlotillaError(
+            `${failed.length} pinned image${failed.length === 1 ? '' : 's'} changed in the registry: ${failed.map((c) => `${c.reference} (${c.status})`).join(', ')}` +
+              (moved ? '; once the new images are checked, flotilla images pin --repin pins the digests the tags point to now' : ''),
+          );
         }
         return;
       }
@@ -82,9 +86,8 @@ export function register(program: Command): void {
 }
 
 function printChecks(checks: readonly PinCheck[], output: string): void {
-  if (output === 'json') {
-    const rows = checks.map((c) => ({ reference: c.reference, status: c.status, detail: c.detail, places: c.places.map((p) => formatLocation(p.location)) }));
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+  if (output !== 'table') {
+    printData(output, checks.map((c) => ({ reference: c.reference, status: c.status, detail: c.detail, places: c.places.map((p) => formatLocation(p.location)) })), () => undefined);
     return;
   }
   const rows = checks.map((c) => [c.reference, c.status, c.detail, c.places.map((p) => formatLocation(p.location)).join(', ')]);

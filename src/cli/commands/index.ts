@@ -12,6 +12,7 @@ export type RegisterCommand = (program: Command, context: RegisterContext) => vo
 type CommandModule = Promise<{ register: RegisterCommand }>;
 
 export const commands: Readonly<Record<string, () => CommandModule>> = {
+  init: () => import('./init.js'),
   releases: () => import('./releases.js'),
   overrides: () => import('./overrides.js'),
   preflight: () => import('./preflight.js'),
@@ -47,4 +48,4 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
  * test/architecture/imports.test.ts walks each one's modules for a TLS
  * client. A new command joins only if it never will open one.
  */
-export const COMMANDS_WITHOUT_TLS: readonly string[] = ['build', 'build-server', 'template', 'releases', 'preflight', 'verify', 'inspect', 'sign', 'policy', 'plugin', 'import'];
+export const COMMANDS_WITHOUT_TLS: readonly string[] = ['build', 'build-server', 'template', 'releases', 'preflight', 'verify', 'inspect', 'sign', 'policy', 'plugin', 'import', 'init'];

@@ -40,8 +40,9 @@ export function register(program: Command): void {
     printData(opts.output, data, () => {
       const { main } = app.spec;
       console.log(
-        `preflight ${app.metadata.appName} ${app.metadata.appVersion}: release ${main.release}` +
-          `${main.preset ? `, preset ${main.preset}` : ''}${main.size ? `, size ${main.size}` : ''}; ` +
+        `preflight ${app.metadata.appName} ${app.metadata.appVersion}` +
+          [main.release ? `release ${main.release}` : '', main.preset ? `preset ${main.preset}` : '', main.size ? `size ${main.size}` : ''].filter((s) => s !== '').map((s, i) => (i === 0 ? `: ${s}` : `, ${s}`)).join('') +
+          '; ' +
           `${releases.length} release(s) (${app.enabled.length} of ${app.releases.length} enabled by the spec)`,
       );
       const width = Math.max(0, ...report.checks.map((c) => c.release.name.length));
