@@ -25,6 +25,8 @@ let core: CoreV1Api;
 let objects: KubernetesObjectApi;
 let custom: CustomObjectsApi;
 
+// Sent through client-node's model, which knows the extension by its TypeScript name (the wire name would be dropped,
+// leaving a schema that prunes every field, as the real server would).
 const WIDGET_CRD = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
@@ -33,7 +35,7 @@ const WIDGET_CRD = {
     group: 'example.com',
     scope: 'Namespaced',
     names: { kind: 'Widget', plural: 'widgets', singular: 'widget', shortNames: ['wg'] },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
   },
 };
 

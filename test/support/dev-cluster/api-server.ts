@@ -34,6 +34,17 @@ export interface RequestRecord {
 
 const JSON_TYPE = 'application/json';
 
+/**
+ * A boolean query parameter as the API server converts it (apimachinery's
+ * Convert_Slice_string_To_bool): absent, `0` and `false` (any case) are
+ * false; every other value, the empty one included, is true. The official
+ * Python client sends `watch=True`.
+ */
+export const queryBool = (q: URLSearchParams, name: string): boolean => {
+  const value = q.get(name);
+  return value !== null && value !== '0' && value.toLowerCase() !== 'false';
+};
+
 /** The client closed the connection before its request body was complete. */
 class ClientGone extends Error {}
 
@@ -260,7 +271,7 @@ export class ApiServer {
       ...(req.headers['user-agent'] ? { userAgent: req.headers['user-agent'] } : {}),
       ...(q.get('fieldValidation') ? { fieldValidation: q.get('fieldValidation')! } : {}),
       dryRun: q.getAll('dryRun').includes('All'),
-      force: q.get('force') === 'true',
+      force: queryBool(q, 'force'),
       warnings,
     };
     const send = (status: number, payload: unknown) =>
@@ -287,7 +298,7 @@ export class ApiServer {
       const scope = type.namespaced && route.namespace !== undefined ? route.namespace : undefined;
       switch (method) {
         case 'GET': {
-          if (q.get('watch') === 'true' || q.get('watch') === '1') return this.watch(req, res, type, scope, q, asTable, include);
+          if (queryBool(q, 'watch')) return this.watch(req, res, type, scope, q, asTable, include);
           const limit = Number(q.get('limit') ?? 0);
           const list = this.cluster.list(type, scope, { ...selectors, ...(limit > 0 ? { limit } : {}), continue: q.get('continue') });
           if (asTable) {
@@ -356,7 +367,7 @@ export class ApiServer {
     let stop: () => void = () => undefined;
     let timeout: NodeJS.Timeout | undefined;
     const watch = {
-      wantsBookmarks: q.get('allowWatchBookmarks') === 'true',
+      wantsBookmarks: queryBool(q, 'allowWatchBookmarks'),
       bookmark: () => write({ type: 'BOOKMARK', object: this.cluster.bookmark(type) }),
       end: () => {
         stop();
@@ -378,7 +389,7 @@ export class ApiServer {
           fieldSelector: q.get('fieldSelector'),
           resourceVersion: q.get('resourceVersion'),
           allowWatchBookmarks: watch.wantsBookmarks,
-          sendInitialEvents: q.get('sendInitialEvents') === 'true',
+          sendInitialEvents: queryBool(q, 'sendInitialEvents'),
         },
         (event) => {
           write(event);

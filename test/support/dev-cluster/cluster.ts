@@ -26,6 +26,7 @@ import {
   type ManagedFieldsEntry,
 } from './fields.js';
 import { clone, deepEqual, isObject, jsonPatch, mergePatch, strategicMergePatch, type Json, type JsonObject } from './patch.js';
+import { applyDefaults, pruneUnknown, validate as validateSchema } from './openapi-schema.js';
 import { apiVersionOf, ResourceTypes, type CrdObject, type ResourceType } from './resources.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import {
@@ -282,27 +283,10 @@ export class Cluster {
   private pruneUnknownFields(type: ResourceType, object: JsonObject, options: WriteOptions, applyRequest: boolean): void {
     const schema = this.schemaOf(type);
     if (!schema) return;
-    const unknown: string[] = [];
-    const walk = (value: Json | undefined, node: JsonObject, path: string): void => {
-      if (Array.isArray(value) && isObject(node.items)) {
-        value.forEach((item, i) => walk(item, node.items as JsonObject, `${path}[${i}]`));
-        return;
-      }
-      if (!isObject(value) || !isObject(node.properties)) return;
-      for (const key of Object.keys(value)) {
-        const child = (node.properties as JsonObject)[key];
-        const at = path ? `${path}.${key}` : key;
-        if (isObject(child)) walk(value[key], child, at);
-        else if (isObject(node.additionalProperties)) walk(value[key], node.additionalProperties, at);
-        else if (node['x-kubernetes-preserve-unknown-fields'] !== true && !(path === '' && ['apiVersion', 'kind', 'metadata'].includes(key))) {
-          unknown.push(at);
-          if (options.fieldValidation !== 'Strict') delete value[key];
-        }
-      }
-    };
-    walk(object, schema, '');
+    const strict = options.fieldValidation === 'Strict';
+    const unknown = pruneUnknown(object, schema, !strict);
     if (unknown.length === 0) return;
-    if (options.fieldValidation === 'Strict') {
+    if (strict) {
       throw badRequest(
         applyRequest
           ? `failed to create typed patch object (${String((object.metadata as JsonObject).namespace ?? '')}/${String((object.metadata as JsonObject).name)}; ${apiVersionOf(type)}, Kind=${type.kind}): ${unknown.map((f) => `.${f}: field not declared in schema`).join(', ')}`
@@ -312,39 +296,12 @@ export class Cluster {
     if (options.fieldValidation !== 'Ignore') options.warnings?.push(...unknown.map((f) => `unknown field "${f}"`));
   }
 
-  /**
-   * A custom resource against its CRD schema's checks: required fields,
-   * string types and patterns, and `x-kubernetes-validations` rules of the
-   * one form the fixture evaluates ("exactly one of a and b"), with the real
-   * server's messages.
-   */
+  /** A custom resource defaulted and validated against its CRD's schema (./openapi-schema.ts), with the real server's 422. */
   private checkSchema(type: ResourceType, object: JsonObject, name: string): void {
     const schema = this.schemaOf(type);
     if (!schema) return;
-    const causes: StatusCause[] = [];
-    const walk = (value: Json | undefined, node: JsonObject, path: string): void => {
-      if (value === undefined) return;
-      if (node.type === 'string' && typeof value !== 'string') {
-        const actual = typeof value === 'number' && Number.isInteger(value) ? 'integer' : Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
-        causes.push({ reason: 'FieldValueTypeInvalid', message: `Invalid value: "${actual}": ${path} in body must be of type string: "${actual}"`, field: path });
-        return;
-      }
-      if (typeof value === 'string' && typeof node.pattern === 'string' && !new RegExp(node.pattern).test(value)) {
-        causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": ${path} in body should match '${node.pattern}'`, field: path });
-      }
-      if (!isObject(value)) return;
-      for (const key of Array.isArray(node.required) ? node.required : []) {
-        if (!(String(key) in value)) causes.push({ reason: 'FieldValueRequired', message: 'Required value', field: path ? `${path}.${String(key)}` : String(key) });
-      }
-      for (const rule of Array.isArray(node['x-kubernetes-validations']) ? node['x-kubernetes-validations'].filter(isObject) : []) {
-        const m = /^\(has\(self\.(\w+)\) && !has\(self\.(\w+)\)\) \|\| \(!has\(self\.\1\) && has\(self\.\2\)\)$/.exec(String(rule.rule));
-        if (m && (m[1]! in value) === (m[2]! in value)) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "object": ${String(rule.message)}`, field: path });
-      }
-      if (isObject(node.properties)) {
-        for (const [key, child] of Object.entries(node.properties)) if (isObject(child)) walk(value[key], child, path ? `${path}.${key}` : key);
-      }
-    };
-    walk(object, schema, '');
+    applyDefaults(object, schema);
+    const causes = validateSchema(object, schema);
     if (causes.length > 0) throw invalid(type, name, causes);
   }
 

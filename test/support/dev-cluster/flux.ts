@@ -200,6 +200,9 @@ class Queue {
     this.running.add(key);
     void (async () => {
       try {
+        // A controller's workqueue: the reconcile starts after the change that asked for it reached every watcher,
+        // never inside the store's notification (its writes would reach watches before that change).
+        await new Promise((resolve) => setImmediate(resolve));
         do {
           this.again.delete(key);
           await work().catch(() => undefined);

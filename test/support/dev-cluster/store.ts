@@ -51,6 +51,9 @@ export class Store {
   /** The revision of the oldest change still in history; older watches expire. */
   private compacted = 1;
   private readonly subscribers = new Set<(change: StoredChange) => void>();
+  /** Changes stored but not yet told to every subscriber, oldest first. */
+  private readonly undelivered: StoredChange[] = [];
+  private delivering = false;
 
   constructor(private readonly historySize: number) {}
 
@@ -98,8 +101,28 @@ export class Store {
       const dropped = this.history.splice(0, this.history.length - this.historySize);
       this.compacted = dropped[dropped.length - 1]!.resourceVersion;
     }
-    for (const subscriber of this.subscribers) subscriber(change);
+    this.undelivered.push(change);
+    this.deliver();
     return stored;
+  }
+
+  /**
+   * Tells subscribers of each change in resourceVersion order. A subscriber
+   * that writes while it is told of a change (garbage collection, a
+   * controller) does not get its change delivered before the one being told:
+   * it waits its turn, so every watch sees resourceVersions ascending, as
+   * the real server's watch cache sends them.
+   */
+  private deliver(): void {
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let change = this.undelivered.shift(); change; change = this.undelivered.shift()) {
+        for (const subscriber of this.subscribers) subscriber(change);
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   /** Changes after `resourceVersion`, or undefined when history no longer reaches back that far. */
