@@ -246,6 +246,46 @@ describe('dev cluster (test fixture): watch', () => {
     expect(done || controller.signal.aborted).toBe(true);
   });
 
+  it('delivers events in resourceVersion order when a change made while another is being told comes first (a controller writing as it observes)', async () => {
+    // A subscriber (told before the watch, as the controllers subscribed at start are) that writes synchronously when
+    // told of a change, as a controller reacting inside the notification would.
+    const configMaps = cluster.cluster.type('', 'v1', 'configmaps');
+    const unsubscribe = cluster.cluster.store.subscribe((change) => {
+      if (change.type === 'ADDED' && change.name.startsWith('ordered-') && !change.name.endsWith('-echo')) {
+        cluster.cluster.create(configMaps, 'proto', { metadata: { name: `${change.name}-echo`, labels: { ordered: 'yes' } } });
+      }
+    });
+    const resourceVersions: number[] = [];
+    const controller = await new Watch(kc).watch('/api/v1/namespaces/proto/configmaps', { labelSelector: 'ordered=yes' }, (_type, object: V1ConfigMap) => {
+      resourceVersions.push(Number(object.metadata!.resourceVersion));
+    }, () => undefined);
+    for (const n of [1, 2, 3]) await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: `ordered-${n}`, labels: { ordered: 'yes' } } } });
+    await cluster.waitFor(() => resourceVersions.length === 6, 5_000).catch(() => undefined);
+    unsubscribe();
+    controller.abort();
+    expect(resourceVersions).toHaveLength(6);
+    expect(resourceVersions).toEqual([...resourceVersions].sort((a, b) => a - b));
+  });
+
+  it('takes any value but false and 0 as true in a bool query parameter, as apimachinery converts them (watch=True is a watch)', async () => {
+    const opened: Array<[string, string]> = [];
+    for (const value of ['True', 'yes', '', 'FALSE', '0']) {
+      const abort = new AbortController();
+      const response = await fetch(`${cluster.server}/api/v1/namespaces/proto/configmaps?watch=${value}`, { signal: abort.signal });
+      const reader = response.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      opened.push([value, JSON.parse(first.split('\n')[0]!).type ?? JSON.parse(first).kind]);
+    }
+    expect(opened).toEqual([
+      ['True', 'ADDED'],
+      ['yes', 'ADDED'],
+      ['', 'ADDED'],
+      ['FALSE', 'ConfigMapList'],
+      ['0', 'ConfigMapList'],
+    ]);
+  });
+
   it('streams the current objects then an initial-events-end bookmark to a watch-list request (sendInitialEvents)', async () => {
     const seen: string[] = [];
     const controller = await new Watch(kc).watch(
