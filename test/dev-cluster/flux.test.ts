@@ -73,7 +73,7 @@ const waitReady = (name: string, status: 'True' | 'False' = 'True') =>
   }, 30_000);
 
 beforeAll(async () => {
-  cluster = await startDevCluster({ retryIntervalMs: 50, trace: (event) => traces.push(event) });
+  cluster = await startDevCluster({ retryIntervalMs: 50, requeueDependencyMs: 200, trace: (event) => traces.push(event) });
   const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-test-'));
   for (const version of ['1.0.0', '1.1.0']) {
     const archive = packageChart(writeChart(work, 'app', version), work);
@@ -150,26 +150,59 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmRepository', NS, 'http')?.status).toMatchObject({ artifact: { revision: expect.stringMatching(/^sha256:/) } });
   });
 
-  it('reports a render failure as Ready=False with helm\'s own message, and recovers once the values are fixed', async () => {
+  it('reports a render failure as Ready=False with helm\'s own message, stores no release, does not count it, retries with backoff without stalling, and recovers once the values are fixed', async () => {
     cluster.apply(hr('broken', { values: { image: { tag: '' } } }));
     await waitReady('broken', 'False');
     const failed = ready('broken')!;
     expect(failed.reason).toBe('InstallFailed');
     expect(failed.message).toMatch(new RegExp(`^Helm install failed for release ${NS}/broken with chart app@1.0.0: .*execution error at \\(app/templates/deployment.yaml:13:\\d+\\): image.tag is required`));
-    expect(release('broken')!.status).toMatchObject({ installFailures: 1, failures: 1 });
+    // Retried (status.failures counts every attempt) but never counted against install retries, never Stalled.
+    await cluster.waitFor(() => Number(release('broken')!.status!.failures) >= 3, 10_000);
+    const status = release('broken')!.status!;
+    expect(status.installFailures).toBeUndefined();
+    expect(status.history).toBeUndefined();
+    expect(status.observedGeneration).toBeUndefined();
+    expect((status.conditions as Array<{ type: string }>).map((c) => c.type)).not.toContain('Stalled');
+    expect(cluster.list('v1', 'Secret', NS).filter((s) => (s.metadata as { name: string }).name.startsWith('sh.helm.release.v1.broken.'))).toEqual([]);
     expect(cluster.get('apps/v1', 'Deployment', NS, 'broken')).toBeUndefined();
     cluster.apply(hr('broken', { values: { image: { tag: '2.0' } } }));
     await waitReady('broken');
     expect(ready('broken')?.reason).toBe('InstallSucceeded');
   });
 
-  it('retries an injected render failure per install.remediation.retries', async () => {
-    const fault = cluster.faults.failRender(`${NS}/retried`, { message: 'boom', times: 1 });
+  it('remediates a failed install by uninstalling it (Ready=False UninstallSucceeded), retries per install.remediation.retries, and keeps the count after success', async () => {
+    const fault = cluster.faults.failRelease(`${NS}/retried`, { message: 'boom', times: 1 });
+    const readyReasons: string[] = [];
+    const unsubscribe = cluster.cluster.store.subscribe((change) => {
+      const condition = change.name === 'retried' && change.resource === 'helm.toolkit.fluxcd.io/helmreleases' ? (change.object.status as { conditions?: Array<{ type: string; status: string; reason: string }> } | undefined)?.conditions?.find((c) => c.type === 'Ready') : undefined;
+      if (condition && readyReasons.at(-1) !== `${condition.status} ${condition.reason}`) readyReasons.push(`${condition.status} ${condition.reason}`);
+    });
     cluster.apply(hr('retried', { install: { remediation: { retries: 2 } } }));
     await waitReady('retried');
+    unsubscribe();
     expect(fault.hits).toBe(1);
-    const history = release('retried')!.status!.history as Array<{ status: string }>;
-    expect(history.map((h) => h.status)).toEqual(['deployed', 'failed']);
+    // Before: waiting for the chart (SourceNotReady), then "reconciliation in progress".
+    expect(readyReasons.slice(-5)).toEqual(['Unknown Progressing', 'False InstallFailed', 'False UninstallSucceeded', 'Unknown Progressing', 'True InstallSucceeded']);
+    // helm-controller's default strategy does not reset the count on success.
+    expect(release('retried')!.status).toMatchObject({ installFailures: 1, failures: 1 });
+    expect((release('retried')!.status!.conditions as Array<{ type: string }>).map((c) => c.type).sort()).toEqual(['Ready', 'Released']);
+  });
+
+  it('sets Reconciling, not Ready=Unknown, while it checks an in-sync release, and writes nothing new when nothing changed', async () => {
+    cluster.apply(hr('steady', {}));
+    await waitReady('steady');
+    const seen: string[] = [];
+    const unsubscribe = cluster.cluster.store.subscribe((change) => {
+      if (change.name !== 'steady' || change.resource !== 'helm.toolkit.fluxcd.io/helmreleases') return;
+      const conditions = ((change.object.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> }).conditions ?? []);
+      seen.push(conditions.map((c) => `${c.type}=${c.status} ${c.reason}`).sort().join(', '));
+    });
+    cluster.apply({ ...hr('steady', {}), metadata: { name: 'steady', namespace: NS, annotations: { 'reconcile.fluxcd.io/requestedAt': 'again' } } });
+    await cluster.waitFor(() => release('steady')!.status!.lastHandledReconcileAt === 'again', 10_000);
+    unsubscribe();
+    expect(seen).toContain('Ready=True InstallSucceeded, Reconciling=True Progressing, Released=True InstallSucceeded');
+    expect(seen.at(-1)).toBe('Ready=True InstallSucceeded, Released=True InstallSucceeded');
+    expect(seen.join('\n')).not.toContain('Ready=Unknown');
   });
 
   it('installs a release only once each dependency is Ready, saying which one it waits for; its chart is pulled meanwhile', async () => {
@@ -261,28 +294,56 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(before).toBeUndefined();
   });
 
-  it('rolls back a failed upgrade and retries it per upgrade.remediation, and stalls once retries run out', async () => {
+  it('rolls back a failed upgrade (Ready=False RollbackSucceeded), retries it per upgrade.remediation with backoff, and stalls once retries run out', async () => {
     cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } } }));
     await waitReady('rolled');
-    const once = cluster.faults.failRender(`${NS}/rolled`, { message: 'transient render failure', times: 1 });
+    const once = cluster.faults.failRelease(`${NS}/rolled`, { message: 'transient failure', times: 1 });
     cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } }, values: { replicas: 2 } }));
+    await cluster.waitFor(() => ready('rolled')?.reason === 'RollbackSucceeded', 10_000);
+    expect(ready('rolled')).toMatchObject({ status: 'False', message: `Helm rollback to previous release ${NS}/rolled.v1 with chart app@1.0.0 succeeded` });
+    expect(release('rolled')!.status!.observedGeneration).toBe(1);
     await waitReady('rolled');
     expect(once.hits).toBe(1);
     expect(ready('rolled')?.reason).toBe('UpgradeSucceeded');
     const statuses = (release('rolled')!.status!.history as Array<{ status: string }>).map((h) => h.status);
     expect(statuses[0]).toBe('deployed');
     expect(statuses).toContain('failed');
-    const always = cluster.faults.failRender(`${NS}/rolled`, { message: 'permanent render failure' });
+    const always = cluster.faults.failRelease(`${NS}/rolled`, { message: 'permanent failure' });
     cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } }, values: { replicas: 3 } }));
     await cluster.waitFor(() => (release('rolled')!.status!.conditions as Array<{ type: string; reason: string }> | undefined)?.some((c) => c.type === 'Stalled') ?? false, 20_000);
     const conditions = release('rolled')!.status!.conditions as Array<{ type: string; status: string; reason: string; message: string }>;
-    expect(conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'UpgradeFailed', message: `Helm upgrade failed for release ${NS}/rolled with chart app@1.0.0: permanent render failure` });
+    expect(conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'RollbackSucceeded' });
+    expect(conditions.find((c) => c.type === 'Released')).toMatchObject({ status: 'False', reason: 'UpgradeFailed', message: `Helm upgrade failed for release ${NS}/rolled with chart app@1.0.0: permanent failure` });
     expect(conditions.find((c) => c.type === 'Stalled')).toMatchObject({ reason: 'RetriesExceeded', message: 'Failed to upgrade after 2 attempt(s)' });
-    expect(conditions.find((c) => c.type === 'Remediated')).toMatchObject({ reason: 'RollbackSucceeded' });
+    expect(conditions.find((c) => c.type === 'Reconciling')).toBeUndefined();
+    // Out of retries is terminal: the generation is observed.
+    expect(release('rolled')!.status!.observedGeneration).toBe(release('rolled')!.metadata.generation);
     expect(always.hits).toBe(2);
     // Rolled back: the objects are the last good revision's.
     expect((cluster.get('apps/v1', 'Deployment', NS, 'rolled') as Obj & { spec: { replicas: number } }).spec.replicas).toBe(2);
     always.clear();
+  });
+
+  it('holds a release until its dependency is Ready for its current generation, polling every requeueDependencyMs (a status change alone wakes nothing)', async () => {
+    cluster.apply(hr('dep', { suspend: true }));
+    await cluster.waitFor(() => release('dep')?.status?.observedGeneration === 1, 10_000);
+    cluster.apply(hr('dep', { suspend: true, values: { replicas: 2 } }));
+    await cluster.waitFor(() => release('dep')?.status?.observedGeneration === 2, 10_000);
+    const hrType = cluster.cluster.type('helm.toolkit.fluxcd.io', 'v2', 'helmreleases');
+    const setStatus = (observedGeneration: number) => {
+      const current = cluster.cluster.get(hrType, NS, 'dep');
+      const condition = { type: 'Ready', status: 'True', reason: 'UpgradeSucceeded', message: 'set by the test', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+      cluster.cluster.update(hrType, NS, 'dep', { ...current, status: { observedGeneration, conditions: [condition] } }, { fieldManager: 'test' }, 'status');
+    };
+    setStatus(1);
+    cluster.apply(hr('dependant', { dependsOn: [{ name: 'dep' }] }));
+    await cluster.waitFor(() => ready('dependant')?.reason === 'DependencyNotReady', 10_000);
+    expect(ready('dependant')?.message).toBe(`dependency '${NS}/dep' is not ready`);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(ready('dependant')?.reason).toBe('DependencyNotReady');
+    setStatus(2);
+    await waitReady('dependant');
+    expect(ready('dependant')?.reason).toBe('InstallSucceeded');
   });
 
   it('refuses to take over an object another owner made when install.disableTakeOwnership is set, with Helm\'s message', async () => {

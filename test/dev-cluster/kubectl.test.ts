@@ -128,7 +128,8 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     writeFileSync(join(work, 'invalid.yaml'), manifests('invalid', '{}').replace('  interval: 10m\n  chart:', '  interval: 5 minutes\n  chartRef: {kind: OCIRepository, name: x}\n  chart:'));
     const invalid = await kubectl('apply', '--server-side', '-f', join(work, 'invalid.yaml'));
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toContain('The HelmRelease "invalid" is invalid: \n* spec: Invalid value: "object": either chart or chartRef must be set\n* spec.interval: Invalid value: "5 minutes": spec.interval in body should match \'^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$\'');
+    // Schema errors first, then the CEL rules' (the API server runs the rules after the schema).
+    expect(invalid.stderr).toContain('The HelmRelease "invalid" is invalid: \n* spec.interval: Invalid value: "5 minutes": spec.interval in body should match \'^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$\'\n* spec: Invalid value: "object": either chart or chartRef must be set');
     expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'invalid')).toBeUndefined();
     // Without strict validation the server drops the field and warns.
     const warnings: string[] = [];

@@ -9,13 +9,16 @@ import { resolve } from 'node:path';
 import { rmSync } from 'node:fs';
 import { CONFIG_MAP, CONFIG_NAMESPACE, CONTEXT, startDevCluster } from './index.js';
 
-const usage = `usage: npm run dev-cluster -- --kubeconfig FILE [--ready-delay MS] [--no-flux]
+const usage = `usage: npm run dev-cluster -- --kubeconfig FILE [--ready-delay MS] [--requeue-dependency MS] [--no-flux]
 
 Runs the flotilla dev cluster, a TEST FIXTURE standing in for Kubernetes + Flux
 (it is not Kubernetes), until Ctrl-C.
 
   --kubeconfig FILE   where to write the kubeconfig (written once the cluster is ready)
   --ready-delay MS    how long each HelmRelease takes to become Ready (default 0)
+  --requeue-dependency MS
+                      how often a HelmRelease waiting on a dependency checks it again
+                      (helm-controller's --requeue-dependency; default 30000)
   --no-flux           no Flux CRDs and no Flux simulation (a cluster without Flux)
 `;
 
@@ -26,6 +29,7 @@ async function main(): Promise<number> {
       options: {
         kubeconfig: { type: 'string' },
         'ready-delay': { type: 'string' },
+        'requeue-dependency': { type: 'string' },
         'no-flux': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -48,8 +52,13 @@ async function main(): Promise<number> {
     process.stderr.write(`dev-cluster: --ready-delay must be a whole number of milliseconds, got "${values['ready-delay']}"\n`);
     return 2;
   }
+  const requeue = values['requeue-dependency'] === undefined ? 30_000 : Number(values['requeue-dependency']);
+  if (!Number.isInteger(requeue) || requeue <= 0) {
+    process.stderr.write(`dev-cluster: --requeue-dependency must be a positive whole number of milliseconds, got "${values['requeue-dependency']}"\n`);
+    return 2;
+  }
   const kubeconfigPath = resolve(values.kubeconfig);
-  const cluster = await startDevCluster({ kubeconfigPath, flux: !values['no-flux'], defaultReadyDelayMs: delay });
+  const cluster = await startDevCluster({ kubeconfigPath, flux: !values['no-flux'], defaultReadyDelayMs: delay, requeueDependencyMs: requeue });
   const lines = [
     'flotilla dev cluster — a TEST FIXTURE standing in for Kubernetes + Flux (not a real cluster)',
     `  API server        ${cluster.server}   (context ${CONTEXT})`,

@@ -57,6 +57,7 @@ export class Faults {
   private readonly requestRules: RequestRule[] = [];
   private readonly renderRules: Array<ReleaseRule<string | undefined>> = [];
   private readonly slowRules: Array<ReleaseRule<number>> = [];
+  private readonly releaseRules: Array<ReleaseRule<string | undefined>> = [];
   /** Milliseconds every release takes from rendered to Ready, unless slowRelease says otherwise. */
   defaultReadyDelayMs = 0;
 
@@ -87,6 +88,17 @@ export class Faults {
     return this.handle(rule, this.renderRules);
   }
 
+  /**
+   * Helm actions of the release fail after Helm recorded the release (as a
+   * failed apply or wait does): a failed revision is stored and counted
+   * against the remediation retries. A render failure (failRender) stores nothing.
+   */
+  failRelease(release: string, failure: RenderFailure = {}): FaultHandle {
+    const rule: ReleaseRule<string | undefined> = { release, value: failure.message, remaining: failure.times ?? Infinity, hits: 0 };
+    this.releaseRules.push(rule);
+    return this.handle(rule, this.releaseRules);
+  }
+
   /** The release takes `delayMs` from rendered to Ready (longer than its timeout: the install times out). */
   slowRelease(release: string, delayMs: number): FaultHandle {
     const rule: ReleaseRule<number> = { release, value: delayMs, remaining: Infinity, hits: 0 };
@@ -99,6 +111,7 @@ export class Faults {
     this.requestRules.length = 0;
     this.renderRules.length = 0;
     this.slowRules.length = 0;
+    this.releaseRules.length = 0;
     this.defaultReadyDelayMs = 0;
   }
 
@@ -121,11 +134,20 @@ export class Faults {
 
   /** For the Flux simulation: the injected render error for a release, if any (consumes one). */
   renderFailure(namespace: string, name: string): string | undefined {
-    const rule = this.renderRules.find((r) => r.remaining > 0 && releaseMatches(r.release, namespace, name));
+    return this.take(this.renderRules, namespace, name, 'render failure');
+  }
+
+  /** For the Flux simulation: the injected failure of a recorded release action, if any (consumes one). */
+  releaseFailure(namespace: string, name: string): string | undefined {
+    return this.take(this.releaseRules, namespace, name, 'release failure');
+  }
+
+  private take(rules: Array<ReleaseRule<string | undefined>>, namespace: string, name: string, what: string): string | undefined {
+    const rule = rules.find((r) => r.remaining > 0 && releaseMatches(r.release, namespace, name));
     if (!rule) return undefined;
     rule.remaining--;
     rule.hits++;
-    return rule.value ?? `injected render failure for release ${namespace}/${name} (dev cluster test fixture)`;
+    return rule.value ?? `injected ${what} for release ${namespace}/${name} (dev cluster test fixture)`;
   }
 
   readyDelay(namespace: string, name: string): number {

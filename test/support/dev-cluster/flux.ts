@@ -30,7 +30,7 @@ import { KUBE_VERSION } from './discovery.js';
 import type { Faults } from './faults.js';
 import { Helm, HelmError, type ChartMetadata } from './helm.js';
 import { pullOciChart, resolveOciChart, sha256 } from './oci-pull.js';
-import { HelmReleaseStorage, type HelmReleaseRecord } from './helm-storage.js';
+import { HelmReleaseStorage } from './helm-storage.js';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './patch.js';
 import { apiVersionOf, type ResourceType } from './resources.js';
 import { ApiError } from './status.js';
@@ -94,13 +94,88 @@ interface InventoryEntry {
   name: string;
 }
 
+type ReleaseAction = 'install' | 'upgrade' | 'rollback' | 'uninstall';
+
+interface ReleaseTarget {
+  releaseName: string;
+  targetNamespace: string;
+  storageNamespace: string;
+}
+
+interface ActionOutcome {
+  ok: boolean;
+  /** Whether Helm recorded a release (a failure before that stores nothing and is not counted). */
+  stored: boolean;
+  message: string;
+  maxHistory: number;
+  snapshot?: Snapshot;
+}
+
+interface RemediationOutcome {
+  reason: string;
+  message: string;
+  snapshot?: Snapshot;
+}
+
+/** spec.install.remediation or spec.upgrade.remediation, with helm-controller's defaults and the failure count it is judged on. */
+class Remediation {
+  readonly retries: number;
+  readonly failures: number;
+  readonly strategy: string;
+  readonly remediateLastFailure: boolean;
+
+  constructor(spec: JsonObject, status: JsonObject, action: 'install' | 'upgrade') {
+    const actionSpec = isObject(spec[action]) ? (spec[action] as JsonObject) : {};
+    const remediation = isObject(actionSpec.remediation) ? actionSpec.remediation : {};
+    this.retries = typeof remediation.retries === 'number' ? remediation.retries : 0;
+    this.failures = Number(status[`${action}Failures`] ?? 0);
+    this.strategy = action === 'install' ? 'uninstall' : String(remediation.strategy ?? 'rollback');
+    // Install: only when asked. Upgrade: by default when there are retries.
+    this.remediateLastFailure = typeof remediation.remediateLastFailure === 'boolean' ? remediation.remediateLastFailure : action === 'upgrade' && this.retries > 0;
+  }
+
+  /** `retries: N` is N+1 attempts; negative is unlimited. */
+  get exhausted(): boolean {
+    return this.retries >= 0 && this.failures > this.retries;
+  }
+}
+
+/** helm-controller's conditions.Set: replaces a condition of the same type in place, else appends. */
+function setCondition(conditions: Condition[], condition: Condition): Condition[] {
+  const at = conditions.findIndex((c) => c.type === condition.type);
+  if (at < 0) return [...conditions, condition];
+  return conditions.map((c, i) => (i === at ? { ...c, ...condition } : c));
+}
+
+/**
+ * helm-controller's summarize: Ready copies the first present of
+ * Remediated, TestSuccess, Released — False whatever Remediated says (a
+ * remediated release is a failed one); Ready=True clears Stalled.
+ */
+function summarize(conditions: Condition[]): Condition[] {
+  const source = ['Remediated', 'TestSuccess', 'Released'].map((type) => conditions.find((c) => c.type === type)).find((c) => c !== undefined);
+  if (!source) return conditions;
+  const ready: Condition = { type: 'Ready', status: source.type === 'Remediated' ? 'False' : source.status, reason: source.reason, message: source.message };
+  const result = setCondition(conditions, ready);
+  return ready.status === 'True' ? result.filter((c) => c.type !== 'Stalled') : result;
+}
+
+/** helm-controller's ClearFailures: the counts go (they are omitted when zero). */
+function clearFailures(status: JsonObject): void {
+  delete status.failures;
+  delete status.installFailures;
+  delete status.upgradeFailures;
+}
+
 export interface FluxOptions {
   readonly helm: string;
   readonly workDir: string;
   /** helm processes run at once (helm-controller's --concurrent; default 4). */
   readonly concurrency?: number;
-  /** Wait before a remediation retry (default 1 s). */
+  /** Base of the exponential backoff after a failed reconcile or a remediation (controller-runtime's rate limiter: 750 ms, doubling, up to 15 min). */
   readonly retryIntervalMs?: number;
+  /** How often a release waiting on a dependency checks it again (helm-controller's --requeue-dependency: 30 s). */
+  readonly requeueDependencyMs?: number;
   /** Told when a release's render waits for a helm slot, starts and ends, and when a chart is fetched (benchmarks and tests see where time goes). */
   readonly trace?: (event: FluxTrace) => void;
 }
@@ -275,6 +350,7 @@ export class FluxSimulation {
     this.unsubscribe();
     for (const timer of this.timers) clearTimeout(timer);
     for (const timer of this.intervals.values()) clearTimeout(timer);
+    for (const { timer } of this.requeues.values()) clearTimeout(timer);
     return this.helm.close();
   }
 
@@ -296,13 +372,39 @@ export class FluxSimulation {
       HelmRepository: () => this.reconcileHelmRepository(ns, name),
       OCIRepository: () => this.reconcileOciRepository(ns, name),
       HelmChart: () => this.reconcileHelmChart(ns, name),
-      HelmRelease: () => this.reconcileHelmRelease(ns, name),
     };
     this.queue.enqueue(key, async () => {
+      if (kind === 'HelmRelease') {
+        const after = await this.reconcileHelmRelease(ns, name);
+        if (after !== undefined) this.requeue(key, kind, ns, name, after);
+        return;
+      }
       await work[kind]!();
       this.requeueAfterInterval(key, kind, ns, name);
     });
   }
+
+  /**
+   * The object is reconciled again after `delayMs`, as a controller's
+   * workqueue requeues it: one pending requeue per object, the earliest wins.
+   */
+  private requeue(key: string, kind: string, namespace: string, name: string, delayMs: number): void {
+    if (this.stopped) return;
+    const at = Date.now() + delayMs;
+    const pending = this.requeues.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const resource = { HelmRepository: HELM_REPO, OCIRepository: OCI_REPO, HelmChart: HELM_CHART, HelmRelease: HR }[kind]!;
+    const timer = setTimeout(() => {
+      this.requeues.delete(key);
+      const current = this.find(resource, namespace, name);
+      if (current) this.schedule(kind, current);
+    }, delayMs);
+    timer.unref();
+    this.requeues.set(key, { timer, at });
+  }
+
+  private readonly requeues = new Map<string, { timer: NodeJS.Timeout; at: number }>();
 
   /** Objects are reconciled again every spec.interval, as the controllers requeue them (an idle timer, not a loop). */
   private requeueAfterInterval(key: string, kind: string, namespace: string, name: string): void {
@@ -362,14 +464,9 @@ export class FluxSimulation {
       (kind === 'HelmRepository' && metaOf(before).generation !== metaOf(after).generation);
     if (!changed) return;
     const ref = `${change.namespace}/${change.name}`;
-    if (kind === 'HelmRelease') {
-      // A release that became Ready wakes the releases waiting for it (not every status change: that would cascade).
-      if (!isReady(after) || isReady(before)) return;
-      for (const hr of this.releases()) {
-        const waiting = readyCondition(hr)?.reason === 'DependencyNotReady';
-        if (waiting && this.dependencies(hr).some((d) => `${d.namespace}/${d.name}` === ref)) this.schedule('HelmRelease', hr);
-      }
-    } else if (kind === 'HelmRepository') {
+    // helm-controller does not watch a release's dependencies: a waiting release polls them every requeueDependencyMs.
+    if (kind === 'HelmRelease') return;
+    if (kind === 'HelmRepository') {
       for (const chart of this.list(HELM_CHART)) {
         const source = this.chartSource(chart);
         if (source.kind === 'HelmRepository' && `${source.namespace}/${source.name}` === ref) this.schedule('HelmChart', chart);
@@ -418,7 +515,8 @@ export class FluxSimulation {
     // Read without a copy: only the update below writes, from a new object.
     const current = type ? this.cluster.peek(type, namespace, name) : undefined;
     if (!type || !current) return;
-    const next = { ...(isObject(current.status) ? current.status : {}), ...status };
+    // A HelmRelease's status is written whole (fields helm-controller clears go); the sources' statuses are merged.
+    const next = resource === HR ? { ...status } : { ...(isObject(current.status) ? current.status : {}), ...status };
     if (Array.isArray(next.conditions)) next.conditions = this.stampConditions(current, next.conditions as unknown as Condition[]) as unknown as Json;
     if (deepEqual(next, current.status)) return;
     try {
@@ -783,145 +881,259 @@ export class FluxSimulation {
   }
 
   /**
-   * One helm-controller reconcile of a HelmRelease. As the real controller:
-   * Ready=Unknown "Fulfilling prerequisites" first; waiting for a dependency
-   * or a source, or failing before the release action, leaves
-   * observedGeneration alone; lastHandledReconcileAt is recorded at the end
-   * of every reconcile.
+   * One helm-controller reconcile of a HelmRelease, in its order: finalizer,
+   * suspend, Reconciling=True "Fulfilling prerequisites", dependsOn (each
+   * Ready=True for its current generation), source, values, failure counts
+   * reset on a new generation, chart or values, lastAttempted*, then the
+   * atomic release loop (./flux.ts `nextAction`): one action per release
+   * state, each kind at most once, stopping after a remediation. Returns
+   * when to reconcile again (ms), undefined for never (stalled, suspended,
+   * gone): the requeue interval after success, `requeueDependencyMs` while
+   * a dependency is not ready, exponential backoff after an error or a
+   * remediation. observedGeneration is written only on success, when
+   * stalled and when suspended.
    */
-  private async reconcileHelmRelease(namespace: string, name: string): Promise<void> {
+  private async reconcileHelmRelease(namespace: string, name: string): Promise<number | undefined> {
     const hrType = this.type(HR);
-    if (!hrType) return;
+    if (!hrType) return undefined;
     let hr = this.cluster.find(hrType, namespace, name);
-    if (!hr) return;
+    if (!hr) return undefined;
     const meta = metaOf(hr);
     const spec = isObject(hr.spec) ? hr.spec : {};
-    if (meta.deletionTimestamp) return this.finalizeRelease(hrType, hr);
+    if (meta.deletionTimestamp) {
+      await this.finalizeRelease(hrType, hr);
+      return undefined;
+    }
     if (!meta.finalizers?.includes(FLUX_FINALIZER)) {
       hr = this.cluster.patch(hrType, namespace, name, 'application/json-patch+json', JSON.stringify([{ op: 'add', path: meta.finalizers ? '/metadata/finalizers/-' : '/metadata/finalizers', value: meta.finalizers ? FLUX_FINALIZER : [FLUX_FINALIZER] }]), { fieldManager: MANAGER });
     }
+    const key = `HelmRelease/${namespace}/${name}`;
     const generation = metaOf(hr).generation!;
     const annotations = metaOf(hr).annotations ?? {};
     const handled: JsonObject = {};
     if (annotations[REQUESTED_AT]) handled.lastHandledReconcileAt = annotations[REQUESTED_AT];
     if (annotations[FORCE_AT]) handled.lastHandledForceAt = annotations[FORCE_AT];
     if (annotations[RESET_AT]) handled.lastHandledResetAt = annotations[RESET_AT];
-    if (spec.suspend === true) {
-      this.writeStatus(HR, namespace, name, { ...handled, observedGeneration: generation }, MANAGER);
-      return;
-    }
     const status: JsonObject = isObject(hr.status) ? clone(hr.status) : {};
-    const before = conditionsOf(hr);
-    const others = (...except: string[]) => before.filter((c) => !except.includes(c.type));
-    // A new generation (or a reset request) starts the failure counts afresh.
-    if (status.lastAttemptedGeneration !== generation || (annotations[RESET_AT] && status.lastHandledResetAt !== annotations[RESET_AT])) {
-      status.installFailures = 0;
-      status.upgradeFailures = 0;
-      status.failures = 0;
+    if (spec.suspend === true) {
+      this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation }, MANAGER);
+      return undefined;
     }
-    const prerequisites: Condition[] = [
-      { type: 'Reconciling', status: 'True', reason: 'Progressing', message: 'Fulfilling prerequisites' },
-      { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: 'Fulfilling prerequisites' },
-    ];
-    this.writeStatus(HR, namespace, name, { conditions: [...prerequisites, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
+    let conditions = conditionsOf(hr).map((c) => ({ ...c }));
+    const set = (type: string, value: Condition['status'], reason: string, message: string) => {
+      conditions = setCondition(conditions, { type, status: value, reason, message });
+    };
+    const drop = (...types: string[]) => {
+      conditions = conditions.filter((c) => !types.includes(c.type));
+    };
+    const get = (type: string) => conditions.find((c) => c.type === type);
+    let history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
+    /** Writes the status; the end of a reconcile (`final`) also records the requests it handled, as helm-controller's last patch does. */
+    const persist = (extra: JsonObject = {}, final = true) => {
+      const whole: JsonObject = { ...status, ...(final ? handled : {}), ...extra, conditions: conditions as unknown as Json };
+      if (history.length > 0) whole.history = history as unknown as Json;
+      else delete whole.history;
+      this.writeStatus(HR, namespace, name, whole, MANAGER);
+    };
+    /** A Ready=False left by a prerequisite that now holds becomes Unknown, as helm-controller marks it. */
+    const clearStale = (...reasons: string[]) => {
+      const ready = get('Ready');
+      if (ready?.status === 'False' && reasons.includes(ready.reason)) set('Ready', 'Unknown', 'Progressing', 'reconciliation in progress');
+    };
+    /** A failure before any Helm action: Ready=False with Flux's reason, retried after `after` ms. */
+    const notReady = (reason: string, message: string, after: number) => {
+      set('Ready', 'False', reason, message);
+      persist();
+      return after;
+    };
+    const interval = parseDuration(String(spec.interval ?? ''));
+    set('Reconciling', 'True', 'Progressing', 'Fulfilling prerequisites');
+    persist({}, false);
+    let helmChart: string | undefined;
+    let file: string;
+    let values: JsonObject;
+    let chart: ChartMetadata;
     try {
-      const helmChart = this.reconcileChartTemplate(hr);
+      helmChart = this.reconcileChartTemplate(hr);
       if (helmChart) status.helmChart = helmChart;
       for (const dep of this.dependencies(hr)) {
+        // Read uncached, as helm-controller does: Ready=True is not enough, it must be for the dependency's current generation.
         const other = this.cluster.peek(hrType, dep.namespace, dep.name);
-        if (!other) throw new ReconcileFailure('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`);
-        if (!isReady(other)) throw new ReconcileFailure('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`);
+        const otherStatus = other && isObject(other.status) ? other.status : {};
+        if (!other) return notReady('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`, this.requeueDependencyMs);
+        if (otherStatus.observedGeneration !== metaOf(other).generation || readyCondition(other)?.status !== 'True') {
+          return notReady('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`, this.requeueDependencyMs);
+        }
       }
-      const file = this.chartArtifact(hr, helmChart);
-      const values = this.composeValues(hr);
-      const chart = await this.helm.metadata(file);
-      const configDigest = sha256(JSON.stringify(values));
-      const latest = (Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [])[0];
-      const released = before.find((c) => c.type === 'Released');
-      const forced = annotations[FORCE_AT] !== undefined && status.lastHandledForceAt !== annotations[FORCE_AT];
-      const { releaseName, targetNamespace } = this.releaseName(hr);
-      const inSync = latest?.status === 'deployed' && latest.name === releaseName && latest.namespace === targetNamespace && latest.chartVersion === chart.version && latest.chartName === chart.name && latest.configDigest === configDigest && released?.status === 'True';
-      if (inSync && !forced) {
-        // In sync: Ready says again what the last release action said.
-        const ready: Condition = { type: 'Ready', status: 'True', reason: released.reason, message: released.message };
-        this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation, conditions: [ready, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
-        return;
-      }
-      if (this.retriesExhausted(hr, status, latest) && status.lastAttemptedConfigDigest === configDigest && status.lastAttemptedRevision === chart.version && !forced) {
-        // Out of retries for this configuration: stalled until it changes.
-        this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation, conditions: others('Reconciling') as unknown as Json }, MANAGER);
-        return;
-      }
-      await this.release(hr, status, handled, values, file, chart, configDigest);
+      clearStale('DependencyNotReady');
+      file = this.chartArtifact(hr, helmChart);
+      clearStale('ArtifactFailed', 'SourceNotReady');
+      values = this.composeValues(hr);
+      clearStale('ValuesError');
+      chart = await this.helm.metadata(file).catch((error: unknown) => {
+        throw new ReconcileFailure('ArtifactFailed', `Could not load chart: ${(error as Error).message}`);
+      });
     } catch (error) {
-      if (error instanceof ApiError && error.code === 404) return;
+      if (error instanceof ApiError && error.code === 404) return undefined;
       const failure = error instanceof ReconcileFailure ? error : new ReconcileFailure('ReconcileError', (error as Error).message);
-      const ready: Condition = { type: 'Ready', status: 'False', reason: failure.reason, message: failure.message };
-      this.writeStatus(HR, namespace, name, { ...status, ...handled, conditions: [prerequisites[0]!, ready, ...others('Ready', 'Reconciling')] as unknown as Json }, MANAGER);
-      // Dependencies and sources wake the release when they change; other failures are retried.
-      if (failure.reason !== 'DependencyNotReady' && failure.reason !== 'SourceNotReady') this.retryLater(hr);
+      if (failure.reason === 'ValuesError') this.recordEvent(hr, 'Warning', 'ValuesError', failure.message);
+      // A source not ready is waited for (its change wakes the release, else the next interval); the rest backs off.
+      return notReady(failure.reason, failure.message, failure.reason === 'SourceNotReady' ? interval : this.backoff(key));
+    }
+    const configDigest = sha256(JSON.stringify(values));
+    const target = this.releaseName(hr);
+    const latest = history[0];
+    if (latest && (latest.name !== target.releaseName || latest.namespace !== target.targetNamespace)) {
+      // A new release name or target namespace is a new release: the old one is uninstalled first, as helm-controller does.
+      const oldStorage = typeof status.storageNamespace === 'string' ? status.storageNamespace : namespace;
+      const old = this.storage.list(oldStorage, latest.name)[0];
+      if (old) this.uninstall(this.inventory(old.manifest, latest.namespace));
+      this.storage.remove(oldStorage, latest.name);
+      history = [];
+      clearFailures(status);
+    }
+    status.storageNamespace = target.storageNamespace;
+    const resetRequested = annotations[RESET_AT] !== undefined && status.lastHandledResetAt !== annotations[RESET_AT];
+    if (resetRequested || status.lastAttemptedGeneration !== generation || status.lastAttemptedRevision !== chart.version || status.lastAttemptedConfigDigest !== configDigest) {
+      clearFailures(status);
+    }
+    Object.assign(status, { lastAttemptedGeneration: generation, lastAttemptedRevision: chart.version, lastAttemptedConfigDigest: configDigest });
+    const forced = annotations[FORCE_AT] !== undefined && status.lastHandledForceAt !== annotations[FORCE_AT];
+    const remediation = (action: 'install' | 'upgrade') => new Remediation(spec, status, action);
+    const stall = (action: 'install' | 'upgrade') => {
+      set('Stalled', 'True', 'RetriesExceeded', `Failed to ${action} after ${remediation(action).failures} attempt(s)`);
+      drop('Reconciling');
+      persist({ observedGeneration: generation });
+      return undefined;
+    };
+    const performed = new Set<'release' | 'remediate'>();
+    for (;;) {
+      const active: 'install' | 'upgrade' = status.lastAttemptedReleaseAction === 'install' ? 'install' : 'upgrade';
+      const state = this.releaseState(target, history, chart, configDigest);
+      let next: ReleaseAction | undefined;
+      if (state === 'in-sync') {
+        if (forced && !performed.has('release')) next = 'upgrade';
+        else if (get('Remediated')?.status === 'True') {
+          // In sync after a rollback to what is now wanted: Released replaces Remediated.
+          drop('Remediated');
+          set('Released', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${history[0]!.namespace}/${history[0]!.name}.v${history[0]!.version} with chart ${history[0]!.chartName}@${history[0]!.chartVersion}`);
+        }
+      } else if (state === 'absent') {
+        if (remediation('install').exhausted && !forced) return stall('install');
+        next = 'install';
+      } else if (state === 'unmanaged' || state === 'out-of-sync') {
+        if (state === 'out-of-sync' && remediation('upgrade').exhausted && !forced) return stall('upgrade');
+        if (state === 'unmanaged') history = [];
+        next = 'upgrade';
+      } else {
+        const active_ = remediation(active);
+        if (active_.failures <= 0 || forced) next = 'upgrade';
+        else if (active_.exhausted && !active_.remediateLastFailure) return stall(active);
+        else next = active === 'install' || active_.strategy === 'uninstall' ? 'uninstall' : 'rollback';
+      }
+      if (next === undefined) {
+        drop('Reconciling');
+        conditions = summarize(conditions);
+        persist({ observedGeneration: generation });
+        this.forget(key);
+        return interval;
+      }
+      const kind = next === 'install' || next === 'upgrade' ? 'release' : 'remediate';
+      if (performed.has(kind)) {
+        if (!remediation(active).exhausted) {
+          set('Reconciling', 'True', 'ProgressingWithRetry', get('Ready')?.message ?? '');
+          persist();
+          return this.backoff(key);
+        }
+        drop('Reconciling');
+        persist({ observedGeneration: generation });
+        return interval;
+      }
+      const running = `Running '${next}' action with timeout of ${formatDuration(this.actionTimeout(spec, next))}`;
+      set('Reconciling', 'True', 'Progressing', running);
+      if (kind === 'release') set('Ready', 'Unknown', 'Progressing', running);
+      persist({}, false);
+      if (next === 'install' || next === 'upgrade') {
+        status.lastAttemptedReleaseAction = next;
+        drop('TestSuccess', 'Remediated');
+        const outcome = await this.releaseAction(hr, next, target, values, file, chart, configDigest);
+        if (outcome.snapshot) history = [outcome.snapshot, ...history.map((s) => (outcome.ok && s.status === 'deployed' ? { ...s, status: 'superseded' } : s))].slice(0, outcome.maxHistory);
+        const reason = next === 'install' ? (outcome.ok ? 'InstallSucceeded' : 'InstallFailed') : outcome.ok ? 'UpgradeSucceeded' : 'UpgradeFailed';
+        set('Released', outcome.ok ? 'True' : 'False', reason, outcome.message);
+        conditions = summarize(conditions);
+        this.recordEvent(hr, outcome.ok ? 'Normal' : 'Warning', reason, outcome.message);
+        if (!outcome.ok) {
+          status.failures = Number(status.failures ?? 0) + 1;
+          if (!outcome.stored) {
+            // Nothing reached Helm's storage (values, schema, render, ownership): not counted, retried with backoff, never stalled.
+            persist();
+            return this.backoff(key);
+          }
+          status[`${next}Failures`] = Number(status[`${next}Failures`] ?? 0) + 1;
+        }
+      } else {
+        const done = next === 'rollback' ? this.rollbackRemediation({ namespace, name }, target) : this.uninstallRemediation(target, history);
+        if (done.snapshot) history = [done.snapshot, ...history.map((s) => (s.status === 'deployed' ? { ...s, status: 'superseded' } : s))];
+        set('Remediated', 'True', done.reason, done.message);
+        conditions = summarize(conditions);
+        this.recordEvent(hr, 'Normal', done.reason, done.message);
+        if (!remediation(active).exhausted) {
+          set('Reconciling', 'True', 'ProgressingWithRetry', get('Ready')?.message ?? '');
+          persist();
+          return this.backoff(key);
+        }
+        return stall(active);
+      }
+      performed.add(kind);
+      persist({}, false);
     }
   }
 
-  private otherConditions(hr: JsonObject, except: string[]): Condition[] {
-    return conditionsOf(hr).filter((c) => !except.includes(c.type));
+  /** Where the Helm release stands against what is wanted (helm-controller's DetermineReleaseState, without tests and drift). */
+  private releaseState(target: ReleaseTarget, history: Snapshot[], chart: ChartMetadata, configDigest: string): 'absent' | 'unmanaged' | 'failed' | 'out-of-sync' | 'in-sync' {
+    const latest = this.storage.list(target.storageNamespace, target.releaseName)[0];
+    if (!latest) return 'absent';
+    const observed = history[0];
+    if (!observed || observed.version !== latest.version) return 'unmanaged';
+    if (latest.info.status === 'failed') return 'failed';
+    if (latest.chart.metadata.name !== chart.name || latest.chart.metadata.version !== chart.version || observed.configDigest !== configDigest) return 'out-of-sync';
+    return 'in-sync';
   }
 
-  private retriesExhausted(hr: JsonObject, status: JsonObject, latest: Snapshot | undefined): boolean {
-    const spec = isObject(hr.spec) ? hr.spec : {};
-    const installing = !latest || latest.status !== 'deployed' && latest.status !== 'superseded';
-    const remediation = (isObject(spec[installing ? 'install' : 'upgrade']) ? (spec[installing ? 'install' : 'upgrade'] as JsonObject).remediation : undefined) as JsonObject | undefined;
-    const retries = typeof remediation?.retries === 'number' ? remediation.retries : 0;
-    const failures = Number(status[installing ? 'installFailures' : 'upgradeFailures'] ?? 0);
-    return failures > 0 && (retries < 0 ? false : failures > retries);
+  /** The timeout of an action: its own, else spec.timeout, else 5m. */
+  private actionTimeout(spec: JsonObject, action: ReleaseAction): number {
+    const own = { install: 'install', upgrade: 'upgrade', rollback: 'rollback', uninstall: 'uninstall' }[action];
+    const actionSpec = isObject(spec[own]) ? (spec[own] as JsonObject) : {};
+    return parseDuration(String(actionSpec.timeout ?? spec.timeout ?? '5m'));
   }
 
-  /** One install or upgrade attempt, with remediation and retries per spec.install/upgrade.remediation. */
-  private async release(hr: JsonObject, status: JsonObject, handled: JsonObject, values: JsonObject, chartFile: string, chart: ChartMetadata, configDigest: string): Promise<void> {
+  /**
+   * One Helm install or upgrade. A failure before Helm records the release
+   * (render, values schema, ownership conflict) stores nothing; one after
+   * (applying the objects, waiting for them) stores a failed revision.
+   */
+  private async releaseAction(hr: JsonObject, action: 'install' | 'upgrade', target: ReleaseTarget, values: JsonObject, chartFile: string, chart: ChartMetadata, configDigest: string): Promise<ActionOutcome> {
     const meta = metaOf(hr);
     const [namespace, name] = [meta.namespace!, meta.name];
     const spec = isObject(hr.spec) ? hr.spec : {};
-    const generation = meta.generation!;
-    const { releaseName, targetNamespace, storageNamespace } = this.releaseName(hr);
-    let history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
-    const previous = history[0];
-    if (previous && (previous.name !== releaseName || previous.namespace !== targetNamespace)) {
-      // A new release name or target namespace is a new release: the old one is uninstalled first, as helm-controller does.
-      const oldStorage = typeof status.storageNamespace === 'string' ? status.storageNamespace : namespace;
-      const old = this.storage.list(oldStorage, previous.name)[0];
-      if (old) this.uninstall(this.inventory(old.manifest, previous.namespace));
-      this.storage.remove(oldStorage, previous.name);
-      history = [];
-    }
+    const { releaseName, targetNamespace, storageNamespace } = target;
     const releases = this.storage.list(storageNamespace, releaseName);
     const deployed = releases.find((r) => r.info.status === 'deployed');
-    const action: 'install' | 'upgrade' = deployed ? 'upgrade' : 'install';
     const actionSpec = isObject(spec[action]) ? (spec[action] as JsonObject) : {};
-    const remediation = isObject(actionSpec.remediation) ? actionSpec.remediation : {};
-    const retries = typeof remediation.retries === 'number' ? remediation.retries : 0;
-    const timeoutMs = parseDuration(String(actionSpec.timeout ?? spec.timeout ?? '5m'));
+    const timeoutMs = this.actionTimeout(spec, action);
     const chartLabel = `${chart.name}@${chart.version}`;
     const releaseRef = `${targetNamespace}/${releaseName}`;
     const revision = (releases[0]?.version ?? 0) + 1;
     const maxHistory = typeof spec.maxHistory === 'number' ? spec.maxHistory : 5;
-    const base: JsonObject = {
-      lastAttemptedGeneration: generation,
-      lastAttemptedRevision: chart.version,
-      lastAttemptedConfigDigest: configDigest,
-      lastAttemptedReleaseAction: action,
-      storageNamespace,
-    };
-    this.writeStatus(HR, namespace, name, {
-      ...status,
-      ...base,
-      conditions: [
-        { type: 'Reconciling', status: 'True', reason: 'Progressing', message: `Running '${action}' action with timeout of ${formatDuration(timeoutMs)}` },
-        { type: 'Ready', status: 'Unknown', reason: 'Progressing', message: `Running '${action}' action with timeout of ${formatDuration(timeoutMs)}` },
-        ...this.otherConditions(hr, ['Ready', 'Reconciling']),
-      ] as unknown as Json,
-    }, MANAGER);
     const started = now();
-    let manifest = '';
+    const failed = (error: Error, stored: boolean, manifest: string): ActionOutcome => {
+      const message = `Helm ${action} failed for release ${releaseRef} with chart ${chartLabel}: ${error.message}`;
+      if (!stored) return { ok: false, stored, message, maxHistory };
+      this.storage.store(storageNamespace, releaseName, { revision, status: 'failed', chart, config: values, manifest, description: message, started, maxHistory });
+      return { ok: false, stored, message, maxHistory, snapshot: this.snapshot(releaseName, targetNamespace, revision, 'failed', chart, configDigest, started) };
+    };
+    let manifest: string;
+    let objects: JsonObject[];
     try {
       const injected = this.faults.renderFailure(namespace, name);
       if (injected) throw new HelmError(injected);
@@ -934,7 +1146,7 @@ export class FluxSimulation {
           namespace: targetNamespace,
           chartPath: chartFile,
           values,
-          upgrade: action === 'upgrade',
+          upgrade: action === 'upgrade' && deployed !== undefined,
           includeCrds: actionSpec.crds !== 'Skip' && !(action === 'upgrade' && actionSpec.crds === undefined),
           noHooks: actionSpec.disableHooks === true,
           kubeVersion: KUBE_VERSION.gitVersion,
@@ -942,7 +1154,7 @@ export class FluxSimulation {
         });
       });
       trace('render-end');
-      const objects = this.parseManifest(manifest, targetNamespace);
+      objects = this.parseManifest(manifest, targetNamespace);
       // spec.commonMetadata: labels and annotations Flux's post-renderer puts on every object.
       const common = isObject(spec.commonMetadata) ? spec.commonMetadata : {};
       for (const object of objects) {
@@ -952,6 +1164,12 @@ export class FluxSimulation {
         }
       }
       if (actionSpec.disableTakeOwnership === true) this.checkOwnership(objects, releaseName, targetNamespace, action);
+    } catch (error) {
+      return failed(error as Error, false, '');
+    }
+    try {
+      const injected = this.faults.releaseFailure(namespace, name);
+      if (injected) throw new HelmError(injected);
       this.applyObjects(objects, releaseName, targetNamespace, namespace, name, action === 'install' && actionSpec.createNamespace === true);
       if (deployed) this.prune(this.inventory(deployed.manifest, targetNamespace), objects);
       // Helm waits for the workloads: let their controllers (./workloads.ts) report first.
@@ -964,57 +1182,45 @@ export class FluxSimulation {
       }
       if (delay > 0) await this.sleep(delay);
     } catch (error) {
-      const message = `Helm ${action} failed for release ${releaseRef} with chart ${chartLabel}: ${(error as Error).message}`;
-      const failures = Number(status[`${action}Failures`] ?? 0) + 1;
-      status[`${action}Failures`] = failures;
-      status.failures = Number(status.failures ?? 0) + 1;
-      const failedSnapshot = this.snapshot(releaseName, targetNamespace, revision, 'failed', chart, configDigest, started);
-      this.storage.store(storageNamespace, releaseName, { revision, status: 'failed', chart, config: values, manifest, description: message, started, maxHistory });
-      const reason = action === 'install' ? 'InstallFailed' : 'UpgradeFailed';
-      let remediated: Condition | undefined;
-      const retry = retries < 0 || failures <= retries;
-      if (action === 'install' && (retry || remediation.remediateLastFailure === true)) {
-        this.uninstall(this.inventory(manifest, targetNamespace));
-        this.storage.remove(storageNamespace, releaseName);
-        remediated = { type: 'Remediated', status: 'True', reason: 'UninstallSucceeded', message: `Helm uninstall succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}` };
-      } else if (action === 'upgrade' && deployed && (retry || remediation.remediateLastFailure !== false && retries > 0) && remediation.strategy !== 'uninstall') {
-        this.rollback(deployed, storageNamespace, releaseName, targetNamespace, namespace, name, revision + 1, maxHistory);
-        remediated = { type: 'Remediated', status: 'True', reason: 'RollbackSucceeded', message: `Helm rollback to previous release ${releaseRef}.v${deployed.version} with chart ${deployed.chart.metadata.name}@${deployed.chart.metadata.version} succeeded` };
-      }
-      this.recordEvent(hr, 'Warning', reason, message);
-      if (remediated) this.recordEvent(hr, 'Normal', remediated.reason, remediated.message);
-      const newHistory = [failedSnapshot, ...history].slice(0, maxHistory);
-      const conditions: Condition[] = [
-        { type: 'Ready', status: 'False', reason, message },
-        { type: 'Released', status: 'False', reason, message },
-        ...(remediated ? [remediated] : []),
-        ...(retry ? [] : [{ type: 'Stalled', status: 'True' as const, reason: 'RetriesExceeded', message: `Failed to ${action} after ${failures} attempt(s)` }]),
-      ];
-      // Retrying leaves observedGeneration alone; out of retries, the generation is observed (and stalled).
-      this.writeStatus(HR, namespace, name, { ...status, ...handled, ...base, ...(retry ? {} : { observedGeneration: generation }), history: newHistory as unknown as Json, conditions: conditions as unknown as Json }, MANAGER);
-      if (retry) this.retryLater(hr);
-      return;
+      return failed(error as Error, true, manifest);
     }
     this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart, config: values, manifest, description: action === 'install' ? 'Install complete' : 'Upgrade complete', started, maxHistory });
-    const message = `Helm ${action} succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}`;
-    const reason = action === 'install' ? 'InstallSucceeded' : 'UpgradeSucceeded';
-    this.recordEvent(hr, 'Normal', reason, message);
-    const snapshot = this.snapshot(releaseName, targetNamespace, revision, 'deployed', chart, configDigest, started);
-    const newHistory = [snapshot, ...history.map((s) => (s.status === 'deployed' ? { ...s, status: 'superseded' } : s))].slice(0, maxHistory);
-    this.writeStatus(HR, namespace, name, {
-      ...status,
-      ...handled,
-      ...base,
-      observedGeneration: generation,
-      installFailures: 0,
-      upgradeFailures: 0,
-      failures: 0,
-      history: newHistory as unknown as Json,
-      conditions: [
-        { type: 'Ready', status: 'True', reason, message },
-        { type: 'Released', status: 'True', reason, message },
-      ] as unknown as Json,
-    }, MANAGER);
+    return {
+      ok: true,
+      stored: true,
+      message: `Helm ${action} succeeded for release ${releaseRef}.v${revision} with chart ${chartLabel}`,
+      maxHistory,
+      snapshot: this.snapshot(releaseName, targetNamespace, revision, 'deployed', chart, configDigest, started),
+    };
+  }
+
+  /** Rolls back to the release deployed before the failed one (a new revision with its manifest and values). */
+  private rollbackRemediation(owner: { namespace: string; name: string }, target: ReleaseTarget): RemediationOutcome {
+    const { releaseName, targetNamespace, storageNamespace } = target;
+    const releases = this.storage.list(storageNamespace, releaseName);
+    const previous = releases.find((r) => r.info.status === 'deployed' || r.info.status === 'superseded');
+    if (!previous) return { reason: 'RollbackFailed', message: `Helm rollback failed for release ${targetNamespace}/${releaseName}: no previous release to roll back to` };
+    const revision = releases[0]!.version + 1;
+    this.applyObjects(this.parseManifest(previous.manifest, targetNamespace), releaseName, targetNamespace, owner.namespace, owner.name, false);
+    this.prune(this.inventory(releases[0]!.manifest, targetNamespace), this.parseManifest(previous.manifest, targetNamespace));
+    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: previous.chart.metadata, config: previous.config, manifest: previous.manifest, description: `Rollback to ${previous.version}`, started: now(), maxHistory: 0 });
+    const configDigest = sha256(JSON.stringify(previous.config));
+    return {
+      reason: 'RollbackSucceeded',
+      message: `Helm rollback to previous release ${targetNamespace}/${releaseName}.v${previous.version} with chart ${previous.chart.metadata.name}@${previous.chart.metadata.version} succeeded`,
+      snapshot: this.snapshot(releaseName, targetNamespace, revision, 'deployed', previous.chart.metadata, configDigest, now()),
+    };
+  }
+
+  /** Uninstalls the failed release (install remediation, or upgrade remediation with strategy uninstall). */
+  private uninstallRemediation(target: ReleaseTarget, history: Snapshot[]): RemediationOutcome {
+    const { releaseName, targetNamespace, storageNamespace } = target;
+    const latest = this.storage.list(storageNamespace, releaseName)[0];
+    if (latest) this.uninstall(this.inventory(latest.manifest, targetNamespace));
+    this.storage.remove(storageNamespace, releaseName);
+    const observed = history[0];
+    const label = observed ? `${observed.chartName}@${observed.chartVersion}` : '';
+    return { reason: 'UninstallSucceeded', message: `Helm uninstall remediation for release ${targetNamespace}/${releaseName}.v${latest?.version ?? observed?.version ?? 0} with chart ${label} succeeded` };
   }
 
   /** A core/v1 Event about the release, as helm-controller records one (kubectl describe shows them). */
@@ -1062,8 +1268,8 @@ export class FluxSimulation {
     };
   }
 
-  /** Another attempt after the retry interval (a timer, not a busy loop). */
-  private retryLater(object: JsonObject, kind = 'HelmRelease', delayMs = this.options.retryIntervalMs ?? 1000): void {
+  /** Another attempt after `delayMs` (a timer, not a busy loop). */
+  private retryLater(object: JsonObject, kind: string, delayMs: number): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.schedule(kind, object);
@@ -1071,18 +1277,34 @@ export class FluxSimulation {
     this.timers.add(timer);
   }
 
-  /** Consecutive failures per source: the next attempt waits twice as long each time (up to a minute), as controllers back off. */
+  /** Consecutive failed reconciles per object, for the backoff. */
   private readonly failures = new Map<string, number>();
 
-  private backOff(kind: string, object: JsonObject): void {
-    const key = `${kind}/${metaOf(object).namespace}/${metaOf(object).name}`;
+  /**
+   * The wait before the next attempt of an object whose reconcile failed:
+   * controller-runtime's per-object exponential backoff (base
+   * retryIntervalMs, doubling, up to 15 minutes), reset by a success.
+   */
+  private backoff(key: string): number {
     const failures = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, failures);
-    this.retryLater(object, kind, Math.min((this.options.retryIntervalMs ?? 1000) * 2 ** (failures - 1), 60_000));
+    return Math.min((this.options.retryIntervalMs ?? 750) * 2 ** (failures - 1), 15 * 60_000);
+  }
+
+  private forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  private backOff(kind: string, object: JsonObject): void {
+    this.retryLater(object, kind, this.backoff(`${kind}/${metaOf(object).namespace}/${metaOf(object).name}`));
   }
 
   private succeeded(kind: string, namespace: string, name: string): void {
-    this.failures.delete(`${kind}/${namespace}/${name}`);
+    this.forget(`${kind}/${namespace}/${name}`);
+  }
+
+  private get requeueDependencyMs(): number {
+    return this.options.requeueDependencyMs ?? 30_000;
   }
 
   private sleep(ms: number): Promise<void> {
@@ -1195,12 +1417,6 @@ export class FluxSimulation {
   /** Helm deletes in reverse install order; CRDs stay, as Helm keeps them. */
   private uninstall(entries: InventoryEntry[]): void {
     for (const entry of [...entries].reverse()) if (entry.kind !== 'CustomResourceDefinition') this.deleteEntry(entry);
-  }
-
-  private rollback(target: HelmReleaseRecord, storageNamespace: string, releaseName: string, targetNamespace: string, hrNamespace: string, hrName: string, revision: number, maxHistory: number): void {
-    const objects = this.parseManifest(target.manifest, targetNamespace);
-    this.applyObjects(objects, releaseName, targetNamespace, hrNamespace, hrName, false);
-    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: target.chart.metadata, config: target.config, manifest: target.manifest, description: `Rollback to ${target.version}`, started: now(), maxHistory });
   }
 
   private async finalizeRelease(hrType: ResourceType, hr: JsonObject): Promise<void> {

@@ -58,8 +58,10 @@ export interface DevClusterOptions {
   readonly historySize?: number;
   /** helm processes the Flux simulation runs at once (default 4). */
   readonly concurrency?: number;
-  /** Wait before a remediation retry (default 1000 ms). */
+  /** Base of the Flux simulation's exponential backoff after a failed reconcile or a remediation (default 750 ms, helm-controller's). */
   readonly retryIntervalMs?: number;
+  /** How often a HelmRelease waiting on a dependency checks it again (default 30000 ms, helm-controller's --requeue-dependency; set it short in tests). */
+  readonly requeueDependencyMs?: number;
   /** The helm binary (default: $FLOTILLA_HELM, else .cache/tools/helm of this checkout). */
   readonly helm?: string;
   /** Told when the Flux simulation queues, starts and ends each render, and when it fetches a chart (benchmarks and tests see where time goes). */
@@ -168,6 +170,7 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
           workDir,
           ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
           ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+          ...(options.requeueDependencyMs !== undefined ? { requeueDependencyMs: options.requeueDependencyMs } : {}),
           ...(options.trace ? { trace: options.trace } : {}),
         })
       : undefined;
