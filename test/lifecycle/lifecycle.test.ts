@@ -28,7 +28,7 @@ const secretText = (namespace: string, name: string, key: string): string => {
 };
 
 beforeAll(async () => {
-  cluster = await startDevCluster();
+  cluster = await startDevCluster({ requeueDependencyMs: 250 });
   client = await connect({ kubeconfig: cluster.kubeconfigPath });
   [v0, v1, v2broken] = await Promise.all([
     buildDefaultApp(),

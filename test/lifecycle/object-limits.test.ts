@@ -18,7 +18,7 @@ let bundle: string;
 const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 
 beforeAll(async () => {
-  [cluster, bundle] = await Promise.all([startDevCluster(), buildDefaultApp()]);
+  [cluster, bundle] = await Promise.all([startDevCluster({ requeueDependencyMs: 250 }), buildDefaultApp()]);
 }, 240_000);
 
 afterAll(async () => {

@@ -44,7 +44,7 @@ const brokenKeystone = (version: string) => (root: string) => {
 };
 
 beforeAll(async () => {
-  cluster = await startDevCluster();
+  cluster = await startDevCluster({ requeueDependencyMs: 250 });
   const built = await Promise.all([
     buildDefaultApp({ edit: withModes }),
     // Accepts updates from 24.09 only.

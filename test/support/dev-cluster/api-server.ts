@@ -156,6 +156,7 @@ export class ApiServer {
         body = JSON.stringify(decoded);
       }
       if (method === 'GET' && this.serveDiscovery(req, res, url)) return;
+      if (method === 'POST' && url.pathname === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') return this.accessReview(req, res, body);
       const route = this.route(url.pathname);
       if (!route) throw noSuchResource();
       await this.serveResource(req, res, url, route, method, body);
@@ -167,6 +168,22 @@ export class ApiServer {
         this.send(req, res, 500, { ...failure.status, message: `Internal error occurred: ${(error as Error).message}` });
       }
     }
+  }
+
+  /**
+   * `kubectl auth can-i`: the fixture has no authentication or RBAC, so it
+   * answers every SelfSubjectAccessReview allowed, as an API server run with
+   * --authorization-mode=AlwaysAllow does.
+   */
+  private accessReview(req: IncomingMessage, res: ServerResponse, body: string): void {
+    let review: unknown;
+    try {
+      review = JSON.parse(body);
+    } catch (error) {
+      throw badRequest(`the object provided is unrecognized: ${(error as Error).message}`);
+    }
+    const spec = isObject(review) && isObject(review.spec) ? review.spec : {};
+    this.send(req, res, 201, { kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec, status: { allowed: true } });
   }
 
   private readBody(req: IncomingMessage): Promise<Buffer> {

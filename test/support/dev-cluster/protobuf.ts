@@ -91,7 +91,32 @@ function objectMeta(buffer: Buffer): JsonObject {
 
 const bool = (f: Field | undefined): boolean | undefined => (f ? (f.value as bigint) !== 0n : undefined);
 
+/** The strings of a message, by field number (what kubectl sends in an access review's attributes). */
+function strings(buffer: Buffer, names: Array<[number, string]>): JsonObject {
+  const fs = fields(buffer);
+  const result: JsonObject = {};
+  for (const [n, key] of names) {
+    const f = one(fs, n);
+    if (f) result[key] = text(f);
+  }
+  return result;
+}
+
+/** `kubectl auth can-i`'s review: the attributes asked about. */
+const accessReview = (fs: Field[]): JsonObject => {
+  const spec = one(fs, 2);
+  const specFields = spec ? fields(spec.value as Buffer) : [];
+  const resource = one(specFields, 1);
+  const nonResource = one(specFields, 2);
+  return {
+    spec: {
+      ...(resource ? { resourceAttributes: strings(resource.value as Buffer, [[1, 'namespace'], [2, 'verb'], [3, 'group'], [4, 'version'], [5, 'resource'], [6, 'subresource'], [7, 'name']]) } : {}),
+      ...(nonResource ? { nonResourceAttributes: strings(nonResource.value as Buffer, [[1, 'path'], [2, 'verb']]) } : {}),
+    },
+  };
+};
 const DECODERS: Record<string, (fs: Field[]) => JsonObject> = {
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': accessReview,
   'v1/Namespace': (fs) => {
     const spec = one(fs, 2);
     const finalizers = spec ? all(fields(spec.value as Buffer), 1).map(text) : [];
