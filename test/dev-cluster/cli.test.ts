@@ -26,6 +26,7 @@ describe('npm run dev-cluster (test fixture)', () => {
     const deadline = Date.now() + 60_000;
     while (!stdout.includes('Ctrl-C stops') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(stdout).toContain('a TEST FIXTURE standing in for Kubernetes + Flux (not a real cluster)');
+    expect(stdout).toContain('dependencies re-checked every 30000 ms');
     expect(readFileSync(kubeconfig, 'utf8')).toContain('current-context: flotilla-dev');
     const server = /API server\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
     const registry = /chart registry\s+oci:\/\/(127\.0\.0\.1:\d+)\/charts/.exec(stdout)![1]!;
@@ -51,5 +52,15 @@ describe('npm run dev-cluster (test fixture)', () => {
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('dev-cluster: --kubeconfig FILE is required');
+  });
+
+  it('exits 2 naming the flag when --requeue-dependency is not a positive number of milliseconds', async () => {
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolveRun) => {
+      execFile(process.execPath, [...devClusterCommand, '--kubeconfig', join(tmpdir(), 'unused-kubeconfig'), '--requeue-dependency', '0'], { cwd: root }, (error, _out, stderr) =>
+        resolveRun({ code: error ? (error.code as number) : 0, stderr }),
+      );
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe('dev-cluster: --requeue-dependency must be a positive whole number of milliseconds, got "0"\n');
   });
 });

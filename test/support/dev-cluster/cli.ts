@@ -63,7 +63,7 @@ async function main(): Promise<number> {
     'flotilla dev cluster — a TEST FIXTURE standing in for Kubernetes + Flux (not a real cluster)',
     `  API server        ${cluster.server}   (context ${CONTEXT})`,
     `  kubeconfig        ${kubeconfigPath}`,
-    `  Flux simulation   ${values['no-flux'] ? 'off (no Flux CRDs)' : 'on (source-controller + helm-controller, charts rendered with the real helm)'}`,
+    `  Flux simulation   ${values['no-flux'] ? 'off (no Flux CRDs)' : `on (source-controller + helm-controller, charts rendered with the real helm; dependencies re-checked every ${requeue} ms)`}`,
     `  chart registry    ${cluster.registry ? `${cluster.chartRepository} (plain HTTP, recorded in ${CONFIG_NAMESPACE}/${CONFIG_MAP})` : 'none'}`,
     `  HTTP chart repo   ${cluster.httpRepo.url} serving ${cluster.httpRepo.dir}`,
     '',
