@@ -16,10 +16,12 @@
  *   inline values), renders with the real `helm template`, stores the
  *   objects with Helm's labels and annotations and a Helm release Secret
  *   (`sh.helm.release.v1.NAME.vN`, Helm's storage format), prunes objects an
- *   upgrade dropped, sets Ready/Released with Flux's reasons and Helm's
- *   error text, status.history, failure counters and remediation (uninstall
- *   before an install retry, rollback after a failed upgrade), and
- *   uninstalls through the `finalizers.fluxcd.io` finalizer.
+ *   upgrade dropped, and moves status as helm-controller v1.x does
+ *   (`reconcileHelmRelease`): Reconciling, Ready, Released, Remediated and
+ *   Stalled with Flux's reasons and Helm's error text, status.history,
+ *   failure counters, remediation (uninstall, rollback) with backoff, a
+ *   dependency polled every requeueDependencyMs; and uninstalls through the
+ *   `finalizers.fluxcd.io` finalizer.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
@@ -1026,10 +1028,11 @@ export class FluxSimulation {
         if (state === 'unmanaged') history = [];
         next = 'upgrade';
       } else {
-        const active_ = remediation(active);
-        if (active_.failures <= 0 || forced) next = 'upgrade';
-        else if (active_.exhausted && !active_.remediateLastFailure) return stall(active);
-        else next = active === 'install' || active_.strategy === 'uninstall' ? 'uninstall' : 'rollback';
+        // Failed: the remediation of the action that failed decides; no failure counted means the config changed since.
+        const failedAction = remediation(active);
+        if (failedAction.failures <= 0 || forced) next = 'upgrade';
+        else if (failedAction.exhausted && !failedAction.remediateLastFailure) return stall(active);
+        else next = failedAction.strategy === 'uninstall' ? 'uninstall' : 'rollback';
       }
       if (next === undefined) {
         drop('Reconciling');
@@ -1072,7 +1075,7 @@ export class FluxSimulation {
           status[`${next}Failures`] = Number(status[`${next}Failures`] ?? 0) + 1;
         }
       } else {
-        const done = next === 'rollback' ? this.rollbackRemediation({ namespace, name }, target) : this.uninstallRemediation(target, history);
+        const done = next === 'rollback' ? this.rollbackRemediation({ namespace, name }, target, typeof spec.maxHistory === 'number' ? spec.maxHistory : 5) : this.uninstallRemediation(target, history);
         if (done.snapshot) history = [done.snapshot, ...history.map((s) => (s.status === 'deployed' ? { ...s, status: 'superseded' } : s))];
         set('Remediated', 'True', done.reason, done.message);
         conditions = summarize(conditions);
@@ -1195,7 +1198,7 @@ export class FluxSimulation {
   }
 
   /** Rolls back to the release deployed before the failed one (a new revision with its manifest and values). */
-  private rollbackRemediation(owner: { namespace: string; name: string }, target: ReleaseTarget): RemediationOutcome {
+  private rollbackRemediation(owner: { namespace: string; name: string }, target: ReleaseTarget, maxHistory: number): RemediationOutcome {
     const { releaseName, targetNamespace, storageNamespace } = target;
     const releases = this.storage.list(storageNamespace, releaseName);
     const previous = releases.find((r) => r.info.status === 'deployed' || r.info.status === 'superseded');
@@ -1203,7 +1206,7 @@ export class FluxSimulation {
     const revision = releases[0]!.version + 1;
     this.applyObjects(this.parseManifest(previous.manifest, targetNamespace), releaseName, targetNamespace, owner.namespace, owner.name, false);
     this.prune(this.inventory(releases[0]!.manifest, targetNamespace), this.parseManifest(previous.manifest, targetNamespace));
-    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: previous.chart.metadata, config: previous.config, manifest: previous.manifest, description: `Rollback to ${previous.version}`, started: now(), maxHistory: 0 });
+    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: previous.chart.metadata, config: previous.config, manifest: previous.manifest, description: `Rollback to ${previous.version}`, started: now(), maxHistory });
     const configDigest = sha256(JSON.stringify(previous.config));
     return {
       reason: 'RollbackSucceeded',
