@@ -40,7 +40,7 @@ describe('flotilla init', () => {
     app = join(work, 'shop');
     const made = await offline(['init', app, '--chart', join(work, 'web'), '--chart', join(work, 'cache-0.1.0.tgz'), '--target', 'flux']);
     expect(made.code, made.stderr).toBe(0);
-    cluster = await startDevCluster();
+    cluster = await startDevCluster({ requeueDependencyMs: 250 });
   }, 240_000);
 
   afterAll(async () => {

@@ -929,6 +929,11 @@ export class FluxSimulation {
       conditions = conditions.filter((c) => !types.includes(c.type));
     };
     const get = (type: string) => conditions.find((c) => c.type === type);
+    /** conditions.MarkReconciling: Reconciling=True, and a Stalled from before goes. */
+    const reconciling = (reason: string, message: string) => {
+      drop('Stalled');
+      set('Reconciling', 'True', reason, message);
+    };
     let history = Array.isArray(status.history) ? (status.history as unknown as Snapshot[]) : [];
     /** Writes the status; the end of a reconcile (`final`) also records the requests it handled, as helm-controller's last patch does. */
     const persist = (extra: JsonObject = {}, final = true) => {
@@ -949,7 +954,7 @@ export class FluxSimulation {
       return after;
     };
     const interval = parseDuration(String(spec.interval ?? ''));
-    set('Reconciling', 'True', 'Progressing', 'Fulfilling prerequisites');
+    reconciling('Progressing', 'Fulfilling prerequisites');
     persist({}, false);
     let helmChart: string | undefined;
     let file: string;
@@ -1044,7 +1049,7 @@ export class FluxSimulation {
       const kind = next === 'install' || next === 'upgrade' ? 'release' : 'remediate';
       if (performed.has(kind)) {
         if (!remediation(active).exhausted) {
-          set('Reconciling', 'True', 'ProgressingWithRetry', get('Ready')?.message ?? '');
+          reconciling('ProgressingWithRetry', get('Ready')?.message ?? '');
           persist();
           return this.backoff(key);
         }
@@ -1053,7 +1058,7 @@ export class FluxSimulation {
         return interval;
       }
       const running = `Running '${next}' action with timeout of ${formatDuration(this.actionTimeout(spec, next))}`;
-      set('Reconciling', 'True', 'Progressing', running);
+      reconciling('Progressing', running);
       if (kind === 'release') set('Ready', 'Unknown', 'Progressing', running);
       persist({}, false);
       if (next === 'install' || next === 'upgrade') {
@@ -1081,7 +1086,7 @@ export class FluxSimulation {
         conditions = summarize(conditions);
         this.recordEvent(hr, 'Normal', done.reason, done.message);
         if (!remediation(active).exhausted) {
-          set('Reconciling', 'True', 'ProgressingWithRetry', get('Ready')?.message ?? '');
+          reconciling('ProgressingWithRetry', get('Ready')?.message ?? '');
           persist();
           return this.backoff(key);
         }
