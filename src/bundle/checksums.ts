@@ -85,6 +85,31 @@ export function formatChecksumProblem(problem: ChecksumProblem): string {
   }
 }
 
+/** A checksum file's line as `sha256sum -c` reads it: the path (unescaped, `./` dropped) and the digest; undefined when it is not one. */
+function parseChecksumLine(algorithm: ChecksumAlgorithm, raw: string): { readonly path: string; readonly digest: string } | undefined {
+  const match = new RegExp(`^(\\\\?)([0-9a-fA-F]{${HEX_LENGTH[algorithm]}}) [ *](.+)$`).exec(raw);
+  if (!match) return undefined;
+  const rawName = match[1] ? unescapeName(match[3]!) : match[3]!;
+  // `find . | md5sum` style lists say ./a
+  return { path: rawName.replace(/^(?:\.\/)+/, ''), digest: match[2]!.toLowerCase() };
+}
+
+function checksumLines(text: Buffer | string): string[] {
+  const lines = text.toString('utf8').split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** The digests a checksum file lists, by path (its malformed lines left out: {@link verifyChecksums} names them). */
+export function listedDigests(algorithm: ChecksumAlgorithm, text: Buffer | string): Map<string, string> {
+  const listed = new Map<string, string>();
+  for (const raw of checksumLines(text)) {
+    const line = parseChecksumLine(algorithm, raw);
+    if (line && !listed.has(line.path)) listed.set(line.path, line.digest);
+  }
+  return listed;
+}
+
 export interface VerifyChecksumsOptions {
   /** Checksum files that must be present; default both. sha256 is always checked first. */
   readonly required?: readonly ChecksumAlgorithm[];
@@ -107,19 +132,15 @@ export function verifyChecksums(files: FileSet, options: VerifyChecksumsOptions 
       if (required.has(algorithm)) problems.push({ kind: 'missing-checksum-file', checksumFile: name });
       continue;
     }
-    const linePattern = new RegExp(`^(\\\\?)([0-9a-fA-F]{${HEX_LENGTH[algorithm]}}) [ *](.+)$`);
     const listed = new Set<string>();
-    const lines = text.toString('utf8').split('\n');
-    if (lines[lines.length - 1] === '') lines.pop();
-    lines.forEach((raw, index) => {
+    checksumLines(text).forEach((raw, index) => {
       const line = index + 1;
-      const match = linePattern.exec(raw);
-      if (!match) {
+      const parsed = parseChecksumLine(algorithm, raw);
+      if (!parsed) {
         problems.push({ kind: 'malformed-line', checksumFile: name, line, text: raw });
         return;
       }
-      const rawName = match[1] ? unescapeName(match[3]!) : match[3]!;
-      const path = rawName.replace(/^(?:\.\/)+/, ''); // `find . | md5sum` style lists say ./a
+      const { path } = parsed;
       if (listed.has(path)) {
         problems.push({ kind: 'duplicate-line', checksumFile: name, line, path });
         return;
@@ -130,7 +151,7 @@ export function verifyChecksums(files: FileSet, options: VerifyChecksumsOptions 
         problems.push({ kind: 'missing-file', checksumFile: name, line, path });
         return;
       }
-      const expected = match[2]!.toLowerCase();
+      const expected = parsed.digest;
       const actual = digestHex(algorithm, data);
       if (expected !== actual) problems.push({ kind: 'mismatch', checksumFile: name, line, path, expected, actual });
     });

@@ -64,6 +64,7 @@ export {
   checksumFile,
   digestHex,
   formatChecksumProblem,
+  listedDigests,
   md5sumFile,
   sha256sumFile,
   verifyChecksums,

@@ -14,7 +14,7 @@ import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient, type Kube
 import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
-import { AppStateError, ObjectTooLargeError, ReleaseFailedError } from './errors.js';
+import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError } from './errors.js';
 import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
@@ -63,8 +63,8 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
     // The progress saved at the end of the wait counts the plan's releases (a mode may apply fewer than the bundle has).
     return await handle.end('applied', 'succeeded');
   } catch (error) {
-    // A check hook's refusal, a mode the app does not know, an object too large to write: nothing was done, the state stays.
-    const refused = error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError;
+    // A check hook's refusal, a mode the app does not know, an object too large to write, a stored payload changed: nothing was done, the state stays.
+    const refused = error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError || error instanceof PayloadIntegrityError;
     const aborted = run.signal.aborted;
     await handle.end(refused ? before : options.failed, refused ? 'refused' : aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
     throw error;

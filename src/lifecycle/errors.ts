@@ -28,3 +28,10 @@ export class UpdateRefusedError extends LifecycleError {}
 
 /** What an apply would write that the API server refuses for its size: found before anything is written. */
 export class ObjectTooLargeError extends LifecycleError {}
+
+/**
+ * The stored payload differs from what upload stored, or from the signature
+ * the cluster's signing key verifies: refused before any of it is used (its
+ * plugins would run on the operator's machine); the app's state stays.
+ */
+export class PayloadIntegrityError extends LifecycleError {}

@@ -12,13 +12,30 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
-import { bundleFolder, bundleFromBytes, chartArchives, MANIFESTS_DIR, writeTarGz, type OpenedBundle, type TarEntry } from '../bundle/index.js';
+import {
+  bundleFolder,
+  bundleFromBytes,
+  chartArchivePath,
+  chartArchives,
+  CHECKSUM_FILES,
+  checkSignature,
+  digestHex,
+  formatChecksumProblem,
+  isChartArchivePath,
+  listedDigests,
+  MANIFESTS_DIR,
+  SIGNATURE_FILE,
+  verifyChecksums,
+  writeTarGz,
+  type OpenedBundle,
+  type TarEntry,
+} from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { writeFolder } from '../files/index.js';
 import { isKubeObjectName, KUBE_OBJECT_NAME_MAX } from '../names/index.js';
 import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } from '../kube/index.js';
-import { LifecycleError } from './errors.js';
-import { SYSTEM_NAMESPACE } from './record.js';
+import { LifecycleError, PayloadIntegrityError } from './errors.js';
+import { SYSTEM_NAMESPACE, type PayloadDigests, type RecordedBundle } from './record.js';
 
 export const PAYLOAD_TYPE = 'flotilla.starlingx.io/bundle.v1';
 /** Bytes of payload per Secret: under a Secret's 1 MiB of data (KUBE_DATA_MAX_BYTES), and under the API server's 1.5 MiB request limit once base64-encoded. */
@@ -55,7 +72,13 @@ export async function payloadFiles(files: ReadonlyMap<string, Buffer>): Promise<
   return payload;
 }
 
-export async function storePayload(client: Pick<KubeClient, 'core'>, app: string, version: string, files: ReadonlyMap<string, Buffer>): Promise<string> {
+/** Where a payload was stored, and its digests for the record (checked at every read: {@link readPayload}). */
+export interface StoredPayload {
+  readonly name: string;
+  readonly digests: PayloadDigests;
+}
+
+export async function storePayload(client: Pick<KubeClient, 'core'>, app: string, version: string, files: ReadonlyMap<string, Buffer>): Promise<StoredPayload> {
   const base = payloadSecretName(app, version);
   const entries: TarEntry[] = [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([path, data]) => ({ path, data }));
   const archive = writeTarGz(entries);
@@ -80,21 +103,60 @@ export async function storePayload(client: Pick<KubeClient, 'core'>, app: string
       await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }));
     }
   }
-  return base;
+  return { name: base, digests: { archive: digestHex('sha256', archive), pieces: pieces.map((piece) => digestHex('sha256', piece)) } };
 }
 
-export async function readPayload(client: Pick<KubeClient, 'core'>, base: string): Promise<OpenedBundle> {
+/**
+ * The payload of an uploaded version, read back from the cluster and
+ * checked before anything uses it: every Secret's piece against the digest
+ * upload recorded, and, when the cluster has a `signingKey`
+ * (`flotilla-config`), the signature it keeps against that key, every file
+ * but the cut chart archives against the signed checksums, and the record's
+ * chart digests against them too (a record rewritten with the payload does
+ * not pass).
+ */
+export async function readPayload(client: Pick<KubeClient, 'core'>, bundle: Pick<RecordedBundle, 'payload' | 'payloadDigests' | 'charts' | 'source'>, signingKey?: string): Promise<OpenedBundle> {
+  const base = bundle.payload;
+  const again = `upload the tarball again (flotilla upload ${bundle.source})`;
   const read = (name: string) => kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
+  const digests = bundle.payloadDigests;
+  if (!digests) throw new PayloadIntegrityError(`the app record holds no digests of the stored bundle ${SYSTEM_NAMESPACE}/${base} (bundle.payloadDigests): it cannot be checked; ${again}`);
   const first = await read(base);
-  if (!first) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is gone; upload the tarball again`);
-  const count = Number(first.metadata?.annotations?.['flotilla.starlingx.io/pieces'] ?? '1');
-  const pieces = [Buffer.from(first.data?.payload ?? '', 'base64')];
-  for (let index = 1; index < count; index++) {
-    const piece = await read(`${base}-${index}`);
-    if (!piece) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count} is gone); upload the tarball again`);
-    pieces.push(Buffer.from(piece.data?.payload ?? '', 'base64'));
+  if (!first) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is gone; ${again}`);
+  const count = digests.pieces.length;
+  const pieces: Buffer[] = [];
+  for (let index = 0; index < count; index++) {
+    const name = index === 0 ? base : `${base}-${index}`;
+    const secret = index === 0 ? first : await read(name);
+    if (!secret) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count}, Secret ${name}, is gone); ${again}`);
+    const piece = Buffer.from(secret.data?.payload ?? '', 'base64');
+    if (digestHex('sha256', piece) !== digests.pieces[index]) {
+      throw new PayloadIntegrityError(`Secret ${SYSTEM_NAMESPACE}/${name} (the stored bundle of ${bundle.source}) is not what upload stored: its sha256 differs from the one recorded; it was changed in the cluster; ${again}`);
+    }
+    pieces.push(piece);
   }
-  return bundleFromBytes(Buffer.concat(pieces), `stored bundle ${base}`);
+  const archive = Buffer.concat(pieces);
+  if (digestHex('sha256', archive) !== digests.archive) throw new PayloadIntegrityError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is not what upload stored (its sha256 differs from the one recorded); ${again}`);
+  const payload = bundleFromBytes(archive, `stored bundle ${base}`);
+  if (signingKey !== undefined) checkSignedPayload(payload.files, bundle, signingKey, `the stored bundle ${SYSTEM_NAMESPACE}/${base}`, again);
+  return payload;
+}
+
+/** The payload's files and the record's chart digests against the signature the payload keeps (see readPayload). */
+function checkSignedPayload(files: ReadonlyMap<string, Buffer>, bundle: Pick<RecordedBundle, 'charts'>, signingKey: string, what: string, again: string): void {
+  const refuse = (why: string) => new PayloadIntegrityError(`${what} ${why} (the cluster's flotilla-config has a signingKey); ${again}`);
+  const checksums = files.get(CHECKSUM_FILES.sha256);
+  const signature = files.get(SIGNATURE_FILE);
+  if (!checksums || !signature) throw refuse(`holds no ${!checksums ? CHECKSUM_FILES.sha256 : SIGNATURE_FILE}: it is not signed`);
+  if (!checkSignature(checksums, signature.toString('utf8'), signingKey, "the cluster's signingKey")) throw refuse(`is not signed by the signing key (${SIGNATURE_FILE} is not a valid signature of its ${CHECKSUM_FILES.sha256})`);
+  // The payload's chart archives are cut down (Chart.yaml and values.yaml): the signed digests are of the whole ones, which the record keeps.
+  const problems = verifyChecksums(files, { required: ['sha256'] }).filter((p) => !('path' in p && isChartArchivePath(p.path) && (p.kind === 'mismatch' || p.kind === 'missing-file')));
+  const signed = listedDigests('sha256', checksums);
+  for (const chart of bundle.charts) {
+    const path = chartArchivePath(chart.name, chart.version);
+    if (signed.get(path) !== chart.sha256) problems.push({ kind: 'mismatch', checksumFile: 'the app record', line: 0, path, expected: signed.get(path) ?? 'none', actual: chart.sha256 });
+  }
+  if (problems.length > 0) throw refuse(`does not match its signed ${CHECKSUM_FILES.sha256} (${problems.map(formatChecksumProblem).join('; ')})`);
 }
 
 export async function deletePayload(client: Pick<KubeClient, 'core'>, base: string): Promise<void> {

@@ -57,6 +57,12 @@ export interface ChartRepository {
   readonly dir?: string;
 }
 
+/** sha256 (hex) of the stored payload: the whole archive, and each Secret's piece of it in order. */
+export interface PayloadDigests {
+  readonly archive: string;
+  readonly pieces: readonly string[];
+}
+
 /** One uploaded version of the app. */
 export interface RecordedBundle {
   readonly version: string;
@@ -66,6 +72,8 @@ export interface RecordedBundle {
   readonly source: string;
   /** The Secret holding what apply needs of the tarball (payload.ts). */
   readonly payload: string;
+  /** The payload's digests as uploaded, checked at every read (payload.ts); absent only while an upload runs. */
+  readonly payloadDigests?: PayloadDigests;
   readonly charts: readonly { readonly name: string; readonly version: string; readonly sha256: string }[];
   readonly releases: readonly RecordedRelease[];
   readonly repository: ChartRepository;
@@ -115,11 +123,84 @@ export function encodeRecord(record: AppRecord): string {
 }
 
 export function decodeRecord(data: string, where: string): AppRecord {
+  let value: unknown;
   try {
-    return JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8')) as AppRecord;
+    value = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8'));
   } catch (error) {
     throw new LifecycleError(`${where} does not hold a readable app record (${error instanceof Error ? error.message : String(error)})`);
   }
+  checkRecord(value, where);
+  return value;
+}
+
+/** A field of an app record read back from the cluster is missing or not what flotilla writes there. */
+export class RecordFieldError extends LifecycleError {
+  constructor(
+    readonly where: string,
+    readonly field: string,
+    readonly expected: string,
+  ) {
+    super(`${where}: the app record's ${field} is missing or invalid (expected ${expected}); it was not written by flotilla: restore the Secret, or delete it and upload the tarball again`);
+  }
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/**
+ * Holds a record read back from the cluster (not trusted: docs/security.md)
+ * to the fields the lifecycle relies on, naming the first one that fails.
+ */
+export function checkRecord(value: unknown, where: string): asserts value is AppRecord {
+  const fail = (field: string, expected: string): never => {
+    throw new RecordFieldError(where, field, expected);
+  };
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  const object = (v: unknown, field: string): Record<string, unknown> => (isObject(v) ? v : fail(field, 'an object'));
+  const text = (v: unknown, field: string, pattern?: RegExp, expected = 'a string'): string => (typeof v === 'string' && (!pattern || pattern.test(v)) ? v : fail(field, expected));
+  const list = (v: unknown, field: string): unknown[] => (Array.isArray(v) ? v : fail(field, 'a list'));
+  const texts = (v: unknown, field: string) => list(v, field).forEach((item, i) => text(item, `${field}[${i}]`));
+  const flag = (v: unknown, field: string) => typeof v === 'boolean' || fail(field, 'true or false');
+  const bundle = (v: unknown, field: string) => {
+    const b = object(v, field);
+    text(b.version, `${field}.version`, /./, 'a version');
+    text(b.sha256, `${field}.sha256`, SHA256_HEX, 'a sha256 in hex');
+    text(b.source, `${field}.source`);
+    text(b.payload, `${field}.payload`);
+    if (b.payloadDigests !== undefined) {
+      const d = object(b.payloadDigests, `${field}.payloadDigests`);
+      text(d.archive, `${field}.payloadDigests.archive`, SHA256_HEX, 'a sha256 in hex');
+      const pieces = list(d.pieces, `${field}.payloadDigests.pieces`);
+      if (pieces.length === 0) fail(`${field}.payloadDigests.pieces`, 'one digest per payload Secret');
+      pieces.forEach((p, i) => text(p, `${field}.payloadDigests.pieces[${i}]`, SHA256_HEX, 'a sha256 in hex'));
+    }
+    list(b.charts, `${field}.charts`).forEach((c, i) => {
+      const chart = object(c, `${field}.charts[${i}]`);
+      text(chart.name, `${field}.charts[${i}].name`);
+      text(chart.version, `${field}.charts[${i}].version`);
+      text(chart.sha256, `${field}.charts[${i}].sha256`, SHA256_HEX, 'a sha256 in hex');
+    });
+    list(b.releases, `${field}.releases`).forEach((r, i) => {
+      const release = object(r, `${field}.releases[${i}]`);
+      for (const key of ['name', 'namespace', 'chart', 'chartVersion', 'releaseName']) text(release[key], `${field}.releases[${i}].${key}`);
+      texts(release.dependsOn, `${field}.releases[${i}].dependsOn`);
+    });
+    const repository = object(b.repository, `${field}.repository`);
+    text(repository.url, `${field}.repository.url`);
+    if (repository.type !== 'oci' && repository.type !== 'default') fail(`${field}.repository.type`, '"oci" or "default"');
+    flag(b.maintainUserOverrides, `${field}.maintainUserOverrides`);
+    flag(b.updateFailureNoRollback, `${field}.updateFailureNoRollback`);
+    texts(b.fromVersions, `${field}.fromVersions`);
+    if (typeof b.applyProgressAdjust !== 'number') fail(`${field}.applyProgressAdjust`, 'a number');
+  };
+  const record = object(value, 'record');
+  text(record.name, 'name');
+  if (!(APP_STATES as readonly unknown[]).includes(record.state)) fail('state', `one of ${APP_STATES.join(', ')}`);
+  bundle(record.bundle, 'bundle');
+  if (record.previous !== undefined) bundle(record.previous, 'previous');
+  object(record.userOverrides, 'userOverrides');
+  if (record.previousUserOverrides !== undefined) object(record.previousUserOverrides, 'previousUserOverrides');
+  texts(record.deployed, 'deployed');
+  list(record.history, 'history').forEach((h, i) => object(h, `history[${i}]`));
 }
 
 /** A record read from the cluster, with the version to write back against. */

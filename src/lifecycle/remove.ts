@@ -28,8 +28,12 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const before = handle.record.state;
     if (!REMOVE_FROM.has(before)) throw new AppStateError(`${appName} is ${before}: nothing is applied to remove`);
-    await handle.begin('remove', 'removing', run.lease.holder);
+    // Read and checked before the state changes: a stored payload changed in the cluster refuses the remove, leaving the state as it was.
     const loaded = await loadVersion(client, handle.record.bundle, appName, { events: run.events, signal: run.signal, userOverrides: handle.record.userOverrides });
+    await handle.begin('remove', 'removing', run.lease.holder).catch(async (error: unknown) => {
+      await loaded.dispose();
+      throw error;
+    });
     try {
       run.events({ type: 'step', message: 'running remove checks and pre hooks' });
       await loaded.host.runStage({ operation: 'remove', timing: 'pre' });

@@ -22,9 +22,9 @@ import { verifyBundle } from '../verify/index.js';
 import { readClusterConfig, rememberChartRepository, type ClusterConfig } from './config.js';
 import { deliverCharts, type DeliveryOptions } from './delivery.js';
 import { AppStateError, UploadRejectedError } from './errors.js';
-import { RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
+import { RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { payloadFiles, storePayload } from './payload.js';
-import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease } from './record.js';
+import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease, type StoredRecord } from './record.js';
 
 export interface UploadOptions extends OperationOptions, DeliveryOptions {
   /** Where charts go (remembered in the cluster); the remembered one when absent. */
@@ -90,7 +90,8 @@ export async function stageBundle(client: KubeClient, verified: VerifiedBundle, 
     version: metadata.appVersion,
     sha256: verified.sha256,
     source,
-    payload,
+    payload: payload.name,
+    payloadDigests: payload.digests,
     charts: charts.map((c) => ({ name: c.archive.name, version: c.archive.version, sha256: createHash('sha256').update(c.bytes).digest('hex') })),
     releases: verified.app.releases.map(
       (r): RecordedRelease => ({ name: r.name, namespace: r.namespace, chart: r.chart, chartVersion: versions.get(r.chart) ?? '', releaseName: r.releaseName, dependsOn: [...r.dependsOn] }),
@@ -131,6 +132,8 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
     if (existing) {
       const { state, bundle } = existing.record;
       const again = bundle.version === appVersion && ['uploading', 'upload-failed', 'uploaded'].includes(state);
+      // The same tarball again, in any state: its stored payload is written anew (one changed in the cluster is refused at use).
+      if (!again && bundle.version === appVersion && bundle.sha256 === verified.sha256) return restorePayload(client, run, existing, verified, path, options);
       if (!again) {
         throw new AppStateError(
           bundle.version === appVersion
@@ -152,6 +155,21 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
       throw error;
     }
   });
+}
+
+/** Stores the payload of the version the app is at again, from the same tarball; the state stays. */
+async function restorePayload(client: KubeClient, run: LockedRun, existing: StoredRecord, verified: VerifiedBundle, path: string, options: UploadOptions): Promise<AppRecord> {
+  const handle = new RecordHandle(run.records, existing);
+  const { state, bundle: recorded } = existing.record;
+  await handle.begin('upload', state, run.lease.holder, recorded.version);
+  try {
+    run.events({ type: 'step', message: `restoring the stored bundle of ${recorded.version}` });
+    const bundle = await stageBundle(client, verified, recorded.repository, options, path.startsWith('oci://') ? path : basename(path));
+    return await handle.end(state, 'succeeded', 'stored bundle restored', { bundle });
+  } catch (error) {
+    await handle.end(state, 'failed', reasonOf(error)).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** The record of an app uploaded for the first time, naming the version being uploaded. */

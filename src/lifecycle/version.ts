@@ -12,6 +12,7 @@ import { clusterStores, type KubeClient } from '../kube/index.js';
 import type { PluginHost } from '../plugins/index.js';
 import { Session } from '../session/index.js';
 import type { LayerProvider, ReleaseValues } from '../values/index.js';
+import { readClusterConfig } from './config.js';
 import type { EventSink } from './events.js';
 import { readPayload, writeManifests } from './payload.js';
 import type { RecordedBundle, UserOverrides } from './record.js';
@@ -54,7 +55,9 @@ export function userOverridesProvider(appName: string, overrides: UserOverrides)
 }
 
 export async function loadVersion(client: KubeClient, bundle: RecordedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
-  return loadVersionFrom(client, await readPayload(client, bundle.payload), appName, options);
+  // Checked against the upload's digests (and the signing key) before the app assembles or a plugin loads.
+  const { signingKey } = await readClusterConfig(client);
+  return loadVersionFrom(client, await readPayload(client, bundle, signingKey), appName, options);
 }
 
 /** The same, from a payload (or a whole tarball) in memory. */
