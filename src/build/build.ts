@@ -4,19 +4,19 @@
  * every entry sorted, fixed times and owners, chart archives from the
  * deterministic packager, nothing taken from the clock or the machine.
  */
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize, relative, resolve, sep } from 'node:path';
+import { join, normalize, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
 import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
+import { CacheFolder, type CacheNotes } from '../cache/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatBytes } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
@@ -37,6 +37,8 @@ export interface BuildOptions {
   readonly bumpChanged?: boolean;
   /** Folder of packaged charts kept between builds (see chart-cache.ts); default `<outDir>/.flotilla-cache`. `false` disables it. */
   readonly cacheDir?: string | false;
+  /** Told why a cache folder or entry was not used (`--debug` prints it). */
+  readonly cacheNotes?: CacheNotes;
   /** Type-check plugins/ (default true); the result is cached by input digest, so unchanged plugins cost nothing. */
   readonly typecheck?: boolean;
   /**
@@ -150,8 +152,10 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
   const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
   const cacheDir = cacheDirOf(options);
-  const { files: plugins, save: savePlugins } = await pluginFiles(root, cacheDir);
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cacheDir, readMemory: options.watched?.files });
+  // Held to the folder rule, every entry checked as it is read (src/cache); none when the folder fails the rule.
+  const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
+  const { files: plugins, save: savePlugins } = await pluginFiles(root, cache);
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cache, readMemory: options.watched?.files });
   const { app } = session;
   refuseUnsafeFileName(app);
   const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
@@ -164,12 +168,12 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
   const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
 
-  const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cacheDir });
+  const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cache });
   typecheck?.catch(() => undefined); // awaited below
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
-  const reuse = cacheDir ? BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
+  const reuse = cache ? BundleReuse.open(cache, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options, cacheDir && reuse ? ChartCache.open(cacheDir, reuse, options.watched) : undefined);
+  const packaging = packageCharts(app, previous, options, cache && reuse ? ChartCache.open(cache, reuse, options.watched) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -195,13 +199,13 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   const appInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
-  const valuesWrite = await checkValuesOnce(session, appInputs, cacheDir, options.watched);
+  const valuesWrite = await checkValuesOnce(session, appInputs, cache, options.watched);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
   const { charts, bumped, cacheWrite: chartsWrite } = await packaging;
   const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
-  const manifestCache = cacheDir ? ManifestCache.open(cacheDir, options.watched?.manifests) : undefined;
+  const manifestCache = cache ? ManifestCache.open(cache, options.watched?.manifests) : undefined;
   if (options.watched && manifestCache) options.watched.manifests = manifestCache.used;
   const manifests: Map<string, Buffer | string> = fluxManifestTree({
     releases: orderForApply(app),
@@ -254,7 +258,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   if (options.watched) {
     options.watched.unsavedCaches = () => saveCaches(written);
-    if (cacheDir) options.watched.lastTarball = written;
+    if (cache) options.watched.lastTarball = written;
   }
   return {
     app,
@@ -430,7 +434,8 @@ export function cacheFolderGone(options: BuildOptions): boolean {
 /** Records where the pieces of a tarball written from memory lie (see KeptBuilds), for a later process to reuse them. */
 export function savePieceTable(options: BuildOptions, tarball: WrittenArchive): Promise<void> | undefined {
   const cacheDir = cacheDirOf(options);
-  return cacheDir === undefined ? undefined : BundleReuse.open(cacheDir, BUNDLE_TAR_OPTIONS, tarball).save(tarball);
+  const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
+  return cache && BundleReuse.open(cache, BUNDLE_TAR_OPTIONS, tarball).save(tarball);
 }
 
 /** Which WatchMemory a build may use: what one build kept holds for another with the same cache and link option. */
@@ -439,54 +444,38 @@ export function memoryKey(options: BuildOptions): string {
   return JSON.stringify([cacheDir === undefined ? null : resolve(cacheDir), options.followExternalSymlinks === true]);
 }
 
-/** The plugins/ files: bundled now, or taken from the cache when nothing they are made from changed. */
-/** What the plugin cache keeps: the bundle's files, and a digest that proves they were stored whole. */
-interface PluginCacheEntry {
-  readonly format: typeof PLUGIN_CACHE_FORMAT;
-  readonly files: Record<string, string>;
-  readonly sha256: string;
-}
-
-const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/2';
-
-function pluginFilesDigest(files: ReadonlyMap<string, Buffer>): string {
-  const hash = createHash('sha256');
-  for (const [name, data] of [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1))) hash.update(`${name}\0${data.length}\0`).update(data);
-  return hash.digest('hex');
-}
+const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/3';
 
 /**
- * A cached plugin bundle, or undefined when the entry is missing, torn,
- * foreign or tampered with: the cache is an optimisation, never a reason
- * for a build to fail or to ship something it did not bundle.
+ * The plugins/ files: bundled now, or taken from the cache when nothing
+ * they are made from changed (an entry keyed by the bundle's inputs, its
+ * content checked as it is read: src/cache).
  */
-async function readPluginCache(file: string): Promise<Map<string, Buffer> | undefined> {
+async function pluginFiles(appRoot: string, cache: CacheFolder | undefined): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
+  const key = cache && (await pluginBundleKey(appRoot));
+  const name = `plugins-${key}.json`;
+  const inputs = `${PLUGIN_CACHE_FORMAT}\0${key}`;
+  const fromCache = cache && readPluginCache(await cache.read(name, 'plugins', inputs));
+  if (fromCache) return { files: fromCache };
+  const bundle = await bundlePlugins(appRoot);
+  const files = new Map([...bundle.files].map(([file, bytes]) => [file, Buffer.from(bytes)]));
+  if (!cache) return { files };
+  // Written with the build's other cache files, once the build is known to write any.
+  const save = () => cache.write(name, 'plugins', inputs, JSON.stringify(Object.fromEntries([...files].map(([file, data]) => [file, data.toString('base64')]))));
+  return { files, save };
+}
+
+function readPluginCache(content: Buffer | undefined): Map<string, Buffer> | undefined {
   try {
-    const entry = JSON.parse(await readFile(file, 'utf8')) as Partial<PluginCacheEntry> | null;
-    if (entry?.format !== PLUGIN_CACHE_FORMAT || typeof entry.files !== 'object' || entry.files === null) return undefined;
+    const entry = content && (JSON.parse(content.toString('utf8')) as Record<string, unknown> | null);
+    if (typeof entry !== 'object' || entry === null) return undefined;
     const files = new Map<string, Buffer>();
-    for (const [name, base64] of Object.entries(entry.files)) {
+    for (const [file, base64] of Object.entries(entry)) {
       if (typeof base64 !== 'string') return undefined;
-      files.set(name, Buffer.from(base64, 'base64'));
+      files.set(file, Buffer.from(base64, 'base64'));
     }
-    return pluginFilesDigest(files) === entry.sha256 ? files : undefined;
+    return files;
   } catch {
     return undefined;
   }
-}
-
-async function pluginFiles(appRoot: string, cacheDir: string | undefined): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
-  const cached = cacheDir && join(cacheDir, `plugins-${await pluginBundleKey(appRoot)}.json`);
-  const fromCache = cached ? await readPluginCache(cached) : undefined;
-  if (fromCache) return { files: fromCache };
-  const bundle = await bundlePlugins(appRoot);
-  const files = new Map([...bundle.files].map(([name, bytes]) => [name, Buffer.from(bytes)]));
-  if (!cached) return { files };
-  // Written with the build's other cache files, once the build is known to write any.
-  const save = async (): Promise<void> => {
-    await mkdir(dirname(cached), { recursive: true });
-    const entry: PluginCacheEntry = { format: PLUGIN_CACHE_FORMAT, files: Object.fromEntries([...files].map(([name, data]) => [name, data.toString('base64')])), sha256: pluginFilesDigest(files) };
-    await writeFileAtomic(cached, JSON.stringify(entry), { durable: false });
-  };
-  return { files, save };
 }

@@ -10,28 +10,26 @@
  *
  * A piece depends only on its entries' paths and bytes (and zlib's version,
  * recorded), so a build that reuses pieces writes the same bytes as a cold
- * one. The table is trusted only while the tarball it describes still has
- * the recorded size and CRC-32; otherwise nothing is reused.
+ * one. The table is a cache entry (src/cache: this user's, keyed by the
+ * writer's inputs), and names the sha256 of the tarball it describes: the
+ * tarball's bytes are hashed as they are read back, and anything else there
+ * (another tarball, one edited) is not reused.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { writeFileAtomic } from '../files/index.js';
+import type { CacheFolder } from '../cache/index.js';
 import { pieceKey, tarEntryName, type DeflatePiece, type PieceRecord, type PieceSource, type TarWriteOptions, type WrittenArchive } from '../bundle/index.js';
 
-const FORMAT = 'flotilla-bundle-pieces/2';
+const FORMAT = 'flotilla-bundle-pieces/3';
 const TABLE = 'bundle-pieces.json';
 
 interface PieceTable {
-  readonly format: string;
-  /** Pieces from another zlib could differ from what this one writes: not reused. */
-  readonly zlib: string;
-  /** The writer options pieces depend on (names, times, level): pieces written otherwise are not reused. */
-  readonly writer: string;
   readonly file: string;
   readonly size: number;
-  readonly crc: number;
+  /** Of the whole tarball: checked against the bytes read back before a piece of them is used. */
+  readonly sha256: string;
   readonly pieces: readonly PieceRecord[];
 }
 
@@ -58,7 +56,7 @@ const READ_BACK_KEPT = 512;
 
 export class BundleReuse implements PieceSource {
   private constructor(
-    private readonly cacheDir: string,
+    private readonly cache: CacheFolder,
     private readonly options: TarWriteOptions,
     private readonly pieces: ReadonlyMap<string, DeflatePiece>,
   ) {}
@@ -69,8 +67,8 @@ export class BundleReuse implements PieceSource {
    * process wrote last with them (`--watch`), is used as it is held in memory
    * instead of being read back and checked.
    */
-  static open(cacheDir: string, options: TarWriteOptions, lastWritten?: WrittenArchive): BundleReuse {
-    return new BundleReuse(cacheDir, options, lastWritten ? piecesOf(lastWritten.bytes, lastWritten.pieces) : readPieces(cacheDir, writerOf(options)));
+  static open(cache: CacheFolder, options: TarWriteOptions, lastWritten?: WrittenArchive): BundleReuse {
+    return new BundleReuse(cache, options, lastWritten ? piecesOf(lastWritten.bytes, lastWritten.pieces) : readPieces(cache, options));
   }
 
   get(key: string): DeflatePiece | undefined {
@@ -101,17 +99,8 @@ export class BundleReuse implements PieceSource {
 
   /** Records where the pieces of the tarball just written lie. */
   async save(written: WrittenArchive): Promise<void> {
-    const table: PieceTable = {
-      format: FORMAT,
-      zlib: process.versions.zlib ?? '',
-      writer: writerOf(this.options),
-      file: resolve(written.file),
-      size: written.size,
-      crc: crc32(written.bytes),
-      pieces: written.pieces,
-    };
-    await mkdir(this.cacheDir, { recursive: true });
-    await writeFileAtomic(join(this.cacheDir, TABLE), JSON.stringify(table), { durable: false });
+    const table: PieceTable = { file: resolve(written.file), size: written.size, sha256: written.sha256, pieces: written.pieces };
+    await this.cache.write(TABLE, 'bundle-pieces', tableInputs(this.options), JSON.stringify(table));
   }
 }
 
@@ -122,24 +111,33 @@ function isRecord(value: unknown): value is PieceRecord {
   return typeof r === 'object' && r !== null && typeof r.key === 'string' && count(r.offset) && count(r.deflatedLength) && count(r.length) && count(r.crc) && (r.crc as number) < 2 ** 32;
 }
 
-function writerOf(options: TarWriteOptions): string {
-  return JSON.stringify({ dotRoot: options.dotRoot ?? false, level: options.level ?? null, mtime: options.mtime?.getTime() ?? null });
+/**
+ * What the pieces depend on besides their entries: the table's format, zlib
+ * (another could compress otherwise) and the writer options (names, times,
+ * level).
+ */
+function tableInputs(options: TarWriteOptions): string {
+  return JSON.stringify([FORMAT, process.versions.zlib ?? '', options.dotRoot ?? false, options.level ?? null, options.mtime?.getTime() ?? null]);
 }
 
-function readPieces(cacheDir: string, writer: string): Map<string, DeflatePiece> {
+function readPieces(cache: CacheFolder, options: TarWriteOptions): Map<string, DeflatePiece> {
   const pieces = new Map<string, DeflatePiece>();
-  const tableFile = join(cacheDir, TABLE);
-  if (!existsSync(tableFile)) return pieces;
+  const content = cache.readSync(TABLE, 'bundle-pieces', tableInputs(options));
+  if (!content) return pieces;
   let table: Partial<PieceTable> | null;
   let bytes: Buffer;
   try {
-    table = JSON.parse(readFileSync(tableFile, 'utf8')) as Partial<PieceTable> | null;
-    if (table?.format !== FORMAT || table.zlib !== process.versions.zlib || table.writer !== writer || typeof table.file !== 'string') return pieces;
+    table = JSON.parse(content.toString('utf8')) as Partial<PieceTable> | null;
+    if (typeof table?.file !== 'string' || !Array.isArray(table.pieces)) return pieces;
     bytes = readFileSync(table.file);
   } catch {
-    return pieces; // a torn table or a tarball gone: nothing to reuse, never a failed build
+    return pieces; // a tarball gone: nothing to reuse, never a failed build
   }
-  if (bytes.length !== table.size || crc32(bytes) !== table.crc || !Array.isArray(table.pieces)) return pieces;
+  // The table vouches for one tarball: what lies at its path now is hashed, and used only when it is that one.
+  if (bytes.length !== table.size || createHash('sha256').update(bytes).digest('hex') !== table.sha256) {
+    cache.ignored(TABLE, `${table.file} is not the tarball the piece table describes`);
+    return pieces;
+  }
   return piecesOf(bytes, table.pieces);
 }
 

@@ -9,15 +9,14 @@
  * the previous application tarball (bundle-reuse.ts), where they lie stored.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { printFolder, writeFileAtomic, type FolderPrint } from '../files/index.js';
+import type { CacheFolder } from '../cache/index.js';
+import { printFolder, type FolderPrint } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource, type PackagedChart } from '../charts/index.js';
 import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/7';
+const FORMAT = 'flotilla-chart-cache/8';
+const INDEX = 'index.json';
 const RACY_MS = 1000;
 
 interface IndexEntry {
@@ -133,7 +132,7 @@ export class ChartCache {
   }
 
   private constructor(
-    private readonly dir: string,
+    private readonly cache: CacheFolder,
     private readonly previous: IndexFile | undefined,
     private readonly archives: BundleReuse,
     kept: KeptPrints | undefined,
@@ -150,17 +149,17 @@ export class ChartCache {
    * foreign or hand-edited index is ignored (and rewritten by this build),
    * never a reason to fail.
    */
-  static open(dir: string, archives: BundleReuse, kept?: KeptPrints): ChartCache {
-    const file = join(dir, 'index.json');
+  static open(cache: CacheFolder, archives: BundleReuse, kept?: KeptPrints): ChartCache {
     let index: Partial<IndexFile> | null | undefined;
     try {
-      index = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<IndexFile> | null) : undefined;
+      const content = cache.readSync(INDEX, 'chart-index', FORMAT);
+      index = content && (JSON.parse(content.toString('utf8')) as Partial<IndexFile> | null);
     } catch {
       index = undefined;
     }
-    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(dir, undefined, archives, kept);
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(cache, undefined, archives, kept);
     const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
-    return new ChartCache(dir, { format: FORMAT, charts }, archives, kept);
+    return new ChartCache(cache, { format: FORMAT, charts }, archives, kept);
   }
 
   /** Whether the chart loader should print `dir` as it reads it: not when this build walked it already. */
@@ -203,8 +202,7 @@ export class ChartCache {
 
   async save(): Promise<void> {
     if (!this.changed && this.previous) return;
-    await mkdir(this.dir, { recursive: true });
     const index: IndexFile = { format: FORMAT, charts: this.entries };
-    await writeFileAtomic(join(this.dir, 'index.json'), `${JSON.stringify(index)}\n`, { durable: false });
+    await this.cache.write(INDEX, 'chart-index', FORMAT, `${JSON.stringify(index)}\n`);
   }
 }

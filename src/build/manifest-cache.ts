@@ -6,14 +6,11 @@
  * the value exactly (manifests are plain data), and dumped only when new.
  * The file keeps just what the last build used.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { CacheFolder } from '../cache/index.js';
 import { dumpYaml } from '../document/index.js';
-import { writeFileAtomic } from '../files/index.js';
 
 /** Bumped when the YAML writer's output for the same value may change. */
-const FORMAT = 'flotilla-manifest-cache/1';
+const FORMAT = 'flotilla-manifest-cache/2';
 const FILE = 'manifests.json';
 
 export class ManifestCache {
@@ -22,22 +19,22 @@ export class ManifestCache {
   private changed = false;
 
   private constructor(
-    private readonly dir: string,
+    private readonly cache: CacheFolder,
     private readonly previous: ReadonlyMap<string, string>,
   ) {}
 
-  /** The cache in `dir`; `kept`, what the same process's last build used (see `used`), instead of reading the file. */
-  static open(dir: string, kept?: ReadonlyMap<string, string>): ManifestCache {
-    if (kept) return new ManifestCache(dir, kept);
-    const file = join(dir, FILE);
+  /** The cache in `cache`; `kept`, what the same process's last build used (see `used`), instead of reading the file. */
+  static open(cache: CacheFolder, kept?: ReadonlyMap<string, string>): ManifestCache {
+    if (kept) return new ManifestCache(cache, kept);
     let previous = new Map<string, string>();
     try {
-      const stored = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { format?: string; yaml?: Record<string, string> }) : undefined;
-      if (stored?.format === FORMAT && stored.yaml) previous = new Map(Object.entries(stored.yaml));
+      const content = cache.readSync(FILE, 'manifests', FORMAT);
+      const stored = content && (JSON.parse(content.toString('utf8')) as { yaml?: Record<string, unknown> } | null);
+      if (stored?.yaml) previous = new Map(Object.entries(stored.yaml).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
     } catch {
       // a damaged cache only costs dumping everything again
     }
-    return new ManifestCache(dir, previous);
+    return new ManifestCache(cache, previous);
   }
 
   /** {@link dumpYaml}, or the text it gave last build for the same value. */
@@ -54,7 +51,6 @@ export class ManifestCache {
 
   async save(): Promise<void> {
     if (!this.changed && this.used.size === this.previous.size) return;
-    await mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(join(this.dir, FILE), JSON.stringify({ format: FORMAT, yaml: Object.fromEntries(this.used) }), { durable: false });
+    await this.cache.write(FILE, 'manifests', FORMAT, JSON.stringify({ yaml: Object.fromEntries(this.used) }));
   }
 }

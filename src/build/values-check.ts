@@ -10,14 +10,12 @@
  * load (docs/architecture.md, "Compression and build caching").
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { App, Release } from '../app/index.js';
-import { writeFileAtomic } from '../files/index.js';
+import type { CacheFolder } from '../cache/index.js';
 import type { Session } from '../session/index.js';
 import { releaseLayerFiles } from '../values/index.js';
 
-const FORMAT = 'flotilla-values-check/2';
+const FORMAT = 'flotilla-values-check/3';
 const CACHE_FILE = 'values-check.json';
 
 /** Inputs by name: app files by their path relative to the app root, plugin files as `plugins/<file>`, chart files as `<chartPath>/<file>` (see chartInputs). */
@@ -57,11 +55,12 @@ export function releaseCheckKeys(releases: readonly Release[], policySet: string
   return new Map(releases.map((r) => [r, digest(own.get(r) ?? [], inputs, `${shared}\0${r.name}`)]));
 }
 
-/** Keys that passed before; an unreadable, torn or foreign file counts as none (the check then runs, nothing is trusted). */
-async function readPassed(file: string): Promise<Set<string>> {
+/** Keys that passed before; a missing, torn or unvouched entry counts as none (the check then runs, nothing is trusted). */
+async function readPassed(cache: CacheFolder): Promise<Set<string>> {
   try {
-    const entry = JSON.parse(await readFile(file, 'utf8')) as { format?: unknown; passed?: unknown } | null;
-    if (entry?.format !== FORMAT || !Array.isArray(entry.passed)) return new Set();
+    const content = await cache.read(CACHE_FILE, 'values-check', FORMAT);
+    const entry = content && (JSON.parse(content.toString('utf8')) as { passed?: unknown } | null);
+    if (!entry || !Array.isArray(entry.passed)) return new Set();
     return new Set(entry.passed.filter((k): k is string => typeof k === 'string' && /^[0-9a-f]{64}$/.test(k)));
   } catch {
     return new Set();
@@ -80,19 +79,18 @@ export interface PassedReleases {
  * what passed into the cache, for the caller to await when it likes (none
  * when nothing new passed); `kept` holds the same in memory.
  */
-export async function checkValuesOnce(session: Session, appInputs: ValuesInputs, cacheDir: string | undefined, kept?: PassedReleases): Promise<Promise<void> | undefined> {
+export async function checkValuesOnce(session: Session, appInputs: ValuesInputs, cache: CacheFolder | undefined, kept?: PassedReleases): Promise<Promise<void> | undefined> {
   const { app } = session;
   const keys = releaseCheckKeys(app.releases, app.policySet, new Map([...appInputs, ...chartInputs(app)]));
-  const file = cacheDir ? join(cacheDir, CACHE_FILE) : undefined;
-  const passed = kept?.passed ?? (file ? await readPassed(file) : new Set<string>());
+  const passed = kept?.passed ?? (cache ? await readPassed(cache) : new Set<string>());
   if (kept) kept.passed = passed;
   const due = app.releases.filter((r) => !passed.has(keys.get(r) ?? ''));
   if (due.length === 0) return undefined;
   await session.checkReleases(due);
   const nowPassed = [...new Set(keys.values())].sort();
   if (kept) kept.passed = new Set(nowPassed);
-  if (!file || !cacheDir) return undefined;
-  const write = mkdir(cacheDir, { recursive: true }).then(() => writeFileAtomic(file, JSON.stringify({ format: FORMAT, passed: nowPassed }), { durable: false }));
+  if (!cache) return undefined;
+  const write = cache.write(CACHE_FILE, 'values-check', FORMAT, JSON.stringify({ passed: nowPassed }));
   write.catch(() => undefined); // the caller awaits it, unless the build fails first
   return write;
 }

@@ -10,11 +10,15 @@
  * One cache file per bundle, Node version and command (the first successful
  * run of a command writes it, so each holds what that command runs), in
  * $FLOTILLA_CACHE_DIR, else $XDG_CACHE_HOME/flotilla, else ~/.cache/flotilla,
- * under code-cache/. V8 checks each file itself: one made by another V8, under
- * other V8 flags or for other source, torn or foreign, is rejected and
- * written again. Files are written whole (temp file, then rename); a cache that
- * cannot be read or written only costs the time it would have saved.
- * FLOTILLA_NO_CODE_CACHE=1 turns it off.
+ * under code-cache/. V8 checks only that a file was made by the same V8,
+ * under the same flags, for source of the same length: bytecode planted
+ * there would run. So the folder is held to the private folder rule
+ * (src/cache folder.ts: this user's, mode 0700) and each file is a cache
+ * entry (src/cache seal.ts) whose content digest is checked under this
+ * user's cache key before V8 sees it; anything else is ignored (a note
+ * under --debug) and written again. Files are written whole (temp file,
+ * then rename); a cache that cannot be read or written only costs the time
+ * it would have saved. FLOTILLA_NO_CODE_CACHE=1 turns it off.
  *
  * Node's built-ins only, and flotilla's modules that import only them.
  */
@@ -24,6 +28,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
+// The files, not the modules' index: this runs before flotilla loads, on Node's built-ins only.
+import { folderProblem } from '../cache/folder.js';
+import { cacheKey, openEntry, sealEntry } from '../cache/seal.js';
 import { userCacheDir } from '../files/user-cache.js';
 
 /**
@@ -43,7 +50,7 @@ const digest = (value: string) => createHash('sha256').update(value).digest('hex
  * `<bundle place>-<bundle content>-<Node, command>.bin`: a new build of
  * the same installation replaces its files; other installations keep theirs.
  */
-function cacheFile(bundlePath: string, contentHash: string): { dir: string; place: string; file: string } {
+function cacheFile(bundlePath: string, contentHash: string): { dir: string; place: string; file: string; inputs: string } {
   const dir = join(userCacheDir(), 'code-cache');
   const place = digest(bundlePath);
   // The command word, or help: a run of `build --help` runs little of what a build does.
@@ -53,29 +60,48 @@ function cacheFile(bundlePath: string, contentHash: string): { dir: string; plac
   // (Flags only: not what `-e` evaluates nor what is loaded before the CLI.)
   const flags = process.execArgv.filter((arg) => /^--(?!input-type|eval|print|require|import|loader|experimental-loader)/.test(arg));
   const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h'), flags]));
-  return { dir, place, file: join(dir, `${place}-${contentHash}-${variant}.bin`) };
+  return { dir, place, file: join(dir, `${place}-${contentHash}-${variant}.bin`), inputs: `${contentHash}-${variant}` };
 }
 
-function readCache(file: string): Buffer | undefined {
+const KIND = 'code-cache';
+
+/** Says why a cache was not used, under --debug. */
+function note(message: string): void {
+  if (process.argv.includes('--debug')) process.stderr.write(`flotilla: debug: ${message}\n`);
+}
+
+/** The bytecode kept for this bundle and command, once its folder and digest check out. */
+function readCache({ dir, file, inputs }: ReturnType<typeof cacheFile>, key: Buffer): Buffer | undefined {
+  let bytes: Buffer;
   try {
-    return readFileSync(file);
+    bytes = readFileSync(file);
   } catch {
     return undefined;
   }
+  const problem = folderProblem(dir, { private: true });
+  if (problem) {
+    note(`code cache not used: ${problem}`);
+    return undefined;
+  }
+  const opened = openEntry(bytes, KIND, inputs, key);
+  if ('content' in opened) return opened.content;
+  note(`code cache ${file} ignored: ${opened.problem}; rebuilt`);
+  return undefined;
 }
 
 /** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
-function writeCache(script: Script, { dir, place, file }: ReturnType<typeof cacheFile>, contentHash: string): void {
+function writeCache(script: Script, { dir, place, file, inputs }: ReturnType<typeof cacheFile>, contentHash: string, key: Buffer): void {
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   let tempExists = false;
   try {
     // Only this user may write what later runs as code.
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (folderProblem(dir, { private: true })) return;
     // A new file of our own (no link followed), as every write of flotilla's (docs/security.md).
     const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     tempExists = true;
     try {
-      writeFileSync(fd, script.createCachedData());
+      writeFileSync(fd, sealEntry(KIND, inputs, script.createCachedData(), key));
     } finally {
       closeSync(fd);
     }
@@ -95,14 +121,15 @@ export function runBundle(bundle: URL, contentHash: string): void {
   const path = fileURLToPath(bundle);
   // ASCII (scripts/bundle-cli.mjs makes it so): read as Latin-1, a third of the time UTF-8 takes.
   const source = readFileSync(path, 'latin1');
-  const useCache = process.env.FLOTILLA_NO_CODE_CACHE !== '1';
-  const cache = useCache ? cacheFile(path, contentHash) : undefined;
-  const cachedData = cache ? readCache(cache.file) : undefined;
+  const key = process.env.FLOTILLA_NO_CODE_CACHE !== '1' ? cacheKey() : undefined;
+  if (typeof key === 'string') note(`code cache not used: ${key}`);
+  const cache = key instanceof Buffer ? { ...cacheFile(path, contentHash), key } : undefined;
+  const cachedData = cache ? readCache(cache, cache.key) : undefined;
   const script = new Script(source, { filename: path, ...(cachedData ? { cachedData } : {}) });
   if (cache && (!cachedData || script.cachedDataRejected)) {
     // At exit, so the cache holds every function the command ran; only after a success, so a typo makes no file.
     process.once('exit', (code) => {
-      if (code === 0) writeCache(script, cache, contentHash);
+      if (code === 0) writeCache(script, cache, contentHash, cache.key);
     });
   }
   const module = { exports: {} };

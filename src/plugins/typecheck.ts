@@ -8,12 +8,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { DiagnosticsError } from '../diagnostics/index.js';
-import { writeFileAtomic } from '../files/index.js';
+import type { CacheFolder } from '../cache/index.js';
 import { pluginApiTypes } from './bundle.js';
 import { PLUGINS_DIR } from './discovery.js';
 import { PluginError } from './errors.js';
@@ -37,8 +37,8 @@ export interface TypecheckResult {
 }
 
 export interface TypecheckOptions {
-  /** Folder keeping results by input digest; none: always check. */
-  readonly cacheDir?: string;
+  /** The cache keeping results by input digest; none: always check. */
+  readonly cache?: CacheFolder;
 }
 
 /** The compiler is missing: a development dependency the app (or flotilla) has not installed. */
@@ -61,8 +61,9 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
   const tsc = compilerPath(root);
   const config = compilerConfig(root, files);
   const key = await inputDigest(root, files, tsc, config);
-  const cached = options.cacheDir ? join(options.cacheDir, `typecheck-${key}.json`) : undefined;
-  if (cached && existsSync(cached)) return { checked: true, cached: true, problems: JSON.parse(await readFile(cached, 'utf8')) as TypeProblem[] };
+  const cached = `typecheck-${key}.json`;
+  const known = await options.cache?.read(cached, 'typecheck', key);
+  if (known) return { checked: true, cached: true, problems: JSON.parse(known.toString('utf8')) as TypeProblem[] };
 
   const work = await mkdtemp(join(tmpdir(), 'flotilla-typecheck-'));
   let output: string;
@@ -80,10 +81,7 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
     await rm(work, { recursive: true, force: true });
   }
   const problems = parseCompilerOutput(output, root);
-  if (cached) {
-    await mkdir(dirname(cached), { recursive: true });
-    await writeFileAtomic(cached, JSON.stringify(problems), { durable: false });
-  }
+  await options.cache?.write(cached, 'typecheck', key, JSON.stringify(problems));
   return { checked: true, cached: false, problems };
 }
 

@@ -15,8 +15,9 @@
  * runs builds as that user, so a folder anyone else could write to is not
  * used, and no server is either.
  */
-import { lstatSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
+// The file, not the module's index: the launcher loads this before flotilla, and the rule needs only node:fs.
+import { folderProblem } from '../cache/folder.js';
 import { fileURLToPath } from 'node:url';
 
 /** Below the user's cache folder (src/files user-cache.ts). */
@@ -67,17 +68,10 @@ function environmentKey(env: NodeJS.ProcessEnv): string {
   return JSON.stringify(kept);
 }
 
-/** The folder of servers' sockets under `cacheDir`, made if missing; undefined when it is not the user's alone. */
+/** The folder of servers' sockets under `cacheDir`, made if missing; undefined when it is not the user's alone (the cache folder rule, src/cache). */
 export function serversFolder(cacheDir: string, create: boolean): string | undefined {
   const dir = join(cacheDir, SERVERS_FOLDER);
-  try {
-    if (create) mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const info = lstatSync(dir);
-    const ownUser = process.getuid === undefined || info.uid === process.getuid();
-    return info.isDirectory() && ownUser && (info.mode & 0o077) === 0 ? dir : undefined;
-  } catch {
-    return undefined;
-  }
+  return folderProblem(dir, { create, private: true }) === undefined ? dir : undefined;
 }
 
 /**

@@ -4,12 +4,14 @@
  * that changed since the last one. The memo last used stays in memory too:
  * `build --watch` builds again in the same process, without reading it back.
  */
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { CacheFolder } from '../cache/index.js';
 import { ParseMemo } from '../document/index.js';
-import { writeFileAtomic } from '../files/index.js';
 
 const MEMO_FILE = 'parsed-yaml.bin';
+/** The memo checks its own format and parser; the entry's inputs name the file's role. */
+const MEMO_INPUTS = 'flotilla-parse-memo';
 
 interface Kept {
   readonly file: string;
@@ -25,23 +27,21 @@ async function printOf(file: string): Promise<string | undefined> {
   return info && `${info.ino}:${info.size}:${info.mtimeMs}`;
 }
 
-/** The memo kept in `cacheDir` (an empty one when there is none, or none readable). */
-export async function openParseMemo(cacheDir: string): Promise<ParseMemo> {
-  const file = join(resolve(cacheDir), MEMO_FILE);
+/** The memo kept in `cache` (an empty one when there is none, or none that passes its checks). */
+export async function openParseMemo(cache: CacheFolder): Promise<ParseMemo> {
+  const file = join(resolve(cache.dir), MEMO_FILE);
   const print = await printOf(file);
   if (kept?.file === file && kept.print === print) return kept.memo;
-  const memo = ParseMemo.decode(await readFile(file).catch(() => undefined));
+  const memo = ParseMemo.decode(await cache.read(MEMO_FILE, 'parse-memo', MEMO_INPUTS));
   kept = { file, memo, print };
   return memo;
 }
 
-/** Writes the memo back to `cacheDir` when this run parsed something new. */
-export async function saveParseMemo(cacheDir: string, memo: ParseMemo): Promise<void> {
+/** Writes the memo back to `cache` when this run parsed something new. */
+export async function saveParseMemo(cache: CacheFolder, memo: ParseMemo): Promise<void> {
   const bytes = memo.encode();
   if (!bytes) return;
-  const dir = resolve(cacheDir);
-  const file = join(dir, MEMO_FILE);
-  await mkdir(dir, { recursive: true });
-  await writeFileAtomic(file, bytes, { durable: false });
+  const file = join(resolve(cache.dir), MEMO_FILE);
+  await cache.write(MEMO_FILE, 'parse-memo', MEMO_INPUTS, bytes);
   kept = { file, memo, print: await printOf(file) };
 }

@@ -12,6 +12,7 @@ import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, type PluginHos
 import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
+import type { CacheFolder } from '../cache/index.js';
 import type { ParseMemo } from '../document/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
@@ -29,7 +30,7 @@ export interface SessionOptions {
    * parsed through a memo kept there, so only files changed since the last
    * run are parsed again (see `saveCache`).
    */
-  readonly cacheDir?: string;
+  readonly cache?: CacheFolder;
 }
 
 
@@ -47,7 +48,7 @@ export class Session {
 
   /** A session over an app source tree (`flotilla build`, `preflight`, `overrides`). */
   static async fromDirectory(appDir: string, options: SessionOptions & LoadOptions = {}): Promise<Session> {
-    const memo = options.cacheDir === undefined ? undefined : await openParseMemo(options.cacheDir);
+    const memo = options.cache === undefined ? undefined : await openParseMemo(options.cache);
     return new Session(await loadApp(appDir, { ...options, parseMemo: memo ?? options.parseMemo }), undefined, options, memo);
   }
 
@@ -113,9 +114,9 @@ export class Session {
     if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems, causes);
   }
 
-  /** Keeps what this session parsed in `options.cacheDir`, for the next run: call once its work is done. */
+  /** Keeps what this session parsed in `options.cache`, for the next run: call once its work is done. */
   async saveCache(): Promise<void> {
-    if (this.parseMemo && this.options.cacheDir !== undefined) await saveParseMemo(this.options.cacheDir, this.parseMemo);
+    if (this.parseMemo && this.options.cache !== undefined) await saveParseMemo(this.options.cache, this.parseMemo);
   }
 
   /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */

@@ -5,11 +5,12 @@
  * in the memory a long-lived process (`--watch`, the build server) keeps
  * from build to build, nor in the index a later process reads.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BundleReuse } from '../../src/build/bundle-reuse.js';
 import { ChartCache, type KeptPrints } from '../../src/build/chart-cache.js';
+import { CacheFolder } from '../../src/cache/index.js';
 import { createChartLoader } from '../../src/charts/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
@@ -36,7 +37,7 @@ describe('the chart cache with prints taken as charts are read', () => {
       heard++;
       prints.delete(dir);
     };
-    const cacheDir = join(base, 'cache');
+    const cacheDir = CacheFolder.open(join(base, 'cache'))!;
 
     const cache = ChartCache.open(cacheDir, archives, kept);
     expect(cache.unchanged(dir)).toBeUndefined();
@@ -49,7 +50,7 @@ describe('the chart cache with prints taken as charts are read', () => {
     stored.set(built.archive.sha256, Buffer.from(built.archive.bytes));
     await cache.save();
     // The index holds the print read with the chart, taken before the change, from when it began.
-    const entry = (JSON.parse(readFileSync(join(cacheDir, 'index.json'), 'utf8')) as { charts: Record<string, { fingerprint: string; takenAt: number }> }).charts[dir]!;
+    const entry = (JSON.parse(cacheDir.readSync('index.json', 'chart-index', 'flotilla-chart-cache/8')!.toString('utf8')) as { charts: Record<string, { fingerprint: string; takenAt: number }> }).charts[dir]!;
     expect(entry.takenAt).toBe(chart.print!.takenAt);
     await settle();
 

@@ -5,6 +5,7 @@
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CacheFolder } from '../../src/cache/index.js';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { buildApp } from '../../src/build/index.js';
@@ -13,6 +14,8 @@ import { computeReleaseValues } from '../../src/values/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const MEMO = join('.flotilla-cache', 'parsed-yaml.bin');
+/** The memo the build kept, out of its cache entry (src/cache). */
+const readMemo = (out: string) => CacheFolder.open(join(out, '.flotilla-cache'))!.readSync('parsed-yaml.bin', 'parse-memo', 'flotilla-parse-memo');
 
 async function failureOf(build: Promise<unknown>): Promise<Error> {
   try {
@@ -31,7 +34,7 @@ describe('the build keeps parsed YAML between runs', () => {
     appendFileSync(join(source, 'overrides/static/web.yaml'), 'extra: 1\n');
 
     // What a new process does: the memo read back from the cache, the app loaded and every release's values computed through it.
-    const memo = ParseMemo.decode(readFileSync(join(out, MEMO)));
+    const memo = ParseMemo.decode(readMemo(out));
     const handedOut: [string, string, ParseOptions, unknown][] = [];
     const parse = memo.parse;
     // Every tree the memo hands out is recorded, to compare with a fresh parse once all values are computed.
@@ -79,7 +82,7 @@ describe('the build keeps parsed YAML between runs', () => {
       const built = await buildApp(source, { outDir: out });
       expect(readFileSync(built.file).equals(await cold()), `memo ${what}`).toBe(true);
       // The damaged memo was replaced by a whole one.
-      const rewritten = ParseMemo.decode(readFileSync(memoFile));
+      const rewritten = ParseMemo.decode(readMemo(out));
       rewritten.parse(readFileSync(join(source, 'fluxcd/releases.yaml'), 'utf8'), 'fluxcd/releases.yaml', { layer: 'releases', allowListEdits: false });
       expect(rewritten.parsedFiles, `memo ${what}`).toEqual([]);
     }

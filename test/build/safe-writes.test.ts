@@ -105,8 +105,10 @@ describe('the build caches, read defensively', () => {
     const cache = join(out, '.flotilla-cache');
     const pluginEntry = cacheFiles(cache).find((f) => f.startsWith('plugins-'))!;
     const original = readFileSync(join(cache, pluginEntry), 'utf8');
-    const entry = JSON.parse(original) as { files: Record<string, string> };
-    const tampered = JSON.stringify({ ...entry, files: { ...entry.files, 'plugins.mjs': Buffer.from('process.exit(9)').toString('base64') } });
+    // A cache entry (src/cache): its header line, then the content, here the bundle's files.
+    const header = original.slice(0, original.indexOf('\n') + 1);
+    const files = JSON.parse(original.slice(header.length)) as Record<string, string>;
+    const tampered = header + JSON.stringify({ ...files, 'plugins.mjs': Buffer.from('process.exit(9)').toString('base64') });
     for (const bad of [original.slice(0, original.length / 2), '{"format":"someone-else/1"}', 'null', '[1,2]', tampered]) {
       writeFileSync(join(cache, pluginEntry), bad);
       const again = await buildApp(app, { outDir: out });
@@ -121,9 +123,10 @@ describe('the build caches, read defensively', () => {
     const first = await buildApp(app, { outDir: out });
     const index = join(out, '.flotilla-cache', 'index.json');
     const original = readFileSync(index, 'utf8');
-    const parsed = JSON.parse(original) as { format: string; charts: Record<string, { name: string }> };
+    const header = original.slice(0, original.indexOf('\n') + 1);
+    const parsed = JSON.parse(original.slice(header.length)) as { format: string; charts: Record<string, { name: string }> };
     const [dir, entry] = Object.entries(parsed.charts)[0]!;
-    const climbing = JSON.stringify({ ...parsed, charts: { ...parsed.charts, [dir]: { ...entry, name: '../../../../etc/x' } } });
+    const climbing = header + JSON.stringify({ ...parsed, charts: { ...parsed.charts, [dir]: { ...entry, name: '../../../../etc/x' } } });
     for (const bad of [original.slice(0, 40), '{"format":"flotilla-chart-cache/3","charts":{"x":{"name":1}}}', 'null', climbing]) {
       writeFileSync(index, bad);
       const again = await buildApp(app, { outDir: out });

@@ -40,6 +40,7 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
         against: opts.against,
         bumpChanged: opts.bumpChanged,
         cacheDir: opts.cache ? undefined : false,
+        ...(program.opts<{ debug?: boolean }>().debug ? { cacheNotes: (message: string) => io.err(`flotilla: debug: ${message}`) } : {}),
         typecheck: opts.typecheck,
         followExternalSymlinks: opts.followExternalSymlinks,
         cancelled,
