@@ -28,16 +28,22 @@ const KEY_BYTES = 32;
 /** Kinds and input keys are written on the entry's first line: no spaces or line breaks. */
 const WORD = /^[A-Za-z0-9._:/+=-]{1,200}$/;
 
-let userKey: Buffer | string | undefined;
+let userKey: Buffer | undefined;
 
-/** This user's cache key, made on first use; a reason string when the user cache folder breaks the folder rule. */
-export function cacheKey(): Buffer | string {
-  userKey ??= loadKey(userCacheDir());
-  return userKey;
+/**
+ * This user's cache key; a reason string when there is none: the user cache
+ * folder breaks the folder rule, or (unless `create`, as a writer asks) no
+ * key was made yet.
+ */
+export function cacheKey(options: { readonly create?: boolean } = { create: true }): Buffer | string {
+  if (userKey) return userKey;
+  const key = loadKey(userCacheDir(), options.create === true);
+  if (typeof key !== 'string') userKey = key;
+  return key;
 }
 
-function loadKey(dir: string): Buffer | string {
-  const problem = folderProblem(dir, { create: true, private: true });
+function loadKey(dir: string, create: boolean): Buffer | string {
+  const problem = folderProblem(dir, { create, private: true });
   if (problem) return `no cache key: ${problem}`;
   const file = join(dir, KEY_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -47,6 +53,7 @@ function loadKey(dir: string): Buffer | string {
       return `no cache key: ${file} is not ${KEY_BYTES} bytes`;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return `no cache key: ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`;
+      if (!create) return `no cache key yet (${file})`;
     }
     // Written whole under a name of its own, then linked in: two processes starting at once agree on the one linked first.
     const temp = join(dir, `.${KEY_FILE}.${randomBytes(8).toString('hex')}`);

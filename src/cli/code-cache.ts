@@ -71,7 +71,7 @@ function note(message: string): void {
 }
 
 /** The bytecode kept for this bundle and command, once its folder and digest check out. */
-function readCache({ dir, file, inputs }: ReturnType<typeof cacheFile>, key: Buffer): Buffer | undefined {
+function readCache({ dir, file, inputs }: ReturnType<typeof cacheFile>): Buffer | undefined {
   let bytes: Buffer;
   try {
     bytes = readFileSync(file);
@@ -79,8 +79,9 @@ function readCache({ dir, file, inputs }: ReturnType<typeof cacheFile>, key: Buf
     return undefined;
   }
   const problem = folderProblem(dir, { private: true });
-  if (problem) {
-    note(`code cache not used: ${problem}`);
+  const key = problem ?? cacheKey({ create: false });
+  if (typeof key === 'string') {
+    note(`code cache not used: ${key}`);
     return undefined;
   }
   const opened = openEntry(bytes, KIND, inputs, key);
@@ -90,13 +91,14 @@ function readCache({ dir, file, inputs }: ReturnType<typeof cacheFile>, key: Buf
 }
 
 /** Writes the bytecode this run compiled, and drops the files of this installation's earlier bundles. */
-function writeCache(script: Script, { dir, place, file, inputs }: ReturnType<typeof cacheFile>, contentHash: string, key: Buffer): void {
+function writeCache(script: Script, { dir, place, file, inputs }: ReturnType<typeof cacheFile>, contentHash: string): void {
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   let tempExists = false;
   try {
     // Only this user may write what later runs as code.
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (folderProblem(dir, { private: true })) return;
+    const key = cacheKey();
+    if (typeof key === 'string' || folderProblem(dir, { private: true })) return;
     // A new file of our own (no link followed), as every write of flotilla's (docs/security.md).
     const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     tempExists = true;
@@ -121,15 +123,14 @@ export function runBundle(bundle: URL, contentHash: string): void {
   const path = fileURLToPath(bundle);
   // ASCII (scripts/bundle-cli.mjs makes it so): read as Latin-1, a third of the time UTF-8 takes.
   const source = readFileSync(path, 'latin1');
-  const key = process.env.FLOTILLA_NO_CODE_CACHE !== '1' ? cacheKey() : undefined;
-  if (typeof key === 'string') note(`code cache not used: ${key}`);
-  const cache = key instanceof Buffer ? { ...cacheFile(path, contentHash), key } : undefined;
-  const cachedData = cache ? readCache(cache, cache.key) : undefined;
+  const useCache = process.env.FLOTILLA_NO_CODE_CACHE !== '1';
+  const cache = useCache ? cacheFile(path, contentHash) : undefined;
+  const cachedData = cache ? readCache(cache) : undefined;
   const script = new Script(source, { filename: path, ...(cachedData ? { cachedData } : {}) });
   if (cache && (!cachedData || script.cachedDataRejected)) {
     // At exit, so the cache holds every function the command ran; only after a success, so a typo makes no file.
     process.once('exit', (code) => {
-      if (code === 0) writeCache(script, cache, contentHash, cache.key);
+      if (code === 0) writeCache(script, cache, contentHash);
     });
   }
   const module = { exports: {} };

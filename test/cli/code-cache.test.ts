@@ -5,8 +5,8 @@
  * costs nothing but time; a failed command leaves no file.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
@@ -60,6 +60,48 @@ describe('the code cache', () => {
       expect(identity(path)).toEqual(rewritten);
     }
     expect(entries(cacheDir)).toHaveLength(1);
+  });
+
+  it('runs no bytecode planted in its folder, and uses no folder others may open', () => {
+    const cacheDir = tempDir();
+    const expected = run(cacheDir, ['--version']);
+    expect(expected.status).toBe(0);
+    const path = join(cacheDir, 'code-cache', entries(cacheDir)[0]!);
+    const genuine = readFileSync(path);
+    // V8 checks only that cached bytecode was made by the same V8 and flags for source of the same length:
+    // bytecode of a script as long as the bundle, made by a Node started as the CLI's is, would run.
+    const bundle = join(dirname(cli), readdirSync(dirname(cli)).find((name) => /^flotilla-[0-9a-f]+\.cjs$/.test(name))!);
+    const marker = join(tempDir(), 'planted-code-ran');
+    const plantedData = join(tempDir(), 'planted.bin');
+    const maker = `
+      const { Script } = require('node:vm');
+      let source = '(function (exports, require) { require("node:fs").writeFileSync(${JSON.stringify(marker)}, "ran"); })';
+      source += '/*' + ' '.repeat(${readFileSync(bundle, 'latin1').length} - source.length - 4) + '*/';
+      const script = new Script(source, { filename: ${JSON.stringify(bundle)} });
+      script.runInThisContext()({}, () => ({ writeFileSync() {} }));
+      require('node:fs').writeFileSync(${JSON.stringify(plantedData)}, script.createCachedData());`;
+    expect(spawnSync(process.execPath, ['-e', maker]).status).toBe(0);
+    const planted = readFileSync(plantedData);
+    const header = genuine.subarray(0, genuine.indexOf(0x0a) + 1);
+    for (const [what, bytes] of [
+      ['as V8 wrote it', planted],
+      ['under the header of the genuine entry', Buffer.concat([header, planted])],
+    ] as const) {
+      writeFileSync(path, bytes);
+      const result = run(cacheDir, ['--version', '--debug']);
+      expect(existsSync(marker), what).toBe(false);
+      expect(result.stdout, what).toBe(expected.stdout);
+      expect(result.stderr, what).toMatch(/^flotilla: debug: code cache .* ignored: (not a flotilla cache entry|its content is not what this user wrote \(digest check failed\)); rebuilt\n$/);
+      // …and written again as an entry of this user's.
+      expect(readFileSync(path).toString('latin1', 0, 17), what).toBe('flotilla-cache/1 ');
+    }
+    // A folder others may read or write is not used: neither read nor written.
+    chmodSync(join(cacheDir, 'code-cache'), 0o755);
+    writeFileSync(path, planted);
+    const open = run(cacheDir, ['--version', '--debug']);
+    expect(existsSync(marker)).toBe(false);
+    expect(open.stderr).toBe(`flotilla: debug: code cache not used: ${join(cacheDir, 'code-cache')} is open to group or others (mode 755; chmod 700 it to use it)\n`);
+    expect(readFileSync(path).equals(planted)).toBe(true);
   });
 
   it('drops the files of an earlier bundle at the same place when it writes', () => {
