@@ -565,10 +565,21 @@ function groupPieceKey(keys: readonly string[]): string {
  * {@link PiecePattern}: the next chart copies it and writes in its folder's
  * name and its checksums, without making the headers.
  */
+interface KnownHeader {
+  readonly coded: Required<CodedHeader>;
+  readonly header: Buffer;
+  readonly plain: boolean;
+}
+
 interface KnownRun {
   readonly tails: readonly string[];
-  /** By member: the header piece, and the header it was coded for. */
-  readonly templates: ({ readonly coded: Required<CodedHeader>; readonly header: Buffer; readonly plain: boolean } | undefined)[];
+  /**
+   * By member index: the header piece, and the header it was coded for. A
+   * Map, not an array filled by index: a member whose header cannot serve
+   * (its previous header out of the deflate window) leaves a gap, which an
+   * array would hold as a hole that `some`/`every` skip.
+   */
+  readonly templates: Map<number, KnownHeader>;
   /** The run after its first header as one pattern; null once it cannot be made (see {@link runPattern}). */
   pattern?: RunPattern | null;
 }
@@ -604,14 +615,14 @@ function runHeaders(run: SharedRun, folder: string, members: readonly LaidOutEnt
   const byShape = knownRuns(run.files);
   const shape = runShape(run.layout, prefixLength, mtime, whole);
   let known = byShape.get(shape);
-  if (!known || known.tails.some((tail, i) => tail !== tails[i])) byShape.set(shape, (known = { tails, templates: [] }));
+  if (!known || known.tails.some((tail, i) => tail !== tails[i])) byShape.set(shape, (known = { tails, templates: new Map() }));
   const usable = members.every((m) => m.headerLength === BLOCK && m.name.startsWith(`${folder}/`));
   const kept = known;
   return {
     prefixLength: usable ? prefixLength : Infinity,
-    template: (index) => (usable ? kept.templates[index]?.coded : undefined),
+    template: (index) => (usable ? kept.templates.get(index)?.coded : undefined),
     learn(index, coded, member) {
-      if (usable && coded.checksumBit !== undefined) kept.templates[index] = { coded: { piece: coded.piece, checksumBit: coded.checksumBit }, header: member.header, plain: member.plain };
+      if (usable && coded.checksumBit !== undefined) kept.templates.set(index, { coded: { piece: coded.piece, checksumBit: coded.checksumBit }, header: member.header, plain: member.plain });
     },
   };
 }
@@ -634,9 +645,15 @@ function writeChecksumDigits(target: Buffer, at: number, sum: number): void {
 function runPattern(files: SharedFiles, layout: string, known: KnownRun, prefixLength: number): RunPattern | null | undefined {
   const data = sharedRuns.get(files)?.get(layout);
   if (!data || data.some((piece) => piece instanceof Promise)) return undefined;
-  const templates = known.templates;
-  if (templates.length !== data.length || templates.slice(1).some((t) => t === undefined)) return undefined;
-  const folder = templates[1]!.header.subarray(0, prefixLength);
+  // Every header after the first, by member index (templates[0] is the second member's).
+  const templates: KnownHeader[] = [];
+  for (let i = 1; i < data.length; i++) {
+    const template = known.templates.get(i);
+    if (!template) return undefined;
+    templates.push(template);
+  }
+  if (templates.length === 0) return null;
+  const folder = templates[0]!.header.subarray(0, prefixLength);
   const pieces: DeflatePiece[] = [data[0] as DeflatePiece];
   const folderPlaces: VaryingBytes[] = [];
   const digitGroups: VaryingGroup[] = [];
@@ -644,7 +661,7 @@ function runPattern(files: SharedFiles, layout: string, known: KnownRun, prefixL
   let offset = pieces[0]!.length;
   let deflatedOffset = pieces[0]!.deflated.length;
   for (let i = 1; i < data.length; i++) {
-    const { coded, header, plain } = templates[i]!;
+    const { coded, header, plain } = templates[i - 1]!;
     if (!plain || header.compare(folder, 0, prefixLength, 0, prefixLength) !== 0) return null;
     folderPlaces.push({ offset, length: prefixLength });
     const digits = header.subarray(CHECKSUM_DIGITS.start, CHECKSUM_DIGITS.end);
