@@ -47,6 +47,21 @@ export function filesOfArchive(archive: Buffer): Promise<Map<string, Buffer>> {
   });
 }
 
+/**
+ * `files` with each nested chart archive (`…/charts/<name>-<version>.tgz`,
+ * as `helm dependency build` vendors a dependency) replaced by its files
+ * under `…/charts/<name>/`, as a dependency vendored as a folder holds them.
+ */
+export async function withNestedUnpacked(files: ReadonlyMap<string, Buffer>): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const [path, data] of files) {
+    const nested = /^(.*\/charts)\/[^/]+\.tgz$/.exec(path);
+    if (!nested) out.set(path, data);
+    else for (const [inner, bytes] of await withNestedUnpacked(await filesOfArchive(data))) out.set(`${nested[1]}/${inner}`, bytes);
+  }
+  return out;
+}
+
 const isHelmignore = (path: string): boolean => path === '.helmignore' || path.endsWith('/.helmignore');
 const isChartYaml = (path: string): boolean => /(^|\/)Chart\.yaml$/.test(path);
 
