@@ -11,7 +11,6 @@ export {
   ArchiveWriteError,
   FIXED_MTIME,
   pieceKey,
-  SharedFiles,
   tarEntryName,
   writeTar,
   writeTarGz,
@@ -22,12 +21,11 @@ export {
   type PieceRecord,
   type PieceSource,
   type TarEntry,
-  type TarItem,
   type TarWriteOptions,
   type WrittenArchive,
   type WrittenTarGz,
 } from './tar-write.js';
-export { codeHeader, crc32Combine, deflatePiece, headerPiece, headerPieceLike, joinGzip, PiecePattern, storedPiece, type CodedHeader, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
+export { crc32Combine, deflatePiece, joinGzip, storedPiece, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
 export {
   DecompressionBudget,
   DEFAULT_ARCHIVE_LIMITS,

@@ -10,15 +10,16 @@
  * archive loader reads both, and it keeps every file visible to the content
  * digest, to `helm lint` and to StarlingX's per-file checks. `.helmignore`
  * is kept, as Helm keeps it. Bytes come from the bundle module's
- * deterministic writer (fixed mtime, 0644, uid/gid 0, fixed gzip header);
- * dependency files are compressed once per build and shared by every archive.
+ * deterministic writer (fixed mtime, 0644, uid/gid 0, fixed gzip header):
+ * one deflate stream at `helm package`'s level, so an archive is about as
+ * large as Helm's.
  */
 import { createHash } from 'node:crypto';
-import { compareBytewise, readTarGzEntriesSync, SharedFiles, writeTarGzAsync, type DecompressionBudget, type TarItem } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type DecompressionBudget, type TarEntry } from '../bundle/index.js';
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
 import { checkHelmLimits } from './helm-limits.js';
-import { chartFilePath, chartTree, dependencyFolder, ownTree } from './layout.js';
+import { chartFilePath, chartTree, dependencyFolder } from './layout.js';
 import { loadChartArchiveWithListing } from './load.js';
 import type { ChartMetadata, ChartSource } from './types.js';
 
@@ -80,15 +81,6 @@ function checkSchemas(chart: ChartSource): void {
   for (const dep of chart.dependencies) checkSchemas(dep.chart);
 }
 
-/** A dependency's files (its own dependencies vendored), one set per chart source, however many charts vendor it. */
-const vendored = new WeakMap<ChartSource, SharedFiles>();
-
-function vendoredFiles(chart: ChartSource): SharedFiles {
-  let files = vendored.get(chart);
-  if (!files) vendored.set(chart, (files = new SharedFiles(chartTree(chart))));
-  return files;
-}
-
 /** Packs `chart` (dependencies vendored) into a reproducible `.tgz`. */
 export async function packageChart(chart: ChartSource, options: PackageOptions = {}): Promise<PackagedChart> {
   checkSchemas(chart);
@@ -103,13 +95,7 @@ export async function packageChart(chart: ChartSource, options: PackageOptions =
     metadata = { ...parseChartYaml(text, chart.chartFile), dependencies: chart.metadata.dependencies };
   }
   const fileName = `${chart.name}-${version}.tgz`;
-  // A dependency (a library chart) is usually vendored into many charts: its
-  // files are one set of shared files, compressed once and the compressed
-  // bytes reused (tar-write.ts).
-  const items: TarItem[] = [
-    ...ownTree(chart, { chartYaml }).map((f) => ({ path: `${chart.name}/${f.path}`, data: f.data })),
-    ...chart.dependencies.map((dep) => ({ folder: `${chart.name}/${dependencyFolder(dep.name)}`, files: vendoredFiles(dep.chart) })),
-  ];
+  const items: TarEntry[] = chartTree(chart, { chartYaml }).map((f) => ({ path: `${chart.name}/${f.path}`, data: f.data }));
   const bytes = await writeTarGzAsync(items, { order: 'given', label: fileName });
   return {
     name: chart.name,
