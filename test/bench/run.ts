@@ -1,10 +1,16 @@
 /**
- * Build benchmark (`npm run bench`). Everything is measured in one run, and
- * every ratio is against the real `helm package` loop over the same charts
- * measured in the same round (the machine may be shared, so a ratio from
- * one round is steadier than any absolute time). Two app shapes of 80 charts:
- *   - library: each chart depends on a helm-toolkit-sized library chart;
- *   - large:   no library; each chart has ~0.5 MB of templates of its own.
+ * Build benchmark (`npm run bench`, docs/benchmark.md). Everything is
+ * measured in one run, and every ratio is against the real `helm package`
+ * loop over the same charts measured in the same round (the machine may be
+ * shared, so a ratio from one round is steadier than any absolute time).
+ * Two apps:
+ *   - corpus: every application chart of ../shared/corpus/bitnami (real
+ *     charts, 116), each with its dependencies (`common` and the others)
+ *     vendored in its charts/, as `helm dependency build` leaves them: the
+ *     benchmark; skipped with a line when the corpus is absent;
+ *   - library (scale test): BENCH_CHARTS (80) generated charts, each
+ *     depending on a helm-toolkit-sized library chart of the app.
+ * Chart archives are compared in size with helm package's of the same round.
  * For each, per round: the helm loop (dependencies built beforehand, not
  * timed); `flotilla build` cold, after editing one static override, and
  * of a fresh copy of the app into the same output folder (CI keeping its
@@ -35,7 +41,8 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generateBenchApp, generateLargeTemplateApp, generatePlugins } from './generate.js';
+import { CORPUS, writeCorpusApp } from '../support/corpus-app.js';
+import { generateBenchApp, generatePlugins } from './generate.js';
 
 const CHARTS = Number(process.env.BENCH_CHARTS ?? 80);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -115,6 +122,15 @@ function timeProcess(command: string, args: readonly string[], env: NodeJS.Proce
   return seconds(start);
 }
 
+/** The bytes of the chart archives in the tarball an output folder holds (GNU tar's listing). */
+function chartArchiveBytes(out: string): number {
+  const listing = execFileSync('sh', ['-c', `tar -tvzf ${out}/*.tgz`], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  return listing
+    .split('\n')
+    .filter((line) => /\scharts\/[^/]+\.tgz$/.test(line))
+    .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[2]), 0);
+}
+
 /** A file time more than a second old: younger files are "racily clean" and read again (src/build/chart-cache.ts). */
 const settle = () => new Promise((done) => setTimeout(done, 1100));
 
@@ -140,6 +156,9 @@ interface Round {
   /** The build server's own peak memory after those builds. */
   readonly serverPeakMiB: number;
   readonly tarballMiB: number;
+  /** The chart archives' bytes: flotilla's (in the cold build's tarball) and helm package's. */
+  readonly chartBytes: number;
+  readonly helmChartBytes: number;
 }
 
 async function round(app: string, helmApp: string, names: readonly string[], n: number): Promise<Round> {
@@ -155,6 +174,7 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   const helm = seconds(helmStart);
   const [, userMin, userSec, sysMin, sysSec] = /(\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$/.exec(times.trim()) ?? [];
   const helmCpu = Number(userMin) * 60 + Number(userSec) + Number(sysMin) * 60 + Number(sysSec);
+  const helmChartBytes = readdirSync(helmOut).reduce((sum, file) => sum + readFileSync(join(helmOut, file)).length, 0);
   rmSync(helmOut, { recursive: true, force: true });
 
   const out = join(work, `out-${n}`);
@@ -167,6 +187,7 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   rmSync(directOut, { recursive: true, force: true });
   const staticFile = join(app, 'overrides', 'static', `${names[Math.floor(names.length / 2)]}.yaml`);
   writeFileSync(staticFile, `${readFileSync(staticFile, 'utf8')}# edited in round ${n}\n`);
+  const chartBytes = chartArchiveBytes(out);
   const edit = runCli(['build', app, '-d', out]);
   const tarball = execFileSync('sh', ['-c', `du -k ${out}/*.tgz | cut -f1`], { encoding: 'utf8' });
   const copy = `${app}-checkout-${n}`;
@@ -238,6 +259,8 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
     servedNewApp,
     serverPeakMiB: server?.peakMemoryMiB ?? 0,
     tarballMiB: Number(tarball) / 1024,
+    chartBytes,
+    helmChartBytes,
   };
 }
 
@@ -307,8 +330,10 @@ function report(title: string, rounds: readonly Round[], targets: { cold?: numbe
   row(`  build --watch: after one edit`, (r) => r.watchEdit, targets.watchEdit);
   row(`    (the first of the ${WATCH_EDITS} edits)`, (r) => r.watchFirstEdit);
   console.log(`  tarball: ${median(rounds.map((r) => r.tarballMiB)).toFixed(2)} MiB`);
+  const [ours, helms] = [median(rounds.map((r) => r.chartBytes)), median(rounds.map((r) => r.helmChartBytes))];
+  console.log(`  chart archives: ${(ours / 2 ** 20).toFixed(2)} MiB, helm package's ${(helms / 2 ** 20).toFixed(2)} MiB (${(((ours - helms) / helms) * 100).toFixed(1)}%)`);
   const first = firstBuilds.get(title.split(' ')[0] ?? '');
-  if (first) console.log(`  first build of the bench (${title.startsWith('library') ? 'no code cache yet, as the first run after an install' : 'code cache from the library shape'}): ${first.seconds.toFixed(3)} s, ${(median(rounds.map((r) => r.helm)) / first.seconds).toFixed(1)}x the median helm loop`);
+  if (first) console.log(`  first build of the shape (${firstBuilds.keys().next().value === title.split(' ')[0] ? 'no code cache yet, as the first run after an install' : 'code cache from the shape before'}): ${first.seconds.toFixed(3)} s, ${(median(rounds.map((r) => r.helm)) / first.seconds).toFixed(1)}x the median helm loop`);
 }
 
 /** The first cold build of a shape, before the rounds: with no code cache yet when it is the first build of the bench (a first run after an install). */
@@ -321,7 +346,7 @@ async function shape(name: string, generate: (dir: string, charts: number) => st
   const helmApp = join(work, `${name}-helm`);
   cpSync(app, helmApp, { recursive: true });
   for (const chart of names) {
-    if (readFileSync(join(helmApp, 'charts', chart, 'Chart.yaml'), 'utf8').includes('dependencies:')) {
+    if (readFileSync(join(helmApp, 'charts', chart, 'Chart.yaml'), 'utf8').includes('file://')) {
       execFileSync(helmBin, ['dependency', 'build', join(helmApp, 'charts', chart)], { stdio: 'ignore' });
     }
   }
@@ -426,36 +451,39 @@ try {
   const nodeForBuild = median(Array.from({ length: 5 }, () => timeProcess(cli, ['build', '--help'], { ...process.env, NODE_OPTIONS: requiring(exitAtOnce) })));
   // `build --help`: Node, the CLI bundle and the modules a build loads, but no build.
   const cliStartup = median(Array.from({ length: 5 }, () => timeProcess(cli, ['build', '--help'])));
+  if (!CORPUS) console.log('../shared/corpus is absent: the corpus app is skipped, the scale test alone runs');
+  const corpus = CORPUS ? await shape('corpus', (dir) => writeCorpusApp(CORPUS!, dir)) : undefined;
   const library = await shape('library', generateBenchApp);
-  const large = await shape('large', generateLargeTemplateApp);
+  const shapes = [...(corpus ? [['corpus', corpus] as const] : []), ['library', library] as const];
   const values = await systemOverrides();
   const checkout = await checkoutHeard();
 
   console.log(`build benchmark: ${CHARTS} charts per app; ${process.version}; ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores`);
-  report(`library shape: each chart vendors a 130-template library chart (~0.5 MB)`, library, { cold: 15, servedEdit: 40, watchEdit: 100 });
-  report(`large shape: ~0.5 MB of own templates per chart, no library`, large, {});
-  const peak = Math.max(...[...library, ...large].flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB, r.checkout.maxRssMiB]));
-  console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB); of a build server after its builds: ${Math.max(...[...library, ...large].map((r) => r.serverPeakMiB))} MiB`);
+  if (corpus) report('corpus app: every application chart of ../shared/corpus/bitnami, its dependencies vendored', corpus, {});
+  report(`library shape (scale test): ${CHARTS} generated charts, each depending on a 130-template library chart (~0.5 MB)`, library, { cold: 15, servedEdit: 40, watchEdit: 100 });
+  const all = shapes.flatMap(([, rounds]) => rounds);
+  const peak = Math.max(...all.flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB, r.checkout.maxRssMiB]));
+  console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB); of a build server after its builds: ${Math.max(...all.map((r) => r.serverPeakMiB))} MiB`);
   const bareNote = nodeBareWithoutVariable === undefined ? '' : ` (${(nodeBareWithoutVariable * 1000).toFixed(0)} ms with ${START_UP_VARIABLE} unset: Node reads the certificates it names as it starts)`;
   console.log(
     `  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms${bareNote}; Node as the flotilla entry starts it for a build ${(nodeForBuild * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`,
   );
   // Where a one-shot build's time goes: Node itself, loading flotilla, then the build (what --watch pays).
-  for (const [name, rounds] of [['library', library], ['large', large]] as const) {
+  for (const [name, rounds] of shapes) {
     for (const [label, pick] of [['cold', (r: Round) => r.cold.seconds], ['one edit', (r: Round) => r.edit.seconds]] as const) {
       const total = median(rounds.map(pick));
       const part = (s: number) => `${(s * 1000).toFixed(0)} ms (${((100 * s) / total).toFixed(0)}%)`;
       console.log(`  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeForBuild)}, loading flotilla ${part(cliStartup - nodeForBuild)}, the build ${part(total - cliStartup)}`);
     }
   }
-  for (const [name, rounds] of [['library', library], ['large', large]] as const) {
+  for (const [name, rounds] of shapes) {
     const warm = warmFromNothing.get(name) ?? 0;
     const bound = warm + cliStartup;
     console.log(
       `  ${name} shape, a build from nothing in a process already warm: ${(warm * 1000).toFixed(0)} ms; with Node's start-up and loading flotilla ${(bound * 1000).toFixed(0)} ms, ${(median(rounds.map((r) => r.helm)) / bound).toFixed(1)}x the helm loop: the most a cold one-shot build reaches with its code warm`,
     );
   }
-  for (const [name, rounds] of [['library', library], ['large', large]] as const) {
+  for (const [name, rounds] of shapes) {
     const total = median(rounds.map((r) => r.servedEdit.seconds));
     console.log(`  ${name} shape, one-shot after one edit with a build server ${(total * 1000).toFixed(0)} ms: Node start-up ${(nodeForBuild * 1000).toFixed(0)} ms (${((100 * nodeForBuild) / total).toFixed(0)}%), the rest (launcher, socket, the server's build) ${((total - nodeForBuild) * 1000).toFixed(0)} ms`);
   }
