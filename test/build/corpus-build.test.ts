@@ -3,10 +3,9 @@
  * that depend on its library chart `common` alone, with `common` vendored
  * into each chart's `charts/`, and with one `common` in the app's `charts/`
  * that every chart names through `file://../common`. The second is the shape
- * that crashed the archive writer: `common` has files larger than the
- * deflate window (CHANGELOG.md, 52 KB), so the header after one has no
- * reusable piece, and the writer's table of a shared run's header pieces had
- * a gap that a check by `Array#some` did not see. Each chart archive is read
+ * that once crashed the archive writer (`common` has files larger than the
+ * deflate window, which a fast path since removed did not expect). Each
+ * chart archive is read
  * by node-tar and compared with what `helm package` writes: for a sample of
  * the vendored charts, the chart itself; for the shared library, `common`
  * packaged alone (as `helm dependency build` would vendor it).
@@ -43,13 +42,15 @@ describe.skipIf(!CORPUS)('a build of real charts with a library chart', () => {
   const corpus = CORPUS!;
 
   it('gives each chart archive the chart with its library, vendored in each chart or shared by the app, as helm package does', async () => {
-    const charts = corpusCharts(corpus).filter((chart) => corpusDependencies(corpus, chart).join() === 'common');
-    expect(charts.length).toBeGreaterThan(60);
+    const all = corpusCharts(corpus).filter((chart) => corpusDependencies(corpus, chart).join() === 'common');
+    expect(all.length).toBeGreaterThan(60);
+    // The app sharing `common` holds all of them; the one vendoring it in each chart (~1 MB a copy) every other one.
+    const charts = all.filter((_, i) => i % 2 === 0);
     const archives = new Map<CorpusDependencies, Map<string, Map<string, Buffer>>>();
     const apps = new Map<CorpusDependencies, string>();
     for (const dependencies of ['shared', 'vendored'] as const) {
       const app = tempDir('flotilla-corpus-');
-      writeCorpusApp(corpus, app, charts, dependencies);
+      writeCorpusApp(corpus, app, dependencies === 'shared' ? all : charts, dependencies);
       apps.set(dependencies, app);
       const members = await readTarGzSafely((await buildApp(app, { outDir: tempDir() })).file);
       const byChart = new Map<string, Map<string, Buffer>>();
@@ -74,5 +75,5 @@ describe.skipIf(!CORPUS)('a build of real charts with a library chart', () => {
       expectSameChart(chart, below(shared, library, false), below(vendored, library, false), withoutRepositories);
       expectSameChart(`${chart}'s common`, below(shared, library), common);
     }
-  }, 180_000);
+  }, 600_000);
 });

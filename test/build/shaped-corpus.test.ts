@@ -51,5 +51,5 @@ describe('builds of generated charts of real shapes, edited between builds', () 
       theirs.delete(`${chart}/Chart.lock`); // written by -u into the copy, not in the chart built
       expectSameChart(`${chart} (seed ${SEED})`, ours, theirs);
     }
-  }, 300_000);
+  }, 600_000);
 });
