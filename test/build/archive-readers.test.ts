@@ -1,7 +1,7 @@
 /**
- * The archives a build writes are joined from deflate pieces (a shared
- * library compressed once, headers coded against the previous one, chart
- * archives stored in the app tarball). Every reader that meets them in the
+ * The archives a build writes: chart archives as one deflate stream, the
+ * app tarball joined from deflate pieces (chart archives stored, small
+ * entries grouped). Every reader that meets them in the
  * field must read them the same: GNU tar, Python's tarfile, node-tar, Go's
  * archive/tar (Helm's and Flux's reader), gunzip and zlib — and Helm itself,
  * including a push to and pull from a real OCI registry.
@@ -57,7 +57,7 @@ let registry: TestRegistry | undefined;
 beforeAll(async () => {
   const source = writeApp({
     'charts/lib/templates/_bulk.tpl': bulkyTemplate(),
-    // a name past ustar's 100 bytes inside the archive: a pax record in the shared run
+    // a name past ustar's 100 bytes inside the archive: a pax record in the vendored library
     [`charts/lib/templates/_${'long-helper-name-'.repeat(6)}.tpl`]: '{{- define "lib.long" -}}long{{- end -}}\n',
   });
   const result = await buildApp(source, { outDir: tempDir() });
