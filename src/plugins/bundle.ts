@@ -10,13 +10,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { dirname, join, posix, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, posix, relative, resolve, sep } from 'node:path';
 import type { Message, Plugin } from 'esbuild';
 import { PLUGIN_API_VERSION } from './brand.js';
+import { HOST_ROOT } from './host-root.js';
 import { discoverPluginFiles, PLUGINS_DIR, type PluginFile } from './discovery.js';
 import { PluginBuildError } from './errors.js';
-import { importBundle, instantiate, type LoadedPlugin } from './instantiate.js';
+import { instantiate, type LoadedPlugin } from './instantiate.js';
+import { sandboxFor } from './sandbox.js';
 import { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, serializeManifest, sha256, type ManifestPlugin, type PluginManifest } from './manifest.js';
 
 export interface PluginBundle {
@@ -25,8 +26,6 @@ export interface PluginBundle {
   readonly files: ReadonlyMap<string, Uint8Array>;
 }
 
-/** The folder holding this module: src/ when run from sources, dist/ once built. */
-const HOST_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NAMESPACE = 'flotilla';
 /** flotilla's folder holding the plugin API, relative to HOST_ROOT. */
 const API_DIR = 'plugins';
@@ -43,13 +42,14 @@ export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
   const sources = await hashSources(root);
   // No plugins: nothing to compile or run, and no reason to start esbuild.
   const code = pluginFiles.length > 0 ? await compile(root, pluginFiles) : new TextEncoder().encode(entrySource([]));
-  const modules = pluginFiles.length > 0 ? await importBundle(code) : [];
+  // What each plugin is (kind, chart, release) is asked of its code, run in the plugin process like any plugin code.
+  const modules = pluginFiles.length > 0 ? (await sandboxFor(code, `${PLUGINS_DIR}/`).instantiate()).facts : [];
   const plugins = await Promise.all(
     pluginFiles.map(async (pf, i): Promise<ManifestPlugin> => {
       const module = modules[i];
       if (!module || module.file !== pf.file) throw new PluginBuildError([{ message: `bundle lists ${module?.file ?? 'nothing'} where ${pf.file} was expected` }]);
       const source = await readFile(join(root, pf.file), 'utf8');
-      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine: findOverridesLine(source), chartLine: findFieldLine(source, 'chart'), releaseLine: findFieldLine(source, 'release') }));
+      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine: findOverridesLine(source), chartLine: findFieldLine(source, 'chart'), releaseLine: findFieldLine(source, 'release'), index: i }));
     }),
   );
   const manifest: PluginManifest = {
