@@ -24,12 +24,7 @@ import type { JsonValue } from './context.js';
 function fenceNetwork(): void {
   const denied = (what: string) =>
     function deniedNetwork(...args: unknown[]): never {
-      const first = args[0];
-      const target =
-        typeof first === 'object' && first !== null
-          ? [(first as { host?: unknown }).host ?? (first as { path?: unknown }).path, (first as { port?: unknown }).port].filter((p) => p !== undefined).join(':')
-          : args.filter((a) => typeof a === 'string' || typeof a === 'number').join(':');
-      throw Object.assign(new Error(`Access to this API has been restricted: ${what}`), { code: ACCESS_DENIED, permission: 'Network', resource: target });
+      throw Object.assign(new Error(`Access to this API has been restricted: ${what}`), { code: ACCESS_DENIED, permission: 'Network', resource: networkTarget(args) });
     };
   const fix = (owner: object, names: readonly string[], what: string) => {
     for (const name of names) Object.defineProperty(owner, name, { value: denied(what), writable: false, configurable: false, enumerable: true });
@@ -43,6 +38,17 @@ function fenceNetwork(): void {
   for (const owner of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype]) fix(owner, lookups.filter((n) => n in owner), 'dns');
 }
 
+/** Where a refused call meant to connect (or listen): `host:port`, a socket path or a host name. */
+function networkTarget(args: readonly unknown[]): string {
+  const [first, second] = args;
+  if (typeof first === 'object' && first !== null) {
+    const { host, path, port } = first as { host?: unknown; path?: unknown; port?: unknown };
+    return [host ?? path ?? (port !== undefined ? 'localhost' : undefined), port].filter((p) => p !== undefined).map(String).join(':');
+  }
+  if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) return `${typeof second === 'string' ? second : 'localhost'}:${first}`;
+  return typeof first === 'string' ? first : '';
+}
+
 fenceNetwork();
 process.setSourceMapsEnabled(true);
 
@@ -50,8 +56,12 @@ const send = (message: SandboxMessage): void => {
   process.send?.(message);
 };
 
+/** An error as it crosses to the host; a refused permission wrapped by another error (fetch's "fetch failed") crosses as itself. */
 function crossing(error: unknown): CrossingError {
   if (!(error instanceof Error)) return { message: String(error) };
+  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+    if ((cause as { code?: unknown }).code === ACCESS_DENIED) return { ...crossing(cause), ...(error.stack ? { stack: error.stack } : {}) };
+  }
   const { code, permission, resource } = error as { code?: unknown; permission?: unknown; resource?: unknown };
   return {
     message: error.message,
