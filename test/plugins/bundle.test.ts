@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -88,6 +88,48 @@ describe('bundlePlugins', () => {
   it('refuses imports of flotilla other than flotilla/plugin', async () => {
     const root = writeApp({ 'plugins/010_web.ts': `import { loadApp } from 'flotilla';\nexport default loadApp;\n` });
     await expect(bundlePlugins(root)).rejects.toThrow('import "flotilla/plugin", not "flotilla"');
+  });
+
+  describe('imports outside the app', () => {
+    /** An app in `<dir>/app` and a file of the building machine in `<dir>/outside`. */
+    function appBesideAFile(files: Record<string, string>): { root: string; outside: string } {
+      const dir = tempDir();
+      const outside = join(dir, 'outside');
+      mkdirSync(outside);
+      writeFileSync(join(outside, 'docker-config.json'), '{"auths": {"registry": {"auth": "c2VjcmV0"}}}\n');
+      writeFileSync(join(outside, 'helper.js'), 'export const helper = 1;\n');
+      const root = join(dir, 'app');
+      cpSync(writeApp(files), root, { recursive: true });
+      return { root, outside };
+    }
+    const importing = (specifier: string) =>
+      chartPlugin('web', `  override getOverrides(): Values { return { conf: REG as Values }; }`, `import REG from '${specifier}';`);
+
+    it('are refused at the importing file and line, by a relative path or through a link', async () => {
+      const { root, outside } = appBesideAFile({ 'plugins/010_web.ts': importing('../../outside/docker-config.json') });
+      const error = await bundlePlugins(root).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PluginBuildError);
+      expect((error as Error).message).toBe(
+        `cannot compile the app's plugins:\n  plugins/010_web.ts:2:17: import "../../outside/docker-config.json" resolves to ${realpathSync(outside)}/docker-config.json, outside the app (${realpathSync(root)}); plugins may import the app's own files and its node_modules packages only (--follow-external-symlinks allows it)`,
+      );
+      writeFileSync(join(root, 'plugins/010_web.ts'), importing('./lib/helper.js'));
+      mkdirSync(join(root, 'plugins/lib'));
+      symlinkSync(join(outside, 'helper.js'), join(root, 'plugins/lib/helper.js'));
+      await expect(bundlePlugins(root)).rejects.toThrow(/plugins\/010_web\.ts:2:17: import "\.\/lib\/helper\.js" resolves to .*\/outside\/helper\.js, outside the app/);
+    });
+
+    it('of the app\'s own node_modules packages, wherever they are linked from, are bundled; --follow-external-symlinks allows the rest', async () => {
+      const { root, outside } = appBesideAFile({ 'plugins/010_web.ts': importing('registry-config') });
+      mkdirSync(join(outside, 'registry-config'));
+      writeFileSync(join(outside, 'registry-config', 'package.json'), '{"name": "registry-config", "main": "index.js", "type": "module"}\n');
+      writeFileSync(join(outside, 'registry-config', 'index.js'), "import { helper } from './lib.js';\nexport default { helper };\n");
+      writeFileSync(join(outside, 'registry-config', 'lib.js'), 'export const helper = 2;\n');
+      mkdirSync(join(root, 'node_modules'));
+      symlinkSync(join(outside, 'registry-config'), join(root, 'node_modules', 'registry-config'));
+      expect(text(await bundlePlugins(root), 'plugins.mjs')).toContain('helper = 2');
+      writeFileSync(join(root, 'plugins/010_web.ts'), importing('../../outside/docker-config.json'));
+      expect(text(await bundlePlugins(root, { followExternalSymlinks: true }), 'plugins.mjs')).toContain('c2VjcmV0');
+    });
   });
 
   it('refuses files that are not plugins, badly named plugin files and two plugins with one order', async () => {
