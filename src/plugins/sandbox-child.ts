@@ -79,7 +79,6 @@ interface BundledModule {
 
 let modules: readonly BundledModule[] = [];
 const sets = new Map<number, { readonly instances: readonly unknown[]; context?: SharedContext }>();
-const running = new Map<number, AbortController>();
 const waiting = new Map<number, { resolve: (value: JsonValue | undefined) => void; reject: (error: Error) => void }>();
 let nextRequest = 0;
 
@@ -180,12 +179,12 @@ async function invoke(instance: Record<string, unknown>, invocation: Invocation,
 }
 
 async function call(message: Extract<HostMessage, { type: 'call' }>): Promise<void> {
-  const set = sets.get(message.set);
-  const instance = set?.instances[message.plugin] as Record<string, unknown> | undefined;
-  if (!set?.context || !instance) throw new Error(`no plugin ${message.plugin} in set ${message.set}`);
+  // Never aborted here: a call the host gives up on is ended with its process.
   const controller = new AbortController();
-  running.set(message.id, controller);
   try {
+    const set = sets.get(message.set);
+    const instance = set?.instances[message.plugin] as Record<string, unknown> | undefined;
+    if (!set?.context || !instance) throw new Error(`no plugin ${message.plugin} in set ${message.set}`);
     const extra = message.release ? { release: message.release } : {};
     const result = await invoke(instance, message.invocation, contextFor(message.id, set.context, controller.signal, extra));
     const method = message.invocation.method;
@@ -196,8 +195,8 @@ async function call(message: Extract<HostMessage, { type: 'call' }>): Promise<vo
     // Only what the host reads crosses back: values, a verdict, a yes or no.
     const answer = method === 'getOverrides' || method === 'check' || method === 'isEnabled' || (method === 'stage' && message.invocation.kind === 'check') ? result : undefined;
     send({ type: 'result', id: message.id, ...(answer === undefined ? {} : { value: answer as JsonValue }) });
-  } finally {
-    running.delete(message.id);
+  } catch (error) {
+    send({ type: 'failed', id: message.id, error: crossing(error) });
   }
 }
 
@@ -215,10 +214,7 @@ process.on('message', (message: HostMessage) => {
       return;
     }
     case 'call':
-      call(message).catch((error: unknown) => send({ type: 'failed', id: message.id, error: crossing(error) }));
-      return;
-    case 'abort':
-      running.get(message.id)?.abort(new Error('the hook was stopped by the host'));
+      void call(message);
       return;
     case 'service-result': {
       const pending = waiting.get(message.request);

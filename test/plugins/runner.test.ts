@@ -225,7 +225,7 @@ describe('time limits', () => {
   it('a hook past its limit fails the operation, its plugin process is stopped, and nothing after it runs', async () => {
     const { host, log } = await pluginFixture(
       { 'plugins/010_db.ts': loggingChart('db', hanging), 'plugins/020_web.ts': loggingChart('web') },
-      { timeLimits: { operation: 50 } },
+      { timeLimits: { preApply: 50 } },
     );
     const started = Date.now();
     const error = await host.runHooks({ operation: 'apply', timing: 'pre', kind: 'operation' }).catch((e: unknown) => e);

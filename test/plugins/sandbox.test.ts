@@ -8,15 +8,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app/index.js';
 import { PluginBundleError, PluginHookError, PluginTimeoutError } from '../../src/plugins/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { chartPlugin, pluginFixture } from './fixtures.js';
 
-const release = { name: 'web', chart: 'web' } as const;
+const releaseOf = (app: App, name: string) => app.releases.find((r) => r.name === name)!;
 /** The web plugin's getOverrides doing `body` (which may return), and the error its host gives. */
 async function overridesError(body: string, imports = ''): Promise<Error> {
-  const { host } = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override async getOverrides(ctx: ChartContext): Promise<Values> {\n${body}\n    return {};\n  }`, imports) });
-  return host.overrides(release).then(
+  const { host, app } = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override async getOverrides(ctx: ChartContext): Promise<Values> {\n${body}\n    return {};\n  }`, imports) });
+  return host.overrides(releaseOf(app, 'web')).then(
     () => new Error('getOverrides succeeded'),
     (error: unknown) => error as Error,
   );
@@ -83,7 +84,7 @@ describe('the plugin process refuses what plugins may not do', () => {
 
 describe('limits', () => {
   it('a hook in an endless loop is stopped at its time limit; the next call runs in a new process', async () => {
-    const { host } = await pluginFixture(
+    const { host, app } = await pluginFixture(
       {
         'plugins/010_web.ts': chartPlugin('web', '  override getOverrides(ctx: ChartContext): Values { if (ctx.spec.main.release !== "none") for (;;) {} return {}; }'),
         'plugins/005_db.ts': chartPlugin('db', "  override getOverrides(): Values { return { up: true }; }"),
@@ -92,10 +93,10 @@ describe('limits', () => {
     );
     const sandbox = host.bundle.instances!.sandbox;
     expect(sandbox.starts).toBe(1);
-    const error = await host.overrides(release).catch((e: unknown) => e);
+    const error = await host.overrides(releaseOf(app, 'web')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginTimeoutError);
     // The looping process cannot answer: without being stopped, this call would wait on it until its own limit.
-    expect(await host.overrides({ name: 'db', chart: 'db' })).toBeDefined();
+    expect(await host.overrides(releaseOf(app, 'db'))).toBeDefined();
     expect(sandbox.starts).toBe(2);
   });
 
