@@ -112,6 +112,7 @@ export function sandboxFor(bytes: Uint8Array, label: string): PluginSandbox {
 
 export class PluginSandbox {
   private running: Running | undefined;
+  private starting: Promise<Running> | undefined;
   /** Every set made, with its shared context once given: replayed into a process started again. */
   private readonly sets = new Map<number, SharedContext | undefined>();
   private readonly redactors = new Set<SecretRegistry>();
@@ -189,11 +190,18 @@ export class PluginSandbox {
     if (!running.exited) running.child.kill('SIGKILL');
   }
 
-  private async ensure(): Promise<Running> {
-    if (this.running && !this.running.exited) {
-      await this.running.loaded;
-      return this.running;
-    }
+  /** The running process, started (once, however many calls ask at the same time) when there is none. */
+  private ensure(): Promise<Running> {
+    const running = this.running;
+    if (running && !running.exited) return running.loaded.then(() => running);
+    this.starting ??= this.startWithSets().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  /** A new process, every set made so far instantiated in it again, with its context. */
+  private async startWithSets(): Promise<Running> {
     const running = await this.start();
     for (const [set, context] of this.sets) {
       if (context === undefined) continue;
