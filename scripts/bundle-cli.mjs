@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Bundles the compiled CLI (dist/cli/main.js) into one script,
+// Bundles the compiled CLI (dist/cli/main.js) into one script (and the plugin
+// process's script into dist/plugins/sandbox-child.mjs),
 // dist/cli/flotilla-<content hash>.cjs, and makes the entry that runs it,
 // dist/cli/flotilla.cjs (from src/cli/launch.ts and code-cache.ts), which keeps V8's bytecode
 // of each command between runs: Node 20 has no compile cache for ES modules,
@@ -107,3 +108,17 @@ const result2 = await build({
 });
 if (result2.warnings.length > 0) throw new Error('the CLI entry must build without warnings');
 chmodSync(join(outdir, 'flotilla.cjs'), 0o755);
+
+// The plugin process's script (src/plugins/sandbox.ts): one file, as the
+// permission model lets that process read its own script and the plugin
+// bundle and nothing else.
+const sandboxChild = await build({
+  entryPoints: [join(root, 'dist', 'plugins', 'sandbox-child.js')],
+  outfile: join(root, 'dist', 'plugins', 'sandbox-child.mjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'warning',
+});
+if (sandboxChild.warnings.length > 0) throw new Error('the plugin process script must build without warnings');

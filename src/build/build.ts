@@ -154,7 +154,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const cacheDir = cacheDirOf(options);
   // Held to the folder rule, every entry checked as it is read (src/cache); none when the folder fails the rule.
   const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
-  const { files: plugins, save: savePlugins } = await pluginFiles(root, cache);
+  const { files: plugins, save: savePlugins } = await pluginFiles(root, options.followExternalSymlinks === true ? undefined : cache, options.followExternalSymlinks === true);
   const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cache, readMemory: options.watched?.files });
   const { app } = session;
   refuseUnsafeFileName(app);
@@ -451,13 +451,14 @@ const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/3';
  * they are made from changed (an entry keyed by the bundle's inputs, its
  * content checked as it is read: src/cache).
  */
-async function pluginFiles(appRoot: string, cache: CacheFolder | undefined): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
+/** `cache` is left out with `followExternal`: the bundle's cache key knows nothing of files outside the app. */
+async function pluginFiles(appRoot: string, cache: CacheFolder | undefined, followExternal: boolean): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
   const key = cache && (await pluginBundleKey(appRoot));
   const name = `plugins-${key}.json`;
   const inputs = `${PLUGIN_CACHE_FORMAT}\0${key}`;
   const fromCache = cache && readPluginCache(await cache.read(name, 'plugins', inputs));
   if (fromCache) return { files: fromCache };
-  const bundle = await bundlePlugins(appRoot);
+  const bundle = await bundlePlugins(appRoot, { followExternalSymlinks: followExternal });
   const files = new Map([...bundle.files].map(([file, bytes]) => [file, Buffer.from(bytes)]));
   if (!cache) return { files };
   // Written with the build's other cache files, once the build is known to write any.

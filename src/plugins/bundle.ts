@@ -6,17 +6,18 @@
  * API files are loaded under a virtual `flotilla:` namespace), fixed order.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import { dirname, join, posix, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, posix, relative, resolve, sep } from 'node:path';
 import type { Message, Plugin } from 'esbuild';
 import { PLUGIN_API_VERSION } from './brand.js';
+import { HOST_ROOT } from './host-root.js';
 import { discoverPluginFiles, PLUGINS_DIR, type PluginFile } from './discovery.js';
 import { PluginBuildError } from './errors.js';
-import { importBundle, instantiate, type LoadedPlugin } from './instantiate.js';
+import { instantiate, type LoadedPlugin } from './instantiate.js';
+import { sandboxFor } from './sandbox.js';
 import { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, serializeManifest, sha256, type ManifestPlugin, type PluginManifest } from './manifest.js';
 
 export interface PluginBundle {
@@ -25,8 +26,6 @@ export interface PluginBundle {
   readonly files: ReadonlyMap<string, Uint8Array>;
 }
 
-/** The folder holding this module: src/ when run from sources, dist/ once built. */
-const HOST_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const NAMESPACE = 'flotilla';
 /** flotilla's folder holding the plugin API, relative to HOST_ROOT. */
 const API_DIR = 'plugins';
@@ -37,19 +36,25 @@ export function pluginApiTypes(): string {
   return existsSync(source) ? source : join(HOST_ROOT, API_DIR, 'api.d.ts');
 }
 
-export async function bundlePlugins(appRoot: string): Promise<PluginBundle> {
+export interface BundleOptions {
+  /** Bundle what imports resolving outside the app point at instead of refusing them (`--follow-external-symlinks`). */
+  readonly followExternalSymlinks?: boolean;
+}
+
+export async function bundlePlugins(appRoot: string, options: BundleOptions = {}): Promise<PluginBundle> {
   const root = resolve(appRoot);
   const pluginFiles = await discoverPluginFiles(root);
   const sources = await hashSources(root);
   // No plugins: nothing to compile or run, and no reason to start esbuild.
-  const code = pluginFiles.length > 0 ? await compile(root, pluginFiles) : new TextEncoder().encode(entrySource([]));
-  const modules = pluginFiles.length > 0 ? await importBundle(code) : [];
+  const code = pluginFiles.length > 0 ? await compile(root, pluginFiles, options) : new TextEncoder().encode(entrySource([]));
+  // What each plugin is (kind, chart, release) is asked of its code, run in the plugin process like any plugin code.
+  const modules = pluginFiles.length > 0 ? (await sandboxFor(code, `${PLUGINS_DIR}/`).instantiate()).facts : [];
   const plugins = await Promise.all(
     pluginFiles.map(async (pf, i): Promise<ManifestPlugin> => {
       const module = modules[i];
       if (!module || module.file !== pf.file) throw new PluginBuildError([{ message: `bundle lists ${module?.file ?? 'nothing'} where ${pf.file} was expected` }]);
       const source = await readFile(join(root, pf.file), 'utf8');
-      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine: findOverridesLine(source), chartLine: findFieldLine(source, 'chart'), releaseLine: findFieldLine(source, 'release') }));
+      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine: findOverridesLine(source), chartLine: findFieldLine(source, 'chart'), releaseLine: findFieldLine(source, 'release'), index: i }));
     }),
   );
   const manifest: PluginManifest = {
@@ -149,7 +154,7 @@ function entrySource(pluginFiles: readonly PluginFile[]): string {
   return [...imports, 'export const plugins = [', ...list, '];', ''].join('\n');
 }
 
-async function compile(root: string, pluginFiles: readonly PluginFile[]): Promise<Uint8Array> {
+async function compile(root: string, pluginFiles: readonly PluginFile[], options: BundleOptions): Promise<Uint8Array> {
   // Loaded on use: loading a shipped bundle needs no compiler.
   const { build } = await import('esbuild');
   const result = await build({
@@ -168,7 +173,7 @@ async function compile(root: string, pluginFiles: readonly PluginFile[]): Promis
     legalComments: 'none',
     charset: 'utf8',
     logLevel: 'silent',
-    plugins: [flotillaApi()],
+    plugins: [flotillaApi(), ...(options.followExternalSymlinks ? [] : [insideTheApp(root)])],
   }).catch((error: unknown) => {
     const errors = (error as { errors?: Message[] }).errors;
     if (!errors) throw error;
@@ -182,6 +187,65 @@ async function compile(root: string, pluginFiles: readonly PluginFile[]): Promis
 function toProblem(message: Message): { message: string; location?: { file: string; line: number; column: number } } {
   const loc = message.location;
   return loc ? { message: message.text, location: { file: loc.file, line: loc.line, column: loc.column + 1 } } : { message: message.text };
+}
+
+/** Marks the resolution insideTheApp asks esbuild for itself, so that it does not ask again. */
+const RESOLVING_INSIDE = Symbol('resolving inside the app');
+
+/**
+ * Every import must resolve (symbolic links followed) inside the app, or
+ * inside one of the app's own node_modules packages: otherwise a file of the
+ * building machine (`import REG from '../../../outside/docker-config.json'`)
+ * would ship in the bundle. esbuild places the error at the import's
+ * file:line.
+ */
+function insideTheApp(root: string): Plugin {
+  const realRoot = realpathSync(root);
+  let dependencies: string[] | undefined;
+  const allowed = (path: string) => {
+    if (within(realRoot, path)) return true;
+    dependencies ??= dependencyRoots(root);
+    return dependencies.some((dir) => within(dir, path));
+  };
+  return {
+    name: 'flotilla-inside-app',
+    setup(b) {
+      b.onResolve({ filter: /.*/, namespace: 'file' }, async (args) => {
+        if (args.pluginData === RESOLVING_INSIDE) return undefined;
+        const result = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: RESOLVING_INSIDE });
+        if (result.errors.length > 0 || result.external || result.namespace !== 'file') return result;
+        const real = existsSync(result.path) ? realpathSync(result.path) : result.path;
+        if (allowed(real)) return result;
+        return { errors: [{ text: `import "${args.path}" resolves to ${real}, outside the app (${realRoot}); plugins may import the app's own files and its node_modules packages only (--follow-external-symlinks allows it)` }] };
+      });
+    },
+  };
+}
+
+function within(dir: string, path: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
+}
+
+/** Where the app's own node_modules packages really are (a linked package lives elsewhere). */
+function dependencyRoots(root: string): string[] {
+  const modules = join(root, 'node_modules');
+  if (!existsSync(modules)) return [];
+  const roots = [realpathSync(modules)];
+  for (const entry of readdirSync(modules, { withFileTypes: true })) {
+    const path = join(modules, entry.name);
+    if (entry.name.startsWith('@') && entry.isDirectory()) {
+      for (const scoped of readdirSync(path)) roots.push(realpathOr(join(path, scoped)));
+    } else if (entry.isSymbolicLink()) roots.push(realpathOr(path));
+  }
+  return roots;
+}
+
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

@@ -130,7 +130,7 @@ interface CommonContext {
   /** The apply mode (`normal` unless the operator chose another, e.g. `restore`). */
   readonly applyMode: string;
   readonly log: PluginLogger;
-  /** Aborted when the hook runs past its time limit or the operation is cancelled. */
+  /** The call's signal. A call past its time limit, or cancelled, stops the plugin process outright. */
   readonly signal: AbortSignal;
   readonly passwords: PasswordStore;
   readonly records: RecordStore;

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import type { Release } from '../app/index.js';
-import { fromPlain, type ValueNode } from '../document/index.js';
+import { fromPlain, YAML_LIMITS, type ValueNode } from '../document/index.js';
 import type { LayerProvider, ReleaseInfo } from '../values/index.js';
 import { bindPlugins, type PluginBinding } from './binding.js';
 import { bundlePlugins, writePluginBundle } from './bundle.js';
@@ -22,6 +22,7 @@ import { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-s
 import { MANIFEST_FORMAT, ENTRY_FILE } from './manifest.js';
 import { SecretRegistry } from './redact.js';
 import { callGetOverrides, callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
+import type { SharedContext } from './sandbox-protocol.js';
 import { PLUGIN_API_VERSION } from './brand.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
 
@@ -135,14 +136,6 @@ function refOf(release: ReleaseView): ReleaseRef {
   };
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
-
 function defaultLog(entry: PluginLogEntry): void {
   if (entry.level === 'warn') process.stderr.write(`warning: plugin ${entry.plugin}: ${entry.message}\n`);
 }
@@ -167,16 +160,16 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
   };
   const records = options.cluster?.records ?? options.records ?? new LocalRecordStore(join(stateDir, 'records.json'));
 
-  const version: VersionContext = deepFreeze({
+  const version: VersionContext = {
     release: app.target.release,
     images: Object.fromEntries([...app.images].map(([field, image]) => [field, image.reference])),
     serviceDefaults: structuredClone(app.target.serviceDefaults),
-  });
+  };
   const common = {
-    app: deepFreeze({ name: app.metadata.appName, version: app.metadata.appVersion }),
-    spec: deepFreeze(structuredClone(app.spec)),
+    app: { name: app.metadata.appName, version: app.metadata.appVersion },
+    spec: structuredClone(app.spec),
     version,
-    releases: deepFreeze(enabled),
+    releases: enabled,
     applyMode: options.applyMode ?? NORMAL_MODE,
     passwords,
     records,
@@ -186,6 +179,13 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     return { debug: emit('debug'), info: emit('info'), warn: emit('warn') };
   };
   const kube = options.cluster?.objects;
+  // The plugins run in the plugin process: the data every call shares goes there once, frozen there.
+  const instances = bundle.instances;
+  if (instances) {
+    const shared: SharedContext = { app: common.app, spec: common.spec, version, releases: enabled, applyMode: common.applyMode, mode: options.mode, ...(kube ? { namespace: kube.namespace } : {}) };
+    instances.sandbox.setContext(instances.set, shared);
+    instances.sandbox.redactWith(secrets);
+  }
 
   const env: HookEnvironment = {
     context(signal, plugin): PluginContext {
@@ -195,8 +195,15 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     releasesOf(plugin) {
       return enabled.filter((r) => binding.byRelease.get(r.name) === plugin);
     },
+    async ready() {
+      await instances?.sandbox.ready();
+    },
+    invoke(plugin, invocation, ctx, release) {
+      if (!instances) throw new PluginError(`${plugin.file}: the plugin bundle was loaded without its plugin process`);
+      return instances.sandbox.call(instances.set, plugin.index, invocation, ctx, YAML_LIMITS.maxDepth, release);
+    },
     timeLimit(plugin, hook, category) {
-      const own = plugin.instance.timeouts;
+      const own = plugin.timeouts;
       return own?.[hook] ?? own?.[category] ?? options.timeLimits?.[hook] ?? options.timeLimits?.[category] ?? DEFAULT_TIME_LIMITS[category] ?? DEFAULT_TIME_LIMITS.operation ?? 600_000;
     },
     ...(options.signal ? { signal: options.signal } : {}),
@@ -211,9 +218,10 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
   const operator = binding.kustomize;
   const kustomizeOperator: KustomizeOperatorView | undefined = operator && {
     file: operator.file,
-    modes: operator.instance.modes,
-    isEnabled: (release, mode) => callPlugin(operator, 'isEnabled', 'isEnabled', env, (ctx) => operator.instance.isEnabled(release, mode, ctx), release),
-    isPartial: (mode) => operator.instance.isPartial(mode),
+    modes: operator.modes,
+    isEnabled: async (release, mode) => (await callPlugin(operator, 'isEnabled', 'isEnabled', env, { method: 'isEnabled', release, mode }, release)) === true,
+    // Asked of the plugin for every mode it has when it was loaded: the answer is known without a call.
+    isPartial: (mode) => operator.partial[mode] ?? mode !== NORMAL_MODE,
   };
 
   const host: PluginHost = {

@@ -1,8 +1,9 @@
 /**
  * Plugins: the API app authors write against (also published as
  * `flotilla/plugin`), and what flotilla does with plugins — bundle them,
- * load a bundle (checking its sha256 first), bind them to releases, run
- * their hooks under time limits, provide values layer 5.
+ * load a bundle (checking its sha256 first) into the plugin process that
+ * runs their code (sandbox.ts), bind them to releases, run their hooks
+ * under time limits, provide values layer 5.
  */
 export * from './api.js';
 export { bindPlugins, type LoadedKustomizeOperator, type PluginBinding } from './binding.js';
@@ -44,3 +45,4 @@ export { callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookE
 export { PLUGIN_TESTS_DIR, scaffoldPlugin, type ScaffoldOptions, type ScaffoldResult } from './scaffold.js';
 export { PluginTypeError, typecheckPlugins, TypeScriptMissingError, type TypecheckOptions, type TypecheckResult, type TypeProblem } from './typecheck.js';
 export { runWithTimeLimit, type TimeLimit } from './time-limit.js';
+export { PluginProcessError, sandboxLimits, type PluginSandbox, type SandboxLimits } from './sandbox.js';

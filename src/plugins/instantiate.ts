@@ -1,18 +1,13 @@
 /**
- * From bundle bytes to plugin instances. Shared by the build (which reads the
+ * From what the plugin process found (sandbox-protocol.ts `PluginFacts`) to
+ * the plugins the host binds and calls. Shared by the build (which reads the
  * plugins' chart/release/kind into the manifest) and by the loader (which
- * checks them against the manifest): one code path imports plugin code.
+ * checks them against the manifest): one code path judges plugin code.
  */
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { AppLifecycle } from './app-lifecycle.js';
 import { PLUGIN_API_VERSION, type PluginKind } from './brand.js';
-import type { ChartPlugin } from './chart-plugin.js';
-import { PluginBundleError, PluginLoadError } from './errors.js';
-import type { KustomizeOperator } from './kustomize-operator.js';
-import { sha256 } from './manifest.js';
-import { makeTempDir, removeTempDir } from '../files/index.js';
+import type { HookTimeouts } from './context.js';
+import { PluginLoadError } from './errors.js';
+import { CHART_METHODS, type ChartMethod, type FieldFact, type PluginFacts } from './sandbox-protocol.js';
 
 interface PluginBase {
   readonly name: string;
@@ -22,96 +17,61 @@ interface PluginBase {
   readonly overridesLine: number;
   readonly chartLine: number;
   readonly releaseLine: number;
+  /** Its place in the bundle: how calls name it to the plugin process. */
+  readonly index: number;
+  /** The plugin's own time limits (ms) by hook name or kind. */
+  readonly timeouts?: HookTimeouts;
 }
 
 export type LoadedPlugin =
-  | (PluginBase & { readonly kind: 'chart'; readonly chart: string; readonly release?: string; readonly instance: ChartPlugin })
-  | (PluginBase & { readonly kind: 'lifecycle'; readonly instance: AppLifecycle })
-  | (PluginBase & { readonly kind: 'kustomize'; readonly instance: KustomizeOperator });
+  | (PluginBase & { readonly kind: 'chart'; readonly chart: string; readonly release?: string; readonly methods: ReadonlySet<ChartMethod> })
+  | (PluginBase & { readonly kind: 'lifecycle'; readonly stages: ReadonlySet<string> })
+  | (PluginBase & { readonly kind: 'kustomize'; readonly modes: readonly string[]; readonly partial: Readonly<Record<string, boolean>> });
 
 export type LoadedChartPlugin = Extract<LoadedPlugin, { kind: 'chart' }>;
 
-/** One plugin module of the bundle, as the generated entry lists it. */
-export interface BundledModule {
-  readonly file: string;
-  readonly exports: Readonly<Record<string, unknown>>;
-}
-
-/**
- * Bundles imported by this process, by the sha256 of their bytes. Node never
- * frees an imported module: importing the same bytes once per load would
- * grow a long-lived process (`build --watch`, the build server) with each
- * rebuild. Plugins are instantiated anew on every load; what the same bytes
- * share within one process is only their modules' top-level state.
- */
-const imported = new Map<string, Promise<BundledModule[]>>();
-
-/**
- * Imports bundle bytes. The exact bytes given (already verified by the
- * caller) are written to a fresh private folder and imported from there, so
- * nothing can swap the file between the check and the import; the same
- * bytes again get the modules already imported.
- */
-export function importBundle(bytes: Uint8Array): Promise<BundledModule[]> {
-  const digest = sha256(bytes);
-  let modules = imported.get(digest);
-  if (!modules) {
-    modules = importOnce(bytes, digest);
-    imported.set(digest, modules);
-    modules.catch(() => imported.delete(digest));
-  }
-  return modules;
-}
-
-async function importOnce(bytes: Uint8Array, digest: string): Promise<BundledModule[]> {
-  // Stacks of plugin errors point at the plugins' TypeScript lines, through the bundle's inline source map.
-  process.setSourceMapsEnabled(true);
-  const dir = await makeTempDir('plugins');
-  try {
-    const file = join(dir, `plugins-${digest.slice(0, 16)}.mjs`);
-    await writeFile(file, bytes, { mode: 0o600 });
-    const module = (await import(/* @vite-ignore */ pathToFileURL(file).href)) as { plugins?: unknown };
-    if (!Array.isArray(module.plugins)) throw new PluginBundleError('the bundle module does not export its plugin list; rebuild the app');
-    return module.plugins as BundledModule[];
-  } finally {
-    await removeTempDir(dir);
-  }
-}
-
 const KINDS: readonly PluginKind[] = ['chart', 'lifecycle', 'kustomize'];
 
-/** Instantiates the default export of a plugin module and checks it is a flotilla plugin. */
-export function instantiate(module: BundledModule, meta: Omit<PluginBase, 'file'>): LoadedPlugin {
+/** Checks what the plugin process found of one module's default export is a flotilla plugin, and describes it. */
+export function instantiate(facts: PluginFacts, meta: Omit<PluginBase, 'file' | 'timeouts'>): LoadedPlugin {
   const fail = (what: string): never => {
-    throw new PluginLoadError(`${module.file}: ${what}`);
+    throw new PluginLoadError(`${facts.file}: ${what}`);
   };
-  const Class = module.exports.default;
-  if (typeof Class !== 'function') {
+  if (facts.problem === 'no default export class') {
     return fail('a plugin file must `export default` a class extending ChartPlugin, AppLifecycle or KustomizeOperator (from flotilla/plugin)');
   }
-  let instance: unknown;
-  try {
-    instance = new (Class as new () => unknown)();
-  } catch (error) {
-    return fail(`constructing the plugin failed: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const branded = instance as { pluginKind?: unknown; apiVersion?: unknown; chart?: unknown; release?: unknown };
-  if (!KINDS.includes(branded.pluginKind as PluginKind)) {
+  if (facts.problem !== undefined) return fail(facts.problem);
+  if (!KINDS.includes(facts.pluginKind as PluginKind)) {
     return fail('the default export does not extend ChartPlugin, AppLifecycle or KustomizeOperator (from flotilla/plugin)');
   }
-  if (branded.apiVersion !== PLUGIN_API_VERSION) fail(`built against plugin API ${String(branded.apiVersion)}, this flotilla speaks ${PLUGIN_API_VERSION}`);
-  const base = { ...meta, file: module.file };
-  switch (branded.pluginKind as PluginKind) {
+  if (facts.apiVersion !== PLUGIN_API_VERSION) fail(`built against plugin API ${String(facts.apiVersion)}, this flotilla speaks ${PLUGIN_API_VERSION}`);
+  const timeouts = numbers(facts.timeouts);
+  const base = { ...meta, file: facts.file, ...(timeouts ? { timeouts } : {}) };
+  const named = (value: FieldFact): value is string => typeof value === 'string' && value !== '';
+  switch (facts.pluginKind as PluginKind) {
     case 'chart': {
-      if (typeof branded.chart !== 'string' || branded.chart === '') return fail('a chart plugin must set `chart` to the chart it serves');
-      if (branded.release !== undefined && (typeof branded.release !== 'string' || branded.release === '')) return fail('`release`, when set, must name a release');
-      return { ...base, kind: 'chart', chart: branded.chart, ...(branded.release !== undefined ? { release: branded.release as string } : {}), instance: instance as ChartPlugin };
+      if (!named(facts.chart)) return fail('a chart plugin must set `chart` to the chart it serves');
+      if (facts.release !== undefined && !named(facts.release)) return fail('`release`, when set, must name a release');
+      const methods = new Set(CHART_METHODS.filter((m) => strings(facts.methods).includes(m)));
+      return { ...base, kind: 'chart', chart: facts.chart, ...(facts.release !== undefined ? { release: facts.release } : {}), methods };
     }
     case 'lifecycle':
-      return { ...base, kind: 'lifecycle', instance: instance as AppLifecycle };
-    case 'kustomize':
-      return { ...base, kind: 'kustomize', instance: instance as KustomizeOperator };
+      return { ...base, kind: 'lifecycle', stages: new Set(strings(facts.stages)) };
+    case 'kustomize': {
+      const partial = Object.entries(typeof facts.partial === 'object' && facts.partial !== null ? facts.partial : {}).filter((e): e is [string, boolean] => typeof e[1] === 'boolean');
+      return { ...base, kind: 'kustomize', modes: strings(facts.modes), partial: Object.fromEntries(partial) };
+    }
   }
+}
+
+/** What the plugin process sent, held to its type: it is trusted no more than the plugin. */
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+function numbers(value: unknown): Record<string, number> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] > 0));
 }
 
 export function describePlugin(plugin: LoadedPlugin, line = 0): string {

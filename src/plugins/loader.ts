@@ -1,20 +1,30 @@
 /**
  * Loading a plugin bundle (from a built tarball's plugins/, or a fresh
  * build of the sources): the manifest's sha256 are checked against the bytes
- * BEFORE any plugin code is imported; then the plugins are instantiated and
- * must be exactly what the manifest says, in its order.
+ * BEFORE any plugin code is imported; then the plugins are instantiated, in
+ * the plugin process (sandbox.ts), never in flotilla's own, and must be
+ * exactly what the manifest says, in its order.
  */
 import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PluginBundleError, TamperedBundleError } from './errors.js';
-import { importBundle, instantiate, type LoadedPlugin } from './instantiate.js';
+import { instantiate, type LoadedPlugin } from './instantiate.js';
 import { MANIFEST_FILE, parseManifest, sha256, type PluginManifest } from './manifest.js';
+import type { PluginFacts } from './sandbox-protocol.js';
+import { sandboxFor, type PluginSandbox } from './sandbox.js';
 
 export interface LoadedBundle {
   readonly manifest: PluginManifest;
   /** In manifest order. */
   readonly plugins: readonly LoadedPlugin[];
+  /** Where these plugins' instances live: a set in a plugin process (none when the bundle has no plugins). */
+  readonly instances?: PluginInstances;
+}
+
+export interface PluginInstances {
+  readonly sandbox: PluginSandbox;
+  readonly set: number;
 }
 
 /**
@@ -36,12 +46,14 @@ export async function loadPluginBundle(dir: string): Promise<LoadedBundle> {
 export async function loadPluginBundleFiles(files: ReadonlyMap<string, Uint8Array>, label: string): Promise<LoadedBundle> {
   const { manifest, entryBytes } = readVerified(files, label);
   // A bundle of no plugins (an app without plugins/) runs no code: nothing to import.
-  const modules = manifest.plugins.length > 0 ? await importBundle(entryBytes) : [];
-  const inBundle = modules.map((m) => m.file).join(', ');
+  if (manifest.plugins.length === 0) return { manifest, plugins: [] };
+  const sandbox = sandboxFor(entryBytes, label);
+  const { set, facts } = await sandbox.instantiate();
+  const inBundle = facts.map((m) => m.file).join(', ');
   const inManifest = manifest.plugins.map((p) => p.file).join(', ');
   if (inBundle !== inManifest) throw new PluginBundleError(`${label}: the bundle holds [${inBundle}] but its manifest lists [${inManifest}]`);
   const plugins = manifest.plugins.map((entry, i) => {
-    const plugin = instantiate(modules[i] as (typeof modules)[number], { name: entry.name, order: entry.order, overridesLine: entry.overridesLine ?? 0, chartLine: entry.chartLine ?? 0, releaseLine: entry.releaseLine ?? 0 });
+    const plugin = instantiate(facts[i] as PluginFacts, { name: entry.name, order: entry.order, overridesLine: entry.overridesLine ?? 0, chartLine: entry.chartLine ?? 0, releaseLine: entry.releaseLine ?? 0, index: i });
     const chart = plugin.kind === 'chart' ? plugin.chart : undefined;
     const release = plugin.kind === 'chart' ? plugin.release : undefined;
     if (plugin.kind !== entry.kind || chart !== entry.chart || release !== entry.release) {
@@ -51,7 +63,7 @@ export async function loadPluginBundleFiles(files: ReadonlyMap<string, Uint8Arra
     }
     return plugin;
   });
-  return { manifest, plugins };
+  return { manifest, plugins, instances: { sandbox, set } };
 }
 
 /** The files of a bundle folder by name (a sub-folder counts as a file, and is refused as one not in the manifest). */

@@ -66,7 +66,8 @@ export interface ToolLimits {
 
 const MIB = 1024 * 1024;
 
-function positiveNumber(name: string, fallback: number): number {
+/** A positive number from the environment variable `name`, else `fallback`; anything else is a usage error. */
+export function positiveNumber(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);

@@ -44,6 +44,13 @@ export interface VerifyReport {
   readonly problems: readonly string[];
   readonly warnings: readonly string[];
   readonly ok: boolean;
+  /**
+   * Where the tarball's plugin code ran: `plugin-process` when verify computed
+   * every release's values with it (only ever in the plugin process, under
+   * Node's permission model: docs/security.md), `none` when the tarball has
+   * no plugins, `not-run` when verify stopped before.
+   */
+  readonly pluginCode: 'plugin-process' | 'none' | 'not-run';
 }
 
 export interface VerifyOptions {
@@ -63,7 +70,8 @@ const REQUIRED_FILES = [
 export async function verifyBundle(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
   const problems: string[] = [];
   const warnings: string[] = [];
-  const report = () => ({ path, problems, warnings, ok: problems.length === 0 });
+  let pluginCode: VerifyReport['pluginCode'] = 'not-run';
+  const report = (): VerifyReport => ({ path, problems, warnings, ok: problems.length === 0, pluginCode });
   let bundle: OpenedBundle;
   try {
     bundle = await openBundle(path);
@@ -141,7 +149,11 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
   if (problems.length === 0) {
     try {
-      await (await Session.fromBundle(bundle)).checkAll();
+      const session = await Session.fromBundle(bundle);
+      // Loading runs the plugins' top level: in the plugin process, like every call after.
+      pluginCode = 'plugin-process';
+      if ((await session.plugins()).plugins.length === 0) pluginCode = 'none';
+      await session.checkAll();
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
       problems.push(error.message);

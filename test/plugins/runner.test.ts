@@ -222,10 +222,10 @@ describe('time limits', () => {
     return new Promise((resolve) => ctx.signal.addEventListener('abort', () => { ctx.log.info('aborted: ' + String((ctx.signal.reason as Error).name)); resolve(); }));
   }`;
 
-  it('a hook past its limit fails the operation, its signal is aborted, and nothing after it runs', async () => {
+  it('a hook past its limit fails the operation, its plugin process is stopped, and nothing after it runs', async () => {
     const { host, log } = await pluginFixture(
       { 'plugins/010_db.ts': loggingChart('db', hanging), 'plugins/020_web.ts': loggingChart('web') },
-      { timeLimits: { operation: 50 } },
+      { timeLimits: { preApply: 50 } },
     );
     const started = Date.now();
     const error = await host.runHooks({ operation: 'apply', timing: 'pre', kind: 'operation' }).catch((e: unknown) => e);
@@ -233,7 +233,12 @@ describe('time limits', () => {
     expect(error).toBeInstanceOf(PluginTimeoutError);
     expect((error as PluginTimeoutError).message).toBe('plugin db (plugins/010_db.ts) preApply for release db failed: no answer within its time limit of 50ms');
     expect((error as PluginTimeoutError).limitMs).toBe(50);
-    expect(lines(log)).toEqual(['db: preApply started', 'db: aborted: PluginTimeoutError']);
+    // The process was stopped (the hook's own abort handler had no time to log); the next call gets a new one.
+    expect(lines(log)).toEqual(['db: preApply started']);
+    expect(host.bundle.instances?.sandbox.starts).toBe(1);
+    await host.runHooks({ operation: 'apply', timing: 'post', kind: 'operation' });
+    expect(lines(log)).toEqual(['db: preApply started', 'db: postApply db', 'web: postApply web']);
+    expect(host.bundle.instances?.sandbox.starts).toBe(2);
   });
 
   it("a plugin's own time limit wins over the host's, by hook name", async () => {
@@ -252,14 +257,14 @@ describe('time limits', () => {
     await expect(host.runHooks({ operation: 'apply', timing: 'pre', kind: 'operation' })).rejects.toBeInstanceOf(PluginTimeoutError);
   });
 
-  it('cancelling the operation aborts the running hook', async () => {
+  it('cancelling the operation stops the running hook', async () => {
     const controller = new AbortController();
     const { host, log } = await pluginFixture({ 'plugins/010_db.ts': loggingChart('db', hanging) }, { signal: controller.signal });
     setTimeout(() => controller.abort(new Error('operator pressed ctrl-c')), 30);
     const error = await host.runHooks({ operation: 'apply', timing: 'pre', kind: 'operation' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginAbortedError);
     expect((error as Error).message).toContain('the operation was cancelled (operator pressed ctrl-c)');
-    expect(lines(log)).toEqual(['db: preApply started', 'db: aborted: PluginAbortedError']);
+    expect(lines(log)).toEqual(['db: preApply started']);
     // Once cancelled, nothing more starts.
     await expect(host.runHooks({ operation: 'apply', timing: 'post', kind: 'operation' })).rejects.toBeInstanceOf(PluginAbortedError);
   });

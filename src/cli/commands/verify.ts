@@ -5,6 +5,13 @@ import { inspectBundle, verifyBundle } from '../../verify/index.js';
 import { formatTable } from '../output.js';
 import { outputOption, printData } from '../options.js';
 
+/** Where a tarball's plugin code ran, said by verify and inspect (docs/security.md, "Plugin code"). */
+const PLUGIN_CODE = {
+  'plugin-process': 'plugins: ran in the plugin process (no file writes, no reads but the bundle, no network, processes or threads) to compute every release\'s values',
+  none: 'plugins: none',
+  'not-run': 'plugins: not run (verify stopped before computing values)',
+} as const;
+
 export function register(program: Command): void {
   program
     .command('verify')
@@ -18,6 +25,7 @@ export function register(program: Command): void {
       if (!report.ok) process.exitCode = 1;
       printData(opts.output, report, () => {
         for (const p of report.problems) console.log(`verify: ${p}`);
+        console.log(PLUGIN_CODE[report.pluginCode]);
         console.log(report.ok ? `${bundle}: verified` : `${bundle}: ${report.problems.length} problem(s)`);
       });
     });
@@ -53,6 +61,6 @@ export function register(program: Command): void {
       const unique = new Map<string, string[]>();
       for (const image of report.images) unique.set(image.reference, [...(unique.get(image.reference) ?? []), image.where]);
       console.log(formatTable(['IMAGE', 'REFERENCED BY'], [...unique].sort((a, b) => a[0].localeCompare(b[0])).map(([ref, where]) => [ref, where.length > 1 ? `${where[0]} (+${where.length - 1})` : (where[0] ?? '')])));
-      if (report.plugins.length > 0) console.log(`\nplugins: ${report.plugins.join(', ')}`);
+      if (report.plugins.length > 0) console.log(`\nplugins: ${report.plugins.join(', ')} (listed from the plugin manifest; none of their code was run)`);
     });
 }
