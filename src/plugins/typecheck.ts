@@ -8,12 +8,11 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { DiagnosticsError } from '../diagnostics/index.js';
-import { writeFileAtomic } from '../files/index.js';
+import { makeTempDir, removeTempDir, writeFileAtomic } from '../files/index.js';
 import { pluginApiTypes } from './bundle.js';
 import { PLUGINS_DIR } from './discovery.js';
 import { PluginError } from './errors.js';
@@ -64,7 +63,7 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
   const cached = options.cacheDir ? join(options.cacheDir, `typecheck-${key}.json`) : undefined;
   if (cached && existsSync(cached)) return { checked: true, cached: true, problems: JSON.parse(await readFile(cached, 'utf8')) as TypeProblem[] };
 
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-typecheck-'));
+  const work = await makeTempDir('typecheck');
   let output: string;
   try {
     const project = join(work, 'tsconfig.json');
@@ -77,7 +76,7 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
       });
     });
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await removeTempDir(work);
   }
   const problems = parseCompilerOutput(output, root);
   if (cached) {

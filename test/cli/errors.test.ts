@@ -150,6 +150,18 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expect([run.status, run.stdout, run.stderr]).toEqual([1, '', 'flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n']);
   });
 
+  it('masks the password of credentials in a URL (a kubeconfig server https://user:PW@host) in the error it prints', async () => {
+    const dir = tempDir();
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://alice:S3cretPW@127.0.0.1:9\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {}\n',
+    );
+    const run = await flotilla('list', '--kubeconfig', kubeconfig);
+    expectOneLine(run, 1, /^flotilla: cannot list Secret in flotilla-system: request to https:\/\/alice:<secret>@127\.0\.0\.1:9\/api\/v1\/.* failed/);
+    expect(run.stderr).not.toContain('S3cretPW');
+  });
+
   it('usage errors exit 2 naming the word or flag; help and version exit 0', async () => {
     expectOneLine(await flotilla('inspect'), 2, /^flotilla: missing required argument 'BUNDLE' \(see --help\)\n$/);
     expectOneLine(await flotilla('inspect', 'x.tgz', '--bogus'), 2, /^flotilla: unknown option '--bogus' \(see --help\)\n$/);
