@@ -454,7 +454,7 @@ const INFLATE_STEP = 16 * 1024;
 /** Size of the inflater's output pieces (fewer, larger pieces: the per-piece cost dominates at zlib's 16 KiB). */
 const INFLATE_PIECE = 1024 * 1024;
 /** Decompressed bytes kept from the streaming pass; a larger archive is inflated a second time once the first pass found it within the limits. */
-const KEPT_WHILE_STREAMING = 64 * MIB;
+const KEPT_WHILE_STREAMING = 32 * MIB;
 
 /**
  * Decompresses exactly one gzip member against the cap (the archive's limit,

@@ -15,7 +15,7 @@
  *   character.
  */
 import { createHash } from 'node:crypto';
-import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
+import { LineCounter, Schema, isAlias, type Alias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
 import { DUPLICATE_KEY, fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
@@ -314,6 +314,19 @@ function aliasTargets(doc: Document): Map<YamlNode, YamlNode | undefined> {
     },
   });
   return targets;
+}
+
+const documentTargets = new WeakMap<Document, Map<YamlNode, YamlNode | undefined>>();
+
+/**
+ * The node an alias of `doc` refers to (undefined for an unknown anchor),
+ * for code that walks the document itself (policy files): every alias of a
+ * document resolved from one walk of it, kept while the document lives.
+ */
+export function resolveAlias(doc: Document, alias: Alias): YamlNode | undefined {
+  let targets = documentTargets.get(doc);
+  if (!targets) documentTargets.set(doc, (targets = aliasTargets(doc)));
+  return targets.get(alias);
 }
 
 /**
