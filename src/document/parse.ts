@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { LineCounter, Schema, isAlias, type Alias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
-import { DUPLICATE_KEY, fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
+import { fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
 import { scannerSource } from './scan.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
@@ -168,14 +168,15 @@ function refuseFaults(doc: Document, locate: (offset: number) => SourceLocation)
   refuseRepeatedKeys(doc, locate);
 }
 
-/** Refuses a key written twice in one map (by KeysSeen's rule, the library's own), at the second one; merge keys may repeat. */
+/** Refuses a key written twice in one map (by KeysSeen's rule: as the tree keys it), at the second one, and `__proto__`; merge keys may repeat. */
 function refuseRepeatedKeys(doc: Document, locate: (offset: number) => SourceLocation): void {
   visit(doc, {
     Map: (_key, map) => {
       const seen = new KeysSeen();
       for (const { key } of map.items) {
         if (!isScalar(key) || typeof key.value === 'symbol') continue;
-        if (seen.repeats(key.value)) throw new YamlSyntaxError(DUPLICATE_KEY, { location: locate(key.range?.[0] ?? 0) });
+        const refusal = seen.refusal(key.value);
+        if (refusal !== undefined) throw new YamlSyntaxError(refusal, { location: locate(key.range?.[0] ?? 0) });
       }
     },
   });
