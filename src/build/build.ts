@@ -16,7 +16,7 @@ import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js'
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatBytes } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, isWithin, makeFolder, realpathLoose, writeFileAtomic, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
@@ -249,7 +249,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     written = await tarGzInMemory(file, entries, tarOptions);
     await saveNow?.(written);
   } else {
-    await mkdir(outDir, { recursive: true });
+    await makeFolder(outDir);
     written = await writeTarGzFile(file, entries, tarOptions, saveNow);
   }
   if (options.watched) {

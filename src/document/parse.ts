@@ -102,13 +102,27 @@ function checkSize(text: string, file: string): void {
   }
 }
 
+/** Characters YAML does not allow in a stream (js-yaml's pattern; the yaml library reads them): a NUL, other controls, a lone surrogate. */
+const NON_PRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * {@link checkSize}, and refuses nesting flow collections (`[[[[…`) too
- * deep before the document reader sees it: its time grows with the square
- * of such nesting. (js-yaml's event parser, linear, stops at its own depth.)
+ * {@link checkSize}; refuses a character YAML does not allow, as js-yaml
+ * (and Helm's reader) do, naming where it is but not echoing the text (a
+ * binary or `/proc` file read by mistake); and refuses nesting flow
+ * collections (`[[[[…`) too deep before the document reader sees it: its
+ * time grows with the square of such nesting. (js-yaml's event parser,
+ * linear, stops at its own depth.)
  */
 function checkBounds(text: string, file: string): void {
   checkSize(text, file);
+  const bad = NON_PRINTABLE.exec(text);
+  if (bad) {
+    const before = text.slice(0, bad.index);
+    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    throw new YamlSyntaxError(`invalid YAML: the non-printable character U+${code} (YAML allows no control characters but tab and line breaks)`, {
+      location: { file, line: before.split('\n').length, column: bad.index - before.lastIndexOf('\n') },
+    });
+  }
   let depth = 0;
   let quote = '';
   let line = 1;

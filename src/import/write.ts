@@ -14,7 +14,7 @@
 import { lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { checkEntryPath } from '../bundle/index.js';
-import { isWithin, makeTempDir, realpathLoose, removeTempDir } from '../files/index.js';
+import { isWithin, makeFolder, makeTempDir, realpathLoose, removeTempDir } from '../files/index.js';
 import { ImportTargetError } from './errors.js';
 
 /** The folders an import owns in APP_DIR. */
@@ -55,7 +55,7 @@ export interface Staged {
 
 /** Writes `files` (paths relative to the app root) into a new staging folder inside the target. */
 export async function stageTree(target: Target, files: ReadonlyMap<string, Buffer | string>): Promise<Staged> {
-  await mkdir(target.dir, { recursive: true });
+  await makeFolder(target.dir);
   const staging = await makeTempDir('import', { parent: target.dir });
   try {
     const written: string[] = [];

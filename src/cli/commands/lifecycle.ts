@@ -2,14 +2,13 @@
  * The cluster lifecycle commands: upload, apply, remove, delete, abort,
  * list, show. Each parses its flags, calls src/lifecycle and prints.
  */
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { parseYaml, toPlain } from '../../document/index.js';
 import type { AppRecord, AppView, HistoryEntry, LifecycleEvent } from '../../lifecycle/index.js';
 import { formatTable } from '../output.js';
 import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
-import { fileErrorText } from '../../files/index.js';
+import { FileAccessError, fileErrorText, readInputFile } from '../../files/index.js';
 
 interface ChartRepoFlags {
   readonly chartRepo?: string;
@@ -151,9 +150,12 @@ async function readValuesFiles(files: readonly string[]): Promise<{ [key: string
   const { OverrideUsageError } = await import('../../lifecycle/index.js');
   const out: { [key: string]: never }[] = [];
   for (const file of files) {
-    const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new OverrideUsageError(`-f ${file}: cannot read (${fileErrorText(error)})`);
-    });
+    const text = await readInputFile(file).then(
+      (bytes) => bytes.toString('utf8'),
+      (error: unknown) => {
+        throw new OverrideUsageError(`-f ${file}: cannot read (${error instanceof FileAccessError ? error.reason : fileErrorText(error)})`);
+      },
+    );
     const root = parseYaml(text, file, { layer: 'user' }).root;
     const value = root ? toPlain(root) : {};
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new OverrideUsageError(`-f ${file}: expected a map of values at the top`);
