@@ -112,7 +112,7 @@ describe('the default app on the dev cluster', () => {
     const chosen = 'UserChosen-Pw-4242';
     const set = await cli('override', 'set', APP, 'mariadb', '--set', `endpoints.oslo_db.auth.admin.password=${chosen}`);
     try {
-      expect(set.code).toBe(0);
+      expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: '' });
       const outputs = await Promise.all([cli('diff', APP), cli('diff', APP, '-o', 'json'), cli('override', 'show', APP, 'mariadb'), cli('show', APP, '-o', 'json')]);
       for (const output of outputs) expect(output.stdout + output.stderr).not.toContain(chosen);
       expect(set.stdout).not.toContain(chosen);
