@@ -5,7 +5,7 @@
  * deterministic packager, nothing taken from the clock or the machine.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, normalize, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
@@ -16,7 +16,7 @@ import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js'
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatBytes } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
+import { asFileAccessError, checkSourceTree, isWithin, makeFolder, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
@@ -253,7 +253,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     written = await tarGzInMemory(file, entries, tarOptions);
     await saveNow?.(written);
   } else {
-    await mkdir(outDir, { recursive: true });
+    await makeFolder(outDir);
     written = await writeTarGzFile(file, entries, tarOptions, saveNow);
   }
   if (options.watched) {

@@ -19,7 +19,8 @@
  */
 import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import { crc32, inflateRawSync } from 'node:zlib';
+import { crc32, type ZlibOptions } from 'node:zlib';
+import { InflateRaw } from 'minizlib';
 import { FlotillaError } from '../diagnostics/index.js';
 import { readInputFile } from '../files/index.js';
 import { UnsafeArchiveError, type ArchiveProblem } from './errors.js';
@@ -213,7 +214,7 @@ const PAX_VALUE: Readonly<Record<string, RegExp>> = {
 
 /**
  * pax records `<length> <key>=<value>\n`, exactly filling the data: no
- * padding, no leading zeros, UTF-8, each key once, every key one whose
+ * padding, no leading zeros, UTF-8, no newline inside a record, each key once, every key one whose
  * meaning all readers share. `path` and `size` are allowed only in a
  * per-entry header; GNU.sparse.* (which GNU tar alone applies, renaming and
  * resizing the entry), hdrcharset, linkpath and unknown keys are refused.
@@ -234,6 +235,9 @@ function parsePax(data: Buffer, global: boolean, refuse: Refuse, shown: string):
     const value = eq <= 0 ? undefined : decodeStrict(body.subarray(eq + 1));
     if (key === undefined || value === undefined) throw refuse('bad-header', `malformed ${what}: record at byte ${off} is not UTF-8 key=value`, shown);
     if (records.has(key)) throw refuse('ambiguous', `${what} sets "${key}" twice (readers disagree on which applies)`, shown);
+    if (body.includes(0x0a)) {
+      throw refuse('ambiguous', `${what} record at byte ${off} holds a newline (node-tar splits pax records at newlines and reads another name or size)`, shown);
+    }
     const descriptive = DESCRIPTIVE_PAX_KEYS.has(key) || DESCRIPTIVE_PAX_PREFIXES.some((p) => key.startsWith(p));
     if (key.startsWith('GNU.sparse.')) {
       throw refuse('ambiguous', `${what} has the sparse-file record "${key}" (GNU tar alone applies it, extracting another name or size than other readers)`, shown);
@@ -420,7 +424,11 @@ function sourceLabel(source: ArchiveSource, options: ReadArchiveOptions): string
 
 const GZIP_FLAGS = { HCRC: 2, EXTRA: 4, NAME: 8, COMMENT: 16, RESERVED: 0xe0 } as const;
 
-/** Where the deflate data of a gzip member starts, past the optional header fields. */
+/**
+ * Where the deflate data of a gzip member starts, past the optional header
+ * fields. A header CRC (FHCRC) must match, as GNU tar and node-tar require:
+ * a reader that skips it would read an archive they refuse.
+ */
 function gzipDataStart(bytes: Buffer, refuse: Refuse): number {
   const flags = bytes[3]!;
   if (flags & GZIP_FLAGS.RESERVED) throw refuse('bad-gzip', 'gzip header sets reserved flags');
@@ -432,15 +440,29 @@ function gzipDataStart(bytes: Buffer, refuse: Refuse): number {
     if (end === -1) throw refuse('truncated', 'gzip header is truncated');
     off = end + 1;
   }
-  if (flags & GZIP_FLAGS.HCRC) off += 2;
+  if (flags & GZIP_FLAGS.HCRC) {
+    if (off + 2 > bytes.length) throw refuse('truncated', 'gzip header is truncated');
+    if (bytes.readUInt16LE(off) !== (crc32(bytes.subarray(0, off)) & 0xffff)) throw refuse('bad-gzip', 'gzip header checksum (FHCRC) does not match the header');
+    off += 2;
+  }
   if (off >= bytes.length) throw refuse('truncated', 'gzip header is truncated');
   return off;
 }
 
+/** Compressed bytes handed to the inflater at a time: at most about 1,000 times that comes out of one step (deflate's largest ratio). */
+const INFLATE_STEP = 16 * 1024;
+/** Size of the inflater's output pieces (fewer, larger pieces: the per-piece cost dominates at zlib's 16 KiB). */
+const INFLATE_PIECE = 1024 * 1024;
+/** Decompressed bytes kept from the streaming pass; a larger archive is inflated a second time once the first pass found it within the limits. */
+const KEPT_WHILE_STREAMING = 32 * MIB;
+
 /**
- * Decompresses exactly one gzip member, with a hard cap so a gzip bomb fails
- * fast instead of exhausting memory. A second member or trailing bytes are
- * refused: gzip tools concatenate members, others stop or fail.
+ * Decompresses exactly one gzip member against the cap (the archive's limit,
+ * and what the shared budget has left), streaming: the output is counted as
+ * it comes and the read refused the moment it passes the cap, so a gzip bomb
+ * costs a bounded amount of memory (KEPT_WHILE_STREAMING), not the cap. A
+ * second member or trailing bytes are refused: gzip tools concatenate
+ * members, others stop or fail.
  */
 function gunzipCapped(bytes: Buffer, label: string, maxBytes: number, budget?: DecompressionBudget): Buffer {
   const refuse: Refuse = (problem, reason) => new UnsafeArchiveError(label, problem, reason);
@@ -452,28 +474,66 @@ function gunzipCapped(bytes: Buffer, label: string, maxBytes: number, budget?: D
     cap < maxBytes && budget
       ? refuse('too-large', `decompressed size exceeds the ${budget.totalBytes} bytes the archive may expand to in total, the archives inside it included`)
       : refuse('too-large', `decompressed size exceeds the limit of ${maxBytes} bytes`);
-  let tar: Buffer;
-  let consumed: number;
-  try {
-    const result = inflateRawSync(bytes.subarray(start), { maxOutputLength: Math.max(1, cap), info: true }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } };
-    tar = result.buffer;
-    consumed = result.engine.bytesWritten;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw tooLarge();
-    if (code === 'Z_BUF_ERROR') throw refuse('truncated', 'gzip stream is truncated');
-    throw refuse('bad-gzip', `corrupt gzip stream (${(error as Error).message})`);
-  }
-  const trailer = start + consumed;
+  const inflated = inflateStreaming(bytes.subarray(start), cap, KEPT_WHILE_STREAMING);
+  if (inflated.failure === 'too-large') throw tooLarge();
+  if (inflated.failure === 'truncated') throw refuse('truncated', 'gzip stream is truncated');
+  if (inflated.failure !== undefined) throw refuse('bad-gzip', `corrupt gzip stream (${inflated.failure})`);
+  const trailer = start + inflated.consumed;
   if (trailer + 8 > bytes.length) throw refuse('truncated', 'gzip stream is truncated');
-  if (bytes.readUInt32LE(trailer) !== crc32(tar) || bytes.readUInt32LE(trailer + 4) !== tar.length % 2 ** 32) {
+  if (bytes.readUInt32LE(trailer) !== inflated.crc || bytes.readUInt32LE(trailer + 4) !== inflated.length % 2 ** 32) {
     throw refuse('bad-gzip', 'corrupt gzip stream (checksum or length does not match the data)');
   }
-  budget?.spend(tar.length);
   if (trailer + 8 !== bytes.length) {
     throw refuse('trailing-data', `${bytes.length - trailer - 8} bytes after the gzip stream (a second member or garbage, which readers treat differently)`);
   }
+  // Within the cap and whole: kept from the streaming pass, or inflated again to its known size.
+  const tar = inflated.kept ?? (inflateStreaming(bytes.subarray(start, trailer), inflated.length, inflated.length).kept as Buffer);
+  budget?.spend(tar.length);
   return tar;
+}
+
+interface StreamedInflate {
+  readonly failure?: 'too-large' | 'truncated' | string;
+  /** Compressed bytes the deflate stream took. */
+  readonly consumed: number;
+  readonly length: number;
+  readonly crc: number;
+  /** The output, when it stayed within what was to be kept. */
+  readonly kept?: Buffer;
+}
+
+/** One pass of raw inflation in small steps (node-tar's minizlib, synchronous): counted against `cap`, checksummed, kept while within `keepUpTo`. */
+function inflateStreaming(deflated: Buffer, cap: number, keepUpTo: number): StreamedInflate {
+  // Node's own options, which minizlib hands to its zlib object (its types omit them).
+  const options: ZlibOptions = { chunkSize: INFLATE_PIECE };
+  const inflater = new InflateRaw(options);
+  let length = 0;
+  let crc = 0;
+  let kept: Buffer[] | undefined = [];
+  let failure: string | undefined;
+  inflater.on('data', (chunk: Buffer) => {
+    length += chunk.length;
+    if (length > cap) {
+      failure = 'too-large';
+      return;
+    }
+    crc = crc32(chunk, crc);
+    if (kept && length <= keepUpTo) kept.push(chunk);
+    else kept = undefined;
+  });
+  inflater.on('error', (error: unknown) => {
+    const { code, message } = error as { code?: string; message?: string };
+    failure ??= code === 'Z_BUF_ERROR' || /unexpected end/i.test(message ?? '') ? 'truncated' : (message ?? String(error));
+  });
+  let consumed = 0;
+  for (let off = 0; off < deflated.length && failure === undefined; off += INFLATE_STEP) {
+    inflater.write(deflated.subarray(off, off + INFLATE_STEP));
+    // What this step's input the engine took (less than all of it in the step where the deflate stream ends).
+    consumed += (inflater.handle as unknown as { bytesWritten: number } | undefined)?.bytesWritten ?? 0;
+  }
+  if (failure === undefined) inflater.end();
+  else inflater.close();
+  return { ...(failure !== undefined ? { failure } : {}), consumed, length, crc, ...(kept ? { kept: Buffer.concat(kept, length) } : {}) };
 }
 
 /** Every file and directory of a .tgz held in memory, checked (see {@link parseTarSafely}). */

@@ -1,5 +1,5 @@
 /** Printing helpers shared by the commands: errors, warnings, tables. */
-import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
+import { FlotillaError, formatDiagnostic, maskUrlCredentials, type Diagnostic } from '../diagnostics/index.js';
 import { systemFileError, type ExternalLink } from '../files/index.js';
 import { startedWithoutExtraCaCerts } from './entry-shell.js';
 
@@ -20,6 +20,12 @@ export const consoleOutput: Output = {
  * unless `--debug` asks for it.
  */
 export function describeFailure(error: unknown, debug: boolean): { readonly lines: readonly string[]; readonly exitCode: number } {
+  const { lines, exitCode } = failureLines(error, debug);
+  // A kubeconfig's or a registry's `https://user:PW@host` is echoed by many errors (Node's own among them).
+  return { lines: lines.map(maskUrlCredentials), exitCode };
+}
+
+function failureLines(error: unknown, debug: boolean): { readonly lines: readonly string[]; readonly exitCode: number } {
   const stack = debug && error instanceof Error && error.stack ? [error.stack] : [];
   const hint = hintsFor(error);
   if (error instanceof FlotillaError) return { lines: [...stack, `flotilla: ${error.message}`, ...hint], exitCode: error.exitCode };

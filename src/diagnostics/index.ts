@@ -27,6 +27,15 @@ export function formatPath(path: DocPath): string {
 }
 
 /** A size as messages give it: `1.2 MiB (1258291 bytes)`. */
+/**
+ * `scheme://user:PASSWORD@host` with the password replaced by `<secret>`,
+ * wherever such a URL appears in a text: every error the CLI prints and
+ * every text the redactor (src/plugins/redact.ts) cleans goes through it.
+ */
+export function maskUrlCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:'"]*:)([^\s/?#@'"]*)@/gi, (_all, head: string, password: string) => (password.length > 0 ? `${head}<secret>@` : `${head}@`));
+}
+
 export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB (${bytes} bytes)`;
 }

@@ -238,6 +238,7 @@ export function describeKind(node: ValueNode): string {
     case 'edits':
       return `list edits (${node.edits.map((e) => `!${e.op}`).join(', ')})`;
     case 'scalar':
-      return node.value === null ? 'null' : `a ${typeof node.value} (${JSON.stringify(node.value)})`;
+      // The kind only: a message must not echo what was read (a secret, or a file read by mistake).
+      return node.value === null ? 'null' : `a ${typeof node.value}`;
   }
 }

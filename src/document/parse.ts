@@ -15,10 +15,10 @@
  *   character.
  */
 import { createHash } from 'node:crypto';
-import { LineCounter, Schema, isAlias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
+import { LineCounter, Schema, isAlias, type Alias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
-import { DUPLICATE_KEY, fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
+import { fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
 import { scannerSource } from './scan.js';
 
 /** The YAML tags that edit the list below instead of replacing it. */
@@ -102,13 +102,27 @@ function checkSize(text: string, file: string): void {
   }
 }
 
+/** Characters YAML does not allow in a stream (js-yaml's pattern; the yaml library reads them): a NUL, other controls, a lone surrogate. */
+const NON_PRINTABLE = /[\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x84\x86-\x9F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * {@link checkSize}, and refuses nesting flow collections (`[[[[…`) too
- * deep before the document reader sees it: its time grows with the square
- * of such nesting. (js-yaml's event parser, linear, stops at its own depth.)
+ * {@link checkSize}; refuses a character YAML does not allow, as js-yaml
+ * (and Helm's reader) do, naming where it is but not echoing the text (a
+ * binary or `/proc` file read by mistake); and refuses nesting flow
+ * collections (`[[[[…`) too deep before the document reader sees it: its
+ * time grows with the square of such nesting. (js-yaml's event parser,
+ * linear, stops at its own depth.)
  */
 function checkBounds(text: string, file: string): void {
   checkSize(text, file);
+  const bad = NON_PRINTABLE.exec(text);
+  if (bad) {
+    const before = text.slice(0, bad.index);
+    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    throw new YamlSyntaxError(`invalid YAML: the non-printable character U+${code} (YAML allows no control characters but tab and line breaks)`, {
+      location: { file, line: before.split('\n').length, column: bad.index - before.lastIndexOf('\n') },
+    });
+  }
   let depth = 0;
   let quote = '';
   let line = 1;
@@ -168,14 +182,15 @@ function refuseFaults(doc: Document, locate: (offset: number) => SourceLocation)
   refuseRepeatedKeys(doc, locate);
 }
 
-/** Refuses a key written twice in one map (by KeysSeen's rule, the library's own), at the second one; merge keys may repeat. */
+/** Refuses a key written twice in one map (by KeysSeen's rule: as the tree keys it), at the second one, and `__proto__`; merge keys may repeat. */
 function refuseRepeatedKeys(doc: Document, locate: (offset: number) => SourceLocation): void {
   visit(doc, {
     Map: (_key, map) => {
       const seen = new KeysSeen();
       for (const { key } of map.items) {
         if (!isScalar(key) || typeof key.value === 'symbol') continue;
-        if (seen.repeats(key.value)) throw new YamlSyntaxError(DUPLICATE_KEY, { location: locate(key.range?.[0] ?? 0) });
+        const refusal = seen.refusal(key.value);
+        if (refusal !== undefined) throw new YamlSyntaxError(refusal, { location: locate(key.range?.[0] ?? 0) });
       }
     },
   });
@@ -314,6 +329,19 @@ function aliasTargets(doc: Document): Map<YamlNode, YamlNode | undefined> {
     },
   });
   return targets;
+}
+
+const documentTargets = new WeakMap<Document, Map<YamlNode, YamlNode | undefined>>();
+
+/**
+ * The node an alias of `doc` refers to (undefined for an unknown anchor),
+ * for code that walks the document itself (policy files): every alias of a
+ * document resolved from one walk of it, kept while the document lives.
+ */
+export function resolveAlias(doc: Document, alias: Alias): YamlNode | undefined {
+  let targets = documentTargets.get(doc);
+  if (!targets) documentTargets.set(doc, (targets = aliasTargets(doc)));
+  return targets.get(alias);
 }
 
 /**

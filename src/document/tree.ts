@@ -378,7 +378,8 @@ export class TreeBuilder {
       }
       const keyNode = this.node(undefined, depth, aliasDepth, true);
       const keyValue = keyNode.kind === 'scalar' ? keyNode.value : null;
-      if (seen.repeats(keyValue)) this.fail(DUPLICATE_KEY, this.origin(keyAt).location);
+      const refusal = seen.refusal(keyValue);
+      if (refusal !== undefined) this.fail(refusal, this.origin(keyAt).location);
       const key = String(keyValue);
       entries.set(key, this.node(keyAt, depth, aliasDepth, false));
     }
@@ -391,19 +392,25 @@ export class TreeBuilder {
 /** What both readers say of a key written twice in one map. */
 export const DUPLICATE_KEY = 'invalid YAML: Map keys must be unique';
 
+/** What both readers say of a `__proto__` key: kept, it would become the prototype of the object it is read into. */
+export const PROTOTYPE_KEY = 'invalid YAML: the key "__proto__" is refused (read into an object, it would replace the object\'s prototype)';
+
 /**
- * The keys of one map as resolved, to refuse one written twice, by the yaml
- * library's rule (equal values: `1` and `"1"` differ, `0` and `-0` do not,
- * `.nan` never repeats), in a set rather than against every key before.
+ * The keys of one map, to refuse one written twice as the tree holds them:
+ * by the string its resolved value becomes (`1` and `"1"` are one key, as
+ * js-yaml compares them, where the yaml library keeps both and the tree
+ * silently one), and `__proto__`. In a set, not against every key before.
  */
 export class KeysSeen {
-  private readonly seen = new Set<unknown>();
+  private readonly seen = new Set<string>();
 
-  repeats(value: unknown): boolean {
-    if (typeof value === 'number' && Number.isNaN(value)) return false;
-    if (this.seen.has(value)) return true;
-    this.seen.add(value);
-    return false;
+  /** Why the map cannot hold this key beside the ones before it, or undefined when it can. */
+  refusal(value: unknown): string | undefined {
+    const key = String(toScalar(value));
+    if (key === '__proto__') return PROTOTYPE_KEY;
+    if (this.seen.has(key)) return DUPLICATE_KEY;
+    this.seen.add(key);
+    return undefined;
   }
 }
 

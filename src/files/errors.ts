@@ -2,7 +2,8 @@
  * File-system failures in the user's words: which path, and what is wrong
  * with it, on one line (never an errno dump or a stack trace).
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -34,9 +35,12 @@ export function fileErrorText(error: unknown): string {
 /** A file or folder the user named cannot be used. */
 export class FileAccessError extends FlotillaError {
   readonly path: string;
+  /** What is wrong with it, in words (`no such file or folder`). */
+  readonly reason: string;
   constructor(path: string, reason: string) {
     super(`${path}: ${reason}`);
     this.path = path;
+    this.reason = reason;
   }
 }
 
@@ -54,11 +58,47 @@ export function asFileAccessError(error: unknown, path: string): unknown {
   return reason === undefined ? error : new FileAccessError(path, reason);
 }
 
-/** readFile, failing with a {@link FileAccessError} that names the path. */
+/**
+ * readFile of a file the user named, failing with a {@link FileAccessError}
+ * that names the path. Only a regular file is read: a FIFO or a device would
+ * block or never end, a folder is no file.
+ */
 export async function readInputFile(path: string): Promise<Buffer> {
   try {
+    const info = await stat(path);
+    if (info.isDirectory()) throw new FileAccessError(path, REASONS.EISDIR!);
+    if (!info.isFile()) throw new FileAccessError(path, 'is not a regular file (a FIFO, a socket or a device)');
     return await readFile(path);
   } catch (error) {
     throw asFileAccessError(error, path);
+  }
+}
+
+/**
+ * A folder the user named (an output folder) and its missing parents, made
+ * one level at a time: Node's recursive mkdir never returns on some paths
+ * (under /proc it retries forever). An existing file in the way, or a level
+ * that cannot be made, is a {@link FileAccessError} naming it.
+ */
+export async function makeFolder(path: string, options: { readonly mode?: number } = {}): Promise<void> {
+  const missing: string[] = [];
+  for (let at = resolve(path); ; ) {
+    const info = await stat(at).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw asFileAccessError(error, at);
+    });
+    if (info) {
+      if (!info.isDirectory()) throw new FileAccessError(at, 'is not a folder');
+      break;
+    }
+    missing.push(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  for (const dir of missing.reverse()) {
+    await mkdir(dir, options.mode === undefined ? {} : { mode: options.mode }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw asFileAccessError(error, dir);
+    });
   }
 }

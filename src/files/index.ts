@@ -8,7 +8,7 @@ export { writeFolder } from './folder.js';
 export { makeTempDir, removeTempDir, sweepStaleTempDirs, withTempDir } from './temp.js';
 export { checkSourceTree, SourceTreeError, type ExternalLink, type SourceTreeOptions } from './symlinks.js';
 export { directorySource, emptyReadMemory, memorySource, type EntryKind, type FileSource, type ReadMemory } from './source.js';
-export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, readInputFile, systemFileError } from './errors.js';
+export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, makeFolder, readInputFile, systemFileError } from './errors.js';
 export { userCacheDir } from './user-cache.js';
 export { processAlive, removeLeftBehind } from './process.js';
 export { isWithin, realpathLoose } from './real-path.js';

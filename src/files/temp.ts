@@ -69,10 +69,15 @@ export function trackPartialFile(path: string): () => void {
   return () => live.delete(path);
 }
 
-/** A new private (0700) temp folder for `purpose` (lower-case words and dashes). */
-export async function makeTempDir(purpose: string): Promise<string> {
+/**
+ * A new private (0700) temp folder for `purpose` (lower-case words and
+ * dashes). Made in the system temp folder, or, with `parent`, as a hidden
+ * `.flotilla-<purpose>-…` folder inside it (a staging folder renamed into
+ * place later); removed on a signal or at exit like every other.
+ */
+export async function makeTempDir(purpose: string, options: { readonly parent?: string } = {}): Promise<string> {
   prepare();
-  const dir = await mkdtemp(join(tmpdir(), `flotilla-${purpose}-${process.pid}-`));
+  const dir = options.parent ? await mkdtemp(join(options.parent, `.flotilla-${purpose}-`)) : await mkdtemp(join(tmpdir(), `flotilla-${purpose}-${process.pid}-`));
   live.add(dir);
   return dir;
 }

@@ -6,15 +6,15 @@
  *   overrides/) are replaced, everything else is left alone.
  * - APP_DIR may not be, contain, or lie inside the source or a chart folder.
  * - Files are first written into a staging folder INSIDE APP_DIR (created
- *   with mkdtemp, files opened with O_EXCL so nothing planted there is
+ *   by the temp-folder helper of src/files, files opened with O_EXCL so nothing planted there is
  *   followed), checked by the caller, then moved into place with rename; a
  *   failure removes the staging folder and leaves APP_DIR as it was.
  * - Every path is checked to stay inside the staging folder.
  */
-import { lstat, mkdir, mkdtemp, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { checkEntryPath } from '../bundle/index.js';
-import { isWithin, realpathLoose } from '../files/index.js';
+import { isWithin, makeFolder, makeTempDir, realpathLoose, removeTempDir } from '../files/index.js';
 import { ImportTargetError } from './errors.js';
 
 /** The folders an import owns in APP_DIR. */
@@ -55,8 +55,8 @@ export interface Staged {
 
 /** Writes `files` (paths relative to the app root) into a new staging folder inside the target. */
 export async function stageTree(target: Target, files: ReadonlyMap<string, Buffer | string>): Promise<Staged> {
-  await mkdir(target.dir, { recursive: true });
-  const staging = await mkdtemp(join(target.dir, '.flotilla-import-'));
+  await makeFolder(target.dir);
+  const staging = await makeTempDir('import', { parent: target.dir });
   try {
     const written: string[] = [];
     for (const [path, data] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -73,7 +73,7 @@ export async function stageTree(target: Target, files: ReadonlyMap<string, Buffe
     }
     return { dir: staging, files: written };
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    await removeTempDir(staging);
     throw error;
   }
 }
@@ -94,13 +94,13 @@ export async function commitStaged(target: Target, staged: Staged): Promise<stri
       await rename(from, to);
     }
   } finally {
-    await rm(staged.dir, { recursive: true, force: true });
+    await removeTempDir(staged.dir);
   }
   return replaced;
 }
 
 /** Undoes a failed import: the staging folder, and APP_DIR itself when the import created it. */
 export async function discardStaged(target: Target, staged: Staged | undefined): Promise<void> {
-  if (staged) await rm(staged.dir, { recursive: true, force: true });
+  if (staged) await removeTempDir(staged.dir);
   if (target.created) await rmdir(target.dir).catch(() => undefined);
 }

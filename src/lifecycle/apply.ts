@@ -180,7 +180,7 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
   const merged = values.get(error.release)?.merged;
   const culprits = merged ? culpritsOf(error.detail, merged) : [];
   if (culprits.length === 0 || !plan.releases.some((r) => r.name === error.release)) return error;
-  const lines = culprits.map((leaf) => `  ${formatPath(leaf.path)} = ${JSON.stringify(loaded.host.redact(leaf.value))} set by ${describeOrigin(leaf.origin)}`);
+  const lines = culprits.map((leaf) => `  ${formatPath(leaf.path)} = ${JSON.stringify(loaded.host.redact(leaf.value, leaf.path))} set by ${describeOrigin(leaf.origin)}`);
   return new ReleaseFailedError(error.release, error.reason, `${error.detail}\n${lines.join('\n')}`);
 }
 

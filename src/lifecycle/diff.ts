@@ -6,8 +6,7 @@
  * written: plugins run with read-only stores. Secret data in rendered
  * objects and every password a plugin handed out are redacted.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import deepmerge from 'deepmerge';
 import { createTwoFilesPatch } from 'diff';
@@ -17,6 +16,7 @@ import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js'
 import { overridesSecretName, overridesValuesKey, type OverridesKind } from '../flux/index.js';
 import { kubeRead, type KubeClient } from '../kube/index.js';
 import { helm } from '../tools/index.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 import { readClusterConfig } from './config.js';
 import { chartArchives } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
@@ -61,6 +61,8 @@ export interface DiffOptions {
   /** A tarball of another version: what an update to it would change. */
   readonly bundle?: string;
   readonly concurrency?: number;
+  /** Print secrets (values under secret keys, plugins' passwords, Secret data) as they are: `--show-secrets`. */
+  readonly showSecrets?: boolean;
 }
 
 type Plain = { [key: string]: unknown };
@@ -123,13 +125,15 @@ function maskSecret(object: Plain, other: Plain | undefined): Plain {
   return { ...object, ...(data ? { data } : {}), ...(stringData ? { stringData } : {}) };
 }
 
-export function objectChanges(before: Map<string, RenderedObject>, after: Map<string, RenderedObject>, redact: <T>(v: T) => T): ObjectChange[] {
+/** The objects that differ, each as a unified diff; secrets redacted by `redact` (none when it is absent: `--show-secrets`). */
+export function objectChanges(before: Map<string, RenderedObject>, after: Map<string, RenderedObject>, redact: (<T>(v: T) => T) | undefined): ObjectChange[] {
   const changes: ObjectChange[] = [];
+  const shown = (object: Plain, other: Plain | undefined) => dumpYaml(redact ? redact(maskSecret(object, other)) : object);
   for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {
     const x = before.get(key)?.object;
     const y = after.get(key)?.object;
-    const left = x ? dumpYaml(redact(maskSecret(x, undefined))) : '';
-    const right = y ? dumpYaml(redact(maskSecret(y, x))) : '';
+    const left = x ? shown(x, undefined) : '';
+    const right = y ? shown(y, x) : '';
     if (left === right) continue;
     changes.push({ change: !x ? 'added' : !y ? 'removed' : 'changed', object: key, diff: createTwoFilesPatch(`${key} (cluster)`, `${key} (apply)`, left, right, undefined, undefined, { context: 3 }) });
   }
@@ -161,10 +165,9 @@ function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
   };
 }
 
-async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain, work: string, side: string): Promise<Map<string, RenderedObject>> {
-  const valuesFile = join(work, `${release.name}-${side}.yaml`);
-  await writeFile(valuesFile, dumpYaml(values), { mode: 0o600 });
-  const { stdout } = await helm(['template', release.releaseName, chartFile, '--namespace', release.namespace, '-f', valuesFile]);
+/** Renders with the values handed to helm on its standard input: they hold secrets, and never touch the disk. */
+async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain): Promise<Map<string, RenderedObject>> {
+  const { stdout } = await helm(['template', release.releaseName, chartFile, '--namespace', release.namespace, '-f', '-'], { input: dumpYaml(values) });
   return parseRendered(stdout);
 }
 
@@ -199,9 +202,10 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
   } else {
     loaded = await loadVersion(client, current, appName, loadOptions);
   }
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-diff-'));
+  const work = await makeTempDir('diff');
   try {
     const plan = await planApply(loaded.host, { ...(record.mode ? { mode: record.mode } : {}), deployed: record.deployed });
+    const redact = <T>(value: T, at?: readonly string[]): T => (options.showSecrets ? value : loaded.host.redact(value, at));
     const byName = new Map(loaded.app.releases.map((r) => [r.name, r]));
     const pull = chartPuller(work);
     const deployedNow = new Map(current.releases.map((r) => [r.name, r]));
@@ -213,12 +217,12 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
       const newChart: ChartSource = chartFiles
         ? await writeChart(work, release.chart, chartFiles)
         : { repository: current.repository, name: release.chart, version: current.releases.find((r) => r.name === release.name)?.chartVersion ?? '' };
-      const renderedAfter = await render(release, await pull(newChart), after, work, 'after');
+      const renderedAfter = await render(release, await pull(newChart), after);
       const old = deployedNow.get(release.name);
       const renderedBefore =
-        before && old ? await render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before, work, 'before') : new Map<string, RenderedObject>();
-      const valueDiff = loaded.host.redact(valueChanges(before ?? {}, after));
-      const objects = objectChanges(renderedBefore, renderedAfter, (v) => loaded.host.redact(v));
+        before && old ? await render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before) : new Map<string, RenderedObject>();
+      const valueDiff = valueChanges(before ?? {}, after).map(({ path, ...sides }) => ({ path, ...redact(sides, path.split('.')) }));
+      const objects = objectChanges(renderedBefore, renderedAfter, options.showSecrets ? undefined : redact);
       return { name: release.name, namespace: release.namespace, change: before === undefined ? 'added' : valueDiff.length + objects.length > 0 ? 'changed' : 'unchanged', values: valueDiff, objects };
     });
     for (const name of [...record.deployed].filter((n) => !plan.releases.some((r) => r.name === n)).sort()) {
@@ -227,7 +231,7 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
     }
     return { app: appName, from: current.version, to: target, releases, changed: target !== current.version || releases.some((r) => r.change !== 'unchanged') };
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await removeTempDir(work);
     await loaded.dispose();
   }
 }

@@ -8,9 +8,6 @@
  * server's object size limit.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { V1Secret } from '@kubernetes/client-node';
 import {
   bundleFolder,
@@ -31,7 +28,7 @@ import {
   type TarEntry,
 } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
-import { writeFolder } from '../files/index.js';
+import { makeTempDir, removeTempDir, writeFolder } from '../files/index.js';
 import { isKubeObjectName, KUBE_OBJECT_NAME_MAX } from '../names/index.js';
 import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } from '../kube/index.js';
 import { LifecycleError, PayloadIntegrityError } from './errors.js';
@@ -171,10 +168,14 @@ export async function deletePayload(client: Pick<KubeClient, 'core'>, base: stri
   }
 }
 
-/** The tarball's fluxcd-manifests/ written to a private folder (for `kubectl kustomize`); `dispose` removes it. */
+/**
+ * The tarball's fluxcd-manifests/ written to a private folder (for `kubectl
+ * kustomize`); `dispose` removes it. It holds the app's own files only: the
+ * system overrides, passwords included, are joined in memory (render.ts).
+ */
 export async function writeManifests(bundle: OpenedBundle): Promise<{ readonly dir: string; dispose(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'flotilla-manifests-'));
-  const dispose = () => rm(dir, { recursive: true, force: true });
+  const dir = await makeTempDir('manifests');
+  const dispose = () => removeTempDir(dir);
   try {
     const files = bundleFolder(bundle.files, MANIFESTS_DIR);
     if (files.size === 0) throw new LifecycleError(`${bundle.path} has no ${MANIFESTS_DIR}/`);

@@ -1,8 +1,9 @@
 /**
  * The objects one apply writes, made the way StarlingX makes them: the
- * tarball's fluxcd-manifests/ with the computed system overrides written
- * into each release folder and the top kustomization's resources cut down
- * to the plan, built by the real `kubectl kustomize`; then the
+ * tarball's fluxcd-manifests/ with the top kustomization's resources cut
+ * down to the plan, built by the real `kubectl kustomize`; then the computed
+ * system overrides put into the Secrets it generated (in memory: they hold
+ * passwords, and the folder kustomize reads is on disk), the
  * HelmRepository pointed at the repository the charts were delivered to,
  * every object labelled as flotilla's, and every HelmRelease stamped with
  * this apply's reconcile request.
@@ -45,12 +46,17 @@ export interface RenderInput {
 export const isHelmRelease = (o: Pick<KubeObject, 'apiVersion' | 'kind'>): boolean => o.kind === 'HelmRelease' && o.apiVersion === HELM_RELEASE_API;
 
 export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
-  const systemOverrides = input.plan.releases.map((release) => {
-    const values = input.values.get(release.name);
-    if (!values) throw new LifecycleError(`no values computed for release ${release.name}`);
-    return { file: join(input.manifests, release.name, overridesValuesKey(release.name, 'system')), text: dumpYaml(values.systemOverrides) };
-  });
-  await Promise.all(systemOverrides.map(({ file, text }) => writeFile(file, text)));
+  // The system overrides hold generated and user-set passwords: they never go
+  // through the disk. kustomize builds the app's own (secret-free) tree, where
+  // each release's system overrides file is the empty one the tarball ships,
+  // and the values are put into the Secret it generated, here in memory.
+  const systemOverrides = new Map(
+    input.plan.releases.map((release) => {
+      const values = input.values.get(release.name);
+      if (!values) throw new LifecycleError(`no values computed for release ${release.name}`);
+      return [overridesValuesKey(release.name, 'system'), Buffer.from(dumpYaml(values.systemOverrides)).toString('base64')] as const;
+    }),
+  );
   const topFile = join(input.manifests, FLUX_TREE.kustomization);
   const topLabel = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
   const top = parseYamlValue(await readFile(topFile, 'utf8'), topLabel) as { resources?: unknown[] } | undefined;
@@ -62,6 +68,18 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   const labels = { ...MANAGED_BY, [APP_LABEL]: input.appName };
   const objects: KubeObject[] = [];
   const namespaces = new Set<string>();
+  const filled = new Set<string>();
+  const withSystemOverrides = (data: Record<string, string> | undefined, values: ReadonlyMap<string, string>) => {
+    if (!data) return undefined;
+    return Object.fromEntries(
+      Object.entries(data).map(([key, value]) => {
+        const own = values.get(key);
+        if (own === undefined) return [key, value];
+        filled.add(key);
+        return [key, own];
+      }),
+    );
+  };
   for (const doc of parseYamlStream(stdout, 'kubectl kustomize output')) {
     if (doc === null || typeof doc !== 'object') continue;
     const object = doc as KubeObject & { spec?: Record<string, unknown> };
@@ -80,9 +98,11 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
       continue;
     }
     if (object.metadata.namespace) namespaces.add(object.metadata.namespace);
-    const data = object.kind === 'Secret' ? valuesData(unwrapBase64(object.data)) : undefined;
+    const data = object.kind === 'Secret' ? valuesData(withSystemOverrides(unwrapBase64(object.data), systemOverrides)) : undefined;
     objects.push({ ...object, metadata, ...(spec ? { spec } : {}), ...(data ? { data } : {}) });
   }
+  const missing = [...systemOverrides.keys()].filter((key) => !filled.has(key));
+  if (missing.length > 0) throw new LifecycleError(`the stored ${MANIFESTS_DIR}/ generates no Secret holding ${missing.join(', ')}: its release kustomizations were changed`);
   refuseOversized(objects, input.releases);
   return {
     namespaces: [...namespaces].sort().map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } })),

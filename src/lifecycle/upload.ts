@@ -8,13 +8,13 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { App, AppMetadata } from '../app/index.js';
 import { chartArchives, openBundle, type OpenedBundle } from '../bundle/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 import type { KubeClient } from '../kube/index.js';
 import { OciClient, pullBundle } from '../oci/index.js';
 import { Session } from '../session/index.js';
@@ -46,8 +46,8 @@ export interface VerifiedBundle {
  */
 export async function fetchBundle(source: string, options: DeliveryOptions = {}): Promise<{ readonly path: string; dispose(): Promise<void> }> {
   if (!source.startsWith('oci://')) return { path: source, dispose: async () => undefined };
-  const dir = await mkdtemp(join(tmpdir(), 'flotilla-pull-'));
-  const dispose = () => rm(dir, { recursive: true, force: true });
+  const dir = await makeTempDir('pull');
+  const dispose = () => removeTempDir(dir);
   try {
     const client = new OciClient(options.registryConfig ? { registryConfig: options.registryConfig } : {});
     return { path: (await pullBundle(client, source, dir)).file, dispose };

@@ -41,6 +41,8 @@ export interface OciClientOptions {
   readonly timeoutMs?: number;
   /** Time allowed for one blob transfer (default 10 min). */
   readonly blobTimeoutMs?: number;
+  /** Time a request may go without receiving a byte, headers or body, whatever its total time allows (default 30 s). */
+  readonly idleTimeoutMs?: number;
   /** Waits before trying a read again when the registry is busy or drops the connection (default 0.5 s, 1.5 s). */
   readonly retryDelaysMs?: readonly number[];
 }
@@ -119,6 +121,58 @@ function basicHeader(username: string, password: string): string {
   return `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 }
 
+/**
+ * A registry that trickles (a byte now and then) is given up on when no byte
+ * came for the idle time, however long the whole request may take: the
+ * timer starts with the request and restarts with every piece of the body.
+ */
+class IdleWatch {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly idleMs: number,
+    private readonly reason: RegistryUnreachable,
+  ) {
+    this.restart();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private restart(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.controller.abort(this.reason), this.idleMs);
+    // A body nobody reads must not keep the process alive.
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** The response, its body passed through a stream that restarts the timer on every piece and stops it at the end. */
+  watch(response: Response): Response {
+    if (!response.body) {
+      this.stop();
+      return response;
+    }
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          this.restart();
+          controller.enqueue(chunk);
+        },
+        flush: () => this.stop(),
+      }),
+    );
+    const watched = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    Object.defineProperty(watched, 'url', { value: response.url });
+    return watched;
+  }
+}
+
 function describeFailure(error: unknown): string {
   if (error instanceof Error && error.name === 'TimeoutError') return 'timed out';
   const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
@@ -162,6 +216,7 @@ export class OciClient {
   private readonly insecure: ReadonlySet<string>;
   private readonly timeoutMs: number;
   private readonly blobTimeoutMs: number;
+  private readonly idleTimeoutMs: number;
   private readonly retryDelaysMs: readonly number[];
   /** Bearer tokens by `registry|scope`. */
   private readonly tokens = new Map<string, CachedToken>();
@@ -173,6 +228,7 @@ export class OciClient {
     this.insecure = new Set((options.insecureRegistries ?? []).map((h) => h.toLowerCase()));
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.blobTimeoutMs = options.blobTimeoutMs ?? 600_000;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
     this.retryDelaysMs = options.retryDelaysMs ?? [500, 1500];
   }
 
@@ -514,15 +570,20 @@ export class OciClient {
     const retries = spec.method === 'GET' || spec.method === 'HEAD' ? this.retryDelaysMs : [];
     for (let attempt = 0; ; attempt++) {
       let response: Response;
+      const idle = new IdleWatch(this.idleTimeoutMs, new RegistryUnreachable(ref.toString(), `${new URL(url).origin} sent nothing for ${this.idleTimeoutMs / 1000} s; giving up`));
       try {
-        response = await fetch(url, {
-          method: spec.method,
-          headers,
-          body: spec.body,
-          redirect: 'follow',
-          signal: AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs),
-        });
+        response = idle.watch(
+          await fetch(url, {
+            method: spec.method,
+            headers,
+            body: spec.body,
+            redirect: 'follow',
+            signal: AbortSignal.any([AbortSignal.timeout(spec.timeoutMs ?? this.timeoutMs), idle.signal]),
+          }),
+        );
       } catch (error) {
+        idle.stop();
+        if (error === idle.signal.reason) throw error;
         const reason = describeFailure(error);
         if (attempt < retries.length && TRANSIENT_FAILURES.has(reason)) {
           await delay(retries[attempt]!);

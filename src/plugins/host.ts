@@ -20,7 +20,7 @@ import { NORMAL_MODE } from './kustomize-operator.js';
 import { loadPluginBundle, type LoadedBundle } from './loader.js';
 import { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 import { MANIFEST_FORMAT, ENTRY_FILE } from './manifest.js';
-import { SecretRegistry } from './redact.js';
+import { SecretRegistry, type SecretPathSegment } from './redact.js';
 import { callGetOverrides, callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
 import type { SharedContext } from './sandbox-protocol.js';
 import { PLUGIN_API_VERSION } from './brand.js';
@@ -118,8 +118,8 @@ export interface PluginHost {
   readonly enabled: readonly ReleaseRef[];
   /** The app's kustomize operator, if it has one. */
   readonly kustomizeOperator?: KustomizeOperatorView;
-  /** A copy with every secret a plugin received replaced by `<secret>`: for anything printed. */
-  redact<T>(value: T): T;
+  /** A copy with every secret (a plugin's password, a value under a secret key) replaced by `<secret>`: for anything printed. `at`: where the value sits. */
+  redact<T>(value: T, at?: readonly SecretPathSegment[]): T;
 }
 
 export class PluginModeError extends PluginError {}
@@ -243,7 +243,7 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     runStatus: (release) => runStatusHook(binding.byRelease.get(release), refByName(release), env),
     enabled,
     ...(kustomizeOperator ? { kustomizeOperator } : {}),
-    redact: (value) => secrets.redact(value),
+    redact: (value, at) => secrets.redact(value, at),
   };
   return host;
 }

@@ -1,13 +1,38 @@
 /**
- * Secrets handed to plugins (generated passwords) must never be printed:
- * the host remembers every value its password store gave out, and anything
- * meant for a human (logs, `flotilla overrides`) goes through `redact`.
+ * The one owner of what is never printed unless asked (`--show-secrets`):
+ *
+ * - every value a plugin's password store gave out (the host remembers
+ *   them), also inside longer strings (a database URL);
+ * - every value under a key that names a secret (`password`, `*_password`,
+ *   `rootPassword`, `secret`, `token`, `key`, …), whoever set it: a default,
+ *   a plugin, or the user with `override set`;
+ * - the password of credentials written into a URL (`https://user:PW@host`),
+ *   in every message the CLI prints (`maskUrlCredentials` of src/diagnostics,
+ *   which its error printer calls too).
  */
+
+import { maskUrlCredentials } from '../diagnostics/index.js';
 
 export const REDACTED = '<secret>';
 
+/** One step of a path to a value: a key of a map or an index of a list. */
+export type SecretPathSegment = string | number;
+
+/** `password`, `secret`, `token`, `key`, and keys ending in one of them after a separator (`db_password`, `api-token`, `tls.key`). */
+const SEPARATED_SECRET = /(?:^|[_.-])(?:password|passwd|secret|token|key)$/i;
+/** camelCase keys ending in one of them (`rootPassword`, `clientSecret`, `authToken`); not `Key` (`valuesKey` names a field). */
+const CAMEL_SECRET = /[a-z0-9](?:Password|Passwd|Secret|Token)$/;
+
+/** Whether a map key names a secret (its value, and everything under it, is redacted). */
+export function isSecretKey(key: SecretPathSegment): boolean {
+  return typeof key === 'string' && (SEPARATED_SECRET.test(key) || CAMEL_SECRET.test(key));
+}
+
 export class SecretRegistry {
   private readonly values = new Set<string>();
+
+  /** With `show`, nothing is redacted (`--show-secrets`). */
+  constructor(private readonly show = false) {}
 
   add(value: string): void {
     if (value.length > 0) this.values.add(value);
@@ -17,22 +42,28 @@ export class SecretRegistry {
     return this.values.size;
   }
 
-  /** The text with every known secret replaced, also inside longer strings (a database URL). */
+  /** The text with every known secret replaced, also inside longer strings (a database URL), and URL credentials masked. */
   redactText(text: string): string {
-    let out = text;
+    if (this.show) return text;
+    let out = maskUrlCredentials(text);
     for (const secret of this.values) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     return out;
   }
 
-  /** A copy of a JSON-like value with secrets replaced in every string. */
-  redact<T>(value: T): T {
-    if (this.values.size === 0) return value;
-    const walk = (v: unknown): unknown => {
-      if (typeof v === 'string') return this.redactText(v);
-      if (Array.isArray(v)) return v.map(walk);
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-      return v;
+  /**
+   * A copy of a JSON-like value with secrets replaced: every known secret in
+   * every string, and every scalar under a key that names a secret. `at` is
+   * where the value sits (the path of a leaf printed on its own), so a leaf
+   * `db.password` is redacted although its own value has no key.
+   */
+  redact<T>(value: T, at: readonly SecretPathSegment[] = []): T {
+    if (this.show) return value;
+    const walk = (v: unknown, secret: boolean): unknown => {
+      if (Array.isArray(v)) return v.map((x) => walk(x, secret));
+      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, secret || isSecretKey(k))]));
+      if (secret && v !== null && v !== undefined && v !== '') return REDACTED;
+      return typeof v === 'string' ? this.redactText(v) : v;
     };
-    return walk(value) as T;
+    return walk(value, at.some(isSecretKey)) as T;
   }
 }

@@ -8,12 +8,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { DiagnosticsError } from '../diagnostics/index.js';
 import type { CacheFolder } from '../cache/index.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
 import { pluginApiTypes } from './bundle.js';
 import { PLUGINS_DIR } from './discovery.js';
 import { PluginError } from './errors.js';
@@ -65,7 +65,7 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
   const known = await options.cache?.read(cached, 'typecheck', key);
   if (known) return { checked: true, cached: true, problems: JSON.parse(known.toString('utf8')) as TypeProblem[] };
 
-  const work = await mkdtemp(join(tmpdir(), 'flotilla-typecheck-'));
+  const work = await makeTempDir('typecheck');
   let output: string;
   try {
     const project = join(work, 'tsconfig.json');
@@ -78,7 +78,7 @@ export async function typecheckPlugins(appRoot: string, options: TypecheckOption
       });
     });
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await removeTempDir(work);
   }
   const problems = parseCompilerOutput(output, root);
   await options.cache?.write(cached, 'typecheck', key, JSON.stringify(problems));

@@ -1,12 +1,13 @@
 /**
  * Reads `conf.policy` maps out of YAML files with the position of every rule
  * (and of every character of every rule, so a parse error names the column
- * inside the rule even in quoted or block scalars).
+ * inside the rule even in quoted or block scalars). Aliases are resolved
+ * from one walk of the document (src/document's resolveAlias), not one per alias.
  */
 import { readFile } from 'node:fs/promises';
 import { isAlias, isMap, isScalar, isSeq, type LineCounter, type Document, type Node as YamlNode, type Scalar } from 'yaml';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
-import { parseYamlDocument, YamlSyntaxError } from '../document/index.js';
+import { parseYamlDocument, resolveAlias, YamlSyntaxError } from '../document/index.js';
 import { PolicyFileError } from './errors.js';
 import { legacyLayout } from './parser.js';
 import type { LayerKind, PolicyLayer, RuleSource } from './types.js';
@@ -51,12 +52,12 @@ export function positionOf(yaml: YamlFile, offset: number): SourceLocation {
 export function nodeAt(yaml: YamlFile, path: readonly string[]): YamlNode | undefined {
   let node: unknown = yaml.doc.contents;
   for (const key of path) {
-    if (isAlias(node)) node = node.resolve(yaml.doc);
+    if (isAlias(node)) node = resolveAlias(yaml.doc, node);
     if (!isMap(node)) return undefined;
     node = node.get(key, true);
     if (node === undefined) return undefined;
   }
-  if (isAlias(node)) node = node.resolve(yaml.doc);
+  if (isAlias(node)) node = resolveAlias(yaml.doc, node);
   return (node ?? undefined) as YamlNode | undefined;
 }
 
@@ -80,7 +81,7 @@ export function policyLayersAt(yaml: YamlFile, path: readonly string[], meta: La
   }
   // An empty map sets no rule (and says nothing of the map's shape).
   if (node.items.length === 0) return [];
-  const values = node.items.map((pair) => (isAlias(pair.value) ? pair.value.resolve(yaml.doc) : pair.value));
+  const values = node.items.map((pair) => (isAlias(pair.value) ? resolveAlias(yaml.doc, pair.value) : pair.value));
   const sectioned = values.length > 0 && values.every((v) => isMap(v));
   if (!sectioned) return [rulesLayer(yaml, node.items, meta, '')];
   return node.items.map((pair, i) => {
@@ -100,7 +101,7 @@ function rulesLayer(yaml: YamlFile, items: readonly Pair[], meta: LayerMeta, sec
     const keyNode = pair.key;
     const name = String(isScalar(keyNode) ? keyNode.value : keyNode);
     const keyLocation = positionOf(yaml, (keyNode as YamlNode | null)?.range?.[0] ?? 0);
-    const value = isAlias(pair.value) ? pair.value.resolve(yaml.doc) : pair.value;
+    const value = isAlias(pair.value) ? resolveAlias(yaml.doc, pair.value) : pair.value;
     const problem = (message: string, at: SourceLocation = keyLocation): void => {
       problems.push({ severity: 'error', message: `rule "${name}": ${message}`, location: at });
     };
@@ -200,12 +201,12 @@ function legacyRule(
   const groups: string[][] = [];
   const locators: ((index: number) => SourceLocation)[][] = [];
   for (const item of items) {
-    const resolved = isAlias(item) ? item.resolve(yaml.doc) : item;
+    const resolved = isAlias(item) ? resolveAlias(yaml.doc, item) : item;
     const entries = isSeq(resolved) ? resolved.items : [resolved];
     const group: string[] = [];
     const groupLocators: ((index: number) => SourceLocation)[] = [];
     for (const entry of entries) {
-      const e = isAlias(entry) ? entry.resolve(yaml.doc) : entry;
+      const e = isAlias(entry) ? resolveAlias(yaml.doc, entry) : entry;
       if (!isScalar(e) || typeof e.value !== 'string') {
         problem(
           'a list rule holds lists of check strings ([["role:admin"], ["role:member", "project_id:%(project_id)s"]])',

@@ -73,7 +73,7 @@ export async function preflight(session: Session, options: PreflightOptions = {}
     const releases = options.releases ?? app.enabled;
     const checks = (await mapConcurrently(releases, options.concurrency ?? 3, (release) => checkRelease(session, release, stage, work, kubeVersion)))
       // Generated passwords never reach the report.
-      .map((c) => ({ ...c, ...(c.error ? { error: session.redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value) })) }));
+      .map((c) => ({ ...c, ...(c.error ? { error: session.redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value, l.path) })) }));
     return { app, checks, ok: checks.every((c) => c.ok) };
   } finally {
     await removeTempDir(work);

@@ -8,7 +8,7 @@
  */
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
-import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, type PluginHost, type PluginHostOptions } from '../plugins/index.js';
+import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, SecretRegistry, type PluginHost, type PluginHostOptions, type SecretPathSegment } from '../plugins/index.js';
 import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
@@ -119,9 +119,9 @@ export class Session {
     if (this.parseMemo && this.options.cache !== undefined) await saveParseMemo(this.options.cache, this.parseMemo);
   }
 
-  /** A copy with every secret plugins handed out replaced by `<secret>`: for anything printed or reported. */
-  redact<T>(value: T): T {
-    return this.loadedHost ? this.loadedHost.redact(value) : value;
+  /** A copy with every secret (plugins' passwords, values under secret keys) replaced by `<secret>`: for anything printed or reported. */
+  redact<T>(value: T, at?: readonly SecretPathSegment[]): T {
+    return this.loadedHost ? this.loadedHost.redact(value, at) : new SecretRegistry().redact(value, at);
   }
 
   private async loadPlugins(): Promise<PluginHost> {

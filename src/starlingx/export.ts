@@ -15,7 +15,7 @@
  *   those images, and `apply.sh`; the apply's check hooks run first.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { isMap, visit, type Document } from 'yaml';
 import type { Release } from '../app/index.js';
@@ -23,7 +23,7 @@ import { buildApp } from '../build/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleFileName, bundlePath, changedBundleEntries, MANIFESTS_DIR, openBundle, writeTarGzFile } from '../bundle/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { dumpYaml, parseYamlDocument, type PlainValue } from '../document/index.js';
-import { withTempDir } from '../files/index.js';
+import { makeFolder, withTempDir } from '../files/index.js';
 import { FLUX_TREE, fluxTreePath, overridesValuesKey } from '../flux/index.js';
 import { kustomizationResources, planApply } from '../lifecycle/index.js';
 import { defaultStateDir } from '../plugins/index.js';
@@ -85,7 +85,7 @@ function valuesFileText(appName: string, { release, file, overrides }: ReleaseFi
 
 /** Folder 0700, then every file 0600 (created, never replaced), the script 0700. */
 async function writePrivately(dir: string, files: readonly { readonly name: string; readonly text: string | Buffer }[], script: { readonly name: string; readonly text: string }): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeFolder(dir, { mode: 0o700 });
   await chmod(dir, 0o700);
   for (const { name, text } of files) await writeFile(join(dir, name), text, { mode: 0o600, flag: 'wx' });
   await writeFile(join(dir, script.name), script.text, { mode: 0o700, flag: 'wx' });
@@ -268,7 +268,7 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
     'system application-apply "$APP"',
     '',
   ].join('\n');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeFolder(dir, { mode: 0o700 });
   await writeTarGzFile(join(dir, tarball.name), tarball.entries, BUNDLE_TAR_OPTIONS);
   await writePrivately(
     dir,

@@ -141,7 +141,8 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
     }
   }
 
-  if (layout.length === 0) problems.push(...(await toolProblems(bundle, charts, releases, warnings)));
+  // No external tool runs on content already refused (a manifest that is an alias bomb, a chart that does not load).
+  if (problems.length === 0) problems.push(...(await toolProblems(bundle, charts, releases, warnings)));
 
   if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
   warnings.push(...(await starlingxPlatformGaps(bundle)));

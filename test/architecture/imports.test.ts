@@ -2,7 +2,8 @@
  * The shape docs/architecture.md describes, checked on the source: no import
  * cycle between files, the public plugin API self-contained, tarball paths
  * spelled only by the layout module, and no TLS client in the commands the
- * `flotilla` entry starts without NODE_EXTRA_CA_CERTS.
+ * `flotilla` entry starts without NODE_EXTRA_CA_CERTS, and temporary folders
+ * made only by src/files.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -32,9 +33,16 @@ function packagesOf(file: string): string[] {
   ].map((m) => m[1]!);
 }
 
+/** A file's code without its comments (kept line for line: a block comment's lines stay, empty). */
+function codeOf(file: string): string {
+  return readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ''))
+    .replace(/(^|[^:])\/\/.*$/gm, '$1');
+}
+
 /** Whether a file's code (not its comments) calls a client global Node gives without an import. */
 function usesGlobalClient(file: string): boolean {
-  const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
+  const code = codeOf(file);
   return /(?<![\w$.])(fetch|WebSocket|EventSource)\s*\(|new\s+(WebSocket|EventSource)\b/.test(code);
 }
 
@@ -79,6 +87,20 @@ describe('source structure', () => {
         [...readFileSync(f, 'utf8').matchAll(readers)]
           .filter((m) => m[1]!.split(',').some((n) => /^\s*(parse|parseDocument|parseAllDocuments|parseEvents|constructFromEvents|load|loadAll|Parser|Composer|Lexer)\s*$/.test(n)))
           .map(() => name(f)),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('makes temporary folders only through the helper in src/files (0700, removed on exit and on a signal)', () => {
+    const makers = /(?<![\w$])(mkdtemp|mkdtempSync|mkdtempDisposable|mkdtempDisposableSync)\b/;
+    const offenders = files
+      .filter((f) => !name(f).startsWith('files/'))
+      .flatMap((f) =>
+        codeOf(f)
+          .split('\n')
+          .map((line, i) => ({ line, at: `${name(f)}:${i + 1}` }))
+          .filter(({ line }) => makers.test(line))
+          .map(({ at }) => at),
       );
     expect(offenders).toEqual([]);
   });

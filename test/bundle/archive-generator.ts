@@ -5,7 +5,7 @@
  * readers are known to disagree mixed in. Seeded, so a failure is replayed
  * from its seed and case number.
  */
-import { paxRecord, rawHeader, rawTar, type RawEntry } from './raw-tar.js';
+import { paxRecord, rawHeader, rawTar, type GzipHeader, type RawEntry } from './raw-tar.js';
 
 type Random = () => number;
 
@@ -106,6 +106,8 @@ export interface GeneratedArchive {
   /** What was done to it, for the failure report. */
   readonly label: string;
   readonly tar: Buffer;
+  /** How its gzip header is written when it is compared compressed (plain when absent). */
+  readonly gzip?: GzipHeader;
 }
 
 /** One random archive: a few entries, and with some chance one disagreement-prone construct. */
@@ -130,7 +132,9 @@ export function randomArchive(random: Random): GeneratedArchive {
     tail = mutation.apply(random, blocks) ?? tail;
   }
   const body = rawTar(blocks, { endMarker: false });
-  return { label: notes.join('+'), tar: Buffer.concat([body, tail]) };
+  const gzip = pick(random, ['plain', 'plain', 'plain', 'plain', 'plain', 'plain', 'header-crc', 'header-crc', 'wrong-header-crc'] as const);
+  if (gzip !== 'plain') notes.push(gzip);
+  return { label: notes.join('+'), tar: Buffer.concat([body, tail]), gzip };
 }
 
 interface Mutation {
@@ -154,6 +158,16 @@ const MUTATIONS: readonly Mutation[] = [
     apply: (random, blocks) => {
       const data = randomData(random);
       blocks.push(pax([['size', String(data.length + 512)]]), { name: 'sized', data, size: data.length });
+      blocks.push({ name: 'after', data: Buffer.alloc(1024, 0x41) });
+    },
+  },
+  {
+    // node-tar reads pax records line by line: the line inside the value is a record of its own to it (and the outer one, whose length is wrong for one line, is dropped).
+    name: 'pax value with a newline',
+    apply: (random, blocks) => {
+      const data = randomData(random);
+      const inner = pick(random, [paxRecord('path', 'smuggled'), paxRecord('size', String(data.length + 512))]).slice(0, -1);
+      blocks.push(pax([[pick(random, ['comment', 'path', 'uname']), `x\n${inner}`]]), { name: 'plain', data });
       blocks.push({ name: 'after', data: Buffer.alloc(1024, 0x41) });
     },
   },

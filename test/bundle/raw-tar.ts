@@ -3,7 +3,7 @@
  * under the test's control (type flags, link names, pax and GNU long-name
  * records, broken checksums), which no well-behaved writer would produce.
  */
-import { gzipSync } from 'node:zlib';
+import { crc32, gzipSync } from 'node:zlib';
 
 export interface RawEntry {
   name: string;
@@ -78,4 +78,20 @@ export function rawTar(entries: RawEntry[], options: { endMarker?: boolean } = {
 
 export function rawTarGz(entries: RawEntry[], options: { endMarker?: boolean } = {}): Buffer {
   return gzipSync(rawTar(entries, options));
+}
+
+/** How a gzip member's header is written: plain, or with a header CRC (FHCRC, RFC 1952) that is right or wrong. */
+export type GzipHeader = 'plain' | 'header-crc' | 'wrong-header-crc';
+
+/** `data` gzipped, its header written as `header` says (an original file name too, so the CRC covers a variable field). */
+export function gzipWithHeader(data: Buffer, header: GzipHeader): Buffer {
+  const plain = gzipSync(data);
+  if (header === 'plain') return plain;
+  const FHCRC = 2;
+  const FNAME = 8;
+  const head = Buffer.concat([plain.subarray(0, 10), Buffer.from('archive.tar\0', 'latin1')]);
+  head[3] = head[3]! | FHCRC | FNAME;
+  const crc = Buffer.alloc(2);
+  crc.writeUInt16LE((crc32(head) & 0xffff) ^ (header === 'wrong-header-crc' ? 0x0100 : 0));
+  return Buffer.concat([head, crc, plain.subarray(10)]);
 }

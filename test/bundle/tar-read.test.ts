@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile, link } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ import {
   type ArchiveLimits,
   type ArchiveProblem,
 } from '../../src/bundle/index.js';
-import { paxRecord, rawTar, rawTarGz, type RawEntry } from './raw-tar.js';
+import { gzipWithHeader, paxRecord, rawTar, rawTarGz, type RawEntry } from './raw-tar.js';
+import { nodeTarListing } from '../support/tar-readers/readers.js';
 
 let sandbox: string;
 beforeEach(async () => {
@@ -144,6 +145,25 @@ describe('refusing hostile archives before writing anything', () => {
     expect(bomb.length).toBeLessThan(200 * 1024);
     await expectRefused(bomb, 'too-large', undefined, /decompressed size exceeds the limit of 1048576 bytes/, { maxBytes: 1024 * 1024 });
     expect(readTarGzSafelySync(bomb).get('zeros')?.length).toBe(64 * 1024 * 1024); // the 1 GiB default lets it through
+  });
+
+  it('refuses a pax record holding a newline, which node-tar splits into records of its own (another name, another size)', async () => {
+    const data = Buffer.alloc(1024, 0x41);
+    for (const inner of [paxRecord('path', 'smuggled'), paxRecord('size', '512')]) {
+      const archive = rawTar([{ name: 'PaxHeader/x', type: 'x', data: paxRecord('comment', `x\n${inner.slice(0, -1)}`) }, { name: 'plugins.mjs', data }]);
+      // The oracle: node-tar drops the outer record (its length is wrong for one line) and applies the inner one.
+      const nodeTar = await nodeTarListing(archive);
+      expect(nodeTar.lines.join('\n')).not.toContain(`file plugins.mjs ${createHash('sha256').update(data).digest('hex')}`);
+      await expectRefused(gzipSync(archive), 'ambiguous', 'PaxHeader/x', /pax header record at byte 0 holds a newline/);
+    }
+  });
+
+  it('checks a gzip header CRC (FHCRC) as GNU tar and node-tar do: a wrong one is refused, a right one read', async () => {
+    const archive = rawTar([{ name: 'a.txt', data: 'x' }]);
+    await expectRefused(gzipWithHeader(archive, 'wrong-header-crc'), 'bad-gzip', undefined, /gzip header checksum \(FHCRC\) does not match the header/);
+    expect(execFileSync('tar', ['-tzf', '-'], { input: gzipWithHeader(archive, 'header-crc'), encoding: 'utf8' })).toBe('a.txt\n');
+    expect(() => execFileSync('tar', ['-tzf', '-'], { input: gzipWithHeader(archive, 'wrong-header-crc'), stdio: 'pipe' })).toThrow();
+    expect([...readTarGzSafelySync(gzipWithHeader(archive, 'header-crc')).keys()]).toEqual(['a.txt']);
   });
 
   it('refuses truncated archives', async () => {

@@ -4,7 +4,7 @@
  * the file, entry or flag; an unexpected error prints one line and the hint
  * to rerun with --debug.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -148,6 +148,37 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     const gone = tempDir();
     const run = spawnSync('sh', ['-c', `cd "$1" && rmdir "$1" && exec "$2" "$3" --version`, 'sh', gone, process.execPath, cli], { encoding: 'utf8' });
     expect([run.status, run.stdout, run.stderr]).toEqual([1, '', 'flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n']);
+  });
+
+  it('special files as -f or --output-dir (a FIFO, a folder, /proc): one line, never a hang or a spin, nothing read echoed', async () => {
+    const app = writeApp();
+    const fifo = join(tempDir(), 'values.fifo');
+    const fifoTarball = join(tempDir(), 'app.tgz');
+    execFileSync('mkfifo', [fifoTarball]);
+    execFileSync('mkfifo', [fifo]);
+    expectOneLine(await flotilla('template', app, '-f', fifo), 2, /^flotilla: -f .*values\.fifo: is not a regular file \(a FIFO, a socket or a device\)\n$/);
+    expectOneLine(await flotilla('template', app, '-f', tempDir()), 2, /^flotilla: -f .*: is a folder, not a file\n$/);
+    expectOneLine(await flotilla('override', 'set', 'app', 'chart', '-f', fifo), 2, /^flotilla: -f .*values\.fifo: cannot read \(is not a regular file \(a FIFO, a socket or a device\)\)\n$/);
+    const verified = await flotilla('verify', fifoTarball);
+    expect([verified.code, verified.stdout]).toEqual([1, expect.stringMatching(/^verify: .*app\.tgz: is not a regular file \(a FIFO, a socket or a device\)\n/)]);
+    // Node's recursive mkdir retries forever under /proc.
+    expectOneLine(await flotilla('template', app, '--output-dir', '/proc/1/x'), 1, /^flotilla: \/proc\/1\/x: no such file or folder\n$/);
+    // The environment is NUL-separated: not YAML, refused where it is, and not printed.
+    const environ = await flotilla('template', app, '-f', '/proc/self/environ');
+    expectOneLine(environ, 1, /^flotilla: .*proc\/self\/environ:1:\d+: invalid YAML: the non-printable character U\+0000 /);
+    expect(environ.stderr).not.toContain('PATH=');
+  });
+
+  it('masks the password of credentials in a URL (a kubeconfig server https://user:PW@host) in the error it prints', async () => {
+    const dir = tempDir();
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://alice:S3cretPW@127.0.0.1:9\ncontexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {}\n',
+    );
+    const run = await flotilla('list', '--kubeconfig', kubeconfig);
+    expectOneLine(run, 1, /^flotilla: cannot list Secret in flotilla-system: request to https:\/\/alice:<secret>@127\.0\.0\.1:9\/api\/v1\/.* failed/);
+    expect(run.stderr).not.toContain('S3cretPW');
   });
 
   it('usage errors exit 2 naming the word or flag; help and version exit 0', async () => {

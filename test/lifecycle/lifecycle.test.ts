@@ -8,7 +8,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireLease, connect, type KubeClient } from '../../src/kube/index.js';
 import { applyApp, lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
@@ -105,6 +106,60 @@ describe('the default app on the dev cluster', () => {
     expect(outputs[3]?.code).toBe(1);
     expect(outputs[5]?.code).toBe(0);
     await cli('override', 'delete', APP, 'mariadb');
+  });
+
+  it('never prints a password the user set either, unless --show-secrets asks', async () => {
+    const chosen = 'UserChosen-Pw-4242';
+    const set = await cli('override', 'set', APP, 'mariadb', '--set', `endpoints.oslo_db.auth.admin.password=${chosen}`);
+    try {
+      expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: '' });
+      const outputs = await Promise.all([cli('diff', APP), cli('diff', APP, '-o', 'json'), cli('override', 'show', APP, 'mariadb'), cli('show', APP, '-o', 'json')]);
+      for (const output of outputs) expect(output.stdout + output.stderr).not.toContain(chosen);
+      expect(set.stdout).not.toContain(chosen);
+      expect(outputs[0]?.stdout).toContain('endpoints.oslo_db.auth.admin.password: "<secret>" → "<secret>"');
+      expect((await cli('override', 'show', APP, 'mariadb', '--show-secrets')).stdout).toContain(chosen);
+      expect((await cli('diff', APP, '--show-secrets')).stdout).toContain(chosen);
+    } finally {
+      await cli('override', 'delete', APP, 'mariadb');
+    }
+  });
+
+  it('leaves no readable password under $TMPDIR when an apply is stopped (SIGINT) or killed (SIGKILL)', async () => {
+    const password = secretText('openstack', `${APP}-password-mariadb-root`, 'password');
+    expect(password.length).toBeGreaterThanOrEqual(16);
+    for (const signal of ['SIGINT', 'SIGKILL'] as const) {
+      const tmp = mkdtempSync(join(tmpdir(), 'flotilla-killed-apply-'));
+      try {
+        const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'apply-child.ts'), cluster.kubeconfigPath, APP], {
+          cwd: ROOT,
+          env: { ...process.env, TMPDIR: tmp },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+        let stoppedAt: string | undefined;
+        // Stopped right after the objects were rendered, before they are written: when the manifests folder exists.
+        for await (const line of createInterface(child.stdout)) {
+          const event = JSON.parse(line) as { type: string; message?: string };
+          if (event.type === 'step' && event.message?.startsWith('server-side apply')) {
+            stoppedAt = event.message;
+            child.kill(signal);
+            break;
+          }
+        }
+        await exited;
+        expect(stoppedAt, signal).toBeDefined();
+        const files = readdirSync(tmp, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+        // SIGKILL leaves the kustomize folder behind (the next run sweeps it): it holds the app's files, and no password.
+        if (signal === 'SIGKILL') expect(files.map((e) => e.name)).toContain('mariadb-system-overrides.yaml');
+        const holding = files.filter((e) => readFileSync(join(e.parentPath, e.name)).includes(password)).map((e) => join(e.parentPath, e.name));
+        expect(holding, signal).toEqual([]);
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
+      }
+      // The stopped run's 2 s lock lapses; the next apply takes it over.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect((await applyApp(client, APP, {})).state).toBe('applied');
+    }
   });
 
   it('fails fast on a bad override, with Helm\'s message and the layer that set the value', async () => {

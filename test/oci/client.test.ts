@@ -195,6 +195,29 @@ describe('OciClient against docker-registry', () => {
     }
   });
 
+  it('gives up on a registry that trickles, when no byte came for the idle time, however long the request may take', async () => {
+    const trickles: NodeJS.Timeout[] = [];
+    const trickling = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.oci.image.manifest.v1+json', 'content-length': '1000' });
+      if (req.method === 'HEAD') return void res.end();
+      res.write('{');
+      // One byte a second: the whole request's 20 s would let it hold the run for most of them.
+      trickles.push(setInterval(() => res.write(' '), 1000));
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => trickling.listen(port, '127.0.0.1', resolve));
+    try {
+      const watchful = new OciClient({ credentials: { credentialFor: () => undefined }, timeoutMs: 20_000, blobTimeoutMs: 20_000, idleTimeoutMs: 300, retryDelaysMs: [] });
+      const error = await watchful.getManifest(`127.0.0.1:${port}/images/app:v1`).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RegistryUnreachable);
+      expect((error as Error).message).toBe(`127.0.0.1:${port}/images/app:v1: http://127.0.0.1:${port} sent nothing for 0.3 s; giving up`);
+    } finally {
+      for (const trickle of trickles) clearInterval(trickle);
+      trickling.closeAllConnections();
+      await new Promise<void>((resolve) => trickling.close(() => resolve()));
+    }
+  });
+
   it('uploads in chunks and in one piece, skips blobs the registry has, and reads them back checked', async () => {
     const repo = parseReference(`${registry.host}/blobs/big`);
     const file = join(work, 'big.bin');

@@ -134,7 +134,7 @@ services:
   it('reports a type clash between layers with both places', async () => {
     // between spec layers (size below the deployment file)
     await expect(webValues({ 'overrides/sizes/small.yaml': `services:\n  frontend:\n    web:\n      values:\n        conf: off\n` })).rejects.toThrow(
-      'type clash at services.frontend.web.values.conf: size small (overrides/sizes/small.yaml:5:9) sets a boolean (false), but deployment (overrides/deployment.yaml:22:9) sets a map',
+      'type clash at services.frontend.web.values.conf: size small (overrides/sizes/small.yaml:5:9) sets a boolean, but deployment (overrides/deployment.yaml:22:9) sets a map',
     );
     // between values layers (static below the common layer)
     await expect(webValues({ 'overrides/presets/standard.yaml': `common:\n  charts:\n    values:\n      list:\n        x: 1\n` })).rejects.toThrow(

@@ -115,6 +115,17 @@ describe('verify order: checksums, signature, layout, then tools', () => {
   });
 });
 
+describe('no external tool on refused content', () => {
+  it('runs neither helm nor kubectl once a manifest is refused (an alias bomb in a HelmRelease)', async () => {
+    const runs = recordTools();
+    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`)].join('\n');
+    const bomb = variant((f) => f.set('fluxcd-manifests/web/helmrelease.yaml', Buffer.from(`${f.get('fluxcd-manifests/web/helmrelease.yaml')}${laughs}\n`)));
+    const report = await verifyBundle(bomb);
+    expect(report.problems).toContainEqual(expect.stringMatching(/fluxcd-manifests\/web\/helmrelease\.yaml:\d+:\d+: aliases expand to more than 100000 values/));
+    expect(runs()).toEqual([]);
+  });
+});
+
 describe('external tools run fenced', () => {
   function fakeTool(body: string): string {
     const script = join(tempDir(), 'tool');

@@ -1,5 +1,5 @@
 /** Opening the app the way every command does: one session, the app's warnings printed on stderr; the values options of preflight, template and overrides. */
-import { readFile } from 'node:fs/promises';
+import { FileAccessError, readInputFile } from '../../files/index.js';
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
 import type { PluginHostOptions } from '../../plugins/index.js';
@@ -40,9 +40,10 @@ export function addValuesOptions(command: Command): Command {
 export async function commandLineSources(flags: ValuesFlags): Promise<CommandLineValues[]> {
   const files = await Promise.all(
     flags.values.map(async (file) => {
-      const text = await readFile(file, 'utf8').catch(() => undefined);
-      if (text === undefined) throw new FlotillaError(`-f ${file}: no such file`, { exitCode: 2 });
-      return { kind: 'file' as const, file, text };
+      const text = await readInputFile(file).catch((error: unknown) => {
+        throw error instanceof FileAccessError ? new FlotillaError(`-f ${error.message}`, { exitCode: 2 }) : error;
+      });
+      return { kind: 'file' as const, file, text: text.toString('utf8') };
     }),
   );
   const sources = [...files, ...flags.set.map((expression) => ({ kind: 'set' as const, expression })), ...flags.setString.map((expression) => ({ kind: 'set-string' as const, expression }))];

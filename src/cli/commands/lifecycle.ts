@@ -2,14 +2,13 @@
  * The cluster lifecycle commands: upload, apply, remove, delete, abort,
  * list, show. Each parses its flags, calls src/lifecycle and prints.
  */
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { parseYaml, toPlain } from '../../document/index.js';
 import type { AppRecord, AppView, HistoryEntry, LifecycleEvent } from '../../lifecycle/index.js';
 import { formatTable } from '../output.js';
 import { clusterCommand, connectFor, outputFormat, parseDuration, printData, progressPrinter, withOutput, type ClusterFlags } from './cluster-options.js';
-import { fileErrorText } from '../../files/index.js';
+import { FileAccessError, fileErrorText, readInputFile } from '../../files/index.js';
 
 interface ChartRepoFlags {
   readonly chartRepo?: string;
@@ -151,9 +150,12 @@ async function readValuesFiles(files: readonly string[]): Promise<{ [key: string
   const { OverrideUsageError } = await import('../../lifecycle/index.js');
   const out: { [key: string]: never }[] = [];
   for (const file of files) {
-    const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new OverrideUsageError(`-f ${file}: cannot read (${fileErrorText(error)})`);
-    });
+    const text = await readInputFile(file).then(
+      (bytes) => bytes.toString('utf8'),
+      (error: unknown) => {
+        throw new OverrideUsageError(`-f ${file}: cannot read (${error instanceof FileAccessError ? error.reason : fileErrorText(error)})`);
+      },
+    );
     const root = parseYaml(text, file, { layer: 'user' }).root;
     const value = root ? toPlain(root) : {};
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new OverrideUsageError(`-f ${file}: expected a map of values at the top`);
@@ -170,12 +172,13 @@ function registerDiff(program: Command): void {
   withOutput(clusterCommand(program, 'diff', 'what an apply (or an update to BUNDLE) would change: per release, values and rendered objects; exit 0 no change, 1 changes, 2 error'), ['text', 'json'])
     .argument('<APP>', 'app name')
     .argument('[BUNDLE]', 'application tarball of another version')
-    .action(async (app: string, bundle: string | undefined, flags: ClusterFlags) => {
+    .option('--show-secrets', 'print passwords, tokens, keys and Secret data instead of <secret>')
+    .action(async (app: string, bundle: string | undefined, flags: ClusterFlags & { showSecrets?: boolean }) => {
       const format = outputFormat(flags, ['text', 'json']);
       const { diffApp } = await import('../../lifecycle/index.js');
       let report;
       try {
-        report = await diffApp(await connectFor(flags), app, bundle ? { bundle } : {});
+        report = await diffApp(await connectFor(flags), app, { ...(bundle ? { bundle } : {}), showSecrets: flags.showSecrets === true });
       } catch (error) {
         // Like kubectl diff: 1 means "changes", so a failure exits above it.
         throw error instanceof FlotillaError && error.exitCode === 1 ? new FlotillaError(error.message, { exitCode: 2 }) : error;
@@ -206,21 +209,25 @@ function registerOverride(program: Command): void {
     .option('--set <PATH=VALUE...>', 'one value (a.b[0].c=VALUE; true/false/null/integers typed), after the files')
     .option('--reuse-values', 'merge into the user overrides kept')
     .option('--reset-values', 'replace the user overrides kept (the default)')
-    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean }) => {
+    .option('--show-secrets', 'print passwords, tokens and keys instead of <secret>')
+    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; showSecrets?: boolean }) => {
       const format = outputFormat(flags, ['yaml', 'json']);
       const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
       if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
       const files = await readValuesFiles(flags.values ?? []);
       const values = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' });
-      await printData(format, values, () => '');
+      const { SecretRegistry } = await import('../../plugins/index.js');
+      await printData(format, new SecretRegistry(flags.showSecrets).redact(values), () => '');
     });
   withOutput(clusterCommand(override, 'show', 'the user overrides of CHART'), ['yaml', 'json'])
     .argument('<APP>', 'app name')
     .argument('<CHART>', 'chart name')
-    .action(async (app: string, chart: string, flags: ClusterFlags) => {
+    .option('--show-secrets', 'print passwords, tokens and keys instead of <secret>')
+    .action(async (app: string, chart: string, flags: ClusterFlags & { showSecrets?: boolean }) => {
       const format = outputFormat(flags, ['yaml', 'json']);
       const { showOverrides } = await import('../../lifecycle/index.js');
-      await printData(format, await showOverrides(await connectFor(flags), app, chart), () => '');
+      const { SecretRegistry } = await import('../../plugins/index.js');
+      await printData(format, new SecretRegistry(flags.showSecrets).redact(await showOverrides(await connectFor(flags), app, chart)), () => '');
     });
   clusterCommand(override, 'delete', 'drop the user overrides of CHART')
     .argument('<APP>', 'app name')

@@ -81,13 +81,13 @@ export function register(program: Command): void {
     // Passwords plugins generated are never printed.
     const systemOverrides = session.redact(values.systemOverrides);
     if (!opts.explain) {
-      const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(session.redact(l.value))]) : [];
+      const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(session.redact(l.value, l.path))]) : [];
       printData(opts.output ?? 'yaml', systemOverrides, () => console.log(formatTable(['PATH', 'VALUE'], rows)));
       return;
     }
     const rows = (opts.history ? history(values, { all: opts.all }) : explain(values, { all: opts.all }).map((l) => ({ ...l, overridden: false }))).map((l) => ({
       ...l,
-      value: session.redact(l.value),
+      value: session.redact(l.value, l.path),
     }));
     const data = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location, ...(opts.history ? { overridden: l.overridden } : {}) }));
     printData(opts.output ?? 'table', data, () => {

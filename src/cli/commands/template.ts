@@ -1,9 +1,8 @@
-import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { selectReleases } from '../../app/index.js';
 import { FlotillaError } from '../../diagnostics/index.js';
-import { writeFileAtomic } from '../../files/index.js';
+import { makeFolder, writeFileAtomic } from '../../files/index.js';
 import { preflight, splitBySource } from '../../preflight/index.js';
 import { appDirAndNames, integerAtLeast } from '../options.js';
 import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
@@ -43,7 +42,7 @@ export function register(program: Command): void {
       }
       for (const [source, text] of splitBySource(manifest)) {
         const file = join(opts.outputDir, check.release.name, source);
-        await mkdir(dirname(file), { recursive: true });
+        await makeFolder(dirname(file));
         await writeFileAtomic(file, text);
         process.stderr.write(`wrote ${file}\n`);
       }

@@ -1,4 +1,4 @@
-// Lists tar archives as Go's archive/tar reads them (what Helm and Flux use),
+// Lists tar archives (plain or gzipped) as Go's archive/tar reads them (what Helm and Flux use),
 // for the differential test. Reads archive paths (one a line) on stdin; prints
 // one JSON object a line: {"path", "ok", "error"?, "entries": [{"name", "type", "sha256"?}]}.
 // Global and extended headers are skipped as Helm's chart loader skips them.
@@ -7,6 +7,7 @@ package main
 import (
 	"archive/tar"
 	"bufio"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,7 +35,18 @@ func list(path string) result {
 		return failed(err)
 	}
 	defer file.Close()
-	reader := tar.NewReader(file)
+	buffered := bufio.NewReader(file)
+	var stream io.Reader = buffered
+	if magic, _ := buffered.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		// A .tgz, read as Helm reads a chart archive: compress/gzip, which checks the header CRC.
+		unzipped, err := gzip.NewReader(buffered)
+		if err != nil {
+			return failed(err)
+		}
+		defer unzipped.Close()
+		stream = unzipped
+	}
+	reader := tar.NewReader(stream)
 	out := result{Path: path, Ok: true, Entries: []entry{}}
 	for {
 		header, err := reader.Next()

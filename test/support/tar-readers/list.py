@@ -1,4 +1,4 @@
-"""Lists tar archives as Python's tarfile reads them, for the differential test.
+"""Lists tar archives (plain or gzipped) as Python's tarfile reads them, for the differential test.
 
 Reads archive paths (one a line) on stdin; prints one JSON object a line:
 {"path", "ok", "error"?, "entries": [{"name", "type", "sha256"?}]}.
@@ -11,7 +11,7 @@ import tarfile
 for path in sys.stdin.read().splitlines():
     result = {"path": path, "ok": True, "entries": []}
     try:
-        with tarfile.open(path, "r:") as archive:
+        with tarfile.open(path, "r:*") as archive:
             for member in archive:
                 if member.isreg():
                     data = archive.extractfile(member).read()
