@@ -3,21 +3,25 @@
  * `computeReleaseValues` builds the layers, merges them, and splits the result
  * into what ships as static overrides and what flotilla writes as system overrides.
  */
+import type { Diagnostic } from '../diagnostics/index.js';
 import { leaves, prune, toPlain, type Leaf, type Origin, type PlainValue, type ValueNode } from '../document/index.js';
 import { buildLayers, SYSTEM_LAYER_KINDS, type Layer, type LayerProviders, type ReleaseInfo, type ValuesSource } from './layers.js';
-import { mergeAll } from './merge.js';
+import { coalesceWithChart, describeClash, mergeAll, type KindClash } from './merge.js';
 
 export * from './layers.js';
-export { describeOrigin, mergeAll, mergeNodes, ValueClashError } from './merge.js';
+export { coalesceWithChart, describeClash, describeOrigin, kindOf, mergeAll, mergeNodes, mergePlain, ValueClashError, type ClashSink, type HelmWarning, type KindClash } from './merge.js';
 export { commandLineLabel, commandLineValues, SetExpressionError, setExpressionInto, type CommandLineValues } from './command-line.js';
+export { chartKeyReferences, checkKnownPath, describeUnknownKey, isOpenKey, schemaReference, unknownKeys, valuesReference, type ChartKeyFiles, type JsonSchema, type KeyReference, type KnownCheck, type UnknownKey } from './known-keys.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
 export { culpritsOf, pathsInHelmMessage, unsetPathsOf } from './helm-errors.js';
 
 export interface ReleaseValues {
   readonly release: ReleaseInfo;
   readonly layers: readonly Layer[];
-  /** Every layer merged, chart defaults included: what Helm will see. */
+  /** Every layer merged, then coalesced with the chart defaults as Helm does it (overrides' nulls delete): what the chart's templates see. */
   readonly merged: ValueNode | undefined;
+  /** Where two layers set a map and a non-map at one path (the higher won): warnings, errors under strict values. */
+  readonly clashes: readonly KindClash[];
   /** Layer 1, as shipped in `<chart>-static-overrides`. */
   readonly staticOverrides: PlainValue;
   /** The part of `merged` set by layers 2–8: `<chart>-system-overrides`. Lists are whole (Helm replaces lists). */
@@ -27,20 +31,33 @@ export interface ReleaseValues {
 
 export async function computeReleaseValues(source: ValuesSource, release: ReleaseInfo, providers: LayerProviders = {}): Promise<ReleaseValues> {
   const layers = await buildLayers(source, release, providers);
-  const merged = mergeAll(layers);
+  const clashes: KindClash[] = [];
+  const onClash = (clash: KindClash) => clashes.push(clash);
+  // As helm-controller (and `helm -f`) do: the layers above the chart merged first, then coalesced with its values.yaml.
+  const chart = layers.find((l) => l.kind === 'chart')?.root;
+  const overrides = mergeAll(layers.filter((l) => l.kind !== 'chart'), onClash);
+  const merged = coalesceWithChart(chart, overrides, { onClash });
   // By layer kind, not by label: a provider labels its values as it likes (the cluster's user overrides do).
   const systemOrigins = new Set<Origin>();
   for (const layer of layers) if (SYSTEM_LAYER_KINDS.has(layer.kind) && layer.root) collectOrigins(layer.root, systemOrigins);
-  const systemTree = merged && prune(merged, (origin) => systemOrigins.has(origin));
+  // What ships keeps the nulls, for Helm to delete the chart defaults they name; list edits are resolved against the chart's lists.
+  const shipped = coalesceWithChart(chart, overrides, { keepNulls: true });
+  const systemTree = shipped && prune(shipped, (origin) => systemOrigins.has(origin));
   const staticLayer = layers.find((l) => l.kind === 'static')?.root;
   return {
     release,
     layers,
     merged,
+    clashes,
     staticOverrides: staticLayer ? toPlain(staticLayer) : {},
     systemTree,
     systemOverrides: systemTree ? toPlain(systemTree) : {},
   };
+}
+
+/** The kind clashes of a release as diagnostics at the higher layer's place: warnings, or errors when values are strict. */
+export function clashDiagnostics(values: ReleaseValues, strict: boolean): Diagnostic[] {
+  return values.clashes.map((clash) => ({ severity: strict ? 'error' : 'warning', message: describeClash(clash), location: clash.upper.location }));
 }
 
 /** Every origin object of a tree. Merging keeps origins by identity, so they tell which layer set a merged value. */
