@@ -200,12 +200,13 @@ export function unknownKeys(references: readonly KeyReference[], root: ValueNode
 
 export function describeUnknownKey(unknown: UnknownKey): string {
   const hint = unknown.suggestion ? `; did you mean ${formatPath(unknown.suggestion)}?` : '';
-  return `${unknown.layer} sets ${formatPath(unknown.path)}, which ${unknown.knownBy} does not know${hint}`;
+  return `${unknown.layer} sets ${formatPath(unknown.path)}, a key unknown to ${unknown.knownBy}${hint}`;
 }
 
 /** A chart's files the key check reads: values.yaml, values.schema.json, Chart.yaml (its dependencies), each as text with its name. */
 export interface ChartKeyFiles {
-  readonly values?: { readonly text: string; readonly file: string };
+  /** values.yaml as text, or as the tree the values layers already parsed. */
+  readonly values?: { readonly text: string; readonly file: string } | { readonly root: ValueNode | undefined; readonly file: string };
   readonly schema?: { readonly text: string; readonly file: string };
   readonly chartYaml?: { readonly text: string; readonly file: string };
 }
@@ -229,7 +230,7 @@ export function chartKeyReferences(files: ChartKeyFiles, parse: YamlParser = par
     }
   }
   if (files.values) {
-    const root = parse(files.values.text, files.values.file, { layer: 'chart' }).root;
+    const root = 'root' in files.values ? files.values.root : parse(files.values.text, files.values.file, { layer: 'chart' }).root;
     references.push(valuesReference(files.values.file, root ? toPlain(root) : {}, dependencies));
   }
   if (files.schema) {
