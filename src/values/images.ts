@@ -66,14 +66,17 @@ export function imagesIn(root: ValueNode | undefined): FoundImage[] {
   return found;
 }
 
+/** A template (`{{ … }}`, the chart's to read) or a build token (`@NAME@`, replaced by `flotilla build` before any check; an import reads the source as written). */
+const unresolved = (reference: string): boolean => reference.includes('{{') || /@[A-Z][A-Z0-9_]*@/.test(reference);
+
 /**
  * Every malformed image reference of a values tree, some part of which
  * `checked` accepts the origin of (the caller leaves out what the chart's own
- * defaults hold). A reference holding a template (`{{`) is the chart's to read.
+ * defaults hold); one not resolved yet is left alone.
  */
 export function imageProblems(root: ValueNode | undefined, checked: (origin: Origin) => boolean): ImageProblem[] {
   return imagesIn(root).flatMap((image) => {
-    if (image.reference.includes('{{') || !image.parts.some((part) => checked(part.origin))) return [];
+    if (unresolved(image.reference) || !image.parts.some((part) => checked(part.origin))) return [];
     const problem = malformedImageReference(image.reference);
     return problem ? [{ path: image.path, reference: image.reference, problem, location: image.node.origin.location }] : [];
   });
