@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { leaves, parseYaml, toPlain, type ValueNode } from '../../src/document/index.js';
 import { formatPath } from '../../src/diagnostics/index.js';
-import { coalesceWithChart, mergeAll, mergeNodes, ValueClashError, type KindClash } from '../../src/values/index.js';
+import { coalesceWithChart, mergeAll, mergeNodes, mergePlain, ValueClashError, type KindClash } from '../../src/values/index.js';
 
 const layer = (label: string, text: string): ValueNode => {
   const root = parseYaml(text, `${label}.yaml`, { layer: label, allowListEdits: true }).root;
@@ -123,5 +123,15 @@ describe('YAML as Helm reads it', () => {
     expect(() => parseYaml('a: !foo 1\n', 'f.yaml', { layer: 'x' })).toThrow(/f\.yaml:1:4: .*!foo/);
     expect(() => parseYaml('a: !append [1]\n', 'static.yaml', { layer: 'static' })).toThrow(/static\.yaml:1:1: !append is only allowed in values layers/);
     expect(() => parseYaml('a: !append 1\n', 'f.yaml', { layer: 'x', allowListEdits: true })).toThrow(/!append takes a list/);
+  });
+});
+
+describe('mergePlain (user overrides kept in the cluster)', () => {
+  it('is the same merge: lists and other kinds replaced, maps merged, inputs untouched', () => {
+    const lower = { a: { x: 1, l: [1, 2] }, k: { m: 1 } };
+    const upper = { a: { l: [3] }, k: 'flat' };
+    const before = JSON.stringify([lower, upper]);
+    expect(mergePlain(lower, upper)).toEqual({ a: { x: 1, l: [3] }, k: 'flat' });
+    expect(JSON.stringify([lower, upper])).toBe(before);
   });
 });
