@@ -18,6 +18,7 @@ import type { FluxTarget } from '../flux/index.js';
 import { checkSchema, rememberedSchemaCheck, type JsonSchema } from './schema-check.js';
 import { APP_FILES } from './layout.js';
 import { directoryAppSource, type AppSource, type ChartFile } from './source.js';
+import { describeClash } from '../values/index.js';
 import { checkSpecLayer, enabledServices, mergeSpec, selectedPolicySet, type DeploymentSpec, type SpecLayer } from './spec.js';
 
 
@@ -30,6 +31,8 @@ export interface App {
   readonly releases: readonly Release[];
   /** The Flux version the release table declares (fluxVersion): the schema of its Flux fields and of the generated objects. */
   readonly fluxTarget: FluxTarget;
+  /** The release table's `strictValues`: values warnings are errors for this app. */
+  readonly strictValues: boolean;
   readonly graph: ReleaseGraph;
   /** The merged spec, and its tree for provenance. */
   readonly spec: DeploymentSpec;
@@ -204,7 +207,9 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const size = chooseLayer('size', APP_FILES.sizes);
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
   const specLayers = [preset, size, deploymentLayer].filter((l): l is SpecLayer => l !== undefined);
-  const { node: specNode, spec } = mergeSpec(specLayers);
+  const { node: specNode, spec } = mergeSpec(specLayers, (clash) =>
+    collect([{ severity: releasesResult.strictValues ? 'error' : 'warning', message: describeClash(clash), location: clash.upper.location }]),
+  );
 
   const featuresSchema = files.read(APP_FILES.featuresSchema);
   if (featuresSchema) {
@@ -242,6 +247,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     metadata,
     releases: releasesResult.releases,
     fluxTarget: releasesResult.fluxTarget,
+    strictValues: releasesResult.strictValues,
     graph,
     spec,
     specNode,

@@ -26,12 +26,28 @@ function unknownReference(context: string, what: string, name: string, known: Re
   return { ...problem(`${context}${unknownName(what, name, known)}${typo ? '' : '; it applies to nothing'}`, location, path), severity: typo ? 'error' : 'warning' };
 }
 
-/** Each item of a list node that is not one of `known`. */
-function unknownItems(node: ValueNode | undefined, path: DocPath, what: string, known: ReadonlySet<string>, context: string): Diagnostic[] {
+/** Each item of a list node that is not one of `known`; `report` says how (default: unknownReference). */
+function unknownItems(
+  node: ValueNode | undefined,
+  path: DocPath,
+  what: string,
+  known: ReadonlySet<string>,
+  context: string,
+  report: typeof unknownReference = unknownReference,
+): Diagnostic[] {
   if (node?.kind !== 'seq') return [];
   return node.items.flatMap((item, i) =>
-    item.kind === 'scalar' && typeof item.value === 'string' && !known.has(item.value) ? [unknownReference(context, what, item.value, known, item.origin.location, [...path, i])] : [],
+    item.kind === 'scalar' && typeof item.value === 'string' && !known.has(item.value) ? [report(context, what, item.value, known, item.origin.location, [...path, i])] : [],
   );
+}
+
+/**
+ * A name in metadata `disabled_charts` that no release's chart has: sysinv
+ * accepts it (it disables what is there), so it is a warning, whatever it
+ * resembles, with the nearest chart.
+ */
+function unknownDisabledChart(context: string, what: string, name: string, known: ReadonlySet<string>, location: SourceLocation, path: DocPath): Diagnostic {
+  return { ...problem(`${context}${unknownName(what, name, known)}; it disables nothing here (StarlingX accepts it too)`, location, path), severity: 'warning' };
 }
 
 export interface ReferenceInputs {
@@ -56,7 +72,7 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
       if (!groups.has(group)) out.push(unknownReference('common.groups: ', 'group', group, groups, node.origin.location, ['common', 'groups', group]));
     }
   }
-  out.push(...unknownItems(getNode(input.metadataRoot, ['disabled_charts']), ['disabled_charts'], 'chart', charts, 'disabled_charts: '));
+  out.push(...unknownItems(getNode(input.metadataRoot, ['disabled_charts']), ['disabled_charts'], 'chart', charts, 'disabled_charts: ', unknownDisabledChart));
   // An image field landing in a chart no release uses is `images list`'s warning; here only the typo is reported.
   for (const [field, targets] of input.imageTargets) {
     for (const target of targets) {

@@ -3,9 +3,9 @@
  * releases (Flux `dependsOn`): unknown names and cycles are errors; waves say
  * what can be installed in parallel.
  */
-import deepmerge from 'deepmerge';
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { describeClash, mergeNodes, type KindClash } from '../values/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_SCHEMA, LABEL_CHARACTERS_PATTERN, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
@@ -120,6 +120,7 @@ function releasesSchemaOf(target: FluxTarget): JsonSchema {
         anyOf: FLUX_TARGETS.map((t) => ({ const: t })),
         expected: `a Flux version: ${FLUX_TARGETS.map((t) => `${t} (helm-controller ${FLUX_VERSIONS[t].helmController}, source-controller ${FLUX_VERSIONS[t].sourceController})`).join(' or ')}`,
       },
+      strictValues: { type: 'boolean', expected: 'true to make every values warning (a kind clash between layers, a key the chart does not know) an error, as --strict does' },
       defaults: {
         type: 'object',
         additionalProperties: false,
@@ -181,16 +182,26 @@ export interface ReleasesResult {
   /** The Flux version the table declares (fluxVersion), whose schema checked it. */
   readonly fluxTarget: FluxTarget;
   readonly releases: readonly Release[];
+  /** `strictValues: true`: values warnings are errors for this app (as `--strict` makes them for one command). */
+  readonly strictValues: boolean;
   readonly diagnostics: Diagnostic[];
 }
 
 export function readReleases(root: ValueNode | undefined, file: string, check: SchemaChecker = checkSchema): ReleasesResult {
   const fluxTarget = declaredFluxTarget(root);
   const diagnostics = check(releasesSchemaFor(fluxTarget), root, file);
-  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], diagnostics };
-  const table = toPlain(root) as unknown as { defaults?: Partial<RawRelease>; releases: RawRelease[] };
+  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], strictValues: false, diagnostics };
+  const table = toPlain(root) as unknown as { strictValues?: boolean; releases: RawRelease[] };
+  const strictValues = table.strictValues === true;
   const seen = new Map<string, number>();
-  const raws = table.releases.map((entry) => deepmerge<RawRelease>(table.defaults ?? {}, entry));
+  // The values merge (src/values): maps merge, a release's own list or scalar replaces the default's.
+  const defaults = getNode(root, ['defaults']);
+  const raws = table.releases.map((_, index) => {
+    const entry = getNode(root, ['releases', index]) as ValueNode;
+    const onClash = (clash: KindClash) =>
+      diagnostics.push({ severity: strictValues ? 'error' : 'warning', message: describeClash(clash, "the release's own value wins"), location: clash.upper.location });
+    return toPlain(defaults ? mergeNodes(defaults, entry, onClash) : entry) as unknown as RawRelease;
+  });
   const namespaceOf = new Map(raws.map((raw) => [raw.name, raw.namespace ?? 'default']));
   const releases = raws.map((raw, index): Release => {
     const location = getNode(root, ['releases', index])?.origin.location ?? { file, line: 0, column: 0 };
@@ -263,7 +274,7 @@ export function readReleases(root: ValueNode | undefined, file: string, check: S
       location,
     };
   });
-  return { fluxTarget, releases, diagnostics };
+  return { fluxTarget, releases, strictValues, diagnostics };
 }
 
 export class DependencyCycleError extends FlotillaError {

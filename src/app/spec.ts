@@ -5,7 +5,7 @@
  */
 import type { Diagnostic } from '../diagnostics/index.js';
 import { toPlain, type ValueNode } from '../document/index.js';
-import { mergeNodes } from '../values/index.js';
+import { mergeNodes, type ClashSink } from '../values/index.js';
 import type { DeploymentSpec } from '../plugins/api.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 
@@ -77,10 +77,10 @@ export function checkSpecLayer(layer: SpecLayer, isDeploymentFile: boolean, chec
   return check(isDeploymentFile ? deploymentSchema : specLayerSchema, layer.root, layer.file);
 }
 
-/** Merges spec layers lowest first. Throws ValueClashError on a type clash. */
-export function mergeSpec(layers: readonly SpecLayer[]): { node: ValueNode | undefined; spec: DeploymentSpec } {
+/** Merges spec layers lowest first; a kind clash goes to `onClash` (the higher layer wins), or without it throws ValueClashError. */
+export function mergeSpec(layers: readonly SpecLayer[], onClash?: ClashSink): { node: ValueNode | undefined; spec: DeploymentSpec } {
   let node: ValueNode | undefined;
-  for (const layer of layers) if (layer.root) node = mergeNodes(node, layer.root);
+  for (const layer of layers) if (layer.root) node = mergeNodes(node, layer.root, onClash);
   const plain = (node ? toPlain(node) : {}) as unknown as Partial<DeploymentSpec>;
   const spec: DeploymentSpec = {
     main: { ...plain.main, release: plain.main?.release ?? '' },

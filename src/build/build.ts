@@ -15,7 +15,7 @@ import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { FlotillaError, formatBytes } from '../diagnostics/index.js';
+import { FlotillaError, formatBytes, type Diagnostic } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, isWithin, makeFolder, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
@@ -29,6 +29,8 @@ import { Session } from '../session/index.js';
 export interface BuildOptions {
   /** Folder the tarball is written to; default: the current folder. */
   readonly outDir?: string;
+  /** `--strict`: values warnings are errors. */
+  readonly strict?: boolean;
   /** `--token NAME=VALUE`, winning over fluxcd/build.yaml. */
   readonly tokens?: ReadonlyMap<string, string>;
   /** A previous tarball or repository index.yaml: a chart whose content changed must have a new version. */
@@ -99,6 +101,8 @@ export interface WatchMemory extends PassedReleases, KeptPrints {
 
 export interface BuildResult {
   readonly app: App;
+  /** What the releases' values warn about (kind clashes, unknown keys), each at its file:line. */
+  readonly valuesWarnings: readonly Diagnostic[];
   readonly file: string;
   readonly sha256: string;
   readonly size: number;
@@ -155,7 +159,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // Held to the folder rule, every entry checked as it is read (src/cache); none when the folder fails the rule.
   const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
   const { files: plugins, save: savePlugins } = await pluginFiles(root, options.followExternalSymlinks === true ? undefined : cache, options.followExternalSymlinks === true);
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cache, readMemory: options.watched?.files });
+  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cache, readMemory: options.watched?.files, strict: options.strict });
   const { app } = session;
   refuseUnsafeFileName(app);
   const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
@@ -199,7 +203,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
   const appInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
-  const valuesWrite = await checkValuesOnce(session, appInputs, cache, options.watched);
+  const { warnings: valuesWarnings, write: valuesWrite } = await checkValuesOnce(session, appInputs, cache, options.watched);
 
   const typeProblems = (await typecheck)?.problems ?? [];
   if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
@@ -262,6 +266,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   }
   return {
     app,
+    valuesWarnings,
     file,
     sha256: written.sha256,
     size: written.size,

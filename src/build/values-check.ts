@@ -12,10 +12,11 @@
 import { createHash } from 'node:crypto';
 import type { App, Release } from '../app/index.js';
 import type { CacheFolder } from '../cache/index.js';
+import type { Diagnostic } from '../diagnostics/index.js';
 import type { Session } from '../session/index.js';
 import { releaseLayerFiles } from '../values/index.js';
 
-const FORMAT = 'flotilla-values-check/3';
+const FORMAT = 'flotilla-values-check/4';
 const CACHE_FILE = 'values-check.json';
 
 /** Inputs by name: app files by their path relative to the app root, plugin files as `plugins/<file>`, chart files as `<chartPath>/<file>` (see chartInputs). */
@@ -47,50 +48,75 @@ function digest(names: Iterable<string>, inputs: ValuesInputs, seed: string): st
   return hash.digest('hex');
 }
 
-/** The key of each release: what it passed with, if it did. */
-export function releaseCheckKeys(releases: readonly Release[], policySet: string | undefined, inputs: ValuesInputs): Map<Release, string> {
+/** The key of each release: what it passed with, if it did (`strict`: whether values warnings were errors then). */
+export function releaseCheckKeys(releases: readonly Release[], policySet: string | undefined, inputs: ValuesInputs, strict = false): Map<Release, string> {
   const own = new Map(releases.map((r) => [r, ownInputs(r, policySet)]));
   const owned = new Set([...own.values()].flat());
-  const shared = digest([...inputs.keys()].filter((name) => !owned.has(name)), inputs, 'app');
+  const shared = digest([...inputs.keys()].filter((name) => !owned.has(name)), inputs, strict ? 'app strict' : 'app');
   return new Map(releases.map((r) => [r, digest(own.get(r) ?? [], inputs, `${shared}\0${r.name}`)]));
 }
 
-/** Keys that passed before; a missing, torn or unvouched entry counts as none (the check then runs, nothing is trusted). */
-async function readPassed(cache: CacheFolder): Promise<Set<string>> {
+/** Values warnings as kept: only their text and place (they are printed again, never acted on). */
+function isWarning(d: unknown): d is Diagnostic {
+  const w = d as Partial<Diagnostic> | null;
+  const at = w?.location as Partial<Diagnostic['location']> | undefined;
+  return (
+    w?.severity === 'warning' &&
+    typeof w.message === 'string' &&
+    (at === undefined || (typeof at === 'object' && at !== null && typeof at.file === 'string' && typeof at.line === 'number' && typeof at.column === 'number'))
+  );
+}
+
+/** Keys that passed before, with the warnings each passed with; a missing, torn or unvouched entry counts as none (the check then runs, nothing is trusted). */
+async function readPassed(cache: CacheFolder): Promise<Map<string, readonly Diagnostic[]>> {
+  const passed = new Map<string, readonly Diagnostic[]>();
   try {
     const content = await cache.read(CACHE_FILE, 'values-check', FORMAT);
     const entry = content && (JSON.parse(content.toString('utf8')) as { passed?: unknown } | null);
-    if (!entry || !Array.isArray(entry.passed)) return new Set();
-    return new Set(entry.passed.filter((k): k is string => typeof k === 'string' && /^[0-9a-f]{64}$/.test(k)));
+    if (!entry || !Array.isArray(entry.passed)) return passed;
+    for (const item of entry.passed as unknown[]) {
+      if (!Array.isArray(item) || typeof item[0] !== 'string' || !/^[0-9a-f]{64}$/.test(item[0]) || !Array.isArray(item[1]) || !item[1].every(isWarning)) continue;
+      passed.set(item[0], item[1] as Diagnostic[]);
+    }
+    return passed;
   } catch {
-    return new Set();
+    return new Map();
   }
 }
 
-/** The keys of releases that passed, as a long-lived build keeps them between builds (see WatchMemory). */
+/** The keys of releases that passed, with their values warnings, as a long-lived build keeps them between builds (see WatchMemory). */
 export interface PassedReleases {
-  passed?: ReadonlySet<string>;
+  passed?: ReadonlyMap<string, readonly Diagnostic[]>;
 }
 
 /**
  * Checks the releases whose inputs changed since they last passed; throws as
  * `Session.checkAll` does. `appInputs`: the app's files as shipped and the
- * plugin bundle; the charts' files are read here. Resolves to the write of
- * what passed into the cache, for the caller to await when it likes (none
- * when nothing new passed); `kept` holds the same in memory.
+ * plugin bundle; the charts' files are read here. Resolves to the values
+ * warnings of every release (those of releases not checked again as they
+ * were when they passed) and to the write of what passed into the cache,
+ * for the caller to await when it likes (none when nothing new passed);
+ * `kept` holds the same in memory.
  */
-export async function checkValuesOnce(session: Session, appInputs: ValuesInputs, cache: CacheFolder | undefined, kept?: PassedReleases): Promise<Promise<void> | undefined> {
+export async function checkValuesOnce(
+  session: Session,
+  appInputs: ValuesInputs,
+  cache: CacheFolder | undefined,
+  kept?: PassedReleases,
+): Promise<{ readonly warnings: readonly Diagnostic[]; readonly write?: Promise<void> }> {
   const { app } = session;
-  const keys = releaseCheckKeys(app.releases, app.policySet, new Map([...appInputs, ...chartInputs(app)]));
-  const passed = kept?.passed ?? (cache ? await readPassed(cache) : new Set<string>());
+  const keys = releaseCheckKeys(app.releases, app.policySet, new Map([...appInputs, ...chartInputs(app)]), session.strictValues);
+  const passed = kept?.passed ?? (cache ? await readPassed(cache) : new Map<string, readonly Diagnostic[]>());
   if (kept) kept.passed = passed;
   const due = app.releases.filter((r) => !passed.has(keys.get(r) ?? ''));
-  if (due.length === 0) return undefined;
-  await session.checkReleases(due);
-  const nowPassed = [...new Set(keys.values())].sort();
-  if (kept) kept.passed = new Set(nowPassed);
-  if (!cache) return undefined;
-  const write = cache.write(CACHE_FILE, 'values-check', FORMAT, JSON.stringify({ passed: nowPassed }));
+  const fresh = due.length === 0 ? new Map<string, Diagnostic[]>() : await session.checkReleases(due);
+  const now = new Map(app.releases.map((r) => [keys.get(r) ?? '', fresh.get(r.name) ?? passed.get(keys.get(r) ?? '') ?? []]));
+  const warnings = [...now.values()].flat();
+  if (due.length === 0) return { warnings };
+  if (kept) kept.passed = now;
+  if (!cache) return { warnings };
+  const entries = [...now].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const write = cache.write(CACHE_FILE, 'values-check', FORMAT, JSON.stringify({ passed: entries }));
   write.catch(() => undefined); // the caller awaits it, unless the build fails first
-  return write;
+  return { warnings, write };
 }

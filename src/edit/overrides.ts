@@ -22,10 +22,10 @@ import {
   type Release,
 } from '../app/index.js';
 import { DiagnosticsError, FlotillaError, type Diagnostic } from '../diagnostics/index.js';
-import { parseYaml, toPlain, type ValueNode } from '../document/index.js';
+import { parseYaml, type ValueNode } from '../document/index.js';
 import { readImageTargets, readVersionFile } from '../versions/index.js';
 import type { FileChange } from './changes.js';
-import { checkKnownPath, schemaReference, valuesReference, type KeyReference } from './known-keys.js';
+import { chartKeyReferences, checkKnownPath, schemaReference, type KeyReference } from '../values/index.js';
 import { formatValuePath, type Assignment, type ValuePath } from './path.js';
 import { EditRefusedError, YamlFileEditor, parseValueArgument } from './yaml-edit.js';
 
@@ -124,7 +124,7 @@ function checkNewPath(target: EditTarget, path: ValuePath, editor: YamlFileEdito
   if (check.known || (check.depth < path.length - 1 && editor.lookup(path.slice(0, check.depth + 1)).exists)) return;
   const where = formatValuePath(path);
   if (target.references.length === 0) throw new UnknownPathError(`${target.file}: ${where} is not in the file, and nothing describes the paths this file may hold; pass --new to add it`);
-  const hint = check.suggestion ? `did you mean ${check.suggestion}? ` : '';
+  const hint = check.suggestion ? `did you mean ${formatValuePath(check.suggestion)}? ` : '';
   throw new UnknownPathError(`${target.file}: ${where} is not a known path (checked against ${check.knownBy}); ${hint}pass --new to add it anyway`);
 }
 
@@ -179,17 +179,14 @@ async function resolveTarget(tree: AppTree, request: OverrideEdit): Promise<Edit
   return { ...target, references: [] };
 }
 
-/** The chart's values.yaml and values.schema.json, when present. */
+/** The chart's values.yaml, values.schema.json and Chart.yaml (its dependencies), when present. */
 async function chartReferences(tree: AppTree, chartPath: string): Promise<KeyReference[]> {
-  const references: KeyReference[] = [];
-  const valuesFile = join(chartPath, 'values.yaml');
-  if (existsSync(tree.path(valuesFile))) {
-    const parsed = parseYaml(await readFile(tree.path(valuesFile), 'utf8'), valuesFile, { layer: 'chart' });
-    references.push(valuesReference(valuesFile, parsed.root ? toPlain(parsed.root) : {}));
-  }
-  const schemaFile = join(chartPath, 'values.schema.json');
-  if (existsSync(tree.path(schemaFile))) references.push(schemaReference(schemaFile, JSON.parse(await readFile(tree.path(schemaFile), 'utf8')) as JsonSchema));
-  return references;
+  const read = async (name: string) => {
+    const file = join(chartPath, name);
+    return existsSync(tree.path(file)) ? { text: await readFile(tree.path(file), 'utf8'), file } : undefined;
+  };
+  const [values, schema, chartYaml] = await Promise.all([read('values.yaml'), read('values.schema.json'), read('Chart.yaml')]);
+  return chartKeyReferences({ ...(values ? { values } : {}), ...(schema ? { schema } : {}), ...(chartYaml ? { chartYaml } : {}) });
 }
 
 async function featuresSchema(tree: AppTree): Promise<JsonSchema | undefined> {

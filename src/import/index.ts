@@ -98,7 +98,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   try {
     staged = await stageTree(targetInfo, files);
     const expectEnabled = new Set(releases.filter((r) => !excluded.has(r.name)).map((r) => r.name));
-    await verifyImport(staged.dir, releases, charts, manifests, expectEnabled);
+    const loadedWarnings = await verifyImport(staged.dir, releases, charts, manifests, expectEnabled);
     const replaced = await commitStaged(targetInfo, staged);
     return {
       externalLinks,
@@ -117,7 +117,7 @@ export async function importStarlingxApp(source: string, target: string, opts: I
       images,
       files: staged.files,
       replaced,
-      warnings: problems.warnings,
+      warnings: [...problems.warnings, ...loadedWarnings],
     };
   } catch (error) {
     await discardStaged(targetInfo, staged);
@@ -135,7 +135,8 @@ function readStarlingxMetadata(src: FileSource, problems: Problems): { bytes?: B
   const doc = parseSourceYaml(bytes.toString('utf8'), METADATA_FILE, problems, 'metadata');
   if (!doc) return { bytes };
   const result = readMetadata(doc.root, doc.file);
-  problems.add(result.diagnostics);
+  // Its warnings are the loaded app's (named as the new tree names the file); errors stop the import here.
+  problems.add(result.diagnostics.filter((d) => d.severity === 'error'));
   return { bytes, ...(result.metadata ? { metadata: result.metadata } : {}) };
 }
 

@@ -8,11 +8,12 @@
  * compare what Helm would package. Any difference stops the import.
  */
 import { join } from 'node:path';
-import { loadApp, type App } from '../app/index.js';
+import { APP_FILES, loadApp, type App } from '../app/index.js';
 import { loadChart } from '../charts/index.js';
 import { DiagnosticsError, FlotillaError, formatPath, type Diagnostic, type DocPath } from '../diagnostics/index.js';
 import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../document/index.js';
 import { FLUX_TREE, fluxManifestTree, helmReleaseManifest, KUSTOMIZE_API } from '../flux/index.js';
+import { Session } from '../session/index.js';
 import { chartFingerprint } from './charts.js';
 import { ImportVerificationError } from './errors.js';
 import type { ImportedChart, ImportedRelease, StxManifests } from './types.js';
@@ -54,13 +55,22 @@ export function asWritten(manifest: unknown): PlainValue {
   return root ? toPlain(root) : null;
 }
 
+/**
+ * Resolves to the warnings about the one file the import copies as written,
+ * fluxcd/metadata.yaml, as every command will print them (unknown keys,
+ * disabled_charts naming no chart); the import's own findings say the rest.
+ * Every release's values are checked as the build checks them:
+ * an error refuses the import here, before anything is written; their
+ * warnings (kind clashes, keys a chart does not know) are the source's, copied
+ * as it is, and `build` and `preflight` print them.
+ */
 export async function verifyImport(
   stagingDir: string,
   releases: readonly ImportedRelease[],
   charts: ReadonlyMap<string, ImportedChart>,
   manifests: StxManifests,
   expectEnabled: ReadonlySet<string>,
-): Promise<App> {
+): Promise<Diagnostic[]> {
   const repository = manifests.repository.name;
   let app: App;
   try {
@@ -117,8 +127,15 @@ export async function verifyImport(
       problems.push({ severity: 'error', message: `chart ${chart.name} (${chart.from}) would package differently: ${what.join('; ')}` });
     }
   }
+  try {
+    await Session.forApp(app).checkAll();
+  } catch (error) {
+    if (error instanceof DiagnosticsError) problems.push(...error.diagnostics);
+    else if (error instanceof FlotillaError) problems.push({ severity: 'error', message: error.message });
+    else throw error;
+  }
   if (problems.length > 0) throw new ImportVerificationError(problems);
-  return app;
+  return app.warnings.filter((w) => w.location?.file === APP_FILES.metadata);
 }
 
 /** The kustomizations and the HelmRepository the build would write, compared with the originals. */

@@ -8,11 +8,11 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import deepmerge from 'deepmerge';
 import { createTwoFilesPatch } from 'diff';
 import type { Release } from '../app/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
+import { dumpYaml, parseYamlStream, parseYamlValue, type PlainValue } from '../document/index.js';
+import { mergePlain } from '../values/index.js';
 import { overridesSecretName, overridesValuesKey, type OverridesKind } from '../flux/index.js';
 import { kubeRead, type KubeClient } from '../kube/index.js';
 import { helm } from '../tools/index.js';
@@ -70,7 +70,7 @@ type Plain = { [key: string]: unknown };
 /** What Flux gives Helm: static overrides, then system overrides on top (lists replaced). */
 function fluxValues(staticValues: unknown, systemValues: unknown): Plain {
   const asMap = (v: unknown): Plain => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Plain) : {});
-  return deepmerge(asMap(staticValues), asMap(systemValues), { arrayMerge: (_t, s) => s }) as Plain;
+  return mergePlain(asMap(staticValues) as PlainValue, asMap(systemValues) as PlainValue) as Plain;
 }
 
 /** Leaves by dotted path; a list is one leaf (Helm replaces lists whole). */

@@ -5,10 +5,9 @@
  * new values into the ones kept; `--reset-values` (the default, as in Helm)
  * replaces them.
  */
-import deepmerge from 'deepmerge';
 import type { KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
-import { setExpressionInto } from '../values/index.js';
+import { mergePlain, setExpressionInto } from '../values/index.js';
 import { fromPlain, toPlain } from '../document/index.js';
 import { LifecycleError } from './errors.js';
 import { RecordHandle, withAppLock, type OperationOptions } from './operation.js';
@@ -31,13 +30,11 @@ export interface OverrideChange {
   readonly mode: 'reuse' | 'reset';
 }
 
-const overwriteLists = (_target: unknown[], source: unknown[]) => source;
-
 /** The values a change leaves for one chart. */
 export function applyOverrideChange(kept: Values | undefined, change: OverrideChange): Values {
   let values: Values = change.mode === 'reuse' ? structuredClone(kept ?? {}) : {};
-  // Lists are replaced, as Helm replaces them.
-  for (const file of change.files) values = deepmerge(values, file, { arrayMerge: overwriteLists }) as Values;
+  // The values merge (src/values): lists replaced, as Helm replaces them.
+  for (const file of change.files) values = mergePlain(values, file) as Values;
   // Each made into them as the values engine makes a `--set` (Helm's strvals: its commas and escapes, its types, its bounds).
   if (change.sets.length > 0) {
     let node = fromPlain(values, { layer: 'override set', location: { file: `the ${change.mode === 'reuse' ? 'kept overrides and ' : ''}values files`, line: 0, column: 0 } });

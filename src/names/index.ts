@@ -141,3 +141,4 @@ export function unknownName(what: string, name: string, known: Iterable<string>)
   const guess = nearest(name, names);
   return `no ${what} "${name}"${guess ? `; did you mean "${guess}"?` : ''} (${what}s: ${names.join(', ') || 'none'})`;
 }
+export { DOCKER_HUB, DOCKER_HUB_API, isValidTag, malformedImageReference, splitReference, type ReferenceParts } from './reference.js';

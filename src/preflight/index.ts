@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { FlotillaError } from '../diagnostics/index.js';
+import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
 import { dumpYaml, parseYamlStream, type Leaf } from '../document/index.js';
 import { overridesValuesKey } from '../flux/index.js';
 import type { Session } from '../session/index.js';
@@ -36,6 +36,8 @@ export interface ReleaseCheck {
   readonly culprits: readonly Leaf[];
   /** Value paths the message names that no layer sets (a typo in a chart value, or a value that must be given). */
   readonly unset: readonly string[];
+  /** What the release's values warn about (kind clashes, unknown keys), each at its file:line. */
+  readonly warnings: readonly Diagnostic[];
   readonly millis: number;
 }
 
@@ -87,6 +89,7 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     objects: [],
     culprits: [],
     unset: [],
+    warnings: [],
     millis: Date.now() - started,
     ...fields,
   });
@@ -97,6 +100,10 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
     throw error;
   }
+  const found = session.valuesDiagnostics(values);
+  const warnings = found.filter((d) => d.severity === 'warning');
+  const refused = found.filter((d) => d.severity === 'error');
+  if (refused.length > 0) return done({ ok: false, error: refused.map(formatDiagnostic).join('\n'), warnings });
   try {
     const chartDir = await stage(release);
     const staticFile = join(work, overridesValuesKey(release.name, 'static'));
@@ -104,14 +111,14 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     await writeFile(staticFile, dumpYaml(values.staticOverrides));
     await writeFile(systemFile, dumpYaml(values.systemOverrides));
     const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '--kube-version', kubeVersion, '-f', staticFile, '-f', systemFile]);
-    return done({ ok: true, objects: renderedObjects(stdout, release.name), manifest: stdout });
+    return done({ ok: true, objects: renderedObjects(stdout, release.name), manifest: stdout, warnings });
   } catch (error) {
     if (error instanceof ToolError) {
       // Helm's hint names its own --debug flag, which flotilla's commands do not pass on.
       const message = error.stderr.replace(/\s*Use --debug flag to render out invalid YAML\.?/g, '').trim();
-      return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged), unset: unsetPathsOf(message, values.merged) });
+      return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged), unset: unsetPathsOf(message, values.merged), warnings });
     }
-    if (error instanceof FlotillaError) return done({ ok: false, error: error.message });
+    if (error instanceof FlotillaError) return done({ ok: false, error: error.message, warnings });
     throw error;
   }
 }

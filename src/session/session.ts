@@ -9,7 +9,7 @@
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, SecretRegistry, type PluginHost, type PluginHostOptions, type SecretPathSegment } from '../plugins/index.js';
-import { commandLineValues, computeReleaseValues, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { commandLineValues, computeReleaseValues, valuesDiagnostics, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
 import type { CacheFolder } from '../cache/index.js';
@@ -31,6 +31,8 @@ export interface SessionOptions {
    * run are parsed again (see `saveCache`).
    */
   readonly cache?: CacheFolder;
+  /** `--strict`: values warnings (kind clashes, unknown keys) are errors, as the release table's `strictValues` makes them for the app. */
+  readonly strict?: boolean;
 }
 
 
@@ -85,25 +87,42 @@ export class Session {
     return computeReleaseValues(this.app, release, await this.providers());
   }
 
+  /** Whether values warnings are errors: `--strict` (options.strict) or the release table's `strictValues`. */
+  get strictValues(): boolean {
+    return this.options.strict === true || this.app.strictValues;
+  }
+
+  /** What a release's values warn about or refuse (kind clashes, unknown keys, malformed images), each at its file:line, with this session's strictness. */
+  valuesDiagnostics(values: ReleaseValues): Diagnostic[] {
+    return valuesDiagnostics(values, this.strictValues).map((d) => ({ ...d, message: `release "${values.release.name}": ${d.message}` }));
+  }
+
   /**
    * Computes and checks everything a command could refuse, short of running
    * helm: the plugins load and bind to releases, and every release's values
-   * layers parse, render and merge (plugins returning their values). Build and
-   * verify call this, so what `overrides` or `preflight` refuses never ships.
+   * layers parse, render and merge (plugins returning their values), with no
+   * malformed image and (when strict) no values warning. Build and verify
+   * call this, so what `overrides` or `preflight` refuses never ships.
+   * Resolves to the values warnings, for the caller to print.
    */
-  async checkAll(): Promise<void> {
-    await this.checkReleases(this.app.releases);
+  async checkAll(): Promise<Diagnostic[]> {
+    return [...(await this.checkReleases(this.app.releases)).values()].flat();
   }
 
-  /** `checkAll` for some releases: the build checks only those whose inputs changed since they last passed. */
-  async checkReleases(releases: readonly Release[]): Promise<void> {
+  /** `checkAll` for some releases (the build checks only those whose inputs changed since they last passed): the warnings by release name. */
+  async checkReleases(releases: readonly Release[]): Promise<Map<string, Diagnostic[]>> {
     await this.plugins();
     const problems: Diagnostic[] = [];
+    const warnings = new Map<string, Diagnostic[]>();
     const failed = new Set<string>();
     const causes: Error[] = [];
     for (const release of releases) {
       try {
-        await this.releaseValues(release);
+        const found = this.valuesDiagnostics(await this.releaseValues(release));
+        const errors = found.filter((d) => d.severity === 'error');
+        if (errors.length > 0) failed.add(release.name);
+        problems.push(...errors);
+        warnings.set(release.name, found.filter((d) => d.severity === 'warning'));
       } catch (error) {
         if (!(error instanceof FlotillaError)) throw error;
         failed.add(release.name);
@@ -112,6 +131,7 @@ export class Session {
       }
     }
     if (problems.length > 0) throw new DiagnosticsError(`the values of ${[...failed].join(', ')} cannot be computed:`, problems, causes);
+    return warnings;
   }
 
   /** Keeps what this session parsed in `options.cache`, for the next run: call once its work is done. */

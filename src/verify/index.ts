@@ -1,4 +1,4 @@
 /** Verify and inspect built application tarballs. */
 export { verifyBundle, type VerifyOptions, type VerifyReport } from './verify.js';
 export { inspectBundle, type InspectedChart, type InspectReport } from './inspect.js';
-export { imagesInValues, type ImageReference } from './images.js';
+export { type ImageReference } from './images.js';

@@ -56,6 +56,8 @@ export interface VerifyReport {
 export interface VerifyOptions {
   /** PEM ed25519 public key: the tarball must carry a valid signature by its private key. */
   readonly publicKey?: string;
+  /** `--strict`: values warnings (kind clashes, unknown keys) are problems. */
+  readonly strict?: boolean;
 }
 
 const TOP_LEVEL = new Set(TOP_LEVEL_ENTRIES);
@@ -144,17 +146,19 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   // No external tool runs on content already refused (a manifest that is an alias bomb, a chart that does not load).
   if (problems.length === 0) problems.push(...(await toolProblems(bundle, charts, releases, warnings)));
 
-  if (bundleImages(bundle, charts).length === 0) problems.push('the charts reference no container images');
+  const images = bundleImages(bundle, charts);
+  if (images.length === 0) problems.push('the charts reference no container images');
+  for (const image of images) if (image.problem) problems.push(`${image.where}: image reference ${JSON.stringify(image.reference)} is malformed: ${image.problem}`);
   warnings.push(...(await starlingxPlatformGaps(bundle)));
 
   // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
   if (problems.length === 0) {
     try {
-      const session = await Session.fromBundle(bundle);
+      const session = await Session.fromBundle(bundle, { strict: options.strict === true });
       // Loading runs the plugins' top level: in the plugin process, like every call after.
       pluginCode = 'plugin-process';
       if ((await session.plugins()).plugins.length === 0) pluginCode = 'none';
-      await session.checkAll();
+      warnings.push(...(await session.checkAll()).map(formatDiagnostic));
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
       problems.push(error.message);

@@ -5,9 +5,8 @@
  */
 import type { Diagnostic, DocPath, SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { malformedImageReference, splitReference, type ReferenceParts } from '../names/index.js';
 
-/** A container image reference: [registry[:port]/]path[:tag][@sha256:digest]. */
-const IMAGE_REF = /^(?:[a-z0-9.-]+(?::[0-9]+)?\/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/;
 
 export interface ImageSetting {
   readonly reference: string;
@@ -36,14 +35,13 @@ export interface VersionCatalog {
   readonly targets: ReadonlyMap<string, readonly ImageTarget[]>;
 }
 
-/** Why an image reference is not acceptable, or undefined when it is. */
+/** Why an image reference is not acceptable (the distribution grammar, and pinned), or undefined when it is. */
 export function imageReferenceProblem(reference: string): string | undefined {
-  if (!IMAGE_REF.test(reference)) return 'not a valid image reference ([registry/]path[:tag][@sha256:digest])';
-  const lastSegment = reference.split('/').pop() ?? '';
-  const hasDigest = reference.includes('@sha256:');
-  const tag = lastSegment.includes(':') ? lastSegment.split('@')[0]?.split(':')[1] : undefined;
-  if (!tag && !hasDigest) return 'has no tag or digest; pin every image';
-  if (tag === 'latest' && !hasDigest) return 'uses the floating tag "latest"; pin every image';
+  const malformed = malformedImageReference(reference);
+  if (malformed) return `not a valid image reference ([registry/]path[:tag][@sha256:digest]): ${malformed}`;
+  const parsed = splitReference(reference) as ReferenceParts;
+  if (!parsed.tag && !parsed.digest) return 'has no tag or digest; pin every image';
+  if (parsed.tag === 'latest' && !parsed.digest) return 'uses the floating tag "latest"; pin every image';
   return undefined;
 }
 

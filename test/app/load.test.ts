@@ -261,3 +261,35 @@ describe('release graph', () => {
     expect(() => buildReleaseGraph([release('a', ['zz'])])).toThrow(UnknownDependencyError);
   });
 });
+
+describe('release table defaults', () => {
+  it("merge as values layers do: maps deeply, a release's own list replaces the default (no concatenation)", async () => {
+    const releases = `defaults:
+  namespace: demo
+  labels: {team: platform}
+  helmReleaseSpec:
+    postRenderers:
+      - kustomize: {patches: [{patch: from-defaults}]}
+releases:
+  - name: db
+    chart: db
+    service: database
+    group: infra
+    labels: {tier: data}
+  - name: web
+    chart: web
+    service: frontend
+    group: apps
+    dependsOn: [db]
+    helmReleaseSpec:
+      postRenderers:
+        - kustomize: {patches: [{patch: from-release}]}
+`;
+    const app = await loadApp(writeApp({ 'fluxcd/releases.yaml': releases }));
+    const web = app.graph.byName.get('web')!;
+    const db = app.graph.byName.get('db')!;
+    expect(web.helmReleaseSpec.postRenderers).toEqual([{ kustomize: { patches: [{ patch: 'from-release' }] } }]);
+    expect(db.helmReleaseSpec.postRenderers).toEqual([{ kustomize: { patches: [{ patch: 'from-defaults' }] } }]);
+    expect(db.labels).toEqual({ team: 'platform', tier: 'data' });
+  });
+});

@@ -46,10 +46,17 @@ describe('build refuses what other commands refuse', () => {
     expect(e.stderr).toContain('overrides/templates/web.yaml.hbs:2:8: error: release "web": "main.nosuch" is not set');
   });
 
-  it('two layers that clash', async () => {
-    const stderr = await buildError({ 'overrides/static/web.yaml': 'conf: just-a-string\n' });
-    expect(stderr).toContain('release "web"');
-    expect(stderr).toMatch(/conf/);
+  it('two layers that clash, under --strict (without it, a warning: the higher layer wins as in Helm)', async () => {
+    const app = writeApp({ 'overrides/static/web.yaml': 'conf: just-a-string\n' });
+    const built = await flotilla('build', app, '-d', tempDir());
+    expect(built.stderr).toContain(
+      'overrides/templates/web.yaml.hbs:1:1: warning: release "web": type clash at conf: static (overrides/static/web.yaml:1:1) sets a string, but template (overrides/templates/web.yaml.hbs:1:1) sets a map; the higher layer wins, as in Helm',
+    );
+    const out = tempDir();
+    const e = await failure('build', app, '-d', out, '--strict');
+    expect(e.code).toBe(1);
+    expect(e.stderr).toContain('overrides/templates/web.yaml.hbs:1:1: error: release "web": type clash at conf: static (overrides/static/web.yaml:1:1) sets a string, but template (overrides/templates/web.yaml.hbs:1:1) sets a map; refused: values are strict');
+    expect(readdirSync(out).filter((f) => f.endsWith('.tgz'))).toEqual([]);
   });
 
   it('a plugin for a chart no release uses, at its `chart` line, with the nearest chart', async () => {

@@ -56,9 +56,11 @@ describe('typos are build errors with the nearest name', () => {
     expect(stderr).toContain('overrides/templates/dbb.yaml.hbs:1:1: error: no chart "dbb"; did you mean "db"?');
   });
 
-  it('disabled_charts entries', async () => {
-    const metadata = `${baseApp()['fluxcd/metadata.yaml'] as string}disabled_charts:\n  - wbe\n`;
-    const stderr = await buildError({ 'fluxcd/metadata.yaml': metadata });
-    expect(stderr).toContain('fluxcd/metadata.yaml:7:5: error: disabled_charts: no chart "wbe"; did you mean "web"?');
+  it('disabled_charts entries: a warning with the nearest chart, however near (sysinv accepts any name)', async () => {
+    const metadata = `${baseApp()['fluxcd/metadata.yaml'] as string}disabled_charts:\n  - wbe\n  - keystone-api-proxy\n`;
+    const { stderr } = await flotilla('build', writeApp({ 'fluxcd/metadata.yaml': metadata }), '-d', tempDir());
+    expect(stderr).toContain('fluxcd/metadata.yaml:7:5: warning: disabled_charts: no chart "wbe"; did you mean "web"?');
+    expect(stderr).toContain('it disables nothing here (StarlingX accepts it too)');
+    expect(stderr).toContain('fluxcd/metadata.yaml:8:5: warning: disabled_charts: no chart "keystone-api-proxy"');
   });
 });

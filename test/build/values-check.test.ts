@@ -71,7 +71,7 @@ describe('the build-time values check, per release', () => {
     await buildApp(source, { outDir: out });
     const staticFile = join(source, 'overrides/static/web.yaml');
     const good = readFileSync(staticFile, 'utf8');
-    writeFileSync(staticFile, 'conf: just-a-string\n');
+    writeFileSync(staticFile, 'image: "repo::tag"\n');
     await expect(buildApp(source, { outDir: out })).rejects.toThrow(/the values of web cannot be computed/);
     writeFileSync(staticFile, good);
     await expect(buildApp(source, { outDir: out })).resolves.toBeDefined();
@@ -83,15 +83,15 @@ describe('the build-time values check, per release', () => {
     await buildApp(source, { outDir: out });
     const record = join(out, '.flotilla-cache', 'values-check.json');
     const checked = vi.spyOn(Session.prototype, 'checkReleases');
-    for (const garbage of ['{"format":"flotilla-values-check/2","passed":', '{"format":"other","passed":[]}', 'null', '[]']) {
+    for (const garbage of ['{"format":"flotilla-values-check/3","passed":', '{"format":"other","passed":[]}', 'null', '[]']) {
       writeFileSync(record, garbage);
       checked.mockClear();
       await buildApp(source, { outDir: out });
       expect(checked.mock.calls.map(([releases]) => releases.length), garbage).toEqual([2]);
     }
     // A record claiming keys that are not this app's lets nothing through either.
-    writeFileSync(join(source, 'overrides/static/web.yaml'), 'conf: just-a-string\n');
-    writeFileSync(record, JSON.stringify({ format: 'flotilla-values-check/2', passed: ['0'.repeat(64)] }));
+    writeFileSync(join(source, 'overrides/static/web.yaml'), 'image: "repo::tag"\n');
+    writeFileSync(record, JSON.stringify({ format: 'flotilla-values-check/3', passed: [['0'.repeat(64), []]] }));
     await expect(buildApp(source, { outDir: out })).rejects.toThrow(/the values of web cannot be computed/);
   });
 });

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { fromPlain } from '../../src/document/index.js';
@@ -131,15 +133,25 @@ services:
     expect(content.conf).not.toHaveProperty('greeting'); // layer 1 stays in the static overrides
   });
 
-  it('reports a type clash between layers with both places', async () => {
-    // between spec layers (size below the deployment file)
-    await expect(webValues({ 'overrides/sizes/small.yaml': `services:\n  frontend:\n    web:\n      values:\n        conf: off\n` })).rejects.toThrow(
-      'type clash at services.frontend.web.values.conf: size small (overrides/sizes/small.yaml:5:9) sets a boolean, but deployment (overrides/deployment.yaml:22:9) sets a map',
+  it('lets the higher layer win a kind clash, with a warning naming both places (an error only when values are strict)', async () => {
+    // between spec layers (size below the deployment file): a warning of the app
+    const small = `services:\n  frontend:\n    web:\n      values:\n        conf: off\n`;
+    const { app } = await webValues({ 'overrides/sizes/small.yaml': small });
+    expect(app.warnings.map((w) => w.message)).toContain(
+      'type clash at services.frontend.web.values.conf: size small (overrides/sizes/small.yaml:5:9) sets a boolean, but deployment (overrides/deployment.yaml:22:9) sets a map; the higher layer wins, as in Helm',
     );
-    // between values layers (static below the common layer)
-    await expect(webValues({ 'overrides/presets/standard.yaml': `common:\n  charts:\n    values:\n      list:\n        x: 1\n` })).rejects.toThrow(
-      'type clash at list: static (overrides/static/web.yaml:5:1) sets a list, but common.charts (overrides/presets/standard.yaml:4:7) sets a map',
-    );
+    expect(app.spec.services.frontend?.web?.values).toMatchObject({ conf: { banner: 'from-service' } });
+    // between values layers (static below the common layer): the release's clashes, the map wins
+    const { values } = await webValues({ 'overrides/presets/standard.yaml': `common:\n  charts:\n    values:\n      list:\n        x: 1\n` });
+    expect(values.clashes.map((c) => `${c.path.join('.')}: ${c.lowerKind} at ${c.lower.location.file}:${c.lower.location.line} under ${c.upperKind} at ${c.upper.location.file}:${c.upper.location.line}`)).toEqual([
+      'list: a list at overrides/static/web.yaml:5 under a map at overrides/presets/standard.yaml:4',
+      'list: a list at charts/web/values.yaml:9 under a map at overrides/presets/standard.yaml:4',
+    ]);
+    expect(values.clashes.map((c) => c.helm)).toEqual([undefined, 'skipped']);
+    expect(explain(values, { all: true }).find((l) => l.path.join('.') === 'list.x')?.value).toBe(1);
+    // strictValues in the release table makes the spec's clash an error
+    const releases = readFileSync(join(writeApp({}), 'fluxcd/releases.yaml'), 'utf8');
+    await expect(webValues({ 'overrides/sizes/small.yaml': small, 'fluxcd/releases.yaml': `strictValues: true\n${releases}` })).rejects.toThrow(/error: type clash at services\.frontend\.web\.values\.conf/);
   });
 
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { leaves, parseYaml, toPlain, type ValueNode } from '../../src/document/index.js';
-import { mergeAll, mergeNodes, ValueClashError } from '../../src/values/index.js';
+import { formatPath } from '../../src/diagnostics/index.js';
+import { coalesceWithChart, mergeAll, mergeNodes, mergePlain, ValueClashError, type KindClash } from '../../src/values/index.js';
 
 const layer = (label: string, text: string): ValueNode => {
   const root = parseYaml(text, `${label}.yaml`, { layer: label, allowListEdits: true }).root;
@@ -64,14 +65,39 @@ describe('merge rules', () => {
       const e = error as ValueClashError;
       expect(e.message).toContain('type clash at conf.policy');
       expect(e.message).toContain('static (static.yaml:2:3) sets a map');
-      expect(e.message).toContain('services.image.glance (services.image.glance.yaml:2:3) sets a string');
+      expect(e.message).toContain('services.image.glance (services.image.glance.yaml:2:3) sets a string;');
+      expect(e.message).not.toContain('open'); // kinds, never values
       expect(e.path).toEqual(['conf', 'policy']);
     }
     // the other direction, and lists against maps
-    expect(() => mergeNodes(layer('a', 'x: 1'), layer('b', 'x: {y: 1}'))).toThrow(/type clash at x: a \(a.yaml:1:1\) sets a number, but b \(b.yaml:1:1\) sets a map/);
-    expect(() => mergeNodes(layer('a', 'x: {y: 1}'), layer('b', 'x: [1]'))).toThrow(/sets a list/);
-    expect(() => mergeNodes(layer('a', 'x: {y: 1}'), layer('b', 'x: !append [1]'))).toThrow(/type clash at x/);
+    expect(() => mergeNodes(layer('a', 'x: 1'), layer('b', 'x: {w: 1}'))).toThrow(/type clash at x: a \(a.yaml:1:1\) sets a number, but b \(b.yaml:1:1\) sets a map/);
+    expect(() => mergeNodes(layer('a', 'x: {w: 1}'), layer('b', 'x: [1]'))).toThrow(/sets a list/);
+    expect(() => mergeNodes(layer('a', 'x: {w: 1}'), layer('b', 'x: !append [1]'))).toThrow(/cannot edit a list at x: b \(b.yaml:1:1\) uses list edits \(!append\), but a \(a.yaml:1:1\) sets a map/);
     expect(() => mergeNodes(layer('a', 'x: 3'), layer('b', 'x: !append [1]'))).toThrow(/cannot edit a list at x/);
+  });
+
+  it('with a sink, a kind clash is reported and the higher layer wins whatever its kind', () => {
+    const clashes: KindClash[] = [];
+    const sink = (c: KindClash) => clashes.push(c);
+    expect(toPlain(mergeNodes(layer('a', 'x: {w: 1}\nz: 2'), layer('b', 'x: [1]'), sink))).toEqual({ x: [1], z: 2 });
+    expect(toPlain(mergeNodes(layer('a', 'x: 3'), layer('b', 'x: {w: 1}'), sink))).toEqual({ x: { w: 1 } });
+    // null is no kind: it clashes with nothing
+    expect(toPlain(mergeNodes(layer('a', 'x: {w: 1}'), layer('b', 'x: null'), sink))).toEqual({ x: null });
+    expect(clashes.map((c) => [formatPath(c.path), c.lowerKind, c.upperKind, c.lower.location.file, c.upper.location.file])).toEqual([
+      ['x', 'a map', 'a list', 'a.yaml', 'b.yaml'],
+      ['x', 'a number', 'a map', 'a.yaml', 'b.yaml'],
+    ]);
+  });
+
+  it('coalesces with the chart as Helm does: nulls delete defaults, the overrides win every clash with the warning Helm gives', () => {
+    const clashes: KindClash[] = [];
+    const chart = layer('chart', 'top: 1\nt: {a: {b: 1}, s: 2, m: null, k: 1}\nl: [a, b]\ngone: {x: 1}\nkeep: null');
+    const over = layer('static', 'top: {x: 1}\nt: {a: 5, s: {w: 1}, m: null, k: null}\nl: !append [c]\ngone: null\nnew: null');
+    const merged = coalesceWithChart(chart, over, { onClash: (c) => clashes.push(c) }) as ValueNode;
+    expect(toPlain(merged)).toEqual({ top: { x: 1 }, t: { a: 5, s: { w: 1 }, m: null }, l: ['a', 'b', 'c'], keep: null, new: null });
+    expect(clashes.map((c) => `${c.helm} ${formatPath(c.path)}`)).toEqual(['skipped top', 'overwrite t.a', 'destination t.s']);
+    // the shipped form keeps the nulls, so Helm deletes what they name
+    expect(toPlain(coalesceWithChart(chart, over, { keepNulls: true }) as ValueNode)).toMatchObject({ t: { k: null }, gone: null });
   });
 
   it('never mutates its inputs', () => {
@@ -97,5 +123,15 @@ describe('YAML as Helm reads it', () => {
     expect(() => parseYaml('a: !foo 1\n', 'f.yaml', { layer: 'x' })).toThrow(/f\.yaml:1:4: .*!foo/);
     expect(() => parseYaml('a: !append [1]\n', 'static.yaml', { layer: 'static' })).toThrow(/static\.yaml:1:1: !append is only allowed in values layers/);
     expect(() => parseYaml('a: !append 1\n', 'f.yaml', { layer: 'x', allowListEdits: true })).toThrow(/!append takes a list/);
+  });
+});
+
+describe('mergePlain (user overrides kept in the cluster)', () => {
+  it('is the same merge: lists and other kinds replaced, maps merged, inputs untouched', () => {
+    const lower = { a: { x: 1, l: [1, 2] }, k: { m: 1 } };
+    const upper = { a: { l: [3] }, k: 'flat' };
+    const before = JSON.stringify([lower, upper]);
+    expect(mergePlain(lower, upper)).toEqual({ a: { x: 1, l: [3] }, k: 'flat' });
+    expect(JSON.stringify([lower, upper])).toBe(before);
   });
 });

@@ -12,12 +12,14 @@ export interface SessionCommandOptions {
   readonly deployment?: string;
   readonly commandLine?: readonly CommandLineValues[];
   readonly plugins?: Partial<PluginHostOptions>;
+  /** `--strict`: values warnings are errors. */
+  readonly strict?: boolean;
 }
 
 /** `options` as an object, or (as the lifecycle commands call it) the deployment file, with `plugins` after it. */
 export async function openSessionForCommand(appDir: string | undefined, options: SessionCommandOptions | string = {}, plugins?: Partial<PluginHostOptions>): Promise<Session> {
-  const { deployment, commandLine, plugins: pluginOptions } = typeof options === 'string' ? { deployment: options, commandLine: undefined, plugins } : { ...options, plugins: plugins ?? options.plugins };
-  const session = await Session.fromDirectory(appDir ?? '.', { deployment, ...(commandLine ? { commandLine } : {}), ...(pluginOptions ? { plugins: pluginOptions } : {}) });
+  const { deployment, commandLine, plugins: pluginOptions, strict } = typeof options === 'string' ? { deployment: options, commandLine: undefined, plugins, strict: false } : { ...options, plugins: plugins ?? options.plugins };
+  const session = await Session.fromDirectory(appDir ?? '.', { deployment, strict, ...(commandLine ? { commandLine } : {}), ...(pluginOptions ? { plugins: pluginOptions } : {}) });
   printWarnings(session.app.warnings);
   return session;
 }
@@ -26,6 +28,7 @@ export interface ValuesFlags {
   readonly values: string[];
   readonly set: string[];
   readonly setString: string[];
+  readonly strict?: boolean;
 }
 
 /** `-f/--values FILE`, `--set PATH=VALUE`, `--set-string PATH=VALUE`: Helm's flags, the top values layer. */
@@ -33,7 +36,8 @@ export function addValuesOptions(command: Command): Command {
   return command
     .option('-f, --values <FILE>', 'values file above every layer of the app (repeatable; later files win)', collect, [])
     .option('--set <PATH=VALUE>', 'a value above every layer, typed as helm --set types it (repeatable, or comma-separated)', collect, [])
-    .option('--set-string <PATH=VALUE>', 'like --set, the value always a string (repeatable)', collect, []);
+    .option('--set-string <PATH=VALUE>', 'like --set, the value always a string (repeatable)', collect, [])
+    .option('--strict', 'make values warnings errors: a kind clash between layers, a key the chart does not know (exit 1)');
 }
 
 /** The command-line values in Helm's order: values files, then --set, then --set-string. */

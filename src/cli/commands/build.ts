@@ -14,6 +14,7 @@ interface BuildCommandOptions {
   typecheck: boolean;
   watch?: boolean;
   followExternalSymlinks?: boolean;
+  strict?: boolean;
 }
 
 export function register(program: Command, { io, kept, prepareOnly, cancelled }: CommandContext): void {
@@ -28,6 +29,7 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
     .option('--bump-changed', 'with --against: bump the patch version of changed charts in their Chart.yaml instead of failing')
     .option('--no-typecheck', 'do not type-check plugins/ (checked only when a plugin changed)')
     .option('--no-cache', 'package every chart again instead of reusing unchanged archives')
+    .option('--strict', 'make values warnings errors: a kind clash between layers, a key the chart does not know (exit 1)')
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
     .option('--no-server', 'build in this process, not on a build server (see `flotilla build-server`)')
     .option('--follow-external-symlinks', 'pack what symbolic links pointing outside the app point at (refused by default)')
@@ -43,12 +45,13 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
         ...(program.opts<{ debug?: boolean }>().debug ? { cacheNotes: (message: string) => io.err(`flotilla: debug: ${message}`) } : {}),
         typecheck: opts.typecheck,
         followExternalSymlinks: opts.followExternalSymlinks,
+        strict: opts.strict,
         cancelled,
       } as const;
       if (opts.watch) return watchForever(appDir, options);
       const result = await (kept ? kept.build(appDir, { ...options, prepareOnly }) : buildApp(appDir, options));
       if (prepareOnly) return;
-      printWarnings([...result.app.warnings, ...result.app.metadata.platformWarnings], io);
+      printWarnings([...result.app.warnings, ...result.app.metadata.platformWarnings, ...result.valuesWarnings], io);
       printExternalLinks(result.externalLinks, 'the app', io);
       for (const [chart, [from, to]] of result.bumped) io.err(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
       const data = {

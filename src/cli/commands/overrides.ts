@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 
 import { selectReleases, type App, type Release } from '../../app/index.js';
-import { FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
+import { DiagnosticsError, FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { leaves } from '../../document/index.js';
 import { exportSystemOverrides } from '../../starlingx/index.js';
 import { explain, history } from '../../values/index.js';
-import { formatTable } from '../output.js';
+import { formatTable, printWarnings } from '../output.js';
 import { addValuesOptions, commandLineSources, openSessionForCommand, type ValuesFlags } from './app-option.js';
 import { appDirAndNames, destinationOption, OUTPUT_FORMATS, outputOption, printData, requireWith, UsageError } from '../options.js';
 import { editOverrides, parseAssignment, parseValuePath } from '../../edit/index.js';
@@ -71,13 +71,17 @@ export function register(program: Command): void {
     if (opts.destination !== undefined) throw new UsageError('-d/--destination is for --all without RELEASE');
     requireWith(opts.all === true, '--all', opts.explain === true, '--explain');
     requireWith(opts.history === true, '--history', opts.explain === true, '--explain');
-    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine, plugins });
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine, plugins, strict: opts.strict });
     const { app } = session;
     const release = findRelease(app, name);
     if (!app.enabled.some((r) => r.name === release.name)) {
       process.stderr.write(`warning: release "${release.name}" is not enabled by the spec (its service is not in features.services)\n`);
     }
     const values = await session.releaseValues(release);
+    const found = session.valuesDiagnostics(values);
+    printWarnings(found.filter((d) => d.severity === 'warning'));
+    const refused = found.filter((d) => d.severity === 'error');
+    if (refused.length > 0) throw new DiagnosticsError(`the values of ${release.name} are refused:`, refused);
     // Passwords plugins generated are never printed.
     const systemOverrides = session.redact(values.systemOverrides);
     if (!opts.explain) {

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { selectReleases } from '../../app/index.js';
-import { formatLocation, formatPath } from '../../diagnostics/index.js';
+import { formatDiagnostic, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { preflight } from '../../preflight/index.js';
 import { appDirAndNames, integerAtLeast, outputOption, printData } from '../options.js';
 import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
+import { printWarnings } from '../output.js';
 
 interface PreflightCommandOptions extends ValuesFlags, SelectionFlags {
   deployment?: string;
@@ -22,10 +23,11 @@ export function register(program: Command): void {
     .addOption(outputOption());
   addSelectionOptions(addValuesOptions(command)).action(async (first: string | undefined, rest: string[], opts: PreflightCommandOptions) => {
     const { appDir, names } = appDirAndNames([...(first === undefined ? [] : [first]), ...rest]);
-    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts) });
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts), strict: opts.strict });
     const { app } = session;
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
     const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion });
+    printWarnings(report.checks.flatMap((c) => c.warnings));
     const failed = report.checks.filter((c) => !c.ok).length;
     if (failed > 0) process.exitCode = 1;
     const data = report.checks.map((c) => ({
@@ -35,6 +37,7 @@ export function register(program: Command): void {
       ...(c.error ? { error: c.error } : {}),
       culprits: c.culprits.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location })),
       unset: c.unset,
+      warnings: c.warnings.map(formatDiagnostic),
       millis: c.millis,
     }));
     printData(opts.output, data, () => {

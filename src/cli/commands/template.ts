@@ -5,6 +5,7 @@ import { FlotillaError } from '../../diagnostics/index.js';
 import { makeFolder, writeFileAtomic } from '../../files/index.js';
 import { preflight, splitBySource } from '../../preflight/index.js';
 import { appDirAndNames, integerAtLeast } from '../options.js';
+import { printWarnings } from '../output.js';
 import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
 
 interface TemplateCommandOptions extends ValuesFlags, SelectionFlags {
@@ -24,12 +25,13 @@ export function register(program: Command): void {
     .option('-j, --jobs <N>', 'helm processes at once', integerAtLeast(1), 3);
   addSelectionOptions(addValuesOptions(command)).action(async (first: string | undefined, rest: string[], opts: TemplateCommandOptions) => {
     const { appDir, names } = appDirAndNames([...(first === undefined ? [] : [first]), ...rest]);
-    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts) });
+    const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts), strict: opts.strict });
     const { app } = session;
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
     const enabled = new Set(app.enabled.map((r) => r.name));
     for (const r of releases) if (!enabled.has(r.name)) process.stderr.write(`warning: release "${r.name}" is not enabled by the spec; rendered because it was named\n`);
     const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion });
+    printWarnings(report.checks.flatMap((c) => c.warnings));
     const failed = report.checks.filter((c) => !c.ok);
     if (failed.length > 0) {
       throw new FlotillaError(`${failed.length} release(s) failed to render:\n${failed.map((c) => `  ${c.release.name}: ${(c.error ?? '').split('\n').join('\n    ')}`).join('\n')}`);

@@ -18,9 +18,10 @@ export function register(program: Command): void {
     .description('check an application tarball: checksums, layout, metadata, charts (helm lint), releases, kustomization, images; exit 1 on any problem')
     .argument('<BUNDLE>', 'application tarball (.tgz)')
     .option('--key <PUBLIC.pem>', 'ed25519 public key: refuse an unsigned or wrongly signed tarball')
+    .option('--strict', 'make values warnings problems: a kind clash between layers, a key the chart does not know')
     .addOption(outputOption())
-    .action(async (bundle: string, opts: { key?: string; output: string }) => {
-      const report = await verifyBundle(bundle, opts.key ? { publicKey: await readFile(opts.key, 'utf8') } : {});
+    .action(async (bundle: string, opts: { key?: string; strict?: boolean; output: string }) => {
+      const report = await verifyBundle(bundle, { ...(opts.key ? { publicKey: await readFile(opts.key, 'utf8') } : {}), strict: opts.strict === true });
       for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
       if (!report.ok) process.exitCode = 1;
       printData(opts.output, report, () => {
