@@ -30,6 +30,12 @@ export interface App {
   readonly releases: readonly Release[];
   /** The Flux version the release table declares (fluxVersion): the schema of its Flux fields and of the generated objects. */
   readonly fluxTarget: FluxTarget;
+  /**
+   * The release table's `chartRepositories`: chart repository URL → the app
+   * folder (relative to its root) whose `<chart name>` sub-folder serves a
+   * dependency on that repository (src/dependencies).
+   */
+  readonly chartRepositories: ReadonlyMap<string, string>;
   readonly graph: ReleaseGraph;
   /** The merged spec, and its tree for provenance. */
   readonly spec: DeploymentSpec;
@@ -242,6 +248,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     metadata,
     releases: releasesResult.releases,
     fluxTarget: releasesResult.fluxTarget,
+    chartRepositories: releasesResult.chartRepositories,
     graph,
     spec,
     specNode,

@@ -120,6 +120,11 @@ function releasesSchemaOf(target: FluxTarget): JsonSchema {
         anyOf: FLUX_TARGETS.map((t) => ({ const: t })),
         expected: `a Flux version: ${FLUX_TARGETS.map((t) => `${t} (helm-controller ${FLUX_VERSIONS[t].helmController}, source-controller ${FLUX_VERSIONS[t].sourceController})`).join(' or ')}`,
       },
+      chartRepositories: {
+        type: 'object',
+        propertyNames: { pattern: '^(oci|https?)://[^\\s]+$', expected: 'a chart repository URL (oci://…, https://… or http://…)' },
+        additionalProperties: { type: 'string', minLength: 1, pattern: '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))', expected: "a folder of the app, relative to its root, holding the repository's charts by name (e.g. charts), inside the app" },
+      },
       defaults: {
         type: 'object',
         additionalProperties: false,
@@ -181,14 +186,16 @@ export interface ReleasesResult {
   /** The Flux version the table declares (fluxVersion), whose schema checked it. */
   readonly fluxTarget: FluxTarget;
   readonly releases: readonly Release[];
+  /** `chartRepositories`: repository URL (as written) → the app folder, relative to its root, serving its charts by name. */
+  readonly chartRepositories: ReadonlyMap<string, string>;
   readonly diagnostics: Diagnostic[];
 }
 
 export function readReleases(root: ValueNode | undefined, file: string, check: SchemaChecker = checkSchema): ReleasesResult {
   const fluxTarget = declaredFluxTarget(root);
   const diagnostics = check(releasesSchemaFor(fluxTarget), root, file);
-  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], diagnostics };
-  const table = toPlain(root) as unknown as { defaults?: Partial<RawRelease>; releases: RawRelease[] };
+  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], chartRepositories: new Map(), diagnostics };
+  const table = toPlain(root) as unknown as { defaults?: Partial<RawRelease>; releases: RawRelease[]; chartRepositories?: Record<string, string> };
   const seen = new Map<string, number>();
   const raws = table.releases.map((entry) => deepmerge<RawRelease>(table.defaults ?? {}, entry));
   const namespaceOf = new Map(raws.map((raw) => [raw.name, raw.namespace ?? 'default']));
@@ -263,7 +270,7 @@ export function readReleases(root: ValueNode | undefined, file: string, check: S
       location,
     };
   });
-  return { fluxTarget, releases, diagnostics };
+  return { fluxTarget, releases, chartRepositories: new Map(Object.entries(table.chartRepositories ?? {})), diagnostics };
 }
 
 export class DependencyCycleError extends FlotillaError {
