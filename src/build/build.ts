@@ -15,7 +15,7 @@ import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { repositoryResolver } from '../dependencies/index.js';
+import { appRepositoryResolver } from '../dependencies/index.js';
 import { FlotillaError, formatBytes } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, isWithin, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
@@ -361,11 +361,7 @@ async function packageCharts(
   const bumped = new Map<string, [string, string]>();
   // With a cache, each chart folder's print is taken as it is read (src/files/folder-print.ts), not by a walk of its own
   // (nor twice: not when the cache walked it to see whether the chart changed).
-  const repositories = repositoryResolver({
-    mapping: new Map([...app.chartRepositories].map(([url, folder]) => [url, app.path(folder)])),
-    offline: options.offline,
-    cacheDir: options.dependencyCacheDir,
-  });
+  const repositories = appRepositoryResolver(app, { offline: options.offline, cacheDir: options.dependencyCacheDir });
   const loading = { repositories, ...(cache ? { print: (dir: string) => cache.printsAgain(dir) } : {}) };
   const loader = createChartLoader(loading);
   const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));

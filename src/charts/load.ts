@@ -425,8 +425,10 @@ function resolveFileRepository(chartDir: string, repository: string): string {
 /**
  * A dependency on a chart repository, from the loader's resolver: a chart
  * folder of the app (loaded as a file:// one is) or an archive (loaded once
- * per digest). Its name must be the one declared, its version the locked
- * one when Chart.lock pins it, and within the declared range.
+ * per digest). Its name must be the one declared; a fetched archive's
+ * version must be the one Chart.lock pins, if any, and within the declared
+ * range. A mapped folder is taken as it is, as Helm takes a chart vendored
+ * in charts/: the app that maps the repository chose its version.
  */
 async function resolveFromRepository(
   chartName: string,
@@ -452,9 +454,9 @@ async function resolveFromRepository(
     if (locked !== undefined && chart.version !== locked) {
       throw new ChartDependencyError(chartName, dep.name, `${found.label} holds version ${chart.version}, but Chart.lock pins ${locked}`, dep.location);
     }
+    checkConstraint(chartName, dep, chart);
     resolved = { source: 'repository', chart, identity: found.digest };
   }
-  checkConstraint(chartName, dep, resolved.chart);
   return resolved;
 }
 

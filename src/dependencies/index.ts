@@ -6,3 +6,4 @@
  */
 export { repositoryKey, repositoryResolver, type RepositoryResolverOptions } from './resolver.js';
 export { DependencyCache, defaultDependencyCacheDir } from './cache.js';
+export { appRepositoryResolver } from './app.js';

@@ -15,26 +15,27 @@ import { execFile } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { bundleFromBytes, chartArchives } from '../../src/bundle/index.js';
 import { lockDigest, parseChartYaml } from '../../src/charts/index.js';
-import { chartArchiveFiles, chartDifferences } from '../support/chart-archives.js';
+import { chartContent, chartDifferences } from '../support/archive-content.js';
 import { baseApp, tempDir, writeFiles, type Files } from '../support/app-fixture.js';
+import { CORPUS } from '../support/corpus-app.js';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 
 const run = promisify(execFile);
 const helm = (args: string[], cwd?: string) => run(process.env.FLOTILLA_HELM!, args, { cwd, maxBuffer: 64 * 1024 * 1024 });
 
-const CORPUS_COMMON = resolve(__dirname, '../../../shared/corpus/bitnami/common');
 
 /** The library the charts depend on: the corpus's common, or a small one in its place. */
 function commonSource(): { dir: string; version: string; range: string } {
-  if (existsSync(join(CORPUS_COMMON, 'Chart.yaml'))) {
-    const { version } = parseChartYaml(readFileSync(join(CORPUS_COMMON, 'Chart.yaml'), 'utf8'), 'common/Chart.yaml');
-    return { dir: CORPUS_COMMON, version, range: `${version.split('.')[0]}.x.x` };
+  if (CORPUS) {
+    const dir = join(CORPUS, 'common');
+    const { version } = parseChartYaml(readFileSync(join(dir, 'Chart.yaml'), 'utf8'), 'common/Chart.yaml');
+    return { dir, version, range: `${version.split('.')[0]}.x.x` };
   }
   const dir = writeFiles(tempDir('flotilla-common-'), {
     'Chart.yaml': 'apiVersion: v2\nname: common\nversion: 2.3.4\ntype: library\n',
@@ -96,9 +97,9 @@ describe('chart dependencies from an OCI repository', () => {
 
   it('builds a chart depending on common from the registry, as helm dependency build and helm package do', async () => {
     fromRegistry = chartOf(await build(online, { dependencyCacheDir: dependencyCache }), 'web');
-    const files = chartArchiveFiles(fromRegistry);
+    const files = await chartContent(fromRegistry);
     expect([...files.keys()].filter((p) => p.startsWith('charts/common/')).length).toBeGreaterThan(0);
-    expect(chartDifferences(files, chartArchiveFiles(await helmPackaged(online, 'web', ['--plain-http'])))).toEqual([]);
+    expect(chartDifferences(files, await chartContent(await helmPackaged(online, 'web', ['--plain-http'])))).toEqual([]);
   }, 60_000);
 
   it('builds offline from the cache, the registry gone, to the same archive', async () => {
@@ -108,7 +109,7 @@ describe('chart dependencies from an OCI repository', () => {
     // Online too: a version the cache holds needs the registry no more (pinned by Chart.lock, it is not even listed).
     const lock = lockFor(online, [{ name: 'lib', repository: 'file://../lib', version: '0.1.0' }, { name: 'common', repository, version: common.version }]);
     writeFileSync(join(online, 'charts/web/Chart.lock'), lock);
-    const locked = chartArchiveFiles(chartOf(await build(online, { dependencyCacheDir: dependencyCache }), 'web'));
+    const locked = await chartContent(chartOf(await build(online, { dependencyCacheDir: dependencyCache }), 'web'));
     expect(locked.get('Chart.lock')?.toString('utf8')).toBe(lock);
   }, 60_000);
 
@@ -128,7 +129,7 @@ describe('chart dependencies from an OCI repository', () => {
     writeFileSync(join(app, 'fluxcd/releases.yaml'), `chartRepositories:\n  ${repository}/: charts\n${releases}`);
     const mapped = chartOf(await build(app, { dependencyCacheDir: tempDir('flotilla-deps-'), offline: true }), 'web');
     // The same files: the registry's common is helm package's (its Chart.yaml re-written from the fields), the mapped one the folder.
-    expect(chartDifferences(chartArchiveFiles(mapped), chartArchiveFiles(fromRegistry))).toEqual([]);
+    expect(chartDifferences(await chartContent(mapped), await chartContent(fromRegistry))).toEqual([]);
   });
 
   it('says which dependency is missing when --offline meets an empty cache', async () => {
@@ -167,9 +168,9 @@ describe('chart dependencies from an HTTP repository', () => {
 
   it('takes the highest version within range from index.yaml, as helm does', async () => {
     const app = writeFiles(tempDir('flotilla-app-'), appFiles(url, common.range));
-    const ours = chartArchiveFiles(chartOf(await build(app, { dependencyCacheDir: tempDir('flotilla-deps-') }), 'web'));
+    const ours = await chartContent(chartOf(await build(app, { dependencyCacheDir: tempDir('flotilla-deps-') }), 'web'));
     expect(ours.get('charts/common/Chart.yaml')).toBeDefined();
-    expect(chartDifferences(ours, chartArchiveFiles(await helmPackaged(app, 'web')))).toEqual([]);
+    expect(chartDifferences(ours, await chartContent(await helmPackaged(app, 'web')))).toEqual([]);
   }, 60_000);
 
   it('refuses an archive whose sha256 is not the one index.yaml gives', async () => {
