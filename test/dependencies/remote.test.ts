@@ -23,6 +23,7 @@ import { bundleFromBytes, chartArchives } from '../../src/bundle/index.js';
 import { lockDigest, parseChartYaml } from '../../src/charts/index.js';
 import { chartContent, chartDifferences } from '../support/archive-content.js';
 import { baseApp, tempDir, writeFiles, type Files } from '../support/app-fixture.js';
+import { failure } from '../support/cli.js';
 import { CORPUS } from '../support/corpus-app.js';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 
@@ -136,6 +137,19 @@ describe('chart dependencies from an OCI repository', () => {
     await expect(build(online, { dependencyCacheDir: tempDir('flotilla-deps-'), offline: true })).rejects.toThrow(
       new RegExp(`charts/web/Chart.yaml:\\d+:\\d+: chart "web": dependency "common": common ${common.version} from ${repository} is not in the dependency cache`),
     );
+    // The command: exit 1, one line, the user's cache folder named.
+    const saved = { FLOTILLA_CACHE_DIR: process.env.FLOTILLA_CACHE_DIR, FLOTILLA_BUILD_SERVER: process.env.FLOTILLA_BUILD_SERVER };
+    const userCache = tempDir('flotilla-user-cache-');
+    Object.assign(process.env, { FLOTILLA_CACHE_DIR: userCache, FLOTILLA_BUILD_SERVER: '0' });
+    try {
+      const failed = await failure('build', online, '--offline', '--no-typecheck', '--no-cache', '-d', tempDir('flotilla-out-'));
+      expect(failed.code).toBe(1);
+      expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+      expect(failed.stderr).toContain(`is not in the dependency cache (${join(userCache, 'chart-dependencies')}), and --offline fetches nothing`);
+    } finally {
+      for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   });
 });
 
