@@ -90,7 +90,11 @@ export interface ChartSource {
   readonly origin: ChartOrigin;
   /** Where Chart.yaml is (a path, or `archive.tgz#chart/Chart.yaml`), for messages. */
   readonly chartFile: string;
-  /** The chart's own files after .helmignore, sorted; excludes subcharts under `charts/`. */
+  /**
+   * The chart's own files after .helmignore, sorted; excludes subcharts under `charts/`. With the
+   * Chart.lock `helm dependency build` writes when the loader resolved dependencies from repositories
+   * for a chart that had none.
+   */
   readonly files: readonly ChartFile[];
   /** Subcharts, one per chart name, sorted by name. */
   readonly dependencies: readonly ResolvedDependency[];
