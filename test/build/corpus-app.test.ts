@@ -166,5 +166,5 @@ describe.skipIf(!CORPUS)('an app of every corpus chart, dependencies mapped to t
       )
     ).filter((problem) => problem !== undefined);
     expect(refused).toEqual([]);
-  }, 600_000);
+  }, 900_000);
 });
