@@ -15,7 +15,7 @@ import { chartContentDigest, packageChart, type ChartSource, type PackagedChart 
 import type { BundleReuse } from './bundle-reuse.js';
 
 /** Bumped whenever the packager's output for the same content changes, so old entries are not reused. */
-const FORMAT = 'flotilla-chart-cache/8';
+const FORMAT = 'flotilla-chart-cache/9';
 const INDEX = 'index.json';
 const RACY_MS = 1000;
 
