@@ -33,6 +33,12 @@ export interface App {
   readonly fluxTarget: FluxTarget;
   /** The release table's `strictValues`: values warnings are errors for this app. */
   readonly strictValues: boolean;
+  /**
+   * The release table's `chartRepositories`: chart repository URL → the app
+   * folder (relative to its root) whose `<chart name>` sub-folder serves a
+   * dependency on that repository (src/dependencies).
+   */
+  readonly chartRepositories: ReadonlyMap<string, string>;
   readonly graph: ReleaseGraph;
   /** The merged spec, and its tree for provenance. */
   readonly spec: DeploymentSpec;
@@ -248,6 +254,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     releases: releasesResult.releases,
     fluxTarget: releasesResult.fluxTarget,
     strictValues: releasesResult.strictValues,
+    chartRepositories: releasesResult.chartRepositories,
     graph,
     spec,
     specNode,

@@ -121,6 +121,11 @@ function releasesSchemaOf(target: FluxTarget): JsonSchema {
         expected: `a Flux version: ${FLUX_TARGETS.map((t) => `${t} (helm-controller ${FLUX_VERSIONS[t].helmController}, source-controller ${FLUX_VERSIONS[t].sourceController})`).join(' or ')}`,
       },
       strictValues: { type: 'boolean', expected: 'true to make every values warning (a kind clash between layers, a key the chart does not know) an error, as --strict does' },
+      chartRepositories: {
+        type: 'object',
+        propertyNames: { pattern: '^(oci|https?)://[^\\s]+$', expected: 'a chart repository URL (oci://…, https://… or http://…)' },
+        additionalProperties: { type: 'string', minLength: 1, pattern: '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))', expected: "a folder of the app, relative to its root, holding the repository's charts by name (e.g. charts), inside the app" },
+      },
       defaults: {
         type: 'object',
         additionalProperties: false,
@@ -184,14 +189,16 @@ export interface ReleasesResult {
   readonly releases: readonly Release[];
   /** `strictValues: true`: values warnings are errors for this app (as `--strict` makes them for one command). */
   readonly strictValues: boolean;
+  /** `chartRepositories`: repository URL (as written) → the app folder, relative to its root, serving its charts by name. */
+  readonly chartRepositories: ReadonlyMap<string, string>;
   readonly diagnostics: Diagnostic[];
 }
 
 export function readReleases(root: ValueNode | undefined, file: string, check: SchemaChecker = checkSchema): ReleasesResult {
   const fluxTarget = declaredFluxTarget(root);
   const diagnostics = check(releasesSchemaFor(fluxTarget), root, file);
-  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], strictValues: false, diagnostics };
-  const table = toPlain(root) as unknown as { strictValues?: boolean; releases: RawRelease[] };
+  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], strictValues: false, chartRepositories: new Map(), diagnostics };
+  const table = toPlain(root) as unknown as { strictValues?: boolean; releases: RawRelease[]; chartRepositories?: Record<string, string> };
   const strictValues = table.strictValues === true;
   const seen = new Map<string, number>();
   // The values merge (src/values): maps merge, a release's own list or scalar replaces the default's.
@@ -274,7 +281,7 @@ export function readReleases(root: ValueNode | undefined, file: string, check: S
       location,
     };
   });
-  return { fluxTarget, releases, strictValues, diagnostics };
+  return { fluxTarget, releases, strictValues, chartRepositories: new Map(Object.entries(table.chartRepositories ?? {})), diagnostics };
 }
 
 export class DependencyCycleError extends FlotillaError {

@@ -15,6 +15,7 @@ import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js';
 import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
+import { appRepositoryResolver } from '../dependencies/index.js';
 import { FlotillaError, formatBytes, type Diagnostic } from '../diagnostics/index.js';
 import { asFileAccessError, checkSourceTree, isWithin, makeFolder, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
@@ -51,6 +52,10 @@ export interface BuildOptions {
   readonly watched?: WatchMemory;
   /** Pack what symbolic links outside the app point at instead of refusing them (`--follow-external-symlinks`). */
   readonly followExternalSymlinks?: boolean;
+  /** Fetch no chart dependency from a repository: the app's mapping and the dependency cache only (`--offline`). */
+  readonly offline?: boolean;
+  /** The cache of chart dependencies fetched from repositories; default `<user cache>/chart-dependencies`. */
+  readonly dependencyCacheDir?: string;
   /**
    * Do all a build does but write the tarball: it is made in memory, for a
    * `watched` memory to start from (a build server preparing for the builds
@@ -177,7 +182,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const reuse = cache ? BundleReuse.open(cache, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
   // Packaging waits on gzip in the thread pool; the reading below fills those waits.
-  const packaging = packageCharts(app, previous, options, cache && reuse ? ChartCache.open(cache, reuse, options.watched) : undefined);
+  const mapping = JSON.stringify([...app.chartRepositories].sort(([a], [b]) => (a < b ? -1 : 1)));
+  const packaging = packageCharts(app, previous, options, cache && reuse ? ChartCache.open(cache, reuse, options.watched, mapping) : undefined);
   packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
 
   // Many small files: read synchronously (no thread-pool round trips), each once.
@@ -360,7 +366,8 @@ async function packageCharts(
   const bumped = new Map<string, [string, string]>();
   // With a cache, each chart folder's print is taken as it is read (src/files/folder-print.ts), not by a walk of its own
   // (nor twice: not when the cache walked it to see whether the chart changed).
-  const loading = cache ? { print: (dir: string) => cache.printsAgain(dir) } : {};
+  const repositories = appRepositoryResolver(app, { offline: options.offline, cacheDir: options.dependencyCacheDir });
+  const loading = { repositories, ...(cache ? { print: (dir: string) => cache.printsAgain(dir) } : {}) };
   const loader = createChartLoader(loading);
   const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {

@@ -29,6 +29,8 @@ interface IndexEntry {
   readonly fingerprint: string;
   /** When the fingerprint began to be taken (ms): files changed within RACY_MS before it are not trusted. */
   readonly takenAt: number;
+  /** The app's repository mapping when packaged (see ChartCache.open): another mapping may vendor other charts. */
+  readonly repositories: string;
 }
 
 /** A chart archive ready to ship: what the tarball needs of a packaged chart. */
@@ -43,6 +45,7 @@ function isIndexEntry(value: unknown): value is IndexEntry {
     // Parts of an entry name in the tarball (charts/<name>-<version>.tgz): nothing that could climb out of charts/.
     [e.name, e.version, e.contentDigest].every((part) => /^[A-Za-z0-9._+-]+$/.test(part as string) && part !== '..') &&
     typeof e.takenAt === 'number' &&
+    typeof e.repositories === 'string' &&
     Array.isArray(e.sourceDirs) &&
     e.sourceDirs.every((d) => typeof d === 'string')
   );
@@ -55,12 +58,13 @@ interface IndexFile {
 
 /**
  * Folders whose files make up a chart: its own, and those of file://
- * dependencies (recursively), each with the print the loader took as it read
+ * dependencies and of the app's folders its repositories are mapped to
+ * (recursively), each with the print the loader took as it read
  * it (createChartLoader's `print`), when it took one.
  */
 function sourceFolders(chart: ChartSource, into = new Map<string, FolderPrint | undefined>()): Map<string, FolderPrint | undefined> {
   if (chart.origin.kind === 'directory') into.set(chart.origin.dir, chart.print);
-  for (const dep of chart.dependencies) if (dep.source === 'file') sourceFolders(dep.chart, into);
+  for (const dep of chart.dependencies) if (dep.source === 'file' || dep.source === 'mapped') sourceFolders(dep.chart, into);
   return into;
 }
 
@@ -136,6 +140,7 @@ export class ChartCache {
     private readonly previous: IndexFile | undefined,
     private readonly archives: BundleReuse,
     kept: KeptPrints | undefined,
+    private readonly repositories: string,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
     this.prints = kept?.folderPrints ?? new Map();
@@ -145,11 +150,13 @@ export class ChartCache {
 
   /**
    * The cache in `dir`; archives are found in `archives`, the previous
-   * tarball; `kept`, a long-lived process's folder prints. A torn,
+   * tarball; `kept`, a long-lived process's folder prints; `repositories`,
+   * the app's repository mapping as text (an entry packaged under another
+   * is not reused: its dependencies may come from other folders). A torn,
    * foreign or hand-edited index is ignored (and rewritten by this build),
    * never a reason to fail.
    */
-  static open(cache: CacheFolder, archives: BundleReuse, kept?: KeptPrints): ChartCache {
+  static open(cache: CacheFolder, archives: BundleReuse, kept?: KeptPrints, repositories = ''): ChartCache {
     let index: Partial<IndexFile> | null | undefined;
     try {
       const content = cache.readSync(INDEX, 'chart-index', FORMAT);
@@ -157,9 +164,9 @@ export class ChartCache {
     } catch {
       index = undefined;
     }
-    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(cache, undefined, archives, kept);
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(cache, undefined, archives, kept, repositories);
     const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
-    return new ChartCache(cache, { format: FORMAT, charts }, archives, kept);
+    return new ChartCache(cache, { format: FORMAT, charts }, archives, kept, repositories);
   }
 
   /** Whether the chart loader should print `dir` as it reads it: not when this build walked it already. */
@@ -170,7 +177,7 @@ export class ChartCache {
   /** The archive of the chart in `chartDir` when nothing below its source folders changed since it was packaged. */
   unchanged(chartDir: string): ShippedArchive | undefined {
     const entry = this.entries[chartDir];
-    if (!entry) return undefined;
+    if (!entry || entry.repositories !== this.repositories) return undefined;
     const now = this.fingerprint(entry.sourceDirs);
     if (!now || now.digest !== entry.fingerprint || now.newest >= entry.takenAt - RACY_MS) return undefined;
     return this.read(entry);
@@ -194,7 +201,7 @@ export class ChartCache {
     for (const dir of dirs) if (!folders.get(dir) && this.walked.get(dir)) folders.set(dir, this.walked.get(dir));
     const print = this.fingerprint(dirs, folders);
     if (print) {
-      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt: print.takenAt };
+      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt: print.takenAt, repositories: this.repositories };
       this.changed = true;
     }
     return { archive: fromCache ?? packaged, reused: fromCache !== undefined };

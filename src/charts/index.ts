@@ -13,13 +13,18 @@ export type {
   ChartSource,
   ChartType,
   DependencySource,
+  RepositoryChart,
+  RepositoryRequest,
+  RepositoryResolver,
   ResolvedDependency,
 } from './types.js';
 export { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 export { chartMetadata, parseChartYaml, parseRequirementsYaml, rewriteChartVersion } from './chart-file.js';
 export { HELMIGNORE, HelmignoreRules, type HelmignoreRule } from './helmignore.js';
 export { compareVersions, isValidVersion, parseConstraint, parseVersion, type SemVer, type VersionConstraint } from './semver.js';
-export { createChartLoader, loadChart, loadChartArchive, type ChartLoader } from './load.js';
+export { createChartLoader, loadChart, loadChartArchive, type ChartLoader, type ChartLoaderOptions } from './load.js';
+export { CHART_LOCK, lockDigest, lockedVersions, parseChartLock, type ChartLock, type LockedDependency } from './chart-lock.js';
+export { goJson } from './go-json.js';
 export { chartTree } from './layout.js';
 export { stageChart } from './stage.js';
 export { ChartSizeError, checkHelmLimits, HELM_LOADER_LIMITS } from './helm-limits.js';

@@ -10,10 +10,15 @@
  *   (relative to the chart folder), is loaded recursively as its own chart
  *   (its own .helmignore: what `helm dependency update` would pack), and
  *   its version must satisfy the declared range, as helm would insist;
- * - any other repository (https, oci, @alias) must already be vendored:
- *   flotilla builds offline and never fetches charts.
+ * - any other repository (oci://, https://) not vendored is asked of the
+ *   loader's RepositoryResolver (src/dependencies: the app's mapping to its
+ *   own chart folders, the cache, the repository), with the version
+ *   Chart.lock pins when the chart has one — after Helm's check that the
+ *   lock is in sync with Chart.yaml; without a resolver it must be vendored.
  * `condition`, `tags`, `alias` only matter at render time: packaging vendors
- * every dependency once, under `charts/<chart name>/`, like Helm.
+ * every dependency once, under `charts/<chart name>/`, like Helm (aliases of
+ * one chart share that folder, so two different charts of one name are
+ * refused: `helm package` would write both into it).
  */
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -22,10 +27,11 @@ import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from 
 import { FolderPrinter } from '../files/index.js';
 import type { ParsedText } from '../document/index.js';
 import { chartMetadata, parseChartYaml, parseRequirementsYaml } from './chart-file.js';
+import { CHART_LOCK, chartLockText, lockedVersions, parseChartLock, type LockedDependency } from './chart-lock.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
 import { HELMIGNORE, HelmignoreRules } from './helmignore.js';
 import { parseConstraint, parseVersion } from './semver.js';
-import type { ChartDependency, ChartFile, ChartMetadata, ChartOrigin, ChartSource, ResolvedDependency } from './types.js';
+import type { ChartDependency, ChartFile, ChartMetadata, ChartOrigin, ChartSource, RepositoryResolver, ResolvedDependency } from './types.js';
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
@@ -40,14 +46,16 @@ interface LoadContext {
   readonly print?: (dir: string) => boolean;
   /** What the archives of this load (and the tarball holding them) may still decompress. */
   readonly budget?: DecompressionBudget;
+  /** Dependencies on chart repositories (oci://, https://) that are not vendored; without it they are refused. */
+  readonly repositories?: RepositoryResolver;
 }
 
 /** Real paths of the file:// charts on the way to the one being loaded (a cycle check). */
 type Ancestry = readonly string[];
 
 /** Reads a chart source directory (or a chart .tgz) and resolves its dependencies. */
-export async function loadChart(dir: string): Promise<ChartSource> {
-  return createChartLoader().load(dir);
+export async function loadChart(dir: string, options: ChartLoaderOptions = {}): Promise<ChartSource> {
+  return createChartLoader(options).load(dir);
 }
 
 /**
@@ -60,8 +68,15 @@ export interface ChartLoader {
   load(dir: string, chartYaml?: ParsedText): Promise<ChartSource>;
 }
 
-export function createChartLoader(options: { readonly print?: (dir: string) => boolean } = {}): ChartLoader {
-  const ctx: LoadContext = { cache: new Map(), print: options.print };
+export interface ChartLoaderOptions {
+  /** Which chart folders to print as they are read (ChartSource.print). */
+  readonly print?: (dir: string) => boolean;
+  /** Resolves dependencies on chart repositories that are not vendored (see src/dependencies). */
+  readonly repositories?: RepositoryResolver;
+}
+
+export function createChartLoader(options: ChartLoaderOptions = {}): ChartLoader {
+  const ctx: LoadContext = { cache: new Map(), print: options.print, repositories: options.repositories };
   return {
     async load(dir: string, chartYaml?: ParsedText): Promise<ChartSource> {
       const path = resolve(dir);
@@ -274,8 +289,8 @@ interface MutableDependency {
   source: ResolvedDependency['source'];
   declared: ChartDependency[];
   chart: ChartSource;
-  /** Real path of a file:// dependency, to tell two different charts of one name apart. */
-  fileTarget?: string;
+  /** Real path of a file:// or mapped dependency, or an archive's digest: tells two different charts of one name apart. */
+  identity?: string;
 }
 
 async function buildChart(
@@ -316,7 +331,14 @@ async function buildChart(
     addVendored({ name: chart.name, source: 'vendored-archive', declared: [], chart }, rel);
   }
 
-  for (const dep of metadata.dependencies) {
+  let locked: readonly LockedDependency[] | undefined;
+  const lockedVersion = (index: number): string | undefined => {
+    const lock = files.get(CHART_LOCK);
+    if (lock === undefined) return undefined;
+    locked ??= lockedVersions(metadata.dependencies, parseChartLock(lock.toString('utf8'), where(CHART_LOCK)));
+    return locked[index]!.version;
+  };
+  for (const [index, dep] of metadata.dependencies.entries()) {
     let entry = byName.get(dep.name);
     const repository = dep.repository ?? '';
     if (repository.startsWith('file://') && (!entry || entry.source === 'file')) {
@@ -326,24 +348,32 @@ async function buildChart(
       const target = resolveFileRepository(origin.dir, repository);
       const real = realpathOrUndefined(target);
       if (real === undefined) throw new ChartDependencyError(metadata.name, dep.name, `${repository} points to ${target}, which does not exist`, dep.location);
-      if (entry && entry.fileTarget !== real) {
+      if (entry && entry.identity !== real) {
         throw new ChartDependencyError(metadata.name, dep.name, `two different charts are named ${JSON.stringify(dep.name)} (${repository} and an earlier entry)`, dep.location);
       }
       if (!entry) {
-        const chart = await loadFileDependency(target, real, metadata.name, dep, ancestry, ctx);
-        if (chart.name !== dep.name) {
-          throw new ChartDependencyError(metadata.name, dep.name, `${repository} holds chart ${JSON.stringify(chart.name)}, not ${JSON.stringify(dep.name)}`, dep.location);
-        }
+        const chart = await loadDependencyFolder(target, real, metadata.name, dep, ancestry, ctx);
         checkConstraint(metadata.name, dep, chart);
-        entry = { name: dep.name, source: 'file', declared: [], chart, fileTarget: real };
+        entry = { name: dep.name, source: 'file', declared: [], chart, identity: real };
         byName.set(dep.name, entry);
       }
+    } else if (repository !== '' && ctx.repositories && (!entry || entry.source === 'mapped' || entry.source === 'repository')) {
+      const resolved = await resolveFromRepository(metadata.name, where('Chart.yaml'), dep, lockedVersion(index), ancestry, ctx);
+      if (entry && entry.identity !== resolved.identity) {
+        throw new ChartDependencyError(
+          metadata.name,
+          dep.name,
+          `resolves to ${resolved.chart.name} ${resolved.chart.version}, but an earlier entry of the same chart to ${entry.chart.version}: helm package would write both into charts/${dep.name}/`,
+          dep.location,
+        );
+      }
+      if (!entry) byName.set(dep.name, (entry = { name: dep.name, declared: [], ...resolved }));
     }
     if (!entry) {
       const why =
         repository === ''
           ? 'is not vendored under charts/ and names no repository'
-          : `comes from ${repository}, which flotilla does not fetch, and is not vendored under charts/ (run \`helm dependency build\` and keep charts/, or use a file:// path)`;
+          : `comes from ${repository} and is not vendored under charts/ (run \`helm dependency build\` and keep charts/, use a file:// path, or map the repository to a chart folder of the app)`;
       throw new ChartDependencyError(metadata.name, dep.name, why, dep.location);
     }
     entry.declared.push(dep);
@@ -352,6 +382,14 @@ async function buildChart(
   const dependencies: ResolvedDependency[] = [...byName.values()]
     .sort((a, b) => compareBytewise(a.name, b.name))
     .map(({ name, source, declared, chart }) => ({ name, source, declared, chart }));
+  const fromRepositories = dependencies.some((d) => d.source === 'mapped' || d.source === 'repository');
+  // `helm dependency build` writes a Chart.lock into a chart that has none, and helm package ships it.
+  if (fromRepositories && metadata.apiVersion === 'v2' && !files.has(CHART_LOCK)) {
+    const versionOf = new Map(dependencies.map((d) => [d.name, d.chart.version]));
+    const locked = metadata.dependencies.map((d) => ({ name: d.name, repository: d.repository ?? '', version: versionOf.get(d.name)! }));
+    own.push({ path: CHART_LOCK, data: Buffer.from(chartLockText(metadata.dependencies, locked), 'utf8') });
+    own.sort((a, b) => compareBytewise(a.path, b.path));
+  }
   return {
     name: metadata.name,
     version: metadata.version,
@@ -384,7 +422,46 @@ function resolveFileRepository(chartDir: string, repository: string): string {
   return isAbsolute(path) ? path : resolve(chartDir, path);
 }
 
-async function loadFileDependency(
+/**
+ * A dependency on a chart repository, from the loader's resolver: a chart
+ * folder of the app (loaded as a file:// one is) or an archive (loaded once
+ * per digest). Its name must be the one declared; a fetched archive's
+ * version must be the one Chart.lock pins, if any, and within the declared
+ * range. A mapped folder is taken as it is, as Helm takes a chart vendored
+ * in charts/: the app that maps the repository chose its version.
+ */
+async function resolveFromRepository(
+  chartName: string,
+  chartFile: string,
+  dep: ChartDependency,
+  locked: string | undefined,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<{ source: 'mapped' | 'repository'; chart: ChartSource; identity: string }> {
+  const found = await ctx.repositories!.resolve({ chart: chartName, chartFile, dependency: dep, locked });
+  let resolved: { source: 'mapped' | 'repository'; chart: ChartSource; identity: string };
+  if (found.kind === 'directory') {
+    const real = realpathOrUndefined(found.dir);
+    if (real === undefined) throw new ChartDependencyError(chartName, dep.name, `${dep.repository} is mapped to ${found.dir}, which does not exist`, dep.location);
+    resolved = { source: 'mapped', chart: await loadDependencyFolder(found.dir, real, chartName, dep, ancestry, ctx), identity: real };
+  } else {
+    let loading = ctx.cache.get(found.digest);
+    if (!loading) ctx.cache.set(found.digest, (loading = chartFromArchive(found.bytes, { kind: 'archive', file: found.label }, ancestry, ctx)));
+    const chart = await loading;
+    if (chart.name !== dep.name) {
+      throw new ChartDependencyError(chartName, dep.name, `${found.label} holds chart ${JSON.stringify(chart.name)}, not ${JSON.stringify(dep.name)}`, dep.location);
+    }
+    if (locked !== undefined && chart.version !== locked) {
+      throw new ChartDependencyError(chartName, dep.name, `${found.label} holds version ${chart.version}, but Chart.lock pins ${locked}`, dep.location);
+    }
+    checkConstraint(chartName, dep, chart);
+    resolved = { source: 'repository', chart, identity: found.digest };
+  }
+  return resolved;
+}
+
+/** A dependency read from a chart folder (file://, or a repository the app maps to one): its own .helmignore, loaded once per load. */
+async function loadDependencyFolder(
   target: string,
   real: string,
   chartName: string,
@@ -394,13 +471,18 @@ async function loadFileDependency(
 ): Promise<ChartSource> {
   if (ancestry.includes(real)) {
     const chain = [...ancestry.slice(ancestry.indexOf(real)), real].join(' -> ');
-    throw new ChartDependencyError(chartName, dep.name, `file:// dependency cycle: ${chain}`, dep.location);
+    throw new ChartDependencyError(chartName, dep.name, `dependency cycle: ${chain}`, dep.location);
   }
   // Dependencies load one after another, so a pending cache entry is always an
   // ancestor (caught above) and awaiting one cannot deadlock.
-  const cached = ctx.cache.get(real);
-  if (cached) return cached;
-  const loading = loadPath(target, [...ancestry, real], ctx);
-  ctx.cache.set(real, loading);
-  return loading;
+  let loading = ctx.cache.get(real);
+  if (!loading) {
+    loading = loadPath(target, [...ancestry, real], ctx);
+    ctx.cache.set(real, loading);
+  }
+  const chart = await loading;
+  if (chart.name !== dep.name) {
+    throw new ChartDependencyError(chartName, dep.name, `${dep.repository} (${target}) holds chart ${JSON.stringify(chart.name)}, not ${JSON.stringify(dep.name)}`, dep.location);
+  }
+  return chart;
 }

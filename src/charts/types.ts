@@ -67,7 +67,11 @@ export type DependencySource =
   /** already unpacked under the chart's `charts/` folder */
   | 'vendored-directory'
   /** a `.tgz` under the chart's `charts/` folder */
-  | 'vendored-archive';
+  | 'vendored-archive'
+  /** a chart folder of the app that the app maps the dependency's repository to */
+  | 'mapped'
+  /** fetched from its repository (oci:// or http(s)://), or taken from the cache of what was fetched */
+  | 'repository';
 
 export interface ResolvedDependency {
   /** Chart name = the folder it gets under `charts/`. */
@@ -86,10 +90,34 @@ export interface ChartSource {
   readonly origin: ChartOrigin;
   /** Where Chart.yaml is (a path, or `archive.tgz#chart/Chart.yaml`), for messages. */
   readonly chartFile: string;
-  /** The chart's own files after .helmignore, sorted; excludes subcharts under `charts/`. */
+  /**
+   * The chart's own files after .helmignore, sorted; excludes subcharts under `charts/`. With the
+   * Chart.lock `helm dependency build` writes when the loader resolved dependencies from repositories
+   * for a chart that had none.
+   */
   readonly files: readonly ChartFile[];
   /** Subcharts, one per chart name, sorted by name. */
   readonly dependencies: readonly ResolvedDependency[];
   /** A folder's print as the loader read it, when asked for (createChartLoader's `print`; see src/files/folder-print.ts). */
   readonly print?: FolderPrint;
+}
+
+/** A dependency on a chart repository (oci://, https://) the loader asks a {@link RepositoryResolver} for. */
+export interface RepositoryRequest {
+  /** The chart declaring it, and where its Chart.yaml is (for messages). */
+  readonly chart: string;
+  readonly chartFile: string;
+  readonly dependency: ChartDependency;
+  /** The exact version Chart.lock pins, when the chart has a lock (already checked in sync with Chart.yaml). */
+  readonly locked?: string;
+}
+
+/** What serves a repository dependency: a chart folder (the app's mapping), or a chart archive whose sha256 was checked. */
+export type RepositoryChart =
+  | { readonly kind: 'directory'; readonly dir: string }
+  | { readonly kind: 'archive'; readonly bytes: Buffer; readonly label: string; readonly digest: string };
+
+/** Resolves dependencies on chart repositories as `helm dependency build` would (src/dependencies implements it). */
+export interface RepositoryResolver {
+  resolve(request: RepositoryRequest): Promise<RepositoryChart>;
 }

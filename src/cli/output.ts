@@ -41,7 +41,7 @@ export function hintsFor(error: unknown): string[] {
 }
 
 const WITHOUT_EXTRA_CA_CERTS_HINT =
-  'flotilla: a TLS certificate was not trusted, and this command started Node without the certificates NODE_EXTRA_CA_CERTS names (it opens no TLS connection of its own; docs/plugins.md): run it as node "$(command -v flotilla)" … to trust them';
+  'flotilla: a TLS certificate was not trusted, and this command started Node without the certificates NODE_EXTRA_CA_CERTS names (it opens none of its own but to fetch a chart dependency its cache lacks; docs/plugins.md): run it as node "$(command -v flotilla)" … to trust them';
 
 /** OpenSSL's verdicts on a certificate chain no trusted authority vouches for, as Node names them. */
 const UNTRUSTED_CERTIFICATE = new Set(['UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'CERT_UNTRUSTED']);

@@ -10,7 +10,7 @@
  * same archive and refused when it differs: published versions never change.
  */
 import { createHash } from 'node:crypto';
-import { readChartArchive, ChartVersionConflictError, type ChartDependency, type ChartMetadata } from '../charts/index.js';
+import { goJson, readChartArchive, ChartVersionConflictError, type ChartDependency, type ChartMetadata } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { parseYamlValue } from '../document/index.js';
 import type { OciClient } from './client.js';
@@ -69,11 +69,6 @@ function dropEmpty(fields: Record<string, unknown>, keep: readonly string[] = []
 function sortedRecord(record: Readonly<Record<string, string>> | undefined): Record<string, string> | undefined {
   if (!record) return undefined;
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-/** JSON as Go's encoding/json writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped. */
-function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

@@ -8,6 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { App, Release } from '../app/index.js';
 import { loadChart, stageChart } from '../charts/index.js';
+import { appRepositoryResolver } from '../dependencies/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
 import { dumpYaml, parseYamlStream, type Leaf } from '../document/index.js';
@@ -54,6 +55,10 @@ export interface PreflightOptions {
   readonly releases?: readonly Release[];
   /** The Kubernetes version charts are rendered for (their `kubeVersion` constraint is checked against it); default: metadata's supported_k8s_version.minimum. */
   readonly kubeVersion?: string;
+  /** Fetch no chart dependency from a repository: the app's mapping and the dependency cache only (`--offline`). */
+  readonly offline?: boolean;
+  /** The cache of chart dependencies fetched from repositories; default `<user cache>/chart-dependencies`. */
+  readonly dependencyCacheDir?: string;
 }
 
 /** Renders every release the session's app enables (or those given); the values come through the session (its plugins offline). */
@@ -63,11 +68,13 @@ export async function preflight(session: Session, options: PreflightOptions = {}
   const work = await makeTempDir('preflight');
   try {
     const staged = new Map<string, Promise<string>>();
+    // Dependencies on repositories resolved as the build resolves them, so what is rendered is what ships.
+    const repositories = appRepositoryResolver(app, { offline: options.offline, cacheDir: options.dependencyCacheDir });
     const stage = (release: Release): Promise<string> => {
       const dir = app.path(release.chartPath);
       const known = staged.get(dir);
       if (known) return known;
-      const path = loadChart(dir).then((chart) => stageChart(chart, join(work, 'charts', String(staged.size))));
+      const path = loadChart(dir, { repositories }).then((chart) => stageChart(chart, join(work, 'charts', String(staged.size))));
       staged.set(dir, path);
       return path;
     };

@@ -259,7 +259,7 @@ describe('loadChart: dependencies', () => {
     expect(error.chart).toBe('nova');
     expect(error.dependency).toBe('rabbitmq');
     expect(error.location).toMatchObject({ file: join(dir, 'Chart.yaml'), line: 5 });
-    expect(error.message).toMatch(/chart "nova": dependency "rabbitmq": comes from https:\/\/charts\.example\.com, which flotilla does not fetch/);
+    expect(error.message).toMatch(/chart "nova": dependency "rabbitmq": comes from https:\/\/charts\.example\.com and is not vendored under charts\//);
   });
 
   it('refuses an oci:// or repository-less dependency that is not vendored', async () => {

@@ -9,6 +9,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { load } from 'js-yaml';
 import { Parser, type ReadEntry } from 'tar';
 import { expect } from 'vitest';
@@ -86,4 +87,33 @@ export function expectSameChart(label: string, ours: ReadonlyMap<string, Buffer>
     if (isChartYaml(path)) expect(omitEmpty(chartYaml(load(a.toString('utf8')))), `${label}: ${path}`).toEqual(omitEmpty(chartYaml(load(b.toString('utf8')))));
     else expect(a.equals(b), `${label}: ${path} differs`).toBe(true);
   }
+}
+
+/** A Chart.lock as compared: its parsed content but the time it was `generated` (Helm writes the clock's, flotilla a fixed one). */
+const lockContent = (data: Buffer): unknown => ({ ...(load(data.toString('utf8')) as object), generated: undefined });
+
+/** The files of a chart archive by path under its chart folder, nested chart archives unpacked in their place (see withNestedUnpacked). */
+export async function chartContent(archive: Buffer): Promise<Map<string, Buffer>> {
+  const files = await withNestedUnpacked(await filesOfArchive(archive));
+  return new Map([...files].map(([path, data]) => [path.slice(path.indexOf('/') + 1), data]));
+}
+
+/**
+ * The differences between two charts' files, one line each naming the
+ * path (none when they hold the same chart): every file, `.helmignore`
+ * included (`helm package` keeps a chart's own); each Chart.yaml by its
+ * parsed content as Helm writes it again, each Chart.lock but its
+ * `generated`, every other file byte for byte.
+ */
+export function chartDifferences(ours: ReadonlyMap<string, Buffer>, theirs: ReadonlyMap<string, Buffer>): string[] {
+  const problems: string[] = [];
+  for (const path of [...new Set([...ours.keys(), ...theirs.keys()])].sort()) {
+    const [a, b] = [ours.get(path), theirs.get(path)];
+    if (a === undefined) problems.push(`${path}: only in helm's`);
+    else if (b === undefined) problems.push(`${path}: only in flotilla's`);
+    else if (isChartYaml(path) ? !isDeepStrictEqual(omitEmpty(load(a.toString('utf8'))), omitEmpty(load(b.toString('utf8')))) : /(^|\/)Chart\.lock$/.test(path) ? !isDeepStrictEqual(lockContent(a), lockContent(b)) : !a.equals(b)) {
+      problems.push(`${path}: differs`);
+    }
+  }
+  return problems;
 }

@@ -39,9 +39,9 @@ export function corpusDependencies(corpus: string, chart: string): string[] {
   return (chartFile(corpus, chart).dependencies ?? []).filter((dependency) => !dependency.repository?.startsWith('file://')).map((dependency) => dependency.name);
 }
 
-/** Copies a corpus chart's folder (read-only there) as a user's writable checkout, without Chart.lock (its digests name the repository's archives). */
-function copyChart(source: string, target: string): void {
-  cpSync(source, target, { recursive: true, filter: (path) => !path.endsWith('/Chart.lock') });
+/** Copies a corpus chart's folder (read-only there) as a user's writable checkout, without Chart.lock (its digests name the repository's archives) unless asked. */
+function copyChart(source: string, target: string, keepLock = false): void {
+  cpSync(source, target, { recursive: true, filter: (path) => keepLock || !path.endsWith('/Chart.lock') });
   // Folders writable (the files stay read-only): the copy can be added to and removed.
   const writable = (path: string): void => {
     chmodSync(path, 0o755);
@@ -68,9 +68,20 @@ function write(root: string, path: string, text: string): void {
  * How an app holds its charts' dependencies: `vendored`, a copy in each
  * chart's `charts/` (as `helm dependency build` leaves them, unpacked);
  * `shared`, one chart in the app's `charts/` that every chart depending on it
- * names through `file://../<name>` (as a library chart of the app is).
+ * names through `file://../<name>` (as a library chart of the app is);
+ * `mapped`, every corpus chart as it is (Chart.lock kept) in the app's
+ * `charts/`, and the repositories the charts name mapped to that folder
+ * (`chartRepositories`), so each dependency is the corpus chart of its name.
  */
-export type CorpusDependencies = 'vendored' | 'shared';
+export type CorpusDependencies = 'vendored' | 'shared' | 'mapped';
+
+/** The repositories (not file://) the corpus's charts take dependencies from. */
+export function corpusRepositories(corpus: string): string[] {
+  const all = readdirSync(corpus)
+    .filter((name) => existsSync(join(corpus, name, 'Chart.yaml')))
+    .flatMap((name) => (chartFile(corpus, name).dependencies ?? []).map((dependency) => dependency.repository ?? ''));
+  return [...new Set(all.filter((repository) => repository !== '' && !repository.startsWith('file://')))].sort();
+}
 
 /** Copies corpus chart `chart` to `target`, its dependencies named as `file://../<name>` beside it, each copied once. */
 function shareCorpusChart(corpus: string, chart: string, charts: string): void {
@@ -93,14 +104,18 @@ function shareCorpusChart(corpus: string, chart: string, charts: string): void {
  */
 export function writeCorpusApp(corpus: string, root: string, charts: readonly string[] = corpusCharts(corpus), dependencies: CorpusDependencies = 'vendored'): string[] {
   const releases: string[] = [];
+  if (dependencies === 'mapped') {
+    for (const name of readdirSync(corpus).filter((n) => existsSync(join(corpus, n, 'Chart.yaml')))) copyChart(join(corpus, name), join(root, 'charts', name), true);
+  }
   charts.forEach((chart, c) => {
     if (dependencies === 'vendored') vendorCorpusChart(corpus, chart, join(root, 'charts', chart));
-    else shareCorpusChart(corpus, chart, join(root, 'charts'));
+    else if (dependencies === 'shared') shareCorpusChart(corpus, chart, join(root, 'charts'));
     write(root, `overrides/static/${chart}.yaml`, `# static overrides of ${chart}\ncommonLabels:\n  app.example/owner: platform\n`);
     releases.push(`  - name: ${chart}\n    chart: ${chart}\n    service: s${c}\n    group: apps\n`);
   });
   write(root, 'fluxcd/metadata.yaml', 'app_name: corpus\napp_version: 1.0-0\nsupported_k8s_version:\n  minimum: v1.29.0\n');
-  write(root, 'fluxcd/releases.yaml', `defaults:\n  namespace: apps\n  timeout: 30m\nreleases:\n${releases.join('')}`);
+  const mapping = dependencies === 'mapped' ? `chartRepositories:\n${corpusRepositories(corpus).map((url) => `  ${url}: charts\n`).join('')}` : '';
+  write(root, 'fluxcd/releases.yaml', `${mapping}defaults:\n  namespace: apps\n  timeout: 30m\nreleases:\n${releases.join('')}`);
   write(root, 'overrides/deployment.yaml', `main:\n  release: "2025.1"\nfeatures:\n  services: [${charts.map((_, c) => `s${c}`).join(', ')}]\n`);
   write(root, 'overrides/versions/2025.1.yaml', 'release: "2025.1"\nimages: {}\n');
   return [...charts];

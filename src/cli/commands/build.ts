@@ -15,6 +15,7 @@ interface BuildCommandOptions {
   watch?: boolean;
   followExternalSymlinks?: boolean;
   strict?: boolean;
+  offline?: boolean;
 }
 
 export function register(program: Command, { io, kept, prepareOnly, cancelled }: CommandContext): void {
@@ -33,6 +34,7 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
     .option('--watch', 'build again whenever a file of the app changes (Ctrl-C stops)')
     .option('--no-server', 'build in this process, not on a build server (see `flotilla build-server`)')
     .option('--follow-external-symlinks', 'pack what symbolic links pointing outside the app point at (refused by default)')
+    .option('--offline', 'fetch no chart dependency from a repository: use the dependency cache and the chartRepositories mapping only')
     .action(async (appDir: string, opts: BuildCommandOptions) => {
       requireWith(opts.bumpChanged === true, '--bump-changed', opts.against !== undefined, '--against');
       if (opts.watch && opts.output !== 'table') throw new UsageError(`--output ${opts.output} does nothing with --watch (each build prints one line)`);
@@ -46,6 +48,7 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
         typecheck: opts.typecheck,
         followExternalSymlinks: opts.followExternalSymlinks,
         strict: opts.strict,
+        offline: opts.offline,
         cancelled,
       } as const;
       if (opts.watch) return watchForever(appDir, options);

@@ -10,6 +10,7 @@ interface PreflightCommandOptions extends ValuesFlags, SelectionFlags {
   deployment?: string;
   jobs: number;
   output: string;
+  offline?: boolean;
 }
 
 export function register(program: Command): void {
@@ -20,13 +21,14 @@ export function register(program: Command): void {
     .argument('[RELEASE...]', 'releases (or charts) to render; default: every release the spec enables')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('-j, --jobs <N>', 'helm processes at once', integerAtLeast(1), 3)
+    .option('--offline', 'fetch no chart dependency from a repository: use the dependency cache and the chartRepositories mapping only')
     .addOption(outputOption());
   addSelectionOptions(addValuesOptions(command)).action(async (first: string | undefined, rest: string[], opts: PreflightCommandOptions) => {
     const { appDir, names } = appDirAndNames([...(first === undefined ? [] : [first]), ...rest]);
     const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts), strict: opts.strict });
     const { app } = session;
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
-    const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion });
+    const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion, offline: opts.offline });
     printWarnings(report.checks.flatMap((c) => c.warnings));
     const failed = report.checks.filter((c) => !c.ok).length;
     if (failed > 0) process.exitCode = 1;

@@ -12,6 +12,7 @@ interface TemplateCommandOptions extends ValuesFlags, SelectionFlags {
   deployment?: string;
   outputDir?: string;
   jobs: number;
+  offline?: boolean;
 }
 
 export function register(program: Command): void {
@@ -22,7 +23,8 @@ export function register(program: Command): void {
     .argument('[RELEASE...]', 'releases (or charts) to render; default: every release the spec enables')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
     .option('--output-dir <DIR>', "write each release's files to DIR/<release>/<chart>/templates/… (helm template --output-dir) instead of stdout")
-    .option('-j, --jobs <N>', 'helm processes at once', integerAtLeast(1), 3);
+    .option('-j, --jobs <N>', 'helm processes at once', integerAtLeast(1), 3)
+    .option('--offline', 'fetch no chart dependency from a repository: use the dependency cache and the chartRepositories mapping only');
   addSelectionOptions(addValuesOptions(command)).action(async (first: string | undefined, rest: string[], opts: TemplateCommandOptions) => {
     const { appDir, names } = appDirAndNames([...(first === undefined ? [] : [first]), ...rest]);
     const session = await openSessionForCommand(appDir, { deployment: opts.deployment, commandLine: await commandLineSources(opts), strict: opts.strict });
@@ -30,7 +32,7 @@ export function register(program: Command): void {
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
     const enabled = new Set(app.enabled.map((r) => r.name));
     for (const r of releases) if (!enabled.has(r.name)) process.stderr.write(`warning: release "${r.name}" is not enabled by the spec; rendered because it was named\n`);
-    const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion });
+    const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion, offline: opts.offline });
     printWarnings(report.checks.flatMap((c) => c.warnings));
     const failed = report.checks.filter((c) => !c.ok);
     if (failed.length > 0) {
