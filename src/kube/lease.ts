@@ -10,7 +10,8 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { FlotillaError } from '../diagnostics/index.js';
 import type { KubeClient } from './client.js';
 import { loadClientModule } from './client.js';
-import { AlreadyExists, Conflict, kubeCall, kubeRead, NotFound } from './errors.js';
+import { AlreadyExists, Conflict, NotFound } from './errors.js';
+import { DEFAULT_RETRY_POLICY, kubeCall, kubeRead } from './retry.js';
 import { MANAGED_BY } from './stores.js';
 
 /** Annotation naming the operation the holder runs (`apply`, `remove`, …). */
@@ -132,8 +133,11 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
 
   const lost = new AbortController();
   let released = false;
+  const renewEveryMs = Math.max(200, (seconds * 1000) / 3);
+  // A renewal retries transient faults only until the next one is due.
+  const renewal = { ...DEFAULT_RETRY_POLICY, budgetMs: renewEveryMs };
   const renew = async (): Promise<void> => {
-    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }), renewal);
     if (released) return;
     if (!lease || lease.spec?.holderIdentity !== holder) {
       lost.abort(new LockLostError(`lost the lock ${namespace}/${name}: ${lease ? `now held by ${lease.spec?.holderIdentity ?? 'nobody'}` : 'the Lease was deleted'}`));
@@ -145,12 +149,12 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
       return;
     }
     const body: V1Lease = { ...lease, spec: { ...lease.spec, renewTime: now() } };
-    await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
+    await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }), renewal);
   };
   const timer = setInterval(() => {
     // A failed renewal is retried at the next tick; the lease only lapses after a whole duration of failures.
     renew().catch(() => undefined);
-  }, Math.max(200, (seconds * 1000) / 3));
+  }, renewEveryMs);
   timer.unref();
 
   return {

@@ -7,7 +7,8 @@ import type { KubernetesObject, V1APIResource } from '@kubernetes/client-node';
 import type { KubeClient } from './client.js';
 import { loadClientModule } from './client.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { kubeCall, kubeRead, NotFound } from './errors.js';
+import { NotFound } from './errors.js';
+import { kubeCall, kubeRead } from './retry.js';
 
 /** The field manager of everything flotilla applies: `kubectl get -o yaml --show-managed-fields` names it. */
 export const FIELD_MANAGER = 'flotilla';

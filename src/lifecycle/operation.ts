@@ -9,7 +9,7 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import { acquireLease, AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type HeldLease, type KubeClient } from '../kube/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import type { EventSink } from './events.js';
-import { AppRecords, finishHistory, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
+import { AppRecords, finishHistory, sameRecord, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
 
 export interface OperationOptions {
   readonly signal?: AbortSignal;
@@ -48,18 +48,20 @@ export class RecordHandle {
   }
 
   /**
-   * Writes `change(record)`. Under the lock only `override` edits can race
-   * (they take the lock too), so a Conflict means re-read and apply the
-   * change again.
+   * Writes `change(record)`. A Conflict means someone wrote in between, or
+   * a retried write whose first answer was lost had been stored: re-read,
+   * and either find this very record there or apply the change again.
    */
   async update(change: (record: AppRecord) => AppRecord): Promise<AppRecord> {
     for (let attempt = 0; ; attempt++) {
+      const wanted = change(this.stored.record);
       try {
-        this.stored = await this.records.write(change(this.stored.record), this.stored.resourceVersion);
+        this.stored = await this.records.write(wanted, this.stored.resourceVersion);
         return this.stored.record;
       } catch (error) {
         if (!(error instanceof Conflict) || attempt >= 3) throw error;
         this.stored = await this.records.get(this.stored.record.name);
+        if (sameRecord(this.stored.record, wanted)) return this.stored.record;
       }
     }
   }

@@ -6,7 +6,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1Secret } from '@kubernetes/client-node';
-import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
+import { AlreadyExists, APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
 import { AppNotFoundError, LifecycleError } from './errors.js';
 
@@ -157,13 +157,19 @@ export class AppRecords {
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Creates the record; AlreadyExists when there is one. */
+  /** Creates the record; AlreadyExists when there is another one (a retried create finding its own first attempt stored is no error). */
   async create(record: AppRecord): Promise<StoredRecord> {
     const body = this.secret(record);
-    const created = await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name: recordSecretName(record.name) }, () =>
-      this.client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
-    );
-    return { record, resourceVersion: created.metadata?.resourceVersion ?? '' };
+    try {
+      const created = await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name: recordSecretName(record.name) }, () =>
+        this.client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
+      );
+      return { record, resourceVersion: created.metadata?.resourceVersion ?? '' };
+    } catch (error) {
+      const stored = error instanceof AlreadyExists ? await this.read(record.name) : undefined;
+      if (stored && sameRecord(stored.record, record)) return stored;
+      throw error;
+    }
   }
 
   /** Writes the record over the version read; Conflict when someone wrote in between. */
@@ -215,3 +221,7 @@ export function finishHistory(record: AppRecord, result: OperationResult, reason
   return { ...record, history: [...record.history.slice(0, -1), done] };
 }
 
+/** Whether two records say the same (as stored: fields set to undefined are not written). */
+export function sameRecord(a: AppRecord, b: AppRecord): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

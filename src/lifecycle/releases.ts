@@ -86,14 +86,15 @@ export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn
 /** Deletes one release and its overrides Secrets, and waits until the HelmRelease is gone (Flux uninstalls it first). */
 export async function deleteRelease(client: KubeClient, release: ReleaseKey, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
   const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
-  if (await deleteObject(client, ref)) {
-    await watchUntil(
-      client,
-      { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace: release.namespace },
-      (objects) => (objects.has(keyOf(release)) ? undefined : true),
-      { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
-    );
-  }
+  // Waited on even when the delete found nothing: a retried delete whose first attempt was heard finds nothing
+  // while Flux is still uninstalling (the watch's first list answers at once when it is gone).
+  await deleteObject(client, ref);
+  await watchUntil(
+    client,
+    { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace: release.namespace },
+    (objects) => (objects.has(keyOf(release)) ? undefined : true),
+    { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
+  );
   for (const name of OVERRIDES_KINDS.map((kind) => overridesSecretName(release.name, kind))) {
     await deleteObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: release.namespace } });
   }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortRequestedError,
   acquireLease,
+  ConfigMapRecordStore,
   connect,
   FIELD_MANAGER,
   LockedError,
@@ -69,6 +70,23 @@ describe('kube on the dev cluster', () => {
     expect(stored.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`));
     const discovery = cluster.requests.slice(before).filter((r) => r.method === 'GET' && (r.url === '/api/v1' || r.url === '/apis/coordination.k8s.io/v1'));
     expect(discovery.map((r) => r.url).sort()).toEqual(['/api/v1', '/apis/coordination.k8s.io/v1']);
+  });
+
+  it('survives a 429 with Retry-After and a dropped connection on a write, and on a record write', async () => {
+    const patches = () => cluster.requests.filter((r) => r.method === 'PATCH' && r.url.startsWith(`/api/v1/namespaces/${NS}/configmaps/flaky`)).length;
+    const before = patches();
+    const throttled = cluster.faults.failRequests({ method: 'PATCH', path: '/configmaps/flaky', status: 429, retryAfterSeconds: 1 });
+    const dropped = cluster.faults.dropConnections({ method: 'PATCH', path: '/configmaps/flaky' });
+    const [stored] = await serverSideApply(client, [configMap('flaky', { a: '1' })]);
+    expect((stored as { data?: unknown }).data).toEqual({ a: '1' });
+    expect([throttled.hits, dropped.hits, patches() - before]).toEqual([1, 1, 3]);
+    // A record store's read-modify-write whose write loses its connection: retried, stored once.
+    const records = new ConfigMapRecordStore(client, NS, 'flaky-app');
+    await records.set('first', 1);
+    const lost = cluster.faults.dropConnections({ method: 'PUT', path: '/configmaps/flaky-app-records' });
+    await records.set('second', { n: 2 });
+    expect(lost.hits).toBe(1);
+    expect([await records.get('first'), await records.get('second')]).toEqual([1, { n: 2 }]);
   });
 
   it('times out naming what it waited for', async () => {
