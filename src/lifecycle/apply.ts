@@ -19,6 +19,7 @@ import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, t
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
+import { describeAttempt } from './readiness.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
 
@@ -125,6 +126,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
         token,
         timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
         signal: run.signal,
+        onAttempt: (release, attempt) => events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
         onWaiting: (release) => {
           current = release?.name;
           report();

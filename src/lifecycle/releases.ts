@@ -8,7 +8,8 @@ import { dependenciesFirst } from '../app/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
 import { APP_LABEL, deleteObject, listObjects, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
 import { ReleaseFailedError } from './errors.js';
-import { readiness, readyCondition, type HelmReleaseView } from './readiness.js';
+import { condition } from '../flux/index.js';
+import { describeAttempt, readiness, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
 import type { RecordedRelease } from './record.js';
 
 export type ReleaseKey = Pick<RecordedRelease, 'name' | 'namespace'>;
@@ -22,6 +23,8 @@ export interface WaitOptions {
   readonly onReady?: (release: ReleaseKey) => void;
   /** The release being waited on changed (the first one not ready, in apply order). */
   readonly onWaiting?: (release: ReleaseKey | undefined) => void;
+  /** Flux retries a release after a failed attempt (called once per attempt). */
+  readonly onAttempt?: (release: ReleaseKey, attempt: Attempt) => void;
 }
 
 const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
@@ -31,6 +34,8 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
   const ready = new Set<string>();
   /** What Flux last said of each release not ready yet, for a time-out message. */
   const lastSaid = new Map<string, string>();
+  /** The attempt each release is on, once Flux has retried it. */
+  const attempts = new Map<string, number>();
   const byNamespace = new Map<string, ReleaseKey[]>();
   for (const r of releases) byNamespace.set(r.namespace, [...(byNamespace.get(r.namespace) ?? []), r]);
   let waitingFor: string | undefined;
@@ -55,7 +60,11 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
             if (!object) continue;
             const state = readiness(object, options.token);
             if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
-            if (state.reason) lastSaid.set(keyOf(release), `${state.reason}${state.message ? `: ${state.message}` : ''}`);
+            if (state.state === 'pending' && state.attempt && attempts.get(keyOf(release)) !== state.attempt.number) {
+              attempts.set(keyOf(release), state.attempt.number);
+              options.onAttempt?.(release, state.attempt);
+            }
+            if (state.reason) lastSaid.set(keyOf(release), state.state === 'pending' && state.attempt ? describeAttempt(release.name, state.attempt) : `${state.reason}${state.message ? `: ${state.message}` : ''}`);
             if (state.state === 'ready') {
               ready.add(keyOf(release));
               options.onReady?.(release);
@@ -100,13 +109,18 @@ export async function deleteRelease(client: KubeClient, release: ReleaseKey, opt
   }
 }
 
-/** The current Ready condition of each release (null when Flux has not said yet or the release is not there). */
+/** Each release as Flux reports it now: its Ready condition (null when Flux has not said yet or the release is not there) and flotilla's verdict on it. */
 export interface ReleaseStatus {
   readonly name: string;
   readonly namespace: string;
   readonly ready: boolean | null;
+  /** readiness.ts's reading: `ready`, `pending` (still being tried or waited on) or `failed` (Flux gave up); `absent` when there is no HelmRelease. */
+  readonly state: Readiness['state'] | 'absent';
   readonly reason?: string;
   readonly message?: string;
+  /** Flux is retrying: which attempt, and what Helm said of the last. */
+  readonly attempt?: string;
+  readonly suspended?: boolean;
 }
 
 export async function releaseStatuses(client: KubeClient, appName: string, releases: readonly ReleaseKey[]): Promise<ReleaseStatus[]> {
@@ -118,8 +132,17 @@ export async function releaseStatuses(client: KubeClient, appName: string, relea
   }
   return releases.map((release) => {
     const object = found.get(keyOf(release));
-    const condition = object && readyCondition(object);
-    const ready = !condition || condition.status === 'Unknown' ? null : condition.status === 'True';
-    return { name: release.name, namespace: release.namespace, ready, ...(condition?.reason ? { reason: condition.reason } : {}), ...(condition?.message ? { message: condition.message } : {}) };
+    const ready = object && condition(object, 'Ready');
+    const verdict = object ? readiness(object) : undefined;
+    return {
+      name: release.name,
+      namespace: release.namespace,
+      ready: !ready || ready.status === 'Unknown' ? null : ready.status === 'True',
+      state: verdict?.state ?? 'absent',
+      ...(ready?.reason ? { reason: ready.reason } : {}),
+      ...(ready?.message ? { message: ready.message } : {}),
+      ...(verdict?.state === 'pending' && verdict.attempt ? { attempt: describeAttempt(release.name, verdict.attempt) } : {}),
+      ...(object?.spec?.suspend === true ? { suspended: true } : {}),
+    };
   });
 }

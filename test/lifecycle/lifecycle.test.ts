@@ -92,6 +92,20 @@ describe('the default app on the dev cluster', () => {
     expect((await cli('diff', APP)).code).toBe(0);
   });
 
+  it('waits through an attempt Flux retries (retries: 3) and ends applied, saying which attempt', async () => {
+    expect((await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true')).code).toBe(0);
+    const fault = cluster.faults.failRender('openstack/glance', { times: 1, message: 'injected: glance fails once' });
+    try {
+      const apply = await cli('apply', APP, '--timeout', '5m');
+      expect(apply.stderr).toContain('upgrading glance: attempt 2 of 4, last: Helm upgrade failed for release openstack/osh-openstack-glance with chart glance@');
+      expect(apply.code).toBe(0);
+      expect(fault.hits).toBe(1);
+      expect((await show()).state).toBe('applied');
+    } finally {
+      fault.clear();
+    }
+  });
+
   it('never prints a password: not in show, diff, override show or the apply log', async () => {
     const password = secretText('openstack', `${APP}-password-mariadb-root`, 'password');
     expect(password.length).toBeGreaterThanOrEqual(16);

@@ -47,8 +47,8 @@ function showTable(view: AppView): string {
     ...(view.mode ? [`mode:      ${view.mode}`] : []),
   ].join('\n');
   const releases = formatTable(
-    ['RELEASE', 'NAMESPACE', 'READY', 'REASON', 'MESSAGE'],
-    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.reason ?? '', (r.message ?? '').split('\n')[0] ?? '']),
+    ['RELEASE', 'NAMESPACE', 'READY', 'STATE', 'REASON', 'MESSAGE'],
+    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.suspended ? 'suspended' : r.state, r.reason ?? '', (r.attempt ?? r.message ?? '').split('\n')[0] ?? '']),
   );
   const history = formatTable(['STARTED', 'OPERATION', 'VERSION', 'RESULT', 'REASON'], historyRows(view.history));
   return `${head}\n\n${releases}\n\n${history}`;
