@@ -8,6 +8,10 @@ import type { ValuesFromSecret } from './overrides.js';
 
 export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
 
+/** Labels helm-controller's post-renderer puts on every object a HelmRelease installs: its name and namespace. */
+export const FLUX_OWNER_NAME = 'helm.toolkit.fluxcd.io/name';
+export const FLUX_OWNER_NAMESPACE = 'helm.toolkit.fluxcd.io/namespace';
+
 /** install / upgrade: the flags flotilla models, and any other Flux field passed through. */
 export interface HelmReleaseAction {
   readonly disableHooks?: boolean;

@@ -27,6 +27,7 @@ export {
   discoverKind,
   FIELD_MANAGER,
   listObjects,
+  mergePatch,
   readObject,
   serverSideApply,
   type ApplyOptions,

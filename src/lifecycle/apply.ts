@@ -15,9 +15,9 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, ReleaseFailedError } from './errors.js';
-import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { decidedOrRefused, ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
-import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
+import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
 import { describeAttempt } from './readiness.js';
 import { isHelmRelease, renderApplySet } from './render.js';
@@ -34,16 +34,11 @@ export interface ApplyOptions extends OperationOptions {
   readonly wait?: boolean;
 }
 
-/** States an apply may start from; the others name what to do first. */
-const APPLY_FROM: ReadonlySet<AppState> = new Set(['uploaded', 'applied', 'apply-failed', 'applying', 'remove-failed', 'removing']);
-
 export async function applyApp(client: KubeClient, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
   return withAppLock(client, appName, 'apply', options, async (run) => {
     await requireFlux(client);
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    if (!APPLY_FROM.has(handle.record.state)) {
-      throw new AppStateError(`${appName} is ${handle.record.state}; ${handle.record.state === 'upload-failed' ? 'upload it again first' : 'an apply cannot start from there'}`);
-    }
+    decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
     return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
   });
 }
@@ -65,11 +60,16 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
     return await handle.end('applied', 'succeeded');
   } catch (error) {
     // A check hook's refusal, a mode the app does not know, an object too large to write: nothing was done, the state stays.
-    const refused = error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError;
+    const refused = refusedBeforeChange(error);
     const aborted = run.signal.aborted;
     await handle.end(refused ? before : options.failed, refused ? 'refused' : aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
     throw error;
   }
+}
+
+/** A check hook's refusal, a mode the app does not know, an object too large to write: all found before the apply writes anything. */
+export function refusedBeforeChange(error: unknown): boolean {
+  return error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError;
 }
 
 /** The apply itself, without the state bookkeeping. */
@@ -110,11 +110,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     const total = releases.length;
     let ready = 0;
     let current: string | undefined;
-    const progress = (): Progress => {
-      const adjust = Math.max(0, Math.min(100, bundle.applyProgressAdjust));
-      const percent = total === 0 ? 100 : Math.min(100, adjust + Math.round((ready / total) * (100 - adjust)));
-      return { ready, total, percent, ...(current ? { current } : {}) };
-    };
+    const progress = (): Progress => completion(ready, total, bundle.applyProgressAdjust, current);
     const report = () => events({ type: 'progress', progress: progress(), elapsedMs: Date.now() - started });
     const saver = progressSaver(handle, progress);
     // Status hooks run one at a time, in the order releases become Ready; the first failure fails the apply.

@@ -8,6 +8,8 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import { acquireLease, AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type HeldLease, type KubeClient } from '../kube/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { decide, type DecidedOperation, type Decision } from './decide.js';
+import { AppStateError } from './errors.js';
 import type { EventSink } from './events.js';
 import { AppRecords, finishHistory, sameRecord, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
 
@@ -100,10 +102,33 @@ export async function withAppLock<T>(client: KubeClient, app: string, operation:
   if (lease.tookOver) events({ type: 'warning', message: `took over the expired lock of ${lease.tookOver.holder}${lease.tookOver.operation ? ` (${lease.tookOver.operation})` : ''}; its run is gone` });
   const signal = options.signal ? AbortSignal.any([options.signal, lease.lost]) : lease.lost;
   try {
-    return await work({ client, records: new AppRecords(client), lease, signal, events });
+    const records = new AppRecords(client);
+    await closeKilledRun(records, app, lease.tookOver?.lastRenewed);
+    return await work({ client, records, lease, signal, events });
   } finally {
     await lease.release().catch(() => undefined);
   }
+}
+
+/**
+ * Under the lock no other run is alive: a history entry left open was a run
+ * that ended without a word. It is closed `killed`, with when its lock was
+ * last renewed; the state it left stays, for the decision to resume from.
+ */
+async function closeKilledRun(records: AppRecords, app: string, lastRenewed: string | undefined): Promise<void> {
+  const stored = await records.read(app);
+  const open = stored?.record.history.at(-1);
+  if (!stored || !open || open.finished) return;
+  const handle = new RecordHandle(records, stored);
+  await handle.update((r) => finishHistory(r, 'killed', `its run (${open.by ?? 'unknown'}) ended without finishing; last seen ${lastRenewed ?? 'at an unknown time'}`));
+}
+
+/** The operation's decision (decide.ts): a refusal thrown as AppStateError, a resumption said. */
+export function decidedOrRefused(record: AppRecord, request: DecidedOperation, events: EventSink): Decision {
+  const decision = decide(record, request);
+  if (decision.kind === 'refuse') throw new AppStateError(decision.reason);
+  if (decision.kind === 'resume') events({ type: 'step', message: `resuming ${decision.what}` });
+  return decision;
 }
 
 /** The message of an error for the history and the user: flotilla's own as is, anything else named. */

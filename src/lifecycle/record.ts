@@ -22,7 +22,8 @@ export const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying',
 export type AppState = (typeof APP_STATES)[number];
 
 export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override';
-export type OperationResult = 'succeeded' | 'failed' | 'refused' | 'aborted' | 'recovered';
+/** `killed`: its run ended without a word (kill -9, a lost node); closed by the next operation that took the lock. */
+export type OperationResult = 'succeeded' | 'failed' | 'refused' | 'aborted' | 'recovered' | 'killed';
 
 export interface HistoryEntry {
   readonly operation: OperationName;
@@ -224,4 +225,11 @@ export function finishHistory(record: AppRecord, result: OperationResult, reason
 /** Whether two records say the same (as stored: fields set to undefined are not written). */
 export function sameRecord(a: AppRecord, b: AppRecord): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** How far an operation got: `ready` of `total` releases, as StarlingX counts it (`apply_progress_adjust` percent given up front). */
+export function completion(ready: number, total: number, progressAdjust: number, current?: string): Progress {
+  const adjust = Math.max(0, Math.min(100, progressAdjust));
+  const percent = total === 0 ? 100 : Math.min(100, adjust + Math.round((ready / total) * (100 - adjust)));
+  return { ready, total, percent, ...(current ? { current } : {}) };
 }

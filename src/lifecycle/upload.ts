@@ -22,7 +22,7 @@ import { verifyBundle } from '../verify/index.js';
 import { readClusterConfig, rememberChartRepository, type ClusterConfig } from './config.js';
 import { deliverCharts, type DeliveryOptions } from './delivery.js';
 import { AppStateError, UploadRejectedError } from './errors.js';
-import { RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
+import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
 import { payloadFiles, storePayload } from './payload.js';
 import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease } from './record.js';
 
@@ -128,17 +128,7 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
   const { appName, appVersion } = verified.metadata;
   return withAppLock(client, appName, 'upload', options, async (run) => {
     const existing = await run.records.read(appName);
-    if (existing) {
-      const { state, bundle } = existing.record;
-      const again = bundle.version === appVersion && ['uploading', 'upload-failed', 'uploaded'].includes(state);
-      if (!again) {
-        throw new AppStateError(
-          bundle.version === appVersion
-            ? `Application-upload rejected: ${appName} ${appVersion} is already uploaded and ${state}`
-            : `Application-upload rejected: ${appName} exists (version ${bundle.version}, ${state}); use flotilla update ${basename(path)}`,
-        );
-      }
-    }
+    if (existing) decidedOrRefused(existing.record, { operation: 'upload', version: appVersion, source: basename(path) }, run.events);
     const repository = await chooseRepository(client, config, options.chartRepository);
     const placeholder = existing ?? (await run.records.create(newRecord(verified, repository)));
     const handle = new RecordHandle(run.records, placeholder);

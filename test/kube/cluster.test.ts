@@ -4,7 +4,7 @@
  * from), server-side apply under flotilla's field manager, the Lease lock
  * (refusal, abort request, release), the Flux check.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AbortRequestedError,
   acquireLease,
@@ -106,6 +106,28 @@ describe('kube on the dev cluster', () => {
     const second = await acquireLease(client, { namespace: NS, name: 'lock', operation: 'remove', holder: 'two' });
     expect(second.tookOver).toBeUndefined();
     await second.release();
+  });
+
+  it('judges a lease by its renewals as this process sees them, not by the other machine\'s clock', async () => {
+    // The first holder renews every second; a second operator whose clock runs 60 s ahead reads its renewTime as a minute old.
+    const first = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'apply', holder: 'one', durationSeconds: 3 });
+    const realNow = Date.now.bind(Date);
+    const ahead = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 60_000);
+    let refused: unknown;
+    try {
+      refused = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'remove', holder: 'two', durationSeconds: 3 }).catch((e: unknown) => e);
+    } finally {
+      ahead.mockRestore();
+    }
+    expect(refused).toBeInstanceOf(LockedError);
+    expect(first.lost.aborted).toBe(false);
+    await first.release();
+    // A lease whose holder is gone, stamped by a clock far ahead of ours: taken over once it stayed unchanged for its duration.
+    const future = new Date(realNow() + 3_600_000).toISOString();
+    cluster.apply({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'clock', namespace: NS }, spec: { holderIdentity: 'gone', leaseDurationSeconds: 1, acquireTime: future, renewTime: future } });
+    const taken = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'apply', holder: 'three' });
+    expect(taken.tookOver).toMatchObject({ holder: 'gone', lastRenewed: future });
+    await taken.release();
   });
 
   it('finds Flux served', async () => {

@@ -45,6 +45,7 @@ function showTable(view: AppView): string {
     `progress:  ${progress}`,
     `charts:    ${view.chartRepository}`,
     ...(view.mode ? [`mode:      ${view.mode}`] : []),
+    ...view.flux.map((line, i) => `${i === 0 ? 'flux:      ' : '           '}${line}`),
   ].join('\n');
   const releases = formatTable(
     ['RELEASE', 'NAMESPACE', 'READY', 'STATE', 'REASON', 'MESSAGE'],
@@ -100,19 +101,23 @@ export function register(program: Command): void {
   clusterCommand(program, 'remove', 'remove an applied app: pre-remove hooks, HelmReleases deleted in reverse dependency order, post-remove hooks')
     .argument('<APP>', 'app name')
     .option('--timeout <DURATION>', 'how long to wait for each release to be gone', '30m')
-    .action(async (app: string, flags: ClusterFlags & { timeout: string }) => {
+    .option('--force', 'resume suspended HelmReleases so Flux uninstalls them (without it, remove refuses while one is suspended)')
+    .action(async (app: string, flags: ClusterFlags & { timeout: string; force?: boolean }) => {
       const timeoutMs = parseDuration(flags.timeout, '--timeout');
       const { removeApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => removeApp(client, app, { timeoutMs, events })));
+      printOutcome(await withProgress((events) => removeApp(client, app, { timeoutMs, events, force: flags.force === true })));
     });
 
-  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle')
+  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle; its passwords, plugin records and namespaces stay unless --purge')
     .argument('<APP>', 'app name')
-    .action(async (app: string, flags: ClusterFlags) => {
+    .option('--purge', "also delete the app's password Secrets, plugin records and the namespaces flotilla created for it")
+    .action(async (app: string, flags: ClusterFlags & { purge?: boolean }) => {
       const { deleteApp } = await import('../../lifecycle/index.js');
-      await deleteApp(await connectFor(flags), app);
+      const outcome = await deleteApp(await connectFor(flags), app, { purge: flags.purge === true });
       console.log(`${app}: deleted`);
+      if (outcome.kept.length > 0) console.log(`kept (a new upload and apply reuses them; --purge deletes them): ${outcome.kept.join(', ')}`);
+      if (outcome.purged.length > 0) console.log(`purged: ${outcome.purged.join(', ')}`);
     });
 
   clusterCommand(program, 'abort', 'stop the operation running on an app (or close one a crashed run left running)')
