@@ -157,7 +157,7 @@ describe('the default app on the dev cluster', () => {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: lockName(APP), namespace: SYSTEM_NAMESPACE, annotations: { 'flotilla.starlingx.io/operation': 'apply' } },
-      spec: { holderIdentity: 'bob@gone pid 7', leaseDurationSeconds: 30, acquireTime: past, renewTime: past },
+      spec: { holderIdentity: 'bob@gone pid 7', leaseDurationSeconds: 2, acquireTime: past, renewTime: past },
     });
     const apply = await cli('apply', APP);
     expect(apply.code).toBe(0);
@@ -178,16 +178,16 @@ describe('the default app on the dev cluster', () => {
     await killed;
     slow.clear();
     expect((await show()).state).toBe('applying');
-    // The killed run's 2 s lock lapses (it was renewed at most 2 s before the kill); the next run takes it over and converges.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The next run watches the killed run's 2 s lock stay unrenewed for 2 s on its own clock, takes it over and converges.
     const record = await applyApp(client, APP, {});
     expect(record.state).toBe('applied');
     const view = await show();
     expect(view.releases.every((r) => r.ready === true)).toBe(true);
     expect(view.history.slice(-2).map((h) => [h.operation, h.result ?? 'unfinished'])).toEqual([
-      ['apply', 'unfinished'],
+      ['apply', 'killed'],
       ['apply', 'succeeded'],
     ]);
+    expect(view.history.at(-2)?.reason).toMatch(/^its run \(crashing-run\) ended without finishing; last seen \d{4}-\d\d-\d\dT/);
     expect(secretText('openstack', 'glance-system-overrides', 'glance-system-overrides.yaml')).toMatch(/debug: true/);
   });
 
