@@ -20,10 +20,13 @@ import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } fr
 import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
 import { describeAttempt } from './readiness.js';
+import { criticalPathMs, releaseTimeMs, WriteSchedule, type ScheduledRelease } from './schedule.js';
+import type { HelmReleaseSpec } from '../flux/index.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
 
-export const DEFAULT_APPLY_TIMEOUT_MS = 30 * 60_000;
+/** How long a release being deleted may take to be uninstalled, unless --timeout says otherwise. */
+export const DEFAULT_REMOVAL_TIMEOUT_MS = 30 * 60_000;
 
 export interface ApplyOptions extends OperationOptions {
   /** Apply mode offered by the app's kustomize operator; `normal` by default. */
@@ -102,9 +105,34 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
     await serverSideApply(client, set.namespaces);
-    // Sources first, releases last: a HelmRelease never reconciles against a source or values not written yet.
-    for (const group of applyGroups(set.objects)) await serverSideApply(client, group, { force: true });
-    if (options.wait === false) return 'submitted';
+    // Sources first, then values, releases last: a HelmRelease never reconciles against a source or values not written yet.
+    for (const group of applyGroups(set.objects.filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
+    const scheduled = scheduledReleases(set.objects.filter(isHelmRelease));
+    const writeReleases = async (batch: readonly ScheduledRelease<KubeObject>[]) => {
+      if (batch.length > 0) await serverSideApply(client, batch.map((r) => r.object), { force: true });
+    };
+    if (options.wait === false) {
+      // Nobody waits to write dependants later: wave by wave, so Flux's generation check holds a spec change.
+      for (const wave of WriteSchedule.waves(scheduled)) await writeReleases(wave);
+      return 'submitted';
+    }
+    // Each release is written once what it depends on is Ready for this apply (schedule.ts), and given its own time from then.
+    const schedule = new WriteSchedule(scheduled);
+    const writtenAt = new Map<string, number>();
+    const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
+    const writing = new AbortController();
+    let writes: Promise<void> = Promise.resolve();
+    const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
+      writes = writes
+        .then(async () => {
+          await writeReleases(batch);
+          for (const r of batch) writtenAt.set(r.key, Date.now());
+        })
+        .catch((error: unknown) => writing.abort(error));
+    };
+    writeWhenDue(schedule.first());
+    await writes;
+    if (writing.signal.aborted) throw writing.signal.reason;
 
     const releases = plan.releases.map((r) => ({ name: r.name, namespace: r.namespace }));
     const total = releases.length;
@@ -120,14 +148,17 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       await waitForReleases(client, releases, {
         appName: handle.record.name,
         token,
-        timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
-        signal: run.signal,
+        timeoutMs: options.timeoutMs ?? criticalPathMs(scheduled),
+        signal: AbortSignal.any([run.signal, writing.signal]),
+        writtenAt: (release) => writtenAt.get(`${release.namespace}/${release.name}`),
+        releaseTimeMs: (release) => timeOf.get(`${release.namespace}/${release.name}`) ?? 0,
         onAttempt: (release, attempt) => events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
         onWaiting: (release) => {
           current = release?.name;
           report();
         },
         onReady: (release) => {
+          writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
           ready++;
           events({ type: 'release-ready', release: release.name, elapsedMs: Date.now() - started });
           report();
@@ -138,6 +169,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       await statusHooks;
     } catch (error) {
       statusHooks.catch(() => undefined);
+      if (writing.signal.aborted) throw writing.signal.reason;
       throw explainFailure(error, loaded, plan, values);
     } finally {
       await saver.flush();
@@ -152,7 +184,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
       for (const release of gone) {
         step(`removing ${release.name}: the plan no longer has it`);
-        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS, signal: run.signal });
+        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_REMOVAL_TIMEOUT_MS, signal: run.signal });
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
     }
@@ -184,10 +216,19 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
 
 const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
 
-/** Sources, then everything else (overrides Secrets), then the HelmReleases: each group applied before the next starts. */
+/** Sources, then everything else (overrides Secrets): each group applied before the next starts. */
 function applyGroups(objects: readonly KubeObject[]): KubeObject[][] {
-  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : isHelmRelease(o) ? 2 : 1);
-  return [0, 1, 2].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
+  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : 1);
+  return [0, 1].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
+}
+
+/** The HelmReleases as the schedule reads them: `namespace/name` keys, dependsOn the same way. */
+function scheduledReleases(objects: readonly KubeObject[]): ScheduledRelease<KubeObject>[] {
+  return objects.map((object) => {
+    const namespace = object.metadata.namespace ?? '';
+    const spec = (object.spec ?? {}) as HelmReleaseSpec;
+    return { key: `${namespace}/${object.metadata.name}`, dependsOn: (spec.dependsOn ?? []).map((d) => `${d.namespace ?? namespace}/${d.name}`), spec, object };
+  });
 }
 
 function union(a: readonly string[], b: readonly string[]): string[] {

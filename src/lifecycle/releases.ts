@@ -25,7 +25,14 @@ export interface WaitOptions {
   readonly onWaiting?: (release: ReleaseKey | undefined) => void;
   /** Flux retries a release after a failed attempt (called once per attempt). */
   readonly onAttempt?: (release: ReleaseKey, attempt: Attempt) => void;
+  /** When the release was written (undefined: not yet); its own time counts from then. */
+  readonly writtenAt?: (release: ReleaseKey) => number | undefined;
+  /** The release's own time (schedule.ts): past it, the release fails with Flux's last word. */
+  readonly releaseTimeMs?: (release: ReleaseKey) => number;
 }
+
+/** How often the releases' own times are checked. */
+const RELEASE_TIME_CHECK_MS = 1000;
 
 const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
 
@@ -48,43 +55,67 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
     }
   };
   noteWaiting();
-  await Promise.all(
-    [...byNamespace].map(([namespace, wanted]) =>
-      watchUntil<KubeObject & HelmReleaseView, true>(
-        client,
-        { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${options.appName}` },
-        (objects) => {
-          for (const release of wanted) {
-            if (ready.has(keyOf(release))) continue;
-            const object = objects.get(keyOf(release));
-            if (!object) continue;
-            const state = readiness(object, options.token);
-            if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
-            if (state.state === 'pending' && state.attempt && attempts.get(keyOf(release)) !== state.attempt.number) {
-              attempts.set(keyOf(release), state.attempt.number);
-              options.onAttempt?.(release, state.attempt);
+  // A release past its own time stops the wait: its watch and every other.
+  const overdue = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, overdue.signal]) : overdue.signal;
+  const checkTimes = setInterval(() => {
+    const now = Date.now();
+    for (const release of releases) {
+      const since = options.writtenAt?.(release);
+      const allowed = options.releaseTimeMs?.(release);
+      if (ready.has(keyOf(release)) || since === undefined || allowed === undefined || now - since <= allowed) continue;
+      const said = lastSaid.get(keyOf(release));
+      overdue.abort(new ReleaseFailedError(release.name, 'Timeout', `not Ready within its own time (${Math.round(allowed / 1000)}s: its Helm timeout for each attempt its remediation allows, plus Flux's overheads)${said ? `; Flux last said: ${said}` : ''}`));
+      return;
+    }
+  }, RELEASE_TIME_CHECK_MS);
+  try {
+    await waitForAll();
+  } catch (error) {
+    throw overdue.signal.aborted ? overdue.signal.reason : error;
+  } finally {
+    clearInterval(checkTimes);
+  }
+
+  function waitForAll(): Promise<unknown> {
+    return Promise.all(
+      [...byNamespace].map(([namespace, wanted]) =>
+        watchUntil<KubeObject & HelmReleaseView, true>(
+          client,
+          { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${options.appName}` },
+          (objects) => {
+            for (const release of wanted) {
+              if (ready.has(keyOf(release))) continue;
+              const object = objects.get(keyOf(release));
+              if (!object) continue;
+              const state = readiness(object, options.token);
+              if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
+              if (state.state === 'pending' && state.attempt && attempts.get(keyOf(release)) !== state.attempt.number) {
+                attempts.set(keyOf(release), state.attempt.number);
+                options.onAttempt?.(release, state.attempt);
+              }
+              if (state.reason) lastSaid.set(keyOf(release), state.state === 'pending' && state.attempt ? describeAttempt(release.name, state.attempt) : `${state.reason}${state.message ? `: ${state.message}` : ''}`);
+              if (state.state === 'ready') {
+                ready.add(keyOf(release));
+                options.onReady?.(release);
+                noteWaiting();
+              }
             }
-            if (state.reason) lastSaid.set(keyOf(release), state.state === 'pending' && state.attempt ? describeAttempt(release.name, state.attempt) : `${state.reason}${state.message ? `: ${state.message}` : ''}`);
-            if (state.state === 'ready') {
-              ready.add(keyOf(release));
-              options.onReady?.(release);
-              noteWaiting();
-            }
-          }
-          return wanted.every((r) => ready.has(keyOf(r))) ? true : undefined;
-        },
-        {
-          timeoutMs: options.timeoutMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-          waitingFor: () =>
-            `${wanted.length} HelmRelease(s) in ${namespace} to be Ready; not ready: ${wanted
-              .filter((r) => !ready.has(keyOf(r)))
-              .map((r) => `${r.name}${lastSaid.has(keyOf(r)) ? ` (${lastSaid.get(keyOf(r))})` : ''}`)
-              .join(', ')}`,
-        },
+            return wanted.every((r) => ready.has(keyOf(r))) ? true : undefined;
+          },
+          {
+            timeoutMs: options.timeoutMs,
+            signal,
+            waitingFor: () =>
+              `${wanted.length} HelmRelease(s) in ${namespace} to be Ready; not ready: ${wanted
+                .filter((r) => !ready.has(keyOf(r)))
+                .map((r) => `${r.name}${lastSaid.has(keyOf(r)) ? ` (${lastSaid.get(keyOf(r))})` : ''}`)
+                .join(', ')}`,
+          },
+        ),
       ),
-    ),
-  );
+    );
+  }
 }
 
 /** Releases in reverse dependency order: dependants before what they depend on. */

@@ -11,6 +11,7 @@ import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, watchUntil, type KubeObject } from '../../src/kube/index.js';
 import type { AppSummary, AppView } from '../../src/lifecycle/index.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
 import { APP, buildDefaultApp, flotilla, ROOT, type CliResult } from './support.js';
@@ -67,6 +68,45 @@ describe('state that tells the truth', () => {
       cluster.faults.defaultReadyDelayMs = 0;
     }
     expect((await cli('apply', APP)).code).toBe(0);
+  }, 240_000);
+
+  it('writes each HelmRelease only once what it depends on is Ready for this apply (seen by a watch)', async () => {
+    // New values for keystone and glance move no HelmRelease's generation: only the order of writes keeps glance behind keystone.
+    await cli('override', 'set', APP, 'keystone', '--set', 'conf.keystone.DEFAULT.debug=true');
+    await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
+    const client = await connect({ kubeconfig: cluster.kubeconfigPath });
+    const before = new Map<string, string | undefined>();
+    const order: string[] = [];
+    let listed!: () => void;
+    const isListed = new Promise<void>((resolve) => (listed = resolve));
+    type Watched = KubeObject & { status?: { lastHandledReconcileAt?: string; conditions?: { type: string; status: string }[] } };
+    const watching = watchUntil<Watched, true>(
+      client,
+      { apiVersion: HR, kind: 'HelmRelease', namespace: 'openstack' },
+      (objects, change) => {
+        if (change.type === 'LIST') {
+          for (const o of objects.values()) before.set(o.metadata.name, o.metadata.annotations?.[REQUESTED_AT]);
+          listed();
+          return undefined;
+        }
+        const o = change.object!;
+        const { name } = o.metadata;
+        const token = o.metadata.annotations?.[REQUESTED_AT];
+        if (token === before.get(name)) return undefined;
+        if (!order.includes(`${name} written`)) order.push(`${name} written`);
+        const ready = o.status?.lastHandledReconcileAt === token && o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        if (ready && !order.includes(`${name} ready`)) order.push(`${name} ready`);
+        return order.filter((e) => e.endsWith(' ready')).length === before.size ? true : undefined;
+      },
+      { timeoutMs: 200_000, waitingFor: 'every HelmRelease Ready for the apply' },
+    );
+    await isListed;
+    expect((await cli('apply', APP)).code).toBe(0);
+    await watching;
+    for (const name of before.keys()) {
+      const dependsOn = ((cluster.get(HR, 'HelmRelease', 'openstack', name)?.spec as { dependsOn?: { name: string }[] }).dependsOn ?? []).map((d) => d.name);
+      for (const dependency of dependsOn) expect(order.indexOf(`${name} written`), `${name} after ${dependency}: ${order.join(', ')}`).toBeGreaterThan(order.indexOf(`${dependency} ready`));
+    }
   }, 240_000);
 
   it('after a failed apply, show names what Flux gave up on and counts what is Ready', async () => {

@@ -79,23 +79,25 @@ export function register(program: Command): void {
     .option('--mode <MODE>', 'apply mode of the app\'s kustomize operator', 'normal')
     .option('--wait', 'wait until every release is Ready (the default)')
     .option('--no-wait', 'return after the server-side apply; the app stays applying until an apply that waits')
-    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
-    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout: string }) => {
-      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+    .option('--timeout <DURATION>', "a bound on the whole wait (e.g. 2h); default: the critical path of the releases' own times (each its Helm timeout per attempt plus Flux's overheads)")
+    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout?: string }) => {
+      const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { applyApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events })));
+      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, ...(timeoutMs !== undefined ? { timeoutMs } : {}), events })));
     });
 
   clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
     .argument('<BUNDLE>', 'application tarball (.tgz) of the new version, or oci://HOST/REPO/APP:TAG')
-    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
+    .option('--timeout <DURATION>', "a bound on each wait for the releases (e.g. 2h); default: the critical path of the releases' own times")
     .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
-    .action(async (bundle: string, flags: ClusterFlags & { timeout: string; registryConfig?: string }) => {
-      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+    .action(async (bundle: string, flags: ClusterFlags & { timeout?: string; registryConfig?: string }) => {
+      const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { updateApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => updateApp(client, bundle, { timeoutMs, events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) })));
+      printOutcome(
+        await withProgress((events) => updateApp(client, bundle, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) })),
+      );
     });
 
   clusterCommand(program, 'remove', 'remove an applied app: pre-remove hooks, HelmReleases deleted in reverse dependency order, post-remove hooks')
