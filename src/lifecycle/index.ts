@@ -16,6 +16,6 @@ export { APP_STATES, HISTORY_LIMIT, recordSecretName, SYSTEM_NAMESPACE, type App
 export type { ReleaseStatus } from './releases.js';
 export { deleteApp, LeftBehindError, removeApp, SuspendedReleasesError, type DeleteOptions, type DeleteOutcome, type RemoveOptions } from './remove.js';
 export { listApps, showApp, type AppSummary, type AppView } from './show.js';
-export { applyOverrideChange, deleteOverrides, OverrideUsageError, setOverrides, showOverrides, type OverrideChange, type Values } from './overrides.js';
+export { applyOverrideChange, deleteOverrides, OverrideRejectedError, OverrideUsageError, setOverrides, showOverrides, type OverrideChange, type OverridesSet, type SetOverridesOptions, type Values } from './overrides.js';
 export { updateApp, UpdateRecoveredError, type UpdateOptions } from './update.js';
 export { uploadApp, type UploadOptions } from './upload.js';

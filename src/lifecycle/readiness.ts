@@ -55,6 +55,9 @@ const COUNTED_FAILURES: Readonly<Record<string, ReleaseAction | undefined>> = {
 /** Flux's remediation itself failed: the release is left as Helm left it, nothing further is tried. */
 const REMEDIATION_FAILED = new Set(['RollbackFailed', 'UninstallFailed']);
 
+/** Ready=False reasons of a reconcile that waits for something else (a dependency, a source, the next step). */
+const WAITING = new Set(['DependencyNotReady', 'ArtifactFailed', 'SourceNotReady', 'Progressing']);
+
 /** Ready=False reasons set before any Helm action whose cause is the configuration itself: the same digest fails the same way. */
 const CONFIGURATION_FAILED = new Set(['ValuesError', 'InitFailed']);
 
@@ -120,7 +123,9 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   if (ready.status === 'True') return { state: 'ready', ...detail };
 
   const stalled = condition(release, 'Stalled');
-  if (stalled?.status === 'True') {
+  // A Stalled left from an earlier attempt while this reconcile waits on a dependency or a source is not its verdict:
+  // a stalled release does not get that far (helm-controller stops before dependencies and sources).
+  if (stalled?.status === 'True' && !(ready.status === 'False' && WAITING.has(ready.reason ?? ''))) {
     // Flux gave up (RetriesExceeded, or a terminal error): the failure is Helm's last, Stalled says why Flux stopped.
     const failure = [ready, condition(release, 'Released')].find((c) => c?.status === 'False' && (c.reason ?? '') in COUNTED_FAILURES);
     const gaveUp = `Flux gave up: ${stalled.message || 'stalled'} (${stalled.reason ?? 'Stalled'})`;

@@ -106,6 +106,12 @@ describe('readiness as Flux decides it', () => {
     expect(readiness(release({ conditions: [cond('Ready', 'False', reason, 'later')] }))).toEqual({ state: 'pending', reason, message: 'later' });
   });
 
+  it('a Stalled left from an earlier attempt is no verdict on a reconcile waiting for a dependency or its source', () => {
+    const stale = cond('Stalled', 'True', 'RetriesExceeded', 'Failed to upgrade after 4 attempt(s)');
+    expect(readiness(release({ conditions: [cond('Ready', 'False', 'ArtifactFailed', 'chart not fetched yet'), stale] })).state).toBe('pending');
+    expect(readiness(release({ conditions: [cond('Ready', 'False', 'DependencyNotReady', 'dependency not ready'), stale] })).state).toBe('pending');
+  });
+
   it('TestFailed counts against the action tests ran after', () => {
     const conditions = [cond('Ready', 'False', 'TestFailed', 'test glance-test failed'), cond('TestSuccess', 'False', 'TestFailed', 'test glance-test failed')];
     expect(readiness(release({ conditions, action: 'install', retries: 2, failures: 1 }))).toMatchObject({ state: 'pending', attempt: { action: 'install', number: 2, of: 3 } });

@@ -110,7 +110,7 @@ describe('state that tells the truth', () => {
   }, 240_000);
 
   it('after a failed apply, show names what Flux gave up on and counts what is Ready', async () => {
-    await cli('override', 'set', APP, 'keystone', '--set', 'pod.replicas.api=many');
+    await cli('override', 'set', APP, 'keystone', '--no-check', '--set', 'pod.replicas.api=many');
     try {
       const apply = await cli('apply', APP, '--timeout', '5m');
       expect(apply.code).toBe(1);
@@ -125,6 +125,21 @@ describe('state that tells the truth', () => {
       await cli('override', 'delete', APP, 'keystone');
     }
     expect((await cli('apply', APP)).code).toBe(0);
+  }, 240_000);
+
+  it('override set warns about a key the chart does not know and refuses a value its schema forbids', async () => {
+    const typo = await cli('override', 'set', APP, 'keystone', '--set', 'pod.replica.api=2');
+    expect(typo.code).toBe(0);
+    expect(typo.stderr).toContain('warning: keystone: pod.replica.api is not a key of the chart (keystone values.yaml and keystone values.schema.json); did you mean pod.replicas?');
+    const strict = await cli('override', 'set', APP, 'keystone', '--strict', '--set', 'pod.replica.api=3');
+    expect(strict.code).toBe(1);
+    const invalid = await cli('override', 'set', APP, 'keystone', '--set', 'pod.replicas.api=many');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('flotilla: release keystone does not render with these overrides, so they were not stored:');
+    expect(invalid.stderr).toContain("at '/pod/replicas/api': got string, want integer");
+    // What the refused commands would have stored is not there: the typo'd value is.
+    expect((await cli('override', 'show', APP, 'keystone', '-o', 'json')).stdout).toContain('"replica"');
+    expect((await cli('override', 'delete', APP, 'keystone')).code).toBe(0);
   }, 240_000);
 
   it('after abort, show says what Flux is still doing, and counts it when it is done', async () => {

@@ -213,12 +213,15 @@ function registerOverride(program: Command): void {
     .option('--set <PATH=VALUE...>', 'one value (a.b[0].c=VALUE; true/false/null/integers typed), after the files')
     .option('--reuse-values', 'merge into the user overrides kept')
     .option('--reset-values', 'replace the user overrides kept (the default)')
-    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean }) => {
+    .option('--no-check', "store without checking keys against the chart or rendering it with helm template")
+    .option('--strict', 'a key the chart does not know is an error, not a warning')
+    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; check: boolean; strict?: boolean }) => {
       const format = outputFormat(flags, ['yaml', 'json']);
       const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
       if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
       const files = await readValuesFiles(flags.values ?? []);
-      const values = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' });
+      const { values, warnings } = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true });
+      for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
       await printData(format, values, () => '');
     });
   withOutput(clusterCommand(override, 'show', 'the user overrides of CHART'), ['yaml', 'json'])
