@@ -94,7 +94,8 @@ describe('the default app on the dev cluster', () => {
 
   it('waits through an attempt Flux retries (retries: 3) and ends applied, saying which attempt', async () => {
     expect((await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true')).code).toBe(0);
-    const fault = cluster.faults.failRender('openstack/glance', { times: 1, message: 'injected: glance fails once' });
+    // A failure after Helm recorded the release (a failed wait or hook): counted against the retries, remediated, retried.
+    const fault = cluster.faults.failRelease('openstack/glance', { times: 1, message: 'injected: glance fails once' });
     try {
       const apply = await cli('apply', APP, '--timeout', '5m');
       expect(apply.stderr).toContain('upgrading glance: attempt 2 of 4, last: Helm upgrade failed for release openstack/osh-openstack-glance with chart glance@');

@@ -43,7 +43,7 @@ async function untilAllReady(): Promise<AppView> {
 }
 
 beforeAll(async () => {
-  cluster = await startDevCluster();
+  cluster = await startDevCluster({ requeueDependencyMs: 250 });
   [v0, v1] = await Promise.all([buildDefaultApp(), buildDefaultApp({ version: '25.03-1' })]);
   expect((await cli('upload', v0)).code).toBe(0);
 }, 300_000);
