@@ -25,8 +25,8 @@ import type { HelmReleaseSpec } from '../flux/index.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
 
-/** How long a release being deleted may take to be uninstalled, unless --timeout says otherwise. */
-export const DEFAULT_REMOVAL_TIMEOUT_MS = 30 * 60_000;
+/** How long one release may take to be uninstalled, or to finish a Helm action under way before a recovery, unless --timeout says otherwise. */
+export const DEFAULT_RELEASE_WAIT_MS = 30 * 60_000;
 
 export interface ApplyOptions extends OperationOptions {
   /** Apply mode offered by the app's kustomize operator; `normal` by default. */
@@ -184,7 +184,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
       for (const release of gone) {
         step(`removing ${release.name}: the plan no longer has it`);
-        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_REMOVAL_TIMEOUT_MS, signal: run.signal });
+        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
     }

@@ -4,7 +4,7 @@
  * cluster only through src/kube; its state lives in the cluster (record.ts).
  */
 export { abortApp, type AbortOutcome } from './abort.js';
-export { applyApp, DEFAULT_REMOVAL_TIMEOUT_MS, type ApplyOptions } from './apply.js';
+export { applyApp, DEFAULT_RELEASE_WAIT_MS, type ApplyOptions } from './apply.js';
 export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
 export { CONFIG_MAP, ChartRepositoryError, parseChartRepository, readClusterConfig, type ClusterConfig } from './config.js';
 export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';

@@ -118,6 +118,26 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
   }
 }
 
+/**
+ * Resolves once no release of the app is in the middle of a Helm action
+ * (Reconciling with Ready Unknown: helm-controller is running an install,
+ * upgrade or remediation): a recovery must not write over an upgrade under
+ * way, which Helm would then find locked ("another operation is in progress").
+ */
+export async function waitForSettled(client: KubeClient, appName: string, namespaces: readonly string[], options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
+  const busy = (release: HelmReleaseView) => condition(release, 'Reconciling')?.status === 'True' && condition(release, 'Ready')?.status === 'Unknown';
+  await Promise.all(
+    [...new Set(namespaces)].map((namespace) =>
+      watchUntil<KubeObject & HelmReleaseView, true>(
+        client,
+        { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` },
+        (objects) => ([...objects.values()].some(busy) ? undefined : true),
+        { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `the Helm actions under way in ${namespace} to finish` },
+      ),
+    ),
+  );
+}
+
 /** Releases in reverse dependency order: dependants before what they depend on. */
 export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn'>>(releases: readonly T[]): T[] {
   return dependenciesFirst(releases).reverse();

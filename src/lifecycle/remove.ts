@@ -8,7 +8,7 @@
 import { FLUX_OWNER_NAME, FLUX_OWNER_NAMESPACE, HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
 import { APP_LABEL, deleteObject, discoverKind, listObjects, kubeRead, MANAGED_BY, mergePatch, recordsConfigMapName, type KubeClient, type KubeObject } from '../kube/index.js';
 import { OperationRefusedError } from '../plugins/index.js';
-import { DEFAULT_REMOVAL_TIMEOUT_MS } from './apply.js';
+import { DEFAULT_RELEASE_WAIT_MS } from './apply.js';
 import { AppStateError, LifecycleError } from './errors.js';
 import type { EventSink } from './events.js';
 import { decidedOrRefused, lockName, RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
@@ -48,7 +48,7 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
       for (const release of order) {
         run.events({ type: 'progress', progress: completion(removed, order.length, 0, release.name), elapsedMs: 0 });
         run.events({ type: 'step', message: `deleting HelmRelease ${release.namespace}/${release.name}` });
-        await deleteRelease(client, release, { timeoutMs: options.timeoutMs ?? DEFAULT_REMOVAL_TIMEOUT_MS, signal: run.signal });
+        await deleteRelease(client, release, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         removed++;
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }

@@ -8,7 +8,8 @@
  * `update_failure_no_rollback`. The history says what happened and why.
  */
 import type { KubeClient } from '../kube/index.js';
-import { applyBundle, refusedBeforeChange, type ApplyOptions } from './apply.js';
+import { applyBundle, DEFAULT_RELEASE_WAIT_MS, refusedBeforeChange, type ApplyOptions } from './apply.js';
+import { waitForSettled } from './releases.js';
 import { readClusterConfig } from './config.js';
 import { LifecycleError, UpdateRefusedError } from './errors.js';
 import { decidedOrRefused, RecordHandle, reasonOf, withAppLock } from './operation.js';
@@ -84,6 +85,8 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     await handle.update((r) => ({ ...r, bundle: old, userOverrides: oldOverrides, previous: undefined, previousUserOverrides: undefined }));
     run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
     try {
+      // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.
+      await waitForSettled(client, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
       await applyBundle(run, handle, old, { ...options, operation: 'recover' });
     } catch (error) {
       await handle.end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`).catch(() => undefined);
