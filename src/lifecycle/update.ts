@@ -17,7 +17,10 @@ import { deletePayload } from './payload.js';
 import type { AppRecord, RecordedBundle } from './record.js';
 import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
-export interface UpdateOptions extends ApplyOptions, UploadOptions {}
+export interface UpdateOptions extends ApplyOptions, UploadOptions {
+  /** Consent to drop the user overrides a new version without `maintain_user_overrides` does not keep. */
+  readonly dropUserOverrides?: boolean;
+}
 
 /** The update failed and the app was recovered to the version it left. */
 export class UpdateRecoveredError extends LifecycleError {}
@@ -40,6 +43,12 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     const old = resuming ? (handle.record.previous ?? handle.record.bundle) : handle.record.bundle;
     const oldOverrides = resuming ? (handle.record.previousUserOverrides ?? {}) : handle.record.userOverrides;
     if (!resuming) {
+      const dropped = Object.keys(oldOverrides).filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0).sort();
+      if (!verified.metadata.maintainUserOverrides && dropped.length > 0 && options.dropUserOverrides !== true) {
+        throw new UpdateRefusedError(
+          `${appName} ${appVersion} does not keep user overrides (maintain_user_overrides is false): the update would drop those of ${dropped.join(', ')} (flotilla override show ${appName} CHART); to update without them: --drop-user-overrides`,
+        );
+      }
       const from = verified.metadata.upgrades.fromVersions;
       if (from.length > 0 && !from.some((re) => re.test(old.version))) {
         throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);

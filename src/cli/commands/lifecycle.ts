@@ -91,12 +91,15 @@ export function register(program: Command): void {
     .argument('<BUNDLE>', 'application tarball (.tgz) of the new version, or oci://HOST/REPO/APP:TAG')
     .option('--timeout <DURATION>', "a bound on each wait for the releases (e.g. 2h); default: the critical path of the releases' own times")
     .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
-    .action(async (bundle: string, flags: ClusterFlags & { timeout?: string; registryConfig?: string }) => {
+    .option('--drop-user-overrides', 'update to a version that does not keep user overrides (maintain_user_overrides: false), dropping them')
+    .action(async (bundle: string, flags: ClusterFlags & { timeout?: string; registryConfig?: string; dropUserOverrides?: boolean }) => {
       const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { updateApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
       printOutcome(
-        await withProgress((events) => updateApp(client, bundle, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) })),
+        await withProgress((events) =>
+          updateApp(client, bundle, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events, dropUserOverrides: flags.dropUserOverrides === true, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) }),
+        ),
       );
     });
 
