@@ -174,6 +174,8 @@ describe('state that tells the truth', () => {
     const slow = cluster.faults.slowRelease('nova', 4000);
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'update-child.ts'), cluster.kubeconfigPath, v1], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const killed = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+    let said = '';
+    child.stderr.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
     for await (const line of createInterface(child.stdout)) {
       if ((JSON.parse(line) as { type: string }).type === 'release-ready') {
         child.kill('SIGKILL');
@@ -182,7 +184,7 @@ describe('state that tells the truth', () => {
     }
     await killed;
     slow.clear();
-    expect(await show()).toMatchObject({ state: 'updating', version: '25.03-1', previousVersion: '25.03-0' });
+    expect(await show(), `the update child said: ${said}`).toMatchObject({ state: 'updating', version: '25.03-1', previousVersion: '25.03-0' });
     const apply = await cli('apply', APP);
     expect(apply.code).toBe(1);
     expect(apply.stderr).toContain(`flotilla: ${APP}: the update from 25.03-0 to 25.03-1 did not finish (updating); finish it with flotilla update ${v1.split('/').at(-1)}`);
