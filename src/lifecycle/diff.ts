@@ -66,7 +66,7 @@ export interface DiffOptions {
 type Plain = { [key: string]: unknown };
 
 /** What Flux gives Helm: static overrides, then system overrides on top (lists replaced). */
-function fluxValues(staticValues: unknown, systemValues: unknown): Plain {
+export function fluxValues(staticValues: unknown, systemValues: unknown): Plain {
   const asMap = (v: unknown): Plain => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Plain) : {});
   return deepmerge(asMap(staticValues), asMap(systemValues), { arrayMerge: (_t, s) => s }) as Plain;
 }
@@ -137,10 +137,10 @@ export function objectChanges(before: Map<string, RenderedObject>, after: Map<st
 }
 
 /** Where `helm template` takes a chart from: a file, or the chart repository. */
-type ChartSource = { readonly file: string } | { readonly repository: ChartRepository; readonly name: string; readonly version: string };
+export type ChartSource = { readonly file: string } | { readonly repository: ChartRepository; readonly name: string; readonly version: string };
 
 /** Chart archives pulled from the chart repository, once per chart version for the whole diff. */
-function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
+export function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
   const pulled = new Map<string, Promise<string>>();
   return (chart) => {
     if ('file' in chart) return Promise.resolve(chart.file);
@@ -161,7 +161,8 @@ function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
   };
 }
 
-async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain, work: string, side: string): Promise<Map<string, RenderedObject>> {
+/** The objects `helm template` renders of a release (its Helm error, a ToolError, when it cannot). */
+export async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain, work: string, side: string): Promise<Map<string, RenderedObject>> {
   const valuesFile = join(work, `${release.name}-${side}.yaml`);
   await writeFile(valuesFile, dumpYaml(values), { mode: 0o600 });
   const { stdout } = await helm(['template', release.releaseName, chartFile, '--namespace', release.namespace, '-f', valuesFile]);

@@ -9,8 +9,16 @@ import deepmerge from 'deepmerge';
 import type { KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
 import { setExpressionInto } from '../values/index.js';
-import { fromPlain, toPlain } from '../document/index.js';
+import { fromPlain, parseYamlValue, toPlain } from '../document/index.js';
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsonSchema } from '../app/index.js';
+import { readChartArchive } from '../charts/index.js';
+import { checkKnownPath, formatValuePath, schemaReference, valuesReference, type KeyReference, type PathSegment } from '../edit/index.js';
+import { chartPuller, fluxValues, render } from './diff.js';
 import { LifecycleError } from './errors.js';
+import { loadVersion } from './version.js';
 import { RecordHandle, withAppLock, type OperationOptions } from './operation.js';
 import { AppRecords, type AppRecord } from './record.js';
 
@@ -52,15 +60,79 @@ function checkChart(record: AppRecord, chart: string): void {
   if (!charts.includes(chart)) throw new OverrideUsageError(`${record.name} has no chart "${chart}"; its charts: ${charts.join(', ')}`);
 }
 
-export async function setOverrides(client: KubeClient, appName: string, chart: string, change: OverrideChange, options: OperationOptions = {}): Promise<Values> {
+export interface SetOverridesOptions extends OperationOptions {
+  /** False (`--no-check`): store without checking keys or rendering. */
+  readonly check?: boolean;
+  /** Unknown keys are errors, not warnings. */
+  readonly strict?: boolean;
+}
+
+/** What `override set` stored, and what it warns about (unknown keys, with the nearest known one). */
+export interface OverridesSet {
+  readonly values: Values;
+  readonly warnings: readonly string[];
+}
+
+/** User overrides the chart refuses (Helm cannot render the release with them, or unknown keys under --strict): nothing was stored. */
+export class OverrideRejectedError extends LifecycleError {}
+
+export async function setOverrides(client: KubeClient, appName: string, chart: string, change: OverrideChange, options: SetOverridesOptions = {}): Promise<OverridesSet> {
   if (change.files.length === 0 && change.sets.length === 0 && change.mode === 'reuse') throw new OverrideUsageError('nothing to set: give -f FILE or --set PATH=VALUE');
   return withAppLock(client, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     checkChart(handle.record, chart);
     const values = applyOverrideChange(handle.record.userOverrides[chart], change);
+    const warnings = options.check === false ? [] : await checkOverrides(client, handle.record, chart, values, options.strict === true);
     await handle.update((r) => ({ ...r, userOverrides: { ...r.userOverrides, [chart]: values } }));
-    return values;
+    return { values, warnings };
   });
+}
+
+/**
+ * Before user overrides are stored: each key is checked against the
+ * chart's values.yaml and values.schema.json (a warning naming the nearest
+ * known key; an error under `strict`), and every release of the chart is
+ * rendered by `helm template` with the values an apply would give it —
+ * Helm's schema validation and template errors refuse the change here
+ * instead of at the next apply.
+ */
+async function checkOverrides(client: KubeClient, record: AppRecord, chart: string, values: Values, strict: boolean): Promise<string[]> {
+  const work = await mkdtemp(join(tmpdir(), 'flotilla-override-'));
+  const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}) });
+  try {
+    const version = record.bundle.releases.find((r) => r.chart === chart)?.chartVersion ?? '';
+    const pull = chartPuller(work);
+    const chartFile = await pull({ repository: record.bundle.repository, name: chart, version });
+    const archive = await readChartArchive(await readFile(chartFile), { label: `${chart}-${version}.tgz` });
+    const fileOf = (name: string) => archive.chart.files.find((f) => f.path === name)?.data.toString('utf8');
+    const references: KeyReference[] = [valuesReference(`${chart} values.yaml`, parseYamlValue(fileOf('values.yaml') ?? '{}', `${chart}/values.yaml`))];
+    const schema = fileOf('values.schema.json');
+    if (schema !== undefined) references.push(schemaReference(`${chart} values.schema.json`, JSON.parse(schema) as JsonSchema));
+    const warnings = leafPaths(values).flatMap((path) => {
+      const known = checkKnownPath(references, path);
+      return known.known ? [] : [`${chart}: ${formatValuePath(path)} is not a key of the chart (${known.knownBy})${known.suggestion ? `; did you mean ${known.suggestion}?` : ''}`];
+    });
+    if (strict && warnings.length > 0) throw new OverrideRejectedError(`${warnings.join('\n')}\nnot stored (--strict)`);
+    const releases = loaded.app.releases.filter((r) => r.chart === chart && loaded.host.enabled.some((e) => e.name === r.name));
+    for (const release of releases) {
+      const computed = await loaded.values(release);
+      try {
+        await render(release, chartFile, fluxValues(computed.staticOverrides, computed.systemOverrides), work, 'check');
+      } catch (error) {
+        throw new OverrideRejectedError(`release ${release.name} does not render with these overrides, so they were not stored: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+    }
+    return warnings;
+  } finally {
+    await loaded.dispose();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Every leaf's path in a values tree (a list is one leaf, as Helm replaces lists whole). */
+function leafPaths(value: JsonValue, prefix: PathSegment[] = []): PathSegment[][] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || Object.keys(value).length === 0) return prefix.length > 0 ? [prefix] : [];
+  return Object.entries(value).flatMap(([key, child]) => leafPaths(child, [...prefix, key]));
 }
 
 export async function showOverrides(client: KubeClient, appName: string, chart: string): Promise<Values> {
