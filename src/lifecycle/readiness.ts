@@ -69,6 +69,24 @@ export function describeAttempt(release: string, attempt: Attempt): string {
 interface HistorySnapshot {
   readonly configDigest?: unknown;
   readonly chartVersion?: unknown;
+  readonly status?: unknown;
+}
+
+/**
+ * The configuration the last reconcile attempted is the release Helm has
+ * deployed: helm-controller found the release in sync and ran nothing
+ * (atomic release, `ReleaseStatusInSync`). It leaves Released, and so
+ * Ready, as an earlier failed attempt set them (values that failed Helm's
+ * schema, since reverted), so the deployed snapshot is what says the
+ * release runs what this apply asked for.
+ */
+function deployedAsAttempted(release: HelmReleaseView): boolean {
+  const status = release.status ?? {};
+  const latest = (Array.isArray(status.history) ? (status.history as readonly HistorySnapshot[]) : [])[0];
+  const digest = status.lastAttemptedConfigDigest;
+  return (
+    latest?.status === 'deployed' && typeof digest === 'string' && latest.configDigest === digest && (status.lastAttemptedRevision === undefined || latest.chartVersion === status.lastAttemptedRevision)
+  );
 }
 
 /** Which action Flux is on and how its failures stand against its retries. */
@@ -121,6 +139,9 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   const detail = { ...(ready?.reason ? { reason: ready.reason } : {}), ...(ready?.message ? { message: ready.message } : {}) };
   if (!ready || !handled(release, token)) return { state: 'pending', ...detail };
   if (ready.status === 'True') return { state: 'ready', ...detail };
+  // Only a failure reason: a reconcile that stopped earlier (a dependency, the source) attempted nothing, its lastAttempted* are older.
+  const staleFailure = ready.status === 'False' && (ready.reason === 'UpgradeFailed' || ready.reason === 'InstallFailed');
+  if (staleFailure && condition(release, 'Stalled')?.status !== 'True' && deployedAsAttempted(release)) return { state: 'ready', ...detail };
 
   const stalled = condition(release, 'Stalled');
   // A Stalled left from an earlier attempt while this reconcile waits on a dependency or a source is not its verdict:

@@ -17,7 +17,7 @@ interface Shape {
   readonly action?: 'install' | 'upgrade';
   readonly failures?: number;
   /** The digest and chart of the newest release in Helm's storage (status.history[0]); the attempted ones are d2/0.1.1. */
-  readonly stored?: { readonly configDigest: string; readonly chartVersion: string };
+  readonly stored?: { readonly configDigest: string; readonly chartVersion: string; readonly status?: string };
   readonly handled?: string;
   readonly suspend?: boolean;
 }
@@ -44,6 +44,16 @@ const failedUpgrade = [cond('Ready', 'False', 'UpgradeFailed', HELM), cond('Rele
 const rolledBack = [cond('Ready', 'False', 'RollbackSucceeded', 'Helm rollback to previous release openstack/glance.v3 succeeded'), cond('Released', 'False', 'UpgradeFailed', HELM), cond('Remediated', 'True', 'RollbackSucceeded', 'Helm rollback … succeeded')];
 
 describe('readiness as Flux decides it', () => {
+  it('an UpgradeFailed left by an earlier attempt is ready once the attempted configuration is the deployed release (helm-controller in sync: it runs nothing and leaves Released as it was)', () => {
+    const deployed = { configDigest: 'sha256:d2', chartVersion: '0.1.1', status: 'deployed' };
+    expect(readiness(release({ conditions: failedUpgrade, stored: deployed })).state).toBe('ready');
+    // A failed release in storage, another digest deployed, or a reconcile that stopped before attempting: no.
+    expect(readiness(release({ conditions: failedUpgrade, stored: { ...deployed, status: 'failed' }, failures: 1 })).state).toBe('failed');
+    expect(readiness(release({ conditions: failedUpgrade, stored: { ...deployed, configDigest: 'sha256:d1' } })).state).toBe('failed');
+    expect(readiness(release({ conditions: [cond('Ready', 'False', 'DependencyNotReady', 'dependency openstack/keystone is not ready'), cond('Released', 'False', 'UpgradeFailed', HELM)], stored: deployed })).state).toBe('pending');
+  });
+
+
   it.each([
     ['InstallSucceeded', [cond('Ready', 'True', 'InstallSucceeded'), cond('Released', 'True', 'InstallSucceeded')]],
     ['UpgradeSucceeded', [cond('Ready', 'True', 'UpgradeSucceeded'), cond('Released', 'True', 'UpgradeSucceeded')]],
