@@ -8,6 +8,10 @@ import type { ValuesFromSecret } from './overrides.js';
 
 export const HELM_RELEASE_API = 'helm.toolkit.fluxcd.io/v2';
 
+/** Labels helm-controller's post-renderer puts on every object a HelmRelease installs: its name and namespace. */
+export const FLUX_OWNER_NAME = 'helm.toolkit.fluxcd.io/name';
+export const FLUX_OWNER_NAMESPACE = 'helm.toolkit.fluxcd.io/namespace';
+
 /** install / upgrade: the flags flotilla models, and any other Flux field passed through. */
 export interface HelmReleaseAction {
   readonly disableHooks?: boolean;
@@ -145,20 +149,7 @@ function readStatus(status: Plain): HelmReleaseStatus {
   return { ...status, conditions, observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined };
 }
 
-/** The Ready condition Flux sets on a HelmRelease, if any. */
-export function readyCondition(release: HelmRelease): Condition | undefined {
-  return release.status?.conditions?.find((c) => c.type === 'Ready');
-}
-
-/**
- * Whether Flux reports the HelmRelease Ready for its current spec: Ready is
- * True and was observed at the current generation (a Ready from before the
- * last change says nothing about it).
- */
-export function isReady(release: HelmRelease): boolean {
-  const ready = readyCondition(release);
-  if (ready?.status !== 'True') return false;
-  const generation = release.metadata.generation;
-  const observed = ready.observedGeneration ?? release.status?.observedGeneration;
-  return generation === undefined || observed === undefined || observed >= generation;
+/** The condition of `type` Flux set on a HelmRelease (Ready, Released, Remediated, Stalled, …), if any. What they mean for an operation is lifecycle/readiness.ts's to say. */
+export function condition(release: Pick<HelmRelease, 'status'>, type: string): Condition | undefined {
+  return release.status?.conditions?.find((c) => c.type === type);
 }

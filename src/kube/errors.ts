@@ -7,6 +7,13 @@
  */
 import { FlotillaError } from '../diagnostics/index.js';
 
+export interface KubeErrorOptions {
+  readonly cause?: unknown;
+  readonly retryAfterSeconds?: number;
+  /** Said after the status (how many attempts were made). */
+  readonly note?: string;
+}
+
 /** What a call was doing, for messages. */
 export interface KubeCall {
   readonly verb: string;
@@ -31,10 +38,14 @@ export class KubeApiError extends FlotillaError {
   readonly reason?: string;
   /** The API server's message, as it said it. */
   readonly serverMessage: string;
+  /** What a 429 or 503 said in `Retry-After` (or its Status details). */
+  readonly retryAfterSeconds?: number;
 
-  constructor(call: KubeCall, status: number | undefined, reason: string | undefined, serverMessage: string, options: { cause?: unknown } = {}) {
+  constructor(call: KubeCall, status: number | undefined, reason: string | undefined, serverMessage: string, options: KubeErrorOptions = {}) {
     const answered = status !== undefined ? `HTTP ${status}${reason ? ` ${reason}` : ''}` : 'no answer';
-    super(`cannot ${call.verb} ${describeObject(call)}: ${serverMessage || answered}${serverMessage ? ` (${answered})` : ''}`, options);
+    const said = `${answered}${options.note ? `; ${options.note}` : ''}`;
+    super(`cannot ${call.verb} ${describeObject(call)}: ${serverMessage || said}${serverMessage ? ` (${said})` : ''}`, options.cause !== undefined ? { cause: options.cause } : {});
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
     this.verb = call.verb;
     this.kind = call.kind;
     if (call.namespace !== undefined) this.namespace = call.namespace;
@@ -62,6 +73,14 @@ interface StatusBody {
   readonly message?: unknown;
   readonly reason?: unknown;
   readonly code?: unknown;
+  readonly details?: { readonly retryAfterSeconds?: unknown };
+}
+
+/** `Retry-After` in seconds (the API server sends seconds, never a date), from the headers or the Status details. */
+function retryAfter(headers: unknown, body: StatusBody): number | undefined {
+  const fromHeader = headers !== null && typeof headers === 'object' ? Object.entries(headers).find(([name]) => name.toLowerCase() === 'retry-after')?.[1] : undefined;
+  const seconds = Number(typeof fromHeader === 'string' || typeof fromHeader === 'number' ? fromHeader : body.details?.retryAfterSeconds);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }
 
 function statusBody(body: unknown): StatusBody {
@@ -83,7 +102,7 @@ function statusBody(body: unknown): StatusBody {
  */
 export function kubeError(call: KubeCall, error: unknown): KubeApiError {
   if (error instanceof KubeApiError) return error;
-  const shaped = (error ?? {}) as { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown; kind?: unknown };
+  const shaped = (error ?? {}) as { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown; kind?: unknown; headers?: unknown };
   const fromStatusObject = shaped.kind === 'Status';
   const status = typeof shaped.code === 'number' ? shaped.code : typeof shaped.statusCode === 'number' ? shaped.statusCode : undefined;
   const body = fromStatusObject ? statusBody(error) : statusBody(shaped.body);
@@ -95,7 +114,8 @@ export function kubeError(call: KubeCall, error: unknown): KubeApiError {
         ? shaped.message
         : '';
   const Kind = errorClass(status, reason);
-  return new Kind(call, status, reason, message, { cause: error });
+  const after = retryAfter(shaped.headers, body);
+  return new Kind(call, status, reason, message, { cause: error, ...(after !== undefined ? { retryAfterSeconds: after } : {}) });
 }
 
 function errorClass(status: number | undefined, reason: string | undefined): typeof KubeApiError {
@@ -108,24 +128,4 @@ function errorClass(status: number | undefined, reason: string | undefined): typ
   if (status === 410) return Gone;
   if (status === 429 || status >= 500) return Unavailable;
   return KubeApiError;
-}
-
-/** Runs one API call; a failure becomes the typed error naming `call`. */
-export async function kubeCall<T>(call: KubeCall, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    throw kubeError(call, error);
-  }
-}
-
-/** Like kubeCall, but a 404 gives `undefined`. */
-export async function kubeRead<T>(call: KubeCall, run: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await run();
-  } catch (error) {
-    const typed = kubeError(call, error);
-    if (typed instanceof NotFound) return undefined;
-    throw typed;
-  }
 }

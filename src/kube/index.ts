@@ -13,14 +13,13 @@ export {
   Gone,
   Invalid,
   KubeApiError,
-  kubeCall,
   kubeError,
-  kubeRead,
   NotFound,
   Unauthorized,
   Unavailable,
   type KubeCall,
 } from './errors.js';
+export { DEFAULT_RETRY_POLICY, kubeCall, kubeRead, retryDelay, withRetry, type RetryClock, type RetryPolicy } from './retry.js';
 export { APP_LABEL, clusterStores, ConfigMapRecordStore, KubeClusterObjects, KubeDataError, MANAGED_BY, NOT_GENERATED, PASSWORD_KEY, recordsConfigMapName, SecretPasswordStore } from './stores.js';
 export {
   collectionPath,
@@ -28,6 +27,7 @@ export {
   discoverKind,
   FIELD_MANAGER,
   listObjects,
+  mergePatch,
   readObject,
   serverSideApply,
   type ApplyOptions,

@@ -10,7 +10,8 @@ import type { V1Lease } from '@kubernetes/client-node';
 import { FlotillaError } from '../diagnostics/index.js';
 import type { KubeClient } from './client.js';
 import { loadClientModule } from './client.js';
-import { AlreadyExists, Conflict, kubeCall, kubeRead, NotFound } from './errors.js';
+import { AlreadyExists, Conflict, NotFound } from './errors.js';
+import { DEFAULT_RETRY_POLICY, kubeCall, kubeRead } from './retry.js';
 import { MANAGED_BY } from './stores.js';
 
 /** Annotation naming the operation the holder runs (`apply`, `remove`, …). */
@@ -49,7 +50,7 @@ export class AbortRequestedError extends FlotillaError {}
 export interface HeldLease {
   readonly holder: string;
   /** True when a stale lease of another holder was taken over. */
-  readonly tookOver?: { readonly holder: string; readonly operation?: string };
+  readonly tookOver?: { readonly holder: string; readonly operation?: string; readonly lastRenewed?: string };
   /** Aborted when a renewal finds the lease lost. */
   readonly lost: AbortSignal;
   release(): Promise<void>;
@@ -67,10 +68,18 @@ function time(value: Date | string | undefined): Date | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date;
 }
 
-function expired(lease: V1Lease, now: Date): boolean {
-  const renewed = time(lease.spec?.renewTime) ?? time(lease.spec?.acquireTime);
-  const seconds = lease.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS;
-  return !renewed || renewed.getTime() + seconds * 1000 <= now.getTime();
+/**
+ * The holder's record as client-go's leader election compares it: any
+ * change (a renewal, a new holder, a new duration) means someone is alive.
+ */
+function holderRecord(lease: V1Lease): string {
+  const spec = lease.spec ?? {};
+  return JSON.stringify([spec.holderIdentity, String(spec.renewTime ?? ''), String(spec.acquireTime ?? ''), spec.leaseDurationSeconds, spec.leaseTransitions, lease.metadata?.resourceVersion]);
+}
+
+/** How often a waiting taker reads the lease again while it judges whether the holder is alive. */
+function observeEveryMs(durationSeconds: number): number {
+  return Math.min(1000, Math.max(50, (durationSeconds * 1000) / 10));
 }
 
 export async function acquireLease(client: Pick<KubeClient, 'coordination'>, options: LeaseOptions): Promise<HeldLease> {
@@ -81,11 +90,36 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
   const call = { kind: 'Lease', namespace, name };
   const now = () => new V1MicroTime(Date.now());
   let tookOver: HeldLease['tookOver'];
+  // Another holder's lease is judged as client-go judges it: by when THIS process saw its record change, on
+  // this process's monotonic clock — never by comparing the holder's renewTime with our wall clock.
+  let observed: { readonly record: string; readonly at: number } | undefined;
 
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; ; ) {
     const existing = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
     const stamp = now();
     try {
+      const current = existing?.spec?.holderIdentity;
+      if (existing && current && current !== holder) {
+        const record = holderRecord(existing);
+        const lockedError = () => {
+          const since = time(existing.spec?.acquireTime);
+          const operation = existing.metadata?.annotations?.[OPERATION_ANNOTATION];
+          return new LockedError(
+            `${name} is locked by ${current}${operation ? ` (${operation})` : ''} since ${since?.toISOString() ?? 'an unknown time'}` +
+              `; it renews the lock, which is free to take once nobody renewed it for ${existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS}s`,
+            current,
+            since,
+          );
+        };
+        if (observed && observed.record !== record) throw lockedError();
+        observed ??= { record, at: performance.now() };
+        const durationMs = (existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
+        const waited = performance.now() - observed.at;
+        if (waited < durationMs) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(observeEveryMs(existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS), durationMs - waited)));
+          continue;
+        }
+      }
       if (!existing) {
         const body: V1Lease = {
           apiVersion: 'coordination.k8s.io/v1',
@@ -95,19 +129,11 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
         };
         await kubeCall({ ...call, verb: 'create' }, () => client.coordination.createNamespacedLease({ namespace, body }));
       } else {
-        const current = existing.spec?.holderIdentity;
-        if (current && current !== holder && !expired(existing, stamp)) {
-          const since = time(existing.spec?.acquireTime);
+        if (current && current !== holder) {
           const operation = existing.metadata?.annotations?.[OPERATION_ANNOTATION];
           const renewed = time(existing.spec?.renewTime);
-          throw new LockedError(
-            `${name} is locked by ${current}${operation ? ` (${operation})` : ''} since ${since?.toISOString() ?? 'an unknown time'}` +
-              `; last renewed ${renewed?.toISOString() ?? 'never'}, free to take ${existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS}s after that if its run is gone`,
-            current,
-            since,
-          );
+          tookOver = { holder: current, ...(operation ? { operation } : {}), ...(renewed ? { lastRenewed: renewed.toISOString() } : {}) };
         }
-        if (current && current !== holder) tookOver = { holder: current, ...(existing.metadata?.annotations?.[OPERATION_ANNOTATION] ? { operation: existing.metadata.annotations[OPERATION_ANNOTATION] } : {}) };
         const body: V1Lease = {
           ...existing,
           metadata: { ...existing.metadata, annotations: { ...withoutKey(existing.metadata?.annotations, ABORT_ANNOTATION), [OPERATION_ANNOTATION]: options.operation } },
@@ -125,15 +151,18 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
       break;
     } catch (error) {
       // Someone else changed the lease between our read and write: read it again and decide again.
-      if ((error instanceof Conflict || error instanceof AlreadyExists) && attempt < 5) continue;
+      if ((error instanceof Conflict || error instanceof AlreadyExists) && attempt++ < 5) continue;
       throw error;
     }
   }
 
   const lost = new AbortController();
   let released = false;
+  const renewEveryMs = Math.max(200, (seconds * 1000) / 3);
+  // A renewal retries transient faults only until the next one is due.
+  const renewal = { ...DEFAULT_RETRY_POLICY, budgetMs: renewEveryMs };
   const renew = async (): Promise<void> => {
-    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
+    const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }), renewal);
     if (released) return;
     if (!lease || lease.spec?.holderIdentity !== holder) {
       lost.abort(new LockLostError(`lost the lock ${namespace}/${name}: ${lease ? `now held by ${lease.spec?.holderIdentity ?? 'nobody'}` : 'the Lease was deleted'}`));
@@ -145,12 +174,12 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
       return;
     }
     const body: V1Lease = { ...lease, spec: { ...lease.spec, renewTime: now() } };
-    await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
+    await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }), renewal);
   };
   const timer = setInterval(() => {
     // A failed renewal is retried at the next tick; the lease only lapses after a whole duration of failures.
     renew().catch(() => undefined);
-  }, Math.max(200, (seconds * 1000) / 3));
+  }, renewEveryMs);
   timer.unref();
 
   return {
@@ -184,16 +213,18 @@ function withoutKey(map: Readonly<Record<string, string>> | undefined, key: stri
 }
 
 /**
- * Asks the holder of a live lease to stop: its next renewal sees the request
+ * Asks the holder of the lease to stop: its next renewal sees the request
  * and aborts its operation. Returns the holder and its operation, or
- * undefined when nobody holds the lease (or it expired).
+ * undefined when nobody holds the lease.
  */
 export async function requestAbort(client: Pick<KubeClient, 'coordination'>, namespace: string, name: string, by: string): Promise<{ holder: string; operation?: string } | undefined> {
   const call = { kind: 'Lease', namespace, name };
   for (let attempt = 0; attempt < 5; attempt++) {
     const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
     const holder = lease?.spec?.holderIdentity;
-    if (!lease || !holder || expired(lease, new Date())) return undefined;
+    // Whether the holder is alive is not judged here (only observing the lease for its duration can tell):
+    // a live holder sees the request at its next renewal; a dead one's lease is taken over by the next operation.
+    if (!lease || !holder) return undefined;
     const body: V1Lease = { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [ABORT_ANNOTATION]: `requested by ${by} at ${new Date().toISOString()}` } } };
     try {
       await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));

@@ -7,7 +7,8 @@ import type { KubernetesObject, V1APIResource } from '@kubernetes/client-node';
 import type { KubeClient } from './client.js';
 import { loadClientModule } from './client.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { kubeCall, kubeRead, NotFound } from './errors.js';
+import { NotFound } from './errors.js';
+import { kubeCall, kubeRead } from './retry.js';
 
 /** The field manager of everything flotilla applies: `kubectl get -o yaml --show-managed-fields` names it. */
 export const FIELD_MANAGER = 'flotilla';
@@ -90,6 +91,17 @@ export async function listObjects<T extends KubeObject = KubeObject>(client: Pic
     client.objects.list(selector.apiVersion, selector.kind, selector.namespace, undefined, undefined, undefined, undefined, selector.labelSelector),
   );
   return { items: list.items as unknown as T[], resourceVersion: list.metadata?.resourceVersion ?? '' };
+}
+
+/**
+ * A JSON merge patch of one object (`kubectl patch --type merge`): for a
+ * field flotilla does not own, where a server-side apply of a partial object
+ * would drop the fields flotilla's earlier applies own.
+ */
+export async function mergePatch(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, patch: Record<string, unknown>): Promise<KubeObject> {
+  const { PatchStrategy } = await loadClientModule();
+  const body = { ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) } } as KubernetesObject;
+  return (await kubeCall(callOf('patch', ref), () => client.objects.patch(body, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch))) as KubeObject;
 }
 
 /** Deletes an object; true when it was there. Deletion may finish later (finalizers): watch for it to go. */

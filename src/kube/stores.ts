@@ -7,7 +7,8 @@
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { checkPasswordName, generatePassword, passwordSecretName, type ClusterObjects, type PasswordStore, type RecordStore, type ClusterStores, type JsonValue, type ObjectSelector } from '../plugins/index.js';
 import type { KubeClient } from './client.js';
-import { AlreadyExists, Conflict, kubeCall, kubeRead, KubeApiError } from './errors.js';
+import { AlreadyExists, Conflict, KubeApiError } from './errors.js';
+import { kubeCall, kubeRead } from './retry.js';
 
 export const PASSWORD_KEY = 'password';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'flotilla' } as const;

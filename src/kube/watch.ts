@@ -9,8 +9,9 @@
 import { FlotillaError } from '../diagnostics/index.js';
 import type { KubeClient } from './client.js';
 import { loadClientModule } from './client.js';
-import { Gone, kubeError, Unavailable } from './errors.js';
+import { Gone, kubeError, type KubeApiError } from './errors.js';
 import { collectionPath, listObjects, type KindSelector, type KubeObject } from './objects.js';
+import { DEFAULT_RETRY_POLICY, REAL_CLOCK, retryDelay } from './retry.js';
 
 export type WatchEventType = 'LIST' | 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -38,9 +39,6 @@ export class WaitAbortedError extends FlotillaError {}
 export function objectKey(object: Pick<KubeObject, 'metadata'>): string {
   return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
 }
-
-/** Pause after a transient failure before watching again. */
-const RETRY_DELAY_MS = 500;
 
 export async function watchUntil<T extends KubeObject, R>(client: Pick<KubeClient, 'objects' | 'config' | 'core' | 'custom'>, selector: KindSelector, judge: WatchJudge<T, R>, options: WatchOptions): Promise<R> {
   const { Watch } = await loadClientModule();
@@ -126,13 +124,18 @@ export async function watchUntil<T extends KubeObject, R>(client: Pick<KubeClien
 
     (async () => {
       await relist();
+      // Transient failures in a row; a watch that ran starts the backoff afresh. The wait's own timeout bounds them.
+      let failures = 0;
       while (!settled) {
         try {
           if ((await watchOnce()) === 'gone' && !settled) await relist();
+          failures = 0;
         } catch (error) {
-          if (!(error instanceof Unavailable)) throw error;
-          // The API server restarted or dropped the connection: resume from the last version seen.
-          await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
+          // The API server restarted, dropped the connection or shed load: resume from the last version seen,
+          // paced as every other call is (retry.ts).
+          const delay = retryDelay(error as KubeApiError, failures++, DEFAULT_RETRY_POLICY, REAL_CLOCK.random);
+          if (delay === undefined) throw error;
+          await REAL_CLOCK.sleep(delay);
         }
       }
     })().catch((error: unknown) => finish(() => reject(error)));

@@ -1,8 +1,10 @@
 /**
- * `flotilla abort APP`: stop the operation running on the app. A live
- * holder of the app's lock is asked to stop (its next lock renewal sees the
- * request and fails the operation as `aborted`); a state left running by a
- * run that is gone is closed as failed, so the next operation starts clean.
+ * `flotilla abort APP`: stop the operation running on the app. The holder
+ * of the app's lock is asked to stop (its next lock renewal sees the request
+ * and fails the operation as `aborted`), and abort waits for the lock: a
+ * live holder releases it as it stops; a dead one's lapses, and the state
+ * its run left running is closed as failed, so the next operation starts
+ * clean. Flux may still be reconciling what the run wrote: `show` says so.
  */
 import { defaultHolder, requestAbort, type KubeClient } from '../kube/index.js';
 import { AppStateError } from './errors.js';
@@ -26,10 +28,11 @@ export async function abortApp(client: KubeClient, appName: string, options: Ope
   const by = options.holder ?? defaultHolder();
   await new AppRecords(client).get(appName);
   const requested = await requestAbort(client, SYSTEM_NAMESPACE, lockName(appName), by);
-  if (requested) return { kind: 'requested', ...requested };
+  // Taking the lock waits for a live holder to stop (it releases the lock), or for a dead one's lease to lapse.
   return withAppLock(client, appName, 'abort', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const from = handle.record.state;
+    if (requested && handle.record.history.at(-1)?.result === 'aborted') return { kind: 'requested', ...requested };
     const to = FAILS_INTO[from];
     if (!to) throw new AppStateError(`no operation is running on ${appName} (it is ${from})`);
     await handle.end(to, 'aborted', `aborted by ${by}: the run that left it ${from} is gone`);

@@ -15,14 +15,18 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError } from './errors.js';
-import { ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { decidedOrRefused, ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
-import type { AppRecord, AppState, OperationName, Progress, RecordedBundle } from './record.js';
+import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
+import { describeAttempt } from './readiness.js';
+import { criticalPathMs, releaseTimeMs, WriteSchedule, type ScheduledRelease } from './schedule.js';
+import type { HelmReleaseSpec } from '../flux/index.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
 
-export const DEFAULT_APPLY_TIMEOUT_MS = 30 * 60_000;
+/** How long one release may take to be uninstalled, or to finish a Helm action under way before a recovery, unless --timeout says otherwise. */
+export const DEFAULT_RELEASE_WAIT_MS = 30 * 60_000;
 
 export interface ApplyOptions extends OperationOptions {
   /** Apply mode offered by the app's kustomize operator; `normal` by default. */
@@ -33,16 +37,11 @@ export interface ApplyOptions extends OperationOptions {
   readonly wait?: boolean;
 }
 
-/** States an apply may start from; the others name what to do first. */
-const APPLY_FROM: ReadonlySet<AppState> = new Set(['uploaded', 'applied', 'apply-failed', 'applying', 'remove-failed', 'removing']);
-
 export async function applyApp(client: KubeClient, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
   return withAppLock(client, appName, 'apply', options, async (run) => {
     await requireFlux(client);
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    if (!APPLY_FROM.has(handle.record.state)) {
-      throw new AppStateError(`${appName} is ${handle.record.state}; ${handle.record.state === 'upload-failed' ? 'upload it again first' : 'an apply cannot start from there'}`);
-    }
+    decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
     return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
   });
 }
@@ -64,11 +63,16 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
     return await handle.end('applied', 'succeeded');
   } catch (error) {
     // A check hook's refusal, a mode the app does not know, an object too large to write, a stored payload changed: nothing was done, the state stays.
-    const refused = error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError || error instanceof PayloadIntegrityError;
+    const refused = refusedBeforeChange(error);
     const aborted = run.signal.aborted;
     await handle.end(refused ? before : options.failed, refused ? 'refused' : aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
     throw error;
   }
+}
+
+/** A check hook's refusal, a mode the app does not know, an object too large to write: all found before the apply writes anything. */
+export function refusedBeforeChange(error: unknown): boolean {
+  return error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError || error instanceof PayloadIntegrityError;
 }
 
 /** The apply itself, without the state bookkeeping. */
@@ -101,19 +105,40 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
     await serverSideApply(client, set.namespaces);
-    // Sources first, releases last: a HelmRelease never reconciles against a source or values not written yet.
-    for (const group of applyGroups(set.objects)) await serverSideApply(client, group, { force: true });
-    if (options.wait === false) return 'submitted';
+    // Sources first, then values, releases last: a HelmRelease never reconciles against a source or values not written yet.
+    for (const group of applyGroups(set.objects.filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
+    const scheduled = scheduledReleases(set.objects.filter(isHelmRelease));
+    const writeReleases = async (batch: readonly ScheduledRelease<KubeObject>[]) => {
+      if (batch.length > 0) await serverSideApply(client, batch.map((r) => r.object), { force: true });
+    };
+    if (options.wait === false) {
+      // Nobody waits to write dependants later: wave by wave, so Flux's generation check holds a spec change.
+      for (const wave of WriteSchedule.waves(scheduled)) await writeReleases(wave);
+      return 'submitted';
+    }
+    // Each release is written once what it depends on is Ready for this apply (schedule.ts), and given its own time from then.
+    const schedule = new WriteSchedule(scheduled);
+    const writtenAt = new Map<string, number>();
+    const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
+    const writing = new AbortController();
+    let writes: Promise<void> = Promise.resolve();
+    const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
+      writes = writes
+        .then(async () => {
+          await writeReleases(batch);
+          for (const r of batch) writtenAt.set(r.key, Date.now());
+        })
+        .catch((error: unknown) => writing.abort(error));
+    };
+    writeWhenDue(schedule.first());
+    await writes;
+    if (writing.signal.aborted) throw writing.signal.reason;
 
     const releases = plan.releases.map((r) => ({ name: r.name, namespace: r.namespace }));
     const total = releases.length;
     let ready = 0;
     let current: string | undefined;
-    const progress = (): Progress => {
-      const adjust = Math.max(0, Math.min(100, bundle.applyProgressAdjust));
-      const percent = total === 0 ? 100 : Math.min(100, adjust + Math.round((ready / total) * (100 - adjust)));
-      return { ready, total, percent, ...(current ? { current } : {}) };
-    };
+    const progress = (): Progress => completion(ready, total, bundle.applyProgressAdjust, current);
     const report = () => events({ type: 'progress', progress: progress(), elapsedMs: Date.now() - started });
     const saver = progressSaver(handle, progress);
     // Status hooks run one at a time, in the order releases become Ready; the first failure fails the apply.
@@ -123,13 +148,17 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       await waitForReleases(client, releases, {
         appName: handle.record.name,
         token,
-        timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
-        signal: run.signal,
+        timeoutMs: options.timeoutMs ?? criticalPathMs(scheduled),
+        signal: AbortSignal.any([run.signal, writing.signal]),
+        writtenAt: (release) => writtenAt.get(`${release.namespace}/${release.name}`),
+        releaseTimeMs: (release) => timeOf.get(`${release.namespace}/${release.name}`) ?? 0,
+        onAttempt: (release, attempt) => events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
         onWaiting: (release) => {
           current = release?.name;
           report();
         },
         onReady: (release) => {
+          writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
           ready++;
           events({ type: 'release-ready', release: release.name, elapsedMs: Date.now() - started });
           report();
@@ -140,6 +169,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       await statusHooks;
     } catch (error) {
       statusHooks.catch(() => undefined);
+      if (writing.signal.aborted) throw writing.signal.reason;
       throw explainFailure(error, loaded, plan, values);
     } finally {
       await saver.flush();
@@ -154,7 +184,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
       for (const release of gone) {
         step(`removing ${release.name}: the plan no longer has it`);
-        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS, signal: run.signal });
+        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
     }
@@ -186,10 +216,19 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
 
 const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
 
-/** Sources, then everything else (overrides Secrets), then the HelmReleases: each group applied before the next starts. */
+/** Sources, then everything else (overrides Secrets): each group applied before the next starts. */
 function applyGroups(objects: readonly KubeObject[]): KubeObject[][] {
-  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : isHelmRelease(o) ? 2 : 1);
-  return [0, 1, 2].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
+  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : 1);
+  return [0, 1].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
+}
+
+/** The HelmReleases as the schedule reads them: `namespace/name` keys, dependsOn the same way. */
+function scheduledReleases(objects: readonly KubeObject[]): ScheduledRelease<KubeObject>[] {
+  return objects.map((object) => {
+    const namespace = object.metadata.namespace ?? '';
+    const spec = (object.spec ?? {}) as HelmReleaseSpec;
+    return { key: `${namespace}/${object.metadata.name}`, dependsOn: (spec.dependsOn ?? []).map((d) => `${d.namespace ?? namespace}/${d.name}`), spec, object };
+  });
 }
 
 function union(a: readonly string[], b: readonly string[]): string[] {

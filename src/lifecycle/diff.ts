@@ -68,7 +68,7 @@ export interface DiffOptions {
 type Plain = { [key: string]: unknown };
 
 /** What Flux gives Helm: static overrides, then system overrides on top (lists replaced). */
-function fluxValues(staticValues: unknown, systemValues: unknown): Plain {
+export function fluxValues(staticValues: unknown, systemValues: unknown): Plain {
   const asMap = (v: unknown): Plain => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Plain) : {});
   return mergePlain(asMap(staticValues) as PlainValue, asMap(systemValues) as PlainValue) as Plain;
 }
@@ -141,10 +141,10 @@ export function objectChanges(before: Map<string, RenderedObject>, after: Map<st
 }
 
 /** Where `helm template` takes a chart from: a file, or the chart repository. */
-type ChartSource = { readonly file: string } | { readonly repository: ChartRepository; readonly name: string; readonly version: string };
+export type ChartSource = { readonly file: string } | { readonly repository: ChartRepository; readonly name: string; readonly version: string };
 
 /** Chart archives pulled from the chart repository, once per chart version for the whole diff. */
-function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
+export function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
   const pulled = new Map<string, Promise<string>>();
   return (chart) => {
     if ('file' in chart) return Promise.resolve(chart.file);
@@ -166,7 +166,7 @@ function chartPuller(work: string): (chart: ChartSource) => Promise<string> {
 }
 
 /** Renders with the values handed to helm on its standard input: they hold secrets, and never touch the disk. */
-async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain): Promise<Map<string, RenderedObject>> {
+export async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain): Promise<Map<string, RenderedObject>> {
   const { stdout } = await helm(['template', release.releaseName, chartFile, '--namespace', release.namespace, '-f', '-'], { input: dumpYaml(values) });
   return parseRendered(stdout);
 }

@@ -8,8 +8,10 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import { acquireLease, AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type HeldLease, type KubeClient } from '../kube/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import { decide, type DecidedOperation, type Decision } from './decide.js';
+import { AppStateError } from './errors.js';
 import type { EventSink } from './events.js';
-import { AppRecords, finishHistory, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
+import { AppRecords, finishHistory, sameRecord, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
 
 export interface OperationOptions {
   readonly signal?: AbortSignal;
@@ -48,18 +50,20 @@ export class RecordHandle {
   }
 
   /**
-   * Writes `change(record)`. Under the lock only `override` edits can race
-   * (they take the lock too), so a Conflict means re-read and apply the
-   * change again.
+   * Writes `change(record)`. A Conflict means someone wrote in between, or
+   * a retried write whose first answer was lost had been stored: re-read,
+   * and either find this very record there or apply the change again.
    */
   async update(change: (record: AppRecord) => AppRecord): Promise<AppRecord> {
     for (let attempt = 0; ; attempt++) {
+      const wanted = change(this.stored.record);
       try {
-        this.stored = await this.records.write(change(this.stored.record), this.stored.resourceVersion);
+        this.stored = await this.records.write(wanted, this.stored.resourceVersion);
         return this.stored.record;
       } catch (error) {
         if (!(error instanceof Conflict) || attempt >= 3) throw error;
         this.stored = await this.records.get(this.stored.record.name);
+        if (sameRecord(this.stored.record, wanted)) return this.stored.record;
       }
     }
   }
@@ -98,10 +102,33 @@ export async function withAppLock<T>(client: KubeClient, app: string, operation:
   if (lease.tookOver) events({ type: 'warning', message: `took over the expired lock of ${lease.tookOver.holder}${lease.tookOver.operation ? ` (${lease.tookOver.operation})` : ''}; its run is gone` });
   const signal = options.signal ? AbortSignal.any([options.signal, lease.lost]) : lease.lost;
   try {
-    return await work({ client, records: new AppRecords(client), lease, signal, events });
+    const records = new AppRecords(client);
+    await closeKilledRun(records, app, lease.tookOver?.lastRenewed);
+    return await work({ client, records, lease, signal, events });
   } finally {
     await lease.release().catch(() => undefined);
   }
+}
+
+/**
+ * Under the lock no other run is alive: a history entry left open was a run
+ * that ended without a word. It is closed `killed`, with when its lock was
+ * last renewed; the state it left stays, for the decision to resume from.
+ */
+async function closeKilledRun(records: AppRecords, app: string, lastRenewed: string | undefined): Promise<void> {
+  const stored = await records.read(app);
+  const open = stored?.record.history.at(-1);
+  if (!stored || !open || open.finished) return;
+  const handle = new RecordHandle(records, stored);
+  await handle.update((r) => finishHistory(r, 'killed', `its run (${open.by ?? 'unknown'}) ended without finishing; last seen ${lastRenewed ?? 'at an unknown time'}`));
+}
+
+/** The operation's decision (decide.ts): a refusal thrown as AppStateError, a resumption said. */
+export function decidedOrRefused(record: AppRecord, request: DecidedOperation, events: EventSink): Decision {
+  const decision = decide(record, request);
+  if (decision.kind === 'refuse') throw new AppStateError(decision.reason);
+  if (decision.kind === 'resume') events({ type: 'step', message: `resuming ${decision.what}` });
+  return decision;
 }
 
 /** The message of an error for the history and the user: flotilla's own as is, anything else named. */

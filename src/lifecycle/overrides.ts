@@ -7,9 +7,14 @@
  */
 import type { KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
-import { mergePlain, setExpressionInto } from '../values/index.js';
+import { chartKeyReferences, describeUnknownKey, mergePlain, setExpressionInto, unknownKeys } from '../values/index.js';
 import { fromPlain, toPlain } from '../document/index.js';
+import { readFile } from 'node:fs/promises';
+import { readChartArchive } from '../charts/index.js';
+import { makeTempDir, removeTempDir } from '../files/index.js';
+import { chartPuller, fluxValues, render } from './diff.js';
 import { LifecycleError } from './errors.js';
+import { loadVersion } from './version.js';
 import { RecordHandle, withAppLock, type OperationOptions } from './operation.js';
 import { AppRecords, type AppRecord } from './record.js';
 
@@ -49,16 +54,76 @@ function checkChart(record: AppRecord, chart: string): void {
   if (!charts.includes(chart)) throw new OverrideUsageError(`${record.name} has no chart "${chart}"; its charts: ${charts.join(', ')}`);
 }
 
-export async function setOverrides(client: KubeClient, appName: string, chart: string, change: OverrideChange, options: OperationOptions = {}): Promise<Values> {
+export interface SetOverridesOptions extends OperationOptions {
+  /** False (`--no-check`): store without checking keys or rendering. */
+  readonly check?: boolean;
+  /** Unknown keys are errors, not warnings. */
+  readonly strict?: boolean;
+}
+
+/** What `override set` stored, and what it warns about (unknown keys, with the nearest known one). */
+export interface OverridesSet {
+  readonly values: Values;
+  readonly warnings: readonly string[];
+}
+
+/** User overrides the chart refuses (Helm cannot render the release with them, or unknown keys under --strict): nothing was stored. */
+export class OverrideRejectedError extends LifecycleError {}
+
+export async function setOverrides(client: KubeClient, appName: string, chart: string, change: OverrideChange, options: SetOverridesOptions = {}): Promise<OverridesSet> {
   if (change.files.length === 0 && change.sets.length === 0 && change.mode === 'reuse') throw new OverrideUsageError('nothing to set: give -f FILE or --set PATH=VALUE');
   return withAppLock(client, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     checkChart(handle.record, chart);
     const values = applyOverrideChange(handle.record.userOverrides[chart], change);
+    const warnings = options.check === false ? [] : await checkOverrides(client, handle.record, chart, values, options.strict === true);
     await handle.update((r) => ({ ...r, userOverrides: { ...r.userOverrides, [chart]: values } }));
-    return values;
+    return { values, warnings };
   });
 }
+
+/**
+ * Before user overrides are stored: each key is checked against the
+ * chart's values.yaml and values.schema.json (a warning naming the nearest
+ * known key; an error under `strict`), and every release of the chart is
+ * rendered by `helm template` with the values an apply would give it —
+ * Helm's schema validation and template errors refuse the change here
+ * instead of at the next apply.
+ */
+async function checkOverrides(client: KubeClient, record: AppRecord, chart: string, values: Values, strict: boolean): Promise<string[]> {
+  const work = await makeTempDir('override-check');
+  const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}) });
+  try {
+    const version = record.bundle.releases.find((r) => r.chart === chart)?.chartVersion ?? '';
+    const pull = chartPuller(work);
+    const chartFile = await pull({ repository: record.bundle.repository, name: chart, version });
+    const archive = await readChartArchive(await readFile(chartFile), { label: `${chart}-${version}.tgz` });
+    const fileOf = (name: string) => archive.chart.files.find((f) => f.path === name)?.data.toString('utf8');
+    const text = (name: string) => {
+      const data = fileOf(name);
+      return data === undefined ? undefined : { text: data, file: `${chart}/${name}` };
+    };
+    // The one key checker of the values module, as overrides set and build use it.
+    const references = chartKeyReferences({ values: text('values.yaml'), schema: text('values.schema.json'), chartYaml: text('Chart.yaml') });
+    const tree = fromPlain(values, { layer: 'user overrides', location: { file: 'the values given', line: 0, column: 0 } });
+    const warnings = unknownKeys(references, tree).map((unknown) => `${chart}: ${describeUnknownKey(unknown)}`);
+    if (strict && warnings.length > 0) throw new OverrideRejectedError(`${warnings.join('\n')}\nnot stored (--strict)`);
+    const releases = loaded.app.releases.filter((r) => r.chart === chart && loaded.host.enabled.some((e) => e.name === r.name));
+    for (const release of releases) {
+      const computed = await loaded.values(release);
+      try {
+        await render(release, chartFile, fluxValues(computed.staticOverrides, computed.systemOverrides));
+      } catch (error) {
+        throw new OverrideRejectedError(`release ${release.name} does not render with these overrides, so they were not stored: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+    }
+    return warnings;
+  } finally {
+    await loaded.dispose();
+    await removeTempDir(work);
+  }
+}
+
 
 export async function showOverrides(client: KubeClient, appName: string, chart: string): Promise<Values> {
   const { record } = await new AppRecords(client).get(appName);

@@ -6,7 +6,7 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1Secret } from '@kubernetes/client-node';
-import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
+import { AlreadyExists, APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
 import { AppNotFoundError, LifecycleError } from './errors.js';
 
@@ -22,7 +22,8 @@ export const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying',
 export type AppState = (typeof APP_STATES)[number];
 
 export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override';
-export type OperationResult = 'succeeded' | 'failed' | 'refused' | 'aborted' | 'recovered';
+/** `killed`: its run ended without a word (kill -9, a lost node); closed by the next operation that took the lock. */
+export type OperationResult = 'succeeded' | 'failed' | 'refused' | 'aborted' | 'recovered' | 'killed';
 
 export interface HistoryEntry {
   readonly operation: OperationName;
@@ -238,13 +239,19 @@ export class AppRecords {
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Creates the record; AlreadyExists when there is one. */
+  /** Creates the record; AlreadyExists when there is another one (a retried create finding its own first attempt stored is no error). */
   async create(record: AppRecord): Promise<StoredRecord> {
     const body = this.secret(record);
-    const created = await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name: recordSecretName(record.name) }, () =>
-      this.client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
-    );
-    return { record, resourceVersion: created.metadata?.resourceVersion ?? '' };
+    try {
+      const created = await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name: recordSecretName(record.name) }, () =>
+        this.client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
+      );
+      return { record, resourceVersion: created.metadata?.resourceVersion ?? '' };
+    } catch (error) {
+      const stored = error instanceof AlreadyExists ? await this.read(record.name) : undefined;
+      if (stored && sameRecord(stored.record, record)) return stored;
+      throw error;
+    }
   }
 
   /** Writes the record over the version read; Conflict when someone wrote in between. */
@@ -296,3 +303,14 @@ export function finishHistory(record: AppRecord, result: OperationResult, reason
   return { ...record, history: [...record.history.slice(0, -1), done] };
 }
 
+/** Whether two records say the same (as stored: fields set to undefined are not written). */
+export function sameRecord(a: AppRecord, b: AppRecord): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** How far an operation got: `ready` of `total` releases, as StarlingX counts it (`apply_progress_adjust` percent given up front). */
+export function completion(ready: number, total: number, progressAdjust: number, current?: string): Progress {
+  const adjust = Math.max(0, Math.min(100, progressAdjust));
+  const percent = total === 0 ? 100 : Math.min(100, adjust + Math.round((ready / total) * (100 - adjust)));
+  return { ready, total, percent, ...(current ? { current } : {}) };
+}

@@ -8,7 +8,8 @@ import { dependenciesFirst } from '../app/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
 import { APP_LABEL, deleteObject, listObjects, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
 import { ReleaseFailedError } from './errors.js';
-import { readiness, readyCondition, type HelmReleaseView } from './readiness.js';
+import { condition } from '../flux/index.js';
+import { describeAttempt, readiness, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
 import type { RecordedRelease } from './record.js';
 
 export type ReleaseKey = Pick<RecordedRelease, 'name' | 'namespace'>;
@@ -22,7 +23,16 @@ export interface WaitOptions {
   readonly onReady?: (release: ReleaseKey) => void;
   /** The release being waited on changed (the first one not ready, in apply order). */
   readonly onWaiting?: (release: ReleaseKey | undefined) => void;
+  /** Flux retries a release after a failed attempt (called once per attempt). */
+  readonly onAttempt?: (release: ReleaseKey, attempt: Attempt) => void;
+  /** When the release was written (undefined: not yet); its own time counts from then. */
+  readonly writtenAt?: (release: ReleaseKey) => number | undefined;
+  /** The release's own time (schedule.ts): past it, the release fails with Flux's last word. */
+  readonly releaseTimeMs?: (release: ReleaseKey) => number;
 }
+
+/** How often the releases' own times are checked. */
+const RELEASE_TIME_CHECK_MS = 1000;
 
 const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
 
@@ -31,6 +41,8 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
   const ready = new Set<string>();
   /** What Flux last said of each release not ready yet, for a time-out message. */
   const lastSaid = new Map<string, string>();
+  /** The attempt each release is on, once Flux has retried it. */
+  const attempts = new Map<string, number>();
   const byNamespace = new Map<string, ReleaseKey[]>();
   for (const r of releases) byNamespace.set(r.namespace, [...(byNamespace.get(r.namespace) ?? []), r]);
   let waitingFor: string | undefined;
@@ -43,36 +55,84 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
     }
   };
   noteWaiting();
+  // A release past its own time stops the wait: its watch and every other.
+  const overdue = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, overdue.signal]) : overdue.signal;
+  const checkTimes = setInterval(() => {
+    const now = Date.now();
+    for (const release of releases) {
+      const since = options.writtenAt?.(release);
+      const allowed = options.releaseTimeMs?.(release);
+      if (ready.has(keyOf(release)) || since === undefined || allowed === undefined || now - since <= allowed) continue;
+      const said = lastSaid.get(keyOf(release));
+      overdue.abort(new ReleaseFailedError(release.name, 'Timeout', `not Ready within its own time (${Math.round(allowed / 1000)}s: its Helm timeout for each attempt its remediation allows, plus Flux's overheads)${said ? `; Flux last said: ${said}` : ''}`));
+      return;
+    }
+  }, RELEASE_TIME_CHECK_MS);
+  try {
+    await waitForAll();
+  } catch (error) {
+    throw overdue.signal.aborted ? overdue.signal.reason : error;
+  } finally {
+    clearInterval(checkTimes);
+  }
+
+  function waitForAll(): Promise<unknown> {
+    return Promise.all(
+      [...byNamespace].map(([namespace, wanted]) =>
+        watchUntil<KubeObject & HelmReleaseView, true>(
+          client,
+          { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${options.appName}` },
+          (objects) => {
+            for (const release of wanted) {
+              if (ready.has(keyOf(release))) continue;
+              const object = objects.get(keyOf(release));
+              if (!object) continue;
+              const state = readiness(object, options.token);
+              if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
+              if (state.state === 'pending' && state.attempt && attempts.get(keyOf(release)) !== state.attempt.number) {
+                attempts.set(keyOf(release), state.attempt.number);
+                options.onAttempt?.(release, state.attempt);
+              }
+              if (state.reason) lastSaid.set(keyOf(release), state.state === 'pending' && state.attempt ? describeAttempt(release.name, state.attempt) : `${state.reason}${state.message ? `: ${state.message}` : ''}`);
+              if (state.state === 'ready') {
+                ready.add(keyOf(release));
+                options.onReady?.(release);
+                noteWaiting();
+              }
+            }
+            return wanted.every((r) => ready.has(keyOf(r))) ? true : undefined;
+          },
+          {
+            timeoutMs: options.timeoutMs,
+            signal,
+            waitingFor: () =>
+              `${wanted.length} HelmRelease(s) in ${namespace} to be Ready; not ready: ${wanted
+                .filter((r) => !ready.has(keyOf(r)))
+                .map((r) => `${r.name}${lastSaid.has(keyOf(r)) ? ` (${lastSaid.get(keyOf(r))})` : ''}`)
+                .join(', ')}`,
+          },
+        ),
+      ),
+    );
+  }
+}
+
+/**
+ * Resolves once no release of the app is in the middle of a Helm action
+ * (Reconciling with Ready Unknown: helm-controller is running an install,
+ * upgrade or remediation): a recovery must not write over an upgrade under
+ * way, which Helm would then find locked ("another operation is in progress").
+ */
+export async function waitForSettled(client: KubeClient, appName: string, namespaces: readonly string[], options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
+  const busy = (release: HelmReleaseView) => condition(release, 'Reconciling')?.status === 'True' && condition(release, 'Ready')?.status === 'Unknown';
   await Promise.all(
-    [...byNamespace].map(([namespace, wanted]) =>
+    [...new Set(namespaces)].map((namespace) =>
       watchUntil<KubeObject & HelmReleaseView, true>(
         client,
-        { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${options.appName}` },
-        (objects) => {
-          for (const release of wanted) {
-            if (ready.has(keyOf(release))) continue;
-            const object = objects.get(keyOf(release));
-            if (!object) continue;
-            const state = readiness(object, options.token);
-            if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
-            if (state.reason) lastSaid.set(keyOf(release), `${state.reason}${state.message ? `: ${state.message}` : ''}`);
-            if (state.state === 'ready') {
-              ready.add(keyOf(release));
-              options.onReady?.(release);
-              noteWaiting();
-            }
-          }
-          return wanted.every((r) => ready.has(keyOf(r))) ? true : undefined;
-        },
-        {
-          timeoutMs: options.timeoutMs,
-          ...(options.signal ? { signal: options.signal } : {}),
-          waitingFor: () =>
-            `${wanted.length} HelmRelease(s) in ${namespace} to be Ready; not ready: ${wanted
-              .filter((r) => !ready.has(keyOf(r)))
-              .map((r) => `${r.name}${lastSaid.has(keyOf(r)) ? ` (${lastSaid.get(keyOf(r))})` : ''}`)
-              .join(', ')}`,
-        },
+        { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` },
+        (objects) => ([...objects.values()].some(busy) ? undefined : true),
+        { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `the Helm actions under way in ${namespace} to finish` },
       ),
     ),
   );
@@ -86,26 +146,32 @@ export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn
 /** Deletes one release and its overrides Secrets, and waits until the HelmRelease is gone (Flux uninstalls it first). */
 export async function deleteRelease(client: KubeClient, release: ReleaseKey, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
   const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
-  if (await deleteObject(client, ref)) {
-    await watchUntil(
-      client,
-      { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace: release.namespace },
-      (objects) => (objects.has(keyOf(release)) ? undefined : true),
-      { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
-    );
-  }
+  // Waited on even when the delete found nothing: a retried delete whose first attempt was heard finds nothing
+  // while Flux is still uninstalling (the watch's first list answers at once when it is gone).
+  await deleteObject(client, ref);
+  await watchUntil(
+    client,
+    { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace: release.namespace },
+    (objects) => (objects.has(keyOf(release)) ? undefined : true),
+    { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
+  );
   for (const name of OVERRIDES_KINDS.map((kind) => overridesSecretName(release.name, kind))) {
     await deleteObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: release.namespace } });
   }
 }
 
-/** The current Ready condition of each release (null when Flux has not said yet or the release is not there). */
+/** Each release as Flux reports it now: its Ready condition (null when Flux has not said yet or the release is not there) and flotilla's verdict on it. */
 export interface ReleaseStatus {
   readonly name: string;
   readonly namespace: string;
   readonly ready: boolean | null;
+  /** readiness.ts's reading: `ready`, `pending` (still being tried or waited on) or `failed` (Flux gave up); `absent` when there is no HelmRelease. */
+  readonly state: Readiness['state'] | 'absent';
   readonly reason?: string;
   readonly message?: string;
+  /** Flux is retrying: which attempt, and what Helm said of the last. */
+  readonly attempt?: string;
+  readonly suspended?: boolean;
 }
 
 export async function releaseStatuses(client: KubeClient, appName: string, releases: readonly ReleaseKey[]): Promise<ReleaseStatus[]> {
@@ -117,8 +183,17 @@ export async function releaseStatuses(client: KubeClient, appName: string, relea
   }
   return releases.map((release) => {
     const object = found.get(keyOf(release));
-    const condition = object && readyCondition(object);
-    const ready = !condition || condition.status === 'Unknown' ? null : condition.status === 'True';
-    return { name: release.name, namespace: release.namespace, ready, ...(condition?.reason ? { reason: condition.reason } : {}), ...(condition?.message ? { message: condition.message } : {}) };
+    const ready = object && condition(object, 'Ready');
+    const verdict = object ? readiness(object) : undefined;
+    return {
+      name: release.name,
+      namespace: release.namespace,
+      ready: !ready || ready.status === 'Unknown' ? null : ready.status === 'True',
+      state: verdict?.state ?? 'absent',
+      ...(ready?.reason ? { reason: ready.reason } : {}),
+      ...(ready?.message ? { message: ready.message } : {}),
+      ...(verdict?.state === 'pending' && verdict.attempt ? { attempt: describeAttempt(release.name, verdict.attempt) } : {}),
+      ...(object?.spec?.suspend === true ? { suspended: true } : {}),
+    };
   });
 }

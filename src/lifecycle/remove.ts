@@ -5,29 +5,36 @@
  * post-remove hooks → `uploaded`. `flotilla delete APP` then forgets an
  * uploaded app: its record, its stored bundles and its lock.
  */
-import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
-import { APP_LABEL, deleteObject, listObjects, kubeRead, type KubeClient } from '../kube/index.js';
+import { FLUX_OWNER_NAME, FLUX_OWNER_NAMESPACE, HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
+import { APP_LABEL, deleteObject, discoverKind, listObjects, kubeRead, MANAGED_BY, mergePatch, recordsConfigMapName, type KubeClient, type KubeObject } from '../kube/index.js';
 import { OperationRefusedError } from '../plugins/index.js';
-import { DEFAULT_APPLY_TIMEOUT_MS } from './apply.js';
-import { AppStateError } from './errors.js';
-import { lockName, RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
+import { DEFAULT_RELEASE_WAIT_MS } from './apply.js';
+import { AppStateError, LifecycleError } from './errors.js';
+import type { EventSink } from './events.js';
+import { decidedOrRefused, lockName, RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
 import { deletePayload } from './payload.js';
-import { SYSTEM_NAMESPACE, type AppRecord, type AppState } from './record.js';
-import { deleteRelease, removalOrder } from './releases.js';
+import { completion, SYSTEM_NAMESPACE, type AppRecord } from './record.js';
+import { deleteRelease, removalOrder, type ReleaseKey } from './releases.js';
 import { loadVersion } from './version.js';
 
 export interface RemoveOptions extends OperationOptions {
   /** How long to wait for each release to be gone. */
   readonly timeoutMs?: number;
+  /** Resume suspended releases so Flux uninstalls them, instead of refusing. */
+  readonly force?: boolean;
 }
 
-const REMOVE_FROM: ReadonlySet<AppState> = new Set(['applied', 'apply-failed', 'applying', 'removing', 'remove-failed', 'updating', 'recovering']);
+/** A remove refused before it deleted anything: a release is suspended (Flux would delete it without uninstalling). */
+export class SuspendedReleasesError extends AppStateError {}
+
+/** Workloads the releases installed that are still there after every HelmRelease is gone. */
+export class LeftBehindError extends LifecycleError {}
 
 export async function removeApp(client: KubeClient, appName: string, options: RemoveOptions = {}): Promise<AppRecord> {
   return withAppLock(client, appName, 'remove', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const before = handle.record.state;
-    if (!REMOVE_FROM.has(before)) throw new AppStateError(`${appName} is ${before}: nothing is applied to remove`);
+    decidedOrRefused(handle.record, { operation: 'remove' }, run.events);
     // Read and checked before the state changes: a stored payload changed in the cluster refuses the remove, leaving the state as it was.
     const loaded = await loadVersion(client, handle.record.bundle, appName, { events: run.events, signal: run.signal, userOverrides: handle.record.userOverrides });
     await handle.begin('remove', 'removing', run.lease.holder).catch(async (error: unknown) => {
@@ -35,31 +42,91 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
       throw error;
     });
     try {
-      run.events({ type: 'step', message: 'running remove checks and pre hooks' });
-      await loaded.host.runStage({ operation: 'remove', timing: 'pre' });
       const known = new Map(handle.record.bundle.releases.map((r) => [r.name, r]));
       const deployed = handle.record.deployed.map((name) => known.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] });
+      await resumeOrRefuseSuspended(client, appName, deployed, options.force === true, run.events);
+      run.events({ type: 'step', message: 'running remove checks and pre hooks' });
+      await loaded.host.runStage({ operation: 'remove', timing: 'pre' });
       const order = removalOrder(deployed);
       let removed = 0;
       for (const release of order) {
-        run.events({ type: 'progress', progress: { ready: removed, total: order.length, current: release.name, percent: Math.round((removed / Math.max(1, order.length)) * 100) }, elapsedMs: 0 });
+        run.events({ type: 'progress', progress: completion(removed, order.length, 0, release.name), elapsedMs: 0 });
         run.events({ type: 'step', message: `deleting HelmRelease ${release.namespace}/${release.name}` });
-        await deleteRelease(client, release, { timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS, signal: run.signal });
+        await deleteRelease(client, release, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         removed++;
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
+      await requireNothingLeft(client, deployed);
       await deleteSources(client, appName, [...new Set([loaded.namespace, ...deployed.map((r) => r.namespace)])]);
       run.events({ type: 'step', message: 'running remove post hooks' });
       await loaded.host.runStage({ operation: 'remove', timing: 'post' });
-      return await handle.end('uploaded', 'succeeded', undefined, { progress: { ready: 0, total: handle.record.bundle.releases.length, percent: 0 } });
+      return await handle.end('uploaded', 'succeeded', undefined, { progress: completion(0, handle.record.bundle.releases.length, 0) });
     } catch (error) {
-      const refused = error instanceof OperationRefusedError;
+      const refused = error instanceof OperationRefusedError || error instanceof SuspendedReleasesError;
       await handle.end(refused ? before : 'remove-failed', refused ? 'refused' : run.signal.aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
       throw error;
     } finally {
       await loaded.dispose();
     }
   });
+}
+
+/**
+ * Flux deletes a suspended HelmRelease without uninstalling it: its workload
+ * would stay. Refused, naming each with the command that resumes it; under
+ * `--force` each is resumed (a merge patch of spec.suspend) so Flux uninstalls it.
+ */
+async function resumeOrRefuseSuspended(client: KubeClient, appName: string, releases: readonly ReleaseKey[], force: boolean, events: EventSink): Promise<void> {
+  const wanted = new Set(releases.map((r) => `${r.namespace}/${r.name}`));
+  const suspended: KubeObject[] = [];
+  for (const namespace of new Set(releases.map((r) => r.namespace))) {
+    const { items } = await listObjects<KubeObject & { spec?: { suspend?: boolean } }>(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` });
+    suspended.push(...items.filter((item) => item.spec?.suspend === true && wanted.has(`${namespace}/${item.metadata.name}`)));
+  }
+  if (suspended.length === 0) return;
+  const names = suspended.map((r) => `${r.metadata.namespace}/${r.metadata.name}`);
+  if (!force) {
+    const resume = suspended.map((r) => `flux resume helmrelease ${r.metadata.name} -n ${r.metadata.namespace}`);
+    throw new SuspendedReleasesError(
+      `${appName}: HelmRelease(s) ${names.join(', ')} are suspended; Flux would delete them without uninstalling, leaving their workloads. Resume them first (${resume.join('; ')}), or remove with --force to resume and uninstall them`,
+    );
+  }
+  for (const release of suspended) {
+    events({ type: 'warning', message: `resuming the suspended HelmRelease ${release.metadata.namespace}/${release.metadata.name} so Flux uninstalls it (--force)` });
+    await mergePatch(client, release, { spec: { suspend: false } });
+  }
+}
+
+/** Kinds a release's workload is made of: what must be gone once Flux has uninstalled it. */
+const WORKLOAD_KINDS = [
+  { apiVersion: 'apps/v1', kind: 'Deployment' },
+  { apiVersion: 'apps/v1', kind: 'StatefulSet' },
+  { apiVersion: 'apps/v1', kind: 'DaemonSet' },
+  { apiVersion: 'batch/v1', kind: 'Job' },
+  { apiVersion: 'batch/v1', kind: 'CronJob' },
+  { apiVersion: 'v1', kind: 'Service' },
+] as const;
+
+/**
+ * After every HelmRelease is gone, nothing they installed may remain:
+ * helm-controller labels what it installs with the HelmRelease's name and
+ * namespace; anything still carrying those labels was not uninstalled.
+ */
+async function requireNothingLeft(client: KubeClient, releases: readonly ReleaseKey[]): Promise<void> {
+  const left: string[] = [];
+  const byNamespace = new Map<string, Set<string>>();
+  for (const r of releases) byNamespace.set(r.namespace, (byNamespace.get(r.namespace) ?? new Set()).add(r.name));
+  for (const [hrNamespace, names] of byNamespace) {
+    for (const kind of WORKLOAD_KINDS) {
+      if (!(await discoverKind(client, kind.apiVersion, kind.kind).catch(() => undefined))) continue;
+      const { items } = await listObjects(client, { ...kind, labelSelector: `${FLUX_OWNER_NAMESPACE}=${hrNamespace}` });
+      for (const item of items) {
+        const owner = item.metadata.labels?.[FLUX_OWNER_NAME];
+        if (owner && names.has(owner)) left.push(`${kind.kind} ${item.metadata.namespace ? `${item.metadata.namespace}/` : ''}${item.metadata.name} (HelmRelease ${hrNamespace}/${owner})`);
+      }
+    }
+  }
+  if (left.length > 0) throw new LeftBehindError(`every HelmRelease is gone, but what they installed is still there: ${left.join(', ')}; Flux did not uninstall it (was the release suspended, or its uninstall kept?)`);
 }
 
 /** The HelmRepositories an apply wrote for the app (labelled with it), once no release uses them. */
@@ -72,16 +139,53 @@ async function deleteSources(client: KubeClient, appName: string, namespaces: re
   }
 }
 
-/** `flotilla delete APP`: forget an uploaded app — its record, stored bundles and lock. Charts stay in the repository (published versions never change). */
-export async function deleteApp(client: KubeClient, appName: string, options: OperationOptions = {}): Promise<void> {
-  await withAppLock(client, appName, 'delete', options, async (run) => {
+export interface DeleteOptions extends OperationOptions {
+  /** Also delete what delete otherwise keeps: the app's password Secrets, its plugins' records and the namespaces flotilla created for it. */
+  readonly purge?: boolean;
+}
+
+/** What delete left in the cluster (unless purged) or deleted with `--purge`. */
+export interface DeleteOutcome {
+  readonly kept: readonly string[];
+  readonly purged: readonly string[];
+}
+
+/**
+ * `flotilla delete APP`: forget an uploaded app — its record, stored
+ * bundles and lock. Charts stay in the repository (published versions never
+ * change). Its generated passwords, plugin records and namespaces stay too
+ * (a later upload and apply finds the same passwords), unless `--purge`.
+ */
+export async function deleteApp(client: KubeClient, appName: string, options: DeleteOptions = {}): Promise<DeleteOutcome> {
+  const outcome = await withAppLock(client, appName, 'delete', options, async (run) => {
     const { record } = await run.records.get(appName);
-    if (!['uploaded', 'upload-failed', 'uploading'].includes(record.state) || record.deployed.length > 0) {
-      throw new AppStateError(`${appName} is ${record.state}${record.deployed.length > 0 ? ` with ${record.deployed.length} release(s) in the cluster` : ''}; remove it first (flotilla remove ${appName})`);
-    }
+    decidedOrRefused(record, { operation: 'delete' }, run.events);
+    const others = (await run.records.list()).filter((r) => r.name !== appName);
+    const leftovers = await appLeftovers(client, appName, record, others);
     for (const bundle of [record.bundle, record.previous]) if (bundle?.payload) await deletePayload(client, bundle.payload);
+    if (options.purge) for (const object of leftovers) await deleteObject(client, object);
     await run.records.remove(appName);
+    const names = leftovers.map((o) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`);
+    return options.purge ? { kept: [], purged: names } : { kept: names, purged: [] };
   });
   // The lock was released above; nothing of the app is left to guard.
   await kubeRead({ verb: 'delete', kind: 'Lease', namespace: SYSTEM_NAMESPACE, name: lockName(appName) }, () => client.coordination.deleteNamespacedLease({ name: lockName(appName), namespace: SYSTEM_NAMESPACE }));
+  return outcome;
+}
+
+/** What an app leaves behind after remove: its password Secrets and plugin records (labelled with it), and the namespaces flotilla created for it that no other app uses. */
+async function appLeftovers(client: KubeClient, appName: string, record: AppRecord, others: readonly AppRecord[]): Promise<KubeObject[]> {
+  const namespaces = [...new Set(record.bundle.releases.map((r) => r.namespace))].sort();
+  const found: KubeObject[] = [];
+  for (const namespace of namespaces) {
+    found.push(...(await listObjects(client, { apiVersion: 'v1', kind: 'Secret', namespace, labelSelector: `${APP_LABEL}=${appName}` })).items.map((o) => ({ ...o, apiVersion: 'v1', kind: 'Secret' })));
+    const records = await kubeRead({ verb: 'read', kind: 'ConfigMap', namespace, name: recordsConfigMapName(appName) }, () => client.core.readNamespacedConfigMap({ name: recordsConfigMapName(appName), namespace }));
+    if (records) found.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: recordsConfigMapName(appName), namespace } });
+  }
+  const shared = new Set(others.flatMap((r) => r.bundle.releases.map((release) => release.namespace)));
+  for (const namespace of namespaces.filter((n) => !shared.has(n))) {
+    const object = await kubeRead({ verb: 'read', kind: 'Namespace', name: namespace }, () => client.core.readNamespace({ name: namespace }));
+    if (object?.metadata?.labels?.['app.kubernetes.io/managed-by'] === MANAGED_BY['app.kubernetes.io/managed-by']) found.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  }
+  return found;
 }

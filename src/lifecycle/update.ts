@@ -8,20 +8,22 @@
  * `update_failure_no_rollback`. The history says what happened and why.
  */
 import type { KubeClient } from '../kube/index.js';
-import { applyBundle, type ApplyOptions } from './apply.js';
+import { applyBundle, DEFAULT_RELEASE_WAIT_MS, refusedBeforeChange, type ApplyOptions } from './apply.js';
+import { waitForSettled } from './releases.js';
 import { readClusterConfig } from './config.js';
-import { AppStateError, LifecycleError, UpdateRefusedError } from './errors.js';
-import { RecordHandle, reasonOf, withAppLock } from './operation.js';
+import { LifecycleError, UpdateRefusedError } from './errors.js';
+import { decidedOrRefused, RecordHandle, reasonOf, withAppLock } from './operation.js';
 import { deletePayload } from './payload.js';
-import type { AppRecord, AppState } from './record.js';
+import type { AppRecord, RecordedBundle } from './record.js';
 import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
-export interface UpdateOptions extends ApplyOptions, UploadOptions {}
+export interface UpdateOptions extends ApplyOptions, UploadOptions {
+  /** Consent to drop the user overrides a new version without `maintain_user_overrides` does not keep. */
+  readonly dropUserOverrides?: boolean;
+}
 
 /** The update failed and the app was recovered to the version it left. */
 export class UpdateRecoveredError extends LifecycleError {}
-
-const UPDATE_FROM: ReadonlySet<AppState> = new Set(['applied', 'apply-failed', 'updating', 'recovering']);
 
 export async function updateApp(client: KubeClient, source: string, options: UpdateOptions = {}): Promise<AppRecord> {
   const fetched = await fetchBundle(source, options);
@@ -36,12 +38,17 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
   const { appName, appVersion } = verified.metadata;
   return withAppLock(client, appName, 'update', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    const resuming = handle.record.state === 'updating' && handle.record.bundle.version === appVersion && handle.record.previous !== undefined;
+    const before = handle.record.state;
+    const resuming = decidedOrRefused(handle.record, { operation: 'update', version: appVersion }, run.events).kind === 'resume';
     const old = resuming ? (handle.record.previous ?? handle.record.bundle) : handle.record.bundle;
     const oldOverrides = resuming ? (handle.record.previousUserOverrides ?? {}) : handle.record.userOverrides;
-    if (!UPDATE_FROM.has(handle.record.state)) throw new AppStateError(`${appName} is ${handle.record.state}; update applies to an applied app (apply it, or upload and apply this version)`);
     if (!resuming) {
-      if (old.version === appVersion) throw new UpdateRefusedError(`${appName} is already at version ${appVersion}; to apply it again: flotilla apply ${appName}`);
+      const dropped = Object.keys(oldOverrides).filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0).sort();
+      if (!verified.metadata.maintainUserOverrides && dropped.length > 0 && options.dropUserOverrides !== true) {
+        throw new UpdateRefusedError(
+          `${appName} ${appVersion} does not keep user overrides (maintain_user_overrides is false): the update would drop those of ${dropped.join(', ')} (flotilla override show ${appName} CHART); to update without them: --drop-user-overrides`,
+        );
+      }
       const from = verified.metadata.upgrades.fromVersions;
       if (from.length > 0 && !from.some((re) => re.test(old.version))) {
         throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);
@@ -49,11 +56,16 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     }
     await handle.begin('update', 'updating', run.lease.holder, appVersion);
     let reason: string;
+    // Until the apply writes, the running version is untouched: a failure there is no reason to recover.
+    let changing = false;
+    let staged: RecordedBundle | undefined;
     try {
       run.events({ type: 'step', message: `uploading ${appName} ${appVersion}` });
-      const bundle = await stageBundle(client, verified, options.chartRepository ?? old.repository, options);
+      staged = await stageBundle(client, verified, options.chartRepository ?? old.repository, options);
+      const bundle = staged;
       const userOverrides = verified.metadata.maintainUserOverrides ? oldOverrides : {};
       await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides }));
+      changing = true;
       await applyBundle(run, handle, bundle, { ...options, operation: 'update' });
       const done = await handle.end('applied', 'succeeded', `updated from ${old.version}`, { previous: undefined, previousUserOverrides: undefined });
       if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
@@ -61,6 +73,13 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     } catch (error) {
       if (run.signal.aborted) {
         await handle.end('apply-failed', 'aborted', reasonOf(error)).catch(() => undefined);
+        throw error;
+      }
+      if (!resuming && (!changing || refusedBeforeChange(error))) {
+        // Refused before anything of the running version changed (a check hook, a chart version published with
+        // other content, …): the old version stays as it was, nothing to recover.
+        await handle.end(before, 'refused', reasonOf(error), { bundle: old, userOverrides: oldOverrides, previous: undefined, previousUserOverrides: undefined }).catch(() => undefined);
+        if (staged && staged.payload !== old.payload) await deletePayload(client, staged.payload).catch(() => undefined);
         throw error;
       }
       reason = reasonOf(error);
@@ -75,6 +94,8 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     await handle.update((r) => ({ ...r, bundle: old, userOverrides: oldOverrides, previous: undefined, previousUserOverrides: undefined }));
     run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
     try {
+      // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.
+      await waitForSettled(client, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
       await applyBundle(run, handle, old, { ...options, operation: 'recover' });
     } catch (error) {
       await handle.end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`).catch(() => undefined);

@@ -22,7 +22,7 @@ import { verifyBundle } from '../verify/index.js';
 import { readClusterConfig, rememberChartRepository, type ClusterConfig } from './config.js';
 import { deliverCharts, type DeliveryOptions } from './delivery.js';
 import { AppStateError, UploadRejectedError } from './errors.js';
-import { RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { payloadFiles, storePayload } from './payload.js';
 import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease, type StoredRecord } from './record.js';
 
@@ -131,16 +131,10 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
     const existing = await run.records.read(appName);
     if (existing) {
       const { state, bundle } = existing.record;
-      const again = bundle.version === appVersion && ['uploading', 'upload-failed', 'uploaded'].includes(state);
-      // The same tarball again, in any state: its stored payload is written anew (one changed in the cluster is refused at use).
-      if (!again && bundle.version === appVersion && bundle.sha256 === verified.sha256) return restorePayload(client, run, existing, verified, path, options);
-      if (!again) {
-        throw new AppStateError(
-          bundle.version === appVersion
-            ? `Application-upload rejected: ${appName} ${appVersion} is already uploaded and ${state}`
-            : `Application-upload rejected: ${appName} exists (version ${bundle.version}, ${state}); use flotilla update ${basename(path)}`,
-        );
-      }
+      // The same tarball again past its upload: its stored payload is written anew (one changed in the cluster is refused at use).
+      const pastUpload = !['uploading', 'upload-failed', 'uploaded'].includes(state);
+      if (pastUpload && bundle.version === appVersion && bundle.sha256 === verified.sha256) return restorePayload(client, run, existing, verified, path, options);
+      decidedOrRefused(existing.record, { operation: 'upload', version: appVersion, source: basename(path) }, run.events);
     }
     const repository = await chooseRepository(client, config, options.chartRepository);
     const placeholder = existing ?? (await run.records.create(newRecord(verified, repository)));

@@ -102,6 +102,13 @@ export function isFluxDuration(text: string): boolean {
   return FLUX_DURATION.test(text);
 }
 
+/** A Flux (Go) duration (`30m`, `1h30m`, `1.5s`, `500ms`) in milliseconds; undefined when it is not one. */
+export function fluxDurationMs(text: string): number | undefined {
+  if (!isFluxDuration(text)) return undefined;
+  const unit: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)].reduce((sum, p) => sum + Number(p[1]) * (unit[p[2] as string] ?? 0), 0);
+}
+
 /** The candidate closest to `word` (edit distance, prefixes count as near), when it is close enough to be a likely typo. */
 export function nearest(word: string, candidates: Iterable<string>): string | undefined {
   let best: string | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReady, readHelmRelease, readyCondition } from '../../src/flux/index.js';
+import { condition, readHelmRelease } from '../../src/flux/index.js';
 
 const doc = (extra: Record<string, unknown> = {}) => ({
   apiVersion: 'helm.toolkit.fluxcd.io/v2',
@@ -27,12 +27,10 @@ describe('the HelmRelease type', () => {
     expect(readHelmRelease('text')).toBeUndefined();
   });
 
-  it('is Ready only when Flux says so for the current generation', () => {
-    const ready = (status: string, observedGeneration: number) => readHelmRelease(doc({ status: { observedGeneration, conditions: [{ type: 'Ready', status, reason: 'InstallSucceeded' }] } }))!;
-    expect(readyCondition(ready('True', 3))).toMatchObject({ type: 'Ready', status: 'True', reason: 'InstallSucceeded' });
-    expect(isReady(ready('True', 3))).toBe(true);
-    expect(isReady(ready('True', 2))).toBe(false); // Ready for the spec before the last change
-    expect(isReady(ready('False', 3))).toBe(false);
-    expect(isReady(readHelmRelease(doc())!)).toBe(false);
+  it('reads a condition by type', () => {
+    const hr = readHelmRelease(doc({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'UpgradeFailed' }, { type: 'Released', status: 'False', reason: 'UpgradeFailed' }, { type: 'Bogus' }] } }))!;
+    expect(condition(hr, 'Released')).toMatchObject({ type: 'Released', status: 'False', reason: 'UpgradeFailed' });
+    expect(condition(hr, 'Stalled')).toBeUndefined();
+    expect(condition(hr, 'Bogus')).toBeUndefined(); // no status: not a condition
   });
 });

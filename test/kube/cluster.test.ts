@@ -4,10 +4,11 @@
  * from), server-side apply under flotilla's field manager, the Lease lock
  * (refusal, abort request, release), the Flux check.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   AbortRequestedError,
   acquireLease,
+  ConfigMapRecordStore,
   connect,
   FIELD_MANAGER,
   LockedError,
@@ -71,6 +72,23 @@ describe('kube on the dev cluster', () => {
     expect(discovery.map((r) => r.url).sort()).toEqual(['/api/v1', '/apis/coordination.k8s.io/v1']);
   });
 
+  it('survives a 429 with Retry-After and a dropped connection on a write, and on a record write', async () => {
+    const patches = () => cluster.requests.filter((r) => r.method === 'PATCH' && r.url.startsWith(`/api/v1/namespaces/${NS}/configmaps/flaky`)).length;
+    const before = patches();
+    const throttled = cluster.faults.failRequests({ method: 'PATCH', path: '/configmaps/flaky', status: 429, retryAfterSeconds: 1 });
+    const dropped = cluster.faults.dropConnections({ method: 'PATCH', path: '/configmaps/flaky' });
+    const [stored] = await serverSideApply(client, [configMap('flaky', { a: '1' })]);
+    expect((stored as { data?: unknown }).data).toEqual({ a: '1' });
+    expect([throttled.hits, dropped.hits, patches() - before]).toEqual([1, 1, 3]);
+    // A record store's read-modify-write whose write loses its connection: retried, stored once.
+    const records = new ConfigMapRecordStore(client, NS, 'flaky-app');
+    await records.set('first', 1);
+    const lost = cluster.faults.dropConnections({ method: 'PUT', path: '/configmaps/flaky-app-records' });
+    await records.set('second', { n: 2 });
+    expect(lost.hits).toBe(1);
+    expect([await records.get('first'), await records.get('second')]).toEqual([1, { n: 2 }]);
+  });
+
   it('times out naming what it waited for', async () => {
     const waiting = watchUntil(client, { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS }, () => undefined, { waitingFor: () => 'nothing in particular', timeoutMs: 300 });
     await expect(waiting).rejects.toThrow(new WaitTimeoutError('timed out after 300ms waiting for nothing in particular'));
@@ -88,6 +106,28 @@ describe('kube on the dev cluster', () => {
     const second = await acquireLease(client, { namespace: NS, name: 'lock', operation: 'remove', holder: 'two' });
     expect(second.tookOver).toBeUndefined();
     await second.release();
+  });
+
+  it('judges a lease by its renewals as this process sees them, not by the other machine\'s clock', async () => {
+    // The first holder renews every second; a second operator whose clock runs 60 s ahead reads its renewTime as a minute old.
+    const first = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'apply', holder: 'one', durationSeconds: 3 });
+    const realNow = Date.now.bind(Date);
+    const ahead = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 60_000);
+    let refused: unknown;
+    try {
+      refused = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'remove', holder: 'two', durationSeconds: 3 }).catch((e: unknown) => e);
+    } finally {
+      ahead.mockRestore();
+    }
+    expect(refused).toBeInstanceOf(LockedError);
+    expect(first.lost.aborted).toBe(false);
+    await first.release();
+    // A lease whose holder is gone, stamped by a clock far ahead of ours: taken over once it stayed unchanged for its duration.
+    const future = new Date(realNow() + 3_600_000).toISOString();
+    cluster.apply({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'clock', namespace: NS }, spec: { holderIdentity: 'gone', leaseDurationSeconds: 1, acquireTime: future, renewTime: future } });
+    const taken = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'apply', holder: 'three' });
+    expect(taken.tookOver).toMatchObject({ holder: 'gone', lastRenewed: future });
+    await taken.release();
   });
 
   it('finds Flux served', async () => {

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { FlotillaError } from '../../diagnostics/index.js';
+import { fluxDurationMs } from '../../names/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { LifecycleEvent } from '../../lifecycle/index.js';
 
@@ -47,10 +48,9 @@ export async function connectFor(flags: ClusterFlags): Promise<KubeClient> {
 
 /** Parses a Flux-style duration (`30m`, `1h30m`, `90s`) into milliseconds. */
 export function parseDuration(text: string, flag: string): number {
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) throw new UsageError(`${flag} ${text}: expected a duration such as 30m, 1h or 90s`);
-  const unit: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  return parts.reduce((sum, p) => sum + Number(p[1]) * (unit[p[2] as string] ?? 0), 0);
+  const ms = fluxDurationMs(text);
+  if (ms === undefined) throw new UsageError(`${flag} ${text}: expected a duration such as 30m, 1h or 90s`);
+  return ms;
 }
 
 function seconds(ms: number): string {

@@ -44,10 +44,11 @@ function showTable(view: AppView): string {
     `progress:  ${progress}`,
     `charts:    ${view.chartRepository}`,
     ...(view.mode ? [`mode:      ${view.mode}`] : []),
+    ...view.flux.map((line, i) => `${i === 0 ? 'flux:      ' : '           '}${line}`),
   ].join('\n');
   const releases = formatTable(
-    ['RELEASE', 'NAMESPACE', 'READY', 'REASON', 'MESSAGE'],
-    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.reason ?? '', (r.message ?? '').split('\n')[0] ?? '']),
+    ['RELEASE', 'NAMESPACE', 'READY', 'STATE', 'REASON', 'MESSAGE'],
+    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.suspended ? 'suspended' : r.state, r.reason ?? '', (r.attempt ?? r.message ?? '').split('\n')[0] ?? '']),
   );
   const history = formatTable(['STARTED', 'OPERATION', 'VERSION', 'RESULT', 'REASON'], historyRows(view.history));
   return `${head}\n\n${releases}\n\n${history}`;
@@ -77,41 +78,50 @@ export function register(program: Command): void {
     .option('--mode <MODE>', 'apply mode of the app\'s kustomize operator', 'normal')
     .option('--wait', 'wait until every release is Ready (the default)')
     .option('--no-wait', 'return after the server-side apply; the app stays applying until an apply that waits')
-    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
-    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout: string }) => {
-      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+    .option('--timeout <DURATION>', "a bound on the whole wait (e.g. 2h); default: the critical path of the releases' own times (each its Helm timeout per attempt plus Flux's overheads)")
+    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout?: string }) => {
+      const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { applyApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, timeoutMs, events })));
+      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, ...(timeoutMs !== undefined ? { timeoutMs } : {}), events })));
     });
 
   clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
     .argument('<BUNDLE>', 'application tarball (.tgz) of the new version, or oci://HOST/REPO/APP:TAG')
-    .option('--timeout <DURATION>', 'how long to wait for the releases (e.g. 30m)', '30m')
+    .option('--timeout <DURATION>', "a bound on each wait for the releases (e.g. 2h); default: the critical path of the releases' own times")
     .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
-    .action(async (bundle: string, flags: ClusterFlags & { timeout: string; registryConfig?: string }) => {
-      const timeoutMs = parseDuration(flags.timeout, '--timeout');
+    .option('--drop-user-overrides', 'update to a version that does not keep user overrides (maintain_user_overrides: false), dropping them')
+    .action(async (bundle: string, flags: ClusterFlags & { timeout?: string; registryConfig?: string; dropUserOverrides?: boolean }) => {
+      const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { updateApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => updateApp(client, bundle, { timeoutMs, events, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) })));
+      printOutcome(
+        await withProgress((events) =>
+          updateApp(client, bundle, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events, dropUserOverrides: flags.dropUserOverrides === true, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) }),
+        ),
+      );
     });
 
   clusterCommand(program, 'remove', 'remove an applied app: pre-remove hooks, HelmReleases deleted in reverse dependency order, post-remove hooks')
     .argument('<APP>', 'app name')
     .option('--timeout <DURATION>', 'how long to wait for each release to be gone', '30m')
-    .action(async (app: string, flags: ClusterFlags & { timeout: string }) => {
+    .option('--force', 'resume suspended HelmReleases so Flux uninstalls them (without it, remove refuses while one is suspended)')
+    .action(async (app: string, flags: ClusterFlags & { timeout: string; force?: boolean }) => {
       const timeoutMs = parseDuration(flags.timeout, '--timeout');
       const { removeApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => removeApp(client, app, { timeoutMs, events })));
+      printOutcome(await withProgress((events) => removeApp(client, app, { timeoutMs, events, force: flags.force === true })));
     });
 
-  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle')
+  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle; its passwords, plugin records and namespaces stay unless --purge')
     .argument('<APP>', 'app name')
-    .action(async (app: string, flags: ClusterFlags) => {
+    .option('--purge', "also delete the app's password Secrets, plugin records and the namespaces flotilla created for it")
+    .action(async (app: string, flags: ClusterFlags & { purge?: boolean }) => {
       const { deleteApp } = await import('../../lifecycle/index.js');
-      await deleteApp(await connectFor(flags), app);
+      const outcome = await deleteApp(await connectFor(flags), app, { purge: flags.purge === true });
       console.log(`${app}: deleted`);
+      if (outcome.kept.length > 0) console.log(`kept (a new upload and apply reuses them; --purge deletes them): ${outcome.kept.join(', ')}`);
+      if (outcome.purged.length > 0) console.log(`purged: ${outcome.purged.join(', ')}`);
     });
 
   clusterCommand(program, 'abort', 'stop the operation running on an app (or close one a crashed run left running)')
@@ -209,13 +219,16 @@ function registerOverride(program: Command): void {
     .option('--set <PATH=VALUE...>', 'one value (a.b[0].c=VALUE; true/false/null/integers typed), after the files')
     .option('--reuse-values', 'merge into the user overrides kept')
     .option('--reset-values', 'replace the user overrides kept (the default)')
+    .option('--no-check', "store without checking keys against the chart or rendering it with helm template")
+    .option('--strict', 'a key the chart does not know is an error, not a warning')
     .option('--show-secrets', 'print passwords, tokens and keys instead of <secret>')
-    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; showSecrets?: boolean }) => {
+    .action(async (app: string, chart: string, flags: ClusterFlags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; check: boolean; strict?: boolean; showSecrets?: boolean }) => {
       const format = outputFormat(flags, ['yaml', 'json']);
       const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
       if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
       const files = await readValuesFiles(flags.values ?? []);
-      const values = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' });
+      const { values, warnings } = await setOverrides(await connectFor(flags), app, chart, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true });
+      for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
       const { SecretRegistry } = await import('../../plugins/index.js');
       await printData(format, new SecretRegistry(flags.showSecrets).redact(values), () => '');
     });
