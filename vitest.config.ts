@@ -6,8 +6,9 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // The dev-cluster lifecycle tests share two cores with helm-heavy files: minutes under load, seconds alone.
+    testTimeout: 240_000,
+    hookTimeout: 300_000,
     // Two cores on CI: helm-heavy files run in parallel workers, two at a time.
     maxWorkers: 2,
   },

@@ -6,7 +6,7 @@
  */
 import { dependenciesFirst } from '../app/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
-import { APP_LABEL, deleteObject, listObjects, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
+import { APP_LABEL, deleteObject, listObjects, NotFound, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
 import { ReleaseFailedError } from './errors.js';
 import { condition } from '../flux/index.js';
 import { describeAttempt, readiness, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
@@ -178,8 +178,12 @@ export async function releaseStatuses(client: KubeClient, appName: string, relea
   const namespaces = [...new Set(releases.map((r) => r.namespace))];
   const found = new Map<string, HelmReleaseView>();
   for (const namespace of namespaces) {
-    const { items } = await listObjects<KubeObject & HelmReleaseView>(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` });
-    for (const item of items) found.set(`${namespace}/${item.metadata.name}`, item);
+    // A cluster without Flux's API (removed since, or never there for an app only uploaded) has no release to show.
+    const listed = await listObjects<KubeObject & HelmReleaseView>(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` }).catch((error: unknown) => {
+      if (error instanceof NotFound) return { items: [] };
+      throw error;
+    });
+    for (const item of listed.items) found.set(`${namespace}/${item.metadata.name}`, item);
   }
   return releases.map((release) => {
     const object = found.get(keyOf(release));

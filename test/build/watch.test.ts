@@ -171,7 +171,7 @@ describe('flotilla build --watch', () => {
       const failed = await first;
       expect(failed.ok).toBe(false);
       // The cache folder there cannot be used (src/cache), so the output folder is the first thing made.
-      if (!failed.ok) expect(failed.error.message).toBe(`${file}: already exists`);
+      if (!failed.ok) expect(failed.error.message).toBe(`${file}: is not a folder`);
     } finally {
       await watch.close();
     }

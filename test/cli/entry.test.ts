@@ -7,10 +7,8 @@
  * Processes run asynchronously: one test's plugin talks to an HTTPS server
  * of the test's own process.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_WITHOUT_TLS } from '../../src/cli/commands/index.js';
@@ -67,16 +65,6 @@ async function run(how: 'program' | 'link' | 'node', args: readonly string[], en
   return { status, stdout, stderr, seen: seen ? (JSON.parse(seen[1]!) as Seen) : undefined };
 }
 
-/** A self-signed certificate for 127.0.0.1, and an HTTPS server presenting it that answers `fetched`. */
-async function httpsServer(dir: string): Promise<{ url: string; certificate: string; close: () => void }> {
-  const key = join(dir, 'key.pem');
-  const certificate = join(dir, 'certificate.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certificate, '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-  const server = createServer({ key: readFileSync(key), cert: readFileSync(certificate) }, (_request, response) => response.end('fetched'));
-  await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
-  return { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/`, certificate, close: () => server.close() };
-}
-
 const POOL = ['--v8-pool-size=1'];
 
 describe('the flotilla entry', () => {
@@ -131,35 +119,6 @@ describe('the flotilla entry', () => {
     for (const option of ['--v8-pool-size=2', '--v8_pool_size=2']) expect((await run('program', ['--version'], { NODE_OPTIONS: option })).seen?.execArgv).toEqual([]);
   });
 
-  it("says how to trust NODE_EXTRA_CA_CERTS when a plugin's TLS connection fails in a build started without them", async () => {
-    const server = await httpsServer(tempDir());
-    try {
-      const plugin = `import { ChartPlugin } from 'flotilla/plugin';\nexport default class Web extends ChartPlugin {\n  chart = 'web';\n  async getOverrides() {\n    const answer = await fetch(process.env.TEST_URL ?? '');\n    return { conf: { from: await answer.text() } };\n  }\n}\n`;
-      const app = writeApp({ 'plugins/010_web.ts': plugin });
-      // Each into a folder of its own: a build kept in its output folder would not run the plugin again.
-      const args = () => ['build', app, '-d', join(tempDir(), 'out'), '--no-typecheck'];
-      const env = { NODE_EXTRA_CA_CERTS: server.certificate, TEST_URL: server.url };
-      const without = await run('program', args(), env);
-      expect(without.status).toBe(1);
-      expect(without.stderr).toMatch(/plugin web \(plugins\/010_web\.ts\) getOverrides for release web failed: fetch failed$/m);
-      expect(without.stderr).toMatch(/^flotilla: a TLS certificate was not trusted, and this command started Node without the certificates NODE_EXTRA_CA_CERTS names .* run it as node "\$\(command -v flotilla\)" … to trust them$/m);
-      // So does a build under --watch.
-      const watched = await run('program', [...args(), '--watch'], env, /^build failed/m);
-      expect(watched.stdout).toMatch(/getOverrides for release web failed: fetch failed\nflotilla: a TLS certificate was not trusted/);
-      // As it says: Node given the certificates trusts the server.
-      const withThem = await run('node', args(), env);
-      expect(withThem.status, withThem.stderr).toBe(0);
-      // A failure of another cause says nothing of certificates.
-      const refused = await run('program', args(), { ...env, TEST_URL: 'http://127.0.0.1:1/' });
-      expect(refused.status).toBe(1);
-      expect(refused.stderr).not.toMatch(/was not trusted/);
-    } finally {
-      server.close();
-    }
-  });
-});
-
-describe('restoreDeferredVariables', () => {
   it('gives NODE_EXTRA_CA_CERTS back, empty or not, and keeps one already set', () => {
     for (const [value, startedWithoutExtraCaCerts] of [['/etc/ca.pem', true], ['', false]] as const) {
       const env: NodeJS.ProcessEnv = { [DEFERRED_CA_VARIABLE]: value, PATH: '/bin' };

@@ -62,7 +62,7 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expectOneLine(await flotilla('override', 'set', 'app', 'chart', '-f', '/nonexistent/values.yaml'), 2, /^flotilla: -f \/nonexistent\/values\.yaml: cannot read \(no such file or folder\)\n$/);
     const verified = await flotilla('verify', '/nonexistent/app.tgz');
     expect(verified.code).toBe(1);
-    expect(verified.stdout).toBe('verify: /nonexistent/app.tgz: no such file or folder\n/nonexistent/app.tgz: 1 problem(s)\n');
+    expect(verified.stdout).toBe('verify: /nonexistent/app.tgz: no such file or folder\nplugins: not run (verify stopped before computing values)\n/nonexistent/app.tgz: 1 problem(s)\n');
   });
 
   it('inspect exits 1 on anything that is not a readable app', async () => {

@@ -55,7 +55,7 @@ describe('refusals', () => {
     const upload = await cli('upload', ref);
     expect(upload.stderr).toBe('delivering the charts to ' + cluster.chartRepository + '\n');
     expect(upload).toMatchObject({ code: 0, stdout: `${APP} 25.03-0: uploaded (charts in ${cluster.chartRepository})\n` });
-    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual([{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 } }]);
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual([{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 }, running: false }]);
     expect((await cli('delete', APP)).code).toBe(0);
   });
 

@@ -130,7 +130,7 @@ describe('state that tells the truth', () => {
   it('override set warns about a key the chart does not know and refuses a value its schema forbids', async () => {
     const typo = await cli('override', 'set', APP, 'keystone', '--set', 'pod.replica.api=2');
     expect(typo.code).toBe(0);
-    expect(typo.stderr).toContain('warning: keystone: pod.replica.api is not a key of the chart (keystone values.yaml and keystone values.schema.json); did you mean pod.replicas?');
+    expect(typo.stderr).toContain('warning: keystone: user overrides sets pod.replica, a key unknown to keystone/values.yaml and keystone/values.schema.json; did you mean pod.replicas?');
     const strict = await cli('override', 'set', APP, 'keystone', '--strict', '--set', 'pod.replica.api=3');
     expect(strict.code).toBe(1);
     const invalid = await cli('override', 'set', APP, 'keystone', '--set', 'pod.replicas.api=many');

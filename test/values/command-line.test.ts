@@ -67,9 +67,9 @@ describe('--set made into the values given before it', () => {
     const given = { kind: 'file' as const, file, text: fileText };
     const refusals = [
       ['m[0]=z', /^--set m\[0\]=z: m is a map, set by -f .*given\.yaml:3:1\): not a list to index$/],
-      ['m.k.a=1', /^--set m\.k\.a=1: m\.k is a number \(1\), set by -f .*: not a map to go into$/],
+      ['m.k.a=1', /^--set m\.k\.a=1: m\.k is a number, set by -f .*: not a map to go into$/],
       ['m.l.a=1', /: m\.l is a list, .*: not a map to go into$/],
-      ['list[0][1]=x', /: list\[0\] is a string \("a"\), .*: not a list to index$/],
+      ['list[0][1]=x', /: list\[0\] is a string, .*: not a list to index$/],
       ['z.x=1', /: z is null, set by -f .*: not a map to go into$/],
     ] as const;
     for (const [expression, message] of refusals) {
