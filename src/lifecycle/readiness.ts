@@ -85,7 +85,7 @@ function deployedAsAttempted(release: HelmReleaseView): boolean {
   const latest = (Array.isArray(status.history) ? (status.history as readonly HistorySnapshot[]) : [])[0];
   const digest = status.lastAttemptedConfigDigest;
   return (
-    latest?.status === 'deployed' && typeof digest === 'string' && latest.configDigest === digest && (status.lastAttemptedRevision === undefined || latest.chartVersion === status.lastAttemptedRevision)
+    latest?.status === 'deployed' && typeof digest === 'string' && latest.configDigest === digest && typeof status.lastAttemptedRevision === 'string' && latest.chartVersion === status.lastAttemptedRevision
   );
 }
 
