@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireLease, connect, type KubeClient } from '../../src/kube/index.js';
 import { applyApp, lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, ROOT } from './support.js';
+import { APP, buildDefaultApp, flotilla, killAtFirstReady, ROOT } from './support.js';
 
 let cluster: DevCluster;
 let client: KubeClient;
@@ -227,15 +227,7 @@ describe.skip('the default app on the dev cluster', () => {
   it('finishes an apply killed half-way on the next run', async () => {
     await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
     const slow = cluster.faults.slowRelease('nova', 4000);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'apply-child.ts'), cluster.kubeconfigPath, APP], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    const killed = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-    for await (const line of createInterface(child.stdout)) {
-      if ((JSON.parse(line) as { type: string }).type === 'release-ready') {
-        child.kill('SIGKILL');
-        break;
-      }
-    }
-    await killed;
+    await killAtFirstReady('apply-child.ts', [cluster.kubeconfigPath, APP]);
     slow.clear();
     expect((await show()).state).toBe('applying');
     // The next run watches the killed run's 2 s lock stay unrenewed for 2 s on its own clock, takes it over and converges.

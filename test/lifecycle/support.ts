@@ -3,7 +3,8 @@
  * (at its own version or another), and the CLI run against the dev cluster
  * TEST FIXTURE the way a user runs it.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildApp } from '../../src/build/index.js';
@@ -39,4 +40,24 @@ export function flotilla(kubeconfig: string, args: readonly string[]): Promise<C
       done({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs an operation in a child (test/lifecycle/<script>) and kills it with
+ * SIGKILL at its first `release-ready` event: a run that dies half-way, as
+ * kill -9 leaves it. Resolves with what the child said on stderr.
+ */
+export async function killAtFirstReady(script: string, args: readonly string[]): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((done) => child.on('exit', () => done()));
+  let said = '';
+  child.stderr.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
+  for await (const line of createInterface(child.stdout)) {
+    if ((JSON.parse(line) as { type: string }).type === 'release-ready') {
+      child.kill('SIGKILL');
+      break;
+    }
+  }
+  await exited;
+  return said;
 }

@@ -7,14 +7,13 @@
  * suspended, resumes it under --force, and leaves no workload; delete
  * --purge deletes what delete otherwise keeps.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, watchUntil, type KubeObject } from '../../src/kube/index.js';
 import type { AppSummary, AppView } from '../../src/lifecycle/index.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, ROOT, type CliResult } from './support.js';
+import { APP, buildDefaultApp, flotilla, killAtFirstReady, ROOT, type CliResult } from './support.js';
 
 let cluster: DevCluster;
 let v0: string;
@@ -173,17 +172,7 @@ describe('state that tells the truth', () => {
 
   it('an update killed half-way is resumed by update, with its post hooks and clean-up; apply says so', async () => {
     const slow = cluster.faults.slowRelease('nova', 4000);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'update-child.ts'), cluster.kubeconfigPath, v1], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    const killed = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-    let said = '';
-    child.stderr.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));
-    for await (const line of createInterface(child.stdout)) {
-      if ((JSON.parse(line) as { type: string }).type === 'release-ready') {
-        child.kill('SIGKILL');
-        break;
-      }
-    }
-    await killed;
+    const said = await killAtFirstReady('update-child.ts', [cluster.kubeconfigPath, v1]);
     slow.clear();
     expect(await show(), `the update child said: ${said}`).toMatchObject({ state: 'updating', version: '25.03-1', previousVersion: '25.03-0' });
     const apply = await cli('apply', APP);
