@@ -191,6 +191,11 @@ export function editShapedApp(root: string, random: Random): string {
     return `add ${chart}/${path}`;
   }
   const path = pick(random, files);
+  if (kind < 0.55 && path === 'values.yaml') {
+    // A chart's values are parsed by the build: random bytes there are a user error (tested elsewhere), not a shape.
+    write(dir, path, `replicas: ${between(random, 1, 9)}\n${pick(random, WORDS)}: ${text(random, between(random, 1, 40)).replace(/[^a-z]/gi, '') || 'x'}\n`);
+    return `rewrite ${chart}/${path}`;
+  }
   if (kind < 0.55) {
     write(dir, path, random() < 0.3 ? binary(random, between(random, 1, 70_000)) : text(random, between(random, 1, 9000)));
     return `rewrite ${chart}/${path}`;
