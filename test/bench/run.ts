@@ -274,9 +274,11 @@ function copyAsAnotherApp(app: string, copy: string, tag: string): void {
   const visit = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
+      // On a line of its own: real files do not all end with a line break (airflow's values.yaml does not).
+      const text = () => readFileSync(path, 'utf8').replace(/([^\n])$/, '$1\n');
       if (entry.isDirectory()) visit(path);
-      else if (/\.(ya?ml|tpl)$/.test(entry.name)) writeFileSync(path, `${readFileSync(path, 'utf8')}${entry.name.endsWith('.tpl') ? `{{/* ${tag} */}}` : `# ${tag}`}\n`);
-      else if (entry.name.endsWith('.ts')) writeFileSync(path, `${readFileSync(path, 'utf8')}// ${tag}\n`);
+      else if (/\.(ya?ml|tpl)$/.test(entry.name)) writeFileSync(path, `${text()}${entry.name.endsWith('.tpl') ? `{{/* ${tag} */}}` : `# ${tag}`}\n`);
+      else if (entry.name.endsWith('.ts')) writeFileSync(path, `${text()}// ${tag}\n`);
     }
   };
   visit(copy);
