@@ -277,7 +277,7 @@ function partition(files: ReadonlyMap<string, Buffer>, chartName: string): Parti
       continue;
     }
     let group = folders.get(folder);
-    if (!group) folders.set(folder, (group = new Map()));
+    if (!group) folders.set(folder, (group = new Map<string, Buffer>()));
     group.set(rest.slice(slash + 1), data);
   }
   own.sort((a, b) => compareBytewise(a.path, b.path));

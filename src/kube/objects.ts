@@ -122,7 +122,7 @@ const discovered = new WeakMap<object, Map<string, Promise<readonly V1APIResourc
 /** The kind as the server serves it, or undefined when its group/version is served without it; NotFound when the group/version is not served at all. */
 export async function discoverKind(client: Pick<KubeClient, 'core' | 'custom'>, apiVersion: string, kind: string): Promise<ServedKind | undefined> {
   let cache = discovered.get(client);
-  if (!cache) discovered.set(client, (cache = new Map()));
+  if (!cache) discovered.set(client, (cache = new Map<string, Promise<readonly V1APIResource[]>>()));
   let resources = cache.get(apiVersion);
   if (!resources) {
     const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];

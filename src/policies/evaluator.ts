@@ -171,7 +171,7 @@ class Evaluator {
         const role = substitute(expr.role, this.target);
         if (role === undefined) return node(false, `target has no ${missingKeys(expr.role, this.target)}`);
         const roles = this.creds['roles'];
-        const held = Array.isArray(roles) ? roles.map((r) => pyStr(r).toLowerCase()) : [];
+        const held = Array.isArray(roles) ? roles.map((r: PolicyValue) => pyStr(r).toLowerCase()) : [];
         return node(held.includes(role.toLowerCase()), `roles: [${held.join(', ')}]`);
       }
       case 'field': {
