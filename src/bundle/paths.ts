@@ -14,9 +14,6 @@ export type PathCheck =
  */
 const CANONICAL_PATH = /^(?![A-Za-z]:)(?!\.\.?(?:\/|$))[^\x00-\x1f\x7f/\\]+(?:\/(?!\.\.?(?:\/|$))[^\x00-\x1f\x7f/\\]+)*$/;
 
-/** Whether `path` is a valid entry path already in its canonical form (the writer takes it as it is). */
-export const isCanonicalEntryPath = (path: string): boolean => CANONICAL_PATH.test(path);
-
 /**
  * Normalises an archive entry name to `a/b/c`: empty and `.` segments are
  * dropped. Absolute names, drive letters, `..` segments, control characters

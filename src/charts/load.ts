@@ -212,7 +212,7 @@ function archiveLabel(origin: Extract<ChartOrigin, { kind: 'archive' }>): string
   return origin.member === undefined ? origin.file : `${origin.file}#${origin.member}`;
 }
 
-export async function chartFromArchive(
+async function chartFromArchive(
   bytes: Buffer,
   origin: Extract<ChartOrigin, { kind: 'archive' }>,
   ancestry: Ancestry,
