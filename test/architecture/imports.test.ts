@@ -21,6 +21,7 @@ import {
   layersOfPage,
   readSourceTree,
   tempFolderMakers,
+  timedExpectations,
   unusedExports,
   type SourceTree,
 } from './structure.js';
@@ -126,6 +127,15 @@ describe('source structure', () => {
     // A test's import counts as a use.
     expect(unusedExports(broken, made({ '../test/flux.test.ts': "import { isReady } from '../src/flux/index.js';" }))).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret']);
     expect(unusedExports(broken)).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret', 'flux/names.ts: isReady']);
+  });
+
+  it("has no test whose pass condition is a wall-clock time (work is counted, speed is the benchmark's)", () => {
+    // (This file's made-up trees hold examples of what the rules refuse.)
+    expect(timedExpectations(new Map([...users].filter(([file]) => !file.startsWith('../test/architecture/'))))).toEqual([]);
+    const broken = made({
+      '../test/a.test.ts': "const started = Date.now();\nawait run();\nexpect(Date.now() - started).toBeLessThan(5000);\nexpect(print.takenAt).toBeGreaterThanOrEqual(started);",
+    });
+    expect(timedExpectations(broken)).toEqual(['../test/a.test.ts:3']);
   });
 
   it('keeps the public plugin API (flotilla/plugin) inside src/plugins', () => {

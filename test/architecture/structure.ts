@@ -255,6 +255,16 @@ export function tempFolderMakers(tree: SourceTree): string[] {
     );
 }
 
+/** Lines of tests that hold a run's duration to a bound (`expect(Date.now() - started).toBeLessThan(…)`): speed is the benchmark's. */
+export function timedExpectations(tests: SourceTree): string[] {
+  const timed = /expect\(\s*\(?\s*(?:Date\.now\(\)|performance\.now\(\)|process\.hrtime(?:\.bigint)?\(\))\s*-/;
+  return [...tests].flatMap(([file, text]) =>
+    codeOf(text)
+      .split('\n')
+      .flatMap((line, i) => (timed.test(line) ? [`${file}:${i + 1}`] : [])),
+  );
+}
+
 /**
  * Exports nothing uses: a value (function, class, constant) a file of src/
  * exports, declared there or re-exported by name, that no other file of
