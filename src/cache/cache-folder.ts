@@ -19,7 +19,7 @@ import { cacheKey, openEntry, sealEntry } from './seal.js';
 export type CacheNotes = (message: string) => void;
 
 /** The digest an entry is keyed by: of everything its content is made from, as one string. */
-function inputDigest(inputs: string): string {
+export function inputDigest(inputs: string): string {
   return createHash('sha256').update(inputs).digest('hex');
 }
 
