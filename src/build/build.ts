@@ -464,9 +464,9 @@ const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/3';
 /**
  * The plugins/ files: bundled now, or taken from the cache when nothing
  * they are made from changed (an entry keyed by the bundle's inputs, its
- * content checked as it is read: src/cache).
+ * content checked as it is read: src/cache). `cache` is left out with
+ * `followExternal`: the bundle's cache key knows nothing of files outside the app.
  */
-/** `cache` is left out with `followExternal`: the bundle's cache key knows nothing of files outside the app. */
 async function pluginFiles(appRoot: string, cache: CacheFolder | undefined, followExternal: boolean): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
   const key = cache && (await pluginBundleKey(appRoot));
   const name = `plugins-${key}.json`;

@@ -46,7 +46,7 @@ function unescapeName(name: string): string {
 }
 
 /** A checksum file's text for `algorithm` over `files` (checksum files themselves excluded). */
-export function checksumFile(algorithm: ChecksumAlgorithm, files: FileSet): string {
+function checksumFile(algorithm: ChecksumAlgorithm, files: FileSet): string {
   const map = digests(algorithm, files);
   const paths = [...map.keys()].filter((p) => !isChecksumFile(p)).sort(compareBytewise);
   let out = '';

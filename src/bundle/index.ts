@@ -28,7 +28,6 @@ export {
 export { crc32Combine, deflatePiece, joinGzip, storedPiece, type DeflatePiece, type JoinedGzip } from './gzip-pieces.js';
 export {
   DecompressionBudget,
-  DEFAULT_ARCHIVE_LIMITS,
   extractTarGzSafely,
   parseTarSafely,
   readTarGzEntriesSync,
@@ -49,7 +48,6 @@ export {
   CHECKSUM_FILES,
   isBundleFileName,
   isChartArchivePath,
-  isChecksumFile,
   MANIFESTS_DIR,
   METADATA_FILE,
   PLUGINS_DIR,
@@ -59,7 +57,6 @@ export {
 } from './layout.js';
 export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, changedBundleEntries, bundleFromBytes, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
 export {
-  checksumFile,
   digestHex,
   formatChecksumProblem,
   listedDigests,
@@ -70,4 +67,4 @@ export {
   type FileSet,
   type VerifyChecksumsOptions,
 } from './checksums.js';
-export { checkSignature, signBundleFile, SignatureKeyError, signChecksums, type SignedBundle } from './signature.js';
+export { checkSignature, signBundleFile, SignatureKeyError, type SignedBundle } from './signature.js';

@@ -12,11 +12,7 @@ export type PathCheck =
  * A name the rules below keep as it is: segments that are not empty, `.` or
  * `..`, without control characters or backslashes, no leading `/` or drive letter.
  */
-// eslint-disable-next-line no-control-regex
 const CANONICAL_PATH = /^(?![A-Za-z]:)(?!\.\.?(?:\/|$))[^\x00-\x1f\x7f/\\]+(?:\/(?!\.\.?(?:\/|$))[^\x00-\x1f\x7f/\\]+)*$/;
-
-/** Whether `path` is a valid entry path already in its canonical form (the writer takes it as it is). */
-export const isCanonicalEntryPath = (path: string): boolean => CANONICAL_PATH.test(path);
 
 /**
  * Normalises an archive entry name to `a/b/c`: empty and `.` segments are
@@ -29,7 +25,6 @@ export function checkEntryPath(raw: string): PathCheck {
   // Nearly every name is already canonical; a chart archive has hundreds.
   if (CANONICAL_PATH.test(raw)) return { ok: true, path: raw };
   if (raw.includes('\0')) return { ok: false, problem: 'bad-path', reason: 'name contains a NUL byte' };
-  // eslint-disable-next-line no-control-regex
   if (/[\x01-\x1f\x7f]/.test(raw)) return { ok: false, problem: 'bad-path', reason: 'name contains a control character' };
   if (raw.startsWith('/') || raw.startsWith('\\')) return { ok: false, problem: 'absolute-path', reason: 'absolute path' };
   if (/^[A-Za-z]:/.test(raw)) return { ok: false, problem: 'absolute-path', reason: 'path starts with a drive letter' };

@@ -31,7 +31,7 @@ function parseKey(pem: string, kind: 'private' | 'public', what: string): KeyObj
 }
 
 /** The signature file's text for `checksums` (the bytes of checksum.sha256). */
-export function signChecksums(checksums: Buffer, privateKeyPem: string, what = 'the signing key'): string {
+function signChecksums(checksums: Buffer, privateKeyPem: string, what = 'the signing key'): string {
   return `${sign(null, checksums, parseKey(privateKeyPem, 'private', what)).toString('base64')}\n`;
 }
 

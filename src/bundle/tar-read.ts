@@ -68,7 +68,7 @@ export interface ReadArchiveOptions extends ArchiveLimits {
   readonly label?: string;
 }
 
-export const DEFAULT_ARCHIVE_LIMITS: Required<Omit<ArchiveLimits, 'budget'>> = {
+const DEFAULT_ARCHIVE_LIMITS: Required<Omit<ArchiveLimits, 'budget'>> = {
   maxBytes: 1024 * 1024 * 1024,
   maxEntries: 20_000,
 };

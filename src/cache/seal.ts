@@ -19,7 +19,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, linkSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { userCacheDir } from '../files/user-cache.js';
+import { userCacheDir } from '../files/index.js';
 import { folderProblem } from './folder.js';
 
 const MAGIC = 'flotilla-cache/1';

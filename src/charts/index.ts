@@ -19,15 +19,15 @@ export type {
   ResolvedDependency,
 } from './types.js';
 export { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';
-export { chartMetadata, parseChartYaml, parseRequirementsYaml, rewriteChartVersion } from './chart-file.js';
-export { HELMIGNORE, HelmignoreRules, type HelmignoreRule } from './helmignore.js';
-export { compareVersions, isValidVersion, parseConstraint, parseVersion, type SemVer, type VersionConstraint } from './semver.js';
+export { chartMetadata, parseChartYaml, rewriteChartVersion } from './chart-file.js';
+export { HelmignoreRules, type HelmignoreRule } from './helmignore.js';
+export { compareVersions, parseConstraint, parseVersion, type SemVer, type VersionConstraint } from './semver.js';
 export { createChartLoader, loadChart, loadChartArchive, type ChartLoader, type ChartLoaderOptions } from './load.js';
-export { CHART_LOCK, lockDigest, lockedVersions, parseChartLock, type ChartLock, type LockedDependency } from './chart-lock.js';
+export { lockDigest, lockedVersions, parseChartLock, type ChartLock, type LockedDependency } from './chart-lock.js';
 export { goJson } from './go-json.js';
 export { chartTree } from './layout.js';
 export { stageChart } from './stage.js';
-export { ChartSizeError, checkHelmLimits, HELM_LOADER_LIMITS } from './helm-limits.js';
+export { ChartSizeError, HELM_LOADER_LIMITS } from './helm-limits.js';
 export {
   chartContentDigest,
   listArchiveFiles,
@@ -38,4 +38,4 @@ export {
   type PackageOptions,
 } from './package.js';
 export { publishToFolder, type PublishOptions, type PublishedRepository } from './publish.js';
-export { buildRepoIndex, ChartVersionConflictError, mergeRepoIndex, type IndexedChart, type MergedRepoIndex, type RepoIndexOptions } from './repo-index.js';
+export { buildRepoIndex, ChartVersionConflictError, type IndexedChart, type MergedRepoIndex, type RepoIndexOptions } from './repo-index.js';

@@ -22,12 +22,12 @@ function headRank(path: string): number {
 }
 
 /** The chart's own files in archive order: head files first, then the rest byte-wise. */
-export function orderedOwnFiles(files: readonly ChartFile[]): ChartFile[] {
+function orderedOwnFiles(files: readonly ChartFile[]): ChartFile[] {
   return [...files].sort((a, b) => headRank(a.path) - headRank(b.path) || compareBytewise(a.path, b.path));
 }
 
 /** The chart's own files as `chartTree` lays them out (its dependencies' files follow them). */
-export function ownTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
+function ownTree(chart: ChartSource, options: TreeOptions = {}): ChartFile[] {
   const out: ChartFile[] = [];
   for (const file of orderedOwnFiles(chart.files)) {
     if (options.omitTopHelmignore && file.path === '.helmignore') continue;

@@ -212,7 +212,7 @@ function archiveLabel(origin: Extract<ChartOrigin, { kind: 'archive' }>): string
   return origin.member === undefined ? origin.file : `${origin.file}#${origin.member}`;
 }
 
-export async function chartFromArchive(
+async function chartFromArchive(
   bytes: Buffer,
   origin: Extract<ChartOrigin, { kind: 'archive' }>,
   ancestry: Ancestry,
@@ -277,7 +277,7 @@ function partition(files: ReadonlyMap<string, Buffer>, chartName: string): Parti
       continue;
     }
     let group = folders.get(folder);
-    if (!group) folders.set(folder, (group = new Map()));
+    if (!group) folders.set(folder, (group = new Map<string, Buffer>()));
     group.set(rest.slice(slash + 1), data);
   }
   own.sort((a, b) => compareBytewise(a.path, b.path));

@@ -29,9 +29,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 // The files, not the modules' index: this runs before flotilla loads, on Node's built-ins only.
-import { folderProblem } from '../cache/folder.js';
-import { cacheKey, openEntry, sealEntry } from '../cache/seal.js';
-import { userCacheDir } from '../files/user-cache.js';
+import { cacheKey, folderProblem, openEntry, sealEntry } from '../cache/index.js';
+import { userCacheDir } from '../files/index.js';
 
 /**
  * The parameters of the function the bundle is (scripts/bundle-cli.mjs

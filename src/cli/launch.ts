@@ -10,9 +10,8 @@
  * else (no crypto, no vm, no child_process).
  */
 import { pathToFileURL } from 'node:url';
-import { userCacheDir } from '../files/user-cache.js';
-import { runOnServer } from '../server/client.js';
-import { installationOf, serverPlace } from '../server/place.js';
+import { userCacheDir } from '../files/index.js';
+import { installationOf, runOnServer, serverPlace } from '../server/index.js';
 import { markStartedWithoutExtraCaCerts, restoreDeferredVariables } from './entry-shell.js';
 
 /** The folder this process runs in; undefined when it was removed since (Node cannot tell where it is then). */

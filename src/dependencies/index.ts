@@ -4,6 +4,5 @@
  * within range, fetched once and cached by digest in the user cache, or
  * served by the app's own chart folders a repository is mapped to.
  */
-export { repositoryKey, repositoryResolver, type RepositoryResolverOptions } from './resolver.js';
-export { DependencyCache, defaultDependencyCacheDir } from './cache.js';
+export { type RepositoryResolverOptions } from './resolver.js';
 export { appRepositoryResolver } from './app.js';

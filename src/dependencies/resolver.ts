@@ -34,7 +34,7 @@ export interface RepositoryResolverOptions extends NetworkOptions {
 }
 
 /** A chart repository URL as flotilla compares them: without trailing slashes. */
-export function repositoryKey(url: string): string {
+function repositoryKey(url: string): string {
   return url.replace(/\/+$/, '');
 }
 

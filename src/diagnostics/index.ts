@@ -26,7 +26,6 @@ export function formatPath(path: DocPath): string {
   return out;
 }
 
-/** A size as messages give it: `1.2 MiB (1258291 bytes)`. */
 /**
  * `scheme://user:PASSWORD@host` with the password replaced by `<secret>`,
  * wherever such a URL appears in a text: every error the CLI prints and
@@ -36,6 +35,7 @@ export function maskUrlCredentials(text: string): string {
   return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:'"]*:)([^\s/?#@'"]*)@/gi, (_all, head: string, password: string) => (password.length > 0 ? `${head}<secret>@` : `${head}@`));
 }
 
+/** A size as messages give it: `1.2 MiB (1258291 bytes)`. */
 export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB (${bytes} bytes)`;
 }

@@ -390,10 +390,10 @@ export class TreeBuilder {
 }
 
 /** What both readers say of a key written twice in one map. */
-export const DUPLICATE_KEY = 'invalid YAML: Map keys must be unique';
+const DUPLICATE_KEY = 'invalid YAML: Map keys must be unique';
 
 /** What both readers say of a `__proto__` key: kept, it would become the prototype of the object it is read into. */
-export const PROTOTYPE_KEY = 'invalid YAML: the key "__proto__" is refused (read into an object, it would replace the object\'s prototype)';
+const PROTOTYPE_KEY = 'invalid YAML: the key "__proto__" is refused (read into an object, it would replace the object\'s prototype)';
 
 /**
  * The keys of one map, to refuse one written twice as the tree holds them:

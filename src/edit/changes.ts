@@ -52,7 +52,7 @@ export async function writeChanges(changes: readonly FileChange[]): Promise<void
 }
 
 /** Replacements of exact text in a file that is not YAML (a values template), keyed by offset. */
-export class TextFileEditor {
+class TextFileEditor {
   readonly records: EditRecord[] = [];
   readonly #replacements = new Map<number, { length: number; text: string }>();
 

@@ -64,7 +64,7 @@ export async function readReleaseTable(tree: AppTree): Promise<readonly Release[
 }
 
 /** The release of a chart (by chart name, or by release name). */
-export function releaseOfChart(releases: readonly Release[], name: string): Release {
+function releaseOfChart(releases: readonly Release[], name: string): Release {
   const found = releases.find((r) => r.chart === name) ?? releases.find((r) => r.name === name);
   if (found) return found;
   throw unknownChart(name, releases.map((r) => r.chart));

@@ -540,7 +540,7 @@ function nest(path: ValuePath, value: unknown): unknown {
  * when that can hold it, and is quoted only when plain text would read as
  * something else (YAML 1.1: `yes`, `1.0`, `2025.1` …).
  */
-export function formatScalar(value: unknown, oldType: string | undefined, raw: string | undefined, blockIndent: number): string {
+function formatScalar(value: unknown, oldType: string | undefined, raw: string | undefined, blockIndent: number): string {
   const readsBack = (text: string) => {
     try {
       const read = parseYamlValue(`v: ${text}`, 'VALUE') as { v?: unknown } | undefined;

@@ -121,7 +121,7 @@ export function helmReleaseManifest(release: FluxRelease, options: HelmReleaseOp
   };
 }
 
-export function helmRepositoryManifest(repo: HelmRepositorySpec): Record<string, unknown> {
+function helmRepositoryManifest(repo: HelmRepositorySpec): Record<string, unknown> {
   const labels = repo.labels && Object.keys(repo.labels).length > 0 ? { labels: { ...repo.labels } } : {};
   const annotations = repo.annotations && Object.keys(repo.annotations).length > 0 ? { annotations: { ...repo.annotations } } : {};
   return {
@@ -132,7 +132,7 @@ export function helmRepositoryManifest(repo: HelmRepositorySpec): Record<string,
   };
 }
 
-export const toYaml = dumpYaml;
+const toYaml = dumpYaml;
 
 export interface FluxTreeInput {
   /** Every release of the app, in apply order (disabled ones are removed at apply time by the kustomize operator). */

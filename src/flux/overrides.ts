@@ -1,12 +1,10 @@
 /**
- * The two overrides Secrets of a release, the one place their names, keys and
- * content are built: `<release>-static-overrides` (layer 1, shipped) and
+ * The two overrides Secrets of a release, the one place their names and keys
+ * are made: `<release>-static-overrides` (layer 1, shipped) and
  * `<release>-system-overrides` (layers 2–8, written by flotilla). A
  * HelmRelease reads both through `valuesFrom`, static first so the system
  * overrides win; the kustomization generates both from files of the same name.
  */
-import { dumpYaml } from '../document/index.js';
-
 export type OverridesKind = 'static' | 'system';
 
 /** In Flux's merge order: later wins. */
@@ -31,24 +29,4 @@ export interface ValuesFromSecret {
 /** `spec.valuesFrom` of a release's HelmRelease: exactly these, in this order. */
 export function overridesValuesFrom(release: string): ValuesFromSecret[] {
   return OVERRIDES_KINDS.map((kind) => ({ kind: 'Secret', name: overridesSecretName(release, kind), valuesKey: overridesValuesKey(release, kind) }));
-}
-
-export interface OverridesSecret {
-  readonly apiVersion: 'v1';
-  readonly kind: 'Secret';
-  readonly metadata: { readonly name: string; readonly namespace: string };
-  readonly type: 'Opaque';
-  /** One key: the values as YAML, as the kustomization's secretGenerator would store the file. */
-  readonly stringData: Readonly<Record<string, string>>;
-}
-
-/** The Secret that carries one kind of overrides of a release (what apply writes). */
-export function overridesSecret(release: { readonly name: string; readonly namespace: string }, kind: OverridesKind, values: unknown): OverridesSecret {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name: overridesSecretName(release.name, kind), namespace: release.namespace },
-    type: 'Opaque',
-    stringData: { [overridesValuesKey(release.name, kind)]: dumpYaml(values) },
-  };
 }

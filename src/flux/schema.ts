@@ -267,8 +267,6 @@ export function helmReleaseSchemas(target: FluxTarget): HelmReleaseSchemas {
 }
 
 /** The default target's HelmRelease schemas, for readers of objects that declare no target (import of a StarlingX app). */
-export const helmReleaseSpecSchema: Schema = helmReleaseSchemas(DEFAULT_FLUX_TARGET).spec;
-export const fluxDefinitions: Record<string, Schema> = helmReleaseSchemas(DEFAULT_FLUX_TARGET).definitions;
 export const helmReleaseSchema: Schema = helmReleaseSchemas(DEFAULT_FLUX_TARGET).object;
 
 /** The HelmRepository v1 spec (source-controller v1.8.1; no HelmRepository change is known in v1.9). */

@@ -23,7 +23,7 @@ function isMap(v: unknown): v is Record<string, PlainValue> {
 }
 
 /** The first place two plain values differ, or undefined when they are equal. */
-export function firstDifference(a: unknown, b: unknown, path: DocPath = []): { path: DocPath; left: unknown; right: unknown } | undefined {
+function firstDifference(a: unknown, b: unknown, path: DocPath = []): { path: DocPath; left: unknown; right: unknown } | undefined {
   if (isMap(a) && isMap(b)) {
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
       const d = firstDifference(a[key], b[key], [...path, key]);
@@ -42,7 +42,7 @@ export function firstDifference(a: unknown, b: unknown, path: DocPath = []): { p
 }
 
 /** The original HelmRelease as the build should reproduce it: the placeholder (or version) replaced by the shipped chart's. */
-export function expectedHelmRelease(release: ImportedRelease, chartVersion: string): Record<string, unknown> {
+function expectedHelmRelease(release: ImportedRelease, chartVersion: string): Record<string, unknown> {
   const expected = structuredClone(release.expected);
   const chart = ((expected.spec as Record<string, unknown>).chart as Record<string, unknown>).spec as Record<string, unknown>;
   chart.version = chartVersion;
@@ -50,7 +50,7 @@ export function expectedHelmRelease(release: ImportedRelease, chartVersion: stri
 }
 
 /** A generated manifest as a reader of the YAML file would see it. */
-export function asWritten(manifest: unknown): PlainValue {
+function asWritten(manifest: unknown): PlainValue {
   const root = parseYaml(dumpYaml(manifest), 'generated', { layer: 'generated' }).root;
   return root ? toPlain(root) : null;
 }

@@ -18,7 +18,7 @@ import { isWithin, makeFolder, makeTempDir, realpathLoose, removeTempDir } from 
 import { ImportTargetError } from './errors.js';
 
 /** The folders an import owns in APP_DIR. */
-export const IMPORT_FOLDERS = ['fluxcd', 'charts', 'overrides'] as const;
+const IMPORT_FOLDERS = ['fluxcd', 'charts', 'overrides'] as const;
 
 export interface Target {
   /** Absolute (real) path of APP_DIR. */

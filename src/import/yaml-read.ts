@@ -1,11 +1,11 @@
 /** Reading the source's YAML files with positions, and small helpers over the node trees. */
 import type { SourceLocation } from '../diagnostics/index.js';
-import { parseYaml, toPlain, yamlDocumentOffsets, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
+import { parseYaml, toPlain, yamlDocumentOffsets, type MapNode, type ValueNode } from '../document/index.js';
 import type { Problems } from './errors.js';
 import type { FileSource } from '../files/index.js';
 import type { SourceYaml } from './types.js';
 
-export function lineOf(text: string, offset: number): SourceLocation['line'] {
+function lineOf(text: string, offset: number): SourceLocation['line'] {
   let line = 1;
   for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
   return line;
@@ -49,10 +49,6 @@ export function asMap(node: ValueNode | undefined): MapNode | undefined {
 
 export function asString(node: ValueNode | undefined): string | undefined {
   return node?.kind === 'scalar' && typeof node.value === 'string' ? node.value : undefined;
-}
-
-export function plain(node: ValueNode | undefined): PlainValue | undefined {
-  return node === undefined ? undefined : toPlain(node);
 }
 
 /** Short text of a value for messages. */

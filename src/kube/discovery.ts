@@ -9,7 +9,7 @@ import { NotFound } from './errors.js';
 import { discoverKind } from './objects.js';
 
 /** The kinds flotilla applies that only exist where Flux is installed: `plural.group`, apiVersion, kind. */
-export const FLUX_KINDS = [
+const FLUX_KINDS = [
   { resource: 'helmreleases.helm.toolkit.fluxcd.io', apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease' },
   { resource: 'helmrepositories.source.toolkit.fluxcd.io', apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository' },
 ] as const;

@@ -22,7 +22,7 @@ export interface KubeCall {
   readonly name?: string;
 }
 
-export function describeObject(call: Pick<KubeCall, 'kind' | 'namespace' | 'name'>): string {
+function describeObject(call: Pick<KubeCall, 'kind' | 'namespace' | 'name'>): string {
   const where = call.namespace ? `${call.namespace}/` : '';
   return call.name ? `${call.kind} ${where}${call.name}` : `${call.kind}${call.namespace ? ` in ${call.namespace}` : ''}`;
 }

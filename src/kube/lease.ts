@@ -15,7 +15,7 @@ import { DEFAULT_RETRY_POLICY, kubeCall, kubeRead } from './retry.js';
 import { MANAGED_BY } from './stores.js';
 
 /** Annotation naming the operation the holder runs (`apply`, `remove`, …). */
-export const OPERATION_ANNOTATION = 'flotilla.starlingx.io/operation';
+const OPERATION_ANNOTATION = 'flotilla.starlingx.io/operation';
 
 export interface LeaseOptions {
   readonly namespace: string;
@@ -39,7 +39,7 @@ export class LockedError extends FlotillaError {
 }
 
 /** Annotation asking the holder to stop: who asked, and when. */
-export const ABORT_ANNOTATION = 'flotilla.starlingx.io/abort-requested';
+const ABORT_ANNOTATION = 'flotilla.starlingx.io/abort-requested';
 
 /** The lease was taken over or deleted while held: the operation must stop. */
 export class LockLostError extends FlotillaError {}
@@ -56,7 +56,7 @@ export interface HeldLease {
   release(): Promise<void>;
 }
 
-export const DEFAULT_LEASE_SECONDS = 30;
+const DEFAULT_LEASE_SECONDS = 30;
 
 export function defaultHolder(): string {
   return `${userInfo().username}@${hostname()} pid ${process.pid}`;

@@ -80,11 +80,6 @@ export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objec
   return objects.map((object) => stored.get(object) as KubeObject);
 }
 
-export async function readObject<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<T | undefined> {
-  const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) } };
-  return (await kubeRead(callOf('read', ref), () => client.objects.read(spec))) as T | undefined;
-}
-
 export async function listObjects<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, selector: KindSelector): Promise<{ items: T[]; resourceVersion: string }> {
   const call = { verb: 'list', kind: selector.kind, ...(selector.namespace ? { namespace: selector.namespace } : {}) };
   const list = await kubeCall(call, () =>
@@ -122,7 +117,7 @@ const discovered = new WeakMap<object, Map<string, Promise<readonly V1APIResourc
 /** The kind as the server serves it, or undefined when its group/version is served without it; NotFound when the group/version is not served at all. */
 export async function discoverKind(client: Pick<KubeClient, 'core' | 'custom'>, apiVersion: string, kind: string): Promise<ServedKind | undefined> {
   let cache = discovered.get(client);
-  if (!cache) discovered.set(client, (cache = new Map()));
+  if (!cache) discovered.set(client, (cache = new Map<string, Promise<readonly V1APIResource[]>>()));
   let resources = cache.get(apiVersion);
   if (!resources) {
     const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];

@@ -10,7 +10,7 @@ import type { KubeClient } from './client.js';
 import { AlreadyExists, Conflict, KubeApiError } from './errors.js';
 import { kubeCall, kubeRead } from './retry.js';
 
-export const PASSWORD_KEY = 'password';
+const PASSWORD_KEY = 'password';
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'flotilla' } as const;
 export const APP_LABEL = 'flotilla.starlingx.io/app';
 
@@ -142,7 +142,7 @@ export function recordsConfigMapName(appName: string): string {
 }
 
 /** Label-selected objects of any kind, for plugins' clean-up hooks. */
-export class KubeClusterObjects implements ClusterObjects {
+class KubeClusterObjects implements ClusterObjects {
   constructor(
     private readonly client: Pick<KubeClient, 'objects'>,
     readonly namespace: string,
@@ -168,7 +168,7 @@ export class KubeClusterObjects implements ClusterObjects {
 }
 
 /** Said instead of a password not generated yet, when nothing may be written (a diff). */
-export const NOT_GENERATED = '(generated at apply)';
+const NOT_GENERATED = '(generated at apply)';
 
 /**
  * The three cluster-mode stores of one app, for the plugin host. Read-only

@@ -36,7 +36,7 @@ export class WaitTimeoutError extends FlotillaError {}
 export class WaitAbortedError extends FlotillaError {}
 
 /** `namespace/name`: the key of the judged map. */
-export function objectKey(object: Pick<KubeObject, 'metadata'>): string {
+function objectKey(object: Pick<KubeObject, 'metadata'>): string {
   return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
 }
 

@@ -54,7 +54,7 @@ interface ApplyStates extends ApplyOptions {
 }
 
 /** One apply of `bundle` with the record kept up to date: history entry in, state out. */
-export async function applyWithState(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyStates): Promise<AppRecord> {
+async function applyWithState(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyStates): Promise<AppRecord> {
   const before = handle.record.state;
   await handle.begin(options.operation, options.running, run.lease.holder, bundle.version);
   try {

@@ -12,7 +12,7 @@ import { AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type KubeClien
 import { LifecycleError } from './errors.js';
 import { SYSTEM_NAMESPACE, type ChartRepository } from './record.js';
 
-export const CONFIG_MAP = 'flotilla-config';
+const CONFIG_MAP = 'flotilla-config';
 
 export interface ClusterConfig {
   readonly chartRepository?: ChartRepository;

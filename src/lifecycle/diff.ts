@@ -81,7 +81,7 @@ function leavesOf(value: unknown, prefix = '', out = new Map<string, unknown>())
   return out;
 }
 
-export function valueChanges(before: unknown, after: unknown): ValueChange[] {
+function valueChanges(before: unknown, after: unknown): ValueChange[] {
   const a = leavesOf(before);
   const b = leavesOf(after);
   const changes: ValueChange[] = [];
@@ -126,7 +126,7 @@ function maskSecret(object: Plain, other: Plain | undefined): Plain {
 }
 
 /** The objects that differ, each as a unified diff; secrets redacted by `redact` (none when it is absent: `--show-secrets`). */
-export function objectChanges(before: Map<string, RenderedObject>, after: Map<string, RenderedObject>, redact: (<T>(v: T) => T) | undefined): ObjectChange[] {
+function objectChanges(before: Map<string, RenderedObject>, after: Map<string, RenderedObject>, redact: (<T>(v: T) => T) | undefined): ObjectChange[] {
   const changes: ObjectChange[] = [];
   const shown = (object: Plain, other: Plain | undefined) => dumpYaml(redact ? redact(maskSecret(object, other)) : object);
   for (const key of [...new Set([...before.keys(), ...after.keys()])].sort()) {

@@ -14,5 +14,3 @@ export type LifecycleEvent =
   | { readonly type: 'plugin-log'; readonly entry: PluginLogEntry };
 
 export type EventSink = (event: LifecycleEvent) => void;
-
-export const ignoreEvents: EventSink = () => undefined;

@@ -34,7 +34,7 @@ import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } 
 import { LifecycleError, PayloadIntegrityError } from './errors.js';
 import { SYSTEM_NAMESPACE, type PayloadDigests, type RecordedBundle } from './record.js';
 
-export const PAYLOAD_TYPE = 'flotilla.starlingx.io/bundle.v1';
+const PAYLOAD_TYPE = 'flotilla.starlingx.io/bundle.v1';
 /** Bytes of payload per Secret: under a Secret's 1 MiB of data (KUBE_DATA_MAX_BYTES), and under the API server's 1.5 MiB request limit once base64-encoded. */
 const PIECE_BYTES = 700 * 1024;
 /** The chart files the payload keeps. */

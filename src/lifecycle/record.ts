@@ -13,13 +13,13 @@ import { AppNotFoundError, LifecycleError } from './errors.js';
 
 /** Where flotilla keeps its own objects: app records, stored bundles, locks, its config. */
 export const SYSTEM_NAMESPACE = 'flotilla-system';
-export const RECORD_TYPE = 'flotilla.starlingx.io/app.v1';
+const RECORD_TYPE = 'flotilla.starlingx.io/app.v1';
 const RECORD_KEY = 'record';
 /** Label telling app records from flotilla's other Secrets (listing by Secret type is not served everywhere). */
 const KIND_LABEL = 'flotilla.starlingx.io/kind';
 
 /** StarlingX's application states. */
-export const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying', 'applied', 'apply-failed', 'updating', 'recovering', 'removing', 'remove-failed'] as const;
+const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying', 'applied', 'apply-failed', 'updating', 'recovering', 'removing', 'remove-failed'] as const;
 export type AppState = (typeof APP_STATES)[number];
 
 export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override' | 'version';
@@ -116,17 +116,17 @@ export interface AppRecord {
 }
 
 /** Entries kept in the history; older ones are dropped. */
-export const HISTORY_LIMIT = 20;
+const HISTORY_LIMIT = 20;
 
-export function recordSecretName(app: string): string {
+function recordSecretName(app: string): string {
   return `flotilla-app-${app}`;
 }
 
-export function encodeRecord(record: AppRecord): string {
+function encodeRecord(record: AppRecord): string {
   return gzipSync(Buffer.from(JSON.stringify(record), 'utf8')).toString('base64');
 }
 
-export function decodeRecord(data: string, where: string): AppRecord {
+function decodeRecord(data: string, where: string): AppRecord {
   let value: unknown;
   try {
     value = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8'));
@@ -154,7 +154,7 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
  * Holds a record read back from the cluster (not trusted: docs/security.md)
  * to the fields the lifecycle relies on, naming the first one that fails.
  */
-export function checkRecord(value: unknown, where: string): asserts value is AppRecord {
+function checkRecord(value: unknown, where: string): asserts value is AppRecord {
   const fail = (field: string, expected: string): never => {
     throw new RecordFieldError(where, field, expected);
   };

@@ -107,7 +107,7 @@ export async function stageBundle(client: KubeClient, verified: VerifiedBundle, 
 }
 
 /** The repository to deliver to: the one given (then remembered), else the cluster's. */
-export async function chooseRepository(client: KubeClient, config: ClusterConfig, given: ChartRepository | undefined): Promise<ChartRepository> {
+async function chooseRepository(client: KubeClient, config: ClusterConfig, given: ChartRepository | undefined): Promise<ChartRepository> {
   if (given) {
     await rememberChartRepository(client, given);
     return given;

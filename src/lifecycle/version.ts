@@ -42,14 +42,14 @@ export interface LoadVersionOptions {
 }
 
 /** The namespace most releases use. */
-export function appNamespace(releases: readonly { readonly namespace: string }[]): string {
+function appNamespace(releases: readonly { readonly namespace: string }[]): string {
   const counts = new Map<string, number>();
   for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
 }
 
 /** Layer 8 from the record: one chart's user overrides, labelled `user`. */
-export function userOverridesProvider(appName: string, overrides: UserOverrides): LayerProvider {
+function userOverridesProvider(appName: string, overrides: UserOverrides): LayerProvider {
   return async (release) => {
     const values = overrides[release.chart];
     if (!values || Object.keys(values).length === 0) return undefined;

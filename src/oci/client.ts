@@ -205,7 +205,7 @@ async function readBounded(response: Response, max: number, subject: string, wha
     for await (const chunk of response.body) {
       total += chunk.length;
       if (total > max) throw new ContentTooLarge(subject, `${what} is more than the ${max} bytes allowed`);
-      chunks.push(Buffer.from(chunk));
+      chunks.push(Buffer.from(chunk as Uint8Array));
     }
   }
   return Buffer.concat(chunks, total);

@@ -67,7 +67,7 @@ export function apiHost(registry: string): string {
 }
 
 /** Host part of `host[:port]` (brackets of an IPv6 literal removed). */
-export function hostName(registry: string): string {
+function hostName(registry: string): string {
   const bracket = /^\[([^\]]+)\]/.exec(registry);
   if (bracket) return bracket[1]!;
   const colon = registry.lastIndexOf(':');

@@ -124,7 +124,7 @@ export function findOverridesLine(source: string): number {
 }
 
 /** The line setting a chart plugin's `chart` or `release` field: where an error binding it to the app's releases points. */
-export function findFieldLine(source: string, field: 'chart' | 'release'): number {
+function findFieldLine(source: string, field: 'chart' | 'release'): number {
   return lineMatching(source, new RegExp(`^\\s*(?:(?:override|public|readonly)\\s+)*${field}\\s*[:=]`));
 }
 

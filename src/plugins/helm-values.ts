@@ -11,7 +11,7 @@
  * around this value, so that one containing itself is named rather than
  * walked forever; nesting is held to `maxDepth` (what a YAML file may hold).
  */
-export function helmValuesProblem(value: unknown, maxDepth: number, path: readonly string[] = [], inside: Set<object> = new Set()): string | undefined {
+function helmValuesProblem(value: unknown, maxDepth: number, path: readonly string[] = [], inside: Set<object> = new Set()): string | undefined {
   const at = () => (path.length > 0 ? ` at ${path.join('.')}` : '');
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `returned ${value}${at()}, which YAML cannot carry`;

@@ -5,7 +5,7 @@ import { DNS1123_LABEL_MAX, isLabelCharacters, KUBE_OBJECT_NAME_MAX } from '../n
 
 /** Letters and digits only: safe unquoted in YAML, URLs (database connection strings) and shell. */
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-export const DEFAULT_PASSWORD_LENGTH = 32;
+const DEFAULT_PASSWORD_LENGTH = 32;
 
 export function generatePassword(length = DEFAULT_PASSWORD_LENGTH): string {
   if (!Number.isInteger(length) || length < 16 || length > 256) throw new PluginError(`password length must be an integer from 16 to 256, got ${length}`);

@@ -22,7 +22,7 @@ import { personaRoles } from './roles.js';
  */
 export type SetChoice = string | null | undefined;
 
-export async function resolveSetChoice(app: App, choice: SetChoice): Promise<PolicySet | undefined> {
+async function resolveSetChoice(app: App, choice: SetChoice): Promise<PolicySet | undefined> {
   const name = choice === undefined ? app.policySet : choice;
   return name === null || name === undefined || name === 'none' ? undefined : loadPolicySet(app.root, name);
 }
@@ -61,7 +61,7 @@ export async function appPolicyLayers(app: App, release: Release, options: { set
 }
 
 /** The Chart.yaml annotation by which a chart says where its values keep its rule maps (a dotted path). */
-export const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
+const POLICY_PATH_ANNOTATION = 'flotilla.io/policy-values-path';
 
 function chartDeclaredPolicyPath(app: App, release: Release): readonly string[] | undefined {
   // The app parsed every release's Chart.yaml when it was assembled.
@@ -97,7 +97,7 @@ function releasesByChart(app: App): Map<string, Release> {
 }
 
 /** Every chart the app's releases use. */
-export function appCharts(app: App): string[] {
+function appCharts(app: App): string[] {
   return [...releasesByChart(app).keys()].sort();
 }
 

@@ -92,7 +92,7 @@ export function referencedRules(expr: PolicyExpr): { name: string; span: Span }[
   return out;
 }
 
-export function formatTemplate(t: Template): string {
+function formatTemplate(t: Template): string {
   return t.parts.map((p) => (p.kind === 'key' ? `%(${p.key})s` : p.text.replace(/%/g, '%%'))).join('');
 }
 

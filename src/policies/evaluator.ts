@@ -171,7 +171,7 @@ class Evaluator {
         const role = substitute(expr.role, this.target);
         if (role === undefined) return node(false, `target has no ${missingKeys(expr.role, this.target)}`);
         const roles = this.creds['roles'];
-        const held = Array.isArray(roles) ? roles.map((r) => pyStr(r).toLowerCase()) : [];
+        const held = Array.isArray(roles) ? roles.map((r: PolicyValue) => pyStr(r).toLowerCase()) : [];
         return node(held.includes(role.toLowerCase()), `roles: [${held.join(', ')}]`);
       }
       case 'field': {
@@ -198,7 +198,7 @@ class Evaluator {
 }
 
 /** A value as Python's `str()` prints it, which is what oslo.policy compares. */
-export function pyStr(value: PolicyValue): string {
+function pyStr(value: PolicyValue): string {
   if (value === null) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
@@ -220,7 +220,7 @@ function sameValue(actual: string, expected: string): boolean {
 }
 
 /** A target key: the flat key first (`target.user.id`, as keystone flattens), then a dotted path. */
-export function lookup(target: PolicyTarget, key: string): PolicyValue | undefined {
+function lookup(target: PolicyTarget, key: string): PolicyValue | undefined {
   if (Object.hasOwn(target, key)) return target[key];
   return key.includes('.') ? lookupPath(target, key.split('.')) : undefined;
 }
@@ -237,7 +237,7 @@ function lookupPath(root: PolicyTarget, path: readonly string[]): PolicyValue | 
 }
 
 /** `match % target` in Python: undefined when a key is missing (oslo.policy then says false). */
-export function substitute(template: Template, target: PolicyTarget): string | undefined {
+function substitute(template: Template, target: PolicyTarget): string | undefined {
   let out = '';
   for (const part of template.parts) {
     if (part.kind === 'text') {

@@ -12,13 +12,13 @@ export const WELL_KNOWN_RULES: ReadonlySet<string> = new Set([
 ]);
 
 /** Verbs of read-only API actions. */
-export const READ_VERBS: ReadonlySet<string> = new Set([
+const READ_VERBS: ReadonlySet<string> = new Set([
   'get', 'list', 'show', 'index', 'detail', 'details', 'check', 'view', 'read', 'search', 'discover',
   'download', 'lookup', 'query', 'describe', 'count', 'validate', 'access',
 ]);
 
 /** Verbs of API actions that change something. */
-export const WRITE_VERBS: ReadonlySet<string> = new Set([
+const WRITE_VERBS: ReadonlySet<string> = new Set([
   'create', 'update', 'delete', 'set', 'add', 'remove', 'modify', 'put', 'post', 'patch', 'upload',
   'attach', 'detach', 'extend', 'migrate', 'reboot', 'rebuild', 'resize', 'start', 'stop', 'lock',
   'unlock', 'pause', 'unpause', 'suspend', 'resume', 'shelve', 'unshelve', 'evacuate', 'reset',

@@ -73,7 +73,7 @@ export async function loadPolicyFile(file: string, options: PolicyFileOptions = 
   return policyLayersOf(yaml, options);
 }
 
-export function policyLayersOf(yaml: YamlFile, options: PolicyFileOptions = {}): PolicyLayer[] {
+function policyLayersOf(yaml: YamlFile, options: PolicyFileOptions = {}): PolicyLayer[] {
   const meta = { label: options.label ?? basename(yaml.file), kind: options.kind ?? 'override' };
   const path = options.valuesPath ?? detectPolicyPath(yaml);
   const layers = path ? policyLayersAt(yaml, path, meta) : undefined;
@@ -96,7 +96,7 @@ export function policyLayersOf(yaml: YamlFile, options: PolicyFileOptions = {}):
 }
 
 /** The name of every set in `policies/` of an app, sorted. */
-export async function listPolicySets(appRoot: string): Promise<string[]> {
+async function listPolicySets(appRoot: string): Promise<string[]> {
   try {
     const entries = await readdir(join(appRoot, 'policies'), { withFileTypes: true });
     return entries.filter((e) => e.isDirectory() && SET_NAME.test(e.name)).map((e) => e.name).sort();
@@ -108,8 +108,8 @@ export async function listPolicySets(appRoot: string): Promise<string[]> {
 /**
  * Reads `policies/<set>/`: the declaration `set.yaml` (description and
  * roles) and the chart files beside it. The files are not parsed here: the
- * values engine reads them as values layer 4, and `policySetLayers` reads
- * their rules.
+ * values engine reads them as values layer 4, and `appPolicyLayers`
+ * (app.ts) reads their rules from that layer.
  */
 export async function loadPolicySet(appRoot: string, setName: string): Promise<PolicySet> {
   if (!SET_NAME.test(setName)) {
@@ -129,7 +129,7 @@ export async function loadPolicySet(appRoot: string, setName: string): Promise<P
 }
 
 /** Reads a set folder wherever it is; `setName` defaults to the folder's name. */
-export async function loadPolicySetDir(dir: string, setName: string = basename(dir)): Promise<PolicySet> {
+async function loadPolicySetDir(dir: string, setName: string = basename(dir)): Promise<PolicySet> {
   const declaration = join(dir, SET_DECLARATION);
   const exists = await stat(declaration).then((s) => s.isFile(), () => false);
   if (!exists) {
@@ -253,20 +253,6 @@ function readDeclaration(yaml: YamlFile, setName: string): Declaration {
     }
   }
   return { ...(description !== undefined ? { description } : {}), roles, knownRoles, impliedRoles, policyPaths };
-}
-
-/** The rules one set gives one chart (no layers when the set has no file for it). */
-export async function policySetLayers(set: PolicySet, chart: string): Promise<PolicyLayer[]> {
-  const file = set.files.get(chart);
-  if (!file) return [];
-  const valuesPath = set.policyPaths.get(chart);
-  const layers = await loadPolicyFile(file, { label: `policy set ${set.name}`, kind: 'override', ...(valuesPath ? { valuesPath } : {}) });
-  if (layers.length === 0) {
-    throw new PolicyFileError(`policy set "${set.name}": the file for chart ${chart} sets no rules under ${(valuesPath ?? POLICY_VALUES_PATH).join('.')}`, {
-      location: { file, line: 1, column: 1 },
-    });
-  }
-  return layers;
 }
 
 /** The roles a set declares, as the linter takes them. */

@@ -58,7 +58,7 @@ export interface OwnerKey {
 
 const ownerKeyCache = new WeakMap<EffectivePolicy, OwnerKey[]>();
 
-export function ownerKeys(policy: EffectivePolicy): OwnerKey[] {
+function ownerKeys(policy: EffectivePolicy): OwnerKey[] {
   const cached = ownerKeyCache.get(policy);
   if (cached) return cached;
   const keys = new Map<string, OwnerKey>();
@@ -80,7 +80,7 @@ export function ownerKeys(policy: EffectivePolicy): OwnerKey[] {
 export type OwnerContext = 'own' | 'project' | 'other';
 
 /** The caller holding `roles`, and a target in the given relation to them. */
-export function ownerScenario(
+function ownerScenario(
   policy: EffectivePolicy,
   roles: readonly string[],
   context: OwnerContext,

@@ -35,7 +35,7 @@ export interface EffectivePolicy {
   readonly history: ReadonlyMap<string, readonly RuleHistoryEntry[]>;
 }
 
-export function defineRule(source: RuleSource, layer: PolicyLayer): RuleDefinition {
+function defineRule(source: RuleSource, layer: PolicyLayer): RuleDefinition {
   try {
     return { name: source.name, source, layer, expr: parseRule(source) };
   } catch (error) {

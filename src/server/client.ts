@@ -6,7 +6,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { processAlive } from '../files/process.js';
+import { processAlive } from '../files/index.js';
 import { receive, send, type Reply, type Request, type ServerStatus } from './protocol.js';
 
 export interface CommandOutput {

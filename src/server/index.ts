@@ -5,7 +5,7 @@
  * over in a new process (docs/architecture.md, "Build server").
  */
 export { askServer, listServers, runOnServer, serverStatus, stopServers, type CommandOutput } from './client.js';
-export { startServer, type PrepareFrom } from './start.js';
+export { type PrepareFrom } from './start.js';
 export { installationOf, serverPlace, SERVERS_FOLDER, serversFolder, type Installation, type ServerPlace } from './place.js';
 export type { Reply, Request, RunRequest, ServerStatus } from './protocol.js';
 export { serve, type ServeOptions } from './server.js';

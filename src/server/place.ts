@@ -17,7 +17,7 @@
  */
 import { basename, join } from 'node:path';
 // The file, not the module's index: the launcher loads this before flotilla, and the rule needs only node:fs.
-import { folderProblem } from '../cache/folder.js';
+import { folderProblem } from '../cache/index.js';
 import { fileURLToPath } from 'node:url';
 
 /** Below the user's cache folder (src/files user-cache.ts). */

@@ -3,4 +3,3 @@
  * wired once for every command (src/cli) and the lifecycle.
  */
 export { Session, type SessionOptions } from './session.js';
-export { bundleAppSource } from './bundle-source.js';

@@ -31,9 +31,9 @@ import type { Session } from '../session/index.js';
 import { platformImageValues, withoutPaths, type PlatformImageValue } from './images.js';
 
 /** The script `overrides --all` writes next to the values files. */
-export const OVERRIDES_SCRIPT = 'helm-override-update.sh';
+const OVERRIDES_SCRIPT = 'helm-override-update.sh';
 /** The script `starlingx export` writes next to the tarball and the values files. */
-export const APPLY_SCRIPT = 'apply.sh';
+const APPLY_SCRIPT = 'apply.sh';
 
 export interface OverridesExportOptions {
   /** Folder to write into; must be empty or absent. */

@@ -18,9 +18,6 @@
  */
 import type { PlainValue } from '../document/index.js';
 
-/** The platform's registry sysinv puts in front of every image reference it finds. */
-export const PLATFORM_REGISTRY = 'registry.local:9001';
-
 /** One value sysinv reads as (part of) an image reference, at its path in the values. */
 export interface PlatformImageValue {
   readonly path: readonly string[];

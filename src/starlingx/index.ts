@@ -1,9 +1,7 @@
 /** The StarlingX platform path: what an operator deploys with `system application-*` (docs/starlingx.md). */
 export {
-  APPLY_SCRIPT,
   exportForPlatform,
   exportSystemOverrides,
-  OVERRIDES_SCRIPT,
   OverridesExportError,
   platformPasswordStore,
   type ExportedOverrides,
@@ -14,4 +12,4 @@ export {
   type PlatformExportOptions,
   type PlatformRelease,
 } from './export.js';
-export { PLATFORM_REGISTRY, platformImageValues, type PlatformImageValue } from './images.js';
+export { type PlatformImageValue } from './images.js';

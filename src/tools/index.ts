@@ -76,7 +76,7 @@ export function positiveNumber(name: string, fallback: number): number {
 }
 
 /** The limits every tool run gets, from FLOTILLA_TOOL_TIMEOUT (seconds) and FLOTILLA_TOOL_MEMORY (MiB). */
-export function toolLimits(): ToolLimits {
+function toolLimits(): ToolLimits {
   return { timeoutMs: positiveNumber('FLOTILLA_TOOL_TIMEOUT', 300) * 1000, memoryBytes: positiveNumber('FLOTILLA_TOOL_MEMORY', 2048) * MIB };
 }
 

@@ -15,7 +15,7 @@ export class UnknownReleaseError extends FlotillaError {}
  * The target of an app without a version catalog: no images, no
  * serviceDefaults; its charts run the images their values set.
  */
-export const NO_CATALOG_TARGET: VersionEntry = {
+const NO_CATALOG_TARGET: VersionEntry = {
   release: '',
   file: '',
   images: new Map(),

@@ -1,31 +1,44 @@
 /**
- * The shape docs/architecture.md describes, checked on the source: no import
- * cycle between files, the public plugin API self-contained, tarball paths
- * spelled only by the layout module, and no TLS client in the commands the
- * `flotilla` entry starts without NODE_EXTRA_CA_CERTS, and temporary folders
- * made only by src/files.
+ * The shape docs/architecture.md describes, checked on the source (the rules
+ * are in ./structure.ts, each also shown failing on a small made-up tree): no
+ * import cycle between files, imports down the page's layers and into another
+ * folder only through its index.ts, no exported value nothing uses, the
+ * public plugin API self-contained, tarball paths spelled only by the layout
+ * module, no TLS client in the commands the `flotilla` entry starts without
+ * NODE_EXTRA_CA_CERTS, and temporary folders made only by src/files.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_WITHOUT_TLS } from '../../src/cli/commands/index.js';
+import {
+  codeOf,
+  deepImports,
+  importCycles,
+  importGraph,
+  LAYERS,
+  layeringViolations,
+  layersOfPage,
+  readSourceTree,
+  tempFolderMakers,
+  timedExpectations,
+  unusedExports,
+  type SourceTree,
+} from './structure.js';
 
-const SRC = resolve(__dirname, '../../src');
+const ROOT = resolve(__dirname, '../..');
+const tree = readSourceTree(resolve(ROOT, 'src'));
+const graph = importGraph(tree);
+const files = [...tree.keys()];
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
-}
-
-/** Relative imports of a file (static `import`/`export … from`, and dynamic `import()`), resolved to .ts files. */
-function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+'(\.[^']+)'/g), ...text.matchAll(/import\('(\.[^']+)'\)/g)].map((m) => m[1]!);
-  return specs.map((spec) => resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
-}
+/** The tests and the default app's plugins, named from src/ (`../test/…`): what they import is used too. */
+const users: SourceTree = new Map(
+  ['test', 'plugins'].flatMap((dir) => [...readSourceTree(resolve(ROOT, dir))].map(([file, text]) => [`../${dir}/${file}`, text] as const)),
+);
 
 /** What a file loads from outside flotilla (Node's modules, packages): imported, static or dynamic, or required. */
 function packagesOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
+  const text = tree.get(file) ?? '';
   return [
     ...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^.'"][^'"]*)['"]/g),
     ...text.matchAll(/(?:^|\n)\s*import\s+['"]([^.'"][^'"]*)['"]/g),
@@ -33,39 +46,96 @@ function packagesOf(file: string): string[] {
   ].map((m) => m[1]!);
 }
 
-/** A file's code without its comments (kept line for line: a block comment's lines stay, empty). */
-function codeOf(file: string): string {
-  return readFileSync(file, 'utf8')
-    .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, ''))
-    .replace(/(^|[^:])\/\/.*$/gm, '$1');
-}
-
 /** Whether a file's code (not its comments) calls a client global Node gives without an import. */
 function usesGlobalClient(file: string): boolean {
-  const code = codeOf(file);
+  const code = codeOf(tree.get(file) ?? '');
   return /(?<![\w$.])(fetch|WebSocket|EventSource)\s*\(|new\s+(WebSocket|EventSource)\b/.test(code);
 }
 
-const files = sourceFiles(SRC);
-const graph = new Map(files.map((f) => [f, importsOf(f)]));
-const name = (f: string) => relative(SRC, f);
+/** A made-up tree: each file's text. */
+const made = (files: Record<string, string>): SourceTree => new Map(Object.entries(files));
 
 describe('source structure', () => {
   it('has no import cycle between files', () => {
-    const state = new Map<string, 'open' | 'done'>();
-    const cycles: string[] = [];
-    const visit = (file: string, path: string[]): void => {
-      if (state.get(file) === 'done') return;
-      if (state.get(file) === 'open') {
-        cycles.push([...path.slice(path.indexOf(file)), file].map(name).join(' → '));
-        return;
-      }
-      state.set(file, 'open');
-      for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
-      state.set(file, 'done');
-    };
-    for (const file of files) visit(file, []);
-    expect(cycles).toEqual([]);
+    expect(importCycles(tree)).toEqual([]);
+    // The rule sees one when there is one.
+    expect(importCycles(made({ 'a/x.ts': "import { y } from './y.js';", 'a/y.ts': "export { x } from './x.js';" }))).toEqual(['a/x.ts → a/y.ts → a/x.ts']);
+  });
+
+  it('imports down the layers docs/architecture.md draws, and sideways only where the page says', () => {
+    expect(layersOfPage(readFileSync(resolve(ROOT, 'docs/architecture.md'), 'utf8'))).toEqual(LAYERS.map((row) => row.filter((folder) => folder !== '.')));
+    expect(layeringViolations(tree)).toEqual([]);
+    // Up, sideways without leave, or from a folder the page does not place: each is found.
+    const broken = made({
+      'files/index.ts': "import { session } from '../session/index.js';",
+      'session/index.ts': "import { kube } from '../kube/index.js';",
+      'kube/index.ts': 'export const kube = 1;',
+      'charts/index.ts': "import { bundle } from '../bundle/index.js';",
+      'bundle/index.ts': "import { charts } from '../charts/index.js';",
+      'attic/index.ts': "import { files } from '../files/index.js';",
+      'plugins/api.ts': 'export const api = 1;',
+      'names/index.ts': "import { api } from '../plugins/api.js';",
+    });
+    expect(layeringViolations(broken)).toEqual([
+      'files/index.ts imports session/index.ts: files is below session',
+      'session/index.ts imports kube/index.ts: session and kube share a row and session may not use kube',
+      'bundle/index.ts imports charts/index.ts: bundle and charts share a row and bundle may not use charts',
+      'attic/index.ts: its folder attic is in no row of the layers',
+    ]);
+  });
+
+  it("imports another folder's files only through its index.ts", () => {
+    expect(deepImports(tree)).toEqual([]);
+    const broken = made({
+      'files/index.ts': "export { userCacheDir } from './user-cache.js';",
+      'files/user-cache.ts': 'export const userCacheDir = 1;',
+      'cache/seal.ts': "import { userCacheDir } from '../files/user-cache.js';\nimport { folderProblem } from './folder.js';",
+      'cache/folder.ts': "import { userCacheDir } from '../files/index.js';",
+    });
+    expect(deepImports(broken)).toEqual(['cache/seal.ts imports files/user-cache.ts, past files/index.ts']);
+  });
+
+  it('reads YAML only through src/document', () => {
+    const readers = /import\s*\{([^}]*)\}\s*from\s*'(yaml|js-yaml)'/g;
+    const offenders = files
+      .filter((f) => !f.startsWith('document/'))
+      .flatMap((f) =>
+        [...(tree.get(f) ?? '').matchAll(readers)]
+          .filter((m) => m[1]!.split(',').some((n) => /^\s*(parse|parseDocument|parseAllDocuments|parseEvents|constructFromEvents|load|loadAll|Parser|Composer|Lexer)\s*$/.test(n)))
+          .map(() => f),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('makes temporary folders only through the helper in src/files (0700, removed on exit and on a signal)', () => {
+    expect(tempFolderMakers(tree)).toEqual([]);
+    const broken = made({
+      'files/temp.ts': "import { mkdtempSync } from 'node:fs';\nexport const makeTempDir = () => mkdtempSync('x');",
+      'build/scratch.ts': "import { mkdtemp } from 'node:fs/promises';\n// mkdtemp named in a comment is no maker\nawait mkdtemp('y');",
+    });
+    expect(tempFolderMakers(broken)).toEqual(['build/scratch.ts:1', 'build/scratch.ts:3']);
+  });
+
+  it('exports no value that nothing imports (the package entries and what the build scripts load aside)', () => {
+    expect(unusedExports(tree, users)).toEqual([]);
+    const broken = made({
+      'flux/index.ts': "export { overridesValuesFrom, overridesSecret } from './overrides.js';\nexport * from './names.js';",
+      'flux/overrides.ts': 'export function overridesValuesFrom() {}\nexport function overridesSecret() {}\nexport interface OverridesSecret {}',
+      'flux/names.ts': 'export const FLUX_VERSIONS = [];\nexport const isReady = () => true;',
+      'lifecycle/apply.ts': "import { overridesValuesFrom, FLUX_VERSIONS } from '../flux/index.js';",
+    });
+    // A test's import counts as a use.
+    expect(unusedExports(broken, made({ '../test/flux.test.ts': "import { isReady } from '../src/flux/index.js';" }))).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret']);
+    expect(unusedExports(broken)).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret', 'flux/names.ts: isReady']);
+  });
+
+  it("has no test whose pass condition is a wall-clock time (work is counted, speed is the benchmark's)", () => {
+    // (This file's made-up trees hold examples of what the rules refuse.)
+    expect(timedExpectations(new Map([...users].filter(([file]) => !file.startsWith('../test/architecture/'))))).toEqual([]);
+    const broken = made({
+      '../test/a.test.ts': "const started = Date.now();\nawait run();\nexpect(Date.now() - started).toBeLessThan(5000);\nexpect(print.takenAt).toBeGreaterThanOrEqual(started);",
+    });
+    expect(timedExpectations(broken)).toEqual(['../test/a.test.ts:3']);
   });
 
   it('keeps the public plugin API (flotilla/plugin) inside src/plugins', () => {
@@ -75,44 +145,18 @@ describe('source structure', () => {
       reached.add(file);
       for (const next of graph.get(file) ?? []) walk(next);
     };
-    walk(join(SRC, 'plugins/api.ts'));
-    expect([...reached].map(name).filter((f) => !f.startsWith('plugins/'))).toEqual([]);
-  });
-
-  it('reads YAML only through src/document', () => {
-    const readers = /import\s*\{([^}]*)\}\s*from\s*'(yaml|js-yaml)'/g;
-    const offenders = files
-      .filter((f) => !name(f).startsWith('document/'))
-      .flatMap((f) =>
-        [...readFileSync(f, 'utf8').matchAll(readers)]
-          .filter((m) => m[1]!.split(',').some((n) => /^\s*(parse|parseDocument|parseAllDocuments|parseEvents|constructFromEvents|load|loadAll|Parser|Composer|Lexer)\s*$/.test(n)))
-          .map(() => name(f)),
-      );
-    expect(offenders).toEqual([]);
-  });
-
-  it('makes temporary folders only through the helper in src/files (0700, removed on exit and on a signal)', () => {
-    const makers = /(?<![\w$])(mkdtemp|mkdtempSync|mkdtempDisposable|mkdtempDisposableSync)\b/;
-    const offenders = files
-      .filter((f) => !name(f).startsWith('files/'))
-      .flatMap((f) =>
-        codeOf(f)
-          .split('\n')
-          .map((line, i) => ({ line, at: `${name(f)}:${i + 1}` }))
-          .filter(({ line }) => makers.test(line))
-          .map(({ at }) => at),
-      );
-    expect(offenders).toEqual([]);
+    walk('plugins/api.ts');
+    expect([...reached].filter((f) => !f.startsWith('plugins/'))).toEqual([]);
   });
 
   it('names tarball paths only in the layout module', () => {
     const tarballPath = /['"`](?:metadata\.yaml|fluxcd-manifests|checksum\.(?:md5|sha256)(?:\.sig)?|app\/|plugins\/manifest\.json)['"`/]/;
     const offenders = files
-      .filter((f) => name(f) !== 'bundle/layout.ts')
+      .filter((f) => f !== 'bundle/layout.ts')
       .flatMap((f) =>
-        readFileSync(f, 'utf8')
+        (tree.get(f) ?? '')
           .split('\n')
-          .map((line, i) => ({ line, at: `${name(f)}:${i + 1}` }))
+          .map((line, i) => ({ line, at: `${f}:${i + 1}` }))
           .filter(({ line }) => !/^\s*(\*|\/\/|\/\*)/.test(line) && tarballPath.test(line))
           .map(({ at }) => at),
       );
@@ -120,9 +164,9 @@ describe('source structure', () => {
   });
 
   it('keeps every TLS client out of the commands started without NODE_EXTRA_CA_CERTS', () => {
-    const registryFile = join(SRC, 'cli/commands/index.ts');
-    const registry = readFileSync(registryFile, 'utf8');
-    const moduleOf = new Map([...registry.matchAll(/^\s*'?([a-z-]+)'?: \(\) => import\('(\.\/[a-z-]+)\.js'\)/gm)].map((m) => [m[1]!, join(SRC, 'cli/commands', `${m[2]}.ts`)]));
+    const registryFile = 'cli/commands/index.ts';
+    const registry = tree.get(registryFile) ?? '';
+    const moduleOf = new Map([...registry.matchAll(/^\s*'?([a-z-]+)'?: \(\) => import\('(\.\/[a-z-]+)\.js'\)/gm)].map((m) => [m[1]!, `cli/commands/${m[2]!.slice(2)}.ts`]));
     /**
      * The modules of flotilla and the TLS clients a command reaches, by any
      * chain of imports from its module or from the CLI's own (the launcher,
@@ -138,19 +182,19 @@ describe('source structure', () => {
         if (reached.has(file) || !graph.has(file)) return;
         // The one exception, imported only when a build must fetch a chart dependency its cache lacks: a certificate
         // it cannot trust then gets the hint to run the command with NODE_EXTRA_CA_CERTS (src/cli/output.ts).
-        if (file === join(SRC, 'dependencies/fetch.ts')) return;
+        if (file === 'dependencies/fetch.ts') return;
         reached.add(file);
         if (file === registryFile) return;
         for (const next of graph.get(file) ?? []) walk(next);
       };
-      for (const file of [start, ...['launch.ts', 'main.ts', 'program.ts', 'code-cache.ts'].map((f) => join(SRC, 'cli', f))]) walk(file);
+      for (const file of [start, ...['launch.ts', 'main.ts', 'program.ts', 'code-cache.ts'].map((f) => `cli/${f}`)]) walk(file);
       const clients = /^(node:)?(https|tls|http2)$|^@kubernetes\/client-node$|^undici$/;
       return [...reached].flatMap((f) => [
-        ...(/^(oci|kube)\//.test(name(f)) ? [name(f)] : []),
+        ...(/^(oci|kube)\//.test(f) ? [f] : []),
         ...packagesOf(f)
           .filter((p) => clients.test(p))
-          .map((p) => `${name(f)} imports ${p}`),
-        ...(usesGlobalClient(f) ? [`${name(f)} calls fetch or opens a socket of the web`] : []),
+          .map((p) => `${f} imports ${p}`),
+        ...(usesGlobalClient(f) ? [`${f} calls fetch or opens a socket of the web`] : []),
       ]);
     };
     // The walk finds them where they are…

@@ -33,9 +33,9 @@ import { startDevCluster, type DevCluster, type FluxTrace } from '../support/dev
 
 const RELEASES = Number(process.env.BENCH_RELEASES ?? 80);
 const READY_MS = Number(process.env.BENCH_READY_MS ?? 3000);
-/** helm processes the simulated helm-controller runs at once (Flux's --concurrent). */
 /** Fresh clusters the apply is measured on; the summary gives the median and the spread. */
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** helm processes the simulated helm-controller runs at once (Flux's --concurrent). */
 const CONTROLLER_CONCURRENCY = Number(process.env.BENCH_CONTROLLER_CONCURRENCY ?? 8);
 const root = resolve(import.meta.dirname, '..', '..');
 const cli = join(root, 'dist', 'cli', 'flotilla.cjs');

@@ -267,14 +267,13 @@ describe('the build server', () => {
 
   it('stops when idle or asked, and takes its socket with it', async () => {
     const u = newUser();
-    const started = Date.now();
     const idle = spawn(process.execPath, [cli, 'build-server', 'run', '--idle-timeout', '2'], { env: u.env(undefined), stdio: 'ignore' });
     const exited = new Promise<number | null>((done) => idle.on('exit', done));
     const sockets = () => (existsSync(join(u.cacheDir, 'build-servers')) ? readdirSync(join(u.cacheDir, 'build-servers')).filter((f) => f.endsWith('.sock')) : []);
     // Seen listening (a file check: a status command could take longer than the idle time on a busy machine).
     while (sockets().length === 0) await new Promise((done) => setTimeout(done, 20));
+    // It exits by itself (were it not to, the test would time out).
     expect(await exited).toBe(0);
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(sockets()).toEqual([]);
 
     const app = writeApp();

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +26,7 @@ function fakeSecretsApi(): { server: Server; secrets: Map<string, { data: Record
     req.on('data', (c: Buffer) => (text += c.toString()));
     req.on('end', () => resolve(text));
   });
-  const server = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     requests.push(`${req.method} ${req.url}`);
     const send = (code: number, payload: object) => {
       res.writeHead(code, { 'content-type': 'application/json' });
@@ -49,7 +49,9 @@ function fakeSecretsApi(): { server: Server; secrets: Map<string, { data: Record
       return send(201, secret);
     }
     return status(404, 'NotFound');
-  });
+  };
+  // A failing handler fails the test run (an unhandled rejection), not silently.
+  const server = createServer((req, res) => void handle(req, res));
   return { server, secrets, requests };
 }
 

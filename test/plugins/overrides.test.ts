@@ -85,7 +85,6 @@ describe('the plugin layer (values layer 5)', () => {
       ['const conf: Record<string, unknown> = { a: 1 }; conf.self = { back: conf }; return { conf } as Values;', 'returned a map or list that contains itself at conf.self.back; Helm values are a tree'],
       ['const list: unknown[] = [1]; list.push(list); return { list } as unknown as Values;', 'returned a map or list that contains itself at list.1; Helm values are a tree'],
       ['return { list: [1, undefined, 2] } as unknown as Values;', 'returned undefined in a list at list[1]'],
-      // eslint-disable-next-line no-sparse-arrays
       ['return { list: [1, , 2] } as unknown as Values;', 'returned undefined in a list at list[1]'],
       ['let deep: Record<string, unknown> = {}; const top = deep; for (let i = 0; i < 300; i++) { deep.d = {}; deep = deep.d as Record<string, unknown>; } return top as Values;', 'returned values nested more than 256 levels deep at ' + Array(256).fill('d').join('.')],
     ];

@@ -18,6 +18,14 @@ function place(bundle = 'file:///opt/flotilla/dist/cli/flotilla-0123456789abcdef
 
 const request = (at: ServerPlace, argv: string[]): RunRequest => ({ kind: 'run', key: at.key, argv, cwd: '/' });
 
+/** Resolves once `condition` holds, looking again after each turn of the event loop: waits on what happens, not for a time. */
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((done) => setTimeout(done, 5));
+}
+
+/** Resolves once the server at `at` answers. */
+const listening = (at: ServerPlace) => until(async () => (await serverStatus(at.socket)) !== undefined);
+
 function collect() {
   const lines: string[] = [];
   return { lines, output: { out: (text: string) => lines.push(`out:${text}`), err: (text: string) => lines.push(`err:${text}`) } };
@@ -52,7 +60,7 @@ describe('serve', () => {
         return req.argv[0] === 'fail' ? 1 : 0;
       },
     });
-    await new Promise((done) => setTimeout(done, 50));
+    await listening(at);
     const one = collect();
     const two = collect();
     const codes = await Promise.all([runOnServer(at.socket, request(at, ['ok']), one.output), runOnServer(at.socket, request(at, ['fail']), two.output)]);
@@ -72,45 +80,41 @@ describe('serve', () => {
   it('warms up when first quiet after its first commands, cut short by a command that comes meanwhile and taken up again at the next quiet spell', async () => {
     const at = place();
     const events: string[] = [];
-    const sleep = (millis: number) => new Promise((done) => setTimeout(done, millis));
+    let warmUps = 0;
     const served = serve({
       place: at,
       idleMillis: 60_000,
       apps: () => [],
       prepare: async () => void events.push('prepared'),
       warmUp: {
-        afterIdleMillis: 300,
+        // Far longer than three commands sent back to back take.
+        afterIdleMillis: 1000,
         run: async (cut) => {
           events.push('warm-up start');
-          for (let step = 0; step < 40; step++) {
-            if (cut.aborted) {
-              events.push('warm-up cut short');
-              throw new Error('cut short'); // as a build in memory that stops between charts
-            }
-            await sleep(10);
+          if (++warmUps === 1) {
+            // The first runs until a command cuts it short, as a build in memory stops between charts.
+            await new Promise((done) => cut.addEventListener('abort', done, { once: true }));
+            events.push('warm-up cut short');
+            throw new Error('cut short');
           }
           events.push('warm-up end');
         },
       },
       run: async (req) => {
         events.push(`run ${req.argv[0]}`);
-        await sleep(20);
         return 0;
       },
     });
-    await sleep(50);
+    await listening(at);
     // Commands closer together than the quiet spell: no warm-up between them.
-    for (const name of ['a', 'b', 'c']) {
-      expect(await runOnServer(at.socket, request(at, [name]), collect().output)).toBe(0);
-      await sleep(20);
-    }
+    for (const name of ['a', 'b', 'c']) expect(await runOnServer(at.socket, request(at, [name]), collect().output)).toBe(0);
     expect((await serverStatus(at.socket))?.warmedUp).toBe(false);
     // Quiet: the warm-up starts; a command sent while it runs cuts it short and runs.
-    await sleep(430);
+    await until(() => events.includes('warm-up start'));
     expect(await runOnServer(at.socket, request(at, ['during']), collect().output)).toBe(0);
     expect((await serverStatus(at.socket))?.warmedUp).toBe(false);
     // The next quiet spell takes it up again, to its end; then never again.
-    await sleep(1200);
+    await until(async () => (await serverStatus(at.socket))?.warmUp === 'done');
     expect(await serverStatus(at.socket)).toMatchObject({ warmUp: 'done', warmedUp: true });
     expect(events).toEqual(['prepared', 'run a', 'run b', 'run c', 'warm-up start', 'warm-up cut short', 'run during', 'warm-up start', 'warm-up end']);
     await askServer(at.socket, { kind: 'stop' });
@@ -133,8 +137,9 @@ describe('serve', () => {
       },
       run: async () => 0,
     });
-    await new Promise((done) => setTimeout(done, 400));
+    await until(() => runs === 1);
     expect(await runOnServer(at.socket, request(at, ['a']), collect().output)).toBe(0);
+    // A quiet spell several times the warm-up's: had it been tried again, it would have been by now.
     await new Promise((done) => setTimeout(done, 400));
     expect(runs).toBe(1);
     expect(await serverStatus(at.socket)).toMatchObject({ warmUp: 'failed', warmedUp: false });
@@ -151,29 +156,28 @@ describe('serve', () => {
       apps: () => [],
       run: async (req, _output, cancelled) => {
         seen.push(`start ${req.argv[0]}`);
-        await new Promise((done) => setTimeout(done, 150));
+        // The first runs until its client leaves; the others end at once.
+        if (req.argv[0] === 'first') await new Promise((done) => cancelled.addEventListener('abort', done, { once: true }));
         seen.push(`${req.argv[0]} cancelled: ${cancelled.aborted}`);
         return 0;
       },
     });
-    await new Promise((done) => setTimeout(done, 50));
-    // A client that sends its command and leaves at once (Ctrl-C), one that leaves while it waits its turn, and one that stays.
-    const leaving = (argv: string[], after: number) =>
-      new Promise<void>((done) => {
-        const socket = connect(at.socket, () => {
-          socket.write(`${JSON.stringify(request(at, argv))}\n`);
-          setTimeout(() => {
-            socket.destroy();
-            done();
-          }, after);
-        });
-      });
-    const first = leaving(['first'], 20);
-    await new Promise((done) => setTimeout(done, 10));
-    const queued = leaving(['queued'], 40);
-    await new Promise((done) => setTimeout(done, 10));
+    await listening(at);
+    // A client that sends its command and leaves while it runs (Ctrl-C), one that leaves while it waits its turn, and one that stays.
+    const client = (argv: string[]) => {
+      const socket = connect(at.socket, () => socket.write(`${JSON.stringify(request(at, argv))}\n`));
+      return { leave: () => socket.destroy() };
+    };
+    const first = client(['first']);
+    await until(() => seen.includes('start first'));
+    const queued = client(['queued']);
     const staying = runOnServer(at.socket, request(at, ['staying']), collect().output);
-    await Promise.all([first, queued]);
+    // A round trip after both: the server has read their commands (it reads connections in order).
+    await serverStatus(at.socket);
+    queued.leave();
+    // And one after it left: the server has seen it go before the first command ends.
+    await serverStatus(at.socket);
+    first.leave();
     expect(await staying).toBe(0);
     expect(seen).toEqual(['start first', 'first cancelled: true', 'start staying', 'staying cancelled: false']);
     expect((await serverStatus(at.socket))?.commandsRun).toBe(2); // the one never started is not counted
@@ -184,7 +188,7 @@ describe('serve', () => {
   it('lists the servers that answer, clearing sockets left behind, and stops them', async () => {
     const at = place();
     const served = serve({ place: at, idleMillis: 60_000, apps: () => [], run: async () => 0 });
-    await new Promise((done) => setTimeout(done, 50));
+    await listening(at);
     const stale = join(at.dir, '0000000000000000.sock');
     writeFileSync(stale, ''); // no server behind it
     expect((await listServers(at.dir)).map((s) => s.socket)).toEqual([at.socket]);
@@ -198,7 +202,7 @@ describe('serve', () => {
     const at = place();
     let installed = true;
     const served = serve({ place: at, idleMillis: 60_000, apps: () => [], run: async () => 0, installed: () => installed });
-    await new Promise((done) => setTimeout(done, 50));
+    await listening(at);
     expect(await runOnServer(at.socket, request(at, []), collect().output)).toBe(0);
     installed = false;
     await served;
@@ -207,14 +211,13 @@ describe('serve', () => {
 
   it('stops when idle, and when another server has taken its socket', async () => {
     const idle = place();
-    const started = Date.now();
+    // Nothing comes: it ends by itself (were it not to, the test would time out).
     await serve({ place: idle, idleMillis: 300, apps: () => [], run: async () => 0 });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(existsSync(idle.socket)).toBe(false);
 
     const shared = place();
     const first = serve({ place: shared, idleMillis: 60_000, apps: () => [], run: async () => 0 });
-    await new Promise((done) => setTimeout(done, 50));
+    await listening(shared);
     const second = serve({ place: shared, idleMillis: 60_000, apps: () => [], run: async () => 7 });
     await first; // its name is the second's now
     expect(await runOnServer(shared.socket, request(shared, []), collect().output)).toBe(7);

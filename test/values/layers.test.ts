@@ -3,8 +3,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { fromPlain } from '../../src/document/index.js';
-import { overridesSecret } from '../../src/flux/index.js';
-import { load } from 'js-yaml';
 import { computeReleaseValues, explain, TemplateError } from '../../src/values/index.js';
 import { writeApp } from '../support/app-fixture.js';
 
@@ -123,9 +121,7 @@ services:
     });
     const kinds = new Map(values.layers.filter((l) => l.root).map((l) => [l.kind, l.label]));
     expect([...kinds.keys()]).toEqual(['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user']);
-    const secret = overridesSecret(web, 'system', values.systemOverrides);
-    expect(secret.metadata).toEqual({ name: 'web-system-overrides', namespace: 'demo' });
-    const content = load(secret.stringData['web-system-overrides.yaml']!) as Record<string, Record<string, unknown>>;
+    const content = values.systemOverrides as Record<string, Record<string, unknown>>;
     expect(content.conf).toMatchObject({ host: 'web.example.org', policy: { admin_required: 'role:admin' }, fromPlugin: true, banner: 'from-service', fromUser: 'yes' }); // 2, 4, 5, 7, 8
     expect(content.images).toEqual({ tags: { web: 'docker.io/library/nginx:1.27', sidecar: 'registry.example.org/db:1' } }); // 3, custom images
     expect(content.labels).toEqual({ team: 'platform', tier: 'standard' }); // 6 (common.charts)

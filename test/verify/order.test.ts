@@ -137,9 +137,8 @@ describe('external tools run fenced', () => {
   it('stops a tool that runs past the time limit', async () => {
     process.env.FLOTILLA_HELM = fakeTool('sleep 30');
     process.env.FLOTILLA_TOOL_TIMEOUT = '0.5';
-    const started = Date.now();
+    // (`sleep 30` left alone would end with exit 0, and no error.)
     await expect(helm(['lint', 'x'])).rejects.toThrow(/helm lint did not finish within 0\.5 s and was stopped \(FLOTILLA_TOOL_TIMEOUT raises the limit\)/);
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('caps a tool\'s memory', async () => {

@@ -1343,7 +1343,6 @@ export class FluxSimulation {
     return objects.sort((a, b) => rank(a) - rank(b));
   }
 
-  /** Stores rendered objects as Helm would: labelled, annotated, server-side applied by helm-controller. */
   /**
    * With disableTakeOwnership, Helm refuses objects that exist and belong to
    * no release or another one, with Helm's own message.
@@ -1371,6 +1370,7 @@ export class FluxSimulation {
     }
   }
 
+  /** Stores rendered objects as Helm would: labelled, annotated, server-side applied by helm-controller. */
   private applyObjects(objects: JsonObject[], releaseName: string, releaseNamespace: string, hrNamespace: string, hrName: string, createNamespace: boolean): void {
     const nsType = this.cluster.types.get('', 'v1', 'namespaces')!;
     if (createNamespace && !this.cluster.find(nsType, '', releaseNamespace)) this.cluster.create(nsType, '', { metadata: { name: releaseNamespace } }, { fieldManager: MANAGER });
