@@ -4,15 +4,16 @@
  * cluster only through src/kube; its state lives in the cluster (record.ts).
  */
 export { abortApp, type AbortOutcome } from './abort.js';
+export { continueApp } from './continue.js';
 export { applyApp, DEFAULT_RELEASE_WAIT_MS, type ApplyOptions } from './apply.js';
 export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
 export { CONFIG_MAP, ChartRepositoryError, parseChartRepository, readClusterConfig, type ClusterConfig } from './config.js';
-export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
+export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, PayloadIntegrityError, PhaseFailedError, PhaseUsageError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
 export { ignoreEvents, type EventSink, type LifecycleEvent } from './events.js';
 export { decide, type DecidedOperation, type Decision, type RecordFacts } from './decide.js';
 export { lockName, type OperationOptions } from './operation.js';
 export { kustomizationResources, planApply, UnknownApplyModeError, type ApplyPlan, type PlanOptions } from './plan.js';
-export { APP_STATES, HISTORY_LIMIT, recordSecretName, RecordFieldError, SYSTEM_NAMESPACE, type AppRecord, type AppState, type ChartRepository, type HistoryEntry, type Progress } from './record.js';
+export { APP_STATES, HISTORY_LIMIT, recordSecretName, RecordFieldError, SYSTEM_NAMESPACE, type AppRecord, type AppState, type AppVersions, type ChartRepository, type HistoryEntry, type Progress } from './record.js';
 export type { ReleaseStatus } from './releases.js';
 export { deleteApp, LeftBehindError, removeApp, SuspendedReleasesError, type DeleteOptions, type DeleteOutcome, type RemoveOptions } from './remove.js';
 export { listApps, showApp, type AppSummary, type AppView } from './show.js';

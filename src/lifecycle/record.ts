@@ -97,6 +97,21 @@ export interface Progress {
 /** User overrides (values layer 8), per chart. */
 export type UserOverrides = Readonly<Record<string, { readonly [key: string]: JsonValue }>>;
 
+/**
+ * The app's versions as a staged update leaves them (docs/versions.md):
+ * the catalog release every phase finished on, and where an update stands.
+ */
+export interface AppVersions {
+  /** The catalog release of the last apply that finished every phase with every release Ready: set only then. */
+  readonly deployed?: string;
+  /** The update phase being written or waited on, or the one held; absent when no staged update is under way. */
+  readonly phase?: string;
+  /** The phase the update stopped before, waiting for `flotilla version continue APP --phase NAME`. */
+  readonly held?: string;
+  /** Phases an update stops before until continued (`--hold PHASE`). */
+  readonly holdAt?: readonly string[];
+}
+
 export interface AppRecord {
   readonly name: string;
   readonly state: AppState;
@@ -109,6 +124,7 @@ export interface AppRecord {
   readonly deployed: readonly string[];
   readonly mode?: string;
   readonly progress?: Progress;
+  readonly versions?: AppVersions;
   readonly history: readonly HistoryEntry[];
 }
 
@@ -201,6 +217,11 @@ export function checkRecord(value: unknown, where: string): asserts value is App
   object(record.userOverrides, 'userOverrides');
   if (record.previousUserOverrides !== undefined) object(record.previousUserOverrides, 'previousUserOverrides');
   texts(record.deployed, 'deployed');
+  if (record.versions !== undefined) {
+    const versions = object(record.versions, 'versions');
+    for (const key of ['deployed', 'phase', 'held']) if (versions[key] !== undefined) text(versions[key], `versions.${key}`);
+    if (versions.holdAt !== undefined) texts(versions.holdAt, 'versions.holdAt');
+  }
   list(record.history, 'history').forEach((h, i) => object(h, `history[${i}]`));
 }
 
