@@ -34,6 +34,7 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   update: () => import('./lifecycle.js'),
   override: () => import('./lifecycle.js'),
   diff: () => import('./lifecycle.js'),
+  version: () => import('./version.js'),
   bump: () => import('./bump.js'),
   images: () => import('./images.js'),
   push: () => import('./push.js'),
