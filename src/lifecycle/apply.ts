@@ -130,8 +130,9 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
       return 'submitted';
     }
     const total = plan.releases.length;
-    // A staged apply starts with every release counted: a phase takes its own out until they are Ready for it.
-    const ready = new Set<string>(staged ? plan.releases.map((r) => r.name) : []);
+    // A staged apply counts the releases no phase writes from the start, and those of a skipped phase when it is skipped.
+    const phased = new Set(staged?.phases.flatMap((p) => p.releases) ?? []);
+    const ready = new Set<string>(staged ? plan.releases.map((r) => r.name).filter((name) => !phased.has(name)) : []);
     let current: string | undefined;
     const progress = (): Progress => completion(ready.size, total, bundle.applyProgressAdjust, current);
     const report = () => events({ type: 'progress', progress: progress(), elapsedMs: Date.now() - started });
@@ -195,6 +196,10 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
           client,
           handle,
           events,
+          skipped: (releases) => {
+            for (const name of releases) ready.add(name);
+            report();
+          },
           deliver: async (secrets, helmReleases, token) => {
             if (secrets.length > 0) await serverSideApply(client, secrets, { force: true });
             await deliver(helmReleases, token);

@@ -198,6 +198,8 @@ export interface StagedRun {
   readonly events: EventSink;
   /** Writes a phase's overrides Secrets and HelmReleases (stamped with `token`) and waits until each release is Ready for it. */
   deliver(secrets: readonly KubeObject[], helmReleases: readonly KubeObject[], token: string): Promise<void>;
+  /** A phase was skipped: its releases run what it would write. */
+  skipped(releases: readonly string[]): void;
 }
 
 /**
@@ -213,6 +215,7 @@ export async function runStagedApply(staged: StagedApply, run: StagedRun): Promi
     const check = await checkPhase(run.client, phase, phase.name === interrupted);
     if (check.skip) {
       events({ type: 'step', message: `phase ${phase.name}: skipped (${check.why})` });
+      run.skipped(phase.releases);
       continue;
     }
     if (handle.record.versions?.holdAt?.includes(phase.name)) {
