@@ -84,6 +84,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     events,
     signal: run.signal,
     userOverrides: handle.record.userOverrides,
+    ...(handle.record.versions ? { versions: handle.record.versions } : {}),
     ...(options.mode ? { applyMode: options.mode } : {}),
   });
   try {
@@ -100,7 +101,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     const values = await computeValues(loaded, plan);
 
     const token = new Date().toISOString();
-    const set = await renderApplySet({ appName: handle.record.name, manifests: loaded.manifests, releases: loaded.app.releases, plan, values, repository: bundle.repository, token });
+    const annotations = new Map(loaded.app.releases.map((r) => [r.name, loaded.app.serviceDefaultAnnotations(r.chart)]));
+    const set = await renderApplySet({ appName: handle.record.name, manifests: loaded.manifests, releases: loaded.app.releases, plan, values, repository: bundle.repository, token, annotations });
     // Recorded before anything is written: a run killed after this knows which releases may exist.
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);

@@ -5,6 +5,7 @@
  * staged update stands (phase, held). One type, shared by the version
  * commands and the phased update.
  */
+import type { JsonValue } from '../plugins/api.js';
 
 /** A catalog release the cluster knows of. */
 export interface AvailableRelease {
@@ -13,6 +14,9 @@ export interface AvailableRelease {
   readonly bundle: string;
   /** In the catalog of the bundle uploaded now; false: known only from an earlier bundle. */
   readonly inBundle: boolean;
+  /** The release's catalog entry as that bundle shipped it: a target known only from an earlier bundle resolves from it. */
+  readonly images: Readonly<Record<string, string>>;
+  readonly serviceDefaults: Readonly<Record<string, JsonValue>>;
 }
 
 /** A custom image the operator set in the cluster (`flotilla version image set`). */
@@ -30,6 +34,8 @@ export interface AppVersions {
   readonly available: readonly AvailableRelease[];
   /** The release the operator asked for (until then, the deployment spec's main.release); the next apply carries it out. */
   readonly target: string;
+  /** When and by whom the target was set; absent while it follows the deployment spec's main.release. */
+  readonly targetSet?: { readonly at: string; readonly by: string };
   /** The release running: set only when an update to it finished and every release was Ready with its images. */
   readonly deployed?: string;
   /** The phase a staged update is in (or stopped in), until it finishes. */
