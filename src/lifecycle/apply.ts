@@ -24,6 +24,7 @@ import { criticalPathMs, releaseTimeMs, WriteSchedule, type ScheduledRelease } f
 import type { HelmReleaseSpec } from '../flux/index.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
+import { deployedTarget } from '../versions/index.js';
 
 /** How long one release may take to be uninstalled, or to finish a Helm action under way before a recovery, unless --timeout says otherwise. */
 export const DEFAULT_RELEASE_WAIT_MS = 30 * 60_000;
@@ -60,7 +61,9 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
     const outcome = await applyBundle(run, handle, bundle, options);
     if (outcome === 'submitted') return handle.end(options.running, 'succeeded', 'submitted; not waited for (run apply again to wait)');
     // The progress saved at the end of the wait counts the plan's releases (a mode may apply fewer than the bundle has).
-    return await handle.end('applied', 'succeeded');
+    // Every release was waited Ready with the target's images: the target is deployed.
+    const versions = handle.record.versions;
+    return await handle.end('applied', 'succeeded', undefined, versions ? { versions: deployedTarget(versions) } : {});
   } catch (error) {
     // A check hook's refusal, a mode the app does not know, an object too large to write, a stored payload changed: nothing was done, the state stays.
     const refused = refusedBeforeChange(error);

@@ -22,7 +22,7 @@ const KIND_LABEL = 'flotilla.starlingx.io/kind';
 export const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying', 'applied', 'apply-failed', 'updating', 'recovering', 'removing', 'remove-failed'] as const;
 export type AppState = (typeof APP_STATES)[number];
 
-export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override';
+export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override' | 'version';
 /** `killed`: its run ended without a word (kill -9, a lost node); closed by the next operation that took the lock. */
 export type OperationResult = 'succeeded' | 'failed' | 'refused' | 'aborted' | 'recovered' | 'killed';
 
@@ -205,6 +205,24 @@ export function checkRecord(value: unknown, where: string): asserts value is App
   if (record.previousUserOverrides !== undefined) object(record.previousUserOverrides, 'previousUserOverrides');
   texts(record.deployed, 'deployed');
   list(record.history, 'history').forEach((h, i) => object(h, `history[${i}]`));
+  if (record.versions !== undefined) {
+    const v = object(record.versions, 'versions');
+    text(v.target, 'versions.target');
+    for (const key of ['deployed', 'phase', 'held'] as const) if (v[key] !== undefined) text(v[key], `versions.${key}`, /./, 'a non-empty string');
+    list(v.available, 'versions.available').forEach((a, i) => {
+      const known = object(a, `versions.available[${i}]`);
+      text(known.release, `versions.available[${i}].release`, /./, 'a release name');
+      text(known.bundle, `versions.available[${i}].bundle`);
+      flag(known.inBundle, `versions.available[${i}].inBundle`);
+      Object.entries(object(known.images, `versions.available[${i}].images`)).forEach(([field, ref]) => text(ref, `versions.available[${i}].images.${field}`));
+      object(known.serviceDefaults, `versions.available[${i}].serviceDefaults`);
+    });
+    Object.entries(object(v.customImages, 'versions.customImages')).forEach(([field, c]) => {
+      const image = object(c, `versions.customImages.${field}`);
+      for (const key of ['reference', 'set', 'by']) text(image[key], `versions.customImages.${field}.${key}`);
+    });
+    Object.entries(object(v.customImagesAtTarget, 'versions.customImagesAtTarget')).forEach(([field, ref]) => text(ref, `versions.customImagesAtTarget.${field}`));
+  }
 }
 
 /** A record read from the cluster, with the version to write back against. */

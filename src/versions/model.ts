@@ -211,3 +211,9 @@ export function clusterCustomImages(state: AppVersions, targets: VersionCatalog[
   }
   return out;
 }
+
+/** The state once an update to the target finished with every release Ready on its images: the target is deployed, no phase runs. */
+export function deployedTarget(state: AppVersions): AppVersions {
+  const { phase: _phase, held: _held, ...rest } = state;
+  return { ...rest, deployed: state.target };
+}
