@@ -276,7 +276,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const serviceDefaults = effectiveServiceDefaults(catalog.defaults, catalogTarget.serviceDefaults);
   const target: VersionEntry = { ...catalogTarget, serviceDefaults: Object.fromEntries([...serviceDefaults].map(([name, d]) => [name, d.value])) };
   const custom = customImages(specNode);
-  if (versions) for (const [field, image] of clusterCustomImages(versions, catalog.targets)) custom.set(field, image);
+  if (versions) for (const [field, image] of clusterCustomImages(versions, catalog)) custom.set(field, image);
   const resolved = resolveImages(catalog, target, custom);
   collect(resolved.diagnostics);
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
@@ -319,12 +319,14 @@ function readCatalog(
 ): VersionCatalog {
   const versions = new Map<string, VersionEntry>();
   let targets = new Map<string, never[]>() as VersionCatalog['targets'];
+  let backendMaps: VersionCatalog['backendMaps'] = new Set();
   for (const file of fileNames) {
     const doc = read(file, file === 'images.yaml' ? 'images' : `release ${basename(file, '.yaml')}`);
     if (file === 'images.yaml') {
       const result = readImageTargets(doc.root);
       collect(result.diagnostics);
       targets = result.targets;
+      backendMaps = result.backendMaps;
       continue;
     }
     const result = readVersionFile(doc.root, doc.file, basename(file, '.yaml'));
@@ -333,7 +335,7 @@ function readCatalog(
   }
   const declared = readServiceDefaults(serviceDefaultsRoot);
   collect(declared.diagnostics);
-  const catalog = { versions, targets, defaults: declared.declarations };
+  const catalog = { versions, targets, backendMaps, defaults: declared.declarations };
   collect(checkCatalog(catalog));
   return catalog;
 }

@@ -127,9 +127,9 @@ export async function setCustomImage(client: KubeClient, appName: string, field:
   return withAppLock(client, appName, 'version', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const app = await storedApp(client, handle.record);
-    customImageTarget(field, app.catalog.targets);
+    customImageTarget(field, app.catalog);
     const stored = options.resolve ? await pinned(reference, options.registry ?? {}) : reference;
-    const versions = withCustomImage(versionsOf(handle.record, app), field, stored, app.catalog.targets, { by: run.lease.holder, now: new Date().toISOString() });
+    const versions = withCustomImage(versionsOf(handle.record, app), field, stored, app.catalog, { by: run.lease.holder, now: new Date().toISOString() });
     await storedApp(client, handle.record, versions);
     await handle.update((r) => ({ ...r, versions }));
     return versions.customImages[field] as CustomImage;

@@ -33,6 +33,8 @@ export interface VersionCatalog {
   readonly versions: ReadonlyMap<string, VersionEntry>;
   /** image field → where it lands. */
   readonly targets: ReadonlyMap<string, readonly ImageTarget[]>;
+  /** Image fields with one image per backend (images.yaml `backendMaps`). */
+  readonly backendMaps: ReadonlySet<string>;
   /** The service defaults the app declares (overrides/service-defaults.yaml): fallbacks and annotations. */
   readonly defaults: ReadonlyMap<string, ServiceDefaultDeclaration>;
 }
@@ -84,12 +86,30 @@ export function readVersionFile(root: ValueNode | undefined, file: string, expec
   };
 }
 
-export function readImageTargets(root: ValueNode | undefined): { targets: Map<string, ImageTarget[]>; diagnostics: Diagnostic[] } {
+/**
+ * The key of images.yaml listing per-backend maps: each FIELD named there,
+ * with its `FIELD_<backend>` fields, is one image per backend
+ * (`FIELD.<backend>` to `flotilla version image`), FIELD the image of
+ * every backend without its own.
+ */
+export const BACKEND_MAPS_KEY = 'backendMaps';
+
+export function readImageTargets(root: ValueNode | undefined): { targets: Map<string, ImageTarget[]>; backendMaps: Set<string>; diagnostics: Diagnostic[] } {
   const targets = new Map<string, ImageTarget[]>();
+  const backendMaps = new Set<string>();
   const diagnostics: Diagnostic[] = [];
-  if (!root) return { targets, diagnostics };
-  if (root.kind !== 'map') return { targets, diagnostics: [diagnostic('expected a map: image field → {chart: value.path}', root.origin.location, [])] };
+  if (!root) return { targets, backendMaps, diagnostics };
+  if (root.kind !== 'map') return { targets, backendMaps, diagnostics: [diagnostic('expected a map: image field → {chart: value.path}', root.origin.location, [])] };
   for (const [field, node] of root.entries) {
+    if (field === BACKEND_MAPS_KEY) {
+      const names = node.kind === 'seq' ? node.items : [];
+      if (node.kind !== 'seq') diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: expected a list of image fields that have one image per backend (FIELD_<backend>)`, node.origin.location, [field]));
+      for (const item of names) {
+        if (item.kind === 'scalar' && typeof item.value === 'string') backendMaps.add(item.value);
+        else diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: expected an image field name`, item.origin.location, [field]));
+      }
+      continue;
+    }
     if (node.kind !== 'map' || node.entries.size === 0) {
       diagnostics.push(diagnostic(`image field ${field}: expected a map of chart name → dotted value path`, node.origin.location, [field]));
       continue;
@@ -105,7 +125,11 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
     }
     targets.set(field, list);
   }
-  return { targets, diagnostics };
+  const mapsNode = getNode(root, [BACKEND_MAPS_KEY]);
+  for (const field of backendMaps) {
+    if (!targets.has(field)) diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: ${field} is not an image field of this file`, mapsNode?.origin.location, [BACKEND_MAPS_KEY]));
+  }
+  return { targets, backendMaps, diagnostics };
 }
 
 /** Cross-checks: every image field of every release lands somewhere. */

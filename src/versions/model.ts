@@ -148,10 +148,12 @@ export const DEFAULT_BACKEND = 'default';
 /**
  * The catalog field a custom image field names: a field of
  * overrides/versions/images.yaml, or `FIELD.<backend>` of a per-backend map
- * (`cinder_volume.ceph` → `cinder_volume_ceph`; `cinder_volume.default` →
- * `cinder_volume`, the image of every backend without its own).
+ * (images.yaml `backendMaps`): `cinder_volume.ceph` → `cinder_volume_ceph`;
+ * `cinder_volume.default` → `cinder_volume`, the image of every backend
+ * without its own.
  */
-export function customImageTarget(field: string, targets: VersionCatalog['targets']): string {
+export function customImageTarget(field: string, catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>): string {
+  const { targets } = catalog;
   const dot = field.indexOf('.');
   if (dot < 0) {
     if (targets.has(field)) return field;
@@ -160,18 +162,19 @@ export function customImageTarget(field: string, targets: VersionCatalog['target
   }
   const base = field.slice(0, dot);
   const backend = field.slice(dot + 1);
-  const backends = [...targets.keys()].filter((f) => f.startsWith(`${base}_`)).map((f) => f.slice(base.length + 1));
-  if (!targets.has(base) || backends.length === 0) {
-    throw new VersionRefusedError(`"${base}" has no per-backend images: a FIELD.<backend> form needs ${base} and ${base}_<backend> fields in overrides/versions/images.yaml`);
+  if (!catalog.backendMaps.has(base)) {
+    const maps = [...catalog.backendMaps].sort();
+    throw new VersionRefusedError(`"${base}" has no per-backend images: FIELD.<backend> works for the fields images.yaml lists under backendMaps (${maps.join(', ') || 'none'})`);
   }
+  const backends = [...targets.keys()].filter((f) => f.startsWith(`${base}_`)).map((f) => f.slice(base.length + 1));
   if (backend === DEFAULT_BACKEND) return base;
   if (backends.includes(backend)) return `${base}_${backend}`;
-  throw new VersionRefusedError(`${base} has no backend "${backend}": known backends ${[DEFAULT_BACKEND, ...backends].join(', ')} (a backend without its own image uses ${base}.${DEFAULT_BACKEND})`);
+  throw new VersionRefusedError(`${base} has no backend "${backend}": known backends ${[DEFAULT_BACKEND, ...backends].join(', ')} (a backend without its own image uses ${base}.${DEFAULT_BACKEND}; a new backend is a ${base}_<backend> field in overrides/versions/images.yaml)`);
 }
 
 /** The state with a custom image set; the reference must be pinned and of the distribution grammar. */
-export function withCustomImage(state: AppVersions, field: string, reference: string, targets: VersionCatalog['targets'], who: { by: string; now: string }): AppVersions {
-  customImageTarget(field, targets);
+export function withCustomImage(state: AppVersions, field: string, reference: string, catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>, who: { by: string; now: string }): AppVersions {
+  customImageTarget(field, catalog);
   const problem = imageReferenceProblem(reference);
   if (problem) throw new VersionRefusedError(`custom image ${field}: ${JSON.stringify(reference)} ${problem}`);
   const image: CustomImage = { reference, set: who.now, by: who.by };
@@ -204,10 +207,10 @@ export function targetEntry(catalog: VersionCatalog, state: AppVersions): Versio
 }
 
 /** The operator's custom images as `resolveImages` takes them, by the catalog field each lands on, each with where it was set. */
-export function clusterCustomImages(state: AppVersions, targets: VersionCatalog['targets']): Map<string, { reference: string; location: SourceLocation }> {
+export function clusterCustomImages(state: AppVersions, catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>): Map<string, { reference: string; location: SourceLocation }> {
   const out = new Map<string, { reference: string; location: SourceLocation }>();
   for (const [field, image] of Object.entries(state.customImages)) {
-    out.set(customImageTarget(field, targets), { reference: image.reference, location: { file: `custom image ${field}, set ${image.set} by ${image.by}`, line: 0, column: 0 } });
+    out.set(customImageTarget(field, catalog), { reference: image.reference, location: { file: `custom image ${field}, set ${image.set} by ${image.by}`, line: 0, column: 0 } });
   }
   return out;
 }

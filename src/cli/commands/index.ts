@@ -36,6 +36,7 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
   diff: () => import('./lifecycle.js'),
   bump: () => import('./bump.js'),
   images: () => import('./images.js'),
+  version: () => import('./version.js'),
   push: () => import('./push.js'),
   starlingx: () => import('./starlingx.js'),
   'build-server': () => import('./build-server.js'),
