@@ -9,7 +9,13 @@ import { credentials, endpointValues, merge } from './lib/openstack.js';
 
 export type GlanceApiMode = 'wsgi' | 'proxy';
 
-/** A release that does not say keeps the eventlet server: the model every release supports. */
+/**
+ * The model the target's glanceWsgi says — the value the HelmRelease's
+ * glance.openstack.org/wsgi annotation carries; a release that does not say
+ * gets the fallback of overrides/service-defaults.yaml (false) before it
+ * gets here, and an app without that declaration keeps the eventlet server,
+ * the model every release supports.
+ */
 export function apiMode(serviceDefaults: Readonly<Record<string, unknown>>): GlanceApiMode {
   return serviceDefaults.glanceWsgi === true ? 'wsgi' : 'proxy';
 }

@@ -8,6 +8,7 @@ export const APP_FILES = {
   sizes: 'overrides/sizes',
   versions: 'overrides/versions',
   imageTargets: 'overrides/versions/images.yaml',
+  serviceDefaults: 'overrides/service-defaults.yaml',
   static: 'overrides/static',
   templates: 'overrides/templates',
   policies: 'policies',

@@ -9,7 +9,23 @@ import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import type { ReadMemory } from '../files/index.js';
 import { getNode, parseJson, parseYaml, type ParsedText, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
-import { checkCatalog, readImageTargets, readVersionFile, resolveImages, targetVersion, type ResolvedImage, type VersionCatalog, type VersionEntry } from '../versions/index.js';
+import {
+  checkCatalog,
+  clusterCustomImages,
+  effectiveServiceDefaults,
+  readImageTargets,
+  readServiceDefaults,
+  readVersionFile,
+  resolveImages,
+  serviceDefaultAnnotations,
+  targetEntry,
+  targetVersion,
+  type AppVersions,
+  type EffectiveServiceDefault,
+  type ResolvedImage,
+  type VersionCatalog,
+  type VersionEntry,
+} from '../versions/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkReferences } from './references.js';
@@ -49,9 +65,16 @@ export interface App {
   /** The spec layers, lowest first (preset, size, deployment file). */
   readonly specLayers: readonly SpecLayer[];
   readonly catalog: VersionCatalog;
+  /** The target release's catalog entry, its serviceDefaults the effective ones (fallbacks filled in). */
   readonly target: VersionEntry;
-  /** The images the charts get: the target release's, with `main.customImages` on top. */
+  /** Each service default of the target and whether the release set it or the app's fallback applied. */
+  readonly serviceDefaults: ReadonlyMap<string, EffectiveServiceDefault>;
+  /** The images the charts get: the target release's, with `main.customImages` on top, then the cluster's custom images. */
   readonly images: ReadonlyMap<string, ResolvedImage>;
+  /** The cluster's version state this app was assembled with (a version on a cluster), if any. */
+  readonly versions?: AppVersions;
+  /** The annotations the HelmRelease of a chart carries for the target's service defaults (always written for those that affect it). */
+  serviceDefaultAnnotations(chart: string): Record<string, string>;
   /** The RBAC policy set the spec selects (policies/<set>/), if any. */
   readonly policySet?: string;
   /** Releases the spec turns on, in table order. */
@@ -94,6 +117,8 @@ export interface AssembleOptions {
   readonly transformText?: (displayPath: string, text: string) => string;
   /** Trees parsed before, by input: what is unchanged is neither parsed nor checked again. */
   readonly parseMemo?: ParseMemo;
+  /** The cluster's version state (the app record's): its target instead of main.release, its custom images on top of main.customImages. */
+  readonly versions?: AppVersions;
 }
 
 /** Reads the app source tree in `appDir` and assembles it (see assembleApp). */
@@ -240,13 +265,23 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   }
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
 
-  const catalog = readCatalog(yamlNames(APP_FILES.versions).sort(), (file, layer) => read(`${APP_FILES.versions}/${file}`, layer), collect);
+  const catalog = readCatalog(
+    yamlNames(APP_FILES.versions).sort(),
+    (file, layer) => read(`${APP_FILES.versions}/${file}`, layer),
+    files.kindOf(APP_FILES.serviceDefaults) === 'file' ? read(APP_FILES.serviceDefaults, 'service defaults').root : undefined,
+    collect,
+  );
   if (errors.length > 0) throw failure('the version catalog is invalid:');
   collect(checkReferences({ releases: releasesResult.releases, specNode, metadataRoot: metadataDoc.root, imageTargets: catalog.targets, files }));
   collect(checkUpdatePhases(releasesResult.updatePhases, releasesResult.releases.map((r) => r.name), [...catalog.targets.keys()]));
   if (errors.length > 0) throw failure('the app refers to names that do not exist:');
-  const target = targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
-  const resolved = resolveImages(catalog, target, customImages(specNode));
+  const versions = options.versions;
+  const catalogTarget = versions && versions.target !== '' ? targetEntry(catalog, versions) : targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
+  const serviceDefaults = effectiveServiceDefaults(catalog.defaults, catalogTarget.serviceDefaults);
+  const target: VersionEntry = { ...catalogTarget, serviceDefaults: Object.fromEntries([...serviceDefaults].map(([name, d]) => [name, d.value])) };
+  const custom = customImages(specNode);
+  if (versions) for (const [field, image] of clusterCustomImages(versions, catalog)) custom.set(field, image);
+  const resolved = resolveImages(catalog, target, custom);
   collect(resolved.diagnostics);
   if (errors.length > 0) throw failure('the deployment spec is invalid:');
 
@@ -266,7 +301,10 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     specLayers,
     catalog,
     target,
+    serviceDefaults,
     images: resolved.images,
+    ...(versions ? { versions } : {}),
+    serviceDefaultAnnotations: (chart) => serviceDefaultAnnotations(catalog.defaults, serviceDefaults, chart),
     policySet,
     enabled,
     warnings,
@@ -281,23 +319,28 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
 function readCatalog(
   fileNames: readonly string[],
   read: (file: string, layer: string) => ParsedYaml,
+  serviceDefaultsRoot: ValueNode | undefined,
   collect: (ds: readonly Diagnostic[]) => void,
 ): VersionCatalog {
   const versions = new Map<string, VersionEntry>();
   let targets = new Map<string, never[]>() as VersionCatalog['targets'];
+  let backendMaps: VersionCatalog['backendMaps'] = new Set();
   for (const file of fileNames) {
     const doc = read(file, file === 'images.yaml' ? 'images' : `release ${basename(file, '.yaml')}`);
     if (file === 'images.yaml') {
       const result = readImageTargets(doc.root);
       collect(result.diagnostics);
       targets = result.targets;
+      backendMaps = result.backendMaps;
       continue;
     }
     const result = readVersionFile(doc.root, doc.file, basename(file, '.yaml'));
     collect(result.diagnostics);
     if (result.entry) versions.set(result.entry.release, result.entry);
   }
-  const catalog = { versions, targets };
+  const declared = readServiceDefaults(serviceDefaultsRoot);
+  collect(declared.diagnostics);
+  const catalog = { versions, targets, backendMaps, defaults: declared.declarations };
   collect(checkCatalog(catalog));
   return catalog;
 }

@@ -109,7 +109,21 @@ export const metadataSchema: JsonSchema = {
     flotilla: {
       type: 'object',
       additionalProperties: false,
-      properties: { target: { enum: [...APP_TARGETS], expected: `where the app is deployed: ${APP_TARGETS.join(', ')}` } },
+      properties: {
+        target: { enum: [...APP_TARGETS], expected: `where the app is deployed: ${APP_TARGETS.join(', ')}` },
+        // Target changes beyond one release at a time (docs/versions.md): named skip-level jumps.
+        releaseUpgrades: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            skipLevel: {
+              type: 'array',
+              items: { type: 'object', required: ['from', 'to'], additionalProperties: false, properties: { from: { type: 'string', minLength: 1 }, to: { type: 'string', minLength: 1 } } },
+              expected: 'a list of {from: RELEASE, to: RELEASE} jumps allowed in one target change',
+            },
+          },
+        },
+      },
     },
   },
 };
@@ -196,6 +210,8 @@ export interface AppMetadata {
   readonly applyProgressAdjust: number;
   /** Where the app is deployed (`flotilla.target`, default `both`). */
   readonly target: AppTarget;
+  /** Target changes allowed beyond one release at a time (`flotilla.releaseUpgrades`). */
+  readonly releaseUpgrades: { readonly skipLevel: readonly { readonly from: string; readonly to: string }[] };
   /** Where the metadata does not fit what current StarlingX runs (its Kubernetes versions): said by `build`, not by every command; none for a plain-Flux app. */
   readonly platformWarnings: readonly Diagnostic[];
   /** The file as written, for shipping unchanged in the tarball. */
@@ -264,7 +280,8 @@ export function readMetadata(root: ValueNode | undefined, file: string, check: S
     return { diagnostics };
   }
   const upgrades = (raw.upgrades ?? {}) as Record<string, unknown>;
-  const target = ((raw.flotilla as { target?: AppTarget } | undefined)?.target ?? 'both') satisfies AppTarget;
+  const own = raw.flotilla as { target?: AppTarget; releaseUpgrades?: { skipLevel?: { from: string; to: string }[] } } | undefined;
+  const target = (own?.target ?? 'both') satisfies AppTarget;
   const metadata: AppMetadata = {
     appName: String(raw.app_name),
     appVersion: String(raw.app_version),
@@ -279,6 +296,7 @@ export function readMetadata(root: ValueNode | undefined, file: string, check: S
     },
     applyProgressAdjust: (raw.apply_progress_adjust as number | undefined) ?? 0,
     target,
+    releaseUpgrades: { skipLevel: (own?.releaseUpgrades?.skipLevel ?? []).map((jump) => ({ from: String(jump.from), to: String(jump.to) })) },
     platformWarnings: target === 'flux' ? [] : platformK8sWarnings(k8s, root),
     raw,
   };

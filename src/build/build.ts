@@ -322,9 +322,12 @@ function defaultNamespace(releases: readonly Release[]): string {
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
 }
 
-/** Release folders in apply order: wave by wave, table order within a wave. */
+/** Release folders in apply order (wave by wave, table order within a wave), each with the annotations of the target's service defaults. */
 function orderForApply(app: App): Release[] {
-  return app.graph.waves.flat();
+  return app.graph.waves.flat().map((release) => {
+    const serviceDefaults = app.serviceDefaultAnnotations(release.chart);
+    return Object.keys(serviceDefaults).length === 0 ? release : { ...release, annotations: { ...release.annotations, ...serviceDefaults } };
+  });
 }
 
 function payloadFiles(app: App): string[] {

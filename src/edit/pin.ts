@@ -1,5 +1,6 @@
 /**
- * `flotilla images pin`: every image reference the app writes, resolved to
+ * `flotilla images pin`: every image reference the app writes (the catalog
+ * entry of every release, each a possible target, or of `--release R`), resolved to
  * the digest its tag points to (an image index for a multi-platform image)
  * through the OCI distribution API, and written as `name:tag@sha256:…` with
  * the edit rules of `overrides set`. `--check` asks the registries again:
@@ -12,6 +13,8 @@ import { BUILD_TOKEN } from '../build/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { DiagnosticsError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 import { ManifestUnknown, OciClient, parseReference, RegistryError, type OciClientOptions } from '../oci/index.js';
+import { unknownName } from '../names/index.js';
+import { UnknownReleaseError } from '../versions/index.js';
 import { ChangeSet, type FileChange } from './changes.js';
 import { scanPlaces, setReference, type ImagePlace } from './images.js';
 
@@ -22,6 +25,8 @@ export interface PinOptions {
   readonly insecureRegistries?: readonly string[];
   /** Resolve already pinned references again and replace their digest. */
   readonly repin?: boolean;
+  /** Only these catalog releases (default: every release of overrides/versions/, each a possible target). */
+  readonly releases?: readonly string[];
 }
 
 /** One distinct reference and every place that writes it. */
@@ -55,12 +60,26 @@ export class ImageLookupError extends DiagnosticsError {}
 
 const where = (places: readonly ImagePlace[]) => places.map((p) => formatLocation(p.location)).join(', ');
 
-/** The app's references, each once, with every place that writes it. */
-async function imageUses(app: App): Promise<ImageUse[]> {
+/**
+ * The app's references, each once, with every place that writes it: the
+ * catalog entry of every release (or of `releases`), and, when the app's
+ * own release is among them, its custom images, static overrides and
+ * template text.
+ */
+async function imageUses(app: App, releases?: readonly string[]): Promise<ImageUse[]> {
+  const known = [...app.catalog.versions.keys()].sort();
+  for (const release of releases ?? []) {
+    if (!app.catalog.versions.has(release)) throw new UnknownReleaseError(`--release ${release}: ${unknownName('release', release, known)} (overrides/versions/)`);
+  }
+  const wanted = (release: string) => releases === undefined || releases.includes(release);
   const places = await scanPlaces(app);
+  const ownRelease = wanted(app.target.release) ? [...[...places.byField.values()].flat(), ...places.unmapped, ...places.templates] : [];
+  const catalogs: ImagePlace[] = [...app.catalog.versions.values()]
+    .filter((entry) => entry.release !== app.target.release && wanted(entry.release))
+    .flatMap((entry) => [...entry.images].map(([field, setting]) => ({ kind: 'catalog' as const, reference: setting.reference, location: setting.location, path: ['images', field] })));
   const seen = new Set<string>();
   const byReference = new Map<string, ImagePlace[]>();
-  for (const place of [...[...places.byField.values()].flat(), ...places.unmapped, ...places.templates]) {
+  for (const place of [...ownRelease, ...catalogs]) {
     const key = `${place.location.file}:${place.offset ?? (place.path ?? []).join('\u0000')}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -97,7 +116,7 @@ async function lookUpAll<T>(uses: readonly ImageUse[], lookup: (use: ImageUse) =
 
 export async function pinImages(appDir: string, options: PinOptions = {}): Promise<PinResult> {
   const app = await loadApp(appDir);
-  const uses = await imageUses(app);
+  const uses = await imageUses(app, options.releases);
   const skipped: (ImageUse & { reason: string })[] = [];
   const wanted = uses.filter((use) => {
     if (BUILD_TOKEN.test(use.reference)) skipped.push({ ...use, reason: 'holds a build token: the registry is known only when the app is built' });
@@ -119,7 +138,7 @@ export async function pinImages(appDir: string, options: PinOptions = {}): Promi
 
 /** Asks the registries whether each pinned digest still exists and each tag still points to it. */
 export async function checkPins(appDir: string, options: PinOptions = {}): Promise<PinCheck[]> {
-  const uses = (await imageUses(await loadApp(appDir))).filter((use) => !BUILD_TOKEN.test(use.reference));
+  const uses = (await imageUses(await loadApp(appDir), options.releases)).filter((use) => !BUILD_TOKEN.test(use.reference));
   const client = clientOf(options);
   return lookUpAll(uses, async (use): Promise<PinCheck> => {
     const ref = parseReference(use.reference);

@@ -25,6 +25,7 @@ import { criticalPathMs, releaseTimeMs, WriteSchedule, type ScheduledRelease } f
 import type { HelmReleaseSpec } from '../flux/index.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
+import { deployedTarget } from '../versions/index.js';
 
 /** How long one release may take to be uninstalled, or to finish a Helm action under way before a recovery, unless --timeout says otherwise. */
 export const DEFAULT_RELEASE_WAIT_MS = 30 * 60_000;
@@ -64,7 +65,9 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
     if (outcome === 'submitted') return handle.end(options.running, 'succeeded', 'submitted; not waited for (run apply again to wait)');
     if (outcome === 'held') return await handle.end('applied', 'succeeded', heldReason(handle.record));
     // The progress saved at the end of the wait counts the plan's releases (a mode may apply fewer than the bundle has).
-    return await handle.end('applied', 'succeeded');
+    // Every release was waited Ready with the target's images: the target is deployed.
+    const versions = handle.record.versions;
+    return await handle.end('applied', 'succeeded', undefined, versions ? { versions: deployedTarget(versions) } : {});
   } catch (error) {
     // A check hook's refusal, a mode the app does not know, an object too large to write, a stored payload changed: nothing was done, the state stays.
     const refused = refusedBeforeChange(error);
@@ -94,6 +97,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     events,
     signal: run.signal,
     userOverrides: handle.record.userOverrides,
+    ...(handle.record.versions ? { versions: handle.record.versions } : {}),
     ...(options.mode ? { applyMode: options.mode } : {}),
   });
   try {
@@ -111,7 +115,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     const values = await computeValues(loaded, plan);
 
     const token = new Date().toISOString();
-    const set = await renderApplySet({ appName: handle.record.name, manifests: loaded.manifests, releases: loaded.app.releases, plan, values, repository: bundle.repository, token });
+    const annotations = new Map(loaded.app.releases.map((r) => [r.name, loaded.app.serviceDefaultAnnotations(r.chart)]));
+    const set = await renderApplySet({ appName: handle.record.name, manifests: loaded.manifests, releases: loaded.app.releases, plan, values, repository: bundle.repository, token, annotations });
     // Recorded before anything is written: a run killed after this knows which releases may exist.
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
@@ -224,8 +229,6 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
     }
-    // Every phase finished, every release Ready with this version's images: only now is the release deployed.
-    await handle.update((r) => ({ ...r, versions: { ...r.versions, phase: undefined, held: undefined, ...(loaded.app.target.release ? { deployed: loaded.app.target.release } : {}) } }));
     return 'applied';
   } finally {
     await loaded.dispose();

@@ -9,6 +9,7 @@ import { requireFlux, type KubeClient } from '../kube/index.js';
 import { applyWithState, type ApplyOptions } from './apply.js';
 import { PhaseUsageError } from './errors.js';
 import { decidedOrRefused, RecordHandle, withAppLock } from './operation.js';
+import { withVersions } from './phases.js';
 import type { AppRecord } from './record.js';
 
 export async function continueApp(client: KubeClient, appName: string, phase: string, options: ApplyOptions = {}): Promise<AppRecord> {
@@ -20,7 +21,7 @@ export async function continueApp(client: KubeClient, appName: string, phase: st
       throw new PhaseUsageError(`${appName}: update phase ${phase} is not held (${versions?.held ? `held: ${versions.held}` : 'no phase is held'}); nothing to continue`);
     }
     decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
-    await handle.update((r) => ({ ...r, versions: { ...r.versions, held: undefined, holdAt: (r.versions?.holdAt ?? []).filter((p) => p !== phase) } }));
+    await handle.update((r) => withVersions(r, ({ held: _held, ...v }) => ({ ...v, holdAt: (v.holdAt ?? []).filter((p) => p !== phase) })));
     return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
   });
 }

@@ -188,7 +188,7 @@ async function clusterValues(client: KubeClient, release: Pick<Release, 'name' |
 export async function diffApp(client: KubeClient, appName: string, options: DiffOptions = {}): Promise<DiffReport> {
   const { record } = await new AppRecords(client).get(appName);
   const current = record.bundle;
-  const loadOptions = { events: () => undefined, userOverrides: record.userOverrides, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}) };
+  const loadOptions = { events: () => undefined, userOverrides: record.userOverrides, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}), ...(record.versions ? { versions: record.versions } : {}) };
   let loaded: LoadedVersion;
   let chartFiles: ReadonlyMap<string, Buffer> | undefined;
   let target = current.version;

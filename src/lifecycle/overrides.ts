@@ -92,7 +92,7 @@ export async function setOverrides(client: KubeClient, appName: string, chart: s
  */
 async function checkOverrides(client: KubeClient, record: AppRecord, chart: string, values: Values, strict: boolean): Promise<string[]> {
   const work = await makeTempDir('override-check');
-  const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}) });
+  const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}), ...(record.versions ? { versions: record.versions } : {}) });
   try {
     const version = record.bundle.releases.find((r) => r.chart === chart)?.chartVersion ?? '';
     const pull = chartPuller(work);

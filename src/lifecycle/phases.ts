@@ -19,11 +19,12 @@ import { dumpYaml, parseYamlValue } from '../document/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesValuesKey } from '../flux/index.js';
 import { readObject, type KubeClient, type KubeObject } from '../kube/index.js';
 import { unknownName } from '../names/index.js';
-import { imageReferenceProblem } from '../versions/index.js';
+import { imageReferenceProblem, type AppVersions } from '../versions/index.js';
 import type { ReleaseValues } from '../values/index.js';
 import { LifecycleError, PhaseFailedError, PhaseUsageError, ReleaseFailedError } from './errors.js';
 import type { EventSink } from './events.js';
 import type { RecordHandle } from './operation.js';
+import type { AppRecord } from './record.js';
 import { readiness, REQUESTED_AT, RESET_AT, type HelmReleaseView } from './readiness.js';
 import { isHelmRelease } from './render.js';
 
@@ -219,11 +220,11 @@ export async function runStagedApply(staged: StagedApply, run: StagedRun): Promi
       continue;
     }
     if (handle.record.versions?.holdAt?.includes(phase.name)) {
-      await handle.update((r) => ({ ...r, versions: { ...r.versions, phase: phase.name, held: phase.name } }));
+      await handle.update((r) => withVersions(r, (v) => ({ ...v, phase: phase.name, held: phase.name })));
       events({ type: 'step', message: `phase ${phase.name}: held; release it with flotilla version continue ${handle.record.name} --phase ${phase.name}` });
       return 'held';
     }
-    await handle.update((r) => ({ ...r, versions: { ...r.versions, phase: phase.name, held: undefined } }));
+    await handle.update((r) => withVersions(r, ({ held: _held, ...v }) => ({ ...v, phase: phase.name })));
     events({ type: 'step', message: `phase ${phase.name}: ${phase.releases.join(', ')}` });
     const token = `${new Date().toISOString()} ${phase.name}`;
     try {
@@ -241,5 +242,10 @@ export async function holdPhases(handle: RecordHandle, phases: readonly UpdatePh
   for (const phase of hold) {
     if (!names.includes(phase)) throw new PhaseUsageError(`--hold ${phase}: ${names.length === 0 ? 'the app declares no update phases (updatePhases in fluxcd/releases.yaml)' : unknownName('update phase', phase, names)}`);
   }
-  await handle.update((r) => ({ ...r, versions: { ...r.versions, holdAt: [...new Set([...(r.versions?.holdAt ?? []), ...hold])] } }));
+  await handle.update((r) => withVersions(r, (v) => ({ ...v, holdAt: [...new Set([...(v.holdAt ?? []), ...hold])] })));
+}
+
+/** The record with its version state changed (a record written before the version model has none to change). */
+export function withVersions(record: AppRecord, change: (versions: AppVersions) => AppVersions): AppRecord {
+  return record.versions ? { ...record, versions: change(record.versions) } : record;
 }

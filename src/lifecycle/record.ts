@@ -8,6 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1Secret } from '@kubernetes/client-node';
 import { AlreadyExists, APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
+import type { AppVersions } from '../versions/index.js';
 import { AppNotFoundError, LifecycleError } from './errors.js';
 
 /** Where flotilla keeps its own objects: app records, stored bundles, locks, its config. */
@@ -21,7 +22,7 @@ const KIND_LABEL = 'flotilla.starlingx.io/kind';
 export const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying', 'applied', 'apply-failed', 'updating', 'recovering', 'removing', 'remove-failed'] as const;
 export type AppState = (typeof APP_STATES)[number];
 
-export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override';
+export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override' | 'version';
 /** `killed`: its run ended without a word (kill -9, a lost node); closed by the next operation that took the lock. */
 export type OperationResult = 'succeeded' | 'failed' | 'refused' | 'aborted' | 'recovered' | 'killed';
 
@@ -97,21 +98,6 @@ export interface Progress {
 /** User overrides (values layer 8), per chart. */
 export type UserOverrides = Readonly<Record<string, { readonly [key: string]: JsonValue }>>;
 
-/**
- * The app's versions as a staged update leaves them (docs/versions.md):
- * the catalog release every phase finished on, and where an update stands.
- */
-export interface AppVersions {
-  /** The catalog release of the last apply that finished every phase with every release Ready: set only then. */
-  readonly deployed?: string;
-  /** The update phase being written or waited on, or the one held; absent when no staged update is under way. */
-  readonly phase?: string;
-  /** The phase the update stopped before, waiting for `flotilla version continue APP --phase NAME`. */
-  readonly held?: string;
-  /** Phases an update stops before until continued (`--hold PHASE`). */
-  readonly holdAt?: readonly string[];
-}
-
 export interface AppRecord {
   readonly name: string;
   readonly state: AppState;
@@ -124,8 +110,9 @@ export interface AppRecord {
   readonly deployed: readonly string[];
   readonly mode?: string;
   readonly progress?: Progress;
-  readonly versions?: AppVersions;
   readonly history: readonly HistoryEntry[];
+  /** The OpenStack version model (src/versions/state.ts, docs/versions.md); absent in records written before it. */
+  readonly versions?: AppVersions;
 }
 
 /** Entries kept in the history; older ones are dropped. */
@@ -217,12 +204,26 @@ export function checkRecord(value: unknown, where: string): asserts value is App
   object(record.userOverrides, 'userOverrides');
   if (record.previousUserOverrides !== undefined) object(record.previousUserOverrides, 'previousUserOverrides');
   texts(record.deployed, 'deployed');
-  if (record.versions !== undefined) {
-    const versions = object(record.versions, 'versions');
-    for (const key of ['deployed', 'phase', 'held']) if (versions[key] !== undefined) text(versions[key], `versions.${key}`);
-    if (versions.holdAt !== undefined) texts(versions.holdAt, 'versions.holdAt');
-  }
   list(record.history, 'history').forEach((h, i) => object(h, `history[${i}]`));
+  if (record.versions !== undefined) {
+    const v = object(record.versions, 'versions');
+    text(v.target, 'versions.target');
+    for (const key of ['deployed', 'phase', 'held'] as const) if (v[key] !== undefined) text(v[key], `versions.${key}`, /./, 'a non-empty string');
+    list(v.available, 'versions.available').forEach((a, i) => {
+      const known = object(a, `versions.available[${i}]`);
+      text(known.release, `versions.available[${i}].release`, /./, 'a release name');
+      text(known.bundle, `versions.available[${i}].bundle`);
+      flag(known.inBundle, `versions.available[${i}].inBundle`);
+      Object.entries(object(known.images, `versions.available[${i}].images`)).forEach(([field, ref]) => text(ref, `versions.available[${i}].images.${field}`));
+      object(known.serviceDefaults, `versions.available[${i}].serviceDefaults`);
+    });
+    Object.entries(object(v.customImages, 'versions.customImages')).forEach(([field, c]) => {
+      const image = object(c, `versions.customImages.${field}`);
+      for (const key of ['reference', 'set', 'by']) text(image[key], `versions.customImages.${field}.${key}`);
+    });
+    Object.entries(object(v.customImagesAtTarget, 'versions.customImagesAtTarget')).forEach(([field, ref]) => text(ref, `versions.customImagesAtTarget.${field}`));
+    if (v.holdAt !== undefined) texts(v.holdAt, 'versions.holdAt');
+  }
 }
 
 /** A record read from the cluster, with the version to write back against. */

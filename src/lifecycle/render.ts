@@ -41,6 +41,8 @@ export interface RenderInput {
   readonly repository: ChartRepository;
   /** The reconcile request every HelmRelease is stamped with. */
   readonly token: string;
+  /** HelmRelease name → the annotations of the target's service defaults (the cluster's target may differ from the one the tarball was built for). */
+  readonly annotations: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
 
 export const isHelmRelease = (o: Pick<KubeObject, 'apiVersion' | 'kind'>): boolean => o.kind === 'HelmRelease' && o.apiVersion === HELM_RELEASE_API;
@@ -86,7 +88,7 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     const metadata = {
       ...object.metadata,
       labels: { ...object.metadata.labels, ...labels },
-      ...(isHelmRelease(object) ? { annotations: { ...object.metadata.annotations, [REQUESTED_AT]: input.token, [RESET_AT]: input.token } } : {}),
+      ...(isHelmRelease(object) ? { annotations: { ...object.metadata.annotations, ...input.annotations.get(object.metadata.name), [REQUESTED_AT]: input.token, [RESET_AT]: input.token } } : {}),
     };
     let spec = object.spec;
     if (object.kind === 'HelmRepository') {

@@ -15,6 +15,7 @@ import { LifecycleError, UpdateRefusedError } from './errors.js';
 import { decidedOrRefused, RecordHandle, reasonOf, withAppLock } from './operation.js';
 import { deletePayload } from './payload.js';
 import type { AppRecord, RecordedBundle } from './record.js';
+import { afterUpload, deployedTarget } from '../versions/index.js';
 import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
 export interface UpdateOptions extends ApplyOptions, UploadOptions {
@@ -42,6 +43,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     const resuming = decidedOrRefused(handle.record, { operation: 'update', version: appVersion }, run.events).kind === 'resume';
     const old = resuming ? (handle.record.previous ?? handle.record.bundle) : handle.record.bundle;
     const oldOverrides = resuming ? (handle.record.previousUserOverrides ?? {}) : handle.record.userOverrides;
+    const oldVersions = handle.record.versions;
     if (!resuming) {
       const dropped = Object.keys(oldOverrides).filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0).sort();
       if (!verified.metadata.maintainUserOverrides && dropped.length > 0 && options.dropUserOverrides !== true) {
@@ -64,11 +66,13 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       staged = await stageBundle(client, verified, options.chartRepository ?? old.repository, options);
       const bundle = staged;
       const userOverrides = verified.metadata.maintainUserOverrides ? oldOverrides : {};
-      await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides }));
+      await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides, versions: afterUpload(r.versions, verified.app.catalog, appVersion, verified.app.spec.main.release) }));
       changing = true;
       const outcome = await applyBundle(run, handle, bundle, { ...options, operation: 'update' });
+      const versions = handle.record.versions;
+      // Held before a phase: the update is done up to there, the target not yet deployed.
       const reason = outcome === 'held' ? `updated from ${old.version} up to a held phase; ${heldReason(handle.record)}` : `updated from ${old.version}`;
-      const done = await handle.end('applied', 'succeeded', reason, { previous: undefined, previousUserOverrides: undefined });
+      const done = await handle.end('applied', 'succeeded', reason, { previous: undefined, previousUserOverrides: undefined, ...(versions && outcome !== 'held' ? { versions: deployedTarget(versions) } : {}) });
       if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
       return done;
     } catch (error) {
@@ -79,7 +83,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       if (!resuming && (!changing || refusedBeforeChange(error))) {
         // Refused before anything of the running version changed (a check hook, a chart version published with
         // other content, …): the old version stays as it was, nothing to recover.
-        await handle.end(before, 'refused', reasonOf(error), { bundle: old, userOverrides: oldOverrides, previous: undefined, previousUserOverrides: undefined }).catch(() => undefined);
+        await handle.end(before, 'refused', reasonOf(error), { bundle: old, userOverrides: oldOverrides, versions: oldVersions, previous: undefined, previousUserOverrides: undefined }).catch(() => undefined);
         if (staged && staged.payload !== old.payload) await deletePayload(client, staged.payload).catch(() => undefined);
         throw error;
       }
@@ -92,7 +96,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     await handle.end('recovering', 'failed', reason);
     const failed = handle.record.bundle;
     await handle.begin('recover', 'recovering', run.lease.holder, old.version);
-    await handle.update((r) => ({ ...r, bundle: old, userOverrides: oldOverrides, previous: undefined, previousUserOverrides: undefined }));
+    await handle.update((r) => ({ ...r, bundle: old, userOverrides: oldOverrides, versions: oldVersions, previous: undefined, previousUserOverrides: undefined }));
     run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
     try {
       // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.

@@ -24,6 +24,7 @@ import { deliverCharts, type DeliveryOptions } from './delivery.js';
 import { AppStateError, UploadRejectedError } from './errors.js';
 import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { payloadFiles, storePayload } from './payload.js';
+import { afterUpload } from '../versions/index.js';
 import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease, type StoredRecord } from './record.js';
 
 export interface UploadOptions extends OperationOptions, DeliveryOptions {
@@ -143,7 +144,8 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
     try {
       run.events({ type: 'step', message: `delivering the charts to ${repository.url}` });
       const bundle = await stageBundle(client, verified, repository, options, path.startsWith('oci://') ? path : basename(path));
-      return await handle.end('uploaded', 'succeeded', undefined, { bundle, progress: { ready: 0, total: bundle.releases.length, percent: 0 } });
+      const versions = afterUpload(handle.record.versions, verified.app.catalog, appVersion, verified.app.spec.main.release);
+      return await handle.end('uploaded', 'succeeded', undefined, { bundle, versions, progress: { ready: 0, total: bundle.releases.length, percent: 0 } });
     } catch (error) {
       await handle.end('upload-failed', 'failed', reasonOf(error)).catch(() => undefined);
       throw error;

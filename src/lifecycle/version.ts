@@ -11,6 +11,7 @@ import { fromPlain, type ValueNode } from '../document/index.js';
 import { clusterStores, type KubeClient } from '../kube/index.js';
 import type { PluginHost } from '../plugins/index.js';
 import { Session } from '../session/index.js';
+import type { AppVersions } from '../versions/index.js';
 import type { LayerProvider, ReleaseValues } from '../values/index.js';
 import { readClusterConfig } from './config.js';
 import type { EventSink } from './events.js';
@@ -36,6 +37,8 @@ export interface LoadVersionOptions {
   readonly userOverrides: UserOverrides;
   /** Write nothing to the cluster (a diff): passwords not yet generated are shown as such. */
   readonly readOnly?: boolean;
+  /** The record's version state: its target and custom images instead of the bundle's spec's. */
+  readonly versions?: AppVersions;
 }
 
 /** The namespace most releases use. */
@@ -68,6 +71,7 @@ export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle,
   try {
     let namespace = 'default';
     const session = await Session.fromBundle(payload, {
+      ...(options.versions ? { versions: options.versions } : {}),
       plugins: {
         mode: 'cluster',
         // Asked for when the host loads, after the app (and so its namespace) is known.

@@ -41,12 +41,23 @@ export interface ReleaseRef {
   readonly dependsOn: readonly string[];
 }
 
-/** The target OpenStack release: its images (custom images applied) and per-release switches. */
+/**
+ * The target OpenStack release: its images (custom images applied) and
+ * per-release switches, and the release running now, so overrides that
+ * changed between releases (options renamed or removed) can live in plugins.
+ */
 export interface VersionContext {
+  /** The release whose values are being computed: the target (docs/versions.md). */
   readonly release: string;
-  /** image field → reference, custom images included. */
+  /** The release the operator targets (the same as `release`). */
+  readonly target: string;
+  /** The release running on the cluster (every release Ready on its images), or null: none yet, or offline. */
+  readonly deployed: string | null;
+  /** image field → reference the charts get, custom images included. */
   readonly images: Readonly<Record<string, string>>;
-  /** overrides/versions/<release>.yaml `serviceDefaults`. */
+  /** image field → where its reference comes from: the target release's catalog, or a custom image. */
+  readonly imageSources: Readonly<Record<string, 'release' | 'custom'>>;
+  /** overrides/versions/<release>.yaml `serviceDefaults`, with the app's fallbacks (overrides/service-defaults.yaml) for those it lacks. */
   readonly serviceDefaults: Readonly<Record<string, unknown>>;
 }
 

@@ -35,7 +35,9 @@ export interface PluginAppView {
     readonly serviceDefaults: Readonly<Record<string, unknown>>;
   };
   /** The images the charts get: the target release's, custom images on top. */
-  readonly images: ReadonlyMap<string, { readonly reference: string }>;
+  readonly images: ReadonlyMap<string, { readonly reference: string; readonly source: 'release' | 'custom' }>;
+  /** The cluster's version state, for a version on a cluster: the release deployed now. */
+  readonly versions?: { readonly deployed?: string };
   readonly releases: readonly ReleaseView[];
   /** The releases the spec enables: the original set every apply plan starts from. */
   readonly enabled: readonly ReleaseView[];
@@ -162,7 +164,10 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
 
   const version: VersionContext = {
     release: app.target.release,
+    target: app.target.release,
+    deployed: app.versions?.deployed ?? null,
     images: Object.fromEntries([...app.images].map(([field, image]) => [field, image.reference])),
+    imageSources: Object.fromEntries([...app.images].map(([field, image]) => [field, image.source])),
     serviceDefaults: structuredClone(app.target.serviceDefaults),
   };
   const common = {

@@ -8,7 +8,13 @@ export interface TestContextOptions {
   readonly app?: { readonly name: string; readonly version: string };
   /** Sections of the spec; `main.release` defaults to the version's release. */
   readonly spec?: { readonly main?: Partial<DeploymentSpec['main']>; readonly features?: Record<string, unknown>; readonly common?: DeploymentSpec['common']; readonly services?: DeploymentSpec['services'] };
-  readonly version?: { readonly release?: string; readonly images?: Record<string, string>; readonly serviceDefaults?: Record<string, unknown> };
+  readonly version?: {
+    readonly release?: string;
+    readonly deployed?: string | null;
+    readonly images?: Record<string, string>;
+    readonly imageSources?: Record<string, 'release' | 'custom'>;
+    readonly serviceDefaults?: Record<string, unknown>;
+  };
   readonly releases?: readonly ReleaseRef[];
   readonly applyMode?: string;
   readonly records?: Record<string, JsonValue>;
@@ -75,7 +81,14 @@ export function testContext(options: TestContextOptions = {}): TestContext {
     mode: 'offline',
     app: options.app ?? { name: 'test-app', version: '1.0-1' },
     spec,
-    version: { release, images: options.version?.images ?? {}, serviceDefaults: options.version?.serviceDefaults ?? {} },
+    version: {
+      release,
+      target: release,
+      deployed: options.version?.deployed ?? null,
+      images: options.version?.images ?? {},
+      imageSources: options.version?.imageSources ?? Object.fromEntries(Object.keys(options.version?.images ?? {}).map((field) => [field, 'release' as const])),
+      serviceDefaults: options.version?.serviceDefaults ?? {},
+    },
     releases: options.releases ?? [],
     applyMode: options.applyMode ?? 'normal',
     log: new MemoryLogger(),

@@ -13,6 +13,7 @@ import { commandLineValues, computeReleaseValues, valuesDiagnostics, type Comman
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
 import type { CacheFolder } from '../cache/index.js';
+import type { AppVersions } from '../versions/index.js';
 import type { ParseMemo } from '../document/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
@@ -54,10 +55,13 @@ export class Session {
     return new Session(await loadApp(appDir, { ...options, parseMemo: memo ?? options.parseMemo }), undefined, options, memo);
   }
 
-  /** A session over a built tarball, read in memory: its app/ assembled into the App, its plugins/ run as shipped. */
-  static async fromBundle(bundle: string | OpenedBundle, options: SessionOptions = {}): Promise<Session> {
+  /**
+   * A session over a built tarball, read in memory: its app/ assembled into
+   * the App (with a cluster's version state when given), its plugins/ run as shipped.
+   */
+  static async fromBundle(bundle: string | OpenedBundle, options: SessionOptions & { readonly versions?: AppVersions } = {}): Promise<Session> {
     const opened = typeof bundle === 'string' ? await openBundle(bundle) : bundle;
-    return new Session(assembleApp(bundleAppSource(opened)), opened, options);
+    return new Session(assembleApp(bundleAppSource(opened), options.versions ? { versions: options.versions } : {}), opened, options);
   }
 
   /** A session over an App already loaded (from a source tree). */

@@ -33,6 +33,10 @@ export interface VersionCatalog {
   readonly versions: ReadonlyMap<string, VersionEntry>;
   /** image field → where it lands. */
   readonly targets: ReadonlyMap<string, readonly ImageTarget[]>;
+  /** Image fields with one image per backend (images.yaml `backendMaps`). */
+  readonly backendMaps: ReadonlySet<string>;
+  /** The service defaults the app declares (overrides/service-defaults.yaml): fallbacks and annotations. */
+  readonly defaults: ReadonlyMap<string, ServiceDefaultDeclaration>;
 }
 
 /** Why an image reference is not acceptable (the distribution grammar, and pinned), or undefined when it is. */
@@ -82,12 +86,30 @@ export function readVersionFile(root: ValueNode | undefined, file: string, expec
   };
 }
 
-export function readImageTargets(root: ValueNode | undefined): { targets: Map<string, ImageTarget[]>; diagnostics: Diagnostic[] } {
+/**
+ * The key of images.yaml listing per-backend maps: each FIELD named there,
+ * with its `FIELD_<backend>` fields, is one image per backend
+ * (`FIELD.<backend>` to `flotilla version image`), FIELD the image of
+ * every backend without its own.
+ */
+export const BACKEND_MAPS_KEY = 'backendMaps';
+
+export function readImageTargets(root: ValueNode | undefined): { targets: Map<string, ImageTarget[]>; backendMaps: Set<string>; diagnostics: Diagnostic[] } {
   const targets = new Map<string, ImageTarget[]>();
+  const backendMaps = new Set<string>();
   const diagnostics: Diagnostic[] = [];
-  if (!root) return { targets, diagnostics };
-  if (root.kind !== 'map') return { targets, diagnostics: [diagnostic('expected a map: image field → {chart: value.path}', root.origin.location, [])] };
+  if (!root) return { targets, backendMaps, diagnostics };
+  if (root.kind !== 'map') return { targets, backendMaps, diagnostics: [diagnostic('expected a map: image field → {chart: value.path}', root.origin.location, [])] };
   for (const [field, node] of root.entries) {
+    if (field === BACKEND_MAPS_KEY) {
+      const names = node.kind === 'seq' ? node.items : [];
+      if (node.kind !== 'seq') diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: expected a list of image fields that have one image per backend (FIELD_<backend>)`, node.origin.location, [field]));
+      for (const item of names) {
+        if (item.kind === 'scalar' && typeof item.value === 'string') backendMaps.add(item.value);
+        else diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: expected an image field name`, item.origin.location, [field]));
+      }
+      continue;
+    }
     if (node.kind !== 'map' || node.entries.size === 0) {
       diagnostics.push(diagnostic(`image field ${field}: expected a map of chart name → dotted value path`, node.origin.location, [field]));
       continue;
@@ -103,7 +125,11 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
     }
     targets.set(field, list);
   }
-  return { targets, diagnostics };
+  const mapsNode = getNode(root, [BACKEND_MAPS_KEY]);
+  for (const field of backendMaps) {
+    if (!targets.has(field)) diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: ${field} is not an image field of this file`, mapsNode?.origin.location, [BACKEND_MAPS_KEY]));
+  }
+  return { targets, backendMaps, diagnostics };
 }
 
 /** Cross-checks: every image field of every release lands somewhere. */
@@ -115,6 +141,83 @@ export function checkCatalog(catalog: VersionCatalog): Diagnostic[] {
         out.push(diagnostic(`image field ${field} of release ${entry.release} lands nowhere: add it to overrides/versions/images.yaml`, setting.location, ['images', field]));
       }
     }
+  }
+  return out;
+}
+
+/**
+ * A service default the app declares (overrides/service-defaults.yaml):
+ * the value a catalog entry lacking it gets, and the HelmRelease annotation
+ * it becomes on the charts it affects.
+ */
+export interface ServiceDefaultDeclaration {
+  readonly name: string;
+  readonly fallback: string | number | boolean;
+  /** Written on the HelmRelease of each chart in `charts`, always: `"true"`/`"false"` (or the value as text). */
+  readonly annotation?: string;
+  readonly charts: readonly string[];
+  readonly location: SourceLocation;
+}
+
+/** A service default as it applies to a target: the release's own value, or the documented fallback. */
+export interface EffectiveServiceDefault {
+  readonly value: string | number | boolean;
+  readonly source: 'release' | 'fallback';
+}
+
+const ANNOTATION_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+export function readServiceDefaults(root: ValueNode | undefined): { declarations: Map<string, ServiceDefaultDeclaration>; diagnostics: Diagnostic[] } {
+  const declarations = new Map<string, ServiceDefaultDeclaration>();
+  const diagnostics: Diagnostic[] = [];
+  if (!root) return { declarations, diagnostics };
+  if (root.kind !== 'map') return { declarations, diagnostics: [diagnostic('expected a map: service default → {fallback, annotation, charts}', root.origin.location, [])] };
+  for (const [name, node] of root.entries) {
+    const plain = toPlain(node) as Record<string, unknown> | null;
+    const at = (key: string) => getNode(node, [key])?.origin.location ?? node.origin.location;
+    if (node.kind !== 'map' || plain === null) {
+      diagnostics.push(diagnostic(`service default ${name}: expected a map with fallback, and annotation with charts`, node.origin.location, [name]));
+      continue;
+    }
+    const problems: Diagnostic[] = [];
+    for (const key of Object.keys(plain)) {
+      if (!['fallback', 'annotation', 'charts', 'description'].includes(key)) problems.push(diagnostic(`service default ${name}: unknown key "${key}" (expected fallback, annotation, charts, description)`, at(key), [name, key]));
+    }
+    const fallback = plain.fallback;
+    if (!['string', 'number', 'boolean'].includes(typeof fallback)) problems.push(diagnostic(`service default ${name}: "fallback" must be a boolean, number or string (what a release lacking it gets)`, at('fallback'), [name, 'fallback']));
+    const annotation = plain.annotation;
+    if (annotation !== undefined && (typeof annotation !== 'string' || !ANNOTATION_KEY.test(annotation))) problems.push(diagnostic(`service default ${name}: "annotation" must be an annotation key such as glance.openstack.org/wsgi`, at('annotation'), [name, 'annotation']));
+    const charts = plain.charts ?? [];
+    if (!Array.isArray(charts) || !charts.every((c) => typeof c === 'string')) problems.push(diagnostic(`service default ${name}: "charts" must be a list of chart names`, at('charts'), [name, 'charts']));
+    else if ((annotation === undefined) !== (charts.length === 0)) problems.push(diagnostic(`service default ${name}: "annotation" and "charts" go together (the annotation is written on those charts' HelmReleases)`, node.origin.location, [name]));
+    diagnostics.push(...problems);
+    if (problems.length === 0) {
+      declarations.set(name, { name, fallback: fallback as string | number | boolean, ...(annotation ? { annotation: annotation as string } : {}), charts: charts as string[], location: node.origin.location });
+    }
+  }
+  return { declarations, diagnostics };
+}
+
+/** A target's service defaults: each declared one with the release's value or its fallback, then those only the release has. */
+export function effectiveServiceDefaults(declarations: ReadonlyMap<string, ServiceDefaultDeclaration>, serviceDefaults: Readonly<Record<string, unknown>>): Map<string, EffectiveServiceDefault> {
+  const out = new Map<string, EffectiveServiceDefault>();
+  for (const [name, declaration] of declarations) {
+    const own = serviceDefaults[name];
+    const usable = typeof own === 'string' || typeof own === 'number' || typeof own === 'boolean';
+    out.set(name, usable ? { value: own, source: 'release' } : { value: declaration.fallback, source: 'fallback' });
+  }
+  for (const [name, value] of Object.entries(serviceDefaults)) {
+    if (!out.has(name) && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) out.set(name, { value, source: 'release' });
+  }
+  return out;
+}
+
+/** The annotations a chart's HelmRelease carries for the service defaults that affect it. */
+export function serviceDefaultAnnotations(declarations: ReadonlyMap<string, ServiceDefaultDeclaration>, effective: ReadonlyMap<string, EffectiveServiceDefault>, chart: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const declaration of declarations.values()) {
+    const value = effective.get(declaration.name)?.value ?? declaration.fallback;
+    if (declaration.annotation && declaration.charts.includes(chart)) out[declaration.annotation] = String(value);
   }
   return out;
 }

@@ -6,6 +6,8 @@ import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnost
 import { imageReferenceProblem, type VersionCatalog, type VersionEntry } from './catalog.js';
 
 export * from './catalog.js';
+export * from './model.js';
+export type { AppVersions, AvailableRelease, CustomImage } from './state.js';
 
 export class UnknownReleaseError extends FlotillaError {}
 

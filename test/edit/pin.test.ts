@@ -69,6 +69,9 @@ interface Pushed {
   proxy: string;
   db: string;
   volume: string;
+  /** Release 1.0's web and db images. */
+  web1: string;
+  db1: string;
 }
 
 /** An app whose images live in both registries, written in the catalog, static overrides and a template. */
@@ -78,17 +81,22 @@ async function pinnableApp(tag: string): Promise<{ app: string; pushed: Pushed; 
     proxy: `${open.host}/library/proxy:${tag}`,
     db: `${open.host}/library/db:${tag}`,
     volume: `${secured.host}/private/volume:${tag}`,
+    web1: `${open.host}/library/web:${tag}-1.0`,
+    db1: `${open.host}/library/db:${tag}-1.0`,
   };
   const pushed: Pushed = {
     web: (await pushImage(openClient, refs.web, 'docker', `web-${tag}`)).digest,
     proxy: await pushIndex(openClient, refs.proxy, 'docker', `proxy-${tag}`),
     db: await pushIndex(openClient, refs.db, 'oci', `db-${tag}`),
     volume: (await pushImage(securedClient, refs.volume, 'oci', `volume-${tag}`)).digest,
+    web1: (await pushImage(openClient, refs.web1, 'oci', `web-${tag}-1.0`)).digest,
+    db1: (await pushImage(openClient, refs.db1, 'oci', `db-${tag}-1.0`)).digest,
   };
   const files = {
     'overrides/deployment.yaml': `main:\n  release: "2.0"\n  domain: example.org\nfeatures:\n  services: [frontend]\n`,
     'overrides/versions/2.0.yaml': `release: "2.0"\nimages:\n  web: ${refs.web}   # frontend\n  db: "${refs.db}"\n  web_proxy: ${refs.proxy}\nserviceDefaults:\n  modern: true\n`,
-    'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:1.24\n  db: docker.io/library/mariadb:10.6\n  web_proxy: docker.io/library/nginx:1.24\nserviceDefaults:\n  modern: false\n`,
+    // Release 1.0, a possible target too: its web and db images its own, its proxy the one 2.0 has.
+    'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: ${refs.web1}\n  db: ${refs.db1}\n  web_proxy: ${refs.proxy}\nserviceDefaults:\n  modern: false\n`,
     'overrides/versions/images.yaml': `web:\n  web: images.tags.web\ndb:\n  db: images.tags.db\nweb_proxy:\n  web: images.tags.proxy\n`,
     'overrides/static/db.yaml': `# Database overrides.\n---\nimages:\n  tags:\n    db: '${refs.db}'   # from the catalog\n    volume: ${refs.volume}\n    site: "@IMAGE_PREFIX@/site/tool:1"\n...\n`,
     'overrides/templates/web.yaml.hbs': `conf:\n  host: web.{{main.domain}}\n  sidecar: ${refs.proxy}\n`,
@@ -115,7 +123,13 @@ describe('images pin', () => {
       files['overrides/static/db.yaml'].replace(`library/db:1.0`, at('library/db:1.0', pushed.db)).replace('private/volume:1.0', at('private/volume:1.0', pushed.volume)),
     );
     expect(read(app, 'overrides/templates/web.yaml.hbs')).toBe(files['overrides/templates/web.yaml.hbs'].replace('library/proxy:1.0', at('library/proxy:1.0', pushed.proxy)));
-    expect(read(app, 'overrides/versions/1.0.yaml')).toBe(files['overrides/versions/1.0.yaml']);
+    // Every catalog release is pinned, not only main.release's.
+    expect(read(app, 'overrides/versions/1.0.yaml')).toBe(
+      files['overrides/versions/1.0.yaml']
+        .replace(`library/web:1.0-1.0`, at('library/web:1.0-1.0', pushed.web1))
+        .replace(`library/db:1.0-1.0`, at('library/db:1.0-1.0', pushed.db1))
+        .replace(`library/proxy:1.0`, at('library/proxy:1.0', pushed.proxy)),
+    );
     expect(result.skipped.map((s) => `${s.reference}: ${s.reason}`)).toEqual(['@IMAGE_PREFIX@/site/tool:1: holds a build token: the registry is known only when the app is built']);
     expect(result.pinned.find((p) => p.digest === pushed.db)?.mediaType).toBe(MediaType.ociIndex);
     expect(result.pinned.find((p) => p.digest === pushed.proxy)?.mediaType).toBe(MediaType.dockerManifestList);
@@ -125,6 +139,22 @@ describe('images pin', () => {
     // Pinned references are left alone the next time.
     const again = await pinImages(app, { registryConfig: dockerConfig });
     expect(again.changes.every((c) => c.before === c.after)).toBe(true);
+  });
+
+  it('--release restricts it to that catalog release; an unknown one is refused, naming the known ones', async () => {
+    const { app, pushed, files } = await pinnableApp('5.0');
+    const result = await pinImages(app, { registryConfig: dockerConfig, releases: ['1.0'] });
+    await writeChanges(result.changes);
+    expect(read(app, 'overrides/versions/1.0.yaml')).toBe(
+      files['overrides/versions/1.0.yaml']
+        .replace(`library/web:5.0-1.0`, `library/web:5.0-1.0@${pushed.web1}`)
+        .replace(`library/db:5.0-1.0`, `library/db:5.0-1.0@${pushed.db1}`)
+        .replace(`library/proxy:5.0`, `library/proxy:5.0@${pushed.proxy}`),
+    );
+    // main.release's entry and what belongs to it (static overrides, templates) stay as they were.
+    for (const file of ['overrides/versions/2.0.yaml', 'overrides/static/db.yaml', 'overrides/templates/web.yaml.hbs']) expect(read(app, file)).toBe(files[file as keyof typeof files]);
+    expect((await checkPins(app, { registryConfig: dockerConfig, releases: ['1.0'] })).map((c) => c.status)).toEqual(['current', 'current', 'current']);
+    await expect(pinImages(app, { releases: ['3.0'] })).rejects.toThrow('--release 3.0: no release "3.0"');
   });
 
   it('writes nothing when a tag is missing or a registry is unreachable, naming the image and file:line', async () => {
@@ -156,7 +186,7 @@ describe('images pin --check', () => {
     const { app, pushed } = await pinnableApp('3.0');
     await writeChanges((await pinImages(app, { registryConfig: dockerConfig })).changes);
     const first = await checkPins(app, { registryConfig: dockerConfig });
-    expect(first.map((c) => c.status)).toEqual(['current', 'current', 'current', 'current']);
+    expect(first.map((c) => c.status)).toEqual(['current', 'current', 'current', 'current', 'current', 'current']);
 
     // The web tag moves to a new image; the db index is deleted from the registry.
     const moved = await pushImage(openClient, `${open.host}/library/web:3.0`, 'oci', 'web-3.0-rebuilt');
@@ -168,6 +198,8 @@ describe('images pin --check', () => {
       [`${open.host}/library/web:3.0`]: `tag-moved: tag 3.0 now points to ${moved.digest}, not the pinned ${pushed.web}`,
       [`${open.host}/library/db:3.0`]: `digest-gone: the pinned digest ${pushed.db} no longer exists in ${open.host}/library/db`,
       [`${open.host}/library/proxy:3.0`]: 'current: tag 3.0 still points to the pinned digest',
+      [`${open.host}/library/web:3.0-1.0`]: 'current: tag 3.0-1.0 still points to the pinned digest',
+      [`${open.host}/library/db:3.0-1.0`]: 'current: tag 3.0-1.0 still points to the pinned digest',
       [`${secured.host}/private/volume:3.0`]: 'current: tag 3.0 still points to the pinned digest',
     });
 

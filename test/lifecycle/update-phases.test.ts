@@ -148,7 +148,8 @@ describe('staged update on the dev cluster', () => {
     expect(apply).toMatchObject({ code: 0, stdout: `${APP} 1.0-1: applied\n` });
     expect(apply.stderr).not.toContain('phase ');
     expect(writes.sort()).toEqual(['api@', 'compute@', 'db@', 'mq@']);
-    expect(record().versions).toEqual({ deployed: '1.0' });
+    expect(record().versions).toMatchObject({ target: '1.0', deployed: '1.0' });
+    expect(record().versions?.phase).toBeUndefined();
     expect(images()).toEqual({ 'api-api': 'example.org/api:1', 'api-api-agent': 'example.org/api-agent:1', 'compute-compute': 'example.org/compute:1', 'db-db': 'example.org/db:1', 'mq-mq': 'example.org/mq:1' });
   });
 
@@ -163,7 +164,7 @@ describe('staged update on the dev cluster', () => {
     expect(images()).toEqual({ 'api-api': 'example.org/api:2', 'api-api-agent': 'example.org/api-agent:1', 'compute-compute': 'example.org/compute:1', 'db-db': 'example.org/db:2', 'mq-mq': 'example.org/mq:1' });
     expect(await show()).toMatchObject({ state: 'applied', phase: 'dataplane', held: 'dataplane' });
     expect((await cli('show', APP)).stdout).toContain(`phase:     dataplane (held: flotilla version continue ${APP} --phase dataplane)`);
-    expect(record().versions).toMatchObject({ deployed: '1.0', held: 'dataplane' });
+    expect(record().versions).toMatchObject({ target: '2.0', deployed: '1.0', phase: 'dataplane', held: 'dataplane' });
     // Applying again keeps the hold: the phases before it have nothing to change.
     const again = await writesDuring(() => cli('apply', APP));
     expect(again.writes).toEqual([]);
@@ -175,7 +176,8 @@ describe('staged update on the dev cluster', () => {
     expect(go).toMatchObject({ code: 0, stdout: `${APP} 1.0-2: applied\n` });
     expect(dataplane.sort()).toEqual(['api@dataplane', 'compute@dataplane']);
     expect(images()).toEqual({ 'api-api': 'example.org/api:2', 'api-api-agent': 'example.org/api-agent:2', 'compute-compute': 'example.org/compute:2', 'db-db': 'example.org/db:2', 'mq-mq': 'example.org/mq:1' });
-    expect(record().versions).toEqual({ deployed: '2.0', holdAt: [] });
+    expect(record().versions).toMatchObject({ target: '2.0', deployed: '2.0', holdAt: [] });
+    expect(record().versions?.phase).toBeUndefined();
     expect(await show()).toMatchObject({ phase: null, held: null });
   });
 
@@ -217,7 +219,8 @@ describe('staged update on the dev cluster', () => {
       expect(writes).toEqual(['db@database', 'api@control-plane', 'db@database', 'api@control-plane']);
       expect(update.stderr).toMatch(/phase dataplane: skipped \(nothing to change[^\n]*\n[^]*recovered/);
       expect(images()).toEqual({ 'api-api': 'example.org/api:3', 'api-api-agent': 'example.org/api-agent:3', 'compute-compute': 'example.org/compute:3', 'db-db': 'example.org/db:3', 'mq-mq': 'example.org/mq:1' });
-      expect(record().versions).toEqual({ deployed: '3.0', holdAt: [] });
+      expect(record().versions).toMatchObject({ target: '3.0', deployed: '3.0', holdAt: [] });
+      expect(record().versions?.phase).toBeUndefined();
     } finally {
       failing.clear();
     }

@@ -15,6 +15,7 @@ interface PinCommandOptions {
   insecureRegistry: string[];
   check?: boolean;
   repin?: boolean;
+  release: string[];
   dryRun?: boolean;
   output: string;
 }
@@ -55,16 +56,17 @@ export function register(program: Command): void {
     });
   images
     .command('pin')
-    .description('resolve every image tag to its digest (name:tag@sha256:…) through the registries; --check verifies existing pins')
+    .description('resolve every image tag of every catalog release to its digest (name:tag@sha256:…) through the registries; --check verifies existing pins')
     .argument('<APP_DIR>', 'app source tree')
     .option('--registry-config <FILE>', 'Docker-style config.json with registry credentials (default ~/.docker/config.json)')
     .option('--insecure-registry <HOST>', 'reach this registry over plain HTTP (repeatable; loopback always is)', (v: string, all: string[]) => [...all, v], [])
     .option('--check', 'change nothing; exit 1 when a pinned digest no longer exists or a tag points elsewhere')
     .option('--repin', 'resolve already pinned references again and replace their digest')
+    .option('--release <RELEASE>', 'only this catalog release (repeatable; default: every release of overrides/versions/)', (v: string, all: string[]) => [...all, v], [])
     .option('--dry-run', 'print the diff and write nothing')
     .addOption(outputOption())
     .action(async (appDir: string, opts: PinCommandOptions) => {
-      const options = { registryConfig: opts.registryConfig, insecureRegistries: opts.insecureRegistry, repin: opts.repin };
+      const options = { registryConfig: opts.registryConfig, insecureRegistries: opts.insecureRegistry, repin: opts.repin, ...(opts.release.length > 0 ? { releases: opts.release } : {}) };
       if (opts.check) {
         const checks = await checkPins(appDir, options);
         printChecks(checks, opts.output);
