@@ -15,7 +15,7 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
-import { holdPhases, runStagedApply, stageApply } from './phases.js';
+import { holdPhases, runStagedApply, stageApply, withVersions } from './phases.js';
 import { decidedOrRefused, ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
@@ -211,6 +211,8 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
           },
         });
         if (outcome === 'held') return 'held';
+        // Every phase ran or had nothing to change: no update phase is under way any more (a recovery's included).
+        await handle.update((r) => withVersions(r, ({ phase: _phase, held: _held, ...v }) => v));
       } else await deliver(set.objects.filter(isHelmRelease), token);
     } finally {
       await saver.flush();
