@@ -170,6 +170,9 @@ describe('staged update on the dev cluster', () => {
     expect(again.writes).toEqual([]);
     expect(again.result.stdout).toContain('held before update phase dataplane');
 
+    const typo = await cli('apply', APP, '--hold', 'datapalne');
+    expect(typo).toMatchObject({ code: 2, stderr: 'flotilla: --hold datapalne: no update phase "datapalne"; did you mean "dataplane"? (update phases: cache, control-plane, database, dataplane, messaging)\n' });
+    expect((await show()).history.at(-1)).toMatchObject({ operation: 'apply', result: 'refused' });
     const refused = await cli('version', 'continue', APP, '--phase', 'database');
     expect(refused).toMatchObject({ code: 2, stderr: `flotilla: ${APP}: update phase database is not held (held: dataplane); nothing to continue\n` });
     const { result: go, writes: dataplane } = await writesDuring(() => cli('version', 'continue', APP, '--phase', 'dataplane'));
