@@ -79,7 +79,7 @@ export class AppWatcher {
       memory = undefined;
     }
     // The most recently used last; each holds its last tarball, so only a few are kept.
-    this.memories.set(key, (memory ??= { folderPrints: new Map(), linkChecks: new Map(), changesHeard: () => this.generation }));
+    this.memories.set(key, (memory ??= { folderFingerprints: new Map(), linkChecks: new Map(), changesHeard: () => this.generation }));
     for (const old of this.memories.keys()) if (this.memories.size > MEMORIES_KEPT) this.memories.delete(old);
     memory.files = this.linked ? undefined : (memory.files ?? emptyReadMemory());
     return { memory, fresh };
@@ -313,5 +313,5 @@ export class AppWatcher {
 /** What a memory knows by path: all of it is dropped for a path that changes. */
 function knownOf(memory: WatchMemory): Map<string, unknown>[] {
   const files = memory.files ? [memory.files.contents, memory.files.listings, memory.files.kinds] : [];
-  return [memory.folderPrints, memory.linkChecks, ...files];
+  return [memory.folderFingerprints, memory.linkChecks, ...files];
 }

@@ -367,10 +367,10 @@ async function packageCharts(
   }
   const problems: VersionProblem[] = [];
   const bumped = new Map<string, [string, string]>();
-  // With a cache, each chart folder's print is taken as it is read (src/files/folder-print.ts), not by a walk of its own
+  // With a cache, each chart folder's fingerprint is taken as it is read (src/files/folder-fingerprint.ts), not by a walk of its own
   // (nor twice: not when the cache walked it to see whether the chart changed).
   const repositories = appRepositoryResolver(app, { offline: options.offline, cacheDir: options.dependencyCacheDir });
-  const loading = { repositories, ...(cache ? { print: (dir: string) => cache.printsAgain(dir) } : {}) };
+  const loading = { repositories, ...(cache ? { fingerprint: (dir: string) => cache.fingerprintsAgain(dir) } : {}) };
   const loader = createChartLoader(loading);
   const entries = [...byChart].sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const charts = await mapConcurrently(entries, 4, async ([name, release]): Promise<CachedChart | undefined> => {

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { CacheFolder } from '../cache/index.js';
-import { printFolder, type FolderPrint } from '../files/index.js';
+import { fingerprintFolder, type FolderFingerprint } from '../files/index.js';
 import { chartContentDigest, packageChart, type ChartSource, type PackagedChart } from '../charts/index.js';
 import type { BundleReuse } from './bundle-reuse.js';
 
@@ -59,26 +59,26 @@ interface IndexFile {
 /**
  * Folders whose files make up a chart: its own, and those of file://
  * dependencies and of the app's folders its repositories are mapped to
- * (recursively), each with the print the loader took as it read
- * it (createChartLoader's `print`), when it took one.
+ * (recursively), each with the fingerprint the loader took as it read
+ * it (createChartLoader's `fingerprint`), when it took one.
  */
-function sourceFolders(chart: ChartSource, into = new Map<string, FolderPrint | undefined>()): Map<string, FolderPrint | undefined> {
-  if (chart.origin.kind === 'directory') into.set(chart.origin.dir, chart.print);
+function sourceFolders(chart: ChartSource, into = new Map<string, FolderFingerprint | undefined>()): Map<string, FolderFingerprint | undefined> {
+  if (chart.origin.kind === 'directory') into.set(chart.origin.dir, chart.fingerprint);
   for (const dep of chart.dependencies) if (dep.source === 'file' || dep.source === 'mapped') sourceFolders(dep.chart, into);
   return into;
 }
 
 /**
  * What a long-lived process keeps of source folders from build to build:
- * their prints by absolute path (undefined: the folder could not be
+ * their fingerprints by absolute path (undefined: the folder could not be
  * walked), which its watcher deletes as soon as it hears a change below one
- * (app-watcher.ts), and how many changes that watcher has heard. A print the
+ * (app-watcher.ts), and how many changes that watcher has heard. A fingerprint the
  * loader took after a change was heard may hold what the change replaced,
  * so it is not kept (see ChartCache.fingerprint). A count, not a time: a
- * clock set back cannot make an old change look earlier than a print.
+ * clock set back cannot make an old change look earlier than a fingerprint.
  */
 export interface KeptPrints {
-  readonly folderPrints: Map<string, FolderPrint | undefined>;
+  readonly folderFingerprints: Map<string, FolderFingerprint | undefined>;
   changesHeard(): number;
 }
 
@@ -96,41 +96,41 @@ export class ChartCache {
    * walked once per build, and `--watch` keeps them from build to build,
    * dropping a folder's as soon as anything below it changes (see watch.ts).
    */
-  private readonly prints: Map<string, FolderPrint | undefined>;
+  private readonly fingerprints: Map<string, FolderFingerprint | undefined>;
   /** Whether a change was heard since this build's cache was opened, before any chart of it was read. */
   private readonly changeHeard: () => boolean;
   /**
-   * The prints this build took by walking a folder (to tell whether a chart
-   * changed): the loader need not print those folders again as it reads them
-   * (see {@link printsAgain}), and the chart's entry gets the print taken
+   * The fingerprints this build took by walking a folder (to tell whether a chart
+   * changed): the loader need not fingerprint those folders again as it reads them
+   * (see {@link fingerprintsAgain}), and the chart's entry gets the fingerprint taken
    * before its read.
    */
-  private readonly walked = new Map<string, FolderPrint | undefined>();
+  private readonly walked = new Map<string, FolderFingerprint | undefined>();
 
   /**
-   * The prints of `dirs` joined: those just `read`, else those kept (unless
-   * hard-linked), else taken now; `takenAt` the earliest. A print read is
+   * The fingerprints of `dirs` joined: those just `read`, else those kept (unless
+   * hard-linked), else taken now; `takenAt` the earliest. A fingerprint read is
    * kept only when no change was heard since this cache was opened: one heard while
-   * its chart was packaged may lie below its folder, and keeping the print
+   * its chart was packaged may lie below its folder, and keeping the fingerprint
    * read before it would hide that change from the next build.
    */
-  private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderPrint | undefined> = new Map()): FolderPrint | undefined {
+  private fingerprint(dirs: readonly string[], read: ReadonlyMap<string, FolderFingerprint | undefined> = new Map()): FolderFingerprint | undefined {
     const hash = createHash('sha256');
     let newest = 0;
     let takenAt = Infinity;
     for (const dir of dirs) {
       const fresh = read.get(dir);
-      if (fresh && !this.changeHeard()) this.prints.set(dir, fresh);
-      else if (!fresh && (!this.prints.has(dir) || this.prints.get(dir)?.hardLinked)) {
-        const walked = printFolder(dir);
+      if (fresh && !this.changeHeard()) this.fingerprints.set(dir, fresh);
+      else if (!fresh && (!this.fingerprints.has(dir) || this.fingerprints.get(dir)?.hardLinked)) {
+        const walked = fingerprintFolder(dir);
         this.walked.set(dir, walked);
-        this.prints.set(dir, walked);
+        this.fingerprints.set(dir, walked);
       }
-      const print = fresh ?? this.prints.get(dir);
-      if (!print) return undefined;
-      hash.update(`${dir}\0${print.digest}\n`);
-      newest = Math.max(newest, print.newest);
-      takenAt = Math.min(takenAt, print.takenAt);
+      const fingerprint = fresh ?? this.fingerprints.get(dir);
+      if (!fingerprint) return undefined;
+      hash.update(`${dir}\0${fingerprint.digest}\n`);
+      newest = Math.max(newest, fingerprint.newest);
+      takenAt = Math.min(takenAt, fingerprint.takenAt);
     }
     return { digest: hash.digest('hex'), newest, takenAt };
   }
@@ -143,14 +143,14 @@ export class ChartCache {
     private readonly repositories: string,
   ) {
     this.entries = { ...(previous?.charts ?? {}) };
-    this.prints = kept?.folderPrints ?? new Map();
+    this.fingerprints = kept?.folderFingerprints ?? new Map();
     const changesAtOpen = kept?.changesHeard();
     this.changeHeard = () => kept !== undefined && kept.changesHeard() !== changesAtOpen;
   }
 
   /**
    * The cache in `dir`; archives are found in `archives`, the previous
-   * tarball; `kept`, a long-lived process's folder prints; `repositories`,
+   * tarball; `kept`, a long-lived process's folder fingerprints; `repositories`,
    * the app's repository mapping as text (an entry packaged under another
    * is not reused: its dependencies may come from other folders). A torn,
    * foreign or hand-edited index is ignored (and rewritten by this build),
@@ -169,8 +169,8 @@ export class ChartCache {
     return new ChartCache(cache, { format: FORMAT, charts }, archives, kept, repositories);
   }
 
-  /** Whether the chart loader should print `dir` as it reads it: not when this build walked it already. */
-  printsAgain(dir: string): boolean {
+  /** Whether the chart loader should fingerprint `dir` as it reads it: not when this build walked it already. */
+  fingerprintsAgain(dir: string): boolean {
     return !this.walked.has(dir);
   }
 
@@ -199,9 +199,9 @@ export class ChartCache {
     const dirs = [...folders.keys()];
     // As the loader read the folders, or as this build walked them before the loader read them, else walked now.
     for (const dir of dirs) if (!folders.get(dir) && this.walked.get(dir)) folders.set(dir, this.walked.get(dir));
-    const print = this.fingerprint(dirs, folders);
-    if (print) {
-      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: print.digest, takenAt: print.takenAt, repositories: this.repositories };
+    const fingerprint = this.fingerprint(dirs, folders);
+    if (fingerprint) {
+      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: fingerprint.digest, takenAt: fingerprint.takenAt, repositories: this.repositories };
       this.changed = true;
     }
     return { archive: fromCache ?? packaged, reused: fromCache !== undefined };

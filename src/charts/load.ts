@@ -24,7 +24,7 @@ import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
-import { FolderPrinter } from '../files/index.js';
+import { FolderFingerprinter } from '../files/index.js';
 import type { ParsedText } from '../document/index.js';
 import { chartMetadata, parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { CHART_LOCK, chartLockText, lockedVersions, parseChartLock, type LockedDependency } from './chart-lock.js';
@@ -42,8 +42,8 @@ function stripBom(data: Buffer): Buffer {
 interface LoadContext {
   /** file:// charts by real path, so a library used by several charts is read once per load. */
   readonly cache: Map<string, Promise<ChartSource>>;
-  /** Which chart folders to print as they are read (ChartSource.print). */
-  readonly print?: (dir: string) => boolean;
+  /** Which chart folders to fingerprint as they are read (ChartSource.fingerprint). */
+  readonly fingerprint?: (dir: string) => boolean;
   /** What the archives of this load (and the tarball holding them) may still decompress. */
   readonly budget?: DecompressionBudget;
   /** Dependencies on chart repositories (oci://, https://) that are not vendored; without it they are refused. */
@@ -69,14 +69,14 @@ export interface ChartLoader {
 }
 
 export interface ChartLoaderOptions {
-  /** Which chart folders to print as they are read (ChartSource.print). */
-  readonly print?: (dir: string) => boolean;
+  /** Which chart folders to fingerprint as they are read (ChartSource.fingerprint). */
+  readonly fingerprint?: (dir: string) => boolean;
   /** Resolves dependencies on chart repositories that are not vendored (see src/dependencies). */
   readonly repositories?: RepositoryResolver;
 }
 
 export function createChartLoader(options: ChartLoaderOptions = {}): ChartLoader {
-  const ctx: LoadContext = { cache: new Map(), print: options.print, repositories: options.repositories };
+  const ctx: LoadContext = { cache: new Map(), fingerprint: options.fingerprint, repositories: options.repositories };
   return {
     async load(dir: string, chartYaml?: ParsedText): Promise<ChartSource> {
       const path = resolve(dir);
@@ -117,8 +117,8 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, 
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   const rules = ignoreText === undefined ? HelmignoreRules.defaultsOnly() : HelmignoreRules.parse(ignoreText, ignoreFile);
-  const printer = ctx.print?.(dir) ? new FolderPrinter() : undefined;
-  const files = await walkChartDir(dir, rules, printer);
+  const fingerprinter = ctx.fingerprint?.(dir) ? new FolderFingerprinter() : undefined;
+  const files = await walkChartDir(dir, rules, fingerprinter);
   if (!files.has('Chart.yaml')) {
     const rule = rules.decidingRule('Chart.yaml', false);
     const onDisk = statSync(join(dir, 'Chart.yaml'), { throwIfNoEntry: false }) !== undefined;
@@ -130,19 +130,19 @@ async function loadDirectory(dir: string, ancestry: Ancestry, ctx: LoadContext, 
     }
   }
   const chart = await buildChart(files, { kind: 'directory', dir }, (rel) => join(dir, rel), ancestry, ctx, chartYaml);
-  const print = printer?.finish();
-  return print ? { ...chart, print } : chart;
+  const fingerprint = fingerprinter?.finish();
+  return fingerprint ? { ...chart, fingerprint } : chart;
 }
 
 /**
  * Helm's directory walk: sorted, symlinks followed (loops refused), ignored
  * dirs skipped whole. Synchronous on purpose: a chart is many small files,
  * and the thread-pool round trips of async calls cost more than the reads.
- * With a printer, every entry counts towards the folder's print, the
- * ignored ones too: a file read is printed from the descriptor it is read
- * through, so taking the print costs no second look at it.
+ * With a fingerprinter, every entry counts towards the folder's fingerprint, the
+ * ignored ones too: a file read is fingerprinted from the descriptor it is read
+ * through, so taking the fingerprint costs no second look at it.
  */
-async function walkChartDir(root: string, rules: HelmignoreRules, printer?: FolderPrinter): Promise<Map<string, Buffer>> {
+async function walkChartDir(root: string, rules: HelmignoreRules, fingerprinter?: FolderFingerprinter): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   const visit = (abs: string, rel: string, real: string, ancestors: ReadonlySet<string>): void => {
     const entries = readdirSync(abs, { withFileTypes: true }).sort((a, b) => compareBytewise(a.name, b.name));
@@ -163,10 +163,10 @@ async function walkChartDir(root: string, rules: HelmignoreRules, printer?: Fold
         isFile = info.isFile();
       }
       if (isDir) {
-        if (info) printer?.folder(info);
-        else printer?.folderAt(childAbs);
+        if (info) fingerprinter?.folder(info);
+        else fingerprinter?.folderAt(childAbs);
         if (rules.ignores(childRel, true)) {
-          printer?.walk(childAbs, `${childRel}/`);
+          fingerprinter?.walk(childAbs, `${childRel}/`);
           continue;
         }
         const childReal = entry.isSymbolicLink() ? realpathSync.native(childAbs) : join(real, entry.name);
@@ -175,12 +175,12 @@ async function walkChartDir(root: string, rules: HelmignoreRules, printer?: Fold
         continue;
       }
       if (rules.ignores(childRel, false)) {
-        if (info) printer?.file(childRel, info);
-        else printer?.fileAt(childAbs, childRel);
+        if (info) fingerprinter?.file(childRel, info);
+        else fingerprinter?.fileAt(childAbs, childRel);
         continue;
       }
       if (!isFile) throw new ChartError(`${childAbs}: cannot load an irregular file (device, socket or FIFO)`);
-      files.set(childRel, stripBom(printer ? printer.read(childAbs, childRel) : readFileSync(childAbs)));
+      files.set(childRel, stripBom(fingerprinter ? fingerprinter.read(childAbs, childRel) : readFileSync(childAbs)));
     }
   };
   const real = realpathSync.native(root);

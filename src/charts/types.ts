@@ -3,7 +3,7 @@
  * files Helm would take from it, and the charts it depends on, resolved.
  */
 import type { SourceLocation } from '../diagnostics/index.js';
-import type { FolderPrint } from '../files/index.js';
+import type { FolderFingerprint } from '../files/index.js';
 
 export type ChartApiVersion = 'v1' | 'v2';
 export type ChartType = 'application' | 'library';
@@ -98,8 +98,8 @@ export interface ChartSource {
   readonly files: readonly ChartFile[];
   /** Subcharts, one per chart name, sorted by name. */
   readonly dependencies: readonly ResolvedDependency[];
-  /** A folder's print as the loader read it, when asked for (createChartLoader's `print`; see src/files/folder-print.ts). */
-  readonly print?: FolderPrint;
+  /** A folder's fingerprint as the loader read it, when asked for (createChartLoader's `fingerprint`; see src/files/folder-fingerprint.ts). */
+  readonly fingerprint?: FolderFingerprint;
 }
 
 /** A dependency on a chart repository (oci://, https://) the loader asks a {@link RepositoryResolver} for. */

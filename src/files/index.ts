@@ -12,4 +12,4 @@ export { asFileAccessError, FileAccessError, fileErrorReason, fileErrorText, mak
 export { userCacheDir } from './user-cache.js';
 export { processAlive, removeLeftBehind } from './process.js';
 export { isWithin, realpathLoose } from './real-path.js';
-export { FolderPrinter, printFolder, type FolderPrint } from './folder-print.js';
+export { FolderFingerprinter, fingerprintFolder, type FolderFingerprint } from './folder-fingerprint.js';

@@ -20,7 +20,7 @@ import { NORMAL_MODE } from './kustomize-operator.js';
 import { loadPluginBundle, type LoadedBundle } from './loader.js';
 import { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 import { MANIFEST_FORMAT, ENTRY_FILE } from './manifest.js';
-import { SecretRegistry, type SecretPathSegment } from './redact.js';
+import { SecretRegistry, type SecretPathRule, type SecretPathSegment } from './redact.js';
 import { callGetOverrides, callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
 import type { SharedContext } from './sandbox-protocol.js';
 import { PLUGIN_API_VERSION } from './brand.js';
@@ -76,6 +76,8 @@ export interface PluginHostOptions {
   readonly signal?: AbortSignal;
   /** Where plugin log lines go; by default warnings go to stderr, the rest nowhere. */
   readonly log?: (entry: PluginLogEntry) => void;
+  /** Paths of a release's values to redact whatever their key (the charts' schemas mark them: see redact.ts). */
+  readonly secretPathRules?: readonly SecretPathRule[];
   /** Replace the offline stores (tests). */
   readonly passwords?: PasswordStore;
   readonly records?: RecordStore;
@@ -147,6 +149,7 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
   const binding: PluginBinding = bindPlugins(bundle.plugins, releases);
   const enabled = app.enabled.map(refOf);
   const secrets = new SecretRegistry();
+  for (const rule of options.secretPathRules ?? []) secrets.markSecretPaths(rule);
   const sink = options.log ?? defaultLog;
 
   if (options.mode === 'cluster' && !options.cluster) throw new PluginModeError('cluster mode needs the cluster stores');

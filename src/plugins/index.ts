@@ -40,7 +40,7 @@ export { loadPluginBundle, loadPluginBundleFiles, verifyPluginBundle, type Loade
 export { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 export { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, parseManifest, serializeManifest, type ManifestPlugin, type PluginManifest } from './manifest.js';
 export { checkPasswordName, generatePassword, passwordSecretName } from './passwords.js';
-export { isSecretKey, REDACTED, SecretRegistry, type SecretPathSegment } from './redact.js';
+export { isSecretKey, REDACTED, SecretRegistry, type SecretPathRule, type SecretPathSegment } from './redact.js';
 export { callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
 export { PLUGIN_TESTS_DIR, scaffoldPlugin, type ScaffoldOptions, type ScaffoldResult } from './scaffold.js';
 export { PluginTypeError, typecheckPlugins, TypeScriptMissingError, type TypecheckOptions, type TypecheckResult, type TypeProblem } from './typecheck.js';

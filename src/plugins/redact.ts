@@ -6,6 +6,11 @@
  * - every value under a key that names a secret (`password`, `*_password`,
  *   `rootPassword`, `secret`, `token`, `key`, …), whoever set it: a default,
  *   a plugin, or the user with `override set`;
+ * - every value at a path a chart's values.schema.json marks secret
+ *   (`format: password`, `writeOnly: true`), whatever its key: the rules
+ *   are added per chart (`markSecretPaths`), and since a printed value does
+ *   not always say which chart it belongs to, a path one chart marks is
+ *   redacted in every release: printing less is the safe side;
  * - the password of credentials written into a URL (`https://user:PW@host`),
  *   in every message the CLI prints (`maskUrlCredentials` of src/diagnostics,
  *   which its error printer calls too).
@@ -28,14 +33,23 @@ export function isSecretKey(key: SecretPathSegment): boolean {
   return typeof key === 'string' && (SEPARATED_SECRET.test(key) || CAMEL_SECRET.test(key));
 }
 
+/** Whether the value at a path of a release's values is secret (a chart schema's rule). */
+export type SecretPathRule = (path: readonly SecretPathSegment[]) => boolean;
+
 export class SecretRegistry {
   private readonly values = new Set<string>();
+  private readonly pathRules: SecretPathRule[] = [];
 
   /** With `show`, nothing is redacted (`--show-secrets`). */
   constructor(private readonly show = false) {}
 
   add(value: string): void {
     if (value.length > 0) this.values.add(value);
+  }
+
+  /** Values at the paths `rule` names are redacted (paths from the root of a release's values; `at` of `redact` says where a value sits). */
+  markSecretPaths(rule: SecretPathRule): void {
+    this.pathRules.push(rule);
   }
 
   get size(): number {
@@ -58,12 +72,14 @@ export class SecretRegistry {
    */
   redact<T>(value: T, at: readonly SecretPathSegment[] = []): T {
     if (this.show) return value;
-    const walk = (v: unknown, secret: boolean): unknown => {
-      if (Array.isArray(v)) return v.map((x) => walk(x, secret));
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, secret || isSecretKey(k))]));
+    const secretPath = (path: readonly SecretPathSegment[]) => this.pathRules.some((rule) => rule(path));
+    const walk = (v: unknown, path: SecretPathSegment[], secret: boolean): unknown => {
+      secret ||= secretPath(path);
+      if (Array.isArray(v)) return v.map((x, i) => walk(x, [...path, i], secret));
+      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, [...path, k], secret || isSecretKey(k))]));
       if (secret && v !== null && v !== undefined && v !== '') return REDACTED;
       return typeof v === 'string' ? this.redactText(v) : v;
     };
-    return walk(value, at.some(isSecretKey)) as T;
+    return walk(value, [...at], at.some(isSecretKey)) as T;
   }
 }

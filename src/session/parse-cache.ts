@@ -17,12 +17,12 @@ interface Kept {
   readonly file: string;
   readonly memo: ParseMemo;
   /** The file's stat when it last held this memo: another writer changes it. */
-  readonly print: string | undefined;
+  readonly fingerprint: string | undefined;
 }
 
 let kept: Kept | undefined;
 
-async function printOf(file: string): Promise<string | undefined> {
+async function fingerprintOf(file: string): Promise<string | undefined> {
   const info = await stat(file).catch(() => undefined);
   return info && `${info.ino}:${info.size}:${info.mtimeMs}`;
 }
@@ -30,10 +30,10 @@ async function printOf(file: string): Promise<string | undefined> {
 /** The memo kept in `cache` (an empty one when there is none, or none that passes its checks). */
 export async function openParseMemo(cache: CacheFolder): Promise<ParseMemo> {
   const file = join(resolve(cache.dir), MEMO_FILE);
-  const print = await printOf(file);
-  if (kept?.file === file && kept.print === print) return kept.memo;
+  const fingerprint = await fingerprintOf(file);
+  if (kept?.file === file && kept.fingerprint === fingerprint) return kept.memo;
   const memo = ParseMemo.decode(await cache.read(MEMO_FILE, 'parse-memo', MEMO_INPUTS));
-  kept = { file, memo, print };
+  kept = { file, memo, fingerprint };
   return memo;
 }
 
@@ -43,5 +43,5 @@ export async function saveParseMemo(cache: CacheFolder, memo: ParseMemo): Promis
   if (!bytes) return;
   const file = join(resolve(cache.dir), MEMO_FILE);
   await cache.write(MEMO_FILE, 'parse-memo', MEMO_INPUTS, bytes);
-  kept = { file, memo, print: await printOf(file) };
+  kept = { file, memo, fingerprint: await fingerprintOf(file) };
 }

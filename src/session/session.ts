@@ -8,14 +8,15 @@
  */
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
-import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, SecretRegistry, type PluginHost, type PluginHostOptions, type SecretPathSegment } from '../plugins/index.js';
-import { commandLineValues, computeReleaseValues, valuesDiagnostics, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, SecretRegistry, type PluginHost, type PluginHostOptions, type SecretPathRule, type SecretPathSegment } from '../plugins/index.js';
+import { commandLineValues, computeReleaseValues, schemaSecrecy, valuesDiagnostics, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
 import type { CacheFolder } from '../cache/index.js';
 import type { AppVersions } from '../versions/index.js';
 import type { ParseMemo } from '../document/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
+import { parseJson } from '../document/index.js';
 
 export interface SessionOptions {
   /** How plugins run; offline (no cluster) unless the lifecycle says otherwise. */
@@ -145,11 +146,32 @@ export class Session {
 
   /** A copy with every secret (plugins' passwords, values under secret keys) replaced by `<secret>`: for anything printed or reported. */
   redact<T>(value: T, at?: readonly SecretPathSegment[]): T {
-    return this.loadedHost ? this.loadedHost.redact(value, at) : new SecretRegistry().redact(value, at);
+    if (this.loadedHost) return this.loadedHost.redact(value, at);
+    const registry = new SecretRegistry();
+    registry.markSecretPaths(this.chartSecrecy);
+    return registry.redact(value, at);
   }
 
+  /** The paths the charts' values.schema.json files mark secret, read when first asked (most runs print nothing). */
+  private readonly chartSecrecy: SecretPathRule = (() => {
+    let rules: SecretPathRule[] | undefined;
+    return (path) => {
+      rules ??= this.app.releases.flatMap((release) => {
+        const schema = this.app.chartFile(release, 'values.schema.json');
+        let parsed: unknown;
+        try {
+          parsed = schema ? parseJson(schema.text, schema.file) : undefined;
+        } catch {
+          return []; // a broken schema is refused where it is read (build, helm); names alone decide here
+        }
+        return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? [schemaSecrecy(parsed as Record<string, unknown>)] : [];
+      });
+      return rules.some((rule) => rule(path));
+    };
+  })();
+
   private async loadPlugins(): Promise<PluginHost> {
-    const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins };
+    const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins, secretPathRules: [...(this.options.plugins?.secretPathRules ?? []), this.chartSecrecy] };
     const bundled = this.bundle ? bundleFolder(this.bundle.files, PLUGINS_DIR) : this.options.pluginBundle;
     if (!bundled) return loadAppPlugins(this.app, options);
     // Checked as a folder would be (every file's sha256 against the manifest) before any of it runs.

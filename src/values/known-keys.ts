@@ -76,24 +76,20 @@ export function valuesReference(label: string, values: unknown, openKeys: Readon
   return { label, check: (path) => check(values, path, 0) };
 }
 
-/**
- * Paths a JSON Schema names. Only what it spells out counts: `properties`,
- * `patternProperties`, an `additionalProperties` schema (a typed map), list
- * `items`, through local `$ref`s and `allOf`/`anyOf`/`oneOf`. A schema that
- * merely leaves additional properties open knows nothing below it.
- */
-export function schemaReference(label: string, schema: JsonSchema): KeyReference {
-  const resolve = (s: JsonSchema): JsonSchema => {
+/** One step down a JSON Schema along a values path, through local `$ref`s and `allOf`/`anyOf`/`oneOf`: the one walk both the key check and the secrecy check take. */
+function schemaWalker(schema: JsonSchema) {
+  const resolve = (s: JsonSchema, seen: ReadonlySet<string> = new Set()): JsonSchema => {
     const ref = s.$ref;
-    if (typeof ref !== 'string' || !ref.startsWith('#/')) return s;
+    if (typeof ref !== 'string' || !ref.startsWith('#/') || seen.has(ref)) return s;
     let target: unknown = schema;
     for (const part of ref.slice(2).split('/')) target = isPlainObject(target) ? target[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
-    return isPlainObject(target) ? resolve(target) : s;
+    return isPlainObject(target) ? resolve(target, new Set([...seen, ref])) : s;
   };
-  const branches = (s: JsonSchema): JsonSchema[] => {
+  const branches = (s: JsonSchema, depth = 0): JsonSchema[] => {
     const r = resolve(s);
-    const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((k) => (Array.isArray(r[k]) ? (r[k] as JsonSchema[]) : []));
-    return [r, ...nested.flatMap(branches)];
+    if (depth > 32) return [r]; // a schema nesting allOf in itself through $refs
+    const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((k) => (Array.isArray(r[k]) ? (r[k] as unknown[]).filter(isPlainObject) : []));
+    return [r, ...nested.flatMap((n) => branches(n, depth + 1))];
   };
   const step = (s: JsonSchema, segment: PathSegment): { next: JsonSchema[]; keys: string[]; loose: boolean } => {
     const next: JsonSchema[] = [];
@@ -106,9 +102,9 @@ export function schemaReference(label: string, schema: JsonSchema): KeyReference
       }
       const properties = isPlainObject(b.properties) ? (b.properties as Record<string, JsonSchema>) : {};
       keys.push(...Object.keys(properties));
-      if (properties[segment]) next.push(properties[segment]);
+      if (isPlainObject(properties[segment])) next.push(properties[segment]);
       for (const [pattern, sub] of Object.entries(isPlainObject(b.patternProperties) ? (b.patternProperties as Record<string, JsonSchema>) : {})) {
-        if (new RegExp(pattern, 'u').test(segment)) next.push(sub);
+        if (isPlainObject(sub) && new RegExp(pattern, 'u').test(segment)) next.push(sub);
       }
       if (isPlainObject(b.additionalProperties) && !properties[segment]) {
         next.push(b.additionalProperties);
@@ -117,6 +113,17 @@ export function schemaReference(label: string, schema: JsonSchema): KeyReference
     }
     return { next, keys, loose };
   };
+  return { resolve, branches, step };
+}
+
+/**
+ * Paths a JSON Schema names. Only what it spells out counts: `properties`,
+ * `patternProperties`, an `additionalProperties` schema (a typed map), list
+ * `items`, through local `$ref`s and `allOf`/`anyOf`/`oneOf`. A schema that
+ * merely leaves additional properties open knows nothing below it.
+ */
+export function schemaReference(label: string, schema: JsonSchema): KeyReference {
+  const { resolve, step } = schemaWalker(schema);
   // A map the schema leaves open without naming anything (`{type: object}`): any key below is fine.
   const freeForm = (s: JsonSchema): boolean => {
     const r = resolve(s);
@@ -139,6 +146,25 @@ export function schemaReference(label: string, schema: JsonSchema): KeyReference
       }
       return { known: true, loose };
     },
+  };
+}
+
+/**
+ * Whether a chart's schema marks the value at a path secret: the schema of
+ * the path, or of a map or list above it, says `format: password` (OpenAPI's
+ * mark) or `writeOnly: true` (JSON Schema's), in any of its branches.
+ */
+export function schemaSecrecy(schema: JsonSchema): (path: ValuePath) => boolean {
+  const { branches, step } = schemaWalker(schema);
+  const marked = (s: JsonSchema) => branches(s).some((b) => b.format === 'password' || b.writeOnly === true);
+  return (path) => {
+    let current: JsonSchema[] = [schema];
+    for (let depth = 0; ; depth++) {
+      if (current.some(marked)) return true;
+      if (depth === path.length) return false;
+      current = current.flatMap((s) => step(s, path[depth] as PathSegment).next);
+      if (current.length === 0) return false;
+    }
   };
 }
 

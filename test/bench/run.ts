@@ -37,7 +37,7 @@
  * printed with the spread (min–max) of each ratio.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -274,9 +274,11 @@ function copyAsAnotherApp(app: string, copy: string, tag: string): void {
   const visit = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
+      // On a line of its own: real files do not all end with a line break (airflow's values.yaml does not).
+      const text = () => readFileSync(path, 'utf8').replace(/([^\n])$/, '$1\n');
       if (entry.isDirectory()) visit(path);
-      else if (/\.(ya?ml|tpl)$/.test(entry.name)) writeFileSync(path, `${readFileSync(path, 'utf8')}${entry.name.endsWith('.tpl') ? `{{/* ${tag} */}}` : `# ${tag}`}\n`);
-      else if (entry.name.endsWith('.ts')) writeFileSync(path, `${readFileSync(path, 'utf8')}// ${tag}\n`);
+      else if (/\.(ya?ml|tpl)$/.test(entry.name)) writeFileSync(path, `${text()}${entry.name.endsWith('.tpl') ? `{{/* ${tag} */}}` : `# ${tag}`}\n`);
+      else if (entry.name.endsWith('.ts')) writeFileSync(path, `${text()}// ${tag}\n`);
     }
   };
   visit(copy);
@@ -342,11 +344,12 @@ const firstBuilds = new Map<string, Run>();
 async function shape(name: string, generate: (dir: string, charts: number) => string[]): Promise<Round[]> {
   const app = join(work, name);
   const names = generate(app, CHARTS);
-  // helm needs dependencies vendored (helm dependency build); done on a copy, untimed.
+  // helm needs dependencies vendored (helm dependency build); done on a copy, untimed. The corpus app's are vendored already
+  // (its charts also name oci:// repositories, which `dependency build` would fetch).
   const helmApp = join(work, `${name}-helm`);
   cpSync(app, helmApp, { recursive: true });
   for (const chart of names) {
-    if (readFileSync(join(helmApp, 'charts', chart, 'Chart.yaml'), 'utf8').includes('file://')) {
+    if (!existsSync(join(helmApp, 'charts', chart, 'charts')) && readFileSync(join(helmApp, 'charts', chart, 'Chart.yaml'), 'utf8').includes('file://')) {
       execFileSync(helmBin, ['dependency', 'build', join(helmApp, 'charts', chart)], { stdio: 'ignore' });
     }
   }

@@ -12,6 +12,7 @@
  * is there, else a small library chart of the same name written here.
  */
 import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { bundleFromBytes, chartArchives } from '../../src/bundle/index.js';
+import { cacheKey, inputDigest, sealEntry } from '../../src/cache/index.js';
 import { lockDigest, parseChartYaml } from '../../src/charts/index.js';
 import { chartContent, chartDifferences } from '../support/archive-content.js';
 import { baseApp, tempDir, writeFiles, type Files } from '../support/app-fixture.js';
@@ -115,12 +117,37 @@ describe('chart dependencies from an OCI repository', () => {
   }, 60_000);
 
   it('refuses a cached archive whose bytes no longer match its digest, offline, naming what is missing', async () => {
-    const blobs = join(dependencyCache, 'blobs', 'sha256');
-    for (const blob of readdirSync(blobs)) writeFileSync(join(blobs, blob), 'altered');
+    // Each archive entry's content altered after its seal: it no longer opens.
+    const archives = readdirSync(dependencyCache).filter((name) => name.startsWith('archive-'));
+    expect(archives.length).toBeGreaterThan(0);
+    for (const entry of archives) {
+      const bytes = readFileSync(join(dependencyCache, entry));
+      const header = bytes.subarray(0, bytes.indexOf(0x0a) + 1);
+      writeFileSync(join(dependencyCache, entry), Buffer.concat([header, Buffer.from('altered')]));
+    }
     const app = writeFiles(tempDir('flotilla-app-'), appFiles(repository, common.range));
     await expect(build(app, { dependencyCacheDir: dependencyCache, offline: true })).rejects.toThrow(
       `chart "web": dependency "common": common ${common.range} from ${repository} is not in the dependency cache (${dependencyCache}), and --offline fetches nothing`,
     );
+  });
+
+  it('uses nothing planted in the dependency cache by anyone without this user\'s cache key', async () => {
+    // A cache folder as a shared CI cache could deliver it: a refs entry naming the attacker's archive, both sealed under another key.
+    const planted = tempDir('flotilla-deps-');
+    const otherKey = randomBytes(32);
+    const evil = Buffer.from('not the chart the registry serves');
+    const digest = `sha256:${createHash('sha256').update(evil).digest('hex')}`;
+    const refsInputs = JSON.stringify([repository, 'common']);
+    writeFileSync(join(planted, `archive-${digest.slice(7)}`), sealEntry('chart-archive', inputDigest(digest), evil, otherKey));
+    writeFileSync(join(planted, `refs-${createHash('sha256').update(refsInputs).digest('hex')}`), sealEntry('chart-refs', inputDigest(refsInputs), Buffer.from(JSON.stringify({ [common.version]: digest })), otherKey));
+    const app = writeFiles(tempDir('flotilla-app-'), appFiles(repository, common.range));
+    await expect(build(app, { dependencyCacheDir: planted, offline: true })).rejects.toThrow(/is not in the dependency cache/);
+    // The control: the same entries sealed under this user's key are read (and the bytes refused as a chart archive).
+    const ownKey = cacheKey() as Buffer;
+    writeFileSync(join(planted, `archive-${digest.slice(7)}`), sealEntry('chart-archive', inputDigest(digest), evil, ownKey));
+    writeFileSync(join(planted, `refs-${createHash('sha256').update(refsInputs).digest('hex')}`), sealEntry('chart-refs', inputDigest(refsInputs), Buffer.from(JSON.stringify({ [common.version]: digest })), ownKey));
+    await expect(build(app, { dependencyCacheDir: planted, offline: true })).rejects.toThrow(/common/);
+    await expect(build(app, { dependencyCacheDir: planted, offline: true })).rejects.not.toThrow(/is not in the dependency cache/);
   });
 
   it('builds from the app chart the repository is mapped to, offline with an empty cache', async () => {

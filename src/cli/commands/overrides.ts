@@ -24,6 +24,7 @@ interface OverridesOptions extends ValuesFlags {
   destination?: string;
   stateDir?: string;
   output?: string;
+  showSecrets?: boolean;
 }
 
 interface EditCommandOptions {
@@ -49,6 +50,7 @@ export function register(program: Command): void {
     .option('--history', 'with --explain: every layer that set each value, not only the winner')
     .addOption(destinationOption('with --all and no RELEASE: a new or empty folder for one values file per release and helm-override-update.sh'))
     .option('--state-dir <DIR>', "offline store of generated passwords (default: the app's state folder)")
+    .option('--show-secrets', 'print passwords, tokens, keys and values the chart schema marks secret instead of <secret>')
     .addOption(outputOption(OUTPUT_FORMATS, undefined).default(undefined, 'yaml; table with --explain'));
   addValuesOptions(overrides).action(async (first: string | undefined, second: string | undefined, opts: OverridesOptions) => {
     const { appDir, names } = appDirAndNames([first, second].filter((w): w is string => w !== undefined));
@@ -82,16 +84,17 @@ export function register(program: Command): void {
     printWarnings(found.filter((d) => d.severity === 'warning'));
     const refused = found.filter((d) => d.severity === 'error');
     if (refused.length > 0) throw new DiagnosticsError(`the values of ${release.name} are refused:`, refused);
-    // Passwords plugins generated are never printed.
-    const systemOverrides = session.redact(values.systemOverrides);
+    // Passwords plugins generated, and values under secret keys or schema paths, are printed only when asked.
+    const redact = <T>(value: T, at?: readonly (string | number)[]): T => (opts.showSecrets ? value : session.redact(value, at));
+    const systemOverrides = redact(values.systemOverrides);
     if (!opts.explain) {
-      const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(session.redact(l.value, l.path))]) : [];
+      const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(redact(l.value, l.path))]) : [];
       printData(opts.output ?? 'yaml', systemOverrides, () => console.log(formatTable(['PATH', 'VALUE'], rows)));
       return;
     }
     const rows = (opts.history ? history(values, { all: opts.all }) : explain(values, { all: opts.all }).map((l) => ({ ...l, overridden: false }))).map((l) => ({
       ...l,
-      value: session.redact(l.value, l.path),
+      value: redact(l.value, l.path),
     }));
     const data = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location, ...(opts.history ? { overridden: l.overridden } : {}) }));
     printData(opts.output ?? 'table', data, () => {

@@ -1,6 +1,6 @@
 /**
- * Folder prints (src/files/folder-print.ts): the print the chart loader takes
- * as it reads a chart is the print a walk of its own takes of the same
+ * Folder fingerprints (src/files/folder-fingerprint.ts): the fingerprint the chart loader takes
+ * as it reads a chart is the fingerprint a walk of its own takes of the same
  * folder — else every build after a cold one would find its charts changed —
  * whatever the walk skips (ignored files and folders), follows (links) or
  * orders otherwise (names Helm sorts by their bytes); and a change to any
@@ -10,7 +10,7 @@ import { linkSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utime
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createChartLoader } from '../../src/charts/index.js';
-import { FolderPrinter, printFolder } from '../../src/files/index.js';
+import { FolderFingerprinter, fingerprintFolder } from '../../src/files/index.js';
 import { tempDir, writeFiles } from '../support/app-fixture.js';
 
 function chartFolder(): string {
@@ -34,49 +34,49 @@ function chartFolder(): string {
 }
 
 async function printRead(dir: string) {
-  return (await createChartLoader({ print: () => true }).load(dir)).print;
+  return (await createChartLoader({ fingerprint: () => true }).load(dir)).fingerprint;
 }
 
-describe('folder prints', () => {
-  it('the loader prints a chart as a walk of its own does: ignored entries, links and byte order included', async () => {
+describe('folder fingerprints', () => {
+  it('the loader fingerprints a chart as a walk of its own does: ignored entries, links and byte order included', async () => {
     const dir = chartFolder();
-    const walked = printFolder(dir)!;
+    const walked = fingerprintFolder(dir)!;
     const read = (await printRead(dir))!;
     expect(read.digest).toBe(walked.digest);
     expect(read.newest).toBe(walked.newest);
     expect(read.hardLinked).toBeUndefined();
-    // A loader not asked for prints takes none.
-    expect((await createChartLoader().load(dir)).print).toBeUndefined();
+    // A loader not asked for fingerprints takes none.
+    expect((await createChartLoader().load(dir)).fingerprint).toBeUndefined();
   });
 
   it('is dated when it began, not when it was finished (files changed while it was taken are then not trusted)', async () => {
-    const printer = new FolderPrinter();
+    const fingerprinter = new FolderFingerprinter();
     const began = Date.now();
     await new Promise((done) => setTimeout(done, 30));
-    const print = printer.finish()!;
-    expect(print.takenAt).toBeGreaterThanOrEqual(began - 1);
-    expect(print.takenAt).toBeLessThan(Date.now() - 20);
+    const fingerprint = fingerprinter.finish()!;
+    expect(fingerprint.takenAt).toBeGreaterThanOrEqual(began - 1);
+    expect(fingerprint.takenAt).toBeLessThan(Date.now() - 20);
   });
 
   it('does not depend on the order a walk meets the files in (Helm sorts by bytes, a plain listing by the file system)', () => {
     const dir = chartFolder();
     const stats = ['values.yaml', 'files/\u{E000}.txt', 'files/\u{1F600}.txt', 'templates/cm.yaml'].map((path) => [path, statSync(join(dir, path))] as const);
-    const printed = (order: typeof stats) => {
-      const printer = new FolderPrinter();
-      for (const [path, info] of order) printer.file(path, info);
-      return printer.finish()!.digest;
+    const fingerprinted = (order: typeof stats) => {
+      const fingerprinter = new FolderFingerprinter();
+      for (const [path, info] of order) fingerprinter.file(path, info);
+      return fingerprinter.finish()!.digest;
     };
-    expect(printed([...stats].reverse())).toBe(printed(stats));
-    expect(printed([stats[2]!, stats[0]!, stats[3]!, stats[1]!])).toBe(printed(stats));
+    expect(fingerprinted([...stats].reverse())).toBe(fingerprinted(stats));
+    expect(fingerprinted([stats[2]!, stats[0]!, stats[3]!, stats[1]!])).toBe(fingerprinted(stats));
   });
 
   it('changes with any file below, read or ignored, and with a file added or removed', async () => {
     const dir = chartFolder();
-    const before = printFolder(dir)!.digest;
+    const before = fingerprintFolder(dir)!.digest;
     const seen = new Set([before]);
     const change = async (what: string, edit: () => void): Promise<void> => {
       edit();
-      const walked = printFolder(dir)!.digest;
+      const walked = fingerprintFolder(dir)!.digest;
       expect(walked, what).not.toBe(before);
       expect((await printRead(dir))!.digest, what).toBe(walked);
       expect(seen.has(walked), what).toBe(false);
@@ -96,9 +96,9 @@ describe('folder prints', () => {
     const outside = join(tempDir(), 'shared.yaml');
     writeFileSync(outside, 'shared: true\n');
     linkSync(outside, join(dir, 'templates', 'shared.yaml'));
-    expect(printFolder(dir)!.hardLinked).toBe(true);
+    expect(fingerprintFolder(dir)!.hardLinked).toBe(true);
     expect((await printRead(dir))!.hardLinked).toBe(true);
-    expect(printFolder(join(dir, 'absent'))).toBeUndefined();
+    expect(fingerprintFolder(join(dir, 'absent'))).toBeUndefined();
   });
 
   it('reads a file whole, as readFileSync does, empty or large', () => {
@@ -107,11 +107,11 @@ describe('folder prints', () => {
     const large = Buffer.alloc(300_000, 7);
     writeFileSync(join(dir, 'd', 'large.bin'), large);
     writeFileSync(join(dir, 'd', 'empty'), '');
-    const printer = new FolderPrinter();
-    expect(printer.read(join(dir, 'd', 'large.bin'), 'd/large.bin').equals(large)).toBe(true);
-    expect(printer.read(join(dir, 'd', 'empty'), 'd/empty').length).toBe(0);
+    const fingerprinter = new FolderFingerprinter();
+    expect(fingerprinter.read(join(dir, 'd', 'large.bin'), 'd/large.bin').equals(large)).toBe(true);
+    expect(fingerprinter.read(join(dir, 'd', 'empty'), 'd/empty').length).toBe(0);
     // A file of /proc says size 0 and holds more: it is read to its end.
-    expect(printer.read('/proc/self/cmdline', 'cmdline').equals(readFileSync('/proc/self/cmdline'))).toBe(true);
+    expect(fingerprinter.read('/proc/self/cmdline', 'cmdline').equals(readFileSync('/proc/self/cmdline'))).toBe(true);
     expect(readFileSync('/proc/self/cmdline').length).toBeGreaterThan(0);
   });
 });
