@@ -182,3 +182,26 @@ describe('service defaults', () => {
     );
   });
 });
+
+describe('the version state read back from the cluster', () => {
+  it('is held to what flotilla writes: a tampered field is named', async () => {
+    const { decodeRecord, encodeRecord } = await import('../../src/lifecycle/record.js');
+    const record = {
+      name: 'demo',
+      state: 'uploaded' as const,
+      bundle: {
+        version: '1.0-1', sha256: 'a'.repeat(64), source: 'demo-1.0-1.tgz', payload: 'flotilla-bundle-demo-1.0-1', charts: [], releases: [],
+        repository: { url: 'oci://127.0.0.1:5000/charts', type: 'oci' as const }, maintainUserOverrides: true, updateFailureNoRollback: false, fromVersions: [], applyProgressAdjust: 0, uploaded: WHO.now,
+      },
+      userOverrides: {},
+      deployed: [],
+      history: [],
+      versions: withCustomImage(uploaded(), 'glance_api', PINNED, app.catalog, WHO),
+    };
+    expect(decodeRecord(encodeRecord(record), 'Secret x').versions?.customImages.glance_api?.reference).toBe(PINNED);
+    const tampered = { ...record, versions: { ...record.versions, customImages: { glance_api: { reference: 42, set: WHO.now, by: WHO.by } } } };
+    expect(() => decodeRecord(encodeRecord(tampered as never), 'Secret x')).toThrow("Secret x: the app record's versions.customImages.glance_api.reference is missing or invalid (expected a string)");
+    const noTarget = { ...record, versions: { ...record.versions, target: undefined } };
+    expect(() => decodeRecord(encodeRecord(noTarget as never), 'Secret x')).toThrow("the app record's versions.target is missing or invalid");
+  });
+});
