@@ -176,6 +176,15 @@ describe('service defaults', () => {
     expect(one.serviceDefaults.get('modern')).toEqual({ value: false, source: 'release' });
   });
 
+  it('once declared, a release\'s undeclared service default is a warning at its line', async () => {
+    const demo = await loadApp(writeApp({ 'overrides/service-defaults.yaml': `other:\n  fallback: 1\n` }));
+    expect(demo.warnings.map((w) => `${w.location?.file}:${w.location?.line}: ${w.message}`)).toEqual([
+      'overrides/versions/1.0.yaml:6: serviceDefaults.modern of release 1.0 is not declared in overrides/service-defaults.yaml: a release lacking it gets no fallback, and no HelmRelease is annotated with it',
+      'overrides/versions/2.0.yaml:6: serviceDefaults.modern of release 2.0 is not declared in overrides/service-defaults.yaml: a release lacking it gets no fallback, and no HelmRelease is annotated with it',
+    ]);
+    expect(demo.serviceDefaults.get('other')).toEqual({ value: 1, source: 'fallback' });
+  });
+
   it('a declaration that is not one is refused at its line', async () => {
     await expect(loadApp(writeApp({ 'overrides/service-defaults.yaml': `modern:\n  fallback: [1]\n  annotation: "not a key!"\n  charts: [web]\n` }))).rejects.toThrow(
       /overrides\/service-defaults\.yaml:2:\d+: error: service default modern: "fallback" must be a boolean, number or string[\s\S]*overrides\/service-defaults\.yaml:3:\d+: error: service default modern: "annotation" must be an annotation key/,
