@@ -16,8 +16,10 @@ import {
   nextRelease,
   retarget,
   VersionRefusedError,
+  afterSpecUpload,
   withCustomImage,
   withoutCustomImage,
+  withoutDeployed,
   type AppVersions,
 } from '../../src/versions/index.js';
 import { writeApp } from '../support/app-fixture.js';
@@ -66,6 +68,23 @@ describe('releases', () => {
     expect(next.target).toBe('2025.1');
     const set = retarget(uploaded(), '2025.1', app.metadata.releaseUpgrades, WHO).versions;
     expect(afterUpload(set, app.catalog, '25.03-2', '2024.1').target).toBe('2025.1');
+  });
+});
+
+describe('an update whose bundle changes main.release', () => {
+  it('moves a target that follows the spec, held to the same rules; one the operator set stays; a removed app has nothing deployed', () => {
+    const at2025 = deployedTarget(afterUpload(undefined, app.catalog, '25.03-0', '2025.1'));
+    expect(() => afterSpecUpload(at2025, app.catalog, '25.03-1', '2024.1', app.metadata.releaseUpgrades)).toThrow(
+      /^bundle 25\.03-1 changes main\.release, and so the target, from 2025\.1 to 2024\.1, which is refused: 2024\.1 is older than 2025\.1: downgrades are refused/,
+    );
+    const at2024 = deployedTarget(uploaded());
+    expect(() => afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', { skipLevel: [] })).toThrow(/from 2024\.1 to 2025\.1, which is refused: 2024\.1 → 2025\.1 skips releases/);
+    const moved = afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', app.metadata.releaseUpgrades);
+    expect(moved).toMatchObject({ target: '2025.1', deployed: '2024.1' });
+    expect(moved.targetSet).toBeUndefined();
+    const pinnedByOperator = { ...at2024, targetSet: { at: WHO.now, by: WHO.by } };
+    expect(afterSpecUpload(pinnedByOperator, app.catalog, '25.03-1', '2025.1', { skipLevel: [] }).target).toBe('2024.1');
+    expect(withoutDeployed({ ...at2024, phase: 'rabbitmq' })).toEqual({ ...uploaded() });
   });
 });
 
