@@ -16,6 +16,7 @@ import { deletePayload } from './payload.js';
 import { completion, SYSTEM_NAMESPACE, type AppRecord } from './record.js';
 import { deleteRelease, removalOrder, type ReleaseKey } from './releases.js';
 import { loadVersion } from './version.js';
+import { withoutDeployed } from '../versions/index.js';
 
 export interface RemoveOptions extends OperationOptions {
   /** How long to wait for each release to be gone. */
@@ -60,7 +61,9 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
       await deleteSources(client, appName, [...new Set([loaded.namespace, ...deployed.map((r) => r.namespace)])]);
       run.events({ type: 'step', message: 'running remove post hooks' });
       await loaded.host.runStage({ operation: 'remove', timing: 'post' });
-      return await handle.end('uploaded', 'succeeded', undefined, { progress: completion(0, handle.record.bundle.releases.length, 0) });
+      // Nothing of any release runs any more: no release is deployed.
+      const versions = handle.record.versions;
+      return await handle.end('uploaded', 'succeeded', undefined, { progress: completion(0, handle.record.bundle.releases.length, 0), ...(versions ? { versions: withoutDeployed(versions) } : {}) });
     } catch (error) {
       const refused = error instanceof OperationRefusedError || error instanceof SuspendedReleasesError;
       await handle.end(refused ? before : 'remove-failed', refused ? 'refused' : run.signal.aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);

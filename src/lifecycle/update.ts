@@ -15,7 +15,7 @@ import { LifecycleError, UpdateRefusedError } from './errors.js';
 import { decidedOrRefused, RecordHandle, reasonOf, withAppLock } from './operation.js';
 import { deletePayload } from './payload.js';
 import type { AppRecord, RecordedBundle } from './record.js';
-import { afterUpload, deployedTarget } from '../versions/index.js';
+import { afterSpecUpload, afterUpload, deployedTarget } from '../versions/index.js';
 import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
 export interface UpdateOptions extends ApplyOptions, UploadOptions {
@@ -56,6 +56,11 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
         throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);
       }
     }
+    // A new main.release changes a target that follows the spec: refused here, before anything changes, as `version target` would refuse it.
+    const specRelease = verified.app.spec.main.release;
+    const uploadedVersions = resuming
+      ? afterUpload(handle.record.versions, verified.app.catalog, appVersion, specRelease)
+      : afterSpecUpload(handle.record.versions, verified.app.catalog, appVersion, specRelease, verified.metadata.releaseUpgrades);
     await handle.begin('update', 'updating', run.lease.holder, appVersion);
     let reason: string;
     // Until the apply writes, the running version is untouched: a failure there is no reason to recover.
@@ -66,7 +71,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       staged = await stageBundle(client, verified, options.chartRepository ?? old.repository, options);
       const bundle = staged;
       const userOverrides = verified.metadata.maintainUserOverrides ? oldOverrides : {};
-      await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides, versions: afterUpload(r.versions, verified.app.catalog, appVersion, verified.app.spec.main.release) }));
+      await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides, versions: uploadedVersions }));
       changing = true;
       const outcome = await applyBundle(run, handle, bundle, { ...options, operation: 'update' });
       const versions = handle.record.versions;

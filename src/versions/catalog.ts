@@ -132,7 +132,11 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
   return { targets, backendMaps, diagnostics };
 }
 
-/** Cross-checks: every image field of every release lands somewhere. */
+/**
+ * Cross-checks: every image field of every release lands somewhere; once an
+ * app declares its service defaults, every release's are declared (a
+ * warning: an undeclared one has no fallback and no annotation).
+ */
 export function checkCatalog(catalog: VersionCatalog): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const entry of catalog.versions.values()) {
@@ -140,6 +144,16 @@ export function checkCatalog(catalog: VersionCatalog): Diagnostic[] {
       if (!catalog.targets.has(field)) {
         out.push(diagnostic(`image field ${field} of release ${entry.release} lands nowhere: add it to overrides/versions/images.yaml`, setting.location, ['images', field]));
       }
+    }
+    if (catalog.defaults.size === 0) continue;
+    for (const name of Object.keys(entry.serviceDefaults)) {
+      if (catalog.defaults.has(name)) continue;
+      out.push({
+        severity: 'warning',
+        message: `serviceDefaults.${name} of release ${entry.release} is not declared in overrides/service-defaults.yaml: a release lacking it gets no fallback, and no HelmRelease is annotated with it`,
+        location: getNode(entry.root, ['serviceDefaults', name])?.origin.location ?? { file: entry.file, line: 0, column: 0 },
+        path: ['serviceDefaults', name],
+      });
     }
   }
   return out;

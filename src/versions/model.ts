@@ -216,6 +216,30 @@ export function clusterCustomImages(state: AppVersions, catalog: Pick<VersionCat
   return out;
 }
 
+/** The state once the app's releases are removed: none runs, so none is deployed. */
+export function withoutDeployed(state: AppVersions): AppVersions {
+  const { deployed: _deployed, phase: _phase, held: _held, ...rest } = state;
+  return rest;
+}
+
+/**
+ * The state after a bundle whose spec names `specRelease` is uploaded over a
+ * deployed app whose target follows the spec: a target change like any
+ * other, held to the same rules (no downgrade, no jump the metadata does
+ * not allow, no forgotten custom images); the target keeps following the spec.
+ */
+export function afterSpecUpload(previous: AppVersions | undefined, catalog: VersionCatalog, bundleVersion: string, specRelease: string, rules: UpgradeRules): AppVersions {
+  const next = afterUpload(previous, catalog, bundleVersion, specRelease);
+  if (!previous?.deployed || previous.targetSet || next.target === previous.target) return next;
+  try {
+    retarget({ ...next, target: previous.target }, next.target, rules, { by: '', now: '' });
+  } catch (error) {
+    if (!(error instanceof VersionRefusedError)) throw error;
+    throw new VersionRefusedError(`bundle ${bundleVersion} changes main.release, and so the target, from ${previous.target} to ${next.target}, which is refused: ${error.message}`);
+  }
+  return next;
+}
+
 /** The state once an update to the target finished with every release Ready on its images: the target is deployed, no phase runs. */
 export function deployedTarget(state: AppVersions): AppVersions {
   const { phase: _phase, held: _held, ...rest } = state;

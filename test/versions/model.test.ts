@@ -16,8 +16,10 @@ import {
   nextRelease,
   retarget,
   VersionRefusedError,
+  afterSpecUpload,
   withCustomImage,
   withoutCustomImage,
+  withoutDeployed,
   type AppVersions,
 } from '../../src/versions/index.js';
 import { writeApp } from '../support/app-fixture.js';
@@ -66,6 +68,23 @@ describe('releases', () => {
     expect(next.target).toBe('2025.1');
     const set = retarget(uploaded(), '2025.1', app.metadata.releaseUpgrades, WHO).versions;
     expect(afterUpload(set, app.catalog, '25.03-2', '2024.1').target).toBe('2025.1');
+  });
+});
+
+describe('an update whose bundle changes main.release', () => {
+  it('moves a target that follows the spec, held to the same rules; one the operator set stays; a removed app has nothing deployed', () => {
+    const at2025 = deployedTarget(afterUpload(undefined, app.catalog, '25.03-0', '2025.1'));
+    expect(() => afterSpecUpload(at2025, app.catalog, '25.03-1', '2024.1', app.metadata.releaseUpgrades)).toThrow(
+      /^bundle 25\.03-1 changes main\.release, and so the target, from 2025\.1 to 2024\.1, which is refused: 2024\.1 is older than 2025\.1: downgrades are refused/,
+    );
+    const at2024 = deployedTarget(uploaded());
+    expect(() => afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', { skipLevel: [] })).toThrow(/from 2024\.1 to 2025\.1, which is refused: 2024\.1 → 2025\.1 skips releases/);
+    const moved = afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', app.metadata.releaseUpgrades);
+    expect(moved).toMatchObject({ target: '2025.1', deployed: '2024.1' });
+    expect(moved.targetSet).toBeUndefined();
+    const pinnedByOperator = { ...at2024, targetSet: { at: WHO.now, by: WHO.by } };
+    expect(afterSpecUpload(pinnedByOperator, app.catalog, '25.03-1', '2025.1', { skipLevel: [] }).target).toBe('2024.1');
+    expect(withoutDeployed({ ...at2024, phase: 'rabbitmq' })).toEqual({ ...uploaded() });
   });
 });
 
@@ -176,9 +195,41 @@ describe('service defaults', () => {
     expect(one.serviceDefaults.get('modern')).toEqual({ value: false, source: 'release' });
   });
 
+  it('once declared, a release\'s undeclared service default is a warning at its line', async () => {
+    const demo = await loadApp(writeApp({ 'overrides/service-defaults.yaml': `other:\n  fallback: 1\n` }));
+    expect(demo.warnings.map((w) => `${w.location?.file}:${w.location?.line}: ${w.message}`)).toEqual([
+      'overrides/versions/1.0.yaml:6: serviceDefaults.modern of release 1.0 is not declared in overrides/service-defaults.yaml: a release lacking it gets no fallback, and no HelmRelease is annotated with it',
+      'overrides/versions/2.0.yaml:6: serviceDefaults.modern of release 2.0 is not declared in overrides/service-defaults.yaml: a release lacking it gets no fallback, and no HelmRelease is annotated with it',
+    ]);
+    expect(demo.serviceDefaults.get('other')).toEqual({ value: 1, source: 'fallback' });
+  });
+
   it('a declaration that is not one is refused at its line', async () => {
     await expect(loadApp(writeApp({ 'overrides/service-defaults.yaml': `modern:\n  fallback: [1]\n  annotation: "not a key!"\n  charts: [web]\n` }))).rejects.toThrow(
       /overrides\/service-defaults\.yaml:2:\d+: error: service default modern: "fallback" must be a boolean, number or string[\s\S]*overrides\/service-defaults\.yaml:3:\d+: error: service default modern: "annotation" must be an annotation key/,
     );
+  });
+});
+
+describe('the version state read back from the cluster', () => {
+  it('is held to what flotilla writes: a tampered field is named', async () => {
+    const { decodeRecord, encodeRecord } = await import('../../src/lifecycle/record.js');
+    const record = {
+      name: 'demo',
+      state: 'uploaded' as const,
+      bundle: {
+        version: '1.0-1', sha256: 'a'.repeat(64), source: 'demo-1.0-1.tgz', payload: 'flotilla-bundle-demo-1.0-1', charts: [], releases: [],
+        repository: { url: 'oci://127.0.0.1:5000/charts', type: 'oci' as const }, maintainUserOverrides: true, updateFailureNoRollback: false, fromVersions: [], applyProgressAdjust: 0, uploaded: WHO.now,
+      },
+      userOverrides: {},
+      deployed: [],
+      history: [],
+      versions: withCustomImage(uploaded(), 'glance_api', PINNED, app.catalog, WHO),
+    };
+    expect(decodeRecord(encodeRecord(record), 'Secret x').versions?.customImages.glance_api?.reference).toBe(PINNED);
+    const tampered = { ...record, versions: { ...record.versions, customImages: { glance_api: { reference: 42, set: WHO.now, by: WHO.by } } } };
+    expect(() => decodeRecord(encodeRecord(tampered as never), 'Secret x')).toThrow("Secret x: the app record's versions.customImages.glance_api.reference is missing or invalid (expected a string)");
+    const noTarget = { ...record, versions: { ...record.versions, target: undefined } };
+    expect(() => decodeRecord(encodeRecord(noTarget as never), 'Secret x')).toThrow("the app record's versions.target is missing or invalid");
   });
 });
