@@ -102,14 +102,12 @@ export function checkUpdatePhases(phases: readonly UpdatePhase[], releases: read
   return out;
 }
 
-/** In which phase (index) each release changes first and each of its image fields changes. */
+/** In which phase (index) each release is written with its own changes, and each of its image fields changes. */
 export interface PhaseAssignment {
   /** The release's own phase: where it is written with its non-image changes. */
   home(release: string): number;
   /** The phase in which an image field of the release changes. */
   imagePhase(release: string, field: string): number;
-  /** The first phase that writes the release: its own, or an earlier one changing one of its image fields. */
-  first(release: string, fields: readonly string[]): number;
 }
 
 /** The rule (checked phases assumed): a field a phase names changes there; any other in its release's own phase. */
@@ -122,6 +120,5 @@ export function assignPhases(phases: readonly UpdatePhase[]): PhaseAssignment {
     for (const field of phase.images) if (!fieldPhase.has(field)) fieldPhase.set(field, index);
   });
   const home = (release: string) => releaseHome.get(release) ?? (restIndex >= 0 ? restIndex : phases.length - 1);
-  const imagePhase = (release: string, field: string) => fieldPhase.get(field) ?? home(release);
-  return { home, imagePhase, first: (release, fields) => Math.min(home(release), ...fields.map((f) => imagePhase(release, f))) };
+  return { home, imagePhase: (release, field) => fieldPhase.get(field) ?? home(release) };
 }

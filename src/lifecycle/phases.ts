@@ -29,7 +29,7 @@ import { readiness, REQUESTED_AT, RESET_AT, type HelmReleaseView } from './readi
 import { isHelmRelease } from './render.js';
 
 /** One phase as it runs: the objects it writes (overrides Secrets, then HelmReleases) and the releases it waits for. */
-export interface PhaseWrite {
+interface PhaseWrite {
   readonly name: string;
   readonly releases: readonly string[];
   readonly secrets: readonly KubeObject[];
@@ -43,7 +43,7 @@ export interface StagedApply {
 }
 
 /** A phase that changes nothing (every object as the cluster has it, every release Ready) — or why it must run. */
-export type PhaseCheck = { readonly skip: true; readonly why: string } | { readonly skip: false };
+type PhaseCheck = { readonly skip: true; readonly why: string } | { readonly skip: false };
 
 /** The image value paths of one release: image field → the paths in its chart's values (overrides/versions/images.yaml). */
 function imagePaths(app: Pick<App, 'catalog'>, release: Pick<Release, 'chart'>): { field: string; path: readonly string[] }[] {
@@ -142,8 +142,8 @@ export async function stageApply(
   if (!perRelease.some((r) => r.changes)) return undefined;
 
   const staged = phases.map((phase, index): PhaseWrite => {
-    const inPhase = perRelease.filter(({ release, paths }) => assignment.home(release.name) === index || paths.some(({ field }) => assignment.imagePhase(release.name, field) === index));
-    const written = inPhase.filter(({ release, paths }) => assignment.first(release.name, paths.map((p) => p.field)) <= index);
+    // Its own phase, or one changing an image field of it (a release is first written in the earliest of those).
+    const written = perRelease.filter(({ release, paths }) => assignment.home(release.name) === index || paths.some(({ field }) => assignment.imagePhase(release.name, field) === index));
     return {
       name: phase.name,
       releases: written.map((r) => r.release.name),
@@ -168,7 +168,7 @@ function withSystemOverrides(secret: KubeObject, release: string, values: unknow
 }
 
 /** The phase's HelmReleases with its own reconcile request: a release written in two phases is waited on for each. */
-export function stampPhase(objects: readonly KubeObject[], token: string): KubeObject[] {
+function stampPhase(objects: readonly KubeObject[], token: string): KubeObject[] {
   return objects.map((o) => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, [REQUESTED_AT]: token, [RESET_AT]: token } } }));
 }
 
@@ -179,7 +179,7 @@ export function stampPhase(objects: readonly KubeObject[], token: string): KubeO
  * never skipped for its objects: the run may have written its Secrets and
  * not yet the reconcile request that makes Flux read them.
  */
-export async function checkPhase(client: KubeClient, phase: PhaseWrite, interrupted: boolean): Promise<PhaseCheck> {
+async function checkPhase(client: KubeClient, phase: PhaseWrite, interrupted: boolean): Promise<PhaseCheck> {
   if (phase.releases.length === 0) return { skip: true, why: 'none of its releases is enabled' };
   if (interrupted) return { skip: false };
   for (const secret of phase.secrets) {
