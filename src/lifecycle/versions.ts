@@ -74,9 +74,9 @@ function imageSource(image: ResolvedImage, release: string): string {
 
 export async function versionStatus(client: KubeClient, appName: string): Promise<VersionStatus> {
   const { record } = await new AppRecords(client).get(appName);
-  const plain = await storedApp(client, record);
-  const versions = versionsOf(record, plain);
-  const app = record.versions ? await storedApp(client, record, versions) : plain;
+  // Without a version state (a record written before it) the bundle's own spec is the state: the same app.
+  const app = await storedApp(client, record, record.versions);
+  const versions = versionsOf(record, app);
   return {
     app: appName,
     target: versions.target,

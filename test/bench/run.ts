@@ -127,7 +127,7 @@ function chartArchiveBytes(out: string): number {
   const listing = execFileSync('sh', ['-c', `tar -tvzf ${out}/*.tgz`], { encoding: 'utf8', maxBuffer: 1 << 26 });
   return listing
     .split('\n')
-    .filter((line) => /\scharts\/[^/]+\.tgz$/.test(line))
+    .filter((line) => /\s(?:\.\/)?charts\/[^/]+\.tgz$/.test(line))
     .reduce((sum, line) => sum + Number(line.trim().split(/\s+/)[2]), 0);
 }
 

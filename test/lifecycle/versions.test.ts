@@ -23,14 +23,20 @@ const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 const status = async () => JSON.parse((await cli('version', 'status', 'demo', '-o', 'json')).stdout) as Record<string, unknown> & { images: Record<string, { reference: string; source: string }> };
 const webRelease = () => cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'web') as { metadata: { annotations: Record<string, string> } };
 
-/** The demo app at release 1.0, its catalog 1.0 → 2.0 → 3.0, `modern` a declared service default annotated on web. */
-async function buildDemo(): Promise<string> {
+/**
+ * The demo app at release 1.0, its catalog 1.0 → 2.0 → 3.0, `modern` a
+ * declared service default annotated on web; `next` is its version 1.0-2,
+ * whose catalog no longer has 1.0 and whose spec names 2.0.
+ */
+async function buildDemo(next = false): Promise<string> {
   const root = writeApp({
     'overrides/versions/3.0.yaml': `release: "3.0"\nimages:\n  web: docker.io/library/nginx:1.28\n  db: docker.io/library/mariadb:11.8\nserviceDefaults:\n  modern: true\n`,
     'overrides/service-defaults.yaml': `modern:\n  fallback: false\n  annotation: web.example.org/modern\n  charts: [web]\n`,
+    ...(next ? { 'overrides/versions/1.0.yaml': null } : {}),
   });
-  const spec = join(root, 'overrides/deployment.yaml');
-  writeFileSync(spec, readFileSync(spec, 'utf8').replace('release: "2.0"', 'release: "1.0"'));
+  const edit = (file: string, from: string, to: string) => writeFileSync(join(root, file), readFileSync(join(root, file), 'utf8').replace(from, to));
+  if (next) edit('fluxcd/metadata.yaml', 'app_version: 1.0-1', 'app_version: 1.0-2');
+  else edit('overrides/deployment.yaml', 'release: "2.0"', 'release: "1.0"');
   return (await buildApp(root, { outDir: tempDir(), cacheDir: false })).file;
 }
 
@@ -136,4 +142,19 @@ describe('flotilla version', () => {
     expect(forced.code).toBe(0);
     expect((await status()).target).toBe('1.0');
   });
+
+  it('an update to a bundle without the target\'s release keeps it known and carries it out from the catalog entry kept', async () => {
+    const update = await cli('update', await buildDemo(true));
+    expect(update.code).toBe(0);
+    const s = await status();
+    expect(s).toMatchObject({ target: '1.0', deployed: '1.0' });
+    expect(s.available).toEqual([
+      { release: '3.0', bundle: '1.0-2', inBundle: true },
+      { release: '2.0', bundle: '1.0-2', inBundle: true },
+      { release: '1.0', bundle: '1.0-1', inBundle: false },
+    ]);
+    expect(s.images.web).toEqual({ reference: 'docker.io/library/nginx:1.24', source: 'release 1.0 (known from bundle 1.0-1)' });
+    expect(webRelease().metadata.annotations['web.example.org/modern']).toBe('false');
+    expect((await cli('version', 'status', 'demo')).stdout).toContain('available:  3.0, 2.0, 1.0 (known from 1.0-1)');
+  }, 180_000);
 });
