@@ -231,6 +231,11 @@ describe('staged update on the dev cluster', () => {
 
   it('stages an apply after the operator set a new target; a failing phase stops it there: nothing of the later phases changed, deployed stays, show and version status name the phase', async () => {
     expect(await cli('version', 'target', APP, '4.0')).toMatchObject({ code: 0 });
+    // Phases cannot be written without waiting on each: refused before anything is written.
+    const noWait = await writesDuring(() => cli('apply', APP, '--no-wait'));
+    expect(noWait.result).toMatchObject({ code: 2, stderr: expect.stringContaining('runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait') });
+    expect(noWait.writes).toEqual([]);
+    expect(record()).toMatchObject({ state: 'applied', versions: { deployed: '3.0' } });
     const failing = cluster.faults.failRender('api', { message: 'api cannot render at 4.0' });
     try {
       const { result: apply, writes } = await writesDuring(() => cli('apply', APP));
