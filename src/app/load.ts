@@ -29,6 +29,7 @@ import {
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkReferences } from './references.js';
+import { checkUpdatePhases, type UpdatePhase } from './update-phases.js';
 import { unknownName } from '../names/index.js';
 import type { FluxTarget } from '../flux/index.js';
 import { checkSchema, rememberedSchemaCheck, type JsonSchema } from './schema-check.js';
@@ -55,6 +56,8 @@ export interface App {
    * dependency on that repository (src/dependencies).
    */
   readonly chartRepositories: ReadonlyMap<string, string>;
+  /** The release table's `updatePhases` (update-phases.ts): the order of an update that changes images; empty: none. */
+  readonly updatePhases: readonly UpdatePhase[];
   readonly graph: ReleaseGraph;
   /** The merged spec, and its tree for provenance. */
   readonly spec: DeploymentSpec;
@@ -270,6 +273,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   );
   if (errors.length > 0) throw failure('the version catalog is invalid:');
   collect(checkReferences({ releases: releasesResult.releases, specNode, metadataRoot: metadataDoc.root, imageTargets: catalog.targets, files }));
+  collect(checkUpdatePhases(releasesResult.updatePhases, releasesResult.releases.map((r) => r.name), [...catalog.targets.keys()]));
   if (errors.length > 0) throw failure('the app refers to names that do not exist:');
   const versions = options.versions;
   const catalogTarget = versions && versions.target !== '' ? targetEntry(catalog, versions) : targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
@@ -290,6 +294,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     fluxTarget: releasesResult.fluxTarget,
     strictValues: releasesResult.strictValues,
     chartRepositories: releasesResult.chartRepositories,
+    updatePhases: releasesResult.updatePhases,
     graph,
     spec,
     specNode,

@@ -8,6 +8,7 @@ import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { describeClash, mergeNodes, type KindClash } from '../values/index.js';
 import { DEFAULT_FLUX_TARGET, FLUX_TARGETS, FLUX_VERSIONS, helmReleaseSchemas, isFluxTarget, type FluxDependency, type FluxTarget, type ReleaseActionFlags } from '../flux/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
+import { readUpdatePhases, updatePhasesSchema, type UpdatePhase } from './update-phases.js';
 import { unknownName, ANNOTATIONS_SCHEMA, DNS1123_LABEL_MAX, DNS1123_LABEL_SCHEMA, LABEL_CHARACTERS_PATTERN, LABEL_VALUE_SCHEMA, LABELS_SCHEMA, FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, FLUX_DURATION_PATTERN, HELM_RELEASE_NAME_MAX } from '../names/index.js';
 
 export type { ReleaseActionFlags };
@@ -126,6 +127,7 @@ function releasesSchemaOf(target: FluxTarget): JsonSchema {
         propertyNames: { pattern: '^(oci|https?)://[^\\s]+$', expected: 'a chart repository URL (oci://…, https://… or http://…)' },
         additionalProperties: { type: 'string', minLength: 1, pattern: '^(?!/)(?!(?:.*/)?\\.\\.(?:/|$))', expected: "a folder of the app, relative to its root, holding the repository's charts by name (e.g. charts), inside the app" },
       },
+      updatePhases: updatePhasesSchema,
       defaults: {
         type: 'object',
         additionalProperties: false,
@@ -191,13 +193,15 @@ export interface ReleasesResult {
   readonly strictValues: boolean;
   /** `chartRepositories`: repository URL (as written) → the app folder, relative to its root, serving its charts by name. */
   readonly chartRepositories: ReadonlyMap<string, string>;
+  /** `updatePhases`: the order of an update that changes images (update-phases.ts); empty: no staging. */
+  readonly updatePhases: readonly UpdatePhase[];
   readonly diagnostics: Diagnostic[];
 }
 
 export function readReleases(root: ValueNode | undefined, file: string, check: SchemaChecker = checkSchema): ReleasesResult {
   const fluxTarget = declaredFluxTarget(root);
   const diagnostics = check(releasesSchemaFor(fluxTarget), root, file);
-  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], strictValues: false, chartRepositories: new Map(), diagnostics };
+  if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], strictValues: false, chartRepositories: new Map(), updatePhases: [], diagnostics };
   const table = toPlain(root) as unknown as { strictValues?: boolean; releases: RawRelease[]; chartRepositories?: Record<string, string> };
   const strictValues = table.strictValues === true;
   const seen = new Map<string, number>();
@@ -281,7 +285,7 @@ export function readReleases(root: ValueNode | undefined, file: string, check: S
       location,
     };
   });
-  return { fluxTarget, releases, strictValues, chartRepositories: new Map(Object.entries(table.chartRepositories ?? {})), diagnostics };
+  return { fluxTarget, releases, strictValues, chartRepositories: new Map(Object.entries(table.chartRepositories ?? {})), updatePhases: readUpdatePhases(root, file), diagnostics };
 }
 
 export class DependencyCycleError extends FlotillaError {

@@ -25,6 +25,7 @@ export {
   discoverKind,
   FIELD_MANAGER,
   listObjects,
+  readObject,
   mergePatch,
   serverSideApply,
   type ApplyOptions,

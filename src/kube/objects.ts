@@ -80,6 +80,12 @@ export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objec
   return objects.map((object) => stored.get(object) as KubeObject);
 }
 
+/** One object, or undefined when it does not exist. */
+export async function readObject<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<T | undefined> {
+  const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) } };
+  return (await kubeRead(callOf('read', ref), () => client.objects.read(spec))) as T | undefined;
+}
+
 export async function listObjects<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, selector: KindSelector): Promise<{ items: T[]; resourceVersion: string }> {
   const call = { verb: 'list', kind: selector.kind, ...(selector.namespace ? { namespace: selector.namespace } : {}) };
   const list = await kubeCall(call, () =>

@@ -14,7 +14,8 @@ import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient, type Kube
 import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
-import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError } from './errors.js';
+import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
+import { holdPhases, runStagedApply, stageApply, withVersions } from './phases.js';
 import { decidedOrRefused, ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
@@ -36,6 +37,8 @@ export interface ApplyOptions extends OperationOptions {
   readonly timeoutMs?: number;
   /** False: stop after the server-side apply, leaving the app `applying` (a later apply finishes). */
   readonly wait?: boolean;
+  /** Update phases to stop before (kept in the record until continued: `flotilla version continue`). */
+  readonly hold?: readonly string[];
 }
 
 export async function applyApp(client: KubeClient, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
@@ -54,12 +57,13 @@ interface ApplyStates extends ApplyOptions {
 }
 
 /** One apply of `bundle` with the record kept up to date: history entry in, state out. */
-async function applyWithState(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyStates): Promise<AppRecord> {
+export async function applyWithState(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyStates): Promise<AppRecord> {
   const before = handle.record.state;
   await handle.begin(options.operation, options.running, run.lease.holder, bundle.version);
   try {
     const outcome = await applyBundle(run, handle, bundle, options);
     if (outcome === 'submitted') return handle.end(options.running, 'succeeded', 'submitted; not waited for (run apply again to wait)');
+    if (outcome === 'held') return await handle.end('applied', 'succeeded', heldReason(handle.record));
     // The progress saved at the end of the wait counts the plan's releases (a mode may apply fewer than the bundle has).
     // Every release was waited Ready with the target's images: the target is deployed.
     const versions = handle.record.versions;
@@ -73,13 +77,19 @@ async function applyWithState(run: LockedRun, handle: RecordHandle, bundle: Reco
   }
 }
 
-/** A check hook's refusal, a mode the app does not know, an object too large to write: all found before the apply writes anything. */
+/** A check hook's refusal, a mode the app does not know, an object too large to write, a staged update asked not to wait: all found before the apply writes anything. */
 export function refusedBeforeChange(error: unknown): boolean {
-  return error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError || error instanceof PayloadIntegrityError;
+  return error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError || error instanceof PayloadIntegrityError || error instanceof PhaseUsageError;
+}
+
+/** Why a run ended before a held phase, and how to go on. */
+export function heldReason(record: AppRecord): string {
+  const phase = record.versions?.held ?? '';
+  return `held before update phase ${phase}: the phases before it are Ready; go on with flotilla version continue ${record.name} --phase ${phase}`;
 }
 
 /** The apply itself, without the state bookkeeping. */
-export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyOptions & { readonly operation: OperationName }): Promise<'applied' | 'submitted'> {
+export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyOptions & { readonly operation: OperationName }): Promise<'applied' | 'submitted' | 'held'> {
   const { client, events } = run;
   const started = Date.now();
   const step = (message: string) => events({ type: 'step', message });
@@ -94,6 +104,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
     for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
     requireApplyMode(loaded.host, options.mode);
+    if (options.hold && options.hold.length > 0) await holdPhases(handle, loaded.app.updatePhases, options.hold);
     // An update or a recovery applies a version like any apply: its own hooks run around the apply hooks.
     const stages = options.operation === 'update' || options.operation === 'recover' ? ([options.operation, 'apply'] as const) : (['apply'] as const);
     step(`running ${stages.join(' and ')} checks and pre hooks`);
@@ -110,72 +121,99 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
     await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
     await serverSideApply(client, set.namespaces);
+    // An apply that changes the image of a release in the cluster, of an app declaring update phases, goes phase by phase (phases.ts).
+    const staged = await stageApply(client, loaded.app, plan.releases.map((r) => r.name), set.objects, values);
+    if (staged && options.wait === false) throw new PhaseUsageError(`this apply changes images of releases in the cluster: it runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait`);
     // Sources first, then values, releases last: a HelmRelease never reconciles against a source or values not written yet.
-    for (const group of applyGroups(set.objects.filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
-    const scheduled = scheduledReleases(set.objects.filter(isHelmRelease));
+    for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
     const writeReleases = async (batch: readonly ScheduledRelease<KubeObject>[]) => {
       if (batch.length > 0) await serverSideApply(client, batch.map((r) => r.object), { force: true });
     };
     if (options.wait === false) {
       // Nobody waits to write dependants later: wave by wave, so Flux's generation check holds a spec change.
-      for (const wave of WriteSchedule.waves(scheduled)) await writeReleases(wave);
+      for (const wave of WriteSchedule.waves(scheduledReleases(set.objects.filter(isHelmRelease)))) await writeReleases(wave);
       return 'submitted';
     }
-    // Each release is written once what it depends on is Ready for this apply (schedule.ts), and given its own time from then.
-    const schedule = new WriteSchedule(scheduled);
-    const writtenAt = new Map<string, number>();
-    const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
-    const writing = new AbortController();
-    let writes: Promise<void> = Promise.resolve();
-    const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
-      writes = writes
-        .then(async () => {
-          await writeReleases(batch);
-          for (const r of batch) writtenAt.set(r.key, Date.now());
-        })
-        .catch((error: unknown) => writing.abort(error));
-    };
-    writeWhenDue(schedule.first());
-    await writes;
-    if (writing.signal.aborted) throw writing.signal.reason;
-
-    const releases = plan.releases.map((r) => ({ name: r.name, namespace: r.namespace }));
-    const total = releases.length;
-    let ready = 0;
+    const total = plan.releases.length;
+    // A staged apply counts the releases no phase writes from the start, and those of a skipped phase when it is skipped.
+    const phased = new Set(staged?.phases.flatMap((p) => p.releases) ?? []);
+    const ready = new Set<string>(staged ? plan.releases.map((r) => r.name).filter((name) => !phased.has(name)) : []);
     let current: string | undefined;
-    const progress = (): Progress => completion(ready, total, bundle.applyProgressAdjust, current);
+    const progress = (): Progress => completion(ready.size, total, bundle.applyProgressAdjust, current);
     const report = () => events({ type: 'progress', progress: progress(), elapsedMs: Date.now() - started });
     const saver = progressSaver(handle, progress);
     // Status hooks run one at a time, in the order releases become Ready; the first failure fails the apply.
     let statusHooks: Promise<unknown> = Promise.resolve();
-    report();
-    try {
-      await waitForReleases(client, releases, {
-        appName: handle.record.name,
-        token,
-        timeoutMs: options.timeoutMs ?? criticalPathMs(scheduled),
-        signal: AbortSignal.any([run.signal, writing.signal]),
-        writtenAt: (release) => writtenAt.get(`${release.namespace}/${release.name}`),
-        releaseTimeMs: (release) => timeOf.get(`${release.namespace}/${release.name}`) ?? 0,
-        onAttempt: (release, attempt) => events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
-        onWaiting: (release) => {
-          current = release?.name;
-          report();
-        },
-        onReady: (release) => {
-          writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
-          ready++;
-          events({ type: 'release-ready', release: release.name, elapsedMs: Date.now() - started });
-          report();
-          saver.touch();
-          statusHooks = statusHooks.then(() => loaded.host.runStatus(release.name));
-        },
-      });
-      await statusHooks;
-    } catch (error) {
-      statusHooks.catch(() => undefined);
+    /** Writes the HelmReleases, each once what it depends on is Ready for this request (schedule.ts), and waits until all are Ready. */
+    const deliver = async (helmReleases: readonly KubeObject[], token: string): Promise<void> => {
+      const scheduled = scheduledReleases(helmReleases);
+      const schedule = new WriteSchedule(scheduled);
+      const writtenAt = new Map<string, number>();
+      const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
+      const writing = new AbortController();
+      let writes: Promise<void> = Promise.resolve();
+      const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
+        writes = writes
+          .then(async () => {
+            await writeReleases(batch);
+            for (const r of batch) writtenAt.set(r.key, Date.now());
+          })
+          .catch((error: unknown) => writing.abort(error));
+      };
+      writeWhenDue(schedule.first());
+      await writes;
       if (writing.signal.aborted) throw writing.signal.reason;
-      throw explainFailure(error, loaded, plan, values);
+      const releases = helmReleases.map((o) => ({ name: o.metadata.name, namespace: o.metadata.namespace ?? loaded.namespace }));
+      for (const release of releases) ready.delete(release.name);
+      report();
+      try {
+        await waitForReleases(client, releases, {
+          appName: handle.record.name,
+          token,
+          timeoutMs: options.timeoutMs ?? criticalPathMs(scheduled),
+          signal: AbortSignal.any([run.signal, writing.signal]),
+          writtenAt: (release) => writtenAt.get(`${release.namespace}/${release.name}`),
+          releaseTimeMs: (release) => timeOf.get(`${release.namespace}/${release.name}`) ?? 0,
+          onAttempt: (release, attempt) => events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
+          onWaiting: (release) => {
+            current = release?.name;
+            report();
+          },
+          onReady: (release) => {
+            writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
+            ready.add(release.name);
+            events({ type: 'release-ready', release: release.name, elapsedMs: Date.now() - started });
+            report();
+            saver.touch();
+            statusHooks = statusHooks.then(() => loaded.host.runStatus(release.name));
+          },
+        });
+        await statusHooks;
+      } catch (error) {
+        statusHooks.catch(() => undefined);
+        if (writing.signal.aborted) throw writing.signal.reason;
+        throw explainFailure(error, loaded, plan, values);
+      }
+    };
+    try {
+      if (staged) {
+        const outcome = await runStagedApply(staged, {
+          client,
+          handle,
+          events,
+          skipped: (releases) => {
+            for (const name of releases) ready.add(name);
+            report();
+          },
+          deliver: async (secrets, helmReleases, token) => {
+            if (secrets.length > 0) await serverSideApply(client, secrets, { force: true });
+            await deliver(helmReleases, token);
+          },
+        });
+        if (outcome === 'held') return 'held';
+        // Every phase ran or had nothing to change: no update phase is under way any more (a recovery's included).
+        await handle.update((r) => withVersions(r, ({ phase: _phase, held: _held, ...v }) => v));
+      } else await deliver(set.objects.filter(isHelmRelease), token);
     } finally {
       await saver.flush();
     }

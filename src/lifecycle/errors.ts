@@ -35,3 +35,21 @@ export class ObjectTooLargeError extends LifecycleError {}
  * plugins would run on the operator's machine); the app's state stays.
  */
 export class PayloadIntegrityError extends LifecycleError {}
+
+/** A release of an update phase failed: the update stopped there, nothing of the later phases written. */
+export class PhaseFailedError extends ReleaseFailedError {
+  constructor(
+    readonly phase: string,
+    failed: ReleaseFailedError,
+  ) {
+    super(failed.release, failed.reason, failed.detail);
+    this.message = `update phase ${phase}: ${failed.message}; the later phases were not started`;
+  }
+}
+
+/** An update phase asked for that the app does not have or is not held, or a staged update asked not to wait: refused before anything is written. */
+export class PhaseUsageError extends LifecycleError {
+  constructor(message: string) {
+    super(message, { exitCode: 2 });
+  }
+}

@@ -4,10 +4,11 @@
  * cluster only through src/kube; its state lives in the cluster (record.ts).
  */
 export { abortApp, type AbortOutcome } from './abort.js';
+export { continueApp } from './continue.js';
 export { applyApp, type ApplyOptions } from './apply.js';
 export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
 export { ChartRepositoryError, parseChartRepository, type ClusterConfig } from './config.js';
-export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
+export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, PayloadIntegrityError, PhaseFailedError, PhaseUsageError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
 export type { EventSink, LifecycleEvent } from './events.js';
 export { decide, type DecidedOperation, type Decision, type RecordFacts } from './decide.js';
 export { lockName, type OperationOptions } from './operation.js';

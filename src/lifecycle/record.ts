@@ -118,15 +118,15 @@ export interface AppRecord {
 /** Entries kept in the history; older ones are dropped. */
 const HISTORY_LIMIT = 20;
 
-function recordSecretName(app: string): string {
+export function recordSecretName(app: string): string {
   return `flotilla-app-${app}`;
 }
 
-function encodeRecord(record: AppRecord): string {
+export function encodeRecord(record: AppRecord): string {
   return gzipSync(Buffer.from(JSON.stringify(record), 'utf8')).toString('base64');
 }
 
-function decodeRecord(data: string, where: string): AppRecord {
+export function decodeRecord(data: string, where: string): AppRecord {
   let value: unknown;
   try {
     value = JSON.parse(gunzipSync(Buffer.from(data, 'base64')).toString('utf8'));
@@ -222,6 +222,7 @@ function checkRecord(value: unknown, where: string): asserts value is AppRecord 
       for (const key of ['reference', 'set', 'by']) text(image[key], `versions.customImages.${field}.${key}`);
     });
     Object.entries(object(v.customImagesAtTarget, 'versions.customImagesAtTarget')).forEach(([field, ref]) => text(ref, `versions.customImagesAtTarget.${field}`));
+    if (v.holdAt !== undefined) texts(v.holdAt, 'versions.holdAt');
   }
 }
 

@@ -29,6 +29,10 @@ export interface AppView extends AppSummary {
   readonly releases: readonly ReleaseStatus[];
   /** Releases Flux is still working on (or has given up on) while no operation waits for them: after an abort, a `--no-wait` or a failed apply. */
   readonly flux: readonly string[];
+  /** The update phase under way or held (docs/versions.md), null when no staged update is. */
+  readonly phase: string | null;
+  /** The phase the update stopped before, waiting for `flotilla version continue`. */
+  readonly held: string | null;
   readonly history: readonly HistoryEntry[];
 }
 
@@ -79,6 +83,8 @@ export async function showApp(client: KubeClient, appName: string): Promise<AppV
     previousVersion: record.previous?.version ?? null,
     releases: statuses,
     flux,
+    phase: record.versions?.phase ?? null,
+    held: record.versions?.held ?? null,
     history: record.history,
   };
 }

@@ -8,7 +8,7 @@
  * `update_failure_no_rollback`. The history says what happened and why.
  */
 import type { KubeClient } from '../kube/index.js';
-import { applyBundle, DEFAULT_RELEASE_WAIT_MS, refusedBeforeChange, type ApplyOptions } from './apply.js';
+import { applyBundle, DEFAULT_RELEASE_WAIT_MS, heldReason, refusedBeforeChange, type ApplyOptions } from './apply.js';
 import { waitForSettled } from './releases.js';
 import { readClusterConfig } from './config.js';
 import { LifecycleError, UpdateRefusedError } from './errors.js';
@@ -73,9 +73,11 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       const userOverrides = verified.metadata.maintainUserOverrides ? oldOverrides : {};
       await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides, versions: uploadedVersions }));
       changing = true;
-      await applyBundle(run, handle, bundle, { ...options, operation: 'update' });
+      const outcome = await applyBundle(run, handle, bundle, { ...options, operation: 'update' });
       const versions = handle.record.versions;
-      const done = await handle.end('applied', 'succeeded', `updated from ${old.version}`, { previous: undefined, previousUserOverrides: undefined, ...(versions ? { versions: deployedTarget(versions) } : {}) });
+      // Held before a phase: the update is done up to there, the target not yet deployed.
+      const reason = outcome === 'held' ? `updated from ${old.version} up to a held phase; ${heldReason(handle.record)}` : `updated from ${old.version}`;
+      const done = await handle.end('applied', 'succeeded', reason, { previous: undefined, previousUserOverrides: undefined, ...(versions && outcome !== 'held' ? { versions: deployedTarget(versions) } : {}) });
       if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
       return done;
     } catch (error) {

@@ -42,6 +42,8 @@ export interface AppVersions {
   readonly phase?: string;
   /** The phase held for the operator's go (`flotilla version continue`). */
   readonly held?: string;
+  /** Phases an update stops before until continued (`--hold PHASE`, src/lifecycle/phases.ts). */
+  readonly holdAt?: readonly string[];
   /** Image field (or `field.<backend>`) → the operator's custom image; on top of the target release's. */
   readonly customImages: Readonly<Record<string, CustomImage>>;
   /** The custom images (field → reference) when the target was last set: unchanged ones at the next target change are a forgotten hotfix. */

@@ -18,7 +18,7 @@ interface ChartRepoFlags {
 }
 
 /** Runs an operation with its progress on stderr, the display cleared however it ends. */
-async function withProgress<T>(run: (events: (event: LifecycleEvent) => void) => Promise<T>): Promise<T> {
+export async function withProgress<T>(run: (events: (event: LifecycleEvent) => void) => Promise<T>): Promise<T> {
   const progress = progressPrinter();
   try {
     return await run(progress.events);
@@ -27,9 +27,14 @@ async function withProgress<T>(run: (events: (event: LifecycleEvent) => void) =>
   }
 }
 
-function printOutcome(record: AppRecord): void {
-  console.log(`${record.name} ${record.bundle.version}: ${record.state}`);
+export function printOutcome(record: AppRecord): void {
+  const held = record.versions?.held;
+  console.log(`${record.name} ${record.bundle.version}: ${record.state}${held ? ` (held before update phase ${held}: flotilla version continue ${record.name} --phase ${held})` : ''}`);
 }
+
+/** `--hold PHASE`, repeatable: update phases to stop before (docs/versions.md). */
+const HOLD_OPTION = ['--hold <PHASE>', 'stop a staged update before this update phase until `flotilla version continue APP --phase PHASE` (repeatable; kept in the cluster)'] as const;
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 function historyRows(history: readonly HistoryEntry[]): string[][] {
   return history.map((h) => [h.started.replace(/\.\d+Z$/, 'Z'), h.operation, h.version, h.result ?? 'running', h.reason?.split('\n')[0] ?? '']);
@@ -44,6 +49,7 @@ function showTable(view: AppView): string {
     `progress:  ${progress}`,
     `charts:    ${view.chartRepository}`,
     ...(view.mode ? [`mode:      ${view.mode}`] : []),
+    ...(view.phase ? [`phase:     ${view.phase}${view.held ? ` (held: flotilla version continue ${view.name} --phase ${view.held})` : ''}`] : []),
     ...view.flux.map((line, i) => `${i === 0 ? 'flux:      ' : '           '}${line}`),
   ].join('\n');
   const releases = formatTable(
@@ -79,11 +85,12 @@ export function register(program: Command): void {
     .option('--wait', 'wait until every release is Ready (the default)')
     .option('--no-wait', 'return after the server-side apply; the app stays applying until an apply that waits')
     .option('--timeout <DURATION>', "a bound on the whole wait (e.g. 2h); default: the critical path of the releases' own times (each its Helm timeout per attempt plus Flux's overheads)")
-    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout?: string }) => {
+    .option(...HOLD_OPTION, collect)
+    .action(async (app: string, flags: ClusterFlags & { mode: string; wait: boolean; timeout?: string; hold?: string[] }) => {
       const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { applyApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, ...(timeoutMs !== undefined ? { timeoutMs } : {}), events })));
+      printOutcome(await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(flags.hold ? { hold: flags.hold } : {}), events })));
     });
 
   clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
@@ -91,13 +98,20 @@ export function register(program: Command): void {
     .option('--timeout <DURATION>', "a bound on each wait for the releases (e.g. 2h); default: the critical path of the releases' own times")
     .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
     .option('--drop-user-overrides', 'update to a version that does not keep user overrides (maintain_user_overrides: false), dropping them')
-    .action(async (bundle: string, flags: ClusterFlags & { timeout?: string; registryConfig?: string; dropUserOverrides?: boolean }) => {
+    .option(...HOLD_OPTION, collect)
+    .action(async (bundle: string, flags: ClusterFlags & { timeout?: string; registryConfig?: string; dropUserOverrides?: boolean; hold?: string[] }) => {
       const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { updateApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
       printOutcome(
         await withProgress((events) =>
-          updateApp(client, bundle, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events, dropUserOverrides: flags.dropUserOverrides === true, ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) }),
+          updateApp(client, bundle, {
+            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+            events,
+            dropUserOverrides: flags.dropUserOverrides === true,
+            ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}),
+            ...(flags.hold ? { hold: flags.hold } : {}),
+          }),
         ),
       );
     });

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import type { VersionStatus } from '../../lifecycle/index.js';
 import type { CustomImage } from '../../versions/index.js';
 import { formatTable } from '../output.js';
+import { registerContinue } from './version-continue.js';
 import { clusterCommand, connectFor, outputFormat, printData, withOutput, type ClusterFlags } from './cluster-options.js';
 
 function statusTable(status: VersionStatus): string {
@@ -35,7 +36,8 @@ function customImagesTable(images: Readonly<Record<string, CustomImage>>): strin
 }
 
 export function register(program: Command): void {
-  const version = program.command('version').description('the OpenStack versions of an app on a cluster: available, target, deployed, custom images (docs/versions.md)');
+  const version = program.command('version').description('the OpenStack versions of an app on a cluster: available, target, deployed, custom images, the staged update (docs/versions.md)');
+  registerContinue(version);
 
   withOutput(clusterCommand(version, 'status', 'target, deployed and available releases, the update phase, and each image with where it comes from'))
     .argument('<APP>', 'app name')

@@ -1,0 +1,27 @@
+/**
+ * `flotilla version continue APP --phase NAME`: the explicit go for a held
+ * update phase. The hold is lifted in the record, then the app is applied
+ * as any apply: the phases before it have nothing to change and are
+ * skipped, the held one and those after it run, and `versions.deployed` is
+ * set once the last is Ready.
+ */
+import { requireFlux, type KubeClient } from '../kube/index.js';
+import { applyWithState, type ApplyOptions } from './apply.js';
+import { PhaseUsageError } from './errors.js';
+import { decidedOrRefused, RecordHandle, withAppLock } from './operation.js';
+import { withVersions } from './phases.js';
+import type { AppRecord } from './record.js';
+
+export async function continueApp(client: KubeClient, appName: string, phase: string, options: ApplyOptions = {}): Promise<AppRecord> {
+  return withAppLock(client, appName, 'apply', options, async (run) => {
+    await requireFlux(client);
+    const handle = new RecordHandle(run.records, await run.records.get(appName));
+    const versions = handle.record.versions;
+    if (versions?.held !== phase && !versions?.holdAt?.includes(phase)) {
+      throw new PhaseUsageError(`${appName}: update phase ${phase} is not held (${versions?.held ? `held: ${versions.held}` : 'no phase is held'}); nothing to continue`);
+    }
+    decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
+    await handle.update((r) => withVersions(r, ({ held: _held, ...v }) => ({ ...v, holdAt: (v.holdAt ?? []).filter((p) => p !== phase) })));
+    return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
+  });
+}
