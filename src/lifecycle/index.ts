@@ -20,4 +20,4 @@ export { listApps, showApp, type AppSummary, type AppView } from './show.js';
 export { applyOverrideChange, deleteOverrides, OverrideRejectedError, OverrideUsageError, setOverrides, showOverrides, type OverrideChange, type OverridesSet, type SetOverridesOptions, type Values } from './overrides.js';
 export { updateApp, UpdateRecoveredError, type UpdateOptions } from './update.js';
 export { uploadApp, type UploadOptions } from './upload.js';
-export { listCustomImages, setCustomImage, setVersionTarget, unsetCustomImage, versionStatus, versionsOf, type CustomImageOptions, type StatusImage, type StatusServiceDefault, type TargetChangeOptions, type VersionStatus } from './versions.js';
+export { listCustomImages, setCustomImage, setVersionTarget, unsetCustomImage, versionStatus, type CustomImageOptions, type StatusImage, type StatusServiceDefault, type TargetChangeOptions, type VersionStatus } from './versions.js';

@@ -56,7 +56,7 @@ export interface VersionStatus {
 }
 
 /** The record's version state; a record written before the version model gets the one its bundle implies. */
-export function versionsOf(record: AppRecord, app: App): AppVersions {
+function versionsOf(record: AppRecord, app: App): AppVersions {
   return record.versions ?? afterUpload(undefined, app.catalog, record.bundle.version, app.spec.main.release);
 }
 

@@ -92,7 +92,7 @@ export function readVersionFile(root: ValueNode | undefined, file: string, expec
  * (`FIELD.<backend>` to `flotilla version image`), FIELD the image of
  * every backend without its own.
  */
-export const BACKEND_MAPS_KEY = 'backendMaps';
+const BACKEND_MAPS_KEY = 'backendMaps';
 
 export function readImageTargets(root: ValueNode | undefined): { targets: Map<string, ImageTarget[]>; backendMaps: Set<string>; diagnostics: Diagnostic[] } {
   const targets = new Map<string, ImageTarget[]>();

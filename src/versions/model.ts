@@ -144,7 +144,7 @@ export function retarget(state: AppVersions, release: string, rules: UpgradeRule
 }
 
 /** The backend key that stands for the image every backend without its own uses. */
-export const DEFAULT_BACKEND = 'default';
+const DEFAULT_BACKEND = 'default';
 
 /**
  * The catalog field a custom image field names: a field of
