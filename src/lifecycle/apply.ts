@@ -212,7 +212,7 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
         });
         if (outcome === 'held') return 'held';
         // Every phase ran or had nothing to change: no update phase is under way any more (a recovery's included).
-        await handle.update((r) => withVersions(r, ({ phase: _phase, held: _held, ...v }) => v));
+        await handle.update((r) => withVersions(r, ({ phase: _phase, held: _held, heldOperation: _heldOperation, ...v }) => v));
       } else await deliver(set.objects.filter(isHelmRelease), token);
     } finally {
       await saver.flush();

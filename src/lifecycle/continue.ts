@@ -1,7 +1,7 @@
 /**
  * `flotilla version continue APP --phase NAME`: the explicit go for a held
  * update phase. The hold is lifted in the record, then the app is applied
- * as any apply: the phases before it have nothing to change and are
+ * as the held run was (an update with its update hooks, else an apply): the phases before it have nothing to change and are
  * skipped, the held one and those after it run, and `versions.deployed` is
  * set once the last is Ready.
  */
@@ -21,7 +21,9 @@ export async function continueApp(client: KubeClient, appName: string, phase: st
       throw new PhaseUsageError(`${appName}: update phase ${phase} is not held (${versions?.held ? `held: ${versions.held}` : 'no phase is held'}); nothing to continue`);
     }
     decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
+    // A held update goes on as the update it is: its own hooks run around the apply's, as they would have without the hold.
+    const operation = versions.heldOperation ?? 'apply';
     await handle.update((r) => withVersions(r, ({ held: _held, ...v }) => ({ ...v, holdAt: (v.holdAt ?? []).filter((p) => p !== phase) })));
-    return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
+    return applyWithState(run, handle, handle.record.bundle, { ...options, operation, running: operation === 'update' ? 'updating' : 'applying', failed: 'apply-failed' });
   });
 }

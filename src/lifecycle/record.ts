@@ -223,6 +223,7 @@ function checkRecord(value: unknown, where: string): asserts value is AppRecord 
     });
     Object.entries(object(v.customImagesAtTarget, 'versions.customImagesAtTarget')).forEach(([field, ref]) => text(ref, `versions.customImagesAtTarget.${field}`));
     if (v.holdAt !== undefined) texts(v.holdAt, 'versions.holdAt');
+    if (v.heldOperation !== undefined) text(v.heldOperation, 'versions.heldOperation', /^update$/, '"update"');
   }
 }
 

@@ -77,7 +77,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       const versions = handle.record.versions;
       // Held before a phase: the update is done up to there, the target not yet deployed.
       const reason = outcome === 'held' ? `updated from ${old.version} up to a held phase; ${heldReason(handle.record)}` : `updated from ${old.version}`;
-      const done = await handle.end('applied', 'succeeded', reason, { previous: undefined, previousUserOverrides: undefined, ...(versions && outcome !== 'held' ? { versions: deployedTarget(versions) } : {}) });
+      const done = await handle.end('applied', 'succeeded', reason, { previous: undefined, previousUserOverrides: undefined, ...(versions ? { versions: outcome === 'held' ? { ...versions, heldOperation: 'update' as const } : deployedTarget(versions) } : {}) });
       if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
       return done;
     } catch (error) {

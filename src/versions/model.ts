@@ -68,6 +68,7 @@ export function afterUpload(previous: AppVersions | undefined, catalog: VersionC
     ...(previous?.deployed !== undefined ? { deployed: previous.deployed } : {}),
     ...(previous?.phase !== undefined ? { phase: previous.phase } : {}),
     ...(previous?.held !== undefined ? { held: previous.held } : {}),
+    ...(previous?.heldOperation !== undefined ? { heldOperation: previous.heldOperation } : {}),
     ...(previous?.holdAt !== undefined ? { holdAt: previous.holdAt } : {}),
     customImages: previous?.customImages ?? {},
     customImagesAtTarget: previous?.customImagesAtTarget ?? {},

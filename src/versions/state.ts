@@ -42,6 +42,8 @@ export interface AppVersions {
   readonly phase?: string;
   /** The phase held for the operator's go (`flotilla version continue`). */
   readonly held?: string;
+  /** The operation the held run was: `continue` finishes an update as an update (its post hooks run). */
+  readonly heldOperation?: 'update';
   /** Phases an update stops before until continued (`--hold PHASE`, src/lifecycle/phases.ts). */
   readonly holdAt?: readonly string[];
   /** Image field (or `field.<backend>`) → the operator's custom image; on top of the target release's. */

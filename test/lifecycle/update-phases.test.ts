@@ -158,6 +158,8 @@ describe('staged update on the dev cluster', () => {
     expect(update.code).toBe(0);
     expect(update.stderr).toContain('phase messaging: skipped (nothing to change: its releases run what it would write, Ready)');
     expect(update.stderr).toContain('phase cache: skipped (none of its releases is enabled)');
+    // Held: the update is not over, its post hooks wait for the go.
+    expect(update.stderr).not.toContain('post hooks');
     expect(writes).toEqual(['db@database', 'api@control-plane']);
     // The data plane's images are the ones it ran: compute untouched, api's agent held back while api itself moved on.
     expect(images()).toEqual({ 'api-api': 'example.org/api:2', 'api-api-agent': 'example.org/api-agent:1', 'compute-compute': 'example.org/compute:1', 'db-db': 'example.org/db:2', 'mq-mq': 'example.org/mq:1' });
@@ -177,6 +179,9 @@ describe('staged update on the dev cluster', () => {
     expect(refused).toMatchObject({ code: 2, stderr: `flotilla: ${APP}: update phase database is not held (held: dataplane); nothing to continue\n` });
     const { result: go, writes: dataplane } = await writesDuring(() => cli('version', 'continue', APP, '--phase', 'dataplane'));
     expect(go).toMatchObject({ code: 0, stdout: `${APP} 1.0-2: applied\n` });
+    // The go finishes the update as an update: its own hooks run around the apply's.
+    expect(go.stderr).toContain('running update and apply post hooks');
+    expect((await show()).history.at(-1)).toMatchObject({ operation: 'update', result: 'succeeded' });
     expect(dataplane.sort()).toEqual(['api@dataplane', 'compute@dataplane']);
     expect(images()).toEqual({ 'api-api': 'example.org/api:2', 'api-api-agent': 'example.org/api-agent:2', 'compute-compute': 'example.org/compute:2', 'db-db': 'example.org/db:2', 'mq-mq': 'example.org/mq:1' });
     expect(record().versions).toMatchObject({ target: '2.0', deployed: '2.0', holdAt: [] });
