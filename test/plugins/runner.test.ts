@@ -233,10 +233,12 @@ describe('time limits', () => {
     expect((error as PluginTimeoutError).message).toBe('plugin db (plugins/010_db.ts) preApply for release db failed: no answer within its time limit of 50ms');
     expect((error as PluginTimeoutError).limitMs).toBe(50);
     // The process was stopped (the hook's own abort handler had no time to log); the next call gets a new one.
-    expect(lines(log)).toEqual(['db: preApply started']);
+    // Whether the hook's first line reached the host before the stop depends on the machine's load: it may or may not be there.
+    const before = lines(log);
+    expect(['db: preApply started'].slice(0, before.length)).toEqual(before);
     expect(host.bundle.instances?.sandbox.starts).toBe(1);
     await host.runHooks({ operation: 'apply', timing: 'post', kind: 'operation' });
-    expect(lines(log)).toEqual(['db: preApply started', 'db: postApply db', 'web: postApply web']);
+    expect(lines(log)).toEqual([...before, 'db: postApply db', 'web: postApply web']);
     expect(host.bundle.instances?.sandbox.starts).toBe(2);
   });
 
