@@ -44,9 +44,9 @@ const failedUpgrade = [cond('Ready', 'False', 'UpgradeFailed', HELM), cond('Rele
 const rolledBack = [cond('Ready', 'False', 'RollbackSucceeded', 'Helm rollback to previous release openstack/glance.v3 succeeded'), cond('Released', 'False', 'UpgradeFailed', HELM), cond('Remediated', 'True', 'RollbackSucceeded', 'Helm rollback … succeeded')];
 
 describe('readiness as Flux decides it', () => {
-  it('an UpgradeFailed left by an earlier attempt is ready once the attempted configuration is the deployed release (helm-controller in sync: it runs nothing and leaves Released as it was)', () => {
+  it('an UpgradeFailed left by an earlier attempt, once the attempted configuration is the deployed release, is a stale failure, not Ready (helm-controller in sync runs nothing and leaves Released as it was; dependants wait on its Ready)', () => {
     const deployed = { configDigest: 'sha256:d2', chartVersion: '0.1.1', status: 'deployed' };
-    expect(readiness(release({ conditions: failedUpgrade, stored: deployed })).state).toBe('ready');
+    expect(readiness(release({ conditions: failedUpgrade, stored: deployed }))).toMatchObject({ state: 'pending', reason: 'UpgradeFailed', staleFailure: true });
     // A failed release in storage, another digest deployed, or a reconcile that stopped before attempting: no.
     expect(readiness(release({ conditions: failedUpgrade, stored: { ...deployed, status: 'failed' }, failures: 1 })).state).toBe('failed');
     expect(readiness(release({ conditions: failedUpgrade, stored: { ...deployed, configDigest: 'sha256:d1' } })).state).toBe('failed');
