@@ -178,6 +178,10 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
     // Nothing reached Helm's storage: Flux retries with backoff forever, with the same values and chart failing the same way.
     return { state: 'failed', reason, message };
   }
+  if (ready.status === 'Unknown' && failures === 0 && Number(release.status?.failures ?? 0) > 0 && (lastFailure.reason === 'InstallFailed' || lastFailure.reason === 'UpgradeFailed')) {
+    // Flux retrying a failure that stored nothing, for this configuration (its failure counts are cleared when the configuration changes): the same failure again.
+    return { state: 'failed', reason: lastFailure.reason, message: lastFailure.message ?? '' };
+  }
   if (failures === 0) return { state: 'pending', ...detail };
   if (retries >= 0 && failures > retries) {
     // Out of retries; helm-controller marks it Stalled RetriesExceeded on its next pass — the verdict is the same.

@@ -16,6 +16,8 @@ interface Shape {
   readonly retries?: number;
   readonly action?: 'install' | 'upgrade';
   readonly failures?: number;
+  /** status.failures: every failed reconcile of this configuration, stored or not. */
+  readonly total?: number;
   /** The digest and chart of the newest release in Helm's storage (status.history[0]); the attempted ones are d2/0.1.1. */
   readonly stored?: { readonly configDigest: string; readonly chartVersion: string; readonly status?: string };
   readonly handled?: string;
@@ -33,6 +35,7 @@ function release(shape: Shape): HelmReleaseView {
       lastAttemptedConfigDigest: 'sha256:d2',
       lastAttemptedRevision: '0.1.1',
       [`${action}Failures`]: shape.failures ?? 0,
+      ...(shape.total !== undefined ? { failures: shape.total } : {}),
       history: [shape.stored ?? { configDigest: 'sha256:d2', chartVersion: '0.1.1' }],
       conditions: shape.conditions,
     },
@@ -75,6 +78,13 @@ describe('readiness as Flux decides it', () => {
   it('UninstallSucceeded after a failed install with retries left is an attempt', () => {
     const conditions = [cond('Ready', 'False', 'UninstallSucceeded', 'Helm uninstall succeeded'), cond('Released', 'False', 'InstallFailed', 'Helm install failed: boom'), cond('Remediated', 'True', 'UninstallSucceeded')];
     expect(readiness(release({ conditions, action: 'install', retries: 1, failures: 1 }))).toMatchObject({ state: 'pending', attempt: { action: 'install', number: 2, of: 2, last: 'Helm install failed: boom' } });
+  });
+
+  it('Flux retrying (Ready=Unknown) a failure of this configuration that stored nothing is that failure again; a first attempt is pending', () => {
+    const conditions = [cond('Ready', 'Unknown', 'Progressing', "Running 'upgrade' action with timeout of 5m0s"), cond('Released', 'False', 'UpgradeFailed', HELM)];
+    const stored = { configDigest: 'sha256:d1', chartVersion: '0.1.0', status: 'deployed' };
+    expect(readiness(release({ conditions, stored, total: 2 }))).toEqual({ state: 'failed', reason: 'UpgradeFailed', message: HELM });
+    expect(readiness(release({ conditions, stored }))).toMatchObject({ state: 'pending', reason: 'Progressing' });
   });
 
   it('the next attempt running (Ready=Unknown) still says which it is', () => {
