@@ -101,7 +101,8 @@ export async function listObjects<T extends KubeObject = KubeObject>(client: Pic
  */
 export async function mergePatch(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, patch: Record<string, unknown>): Promise<KubeObject> {
   const { PatchStrategy } = await loadClientModule();
-  const body = { ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) } } as KubernetesObject;
+  const metadata = { ...(patch.metadata as Record<string, unknown> | undefined), name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) };
+  const body = { ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata } as KubernetesObject;
   return (await kubeCall(callOf('patch', ref), () => client.objects.patch(body, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch))) as KubeObject;
 }
 

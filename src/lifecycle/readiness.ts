@@ -20,6 +20,8 @@ import { condition, type HelmRelease, type HelmReleaseAction } from '../flux/ind
 export const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
 /** With the same token: an apply is a new attempt, so failure counts of earlier attempts are reset (as `flux reconcile --reset` does). */
 export const RESET_AT = 'reconcile.fluxcd.io/resetAt';
+/** With the same token as requestedAt: Flux upgrades the release even when it finds it in sync (`flux reconcile --force`). */
+export const FORCE_AT = 'reconcile.fluxcd.io/forceAt';
 
 /** What readiness reads of a HelmRelease: its metadata, status, whether it is suspended and its remediation settings. */
 export type HelmReleaseView = Pick<HelmRelease, 'metadata' | 'status'> & {
@@ -38,7 +40,19 @@ export interface Attempt {
 }
 
 export type Readiness =
-  | { readonly state: 'pending'; readonly reason?: string; readonly message?: string; readonly attempt?: Attempt }
+  | {
+      readonly state: 'pending';
+      readonly reason?: string;
+      readonly message?: string;
+      readonly attempt?: Attempt;
+      /**
+       * Helm runs what was asked, but Flux keeps an earlier attempt's failure on
+       * Ready: it runs no action for a release in sync, so Ready stays False
+       * (fluxcd/helm-controller#1362) and every release depending on it waits
+       * for ever. Only a forced upgrade (`FORCE_AT`) makes it Ready.
+       */
+      readonly staleFailure?: true;
+    }
   | { readonly state: 'ready'; readonly reason?: string; readonly message?: string }
   | { readonly state: 'failed'; readonly reason: string; readonly message: string };
 
@@ -77,8 +91,8 @@ interface HistorySnapshot {
  * deployed: helm-controller found the release in sync and ran nothing
  * (atomic release, `ReleaseStatusInSync`). It leaves Released, and so
  * Ready, as an earlier failed attempt set them (values that failed Helm's
- * schema, since reverted), so the deployed snapshot is what says the
- * release runs what this apply asked for.
+ * schema, since reverted): the release runs what this apply asked for,
+ * yet Flux calls it not Ready, and so do its dependants' dependency checks.
  */
 function deployedAsAttempted(release: HelmReleaseView): boolean {
   const status = release.status ?? {};
@@ -140,8 +154,8 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   if (!ready || !handled(release, token)) return { state: 'pending', ...detail };
   if (ready.status === 'True') return { state: 'ready', ...detail };
   // Only a failure reason: a reconcile that stopped earlier (a dependency, the source) attempted nothing, its lastAttempted* are older.
-  const staleFailure = ready.status === 'False' && (ready.reason === 'UpgradeFailed' || ready.reason === 'InstallFailed');
-  if (staleFailure && condition(release, 'Stalled')?.status !== 'True' && deployedAsAttempted(release)) return { state: 'ready', ...detail };
+  const releaseFailure = ready.status === 'False' && (ready.reason === 'UpgradeFailed' || ready.reason === 'InstallFailed');
+  if (releaseFailure && condition(release, 'Stalled')?.status !== 'True' && deployedAsAttempted(release)) return { state: 'pending', ...detail, staleFailure: true };
 
   const stalled = condition(release, 'Stalled');
   // A Stalled left from an earlier attempt while this reconcile waits on a dependency or a source is not its verdict:
@@ -163,6 +177,10 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   if (ready.status === 'False' && (reason === 'InstallFailed' || reason === 'UpgradeFailed') && !helmStoredTheAttempt(release, failures)) {
     // Nothing reached Helm's storage: Flux retries with backoff forever, with the same values and chart failing the same way.
     return { state: 'failed', reason, message };
+  }
+  if (ready.status === 'Unknown' && failures === 0 && Number(release.status?.failures ?? 0) > 0 && (lastFailure.reason === 'InstallFailed' || lastFailure.reason === 'UpgradeFailed')) {
+    // Flux retrying a failure that stored nothing, for this configuration (its failure counts are cleared when the configuration changes): the same failure again.
+    return { state: 'failed', reason: lastFailure.reason, message: lastFailure.message ?? '' };
   }
   if (failures === 0) return { state: 'pending', ...detail };
   if (retries >= 0 && failures > retries) {

@@ -6,10 +6,10 @@
  */
 import { dependenciesFirst } from '../app/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
-import { APP_LABEL, deleteObject, listObjects, NotFound, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
+import { APP_LABEL, deleteObject, listObjects, mergePatch, NotFound, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
 import { ReleaseFailedError } from './errors.js';
 import { condition } from '../flux/index.js';
-import { describeAttempt, readiness, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
+import { describeAttempt, FORCE_AT, readiness, REQUESTED_AT, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
 import type { RecordedRelease } from './record.js';
 
 export type ReleaseKey = Pick<RecordedRelease, 'name' | 'namespace'>;
@@ -36,9 +36,17 @@ const RELEASE_TIME_CHECK_MS = 1000;
 
 const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
 
-/** Resolves when every release is Ready for the apply that stamped `token`; rejects with ReleaseFailedError at the first failure. */
+/**
+ * Resolves when every release is Ready for the apply that stamped `token`;
+ * rejects with ReleaseFailedError at the first failure. A release Flux
+ * finds in sync while it keeps an earlier failure on Ready (readiness.ts,
+ * `staleFailure`) is asked once for a forced upgrade, under a token of its
+ * own: Flux's Ready is what its dependants wait for, so the wait does too.
+ */
 export async function waitForReleases(client: KubeClient, releases: readonly ReleaseKey[], options: WaitOptions): Promise<void> {
   const ready = new Set<string>();
+  /** The request each release answers: the apply's token, or the token of the forced upgrade it was asked for. */
+  const tokens = new Map<string, string>();
   /** What Flux last said of each release not ready yet, for a time-out message. */
   const lastSaid = new Map<string, string>();
   /** The attempt each release is on, once Flux has retried it. */
@@ -55,9 +63,16 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
     }
   };
   noteWaiting();
-  // A release past its own time stops the wait: its watch and every other.
-  const overdue = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, overdue.signal]) : overdue.signal;
+  // A release past its own time, or a forced upgrade that could not be asked for, stops the wait: its watch and every other.
+  const stopped = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stopped.signal]) : stopped.signal;
+  const force = (release: ReleaseKey) => {
+    // A token of its own, not the apply's: Flux handles a force only when forceAt equals a requestedAt it has not handled.
+    const token = `${options.token}-forced`;
+    tokens.set(keyOf(release), token);
+    const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
+    mergePatch(client, ref, { metadata: { annotations: { [REQUESTED_AT]: token, [FORCE_AT]: token } } }).catch((error: unknown) => stopped.abort(error));
+  };
   const checkTimes = setInterval(() => {
     const now = Date.now();
     for (const release of releases) {
@@ -65,14 +80,14 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
       const allowed = options.releaseTimeMs?.(release);
       if (ready.has(keyOf(release)) || since === undefined || allowed === undefined || now - since <= allowed) continue;
       const said = lastSaid.get(keyOf(release));
-      overdue.abort(new ReleaseFailedError(release.name, 'Timeout', `not Ready within its own time (${Math.round(allowed / 1000)}s: its Helm timeout for each attempt its remediation allows, plus Flux's overheads)${said ? `; Flux last said: ${said}` : ''}`));
+      stopped.abort(new ReleaseFailedError(release.name, 'Timeout', `not Ready within its own time (${Math.round(allowed / 1000)}s: its Helm timeout for each attempt its remediation allows, plus Flux's overheads)${said ? `; Flux last said: ${said}` : ''}`));
       return;
     }
   }, RELEASE_TIME_CHECK_MS);
   try {
     await waitForAll();
   } catch (error) {
-    throw overdue.signal.aborted ? overdue.signal.reason : error;
+    throw stopped.signal.aborted ? stopped.signal.reason : error;
   } finally {
     clearInterval(checkTimes);
   }
@@ -88,8 +103,9 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
               if (ready.has(keyOf(release))) continue;
               const object = objects.get(keyOf(release));
               if (!object) continue;
-              const state = readiness(object, options.token);
+              const state = readiness(object, tokens.get(keyOf(release)) ?? options.token);
               if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
+              if (state.state === 'pending' && state.staleFailure && !tokens.has(keyOf(release))) force(release);
               if (state.state === 'pending' && state.attempt && attempts.get(keyOf(release)) !== state.attempt.number) {
                 attempts.set(keyOf(release), state.attempt.number);
                 options.onAttempt?.(release, state.attempt);
@@ -172,6 +188,8 @@ export interface ReleaseStatus {
   /** Flux is retrying: which attempt, and what Helm said of the last. */
   readonly attempt?: string;
   readonly suspended?: boolean;
+  /** Helm runs what was applied, but Flux keeps an earlier failure on Ready until an upgrade is forced (readiness.ts). */
+  readonly staleFailure?: boolean;
 }
 
 export async function releaseStatuses(client: KubeClient, appName: string, releases: readonly ReleaseKey[]): Promise<ReleaseStatus[]> {
@@ -198,6 +216,7 @@ export async function releaseStatuses(client: KubeClient, appName: string, relea
       ...(ready?.message ? { message: ready.message } : {}),
       ...(verdict?.state === 'pending' && verdict.attempt ? { attempt: describeAttempt(release.name, verdict.attempt) } : {}),
       ...(object?.spec?.suspend === true ? { suspended: true } : {}),
+      ...(verdict?.state === 'pending' && verdict.staleFailure ? { staleFailure: true } : {}),
     };
   });
 }

@@ -55,6 +55,12 @@ function progressNow(record: AppRecord, statuses: readonly ReleaseStatus[]): Pro
   return completion(ready, counted.length, record.bundle.applyProgressAdjust, waiting?.name);
 }
 
+function fluxDoing(status: ReleaseStatus): string {
+  if (status.state === 'failed') return 'Flux gave up';
+  if (status.staleFailure) return `Flux keeps an earlier failure on Ready, though Helm runs what was applied (an apply, or flux reconcile helmrelease ${status.name} -n ${status.namespace} --force, clears it)`;
+  return 'Flux is still reconciling';
+}
+
 async function summarize(client: KubeClient, record: AppRecord): Promise<{ summary: AppSummary; statuses: ReleaseStatus[] }> {
   const statuses = await releaseStatuses(client, record.name, record.bundle.releases);
   const running = isRunning(record);
@@ -75,7 +81,7 @@ export async function showApp(client: KubeClient, appName: string): Promise<AppV
     ? []
     : statuses
         .filter((s) => deployed.has(s.name) && s.state !== 'ready' && s.state !== 'absent')
-        .map((s) => `${s.name}: ${s.state === 'failed' ? 'Flux gave up' : 'Flux is still reconciling'}${s.suspended ? ' (suspended)' : ''}${s.attempt ? ` — ${s.attempt}` : s.reason ? ` — ${s.reason}${s.message ? `: ${s.message.split('\n')[0]}` : ''}` : ''}`);
+        .map((s) => `${s.name}: ${fluxDoing(s)}${s.suspended ? ' (suspended)' : ''}${s.attempt ? ` — ${s.attempt}` : s.reason ? ` — ${s.reason}${s.message ? `: ${s.message.split('\n')[0]}` : ''}` : ''}`);
   return {
     ...summary,
     chartRepository: record.bundle.repository.url,

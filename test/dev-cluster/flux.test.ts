@@ -170,6 +170,30 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(ready('broken')?.reason).toBe('InstallSucceeded');
   });
 
+  it('keeps an upgrade\'s render failure on Ready once the spec is reverted to the deployed release (in sync: no action, as helm-controller does), and upgrades only when forceAt equals a new requestedAt', async () => {
+    const kept = (values: JsonObject, annotations: Record<string, string> = {}) => cluster.apply({ ...hr('kept', { values }), metadata: { name: 'kept', namespace: NS, annotations } });
+    kept({ replicas: 1 });
+    await waitReady('kept');
+    kept({ image: { tag: '' } });
+    await waitReady('kept', 'False');
+    kept({ replicas: 1 });
+    await cluster.waitFor(() => release('kept')!.status!.observedGeneration === release('kept')!.metadata.generation, 30_000);
+    // Helm runs revision 1, as asked; Released (and so Ready) still carries the failure: fluxcd/helm-controller#1362.
+    expect(ready('kept')).toMatchObject({ status: 'False', reason: 'UpgradeFailed' });
+    expect(release('kept')!.status!.history).toEqual([expect.objectContaining({ version: 1, status: 'deployed', configDigest: release('kept')!.status!.lastAttemptedConfigDigest })]);
+    // forceAt alone wakes nothing (helm-controller's predicates watch requestedAt); with a requestedAt of another value it is no force.
+    kept({ replicas: 1 }, { 'reconcile.fluxcd.io/forceAt': 'f1' });
+    await cluster.settled();
+    kept({ replicas: 1 }, { 'reconcile.fluxcd.io/forceAt': 'f1', 'reconcile.fluxcd.io/requestedAt': 'r1' });
+    await cluster.waitFor(() => release('kept')!.status!.lastHandledReconcileAt === 'r1', 30_000);
+    expect(ready('kept')).toMatchObject({ status: 'False', reason: 'UpgradeFailed' });
+    expect(release('kept')!.status!.lastHandledForceAt).toBeUndefined();
+    kept({ replicas: 1 }, { 'reconcile.fluxcd.io/forceAt': 'f2', 'reconcile.fluxcd.io/requestedAt': 'f2' });
+    await cluster.waitFor(() => release('kept')!.status!.lastHandledReconcileAt === 'f2', 30_000);
+    expect(ready('kept')).toMatchObject({ status: 'True', reason: 'UpgradeSucceeded' });
+    expect(release('kept')!.status).toMatchObject({ lastHandledForceAt: 'f2', history: [expect.objectContaining({ version: 2, status: 'deployed' }), expect.objectContaining({ version: 1, status: 'superseded' })] });
+  });
+
   it('remediates a failed install by uninstalling it (Ready=False UninstallSucceeded), retries per install.remediation.retries, and keeps the count after success', async () => {
     const fault = cluster.faults.failRelease(`${NS}/retried`, { message: 'boom', times: 1 });
     const readyReasons: string[] = [];

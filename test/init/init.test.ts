@@ -8,12 +8,12 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { toolPath } from '../../src/tools/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { flotilla } from '../lifecycle/support.js';
+import { flotilla, stopStarted } from '../lifecycle/support.js';
 
 const run = promisify(execFile);
 const cli = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'flotilla.cjs');
@@ -42,6 +42,8 @@ describe('flotilla init', () => {
     expect(made.code, made.stderr).toBe(0);
     cluster = await startDevCluster({ requeueDependencyMs: 250 });
   }, 240_000);
+
+  afterEach(stopStarted);
 
   afterAll(async () => {
     await cluster?.stop();

@@ -16,6 +16,8 @@ interface Shape {
   readonly retries?: number;
   readonly action?: 'install' | 'upgrade';
   readonly failures?: number;
+  /** status.failures: every failed reconcile of this configuration, stored or not. */
+  readonly total?: number;
   /** The digest and chart of the newest release in Helm's storage (status.history[0]); the attempted ones are d2/0.1.1. */
   readonly stored?: { readonly configDigest: string; readonly chartVersion: string; readonly status?: string };
   readonly handled?: string;
@@ -33,6 +35,7 @@ function release(shape: Shape): HelmReleaseView {
       lastAttemptedConfigDigest: 'sha256:d2',
       lastAttemptedRevision: '0.1.1',
       [`${action}Failures`]: shape.failures ?? 0,
+      ...(shape.total !== undefined ? { failures: shape.total } : {}),
       history: [shape.stored ?? { configDigest: 'sha256:d2', chartVersion: '0.1.1' }],
       conditions: shape.conditions,
     },
@@ -44,9 +47,9 @@ const failedUpgrade = [cond('Ready', 'False', 'UpgradeFailed', HELM), cond('Rele
 const rolledBack = [cond('Ready', 'False', 'RollbackSucceeded', 'Helm rollback to previous release openstack/glance.v3 succeeded'), cond('Released', 'False', 'UpgradeFailed', HELM), cond('Remediated', 'True', 'RollbackSucceeded', 'Helm rollback … succeeded')];
 
 describe('readiness as Flux decides it', () => {
-  it('an UpgradeFailed left by an earlier attempt is ready once the attempted configuration is the deployed release (helm-controller in sync: it runs nothing and leaves Released as it was)', () => {
+  it('an UpgradeFailed left by an earlier attempt, once the attempted configuration is the deployed release, is a stale failure, not Ready (helm-controller in sync runs nothing and leaves Released as it was; dependants wait on its Ready)', () => {
     const deployed = { configDigest: 'sha256:d2', chartVersion: '0.1.1', status: 'deployed' };
-    expect(readiness(release({ conditions: failedUpgrade, stored: deployed })).state).toBe('ready');
+    expect(readiness(release({ conditions: failedUpgrade, stored: deployed }))).toMatchObject({ state: 'pending', reason: 'UpgradeFailed', staleFailure: true });
     // A failed release in storage, another digest deployed, or a reconcile that stopped before attempting: no.
     expect(readiness(release({ conditions: failedUpgrade, stored: { ...deployed, status: 'failed' }, failures: 1 })).state).toBe('failed');
     expect(readiness(release({ conditions: failedUpgrade, stored: { ...deployed, configDigest: 'sha256:d1' } })).state).toBe('failed');
@@ -75,6 +78,13 @@ describe('readiness as Flux decides it', () => {
   it('UninstallSucceeded after a failed install with retries left is an attempt', () => {
     const conditions = [cond('Ready', 'False', 'UninstallSucceeded', 'Helm uninstall succeeded'), cond('Released', 'False', 'InstallFailed', 'Helm install failed: boom'), cond('Remediated', 'True', 'UninstallSucceeded')];
     expect(readiness(release({ conditions, action: 'install', retries: 1, failures: 1 }))).toMatchObject({ state: 'pending', attempt: { action: 'install', number: 2, of: 2, last: 'Helm install failed: boom' } });
+  });
+
+  it('Flux retrying (Ready=Unknown) a failure of this configuration that stored nothing is that failure again; a first attempt is pending', () => {
+    const conditions = [cond('Ready', 'Unknown', 'Progressing', "Running 'upgrade' action with timeout of 5m0s"), cond('Released', 'False', 'UpgradeFailed', HELM)];
+    const stored = { configDigest: 'sha256:d1', chartVersion: '0.1.0', status: 'deployed' };
+    expect(readiness(release({ conditions, stored, total: 2 }))).toEqual({ state: 'failed', reason: 'UpgradeFailed', message: HELM });
+    expect(readiness(release({ conditions, stored }))).toMatchObject({ state: 'pending', reason: 'Progressing' });
   });
 
   it('the next attempt running (Ready=Unknown) still says which it is', () => {

@@ -6,12 +6,12 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readTarGzSafelySync, signBundleFile, writeTarGz } from '../../src/bundle/index.js';
 import { SYSTEM_NAMESPACE } from '../../src/lifecycle/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla } from './support.js';
+import { APP, buildDefaultApp, flotilla, stopStarted } from './support.js';
 
 let cluster: DevCluster;
 let bundle: string;
@@ -20,6 +20,8 @@ const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 beforeAll(async () => {
   [cluster, bundle] = await Promise.all([startDevCluster({ flux: false }), buildDefaultApp()]);
 }, 240_000);
+
+afterEach(stopStarted);
 
 afterAll(async () => {
   await cluster?.stop();

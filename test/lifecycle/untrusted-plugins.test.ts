@@ -6,12 +6,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { md5sumFile, readTarGzSafelySync, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
 import { sha256 } from '../../src/plugins/manifest.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla } from './support.js';
+import { APP, buildDefaultApp, flotilla, stopStarted } from './support.js';
 
 let cluster: DevCluster;
 let bundle: string;
@@ -53,6 +53,8 @@ function tampered(caught: boolean): string {
 beforeAll(async () => {
   [cluster, bundle] = await Promise.all([startDevCluster(), buildDefaultApp()]);
 }, 240_000);
+
+afterEach(stopStarted);
 
 afterAll(async () => {
   await cluster?.stop();

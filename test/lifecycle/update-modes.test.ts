@@ -9,10 +9,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, ROOT, type CliResult } from './support.js';
+import { APP, buildDefaultApp, flotilla, ROOT, started, stopStarted, type CliResult } from './support.js';
 
 let cluster: DevCluster;
 const bundles: Record<string, string> = {};
@@ -50,11 +50,14 @@ beforeAll(async () => {
     // Accepts updates from 24.09 only.
     buildDefaultApp({ version: '25.03-1', edit: (root) => edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('    - "^25\\\\.03-[0-9]+$"\n', '')) }),
     buildDefaultApp({ version: '25.03-2', edit: (root) => (withoutDashboard(root), brokenKeystone('0.1.1')(root)) }),
-    buildDefaultApp({ version: '25.03-3', edit: withoutDashboard }),
+    // Does not keep user overrides.
+    buildDefaultApp({ version: '25.03-3', edit: (root) => (withoutDashboard(root), edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('maintain_user_overrides: true', 'maintain_user_overrides: false'))) }),
     buildDefaultApp({ version: '25.03-4', edit: (root) => (withoutDashboard(root), brokenKeystone('0.1.2')(root), edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('update_failure_no_rollback: false', 'update_failure_no_rollback: true'))) }),
   ]);
   [bundles.modes, bundles.onlyFrom2409, bundles.brokenNoDashboard, bundles.noDashboard, bundles.brokenNoRollback] = built;
 }, 300_000);
+
+afterEach(stopStarted);
 
 afterAll(async () => {
   await cluster?.stop();
@@ -95,7 +98,7 @@ describe('lifecycle gaps on the dev cluster', () => {
     // util-linux script(1) runs the CLI on a pseudo-terminal and copies what it drew to stdout.
     const command = [process.execPath, join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP].map((a) => `'${a}'`).join(' ');
     const drawn = await new Promise<string>((done, fail) =>
-      execFile('script', ['-qec', command, '/dev/null'], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } }, (error, stdout) => (error ? fail(error) : done(stdout))),
+      started(execFile('script', ['-qec', command, '/dev/null'], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } }, (error, stdout) => (error ? fail(error) : done(stdout)))),
     );
     const bars = [...drawn.matchAll(/\r\x1b\[K\[([#.]{24})\] (\d+)\/12 ready(?:, waiting for (\w+))? \(\d+s\)/g)];
     expect(bars.length).toBeGreaterThan(1);
@@ -112,7 +115,7 @@ describe('lifecycle gaps on the dev cluster', () => {
     await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
     const slow = cluster.faults.slowRelease('glance', 30_000);
     try {
-      const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = started(spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] }));
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const applied = new Promise<CliResult>((done) => child.on('close', (code) => done({ code: code ?? -1, stdout: '', stderr })));
@@ -158,8 +161,7 @@ describe('lifecycle gaps on the dev cluster', () => {
     expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE).map((s) => (s as { metadata: { name: string } }).metadata.name)).toEqual(stored);
   });
 
-  // Skipped: after merging issue 29's lifecycle with the stricter fixture, the failed update's recovery waits past any limit (issue 29 stays open for it).
-  it.skip('keeps the releases only the old version has when a failed update is recovered', async () => {
+  it('keeps the releases only the old version has when a failed update is recovered', async () => {
     const update = await cli('update', bundles.brokenNoDashboard!);
     expect(update.code).toBe(1);
     expect(update.stderr).toContain(`recovered: ${APP} is back at 25.03-0, applied`);
@@ -169,9 +171,19 @@ describe('lifecycle gaps on the dev cluster', () => {
     expect(view.releases.every((r) => r.ready === true)).toBe(true);
   });
 
-  // Skipped: after merging issue 29's lifecycle with the stricter fixture, the failed update's recovery waits past any limit (issue 29 stays open for it).
-  it.skip('removes the releases the new version no longer has once an update succeeds', async () => {
-    const update = await cli('update', bundles.noDashboard!);
+  it('refuses an update to a version that does not keep user overrides, naming the charts whose overrides it would drop, changing nothing', async () => {
+    const before = await show();
+    const refused = await cli('update', bundles.noDashboard!);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toBe(
+      `flotilla: ${APP} 25.03-3 does not keep user overrides (maintain_user_overrides is false): the update would drop those of glance, keystone (flotilla override show ${APP} CHART); to update without them: --drop-user-overrides\n`,
+    );
+    expect(await show()).toEqual(before);
+    expect((await cli('override', 'show', APP, 'keystone', '-o', 'json')).stdout).toContain('"debug": true');
+  });
+
+  it('with --drop-user-overrides, updates without them, and removes the releases the new version no longer has', async () => {
+    const update = await cli('update', bundles.noDashboard!, '--drop-user-overrides');
     expect(update.code).toBe(0);
     expect(update.stderr).toContain('removing horizon: the plan no longer has it');
     expect(helmReleases()).toEqual(ALL.filter((r) => r !== 'horizon'));
@@ -179,10 +191,10 @@ describe('lifecycle gaps on the dev cluster', () => {
     const view = await show();
     expect(view).toMatchObject({ version: '25.03-3', state: 'applied' });
     expect(view.history.at(-1)).toMatchObject({ operation: 'update', result: 'succeeded', reason: 'updated from 25.03-0' });
+    expect((await cli('override', 'show', APP, 'keystone', '-o', 'json')).stdout).not.toContain('debug');
   });
 
-  // Skipped: after merging issue 29's lifecycle with the stricter fixture, the failed update's recovery waits past any limit (issue 29 stays open for it).
-  it.skip('leaves a failed update failed on the new version under update_failure_no_rollback, and says why', async () => {
+  it('leaves a failed update failed on the new version under update_failure_no_rollback, and says why', async () => {
     const update = await cli('update', bundles.brokenNoRollback!);
     expect(update.code).toBe(1);
     expect(update.stderr).toContain(`flotilla: update of ${APP} to 25.03-4 failed: release keystone failed`);

@@ -428,7 +428,11 @@ export class FluxSimulation {
 
   private readonly intervals = new Map<string, NodeJS.Timeout>();
 
-  /** What makes an object worth reconciling: new, new generation, a requested reconcile, deletion, lost finalizer. */
+  /**
+   * What makes an object worth reconciling: new, new generation, a requested
+   * reconcile, deletion — helm-controller's predicates (GenerationChanged or
+   * ReconcileRequested: only requestedAt; a forceAt or resetAt alone wakes nothing).
+   */
   private wantsReconcile(change: StoredChange): boolean {
     if (change.type === 'DELETED') return false;
     if (change.type === 'ADDED' || !change.previous) return true;
@@ -436,7 +440,7 @@ export class FluxSimulation {
     const annotation = (m: typeof before, key: string) => m.annotations?.[key];
     return (
       before.generation !== after.generation ||
-      [REQUESTED_AT, FORCE_AT, RESET_AT].some((key) => annotation(before, key) !== annotation(after, key)) ||
+      annotation(before, REQUESTED_AT) !== annotation(after, REQUESTED_AT) ||
       (!before.deletionTimestamp && after.deletionTimestamp !== undefined)
     );
   }
@@ -914,8 +918,16 @@ export class FluxSimulation {
     const annotations = metaOf(hr).annotations ?? {};
     const handled: JsonObject = {};
     if (annotations[REQUESTED_AT]) handled.lastHandledReconcileAt = annotations[REQUESTED_AT];
-    if (annotations[FORCE_AT]) handled.lastHandledForceAt = annotations[FORCE_AT];
-    if (annotations[RESET_AT]) handled.lastHandledResetAt = annotations[RESET_AT];
+    /**
+     * A force or reset request is handled when its annotation equals requestedAt and was not handled before
+     * (helm-controller's handleRequest); it is marked handled where it is read, past dependencies, source and values.
+     */
+    const request = (annotation: string, field: 'lastHandledForceAt' | 'lastHandledResetAt'): boolean => {
+      const at = annotations[annotation];
+      if (at === undefined || at !== annotations[REQUESTED_AT] || status[field] === at) return false;
+      status[field] = at;
+      return true;
+    };
     const status: JsonObject = isObject(hr.status) ? clone(hr.status) : {};
     if (spec.suspend === true) {
       this.writeStatus(HR, namespace, name, { ...status, ...handled, observedGeneration: generation }, MANAGER);
@@ -1000,12 +1012,12 @@ export class FluxSimulation {
       clearFailures(status);
     }
     status.storageNamespace = target.storageNamespace;
-    const resetRequested = annotations[RESET_AT] !== undefined && status.lastHandledResetAt !== annotations[RESET_AT];
+    const resetRequested = request(RESET_AT, 'lastHandledResetAt');
     if (resetRequested || status.lastAttemptedGeneration !== generation || status.lastAttemptedRevision !== chart.version || status.lastAttemptedConfigDigest !== configDigest) {
       clearFailures(status);
     }
     Object.assign(status, { lastAttemptedGeneration: generation, lastAttemptedRevision: chart.version, lastAttemptedConfigDigest: configDigest });
-    const forced = annotations[FORCE_AT] !== undefined && status.lastHandledForceAt !== annotations[FORCE_AT];
+    const forced = request(FORCE_AT, 'lastHandledForceAt');
     const remediation = (action: 'install' | 'upgrade') => new Remediation(spec, status, action);
     const stall = (action: 'install' | 'upgrade') => {
       set('Stalled', 'True', 'RetriesExceeded', `Failed to ${action} after ${remediation(action).failures} attempt(s)`);
