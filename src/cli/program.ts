@@ -11,6 +11,23 @@ import { describeFailure } from './output.js';
 
 export async function runCli(argv: readonly string[], context: CommandContext): Promise<number> {
   const { io } = context;
+  const named = argv[2] !== undefined ? commands[argv[2]] : undefined;
+  // One module for the command being run; all of them for help or an unknown word.
+  const program = await defineProgram(context, named ? [named] : Object.values(commands));
+  try {
+    await program.parseAsync([...argv]);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    const { lines, exitCode } = describeFailure(error, argv.includes('--debug'));
+    for (const line of lines) io.err(line);
+    return exitCode;
+  }
+}
+
+/** The command line with the commands of `modules` (default: every command) registered, writing through `context.io`. */
+export async function defineProgram(context: CommandContext, modules: readonly (typeof commands)[string][] = Object.values(commands)): Promise<Command> {
+  const { io } = context;
   const program = new Command('flotilla')
     .description('Build, ship and run StarlingX-style Kubernetes applications')
     .version('0.1.0')
@@ -22,9 +39,6 @@ export async function runCli(argv: readonly string[], context: CommandContext): 
       outputError: (text, write) => write(`flotilla: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
     })
     .exitOverride();
-  const named = argv[2] !== undefined ? commands[argv[2]] : undefined;
-  // One module for the command being run; all of them for help or an unknown word.
-  const modules = named ? [named] : Object.values(commands);
   const registered = new Set<RegisterCommand>();
   for (const load of modules) {
     const { register } = await load();
@@ -32,13 +46,5 @@ export async function runCli(argv: readonly string[], context: CommandContext): 
     registered.add(register);
     register(program, { ...context, runCommandLine: runCli });
   }
-  try {
-    await program.parseAsync([...argv]);
-    return 0;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    const { lines, exitCode } = describeFailure(error, argv.includes('--debug'));
-    for (const line of lines) io.err(line);
-    return exitCode;
-  }
+  return program;
 }
