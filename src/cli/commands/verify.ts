@@ -25,7 +25,7 @@ export function register(program: Command, { io }: CommandContext): void {
       const report = await verifyBundle(bundle, { ...(opts.key ? { publicKey: await readFile(opts.key, 'utf8') } : {}), strict: opts.strict === true });
       for (const w of report.warnings) io.err(`warning: ${w}`);
       if (!report.ok) process.exitCode = 1;
-      printData(io, opts.output, 'VerifyReport', { file: bundle, ...report }, () => [
+      printData(io, opts.output, 'VerifyReport', { ...report }, () => [
         ...report.problems.map((p) => `verify: ${p}`),
         PLUGIN_CODE[report.pluginCode],
         report.ok ? `${bundle}: verified` : `${bundle}: ${report.problems.length} problem(s)`,
