@@ -175,7 +175,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
   }
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
-  const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
+  const repository = resolveHelmRepository(config, app.metadata, app.namespace);
 
   const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cache });
   typecheck?.catch(() => undefined); // awaited below
@@ -313,13 +313,6 @@ function refuseOversizedSecret(file: string, release: Release, bytes: number): v
   throw new FlotillaError(
     `${file}: ${formatBytes(bytes)}; release ${release.name}'s static overrides go whole into the Secret ${overridesSecretName(release.name, 'static')}, and the API server stores no more than ${formatBytes(KUBE_DATA_MAX_BYTES)} in a Secret`,
   );
-}
-
-/** The namespace most releases use: the top kustomization's. */
-function defaultNamespace(releases: readonly Release[]): string {
-  const counts = new Map<string, number>();
-  for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
 }
 
 /** Release folders in apply order (wave by wave, table order within a wave), each with the annotations of the target's service defaults. */
