@@ -44,7 +44,7 @@ describe('refusals', () => {
     expect(upload.code).toBe(1);
     expect(upload.stderr).toContain(`flotilla: Application-upload rejected: ${APP}-25.03-0.tgz:`);
     expect(upload.stderr).toContain(entry);
-    expect((await cli('list', '-o', 'json')).stdout.trim()).toBe('[]');
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({ apiVersion: 'flotilla/v1', kind: 'AppList', items: [] });
     expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE)).toEqual([]);
   });
 
