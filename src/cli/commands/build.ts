@@ -57,6 +57,14 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
       printWarnings([...result.app.warnings, ...result.app.metadata.platformWarnings, ...result.valuesWarnings], io);
       printExternalLinks(result.externalLinks, 'the app', io);
       for (const [chart, [from, to]] of result.bumped) io.err(`bumped ${chart} ${from} → ${to} (charts changed since ${opts.against})`);
+      const earlier = result.sinceEarlier;
+      if (earlier && earlier.unbumped.length > 0) {
+        io.err(
+          `warning: charts changed since ${earlier.file} (this app's earlier tarball in the output folder) without a new version: ` +
+            `${earlier.unbumped.map((p) => `${p.chart} ${p.version}${p.changedFiles.length > 0 ? ` (${p.changedFiles.slice(0, 3).join(', ')}${p.changedFiles.length > 3 ? ', …' : ''})` : ''}`).join('; ')}; ` +
+            `raise their version (flotilla bump APP_DIR --chart ${earlier.unbumped.map((p) => p.chart).join(' --chart ')}) or build with --against ${earlier.file} --bump-changed`,
+        );
+      }
       const data = {
         file: result.file,
         app: result.app.metadata.appName,
