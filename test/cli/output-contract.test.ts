@@ -143,15 +143,30 @@ describe('the output contract', () => {
   }
 
   /** The app at another app_version, built: what `update` takes. */
-  async function builtAt(version: string): Promise<string> {
+  async function builtAt(version: string, edit?: (copy: string) => void): Promise<string> {
     const copy = join(work, `shop-${version}`);
     cpSync(app, copy, { recursive: true });
+    edit?.(copy);
     const metadata = join(copy, 'fluxcd/metadata.yaml');
     writeFileSync(metadata, readFileSync(metadata, 'utf8').replace(/^app_version: .*$/m, `app_version: ${version}`));
     const built = await cli(['build', copy, '-d', join(work, `out-${version}`), '-o', 'json']);
     expect(built.code, built.stderr).toBe(0);
     return (JSON.parse(built.stdout) as { file: string }).file;
   }
+
+  it("diff's failure names the release and the side that failed to render", async () => {
+    const kube = ['--kubeconfig', cluster.kubeconfigPath];
+    expect((await cli(['upload', bundle, ...kube])).code).toBe(0);
+    try {
+      // A template that builds (build runs no helm template) and fails when rendered.
+      const broken = await builtAt('0.1.0-9', (copy) => writeFileSync(join(copy, 'charts/web/templates/broken.yaml'), '{{ fail "the web front end needs a port" }}\n'));
+      const diff = await cli(['diff', 'shop', broken, ...kube]);
+      expect(diff.code).toBe(2);
+      expect(diff.stderr).toMatch(/^flotilla: release web: rendering version 0\.1\.0-9 failed: helm template failed \(exit 1\): Error: execution error at \(web\/templates\/broken\.yaml:1:3\): the web front end needs a port$/);
+    } finally {
+      await cli(['delete', 'shop', ...kube]);
+    }
+  }, 300_000);
 
   it('every command takes -o table|json|yaml, or says why it prints no data', async () => {
     const program = await defineProgram({ io: { out: () => undefined, err: () => undefined } });
