@@ -113,8 +113,10 @@ describe('the output contract', () => {
     // An image in the local registry, in a catalog the app turns on, landing as helm create's image.repository + image.tag.
     const image = `${registry}/shop/nginx:1.27`;
     await pushImage(image);
+    await pushImage(`${registry}/shop/nginx:1.28`);
     mkdirSync(join(app, 'overrides/versions'));
     writeFileSync(join(app, 'overrides/versions/v1.yaml'), `release: v1\nimages:\n  web: ${image}\n`);
+    writeFileSync(join(app, 'overrides/versions/v2.yaml'), `release: v2\nimages:\n  web: ${registry}/shop/nginx:1.28\n`);
     writeFileSync(join(app, 'overrides/versions/images.yaml'), 'web:\n  web: {repository: image.repository, tag: image.tag}\n');
     writeFileSync(join(app, 'overrides/deployment.yaml'), 'main:\n  release: v1\nfeatures:\n  services: [web]\n');
     writeFileSync(join(work, 'policy.yaml'), '"admin": "role:admin"\n"get": "rule:admin"\n');
@@ -238,6 +240,16 @@ describe('the output contract', () => {
       { command: 'apply', args: () => ['apply', 'shop', '--timeout', '3m', ...kube], before: async (f) => void (f === 'table' && (await cli(['upload', bundle, ...kube]))) },
       { command: 'list', args: () => ['list', ...kube] },
       { command: 'show', args: () => ['show', 'shop', ...kube] },
+      { command: 'version status', args: () => ['version', 'status', 'shop', ...kube] },
+      // v2, back to v1 (a downgrade: --force), v2 again.
+      { command: 'version target', args: (f) => ['version', 'target', 'shop', ...(f === 'json' ? ['v1', '--force'] : ['v2']), ...kube] },
+      { command: 'version image set', args: () => ['version', 'image', 'set', 'shop', 'web', `${registry}/shop/nginx:1.28`, '--resolve', ...kube] },
+      { command: 'version image list', args: () => ['version', 'image', 'list', 'shop', ...kube] },
+      {
+        command: 'version image unset',
+        args: () => ['version', 'image', 'unset', 'shop', 'web', ...kube],
+        before: async (f) => void (f !== 'table' && (await cli(['version', 'image', 'set', 'shop', 'web', `${registry}/shop/nginx:1.28`, '--resolve', ...kube]))),
+      },
       { command: 'override set', args: () => ['override', 'set', 'shop', 'web', '--set', 'replicaCount=2', ...kube] },
       { command: 'override show', args: () => ['override', 'show', 'shop', 'web', ...kube] },
       { command: 'diff', args: () => ['diff', 'shop', ...kube], codes: [0, 1] },
