@@ -204,6 +204,17 @@ describe('the output contract', () => {
     const registry = cluster.registry?.host ?? '';
     const updates = new Map<string, string>();
     for (const [format, version] of [['table', '0.1.0-2'], ['json', '0.1.0-3'], ['yaml', '0.1.0-4']] as const) updates.set(format, await builtAt(version));
+    // Updates staged in one phase that a new image of the target release (v2) changes, held before it: what `version continue` releases.
+    const staged = new Map<string, string>();
+    for (const [format, version, tag] of [['table', '0.1.0-5', '1.29'], ['json', '0.1.0-6', '1.30'], ['yaml', '0.1.0-7', '1.31']] as const) {
+      staged.set(
+        format,
+        await builtAt(version, (copy) => {
+          writeFileSync(join(copy, 'overrides/versions/v2.yaml'), `release: v2\nimages:\n  web: ${registry}/shop/nginx:${tag}\n`);
+          writeFileSync(join(copy, 'fluxcd/releases.yaml'), `${readFileSync(join(copy, 'fluxcd/releases.yaml'), 'utf8')}updatePhases:\n  - name: front\n    rest: true\n`);
+        }),
+      );
+    }
     const copyOf = (format: string, name: string) => join(work, `${name}-${format}`);
     const scenarios: Scenario[] = [
       { command: 'init', args: (f) => ['init', copyOf(f, 'init'), '--chart', join(work, 'web'), '--target', 'flux'] },
@@ -255,6 +266,14 @@ describe('the output contract', () => {
       { command: 'diff', args: () => ['diff', 'shop', ...kube], codes: [0, 1] },
       { command: 'override delete', args: () => ['override', 'delete', 'shop', 'web', ...kube] },
       { command: 'update', args: (f) => ['update', updates.get(f) ?? '', '--timeout', '3m', ...kube] },
+      {
+        command: 'version continue',
+        args: () => ['version', 'continue', 'shop', '--phase', 'front', '--timeout', '3m', ...kube],
+        before: async (f) => {
+          const held = await cli(['update', staged.get(f) ?? '', '--hold', 'front', '--timeout', '3m', ...kube]);
+          expect(held.stdout, held.stderr).toContain('held before update phase front');
+        },
+      },
       { command: 'remove', args: () => ['remove', 'shop', ...kube], before: async (f) => void (f !== 'table' && (await cli(['apply', 'shop', '--timeout', '3m', ...kube]))) },
       // A run that left the app applying and is gone (apply --no-wait returns at once): abort closes it.
       { command: 'abort', args: () => ['abort', 'shop', ...kube], before: async () => void (await cli(['apply', 'shop', '--no-wait', ...kube])) },
