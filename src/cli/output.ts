@@ -20,7 +20,7 @@ export const consoleOutput: Output = {
 };
 
 /** The version of the JSON and YAML shapes (docs/output.md): a field removed or changed in meaning makes v2. */
-export const OUTPUT_API_VERSION = 'flotilla/v1';
+const OUTPUT_API_VERSION = 'flotilla/v1';
 
 /** A command's data printed as JSON or YAML: the version and kind first, then the kind's fields. */
 export interface PrintedData {

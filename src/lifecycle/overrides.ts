@@ -56,7 +56,7 @@ export function applyOverrideChange(kept: Values | undefined, change: OverrideCh
  * chart of the release so named (overrides are kept per chart, so they apply
  * to every release of it); anything else is refused with the nearest name.
  */
-export function overridesChart(record: AppRecord, name: string): string {
+function overridesChart(record: AppRecord, name: string): string {
   const { releases } = record.bundle;
   if (releases.some((r) => r.chart === name)) return name;
   const release = releases.find((r) => r.name === name);
