@@ -51,6 +51,13 @@ export interface App {
   /** The release table's `strictValues`: values warnings are errors for this app. */
   readonly strictValues: boolean;
   /**
+   * The namespace of the app's own objects — the HelmRepository and top
+   * kustomization, generated passwords, plugin records: metadata
+   * `flotilla.namespace`, by default the namespace most releases use (ties:
+   * the first by name). docs/app-format.md, "The app's namespace".
+   */
+  readonly namespace: string;
+  /**
    * The release table's `chartRepositories`: chart repository URL → the app
    * folder (relative to its root) whose `<chart name>` sub-folder serves a
    * dependency on that repository (src/dependencies).
@@ -293,6 +300,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     releases: releasesResult.releases,
     fluxTarget: releasesResult.fluxTarget,
     strictValues: releasesResult.strictValues,
+    namespace: metadata.namespace ?? mostUsedNamespace(releasesResult.releases),
     chartRepositories: releasesResult.chartRepositories,
     updatePhases: releasesResult.updatePhases,
     graph,
@@ -396,4 +404,11 @@ export function enabledReleases(releases: readonly Release[], graph: ReleaseGrap
     }
   }
   return releases.filter((r) => wanted.has(r.name) && !disabled.has(r.chart));
+}
+
+/** The namespace most releases use (ties: the first by name); `default` for an app without releases. */
+function mostUsedNamespace(releases: readonly { readonly namespace: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
 }

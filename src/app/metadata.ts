@@ -123,6 +123,7 @@ export const metadataSchema: JsonSchema = {
             },
           },
         },
+        namespace: { ...DNS1123_LABEL_SCHEMA, expected: `the namespace of the app's own objects: a DNS-1123 label (lower-case letters, digits and dashes, at most ${DNS1123_LABEL_MAX})` },
       },
     },
   },
@@ -212,6 +213,8 @@ export interface AppMetadata {
   readonly target: AppTarget;
   /** Target changes allowed beyond one release at a time (`flotilla.releaseUpgrades`). */
   readonly releaseUpgrades: { readonly skipLevel: readonly { readonly from: string; readonly to: string }[] };
+  /** `flotilla.namespace`: the namespace of the app's own objects, when the metadata names it (the App's `namespace` has the default). */
+  readonly namespace?: string;
   /** Where the metadata does not fit what current StarlingX runs (its Kubernetes versions): said by `build`, not by every command; none for a plain-Flux app. */
   readonly platformWarnings: readonly Diagnostic[];
   /** The file as written, for shipping unchanged in the tarball. */
@@ -297,6 +300,7 @@ export function readMetadata(root: ValueNode | undefined, file: string, check: S
     applyProgressAdjust: (raw.apply_progress_adjust as number | undefined) ?? 0,
     target,
     releaseUpgrades: { skipLevel: (own?.releaseUpgrades?.skipLevel ?? []).map((jump) => ({ from: String(jump.from), to: String(jump.to) })) },
+    ...((raw.flotilla as { namespace?: string } | undefined)?.namespace !== undefined ? { namespace: (raw.flotilla as { namespace: string }).namespace } : {}),
     platformWarnings: target === 'flux' ? [] : platformK8sWarnings(k8s, root),
     raw,
   };

@@ -3,9 +3,9 @@
  * version. The previous release is a built tarball (its charts are compared
  * file by file) or a Helm repository index.yaml (archives compared by digest).
  */
-import { readFile } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { chartArchives, CHARTS_DIR, readTarGzSafely } from '../bundle/index.js';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { bundleMetadata, chartArchives, CHARTS_DIR, isBundleFileName, readTarGzSafely } from '../bundle/index.js';
 import { chartContentDigest, chartTree, packageChart, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { parseYamlValue } from '../document/index.js';
@@ -101,4 +101,23 @@ export function nextPatchVersion(version: string, name: string, previous: Previo
     .filter((p) => p !== undefined && p.major === v.major && p.minor === v.minor)
     .map((p) => p!.patch);
   return `${v.major}.${v.minor}.${Math.max(v.patch, ...patches) + 1}`;
+}
+
+/**
+ * The tarball of another version of the same app in the output folder (the
+ * newest written), which a build without `--against` compares its charts
+ * with: a chart changed since the last release of the app but kept its
+ * version is a warning there (an error with `--against`).
+ */
+export async function earlierTarball(outDir: string, appName: string, file: string): Promise<string | undefined> {
+  const names = await readdir(outDir).catch(() => [] as string[]);
+  const candidates = names.filter((name) => name.startsWith(`${appName}-`) && isBundleFileName(name) && join(outDir, name) !== file).map((name) => join(outDir, name));
+  const written = await Promise.all(candidates.map(async (path) => ({ path, at: await stat(path).then((s) => (s.isFile() ? s.mtimeMs : -1), () => -1) })));
+  for (const { path } of written.filter((w) => w.at >= 0).sort((a, b) => b.at - a.at)) {
+    // `shop-web-1.0.tgz` starts like a tarball of `shop`: the metadata says whose it is.
+    const metadata = bundleMetadata(await readTarGzSafely(path, { label: basename(path) }).catch(() => new Map<string, Buffer>()));
+    const parsed = metadata ? (parseYamlValue(metadata.toString('utf8'), `${basename(path)}#metadata.yaml`) as { app_name?: unknown } | null) : undefined;
+    if (parsed?.app_name === appName) return path;
+  }
+  return undefined;
 }

@@ -9,7 +9,7 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, normalize, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
 import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
-import { createChartLoader, packageChart, rewriteChartVersion } from '../charts/index.js';
+import { createChartLoader, packageChart, readChartArchive, rewriteChartVersion } from '../charts/index.js';
 import { CacheFolder, type CacheNotes } from '../cache/index.js';
 import { BundleReuse } from './bundle-reuse.js';
 import { ChartCache, type CachedChart, type KeptPrints } from './chart-cache.js';
@@ -21,7 +21,7 @@ import { asFileAccessError, checkSourceTree, isWithin, makeFolder, realpathLoose
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
-import { nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
+import { earlierTarball, nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
 import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
 import { substituteTokens } from './tokens.js';
 import { checkValuesOnce, type PassedReleases } from './values-check.js';
@@ -116,6 +116,8 @@ export interface BuildResult {
   readonly bumped: ReadonlyMap<string, readonly [string, string]>;
   /** Symbolic links followed out of the app (only with `followExternalSymlinks`). */
   readonly externalLinks: readonly ExternalLink[];
+  /** Without `against`: the tarball of another version of the app in the output folder, and the charts changed since it that kept their version. */
+  readonly sinceEarlier?: { readonly file: string; readonly unbumped: readonly VersionProblem[] };
 }
 
 export class ChartVersionError extends FlotillaError {
@@ -175,7 +177,7 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
   }
   // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
-  const repository = resolveHelmRepository(config, app.metadata, defaultNamespace(app.releases));
+  const repository = resolveHelmRepository(config, app.metadata, app.namespace);
 
   const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cache });
   typecheck?.catch(() => undefined); // awaited below
@@ -270,9 +272,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     options.watched.unsavedCaches = () => saveCaches(written);
     if (cache) options.watched.lastTarball = written;
   }
+  const sinceEarlier = options.against === undefined && !options.prepareOnly ? await unbumpedSinceEarlier(outDir, app.metadata.appName, file, charts) : undefined;
   return {
     app,
     valuesWarnings,
+    ...(sinceEarlier ? { sinceEarlier } : {}),
     file,
     sha256: written.sha256,
     size: written.size,
@@ -313,13 +317,6 @@ function refuseOversizedSecret(file: string, release: Release, bytes: number): v
   throw new FlotillaError(
     `${file}: ${formatBytes(bytes)}; release ${release.name}'s static overrides go whole into the Secret ${overridesSecretName(release.name, 'static')}, and the API server stores no more than ${formatBytes(KUBE_DATA_MAX_BYTES)} in a Secret`,
   );
-}
-
-/** The namespace most releases use: the top kustomization's. */
-function defaultNamespace(releases: readonly Release[]): string {
-  const counts = new Map<string, number>();
-  for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
 }
 
 /** Release folders in apply order (wave by wave, table order within a wave), each with the annotations of the target's service defaults. */
@@ -409,6 +406,21 @@ async function packageCharts(
     throw new ChartVersionError(problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)), previous.source);
   }
   return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()), cacheWrite };
+}
+
+/** The charts changed since the earlier tarball of the app in the output folder (see earlierTarball) that kept their version. */
+async function unbumpedSinceEarlier(outDir: string, appName: string, file: string, charts: readonly CachedChart[]): Promise<BuildResult['sinceEarlier']> {
+  const earlier = await earlierTarball(outDir, appName, file);
+  if (!earlier) return undefined;
+  const previous = await readPreviousCharts(earlier);
+  const unbumped: VersionProblem[] = [];
+  for (const { archive } of charts) {
+    if (!previous.charts.some((c) => c.name === archive.name && c.version === archive.version)) continue;
+    const { chart } = await readChartArchive(archive.bytes, { label: archive.fileName });
+    const problem = unbumpedChange(chart, archive.sha256, previous);
+    if (problem) unbumped.push(problem);
+  }
+  return { file: earlier, unbumped };
 }
 
 /**

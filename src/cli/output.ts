@@ -1,5 +1,10 @@
-/** Printing helpers shared by the commands: errors, warnings, tables. */
+/**
+ * How every command writes: its data through `printData` (a table, or JSON or
+ * YAML in the envelope docs/output.md documents), everything else on stderr;
+ * errors, warnings, tables.
+ */
 import { FlotillaError, formatDiagnostic, maskUrlCredentials, type Diagnostic } from '../diagnostics/index.js';
+import { dumpYaml } from '../document/index.js';
 import { systemFileError, type ExternalLink } from '../files/index.js';
 import { startedWithoutExtraCaCerts } from './entry-shell.js';
 
@@ -13,6 +18,38 @@ export const consoleOutput: Output = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
+
+/** The version of the JSON and YAML shapes (docs/output.md): a field removed or changed in meaning makes v2. */
+const OUTPUT_API_VERSION = 'flotilla/v1';
+
+/** A command's data printed as JSON or YAML: the version and kind first, then the kind's fields. */
+export interface PrintedData {
+  readonly apiVersion: typeof OUTPUT_API_VERSION;
+  readonly kind: string;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * What a command prints on stdout, in the format `-o` asked for: for
+ * `table`, the lines `table` returns (the command's own rendering); for
+ * `json` and `yaml`, `data` under `apiVersion` and `kind` (a list goes
+ * under `items`). Every command's data goes through here.
+ */
+export function printData(io: Output, format: string, kind: string, data: Readonly<Record<string, unknown>>, table: () => string | readonly string[]): void {
+  if (format === 'json' || format === 'yaml') {
+    if ('apiVersion' in data || 'kind' in data) throw new Error(`${kind}: a printed kind's fields cannot be named apiVersion or kind`);
+    const printed: PrintedData = { apiVersion: OUTPUT_API_VERSION, kind, ...plainData(data) };
+    io.out(format === 'json' ? JSON.stringify(printed, null, 2) : dumpYaml(printed).replace(/\n$/, ''));
+    return;
+  }
+  const lines = table();
+  for (const line of typeof lines === 'string' ? [lines] : lines) io.out(line);
+}
+
+/** What JSON would keep of `data` (no undefined fields, dates as text), so JSON and YAML print the same fields. */
+function plainData(data: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
+}
 
 /**
  * What a failed command says and its deliberate exit code: 1 when the input

@@ -90,7 +90,8 @@ function inventory(app: App, places: Places): ImageInventory {
     if (targets.length === 0) problems.push(`lands nowhere: ${field} is not in ${APP_FILES.imageTargets}`);
     const lands = targets.map((t) => ({
       chart: t.chart,
-      path: t.path.join('.'),
+      // A split landing reads as the paths its parts go to: image.repository + image.tag (+ image.digest).
+      path: [t.path, ...(t.split ? [t.split.tag, ...(t.split.digest ? [t.split.digest] : [])] : [])].map((p) => p.join('.')).join(' + '),
       declaredAt: t.location,
       chartDefault: getNode(places.chartValues.get(t.chart), t.path)?.origin.location,
       chartInApp: chartsInApp.has(t.chart),
@@ -139,7 +140,8 @@ export async function scanPlaces(app: App): Promise<Places> {
     const root = parseYaml(await readFile(app.path(file), 'utf8'), file, { layer: 'static' }).root;
     const claimed = new Set<string>();
     for (const [field, targets] of app.catalog.targets) {
-      for (const target of targets.filter((t) => t.chart === chart)) {
+      // A split landing holds no whole reference to read back (its parts are the app's to write through the catalog).
+      for (const target of targets.filter((t) => t.chart === chart && !t.split)) {
         const node = getNode(root, target.path);
         if (node?.kind !== 'scalar' || typeof node.value !== 'string') continue;
         claimed.add(target.path.join('\u0000'));

@@ -217,10 +217,13 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
       const newChart: ChartSource = chartFiles
         ? await writeChart(work, release.chart, chartFiles)
         : { repository: current.repository, name: release.chart, version: current.releases.find((r) => r.name === release.name)?.chartVersion ?? '' };
-      const renderedAfter = await render(release, await pull(newChart), after);
+      const side = target === current.version ? 'what apply would write' : `version ${target}`;
+      const renderedAfter = await sideOf(release, side, async () => render(release, await pull(newChart), after));
       const old = deployedNow.get(release.name);
       const renderedBefore =
-        before && old ? await render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before) : new Map<string, RenderedObject>();
+        before && old
+          ? await sideOf(release, `what the cluster has (version ${current.version})`, async () => render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before))
+          : new Map<string, RenderedObject>();
       const valueDiff = valueChanges(before ?? {}, after).map(({ path, ...sides }) => ({ path, ...redact(sides, path.split('.')) }));
       const objects = objectChanges(renderedBefore, renderedAfter, options.showSecrets ? undefined : redact);
       return { name: release.name, namespace: release.namespace, change: before === undefined ? 'added' : valueDiff.length + objects.length > 0 ? 'changed' : 'unchanged', values: valueDiff, objects };
@@ -233,6 +236,15 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
   } finally {
     await removeTempDir(work);
     await loaded.dispose();
+  }
+}
+
+/** One side of a release's diff rendered; a failure says which release and which side (the cluster's, or what would be written). */
+async function sideOf<T>(release: Pick<Release, 'name'>, side: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw new LifecycleError(`release ${release.name}: rendering ${side} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 }
 

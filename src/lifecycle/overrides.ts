@@ -1,6 +1,7 @@
 /**
  * User overrides (values layer 8) kept in the app record:
- * `flotilla override set|show|delete APP CHART`. They take effect at the
+ * `flotilla override set|show|delete APP RELEASE` (a release name, or the
+ * chart name; kept per chart, as StarlingX keeps them). They take effect at the
  * next apply, above everything the app computes. `--reuse-values` merges the
  * new values into the ones kept; `--reset-values` (the default, as in Helm)
  * replaces them.
@@ -12,6 +13,7 @@ import { fromPlain, toPlain } from '../document/index.js';
 import { readFile } from 'node:fs/promises';
 import { readChartArchive } from '../charts/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
+import { unknownName } from '../names/index.js';
 import { chartPuller, fluxValues, render } from './diff.js';
 import { LifecycleError } from './errors.js';
 import { loadVersion } from './version.js';
@@ -49,9 +51,17 @@ export function applyOverrideChange(kept: Values | undefined, change: OverrideCh
   return values;
 }
 
-function checkChart(record: AppRecord, chart: string): void {
-  const charts = [...new Set(record.bundle.releases.map((r) => r.chart))].sort();
-  if (!charts.includes(chart)) throw new OverrideUsageError(`${record.name} has no chart "${chart}"; its charts: ${charts.join(', ')}`);
+/**
+ * The chart whose user overrides `name` means: a chart of the app, or the
+ * chart of the release so named (overrides are kept per chart, so they apply
+ * to every release of it); anything else is refused with the nearest name.
+ */
+function overridesChart(record: AppRecord, name: string): string {
+  const { releases } = record.bundle;
+  if (releases.some((r) => r.chart === name)) return name;
+  const release = releases.find((r) => r.name === name);
+  if (release) return release.chart;
+  throw new OverrideUsageError(`${record.name}: ${unknownName('release or chart', name, releases.flatMap((r) => [r.name, r.chart]))}`);
 }
 
 export interface SetOverridesOptions extends OperationOptions {
@@ -63,6 +73,8 @@ export interface SetOverridesOptions extends OperationOptions {
 
 /** What `override set` stored, and what it warns about (unknown keys, with the nearest known one). */
 export interface OverridesSet {
+  /** The chart the values are kept for (the one named, or the named release's). */
+  readonly chart: string;
   readonly values: Values;
   readonly warnings: readonly string[];
 }
@@ -70,15 +82,15 @@ export interface OverridesSet {
 /** User overrides the chart refuses (Helm cannot render the release with them, or unknown keys under --strict): nothing was stored. */
 export class OverrideRejectedError extends LifecycleError {}
 
-export async function setOverrides(client: KubeClient, appName: string, chart: string, change: OverrideChange, options: SetOverridesOptions = {}): Promise<OverridesSet> {
+export async function setOverrides(client: KubeClient, appName: string, name: string, change: OverrideChange, options: SetOverridesOptions = {}): Promise<OverridesSet> {
   if (change.files.length === 0 && change.sets.length === 0 && change.mode === 'reuse') throw new OverrideUsageError('nothing to set: give -f FILE or --set PATH=VALUE');
   return withAppLock(client, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    checkChart(handle.record, chart);
+    const chart = overridesChart(handle.record, name);
     const values = applyOverrideChange(handle.record.userOverrides[chart], change);
     const warnings = options.check === false ? [] : await checkOverrides(client, handle.record, chart, values, options.strict === true);
     await handle.update((r) => ({ ...r, userOverrides: { ...r.userOverrides, [chart]: values } }));
-    return { values, warnings };
+    return { chart, values, warnings };
   });
 }
 
@@ -125,21 +137,23 @@ async function checkOverrides(client: KubeClient, record: AppRecord, chart: stri
 }
 
 
-export async function showOverrides(client: KubeClient, appName: string, chart: string): Promise<Values> {
+/** The user overrides kept for the chart `name` means (see overridesChart). */
+export async function showOverrides(client: KubeClient, appName: string, name: string): Promise<{ readonly chart: string; readonly values: Values }> {
   const { record } = await new AppRecords(client).get(appName);
-  checkChart(record, chart);
-  return record.userOverrides[chart] ?? {};
+  const chart = overridesChart(record, name);
+  return { chart, values: record.userOverrides[chart] ?? {} };
 }
 
-export async function deleteOverrides(client: KubeClient, appName: string, chart: string, options: OperationOptions = {}): Promise<boolean> {
+/** Drops them; `deleted` says whether there were any. */
+export async function deleteOverrides(client: KubeClient, appName: string, name: string, options: OperationOptions = {}): Promise<{ readonly chart: string; readonly deleted: boolean }> {
   return withAppLock(client, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    checkChart(handle.record, chart);
-    if (!(chart in handle.record.userOverrides)) return false;
+    const chart = overridesChart(handle.record, name);
+    if (!(chart in handle.record.userOverrides)) return { chart, deleted: false };
     await handle.update((r) => {
       const { [chart]: _dropped, ...rest } = r.userOverrides;
       return { ...r, userOverrides: rest };
     });
-    return true;
+    return { chart, deleted: true };
   });
 }

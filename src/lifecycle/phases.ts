@@ -46,8 +46,27 @@ export interface StagedApply {
 type PhaseCheck = { readonly skip: true; readonly why: string } | { readonly skip: false };
 
 /** The image value paths of one release: image field → the paths in its chart's values (overrides/versions/images.yaml). */
-function imagePaths(app: Pick<App, 'catalog'>, release: Pick<Release, 'chart'>): { field: string; path: readonly string[] }[] {
-  return [...app.catalog.targets].flatMap(([field, targets]) => targets.filter((t) => t.chart === release.chart).map((t) => ({ field, path: t.path })));
+/** Where an image field lands in a release's values: one path, or (a split landing) its repository's, tag's and digest's; `key` names it. */
+interface ImageSlot {
+  readonly field: string;
+  readonly key: string;
+  readonly paths: readonly (readonly string[])[];
+}
+
+function imagePaths(app: Pick<App, 'catalog'>, release: Pick<Release, 'chart'>): ImageSlot[] {
+  return [...app.catalog.targets].flatMap(([field, targets]) =>
+    targets
+      .filter((t) => t.chart === release.chart)
+      .map((t) => ({ field, key: t.path.join('.'), paths: t.split ? [t.path, t.split.tag, ...(t.split.digest ? [t.split.digest] : [])] : [t.path] })),
+  );
+}
+
+/** The reference the parts at a slot make: the one value, or repository:tag[@digest]. */
+function slotReference(parts: readonly unknown[]): unknown {
+  if (parts.length === 1) return parts[0];
+  const [repository, tag, digest] = parts;
+  if (typeof repository !== 'string' || (tag !== undefined && typeof tag !== 'string') || (digest !== undefined && typeof digest !== 'string')) return undefined;
+  return `${repository}${tag ? `:${tag}` : ''}${digest ? `@${digest}` : ''}`;
 }
 
 function valueAt(tree: unknown, path: readonly string[]): unknown {
@@ -89,8 +108,8 @@ function overridesSecretOf(objects: readonly KubeObject[], release: string, kind
  * read back is only ever written back as it was, and only when it is an
  * image reference.
  */
-async function deployedImages(client: KubeClient, release: Release, secret: KubeObject | undefined, paths: readonly { path: readonly string[] }[]): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
+async function deployedImages(client: KubeClient, release: Release, secret: KubeObject | undefined, paths: readonly ImageSlot[]): Promise<Map<string, readonly unknown[]>> {
+  const found = new Map<string, readonly unknown[]>();
   if (!secret || paths.length === 0) return found;
   const key = overridesValuesKey(release.name, 'system');
   const live = await readObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name: secret.metadata.name, ...(secret.metadata.namespace ? { namespace: secret.metadata.namespace } : {}) } });
@@ -98,12 +117,13 @@ async function deployedImages(client: KubeClient, release: Release, secret: Kube
   if (!data) return found;
   const where = `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name} key ${key}`;
   const values = parseYamlValue(Buffer.from(data, 'base64').toString('utf8'), where);
-  for (const { path } of paths) {
-    const value = valueAt(values, path);
-    if (value === undefined) continue;
+  for (const slot of paths) {
+    const parts = slot.paths.map((path) => valueAt(values, path));
+    if (parts[0] === undefined) continue;
+    const value = slotReference(parts);
     const problem = typeof value === 'string' ? imageReferenceProblem(value) : 'not a string';
-    if (problem) throw new LifecycleError(`${where}: the image at ${path.join('.')} the cluster runs now is not an image reference (${problem}); it was changed outside flotilla`);
-    found.set(path.join('.'), value as string);
+    if (problem) throw new LifecycleError(`${where}: the image at ${slot.paths.map((path) => path.join('.')).join(' + ')} the cluster runs now is not an image reference (${problem}); it was changed outside flotilla`);
+    found.set(slot.key, parts);
   }
   return found;
 }
@@ -135,7 +155,7 @@ export async function stageApply(
       for (const object of [...secrets, ...(helmRelease ? [helmRelease] : [])]) owned.add(object);
       const deployed = await deployedImages(client, release, system, paths);
       const wanted = values.get(release.name)?.systemOverrides;
-      const changes = paths.some(({ path }) => deployed.has(path.join('.')) && deployed.get(path.join('.')) !== valueAt(wanted, path));
+      const changes = paths.some((slot) => deployed.has(slot.key) && slotReference(deployed.get(slot.key) ?? []) !== slotReference(slot.paths.map((path) => valueAt(wanted, path))));
       return { release, paths, system, secrets, helmRelease, deployed, wanted, changes };
     }),
   );
@@ -150,9 +170,11 @@ export async function stageApply(
       secrets: written.flatMap(({ release, paths, system, secrets, deployed, wanted }) => {
         // The image fields of later phases keep what the cluster runs now.
         let held: unknown = wanted;
-        for (const { field, path } of paths) {
-          const now = deployed.get(path.join('.'));
-          if (now !== undefined && assignment.imagePhase(release.name, field) > index) held = withValueAt(held, path, now);
+        for (const { field, key, paths: parts } of paths) {
+          const now = deployed.get(key);
+          if (now !== undefined && assignment.imagePhase(release.name, field) > index) parts.forEach((path, i) => {
+            if (now[i] !== undefined) held = withValueAt(held, path, now[i]);
+          });
         }
         return secrets.map((secret) => (secret === system && held !== wanted ? withSystemOverrides(secret, release.name, held) : secret));
       }),

@@ -41,13 +41,6 @@ export interface LoadVersionOptions {
   readonly versions?: AppVersions;
 }
 
-/** The namespace most releases use. */
-function appNamespace(releases: readonly { readonly namespace: string }[]): string {
-  const counts = new Map<string, number>();
-  for (const r of releases) counts.set(r.namespace, (counts.get(r.namespace) ?? 0) + 1);
-  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0] ?? 'default';
-}
-
 /** Layer 8 from the record: one chart's user overrides, labelled `user`. */
 function userOverridesProvider(appName: string, overrides: UserOverrides): LayerProvider {
   return async (release) => {
@@ -84,7 +77,7 @@ export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle,
       },
       userOverrides: userOverridesProvider(appName, options.userOverrides),
     });
-    namespace = appNamespace(session.app.releases);
+    namespace = session.app.namespace;
     const host = await session.plugins();
     const manifests = await writing;
     return {

@@ -11,6 +11,12 @@ import { PluginLoadError } from './errors.js';
 
 export const PLUGINS_DIR = 'plugins';
 
+/** Where an app keeps its plugins' tests (`plugin new` writes one; `plugin check` type-checks them with the plugins). */
+export const PLUGIN_TESTS_DIR = 'test/plugins';
+
+/** How a plugin test's file name ends (`<chart>.plugin.test.ts`): what `plugin check` checks of PLUGIN_TESTS_DIR. */
+export const PLUGIN_TEST_SUFFIX = '.plugin.test.ts';
+
 /** `NNN_name.ts`, name of lower-case letters, digits, `-` and `_`. */
 const PLUGIN_FILE = /^(\d{3})_([a-z0-9][a-z0-9_-]*)\.ts$/;
 

@@ -42,7 +42,7 @@ export { ENTRY_FILE, MANIFEST_FILE, MANIFEST_FORMAT, parseManifest, serializeMan
 export { checkPasswordName, generatePassword, passwordSecretName } from './passwords.js';
 export { isSecretKey, REDACTED, SecretRegistry, type SecretPathRule, type SecretPathSegment } from './redact.js';
 export { callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
-export { PLUGIN_TESTS_DIR, scaffoldPlugin, type ScaffoldOptions, type ScaffoldResult } from './scaffold.js';
+export { scaffoldPlugin, type ScaffoldOptions, type ScaffoldResult } from './scaffold.js';
 export { PluginTypeError, typecheckPlugins, TypeScriptMissingError, type TypecheckOptions, type TypecheckResult, type TypeProblem } from './typecheck.js';
 export { runWithTimeLimit, type TimeLimit } from './time-limit.js';
 export { PluginProcessError, sandboxLimits, type PluginSandbox, type SandboxLimits } from './sandbox.js';

@@ -7,12 +7,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { discoverPluginFiles, nextFreeOrder, PLUGINS_DIR } from './discovery.js';
+import { discoverPluginFiles, nextFreeOrder, PLUGIN_TEST_SUFFIX, PLUGIN_TESTS_DIR, PLUGINS_DIR } from './discovery.js';
 import { PluginLoadError } from './errors.js';
 import { loadAppPlugins, type PluginAppView } from './host.js';
 import { isLabelCharacters, unknownName } from '../names/index.js';
 
-export const PLUGIN_TESTS_DIR = 'test/plugins';
 
 export interface ScaffoldOptions {
   /** Bind the plugin to this release only (when the chart has several). */
@@ -48,7 +47,7 @@ export async function scaffoldPlugin(app: PluginAppView & { readonly root: strin
   const order = nextFreeOrder((await discoverPluginFiles(app.root)).map((f) => f.order));
   const base = `${String(order).padStart(3, '0')}_${chart}`;
   const pluginFile = `${PLUGINS_DIR}/${base}.ts`;
-  const testFile = `${PLUGIN_TESTS_DIR}/${chart}.plugin.test.ts`;
+  const testFile = `${PLUGIN_TESTS_DIR}/${chart}${PLUGIN_TEST_SUFFIX}`;
   for (const file of [pluginFile, testFile]) if (existsSync(join(app.root, file))) throw new PluginLoadError(`${file} already exists`);
 
   const className = `${chart.replace(/(^|-)([a-z0-9])/g, (_, __: string, c: string) => c.toUpperCase())}Plugin`;

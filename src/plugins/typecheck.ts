@@ -15,7 +15,7 @@ import { DiagnosticsError } from '../diagnostics/index.js';
 import type { CacheFolder } from '../cache/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
 import { pluginApiTypes } from './bundle.js';
-import { PLUGINS_DIR } from './discovery.js';
+import { PLUGIN_TEST_SUFFIX, PLUGIN_TESTS_DIR, PLUGINS_DIR } from './discovery.js';
 import { PluginError } from './errors.js';
 
 export interface TypeProblem {
@@ -56,10 +56,14 @@ export class PluginTypeError extends DiagnosticsError {
 
 export async function typecheckPlugins(appRoot: string, options: TypecheckOptions = {}): Promise<TypecheckResult> {
   const root = resolve(appRoot);
-  const files = await typeScriptFiles(join(root, PLUGINS_DIR));
-  if (files.length === 0) return { checked: false, cached: false, problems: [] };
+  const plugins = await typeScriptFiles(join(root, PLUGINS_DIR));
+  if (plugins.length === 0) return { checked: false, cached: false, problems: [] };
+  // The plugins' tests too (a test giving a context field the API does not have tests nothing), with the vitest they import.
+  const vitest = packageFolder(root, 'vitest');
+  const tests = vitest ? (await typeScriptFiles(join(root, PLUGIN_TESTS_DIR))).filter((file) => file.endsWith(PLUGIN_TEST_SUFFIX)) : [];
+  const files = [...plugins, ...tests];
   const tsc = compilerPath(root);
-  const config = compilerConfig(root, files);
+  const config = compilerConfig(root, files, vitest);
   const key = await inputDigest(root, files, tsc, config);
   const cached = `typecheck-${key}.json`;
   const known = await options.cache?.read(cached, 'typecheck', key);
@@ -96,22 +100,26 @@ async function typeScriptFiles(dir: string): Promise<string[]> {
 
 /** The app's own TypeScript when it has one, else the one next to flotilla. */
 function compilerPath(root: string): { bin: string; version: string } {
-  let manifest: string | undefined;
+  const folder = packageFolder(root, 'typescript');
+  if (!folder) throw new TypeScriptMissingError('type-checking plugins needs TypeScript: npm install --save-dev typescript (or build with --no-typecheck)');
+  const { version, bin } = JSON.parse(readFileSync(join(folder, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
+  return { bin: join(folder, bin.tsc ?? 'bin/tsc'), version };
+}
+
+/** The folder of a package the app has installed, else the one next to flotilla; undefined when neither has it. */
+function packageFolder(root: string, name: string): string | undefined {
   for (const from of [join(root, 'package.json'), import.meta.url]) {
     try {
-      manifest = createRequire(from).resolve('typescript/package.json');
-      break;
+      return dirname(createRequire(from).resolve(`${name}/package.json`));
     } catch {
       // not installed there
     }
   }
-  if (!manifest) throw new TypeScriptMissingError('type-checking plugins needs TypeScript: npm install --save-dev typescript (or build with --no-typecheck)');
-  const { version, bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string; bin: Record<string, string> };
-  return { bin: join(dirname(manifest), bin.tsc ?? 'bin/tsc'), version };
+  return undefined;
 }
 
-/** A project of the plugin files alone, `flotilla/plugin` mapped to flotilla's API types; Node's types when installed. */
-function compilerConfig(root: string, files: readonly string[]): object {
+/** A project of the plugin files and their tests, `flotilla/plugin` mapped to flotilla's API types (and `vitest` to the one found); Node's types when installed. */
+function compilerConfig(root: string, files: readonly string[], vitest: string | undefined): object {
   const require = createRequire(import.meta.url);
   const typeRoots = [join(root, 'node_modules', '@types')];
   try {
@@ -131,7 +139,7 @@ function compilerConfig(root: string, files: readonly string[]): object {
       skipLibCheck: true,
       types: existing.length > 0 ? ['node'] : [],
       typeRoots: existing,
-      paths: { 'flotilla/plugin': [pluginApiTypes()] },
+      paths: { 'flotilla/plugin': [pluginApiTypes()], ...(vitest ? { vitest: [vitest] } : {}) },
     },
     files,
   };
@@ -156,5 +164,5 @@ function parseCompilerOutput(output: string, root: string): TypeProblem[] {
       problems.push({ ...last, message: `${last.message} ${line.trim()}` });
     }
   }
-  return problems.filter((p) => p.file.startsWith(`${PLUGINS_DIR}/`));
+  return problems.filter((p) => p.file.startsWith(`${PLUGINS_DIR}/`) || p.file.startsWith(`${PLUGIN_TESTS_DIR}/`));
 }

@@ -121,8 +121,7 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     return done({ ok: true, objects: renderedObjects(stdout, release.name), manifest: stdout, warnings });
   } catch (error) {
     if (error instanceof ToolError) {
-      // Helm's hint names its own --debug flag, which flotilla's commands do not pass on.
-      const message = error.stderr.replace(/\s*Use --debug flag to render out invalid YAML\.?/g, '').trim();
+      const message = error.stderr.trim();
       return done({ ok: false, error: message, culprits: culpritsOf(message, values.merged), unset: unsetPathsOf(message, values.merged), warnings });
     }
     if (error instanceof FlotillaError) return done({ ok: false, error: error.message, warnings });

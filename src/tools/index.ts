@@ -43,10 +43,12 @@ export class ToolError extends FlotillaError {
   readonly code: number | null;
 
   constructor(tool: ToolName, args: readonly string[], code: number | null, stderr: string, stdout = '') {
-    super(`${tool} ${args[0] ?? ''} failed${code === null ? '' : ` (exit ${code})`}: ${stderr.trim() || 'no message'}`);
+    // Helm's hint names its own --debug flag, which flotilla passes to no tool: flotilla's --debug is another.
+    const said = stderr.replace(/\s*Use --debug flag to render out invalid YAML\.?/g, '');
+    super(`${tool} ${args[0] ?? ''} failed${code === null ? '' : ` (exit ${code})`}: ${said.trim() || 'no message'}`);
     this.tool = tool;
     this.args = args;
-    this.stderr = stderr;
+    this.stderr = said;
     this.stdout = stdout;
     this.code = code;
   }

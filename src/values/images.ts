@@ -84,3 +84,33 @@ export function imageProblems(root: ValueNode | undefined, checked: (origin: Ori
 
 /** For messages: a tree's plain value is never printed; the reference is (it is no secret, and the problem is in it). */
 export const describeImageProblem = (p: ImageProblem): string => `image reference ${JSON.stringify(p.reference)} is malformed: ${p.problem}`;
+
+/** Where an image field lands in a chart's values (src/versions' ImageTarget): one path, or the repository's with the tag's and digest's. */
+export interface ImageLanding {
+  readonly path: readonly string[];
+  readonly split?: { readonly tag: readonly string[]; readonly digest?: readonly string[] };
+}
+
+/**
+ * The values an image reference becomes at a target: the reference at its
+ * path, or its name (registry and repository as written) at `path`, its tag
+ * at `split.tag` and its digest at `split.digest`. A chart with no digest
+ * path gets `tag@digest` as its tag, which `repository:tag` templates (helm
+ * create's) turn back into the pinned reference.
+ */
+export function imageLandings(reference: string, target: ImageLanding): { readonly path: readonly string[]; readonly value: string }[] {
+  if (!target.split) return [{ path: target.path, value: reference }];
+  const at = reference.indexOf('@');
+  const digest = at >= 0 ? reference.slice(at + 1) : undefined;
+  const named = at >= 0 ? reference.slice(0, at) : reference;
+  const colon = named.indexOf(':', named.lastIndexOf('/') + 1);
+  const name = colon >= 0 ? named.slice(0, colon) : named;
+  const tag = colon >= 0 ? named.slice(colon + 1) : undefined;
+  const { digest: digestPath } = target.split;
+  const tagValue = digestPath === undefined && digest !== undefined ? `${tag ?? ''}@${digest}` : tag;
+  return [
+    { path: target.path, value: name },
+    ...(tagValue !== undefined ? [{ path: target.split.tag, value: tagValue }] : []),
+    ...(digestPath !== undefined && digest !== undefined ? [{ path: digestPath, value: digest }] : []),
+  ];
+}

@@ -9,6 +9,7 @@
  */
 import type { SourceLocation } from '../diagnostics/index.js';
 import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode, type YamlParser } from '../document/index.js';
+import { imageLandings, type ImageLanding } from './images.js';
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
 
@@ -61,7 +62,7 @@ export interface ValuesSource {
     readonly images: ReadonlyMap<string, { readonly reference: string; readonly location: SourceLocation }>;
     readonly serviceDefaults: Readonly<Record<string, unknown>>;
   };
-  readonly catalog: { readonly targets: ReadonlyMap<string, readonly { readonly chart: string; readonly path: readonly string[] }[]> };
+  readonly catalog: { readonly targets: ReadonlyMap<string, readonly (ImageLanding & { readonly chart: string })[]> };
   /** Resolved images: the target release's, custom ones on top (src/versions resolveImages). */
   readonly images: ReadonlyMap<string, { readonly reference: string; readonly source: 'release' | 'custom'; readonly location: SourceLocation }>;
 }
@@ -115,7 +116,7 @@ function nested(path: readonly string[], leaf: ValueNode): ValueNode {
 
 /** An image to write into a chart's values: where, and the image (the order is the layer's merge order). */
 interface ChartImage {
-  readonly path: readonly string[];
+  readonly target: ImageLanding;
   readonly image: { readonly reference: string; readonly location: SourceLocation };
 }
 
@@ -135,7 +136,7 @@ function chartImages(source: ValuesSource, chart: string, kind: 'release' | 'cus
       for (const target of source.catalog.targets.get(field) ?? []) {
         let ofChart = index.get(target.chart);
         if (!ofChart) index.set(target.chart, (ofChart = { release: [], custom: [] }));
-        ofChart[image.source].push({ path: target.path, image });
+        ofChart[image.source].push({ target, image });
       }
     }
     imagesByChart.set(source, index);
@@ -145,8 +146,8 @@ function chartImages(source: ValuesSource, chart: string, kind: 'release' | 'cus
 
 function imagesLayer(source: ValuesSource, release: ReleaseInfo, kind: 'release' | 'custom', label: string): ValueNode | undefined {
   let root: ValueNode | undefined;
-  for (const { path, image } of chartImages(source, release.chart, kind)) {
-    root = mergeNodes(root, nested(path, fromPlain(image.reference, { layer: label, location: image.location })));
+  for (const { target, image } of chartImages(source, release.chart, kind)) {
+    for (const { path, value } of imageLandings(image.reference, target)) root = mergeNodes(root, nested(path, fromPlain(value, { layer: label, location: image.location })));
   }
   return root;
 }

@@ -161,8 +161,7 @@ function rawOf(value: unknown): unknown {
 }
 
 /** Where the template reads an absent path: the first expression whose parts end the path. */
-function absentPathError(error: AbsentPathError, ast: AstNode, file: string): TemplateError {
-  const dotted = error.path.join('.');
+function absentPathError(error: AbsentPathError, ast: AstNode, file: string, context: object): TemplateError {
   let at: AstNode | undefined;
   for (const node of walk(ast)) {
     if (node.type !== 'PathExpression' || !node.parts || node.parts.length === 0) continue;
@@ -173,11 +172,25 @@ function absentPathError(error: AbsentPathError, ast: AstNode, file: string): Te
       break;
     }
   }
-  const parent = error.path.slice(0, -1).join('.') || 'this';
-  const key = error.path[error.path.length - 1] ?? '';
-  return new TemplateError(`"${dotted}" is not set (templates are strict); read an optional value with (lookup ${parent} "${key}")`, {
+  return new TemplateError(notSetMessage(error.path.map(String), context), {
     location: { file, line: at?.loc.start.line ?? 1, column: (at?.loc.start.column ?? 0) + 1 },
   });
+}
+
+/**
+ * What a strict template says of a path no value is at: the key it most
+ * likely meant when its parent has one near it (a typo, which a `lookup`
+ * would only hide), else how to read an optional value with `lookup`.
+ */
+function notSetMessage(path: readonly string[], context: object): string {
+  const parents = path.slice(0, -1);
+  const key = path[path.length - 1] ?? '';
+  let parent: unknown = context;
+  for (const part of parents) parent = parent !== null && typeof parent === 'object' ? (parent as Record<string, unknown>)[part] : undefined;
+  const guess = parent !== null && typeof parent === 'object' && !Array.isArray(parent) ? nearest(key, Object.keys(parent)) : undefined;
+  const said = `"${path.join('.')}" is not set (templates are strict)`;
+  if (guess !== undefined) return `${said}; did you mean "${[...parents, guess].join('.')}"?`;
+  return `${said}; read an optional value with (lookup ${parents.join('.') || 'this'} "${key}")`;
 }
 
 /** Puts a line tag before every newline of the template's literal text. */
@@ -219,15 +232,12 @@ export function renderTemplate(source: string, file: string, context: object): R
   try {
     output = handlebars().compile(ast, { strict: true, noEscape: true })(strictView(context, []));
   } catch (error) {
-    if (error instanceof AbsentPathError) throw absentPathError(error, ast as AstNode, file);
+    if (error instanceof AbsentPathError) throw absentPathError(error, ast as AstNode, file, context);
     const e = error as Error & { lineNumber?: number; column?: number };
     // Handlebars names only the last segment; the whole expression starts at the reported column.
     const expression = /^[^\s}()]+/.exec(source.split('\n')[(e.lineNumber ?? 1) - 1]?.slice(e.column ?? 0) ?? '')?.[0];
     const missing = /^"([^"]+)" not defined/.test(e.message) ? (expression ?? /^"([^"]+)"/.exec(e.message)?.[1]) : undefined;
-    const parts = missing?.split('.') ?? [];
-    const message = missing
-      ? `"${missing}" is not set (templates are strict); read an optional value with (lookup ${parts.slice(0, -1).join('.') || 'this'} "${parts[parts.length - 1] ?? ''}")`
-      : e.message.replace(/ - \d+:\d+$/, '');
+    const message = missing ? notSetMessage(missing.split('.'), context) : e.message.replace(/ - \d+:\d+$/, '');
     throw new TemplateError(message, { location: { file, line: e.lineNumber ?? 0, column: (e.column ?? 0) + 1 } });
   }
   const rawLines = output.split('\n');

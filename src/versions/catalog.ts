@@ -24,10 +24,15 @@ export interface VersionEntry {
 
 export interface ImageTarget {
   readonly chart: string;
-  /** Dotted value path inside the chart's values. */
+  /** Value path inside the chart's values: of the whole reference, or (with `split`) of its repository. */
   readonly path: readonly string[];
+  /** The tag's and the digest's own paths, for a chart that takes `image.repository` + `image.tag` (what `helm create` writes). */
+  readonly split?: { readonly tag: readonly string[]; readonly digest?: readonly string[] };
   readonly location: SourceLocation;
 }
+
+/** The keys of a split landing in images.yaml: `{repository: PATH, tag: PATH, digest: PATH}` (digest optional). */
+const SPLIT_KEYS = ['repository', 'tag', 'digest'] as const;
 
 export interface VersionCatalog {
   readonly versions: ReadonlyMap<string, VersionEntry>;
@@ -116,12 +121,33 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
     }
     const list: ImageTarget[] = [];
     for (const [chart, pathNode] of node.entries) {
-      const path = pathNode.kind === 'scalar' && typeof pathNode.value === 'string' ? pathNode.value : '';
-      if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(path)) {
-        diagnostics.push(diagnostic(`image field ${field} → chart ${chart}: expected a dotted value path such as images.tags.${field}`, pathNode.origin.location, [field, chart]));
+      const expected = `expected a dotted value path such as images.tags.${field}, or {repository: image.repository, tag: image.tag, digest: image.digest} (digest optional)`;
+      if (pathNode.kind === 'map') {
+        const paths = new Map<string, string[]>();
+        for (const [key, partNode] of pathNode.entries) {
+          const path = dottedPath(partNode);
+          if (!(SPLIT_KEYS as readonly string[]).includes(key) || path === undefined) {
+            diagnostics.push(diagnostic(`image field ${field} → chart ${chart} → ${key}: ${expected}`, partNode.origin.location, [field, chart, key]));
+            continue;
+          }
+          paths.set(key, path);
+        }
+        const repository = paths.get('repository');
+        const tag = paths.get('tag');
+        if (repository === undefined || tag === undefined) {
+          if (paths.size === pathNode.entries.size) diagnostics.push(diagnostic(`image field ${field} → chart ${chart}: ${expected}; repository and tag are required`, pathNode.origin.location, [field, chart]));
+          continue;
+        }
+        const digest = paths.get('digest');
+        list.push({ chart, path: repository, split: { tag, ...(digest ? { digest } : {}) }, location: pathNode.origin.location });
         continue;
       }
-      list.push({ chart, path: path.split('.'), location: pathNode.origin.location });
+      const path = dottedPath(pathNode);
+      if (path === undefined) {
+        diagnostics.push(diagnostic(`image field ${field} → chart ${chart}: ${expected}`, pathNode.origin.location, [field, chart]));
+        continue;
+      }
+      list.push({ chart, path, location: pathNode.origin.location });
     }
     targets.set(field, list);
   }
@@ -130,6 +156,12 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
     if (!targets.has(field)) diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: ${field} is not an image field of this file`, mapsNode?.origin.location, [BACKEND_MAPS_KEY]));
   }
   return { targets, backendMaps, diagnostics };
+}
+
+/** A dotted value path (`images.tags.web`) as its keys, or undefined when the node is not one. */
+function dottedPath(node: ValueNode): string[] | undefined {
+  const text = node.kind === 'scalar' && typeof node.value === 'string' ? node.value : '';
+  return /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(text) ? text.split('.') : undefined;
 }
 
 /**

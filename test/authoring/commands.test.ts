@@ -27,20 +27,21 @@ beforeAll(async () => {
 describe('-o json on every command that prints data', () => {
   it('parses', async () => {
     const json = async (...args: string[]) => JSON.parse((await flotilla(...args, '-o', 'json')).stdout) as unknown;
-    expect(await json('releases', app)).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'web', wave: 2, dependsOn: ['db'], enabled: true })]));
-    expect(await json('overrides', app, 'web')).toMatchObject({ conf: { mode: 'modern' } });
-    expect(await json('overrides', app, 'web', '--explain')).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'conf.mode', layer: 'template' })]));
-    expect(await json('preflight', app)).toEqual([expect.objectContaining({ release: 'db', ok: true }), expect.objectContaining({ release: 'web', ok: true })]);
-    expect(await json('verify', bundle)).toMatchObject({ ok: true, problems: [] });
-    expect(await json('inspect', bundle)).toMatchObject({ app: 'demo' });
-    expect(await json('plugin', 'list', app)).toEqual([]);
-    expect(await json('policy', 'lint', app)).toEqual([]);
+    const v1 = { apiVersion: 'flotilla/v1' };
+    expect(await json('releases', app)).toMatchObject({ ...v1, kind: 'ReleaseList', items: expect.arrayContaining([expect.objectContaining({ name: 'web', wave: 2, dependsOn: ['db'], enabled: true })]) });
+    expect(await json('overrides', app, 'web')).toMatchObject({ ...v1, kind: 'SystemOverrides', release: 'web', values: { conf: { mode: 'modern' } } });
+    expect(await json('overrides', app, 'web', '--explain')).toMatchObject({ kind: 'ValueOrigins', items: expect.arrayContaining([expect.objectContaining({ path: 'conf.mode', layer: 'template' })]) });
+    expect(await json('preflight', app)).toMatchObject({ kind: 'PreflightReport', items: [expect.objectContaining({ release: 'db', ok: true }), expect.objectContaining({ release: 'web', ok: true })] });
+    expect(await json('verify', bundle)).toMatchObject({ kind: 'VerifyReport', ok: true, problems: [] });
+    expect(await json('inspect', bundle)).toMatchObject({ kind: 'BundleInspection', app: 'demo' });
+    expect(await json('plugin', 'list', app)).toEqual({ ...v1, kind: 'PluginList', items: [] });
+    expect(await json('policy', 'lint', app)).toEqual({ ...v1, kind: 'PolicyFindings', items: [] });
     const files = join(tempDir(), 'policy.yaml');
     writeFileSync(files, '"admin": "role:admin"\n"get": "rule:admin"\n');
-    expect(await json('policy', 'check', files, '--action', 'get', '--roles', 'admin')).toMatchObject({ action: 'get', allowed: true });
-    expect(await json('policy', 'matrix', files, '--roles', 'admin,member')).toEqual(expect.arrayContaining([{ scope: expect.any(String), action: 'get', cells: { admin: 'yes', member: 'no' } }]));
+    expect(await json('policy', 'check', files, '--action', 'get', '--roles', 'admin')).toMatchObject({ kind: 'PolicyDecision', action: 'get', allowed: true });
+    expect(await json('policy', 'matrix', files, '--roles', 'admin,member')).toMatchObject({ kind: 'PolicyMatrix', items: expect.arrayContaining([{ scope: expect.any(String), action: 'get', cells: { admin: 'yes', member: 'no' } }]) });
     const yaml = (await flotilla('releases', app, '-o', 'yaml')).stdout;
-    expect(yaml).toContain('- wave: 1\n  name: db\n');
+    expect(yaml).toMatch(/^apiVersion: flotilla\/v1\nkind: ReleaseList\nitems:\n  - wave: 1\n    name: db\n/);
   });
 
   it('refuses an unknown format, flags that do nothing, and bad numbers, as usage errors', async () => {
@@ -67,7 +68,7 @@ describe('flotilla template', () => {
     // the same by hand: helm template with the static, then the system overrides
     const work = tempDir();
     const system = join(work, 'system.yaml');
-    writeFileSync(system, (await flotilla('overrides', app, 'web', '-o', 'yaml')).stdout);
+    writeFileSync(system, (await flotilla('overrides', app, 'web', '-o', 'values')).stdout);
     await run(helmBin, ['dependency', 'build', join(app, 'charts/web')]);
     const { stdout: theirs } = await run(helmBin, [
       'template', 'demo-web', join(app, 'charts/web'), '--namespace', 'demo', '--kube-version', 'v1.29.0',

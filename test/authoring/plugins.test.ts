@@ -3,7 +3,7 @@
  * `plugin new` works in a stand-alone app outside this repository.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -45,6 +45,22 @@ describe('type-checking plugins', () => {
     expect(build.stderr).toContain("plugins/010_web.ts:6:11: error: TS2322");
     await flotilla('build', app, '-d', tempDir(), '--no-typecheck');
     expect((await flotilla('plugin', 'check', writeApp({ 'plugins/010_web.ts': chartPlugin('web') }))).stdout).toBe('plugins/ type-checks\n');
+  });
+});
+
+describe("type-checking the plugins' tests", () => {
+  it('plugin check checks test/plugins/ too: a context field the API does not have is an error at the test line', async () => {
+    const app = writeApp();
+    await flotilla('plugin', 'new', app, 'web');
+    expect((await flotilla('plugin', 'check', app)).stdout).toBe('plugins/ type-checks\n');
+    const test = join(app, 'test/plugins/web.plugin.test.ts');
+    const source = readFileSync(test, 'utf8');
+    // `services` at the top of the context, where the deployment spec's `spec.services` was meant: a test that tests nothing.
+    writeFileSync(test, source.replace("version: { release: '2025.1'", "services: { frontend: {} },\n      version: { release: '2025.1'"));
+    const line = readFileSync(test, 'utf8').split('\n').findIndex((l) => l.includes('services: { frontend')) + 1;
+    const check = await failure('plugin', 'check', app);
+    expect(check.code).toBe(1);
+    expect(check.stderr).toMatch(new RegExp(`test/plugins/web\\.plugin\\.test\\.ts:${line}:\\d+: error: TS2353: Object literal may only specify known properties, and 'services' does not exist`));
   });
 });
 

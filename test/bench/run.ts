@@ -240,7 +240,7 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   const servedNewApp = runCli(['build', newApp, '-d', newOut], 'unset');
   rmSync(newApp, { recursive: true, force: true });
   rmSync(newOut, { recursive: true, force: true });
-  const [server] = JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { peakMemoryMiB: number }[];
+  const [server] = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: { peakMemoryMiB: number }[] }).items;
   execFileSync(process.execPath, [cli, 'build-server', 'stop']);
   rmSync(servedOut, { recursive: true, force: true });
   const servedEdit = [...servedEdits].sort((a, b) => a.seconds - b.seconds)[Math.floor(servedEdits.length / 2)]!;
@@ -287,7 +287,7 @@ function copyAsAnotherApp(app: string, copy: string, tag: string): void {
 /** Waits until the server says it has warmed up (it does once quiet for a moment after its first builds). */
 async function serverWarmedUp(): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    const [server] = JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { warmedUp?: boolean }[];
+    const [server] = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: { warmedUp?: boolean }[] }).items;
     if (server?.warmedUp) return;
     await new Promise((done) => setTimeout(done, 100));
   }
@@ -297,7 +297,7 @@ async function serverWarmedUp(): Promise<void> {
 /** Waits until `flotilla build-server status` lists a server. */
 async function serverListening(): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const servers = JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as unknown[];
+    const servers = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: unknown[] }).items;
     if (servers.length > 0) return;
     await new Promise((done) => setTimeout(done, 50));
   }

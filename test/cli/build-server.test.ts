@@ -32,7 +32,7 @@ function user() {
     const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', cwd: options.cwd, env: env(options.server, options.extra) });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
-  const servers = (): { pid: number; commandsRun: number; apps: string[]; socket: string; warmedUp: boolean; warmUp: string }[] => JSON.parse(run(['build-server', 'status', '-o', 'json']).stdout);
+  const servers = (): { pid: number; commandsRun: number; apps: string[]; socket: string; warmedUp: boolean; warmUp: string }[] => (JSON.parse(run(['build-server', 'status', '-o', 'json']).stdout) as { items: never[] }).items;
   const waitForServer = async () => {
     for (let i = 0; i < 200 && servers().length === 0; i++) await new Promise((done) => setTimeout(done, 50));
     const [server] = servers();

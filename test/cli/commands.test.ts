@@ -38,8 +38,8 @@ describe('flotilla overrides', () => {
     const yaml = (await flotilla('overrides', app, 'web')).stdout;
     expect(yaml).toContain('  host: web.example.org\n');
     expect(yaml).not.toContain('greeting'); // static overrides are not system overrides
-    const json = JSON.parse((await flotilla('overrides', app, 'web', '--output', 'json')).stdout) as { conf: { mode: string } };
-    expect(json.conf.mode).toBe('modern');
+    const json = JSON.parse((await flotilla('overrides', app, 'web', '--output', 'json')).stdout) as { values: { conf: { mode: string } } };
+    expect(json.values.conf.mode).toBe('modern');
   });
 
   it('explains each value with its layer and file:line, and tries another spec with --deployment', async () => {
@@ -49,11 +49,11 @@ describe('flotilla overrides', () => {
     expect(stdout).toMatch(/^conf\.mode\s+"modern"\s+template\s+overrides\/templates\/web\.yaml\.hbs:4:3$/m);
     expect(stdout).toMatch(/^pod\.replicas\s+2\s+common\.groups\.apps\s+overrides\/deployment\.yaml:17:11$/m);
     expect(stdout).toMatch(/values from 5 layers: /);
-    const json = JSON.parse((await flotilla('overrides', app, 'web', '--explain', '--all', '--output', 'json')).stdout) as { path: string; layer: string }[];
-    expect(json.find((l) => l.path === 'conf.greeting')?.layer).toBe('static');
+    const json = JSON.parse((await flotilla('overrides', app, 'web', '--explain', '--all', '--output', 'json')).stdout) as { items: { path: string; layer: string }[] };
+    expect(json.items.find((l) => l.path === 'conf.greeting')?.layer).toBe('static');
     const older = writeApp({ 'other.yaml': 'main:\n  release: "1.0"\n  domain: example.org\nfeatures:\n  services: [frontend]\n' });
     const { stdout: classic } = await run(process.execPath, [cli, 'overrides', older, 'web', '--deployment', 'other.yaml', '--output', 'json'], { cwd: older });
-    expect((JSON.parse(classic) as { conf: { mode: string } }).conf.mode).toBe('classic');
+    expect((JSON.parse(classic) as { values: { conf: { mode: string } } }).values.conf.mode).toBe('classic');
   });
 
   it('names the releases when asked for an unknown one', async () => {

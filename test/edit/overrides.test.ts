@@ -256,7 +256,7 @@ describe('overrides set --file', () => {
   it('checks overrides/versions/images.yaml after the edit', async () => {
     const app = writeApp();
     await expect(editOverrides({ appDir: app, file: 'overrides/versions/images.yaml', set: [parseAssignment('web.web=images..web')], asString: true })).rejects.toThrow(
-      'the edit would leave overrides/versions/images.yaml invalid; nothing was written:\n  overrides/versions/images.yaml:2:3: error: image field web → chart web: expected a dotted value path such as images.tags.web (at web.web)',
+      'the edit would leave overrides/versions/images.yaml invalid; nothing was written:\n  overrides/versions/images.yaml:2:3: error: image field web → chart web: expected a dotted value path such as images.tags.web, or {repository: image.repository, tag: image.tag, digest: image.digest} (digest optional) (at web.web)',
     );
   });
 

@@ -214,7 +214,7 @@ describe('images pin --check', () => {
     );
     // The same checks as data, in each format of the output contract.
     const asYaml = await failure('images', 'pin', app, '--check', '--registry-config', dockerConfig, '-o', 'yaml');
-    expect(asYaml.stdout).toMatch(/^- reference: /m);
+    expect(asYaml.stdout).toMatch(/^apiVersion: flotilla\/v1\nkind: PinCheckList\nitems:\n  - reference: /);
     expect(asYaml.stdout).toContain('status: tag-moved');
     expect(['overrides/versions/2.0.yaml', 'overrides/static/db.yaml'].map((f) => read(app, f))).toEqual(files);
   });

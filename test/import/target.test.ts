@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Header } from 'tar';
 import { Command } from 'commander';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { register } from '../../src/cli/commands/import.js';
 import { formatDiagnostic } from '../../src/diagnostics/index.js';
 import { importStarlingxApp, ImportRejectedError, ImportTargetError, ImportVerificationError } from '../../src/import/index.js';
@@ -121,16 +121,9 @@ describe('flotilla import (CLI)', () => {
     const f = await stxFixture();
     const out = targetDir();
     const program = new Command('flotilla').exitOverride();
-    register(program);
     const lines: string[] = [];
-    const log = vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    try {
-      await program.parseAsync(['import', f.dir, '-d', out, '--charts', f.charts[0]!, '--charts', f.charts[1]!, '--release', '2025.1'], { from: 'user' });
-    } finally {
-      log.mockRestore();
-      stderr.mockRestore();
-    }
+    register(program, { io: { out: (line) => void lines.push(line), err: () => undefined } });
+    await program.parseAsync(['import', f.dir, '-d', out, '--charts', f.charts[0]!, '--charts', f.charts[1]!, '--release', '2025.1'], { from: 'user' });
     const printed = lines.join('\n');
     expect(printed).toMatch(/^RELEASE +CHART +VERSION +FROM +ENABLED$/m);
     expect(printed).toMatch(/^mariadb +mariadb-galera +0\.1\.0 +.*mariadb-galera-0\.1\.0\.tgz +yes$/m);

@@ -288,7 +288,7 @@ describe('the default app on the dev cluster', () => {
     expect(cluster.list('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'openstack')).toEqual([]);
     expect((await show()).state).toBe('uploaded');
     expect((await cli('delete', APP)).code).toBe(0);
-    expect((await cli('list', '-o', 'json')).stdout.trim()).toBe('[]');
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({ apiVersion: 'flotilla/v1', kind: 'AppList', items: [] });
     expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE).map((s) => (s as { metadata: { name: string } }).metadata.name)).toEqual([]);
   });
 });

@@ -45,7 +45,7 @@ describe('objects too large for the API server', () => {
     // Nothing of the app's releases was written, and the app is still uploaded, as before the apply.
     expect(cluster.list(HELM_RELEASE_API, 'HelmRelease')).toEqual([]);
     expect(cluster.list('v1', 'Secret').filter((s) => (s.metadata as { name: string }).name.endsWith('-overrides'))).toEqual([]);
-    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toMatchObject([{ name: APP, state: 'uploaded' }]);
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toMatchObject({ kind: 'AppList', items: [{ name: APP, state: 'uploaded' }] });
 
     expect((await cli('override', 'delete', APP, 'keystone')).code).toBe(0);
     const again = await cli('apply', APP, '--no-wait');

@@ -46,7 +46,7 @@ describe('refusals', () => {
     expect(upload.code).toBe(1);
     expect(upload.stderr).toContain(`flotilla: Application-upload rejected: ${APP}-25.03-0.tgz:`);
     expect(upload.stderr).toContain(entry);
-    expect((await cli('list', '-o', 'json')).stdout.trim()).toBe('[]');
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({ apiVersion: 'flotilla/v1', kind: 'AppList', items: [] });
     expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE)).toEqual([]);
   });
 
@@ -57,7 +57,7 @@ describe('refusals', () => {
     const upload = await cli('upload', ref);
     expect(upload.stderr).toBe('delivering the charts to ' + cluster.chartRepository + '\n');
     expect(upload).toMatchObject({ code: 0, stdout: `${APP} 25.03-0: uploaded (charts in ${cluster.chartRepository})\n` });
-    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual([{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 }, running: false }]);
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({ apiVersion: 'flotilla/v1', kind: 'AppList', items: [{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 }, running: false }] });
     expect((await cli('delete', APP)).code).toBe(0);
   });
 
@@ -81,7 +81,7 @@ describe('refusals', () => {
 
   it('exits 2 on bad usage, naming the flag', async () => {
     expect(await cli('apply', APP, '--timeout', 'soon')).toMatchObject({ code: 2, stderr: 'flotilla: --timeout soon: expected a duration such as 30m, 1h or 90s\n' });
-    expect(await cli('show', APP, '-o', 'xml')).toMatchObject({ code: 2, stderr: 'flotilla: --output must be one of table, json, yaml, not "xml"\n' });
+    expect(await cli('show', APP, '-o', 'xml')).toMatchObject({ code: 2, stderr: "flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid. Allowed choices are table, json, yaml. (see --help)\n" });
     expect(await cli('upload', bundle, '--chart-repo', 'ftp://x/y')).toMatchObject({ code: 2, stderr: 'flotilla: --chart-repo ftp://x/y: expected oci://HOST/PATH or http(s)://HOST/PATH\n' });
     expect(await cli('apply', APP, '--context', 'prod')).toMatchObject({ code: 2, stderr: expect.stringContaining('no context "prod" in $KUBECONFIG') });
     expect((await cli('apply')).code).toBe(2);

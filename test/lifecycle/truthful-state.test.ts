@@ -61,7 +61,7 @@ describe('state that tells the truth', () => {
       expectProgressFromReleases(early);
       const done = await untilAllReady();
       expect(done.progress).toMatchObject({ ready: 12, total: 12, percent: 100 });
-      const [listed] = JSON.parse((await cli('list', '-o', 'json')).stdout) as AppSummary[];
+      const [listed] = (JSON.parse((await cli('list', '-o', 'json')).stdout) as { items: AppSummary[] }).items;
       expect(listed).toMatchObject({ name: APP, state: 'applying', progress: { ready: 12, percent: 100 } });
     } finally {
       cluster.faults.defaultReadyDelayMs = 0;

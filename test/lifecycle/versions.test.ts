@@ -102,7 +102,7 @@ describe('flotilla version', () => {
     const bad = await cli('version', 'image', 'set', 'demo', 'web', 'Not/A:Ref!');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^flotilla: custom image web: "Not\/A:Ref!" not a valid image reference/);
-    const list = JSON.parse((await cli('version', 'image', 'list', 'demo', '-o', 'json')).stdout) as Record<string, { reference: string; by: string }>;
+    const list = (JSON.parse((await cli('version', 'image', 'list', 'demo', '-o', 'json')).stdout) as { kind: string; images: Record<string, { reference: string; by: string }> }).images;
     expect(list.web?.reference).toBe(`${hotfix.reference}@${hotfix.digest}`);
     expect(list.web?.by).toMatch(/@/);
     expect((await status()).images.web?.source).toMatch(/^custom image web, set \S+ by \S+/);

@@ -185,7 +185,7 @@ describe('flotilla push', () => {
     expect((await failure('push', signed)).code).toBe(2);
     const format = await failure('push', signed, `oci://${secure.host}/apps/demo`, '-o', 'xml');
     expect(format.code).toBe(2);
-    expect(format.stderr).toBe('flotilla: push: --output must be table, json or yaml, not "xml"\n');
+    expect(format.stderr).toBe("flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid. Allowed choices are table, json, yaml. (see --help)\n");
     const absent = await failure('push', join(tempDir(), 'absent.tgz'), `oci://${secure.host}/apps/demo`);
     expect(absent.code).toBe(1);
     expect(absent.stderr).toMatch(/^flotilla: .*absent\.tgz/);

@@ -21,6 +21,6 @@ describe('flotilla overrides with plugins', () => {
 
   it('prints the plugin layer in the system overrides, password redacted', async () => {
     const { stdout } = await flotilla(['overrides', app(), 'web', '--output', 'json']);
-    expect(JSON.parse(stdout).conf).toMatchObject({ mode: 'from-plugin', password: '<secret>' });
+    expect(JSON.parse(stdout).values.conf).toMatchObject({ mode: 'from-plugin', password: '<secret>' });
   });
 });

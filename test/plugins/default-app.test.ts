@@ -49,8 +49,8 @@ describe('the default app\'s plugins', () => {
     const state = tempDir('flotilla-state-');
     const y2025 = await flotilla(['overrides', 'glance', '--output', 'json'], state);
     const y2024 = await flotilla(['overrides', 'glance', '--output', 'json', '--deployment', deployment([['release: "2025.1"', 'release: "2024.1"']])], state);
-    expect(JSON.parse(y2025.stdout).api).toEqual({ mode: 'wsgi' });
-    expect(JSON.parse(y2024.stdout).api).toEqual({ mode: 'proxy' });
+    expect(JSON.parse(y2025.stdout).values.api).toEqual({ mode: 'wsgi' });
+    expect(JSON.parse(y2024.stdout).values.api).toEqual({ mode: 'proxy' });
     const explained = await flotilla(['overrides', 'glance', '--explain'], state);
     expect(explained.stdout).toMatch(/^api\.mode\s+"wsgi"\s+plugin glance\s+plugins\/040_glance\.ts:\d+:1$/m);
     // Generated passwords stay out of the output.

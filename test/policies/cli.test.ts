@@ -79,9 +79,11 @@ describe('policy lint', () => {
     const root = writeTree({ 'bad.yaml': 'conf:\n  policy:\n    "volume:get": "role:a or"\n' });
     const io = capture();
     await runLint([join(root, 'bad.yaml')], { output: 'json' }, io);
-    expect(JSON.parse(io.stdout.join('\n'))).toEqual([
-      expect.objectContaining({ code: 'syntax', severity: 'error', location: expect.objectContaining({ line: 3, column: 29 }) }),
-    ]);
+    expect(JSON.parse(io.stdout.join('\n'))).toEqual({
+      apiVersion: 'flotilla/v1',
+      kind: 'PolicyFindings',
+      items: [expect.objectContaining({ code: 'syntax', severity: 'error', location: expect.objectContaining({ line: 3, column: 29 }) })],
+    });
   });
 });
 
@@ -186,12 +188,8 @@ describe('commander wiring', () => {
   it('parses repeated KEY=VALUE options and sets the exit code of a denial', async () => {
     const root = writeTree({ 'nova.yaml': NOVA });
     const written: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      written.push(String(chunk));
-      return true;
-    });
     const program = new Command().exitOverride();
-    register(program);
+    register(program, { io: { out: (line) => void written.push(line), err: () => undefined } });
     await program.parseAsync(
       ['policy', 'check', join(root, 'nova.yaml'), '--action', 'os_compute_api:servers:delete', '--roles', 'member', '--creds', 'project_id=p1', 'user_id=u1', '--target', 'project_id=p1', 'user_id=u2'],
       { from: 'user' },

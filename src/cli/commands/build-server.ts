@@ -6,8 +6,8 @@ import { FlotillaError } from '../../diagnostics/index.js';
 import { userCacheDir } from '../../files/index.js';
 import { installationOf, listServers, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverStatus, stopServers, type PrepareFrom, type ServerStatus } from '../../server/index.js';
 import type { CommandContext, RegisterContext } from '../context.js';
-import { formatTable } from '../output.js';
-import { integerAtLeast, outputOption, printData, UsageError } from '../options.js';
+import { formatTable, printData } from '../output.js';
+import { integerAtLeast, outputOption, UsageError } from '../options.js';
 
 /** How long `stop` waits for a server to exit. */
 const STOP_WAIT_MILLIS = 30_000;
@@ -78,28 +78,25 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
     .addOption(outputOption())
     .action(async (opts: { output: string }) => {
       const servers = await everyServer();
-      printData(
-        opts.output,
-        servers,
-        () => {
-          if (servers.length === 0) return io.out('no build server runs');
-          io.out(
-            formatTable(
+      printData(io, opts.output, 'BuildServerList', { items: servers }, () =>
+        servers.length === 0
+          ? 'no build server runs'
+          : formatTable(
               ['PID', 'STARTED', 'BUILDS', 'PREPARED', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
               servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.preparedBuilds.made} (${s.preparedBuilds.used} used)`, `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
             ),
-          );
-        },
-        io,
       );
     });
   command
     .command('stop')
     .description("stop this user's build servers (the builds they are running finish first); returns once they have exited")
-    .action(async () => {
+    .addOption(outputOption())
+    .action(async (opts: { output: string }) => {
       const servers = await everyServer();
       await stopServers(servers, STOP_WAIT_MILLIS);
-      io.out(servers.length === 0 ? 'no build server runs' : `stopped ${servers.length} build server${servers.length === 1 ? '' : 's'}`);
+      printData(io, opts.output, 'BuildServersStopped', { stopped: servers.map((s) => s.pid) }, () =>
+        servers.length === 0 ? 'no build server runs' : `stopped ${servers.length} build server${servers.length === 1 ? '' : 's'}`,
+      );
     });
 }
 

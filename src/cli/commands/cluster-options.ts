@@ -1,56 +1,15 @@
 /**
- * What every cluster command shares: `--kubeconfig`, `--context`,
- * `-o/--output`, and the progress display
- * (a bar on a terminal, plain lines otherwise).
+ * What every cluster command shares besides its flags (src/cli/options.ts):
+ * the connection, and the progress display (a bar on a terminal, plain lines
+ * otherwise) on stderr.
  */
-import type { Command } from 'commander';
-import { FlotillaError } from '../../diagnostics/index.js';
-import { fluxDurationMs } from '../../names/index.js';
 import type { KubeClient } from '../../kube/index.js';
 import type { LifecycleEvent } from '../../lifecycle/index.js';
-
-export interface ClusterFlags {
-  readonly kubeconfig?: string;
-  readonly context?: string;
-  readonly output?: string;
-}
-
-export class UsageError extends FlotillaError {
-  constructor(message: string) {
-    super(message, { exitCode: 2 });
-  }
-}
-
-/** A cluster command with the shared flags (usage errors exit 2 as for every command: src/cli/main.ts). */
-export function clusterCommand(program: Command, name: string, description: string): Command {
-  return program
-    .command(name)
-    .description(description)
-    .option('--kubeconfig <FILE>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
-    .option('--context <NAME>', 'kubeconfig context (default: its current context)');
-}
-
-/** `-o/--output` for commands whose output is data. */
-export function withOutput(command: Command, formats: readonly string[] = ['table', 'json', 'yaml']): Command {
-  return command.option('-o, --output <FORMAT>', formats.join(', '), formats[0]);
-}
-
-export function outputFormat(flags: ClusterFlags, formats: readonly string[] = ['table', 'json', 'yaml']): string {
-  const format = flags.output ?? formats[0] ?? 'table';
-  if (!formats.includes(format)) throw new UsageError(`--output must be one of ${formats.join(', ')}, not "${format}"`);
-  return format;
-}
+import type { ClusterFlags } from '../options.js';
 
 export async function connectFor(flags: ClusterFlags): Promise<KubeClient> {
   const { connect } = await import('../../kube/index.js');
   return connect({ ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}) });
-}
-
-/** Parses a Flux-style duration (`30m`, `1h30m`, `90s`) into milliseconds. */
-export function parseDuration(text: string, flag: string): number {
-  const ms = fluxDurationMs(text);
-  if (ms === undefined) throw new UsageError(`${flag} ${text}: expected a duration such as 30m, 1h or 90s`);
-  return ms;
 }
 
 function seconds(ms: number): string {
@@ -102,10 +61,4 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): { 
     },
     done: clearBar,
   };
-}
-
-export async function printData(format: string, data: unknown, table: () => string): Promise<void> {
-  if (format === 'json') console.log(JSON.stringify(data, null, 2));
-  else if (format === 'yaml') process.stdout.write((await import('../../document/index.js')).dumpYaml(data));
-  else console.log(table());
 }

@@ -1,18 +1,20 @@
-/** How every edit command ends: the unified diff on stdout, then the write (unless --dry-run) and a summary on stderr. */
+/** How every edit command ends: the unified diff (or, for -o json|yaml, the changes as data) on stdout, then the write (unless --dry-run) and a summary on stderr. */
 import { unifiedDiff, writeChanges, type FileChange } from '../../edit/index.js';
+import { printData, type Output } from '../output.js';
 
-export async function showAndWrite(changes: readonly FileChange[], dryRun: boolean | undefined): Promise<void> {
+export async function showAndWrite(io: Output, format: string, changes: readonly FileChange[], dryRun: boolean | undefined, extra: Readonly<Record<string, unknown>> = {}): Promise<void> {
   const changed = changes.filter((c) => c.before !== c.after);
-  for (const change of changed) process.stdout.write(unifiedDiff(change));
+  const files = changed.map((c) => ({ file: c.file, diff: unifiedDiff(c) }));
+  printData(io, format, 'FileChanges', { ...extra, files, written: changed.length > 0 && dryRun !== true }, () => files.map((f) => f.diff.replace(/\n$/, '')));
   if (changed.length === 0) {
-    process.stderr.write('nothing to change: every value already is as asked\n');
+    io.err('nothing to change: every value already is as asked');
     return;
   }
-  const files = changed.map((c) => c.file).join(', ');
+  const names = changed.map((c) => c.file).join(', ');
   if (dryRun) {
-    process.stderr.write(`dry run: ${files} would change; nothing was written\n`);
+    io.err(`dry run: ${names} would change; nothing was written`);
     return;
   }
   await writeChanges(changed);
-  process.stderr.write(`wrote ${files}\n`);
+  io.err(`wrote ${names}`);
 }

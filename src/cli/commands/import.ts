@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { formatLocation } from '../../diagnostics/index.js';
 import { importStarlingxApp } from '../../import/index.js';
-import { formatTable, printExternalLinks, printWarnings } from '../output.js';
-import { destinationOption, outputOption, printData } from '../options.js';
+import type { CommandContext } from '../context.js';
+import { formatTable, printData, printExternalLinks, printWarnings } from '../output.js';
+import { collect, destinationOption, outputOption } from '../options.js';
 
 interface ImportCommandOptions {
   destination: string;
@@ -13,14 +14,14 @@ interface ImportCommandOptions {
   followExternalSymlinks?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   program
     .command('import')
     .description('convert a StarlingX FluxCD application (folder or .tgz) into a flotilla app source tree')
     .argument('<STX_APP>', 'StarlingX application: a folder with metadata.yaml, fluxcd-manifests/ and charts/, or its .tgz')
     .addOption(destinationOption('folder to write the flotilla app into (must be empty or absent)').makeOptionMandatory())
     .addOption(outputOption())
-    .option('--charts <DIR>', 'folder of chart sources and/or <chart>-<version>.tgz archives (repeatable; default: STX_APP/charts)', (v: string, all: string[]) => [...all, v], [])
+    .option('--charts <DIR>', 'folder of chart sources and/or <chart>-<version>.tgz archives (repeatable; default: STX_APP/charts)', collect, [])
     .option('--force', 'import into a non-empty APP_DIR, replacing its fluxcd/, charts/ and overrides/ folders')
     .option('--release <NAME>', 'catalog release the imported images are filed under (overrides/versions/<NAME>.yaml)', 'imported')
     .option('--follow-external-symlinks', 'read what symbolic links pointing outside STX_APP or a --charts folder point at (refused by default)')
@@ -31,8 +32,8 @@ export function register(program: Command): void {
         catalogRelease: opts.release,
         followExternalSymlinks: opts.followExternalSymlinks,
       });
-      printWarnings(report.warnings);
-      printExternalLinks(report.externalLinks, 'the source');
+      printWarnings(report.warnings, io);
+      printExternalLinks(report.externalLinks, 'the source', io);
       const data = {
         target: report.target,
         app: report.app,
@@ -43,22 +44,20 @@ export function register(program: Command): void {
         replaced: report.replaced,
         images: report.images,
       };
-      printData(opts.output, data, () => {
+      printData(io, opts.output, 'ImportReport', data, () => {
         const charts = new Map(report.charts.map((c) => [c.name, c]));
-        console.log(
+        const { harvested, skipped } = report.images;
+        return [
           formatTable(
             ['RELEASE', 'CHART', 'VERSION', 'FROM', 'ENABLED'],
             report.releases.map((r) => [r.name, r.chart, r.chartVersion, charts.get(r.chart)?.from ?? '-', r.enabled ? 'yes' : 'no']),
           ),
-        );
-        const { harvested, skipped } = report.images;
-        console.log(
           `\n${report.target}\n  ${report.app.name} ${report.app.version}: ${report.releases.length} releases, ${report.charts.length} charts` +
             `${report.libraries.length > 0 ? ` (+ ${report.libraries.join(', ')} as a shared library)` : ''}, ${report.files.length} files` +
             `${report.replaced.length > 0 ? `; replaced ${report.replaced.map((f) => `${f}/`).join(', ')}` : ''}` +
             `\n  images: ${harvested.length} harvested into overrides/versions/, ${skipped.length} left in the static overrides only`,
-        );
-        for (const s of skipped) console.log(`    ${s.chart} ${s.path}: ${s.reason} (${formatLocation(s.location)})`);
+          ...skipped.map((s) => `    ${s.chart} ${s.path}: ${s.reason} (${formatLocation(s.location)})`),
+        ];
       });
     });
 }

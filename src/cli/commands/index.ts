@@ -50,3 +50,13 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
  * client. A new command joins only if it never will open one.
  */
 export const COMMANDS_WITHOUT_TLS: readonly string[] = ['build', 'build-server', 'template', 'releases', 'preflight', 'verify', 'inspect', 'sign', 'policy', 'plugin', 'import', 'init'];
+
+/**
+ * The commands that print no data of their own, so take no `-o`: each with
+ * why. Every other command takes `-o table|json|yaml` (docs/output.md);
+ * test/cli/output-contract.test.ts holds the CLI to it.
+ */
+export const COMMANDS_WITHOUT_DATA: Readonly<Record<string, string>> = {
+  template: "prints the charts' rendered manifests exactly as helm template does (or writes them with --output-dir)",
+  'build-server run': 'serves builds in the foreground until idle or stopped; says so on stderr',
+};

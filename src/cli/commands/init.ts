@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
 import { INIT_TARGETS, initApp, type InitTarget } from '../../init/index.js';
-import { formatTable } from '../output.js';
-import { collect, outputOption, printData } from '../options.js';
+import type { CommandContext } from '../context.js';
+import { formatTable, printData } from '../output.js';
+import { collect, outputOption } from '../options.js';
 
 interface InitCommandOptions {
   name?: string;
@@ -11,7 +12,7 @@ interface InitCommandOptions {
   output: string;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   program
     .command('init')
     .description('create the smallest app that builds, previews and applies: metadata, a release per chart, a deployment spec (docs/first-app.md)')
@@ -23,10 +24,10 @@ export function register(program: Command): void {
     .addOption(outputOption())
     .action(async (dir: string | undefined, opts: InitCommandOptions) => {
       const result = await initApp(dir ?? '.', { name: opts.name, charts: opts.chart, namespace: opts.namespace, target: opts.target });
-      printData(opts.output, result, () => {
-        console.log(formatTable(['RELEASE', 'CHART', 'NAMESPACE'], result.releases.map((r) => [r.name, r.chart, r.namespace])));
-        console.log(`\napp ${result.name} written in ${result.dir}: ${result.files.join(', ')}`);
-        console.log('next: flotilla preflight, flotilla build (docs/first-app.md)');
-      });
+      printData(io, opts.output, 'InitResult', { ...result }, () => [
+        formatTable(['RELEASE', 'CHART', 'NAMESPACE'], result.releases.map((r) => [r.name, r.chart, r.namespace])),
+        `\napp ${result.name} written in ${result.dir}: ${result.files.join(', ')}`,
+        'next: flotilla preflight, flotilla build (docs/first-app.md)',
+      ]);
     });
 }

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { PLUGINS_DIR, PluginTypeError, scaffoldPlugin, typecheckPlugins } from '../../plugins/index.js';
-import { formatTable } from '../output.js';
-import { appDirAndNames, outputOption, printData, UsageError } from '../options.js';
+import type { CommandContext } from '../context.js';
+import { formatTable, printData } from '../output.js';
+import { appDirAndNames, outputOption, UsageError } from '../options.js';
 import { openSessionForCommand } from './app-option.js';
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   const plugin = program.command('plugin').description('chart plugins, app lifecycle and kustomize operators of an app (plugins/)');
 
   plugin
@@ -13,14 +14,18 @@ export function register(program: Command): void {
     .argument('[APP_DIR]', 'app source tree (default: .)')
     .argument('[CHART]', 'the chart the plugin serves')
     .option('--release <NAME>', 'serve only this release of the chart')
-    .action(async (first: string | undefined, second: string | undefined, opts: { release?: string }) => {
+    .addOption(outputOption())
+    .action(async (first: string | undefined, second: string | undefined, opts: { release?: string; output: string }) => {
       const { appDir, names } = appDirAndNames([first, second].filter((w): w is string => w !== undefined));
       const [chart] = names;
       if (chart === undefined || names.length > 1) throw new UsageError('plugin new: give [APP_DIR] CHART');
       const { app } = await openSessionForCommand(appDir);
       const result = await scaffoldPlugin(app, chart, { release: opts.release });
-      console.log(`created ${result.pluginFile}\ncreated ${result.testFile}`);
-      for (const file of result.setup) console.log(`wrote ${file} (the plugin test's set-up: npm install, then npm test)`);
+      printData(io, opts.output, 'PluginScaffold', { plugin: result.pluginFile, test: result.testFile, setup: result.setup }, () => [
+        `created ${result.pluginFile}`,
+        `created ${result.testFile}`,
+        ...result.setup.map((file) => `wrote ${file} (the plugin test's set-up: npm install, then npm test)`),
+      ]);
     });
 
   plugin
@@ -31,10 +36,8 @@ export function register(program: Command): void {
     .action(async (appDir: string, opts: { output: string }) => {
       const result = await typecheckPlugins(appDir);
       if (result.problems.length > 0) process.exitCode = 1;
-      printData(opts.output, result, () => {
-        if (result.problems.length > 0) throw new PluginTypeError(result.problems);
-        console.log(result.checked ? `${PLUGINS_DIR}/ type-checks` : `no TypeScript files under ${PLUGINS_DIR}/`);
-      });
+      if (result.problems.length > 0 && opts.output === 'table') throw new PluginTypeError(result.problems);
+      printData(io, opts.output, 'PluginCheck', { ...result }, () => (result.checked ? `${PLUGINS_DIR}/ type-checks` : `no TypeScript files under ${PLUGINS_DIR}/`));
     });
 
   plugin
@@ -55,7 +58,7 @@ export function register(program: Command): void {
         app.releases.filter((r) => host.pluginFor(r.name) === p).map((r) => r.name).join(',') || '-',
         p.file,
       ]);
-      const data = host.plugins.map((p) => ({
+      const items = host.plugins.map((p) => ({
         order: p.order,
         name: p.name,
         kind: p.kind,
@@ -63,6 +66,6 @@ export function register(program: Command): void {
         releases: app.releases.filter((r) => host.pluginFor(r.name) === p).map((r) => r.name),
         file: p.file,
       }));
-      printData(opts.output, data, () => console.log(formatTable(['ORDER', 'PLUGIN', 'KIND', 'CHART', 'RELEASES', 'FILE'], rows)));
+      printData(io, opts.output, 'PluginList', { items }, () => formatTable(['ORDER', 'PLUGIN', 'KIND', 'CHART', 'RELEASES', 'FILE'], rows));
     });
 }

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { FlotillaError, formatLocation } from '../../diagnostics/index.js';
+import { formatLocation } from '../../diagnostics/index.js';
 import {
   evaluate,
   expandRoles,
@@ -28,16 +28,9 @@ import {
   type SetChoice,
   type TraceNode,
 } from '../../policies/index.js';
-import { dumpYaml } from '../../document/index.js';
-import { consoleOutput, formatTable, type Output } from '../output.js';
-import { outputOption } from '../options.js';
-
-/** A mistake in how the command was called. */
-export class PolicyUsageError extends FlotillaError {
-  constructor(message: string) {
-    super(message, { exitCode: 2 });
-  }
-}
+import type { CommandContext } from '../context.js';
+import { consoleOutput, formatTable, printData, type Output } from '../output.js';
+import { collect, OUTPUT_FORMATS, outputOption, UsageError } from '../options.js';
 
 /** Exit code of `policy check` when the request is denied. */
 export const EXIT_DENY = 3;
@@ -51,11 +44,11 @@ export function classifyInputs(paths: readonly string[]): Inputs {
     try {
       return statSync(p).isDirectory() ? 'dir' : 'file';
     } catch {
-      throw new PolicyUsageError(`${p}: no such file or folder`);
+      throw new UsageError(`${p}: no such file or folder`);
     }
   });
   if (kinds.includes('dir')) {
-    if (paths.length > 1) throw new PolicyUsageError('give one app folder, or policy files — not several folders or a mix');
+    if (paths.length > 1) throw new UsageError('give one app folder, or policy files — not several folders or a mix');
     return { kind: 'app', root: paths[0] ?? '.' };
   }
   return { kind: 'files', files: [...paths] };
@@ -74,7 +67,7 @@ export function parseAssignments(pairs: readonly string[], what: string, nested:
   const out: Record<string, PolicyValue> = {};
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new PolicyUsageError(`${what} "${pair}" must read KEY=VALUE`);
+    if (eq <= 0) throw new UsageError(`${what} "${pair}" must read KEY=VALUE`);
     const key = pair.slice(0, eq);
     const value = pair.slice(eq + 1);
     if (!nested || !key.includes('.')) {
@@ -97,7 +90,7 @@ export function parseAssignments(pairs: readonly string[], what: string, nested:
 function valuesPathOption(dotted: string | undefined): { valuesPath?: readonly string[] } {
   if (dotted === undefined) return {};
   const path = parsePolicyPath(dotted);
-  if (path.length === 0) throw new PolicyUsageError(`--values-path "${dotted}" is not a dotted values path such as conf.horizon.policy`);
+  if (path.length === 0) throw new UsageError(`--values-path "${dotted}" is not a dotted values path such as conf.horizon.policy`);
   return { valuesPath: path };
 }
 
@@ -105,7 +98,7 @@ function valuesPathOption(dotted: string | undefined): { valuesPath?: readonly s
 function chartAndSection(chart: string | undefined, section: string | undefined): { chart?: string; section?: string } {
   if (chart?.includes('/')) {
     const [c = '', s = ''] = chart.split('/', 2);
-    if (section !== undefined && section !== s) throw new PolicyUsageError(`--chart ${chart} and --section ${section} disagree`);
+    if (section !== undefined && section !== s) throw new UsageError(`--chart ${chart} and --section ${section} disagree`);
     return { chart: c, section: s };
   }
   return { ...(chart !== undefined ? { chart } : {}), ...(section !== undefined ? { section } : {}) };
@@ -131,14 +124,14 @@ export async function runLint(paths: readonly string[], opts: LintCommandOptions
   let what: string;
   if (inputs.kind === 'app') {
     if (opts.defaults?.length || opts.declaredRoles || opts.stack || opts.valuesPath) {
-      throw new PolicyUsageError('--defaults, --declared-roles, --stack and --values-path are for policy files, not an app (an app declares the place in its policy set: policyPaths)');
+      throw new UsageError('--defaults, --declared-roles, --stack and --values-path are for policy files, not an app (an app declares the place in its policy set: policyPaths)');
     }
     const result = await lintApp(inputs.root, { set: setChoice(opts.set), ...(opts.chart ? { chart: opts.chart } : {}) });
     findings = result.findings;
     const charts = [...result.policies.charts.keys()];
     what = `${charts.length} chart${charts.length === 1 ? '' : 's'}${result.policies.set ? `, policy set ${result.policies.set.name}` : ', no policy set'}`;
   } else {
-    if (opts.set !== undefined || opts.chart !== undefined) throw new PolicyUsageError('--set and --chart are for an app folder, not policy files');
+    if (opts.set !== undefined || opts.chart !== undefined) throw new UsageError('--set and --chart are for an app folder, not policy files');
     const declared = opts.declaredRoles !== undefined ? { names: list(opts.declaredRoles), declaredBy: '--declared-roles' } : undefined;
     const result = await lintFiles(inputs.files, {
       ...(opts.defaults ? { defaults: opts.defaults } : {}),
@@ -152,11 +145,8 @@ export async function runLint(paths: readonly string[], opts: LintCommandOptions
     what = `${count} ${opts.stack ? 'stacked ' : ''}polic${count === 1 ? 'y' : 'ies'}${sets.length > 0 ? `, roles of policy set ${sets.join(', ')}` : ''}`;
   }
   const shown = opts.verbose ? findings : findings.filter((f) => f.severity !== 'info');
-  if (opts.output === 'json' || opts.output === 'yaml') {
-    io.out(serialize(opts.output, shown.map((f) => (f.location ? { ...f, location: { ...f.location, file: relative(process.cwd(), f.location.file) || f.location.file } } : f))));
-  } else {
-    for (const f of shown) io.out(formatFinding(f));
-  }
+  const items = shown.map((f) => (f.location ? { ...f, location: { ...f.location, file: relative(process.cwd(), f.location.file) || f.location.file } } : f));
+  printData(io, opts.output ?? 'table', 'PolicyFindings', { items }, () => shown.map(formatFinding));
   const summary = summarize(findings);
   const hidden = opts.verbose ? 0 : summary.infos;
   io.err(
@@ -196,7 +186,7 @@ interface LoadedPolicies {
 async function loadInputs(paths: readonly string[], opts: PolicyInputOptions, chart: string | undefined): Promise<LoadedPolicies> {
   const inputs = classifyInputs(paths);
   if (inputs.kind === 'app') {
-    if (opts.defaults?.length || opts.stack || opts.valuesPath) throw new PolicyUsageError('--defaults, --stack and --values-path are for policy files, not an app');
+    if (opts.defaults?.length || opts.stack || opts.valuesPath) throw new UsageError('--defaults, --stack and --values-path are for policy files, not an app');
     const policies = await loadAppPolicies(inputs.root, { set: setChoice(opts.set), ...(chart !== undefined ? { chart } : {}) });
     const set = policies.set;
     return {
@@ -204,7 +194,7 @@ async function loadInputs(paths: readonly string[], opts: PolicyInputOptions, ch
       policies: new Map([...policies.charts].map(([name, c]) => [name, { sections: c.sections, ...(set ? { set } : {}) }])),
     };
   }
-  if (opts.set !== undefined || chart !== undefined) throw new PolicyUsageError('--set and --chart are for an app folder, not policy files');
+  if (opts.set !== undefined || chart !== undefined) throw new UsageError('--set and --chart are for an app folder, not policy files');
   const files = await loadFilePolicies(inputs.files, {
     ...(opts.defaults ? { defaults: opts.defaults } : {}),
     ...(opts.stack ? { stack: true } : {}),
@@ -218,10 +208,10 @@ function pick(loaded: LoadedPolicies, chart: string | undefined, section: string
   if (loaded.kind === 'files') {
     const entries = [...loaded.policies.values()];
     const [only] = entries;
-    if (entries.length !== 1 || !only) throw new PolicyUsageError('one question, one policy: give one file, or --stack to stack the files as layers');
+    if (entries.length !== 1 || !only) throw new UsageError('one question, one policy: give one file, or --stack to stack the files as layers');
     return { policy: pickSection(only.sections, section, 'the file'), ...(only.set ? { set: only.set } : {}) };
   }
-  if (chart === undefined) throw new PolicyUsageError('--chart is required with an app folder');
+  if (chart === undefined) throw new UsageError('--chart is required with an app folder');
   const entry = loaded.policies.get(chart);
   const policy = pickPolicy(
     { charts: new Map([[chart, { chart, layers: [], sections: entry?.sections ?? new Map() }]]) },
@@ -248,18 +238,15 @@ export async function runCheck(paths: readonly string[], opts: CheckCommandOptio
   const assigned = list(opts.roles);
   const roles = expandRoles(assigned, set?.impliedRoles);
   const extraCreds = parseAssignments(opts.creds ?? [], '--creds', true);
-  if ('roles' in extraCreds) throw new PolicyUsageError('give roles with --roles, not --creds roles=…');
+  if ('roles' in extraCreds) throw new UsageError('give roles with --roles, not --creds roles=…');
   const creds: Credentials = { ...extraCreds, roles };
   const target = parseAssignments(opts.target ?? [], '--target', false);
   const decision = evaluate(policy, opts.action, creds, target, { undefinedAction: 'error' });
-  if (opts.output === 'json' || opts.output === 'yaml') {
-    io.out(serialize(opts.output, { action: decision.action, allowed: decision.allowed, roles, trace: decision.trace }));
-  } else {
+  printData(io, opts.output ?? 'table', 'PolicyDecision', { action: decision.action, allowed: decision.allowed, roles, trace: decision.trace }, () => {
     const where = [chart, section ?? (policy.section || undefined)].filter((s) => s).join('/');
     const implied = roles.length > assigned.length ? ` (implied: ${roles.slice(assigned.length).join(', ')})` : '';
-    io.out(`${decision.allowed ? 'ALLOW' : 'DENY'}  ${where ? `${where}  ` : ''}${opts.action}  roles: ${assigned.join(', ') || '(none)'}${implied}`);
-    for (const line of formatTrace(decision.trace)) io.out(line);
-  }
+    return [`${decision.allowed ? 'ALLOW' : 'DENY'}  ${where ? `${where}  ` : ''}${opts.action}  roles: ${assigned.join(', ') || '(none)'}${implied}`, ...formatTrace(decision.trace)];
+  });
   return decision.allowed ? 0 : EXIT_DENY;
 }
 
@@ -306,12 +293,12 @@ export interface MatrixCommandOptions extends PolicyInputOptions {
 
 export async function runMatrix(paths: readonly string[], opts: MatrixCommandOptions, io: Output = consoleOutput): Promise<number> {
   const format = opts.output ?? 'table';
-  if (!MATRIX_FORMATS.includes(format)) throw new PolicyUsageError(`--output must be ${MATRIX_FORMATS.join(', ')}, not "${format}"`);
+  if (!MATRIX_FORMATS.includes(format)) throw new UsageError(`--output must be ${MATRIX_FORMATS.join(', ')}, not "${format}"`);
   const { chart, section } = chartAndSection(opts.chart, opts.section);
   const loaded = await loadInputs(paths, opts, chart);
   const sets = [...loaded.policies.values()].flatMap((p) => (p.set ? [p.set] : []));
   const roles = opts.roles !== undefined ? list(opts.roles) : sets[0] ? personaRoles(sets[0]) : [];
-  if (roles.length === 0) throw new PolicyUsageError('no roles to show: give --roles (no policy set declares them here)');
+  if (roles.length === 0) throw new UsageError('no roles to show: give --roles (no policy set declares them here)');
   const creds = parseAssignments(opts.creds ?? [], '--creds', true);
   const target = parseAssignments(opts.target ?? [], '--target', false);
   const filter = opts.actions !== undefined ? globToRegExp(opts.actions) : undefined;
@@ -343,7 +330,7 @@ export async function runMatrix(paths: readonly string[], opts: MatrixCommandOpt
     if (tables.length > 1) io.out(`${i > 0 ? '\n' : ''}${scope}`);
     io.out(formatTable(['ACTION', ...roles], rows.map((r) => [r.action, ...r.cells])));
   });
-  if (format === 'json' || format === 'yaml') io.out(serialize(format, data));
+  if (format === 'json' || format === 'yaml') printData(io, format, 'PolicyMatrix', { roles, items: data }, () => []);
   else if (format === 'csv') {
     io.out(csvLine([loaded.kind === 'app' ? 'chart' : 'policy', 'action', ...roles]));
     for (const row of csvRows) io.out(csvLine(row));
@@ -353,11 +340,7 @@ export async function runMatrix(paths: readonly string[], opts: MatrixCommandOpt
   return 0;
 }
 
-const MATRIX_FORMATS = ['table', 'csv', 'json', 'yaml'];
-
-function serialize(format: 'json' | 'yaml', data: unknown): string {
-  return format === 'json' ? JSON.stringify(data, null, 2) : dumpYaml(data).trimEnd();
-}
+const MATRIX_FORMATS = [...OUTPUT_FORMATS, 'csv'];
 
 function csvLine(cells: readonly string[]): string {
   return cells.map((c) => (/[",\n\r]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(',');
@@ -371,11 +354,7 @@ function globToRegExp(glob: string): RegExp {
 
 // ---------------------------------------------------------------- commander
 
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
-
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   const policy = program
     .command('policy')
     .description('lint, check and tabulate oslo.policy RBAC rules (conf.policy of each chart, policy sets, override files)');
@@ -397,7 +376,7 @@ export function register(program: Command): void {
     .addOption(outputOption())
     .addHelpText('after', '\nExit codes: 0 no errors (and no warnings with --strict), 1 findings, 2 usage.')
     .action(async (paths: string[], opts: LintCommandOptions) => {
-      process.exitCode = await runLint(paths, opts);
+      process.exitCode = await runLint(paths, opts, io);
     });
 
   policy
@@ -417,7 +396,7 @@ export function register(program: Command): void {
     .addOption(outputOption())
     .addHelpText('after', '\nExit codes: 0 allowed, 3 denied, 1 error, 2 usage (unknown chart, section or action).')
     .action(async (paths: string[], opts: CheckCommandOptions) => {
-      process.exitCode = await runCheck(paths, opts);
+      process.exitCode = await runCheck(paths, opts, io);
     });
 
   policy
@@ -434,8 +413,8 @@ export function register(program: Command): void {
     .option('--defaults <FILE>', 'files: rules the files override (repeatable)', collect)
     .option('--stack', 'files: stack the files, in order, as layers of one policy (default: a table per file)')
     .option('--values-path <PATH>', 'files: where the files keep their rules, e.g. conf.horizon.policy (default: conf.policy, else conf.<chart>.policy)')
-    .addOption(outputOption(MATRIX_FORMATS))
+    .addOption(outputOption(['csv']))
     .action(async (paths: string[], opts: MatrixCommandOptions) => {
-      process.exitCode = await runMatrix(paths, opts);
+      process.exitCode = await runMatrix(paths, opts, io);
     });
 }

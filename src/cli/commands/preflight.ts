@@ -2,9 +2,10 @@ import type { Command } from 'commander';
 import { selectReleases } from '../../app/index.js';
 import { formatDiagnostic, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { preflight } from '../../preflight/index.js';
-import { appDirAndNames, integerAtLeast, outputOption, printData } from '../options.js';
+import { appDirAndNames, integerAtLeast, outputOption } from '../options.js';
 import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
-import { printWarnings } from '../output.js';
+import type { CommandContext } from '../context.js';
+import { printData, printWarnings } from '../output.js';
 
 interface PreflightCommandOptions extends ValuesFlags, SelectionFlags {
   deployment?: string;
@@ -13,7 +14,7 @@ interface PreflightCommandOptions extends ValuesFlags, SelectionFlags {
   offline?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   const command = program
     .command('preflight')
     .description('render every enabled release (or those named or selected) with the real helm template, values in Flux order; exit 1 on any failure')
@@ -29,10 +30,10 @@ export function register(program: Command): void {
     const { app } = session;
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
     const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion, offline: opts.offline });
-    printWarnings(report.checks.flatMap((c) => c.warnings));
+    printWarnings(report.checks.flatMap((c) => c.warnings), io);
     const failed = report.checks.filter((c) => !c.ok).length;
     if (failed > 0) process.exitCode = 1;
-    const data = report.checks.map((c) => ({
+    const items = report.checks.map((c) => ({
       release: c.release.name,
       ok: c.ok,
       objects: c.objects,
@@ -42,9 +43,10 @@ export function register(program: Command): void {
       warnings: c.warnings.map(formatDiagnostic),
       millis: c.millis,
     }));
-    printData(opts.output, data, () => {
+    printData(io, opts.output, 'PreflightReport', { app: app.metadata.appName, version: app.metadata.appVersion, items }, () => {
       const { main } = app.spec;
-      console.log(
+      const lines: string[] = [];
+      lines.push(
         `preflight ${app.metadata.appName} ${app.metadata.appVersion}` +
           [main.release ? `release ${main.release}` : '', main.preset ? `preset ${main.preset}` : '', main.size ? `size ${main.size}` : ''].filter((s) => s !== '').map((s, i) => (i === 0 ? `: ${s}` : `, ${s}`)).join('') +
           '; ' +
@@ -55,20 +57,21 @@ export function register(program: Command): void {
         const name = check.release.name.padEnd(width);
         if (check.ok) {
           const kinds = [...new Set(check.objects.map((o) => o.kind))].sort().join(', ');
-          console.log(`  ok    ${name}  ${String(check.objects.length).padStart(3)} objects (${kinds})  ${(check.millis / 1000).toFixed(1)}s`);
+          lines.push(`  ok    ${name}  ${String(check.objects.length).padStart(3)} objects (${kinds})  ${(check.millis / 1000).toFixed(1)}s`);
           continue;
         }
-        console.log(`  FAIL  ${name}`);
-        for (const line of (check.error ?? '').split('\n')) console.log(`        ${line}`);
+        lines.push(`  FAIL  ${name}`);
+        for (const line of (check.error ?? '').split('\n')) lines.push(`        ${line}`);
         if (check.culprits.length > 0) {
-          console.log('        values named by the error, and who set them:');
+          lines.push('        values named by the error, and who set them:');
           for (const leaf of check.culprits) {
-            console.log(`          ${formatPath(leaf.path)} = ${JSON.stringify(leaf.value)}  ← ${leaf.origin.layer} (${formatLocation(leaf.origin.location)})`);
+            lines.push(`          ${formatPath(leaf.path)} = ${JSON.stringify(leaf.value)}  ← ${leaf.origin.layer} (${formatLocation(leaf.origin.location)})`);
           }
         }
-        for (const path of check.unset) console.log(`        ${path} is set by no layer (not in the chart's values.yaml, nor any override): a typo, or a value to give`);
+        for (const path of check.unset) lines.push(`        ${path} is set by no layer (not in the chart's values.yaml, nor any override): a typo, or a value to give`);
       }
-      console.log(failed === 0 ? `all ${report.checks.length} releases render` : `${failed} of ${report.checks.length} releases failed to render`);
+      lines.push(failed === 0 ? `all ${report.checks.length} releases render` : `${failed} of ${report.checks.length} releases failed to render`);
+      return lines;
     });
   });
 }

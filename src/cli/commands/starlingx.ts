@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { Session } from '../../session/index.js';
 import { exportForPlatform, platformPasswordStore } from '../../starlingx/index.js';
-import { formatTable } from '../output.js';
-import { destinationOption, outputOption, printData, UsageError } from '../options.js';
+import type { CommandContext } from '../context.js';
+import { formatTable, printData } from '../output.js';
+import { destinationOption, outputOption, UsageError } from '../options.js';
 import { openSessionForCommand } from './app-option.js';
 
 interface ExportOptions {
@@ -13,7 +14,7 @@ interface ExportOptions {
   output: string;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   const command = program.command('starlingx').description("the StarlingX platform path: deploy an app with StarlingX's own `system application-*` commands (docs/starlingx.md)");
   command
     .command('export')
@@ -34,18 +35,18 @@ export function register(program: Command): void {
       const passwordStore = resolve(opts.passwordStore ?? platformPasswordStore(opened.app.metadata.appName, opts.deployment));
       const session = Session.forApp(opened.app, { plugins: { stateDir: passwordStore } });
       const exported = await exportForPlatform(session, { appDir, dir: opts.destination, passwordStore });
-      printData(opts.output, exported, () => {
-        console.log(
+      printData(io, opts.output, 'PlatformExport', { ...exported }, () => {
+        const left = exported.leftOut.length > 0 ? `; left out (shipped, not deployed): ${exported.leftOut.join(', ')}` : '';
+        return [
           formatTable(
             ['RELEASE', 'NAMESPACE', 'VALUES FILE', 'IMAGES MOVED TO STATIC OVERRIDES'],
             exported.releases.map((r) => [r.release, r.namespace, r.file, r.movedImages.length === 0 ? '-' : r.movedImages.map((m) => m.path).join(',')]),
           ),
-        );
-        const left = exported.leftOut.length > 0 ? `; left out (shipped, not deployed): ${exported.leftOut.join(', ')}` : '';
-        console.log(`\n${exported.releases.length} releases deploy${left}`);
-        console.log(`written: ${exported.tarball}, ${exported.script} and the values files (passwords in clear: keep the folder private, delete it once applied)`);
-        console.log(`passwords kept in ${exported.passwordStore}: keep it; exporting again reuses them`);
-        console.log(`next, on the controller: system application-upload ${exported.tarball.split('/').pop()}; then, once uploaded: sh apply.sh`);
+          `\n${exported.releases.length} releases deploy${left}`,
+          `written: ${exported.tarball}, ${exported.script} and the values files (passwords in clear: keep the folder private, delete it once applied)`,
+          `passwords kept in ${exported.passwordStore}: keep it; exporting again reuses them`,
+          `next, on the controller: system application-upload ${exported.tarball.split('/').pop()}; then, once uploaded: sh apply.sh`,
+        ];
       });
     });
 }

@@ -5,6 +5,7 @@ import { FlotillaError } from '../../diagnostics/index.js';
 import { makeFolder, writeFileAtomic } from '../../files/index.js';
 import { preflight, splitBySource } from '../../preflight/index.js';
 import { appDirAndNames, integerAtLeast } from '../options.js';
+import type { CommandContext } from '../context.js';
 import { printWarnings } from '../output.js';
 import { addSelectionOptions, addValuesOptions, commandLineSources, openSessionForCommand, type SelectionFlags, type ValuesFlags } from './app-option.js';
 
@@ -15,7 +16,7 @@ interface TemplateCommandOptions extends ValuesFlags, SelectionFlags {
   offline?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   const command = program
     .command('template')
     .description("the Kubernetes objects of each enabled release rendered with its final values (what helm-controller applies), like helm template")
@@ -31,9 +32,9 @@ export function register(program: Command): void {
     const { app } = session;
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
     const enabled = new Set(app.enabled.map((r) => r.name));
-    for (const r of releases) if (!enabled.has(r.name)) process.stderr.write(`warning: release "${r.name}" is not enabled by the spec; rendered because it was named\n`);
+    for (const r of releases) if (!enabled.has(r.name)) io.err(`warning: release "${r.name}" is not enabled by the spec; rendered because it was named`);
     const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion, offline: opts.offline });
-    printWarnings(report.checks.flatMap((c) => c.warnings));
+    printWarnings(report.checks.flatMap((c) => c.warnings), io);
     const failed = report.checks.filter((c) => !c.ok);
     if (failed.length > 0) {
       throw new FlotillaError(`${failed.length} release(s) failed to render:\n${failed.map((c) => `  ${c.release.name}: ${(c.error ?? '').split('\n').join('\n    ')}`).join('\n')}`);
@@ -41,14 +42,14 @@ export function register(program: Command): void {
     for (const check of report.checks) {
       const manifest = check.manifest ?? '';
       if (opts.outputDir === undefined) {
-        process.stdout.write(manifest);
+        if (manifest !== '') io.out(manifest.replace(/\n$/, ''));
         continue;
       }
       for (const [source, text] of splitBySource(manifest)) {
         const file = join(opts.outputDir, check.release.name, source);
         await makeFolder(dirname(file));
         await writeFileAtomic(file, text);
-        process.stderr.write(`wrote ${file}\n`);
+        io.err(`wrote ${file}`);
       }
     }
   });

@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { signBundleFile } from '../../bundle/index.js';
 import { inspectBundle, verifyBundle } from '../../verify/index.js';
-import { formatTable } from '../output.js';
-import { outputOption, printData } from '../options.js';
+import type { CommandContext } from '../context.js';
+import { formatTable, printData } from '../output.js';
+import { outputOption } from '../options.js';
 
 /** Where a tarball's plugin code ran, said by verify and inspect (docs/security.md, "Plugin code"). */
 const PLUGIN_CODE = {
@@ -12,7 +13,7 @@ const PLUGIN_CODE = {
   'not-run': 'plugins: not run (verify stopped before computing values)',
 } as const;
 
-export function register(program: Command): void {
+export function register(program: Command, { io }: CommandContext): void {
   program
     .command('verify')
     .description('check an application tarball: checksums, layout, metadata, charts (helm lint), releases, kustomization, images; exit 1 on any problem')
@@ -22,13 +23,13 @@ export function register(program: Command): void {
     .addOption(outputOption())
     .action(async (bundle: string, opts: { key?: string; strict?: boolean; output: string }) => {
       const report = await verifyBundle(bundle, { ...(opts.key ? { publicKey: await readFile(opts.key, 'utf8') } : {}), strict: opts.strict === true });
-      for (const w of report.warnings) process.stderr.write(`warning: ${w}\n`);
+      for (const w of report.warnings) io.err(`warning: ${w}`);
       if (!report.ok) process.exitCode = 1;
-      printData(opts.output, report, () => {
-        for (const p of report.problems) console.log(`verify: ${p}`);
-        console.log(PLUGIN_CODE[report.pluginCode]);
-        console.log(report.ok ? `${bundle}: verified` : `${bundle}: ${report.problems.length} problem(s)`);
-      });
+      printData(io, opts.output, 'VerifyReport', { ...report }, () => [
+        ...report.problems.map((p) => `verify: ${p}`),
+        PLUGIN_CODE[report.pluginCode],
+        report.ok ? `${bundle}: verified` : `${bundle}: ${report.problems.length} problem(s)`,
+      ]);
     });
 
   program
@@ -36,9 +37,10 @@ export function register(program: Command): void {
     .description('sign an application tarball: an ed25519 signature of checksum.sha256, stored in it as checksum.sha256.sig')
     .argument('<BUNDLE>', 'application tarball (.tgz), rewritten in place')
     .requiredOption('--key <PRIVATE.pem>', 'ed25519 private key (openssl genpkey -algorithm ed25519 -out key.pem)')
-    .action(async (bundle: string, opts: { key: string }) => {
+    .addOption(outputOption())
+    .action(async (bundle: string, opts: { key: string; output: string }) => {
       const signed = await signBundleFile(bundle, await readFile(opts.key, 'utf8'));
-      console.log(`${signed.file}: signed\n  sha256 ${signed.sha256}`);
+      printData(io, opts.output, 'Signature', { file: signed.file, sha256: signed.sha256 }, () => `${signed.file}: signed\n  sha256 ${signed.sha256}`);
     });
 
   program
@@ -48,20 +50,21 @@ export function register(program: Command): void {
     .addOption(outputOption())
     .action(async (bundle: string, opts: { output: string }) => {
       const report = await inspectBundle(bundle);
-      if (opts.output !== 'table') return printData(opts.output, report, () => undefined);
-      console.log(`${report.app} ${report.version}\n`);
-      console.log(formatTable(['CHART', 'VERSION', 'APP VERSION', 'FILES', 'SIZE'], report.charts.map((c) => [c.name, c.version, c.appVersion ?? '-', String(c.files), `${(c.size / 1024).toFixed(1)} KiB`])));
-      console.log('');
-      console.log(
-        formatTable(
-          ['RELEASE', 'NAMESPACE', 'HELM RELEASE', 'CHART', 'DEPENDS ON'],
-          report.releases.map((r) => [r.name, r.namespace ?? '-', r.releaseName ?? '-', `${r.chart ?? '?'}@${r.version ?? '?'}`, r.dependsOn.join(',') || '-']),
-        ),
-      );
-      console.log('');
-      const unique = new Map<string, string[]>();
-      for (const image of report.images) unique.set(image.reference, [...(unique.get(image.reference) ?? []), image.where]);
-      console.log(formatTable(['IMAGE', 'REFERENCED BY'], [...unique].sort((a, b) => a[0].localeCompare(b[0])).map(([ref, where]) => [ref, where.length > 1 ? `${where[0]} (+${where.length - 1})` : (where[0] ?? '')])));
-      if (report.plugins.length > 0) console.log(`\nplugins: ${report.plugins.join(', ')} (listed from the plugin manifest; none of their code was run)`);
+      printData(io, opts.output, 'BundleInspection', { ...report }, () => {
+        const unique = new Map<string, string[]>();
+        for (const image of report.images) unique.set(image.reference, [...(unique.get(image.reference) ?? []), image.where]);
+        return [
+          `${report.app} ${report.version}\n`,
+          formatTable(['CHART', 'VERSION', 'APP VERSION', 'FILES', 'SIZE'], report.charts.map((c) => [c.name, c.version, c.appVersion ?? '-', String(c.files), `${(c.size / 1024).toFixed(1)} KiB`])),
+          '',
+          formatTable(
+            ['RELEASE', 'NAMESPACE', 'HELM RELEASE', 'CHART', 'DEPENDS ON'],
+            report.releases.map((r) => [r.name, r.namespace ?? '-', r.releaseName ?? '-', `${r.chart ?? '?'}@${r.version ?? '?'}`, r.dependsOn.join(',') || '-']),
+          ),
+          '',
+          formatTable(['IMAGE', 'REFERENCED BY'], [...unique].sort((a, b) => a[0].localeCompare(b[0])).map(([ref, where]) => [ref, where.length > 1 ? `${where[0]} (+${where.length - 1})` : (where[0] ?? '')])),
+          ...(report.plugins.length > 0 ? [`\nplugins: ${report.plugins.join(', ')} (listed from the plugin manifest; none of their code was run)`] : []),
+        ];
+      });
     });
 }
