@@ -4,7 +4,9 @@
  * errors, warnings, tables.
  */
 import { FlotillaError, formatDiagnostic, maskUrlCredentials, type Diagnostic } from '../diagnostics/index.js';
-import { dumpYaml } from '../document/index.js';
+// js-yaml's writer itself, not src/document's dumpYaml (the same text, held so by test/document/dump.test.ts):
+// every command loads this module, and the YAML layer is loaded only by the commands that read YAML.
+import { dump } from 'js-yaml';
 import { systemFileError, type ExternalLink } from '../files/index.js';
 import { startedWithoutExtraCaCerts } from './entry-shell.js';
 
@@ -39,7 +41,7 @@ export function printData(io: Output, format: string, kind: string, data: Readon
   if (format === 'json' || format === 'yaml') {
     if ('apiVersion' in data || 'kind' in data) throw new Error(`${kind}: a printed kind's fields cannot be named apiVersion or kind`);
     const printed: PrintedData = { apiVersion: OUTPUT_API_VERSION, kind, ...plainData(data) };
-    io.out(format === 'json' ? JSON.stringify(printed, null, 2) : dumpYaml(printed).replace(/\n$/, ''));
+    io.out(format === 'json' ? JSON.stringify(printed, null, 2) : dump(printed, { noRefs: true }).replace(/\n$/, ''));
     return;
   }
   const lines = table();
