@@ -33,6 +33,11 @@ export interface RenderFailure {
   readonly message?: string;
   /** How many renders fail (default Infinity: until cleared). */
   readonly times?: number;
+  /**
+   * Only renders whose values hold this text fail (a render failure is the
+   * config's, as with Helm: the release's earlier config still renders).
+   */
+  readonly valuesContaining?: string;
 }
 
 interface RequestRule {
@@ -47,6 +52,8 @@ interface ReleaseRule<T> {
   readonly value: T;
   remaining: number;
   hits: number;
+  /** Render rules: only renders whose values hold this text. */
+  readonly valuesContaining?: string;
 }
 
 /** `ns/name` matches that release; a bare `name` matches it in any namespace. */
@@ -83,7 +90,7 @@ export class Faults {
 
   /** Renders of the release fail with `message` (as helm's error) until cleared or `times` runs out. */
   failRender(release: string, failure: RenderFailure = {}): FaultHandle {
-    const rule: ReleaseRule<string | undefined> = { release, value: failure.message, remaining: failure.times ?? Infinity, hits: 0 };
+    const rule: ReleaseRule<string | undefined> = { release, value: failure.message, remaining: failure.times ?? Infinity, hits: 0, ...(failure.valuesContaining !== undefined ? { valuesContaining: failure.valuesContaining } : {}) };
     this.renderRules.push(rule);
     return this.handle(rule, this.renderRules);
   }
@@ -133,8 +140,9 @@ export class Faults {
   }
 
   /** For the Flux simulation: the injected render error for a release, if any (consumes one). */
-  renderFailure(namespace: string, name: string): string | undefined {
-    return this.take(this.renderRules, namespace, name, 'render failure');
+  renderFailure(namespace: string, name: string, values: unknown): string | undefined {
+    const text = JSON.stringify(values);
+    return this.take(this.renderRules, namespace, name, 'render failure', (rule) => rule.valuesContaining === undefined || text.includes(rule.valuesContaining));
   }
 
   /** For the Flux simulation: the injected failure of a recorded release action, if any (consumes one). */
@@ -142,8 +150,8 @@ export class Faults {
     return this.take(this.releaseRules, namespace, name, 'release failure');
   }
 
-  private take(rules: Array<ReleaseRule<string | undefined>>, namespace: string, name: string, what: string): string | undefined {
-    const rule = rules.find((r) => r.remaining > 0 && releaseMatches(r.release, namespace, name));
+  private take(rules: Array<ReleaseRule<string | undefined>>, namespace: string, name: string, what: string, applies: (rule: ReleaseRule<string | undefined>) => boolean = () => true): string | undefined {
+    const rule = rules.find((r) => r.remaining > 0 && releaseMatches(r.release, namespace, name) && applies(r));
     if (!rule) return undefined;
     rule.remaining--;
     rule.hits++;

@@ -1155,7 +1155,7 @@ export class FluxSimulation {
     let manifest: string;
     let objects: JsonObject[];
     try {
-      const injected = this.faults.renderFailure(namespace, name);
+      const injected = this.faults.renderFailure(namespace, name, values);
       if (injected) throw new HelmError(injected);
       const trace = (phase: FluxTrace['phase']) => this.options.trace?.({ namespace, name, phase, at: Date.now() });
       trace('render-queued');
