@@ -7,9 +7,9 @@
  * replaces them.
  */
 import type { KubeClient } from '../kube/index.js';
-import type { JsonValue } from '../plugins/index.js';
-import { chartKeyReferences, describeUnknownKey, mergePlain, setExpressionInto, unknownKeys } from '../values/index.js';
-import { fromPlain, toPlain } from '../document/index.js';
+import { SecretRegistry, type JsonValue } from '../plugins/index.js';
+import { chartKeyReferences, describeUnknownKey, mergePlain, schemaSecrecy, setExpressionInto, unknownKeys } from '../values/index.js';
+import { fromPlain, parseJson, toPlain } from '../document/index.js';
 import { readFile } from 'node:fs/promises';
 import { readChartArchive } from '../charts/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
@@ -106,15 +106,7 @@ async function checkOverrides(client: KubeClient, record: AppRecord, chart: stri
   const work = await makeTempDir('override-check');
   const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}), ...(record.versions ? { versions: record.versions } : {}) });
   try {
-    const version = record.bundle.releases.find((r) => r.chart === chart)?.chartVersion ?? '';
-    const pull = chartPuller(work);
-    const chartFile = await pull({ repository: record.bundle.repository, name: chart, version });
-    const archive = await readChartArchive(await readFile(chartFile), { label: `${chart}-${version}.tgz` });
-    const fileOf = (name: string) => archive.chart.files.find((f) => f.path === name)?.data.toString('utf8');
-    const text = (name: string) => {
-      const data = fileOf(name);
-      return data === undefined ? undefined : { text: data, file: `${chart}/${name}` };
-    };
+    const { chartFile, text } = await pulledChart(record, chart, work);
     // The one key checker of the values module, as overrides set and build use it.
     const references = chartKeyReferences({ values: text('values.yaml'), schema: text('values.schema.json'), chartYaml: text('Chart.yaml') });
     const tree = fromPlain(values, { layer: 'user overrides', location: { file: 'the values given', line: 0, column: 0 } });
@@ -142,6 +134,38 @@ export async function showOverrides(client: KubeClient, appName: string, name: s
   const { record } = await new AppRecords(client).get(appName);
   const chart = overridesChart(record, name);
   return { chart, values: record.userOverrides[chart] ?? {} };
+}
+
+/** The chart of the version in the cluster, pulled from the app's chart repository into `work`, and its files as text. */
+async function pulledChart(record: AppRecord, chart: string, work: string): Promise<{ chartFile: string; text: (name: string) => { text: string; file: string } | undefined }> {
+  const version = record.bundle.releases.find((r) => r.chart === chart)?.chartVersion ?? '';
+  const chartFile = await chartPuller(work)({ repository: record.bundle.repository, name: chart, version });
+  const archive = await readChartArchive(await readFile(chartFile), { label: `${chart}-${version}.tgz` });
+  const text = (name: string) => {
+    const data = archive.chart.files.find((f) => f.path === name)?.data.toString('utf8');
+    return data === undefined ? undefined : { text: data, file: `${chart}/${name}` };
+  };
+  return { chartFile, text };
+}
+
+/**
+ * User overrides of `chart` as they may be printed: every value the
+ * redactor hides (secret key names, and the paths the chart's
+ * values.schema.json, of the version in the cluster, marks secret) replaced
+ * by `<secret>`.
+ */
+export async function redactOverrides(client: KubeClient, appName: string, chart: string, values: Values): Promise<Values> {
+  const { record } = await new AppRecords(client).get(appName);
+  const registry = new SecretRegistry();
+  const work = await makeTempDir('override-redact');
+  try {
+    const schema = (await pulledChart(record, chart, work)).text('values.schema.json');
+    const parsed = schema ? parseJson(schema.text, schema.file) : undefined;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) registry.markSecretPaths(schemaSecrecy(parsed as Record<string, unknown>));
+  } finally {
+    await removeTempDir(work);
+  }
+  return registry.redact(values);
 }
 
 /** Drops them; `deleted` says whether there were any. */

@@ -139,6 +139,15 @@ describe('state that tells the truth', () => {
     // What the refused commands would have stored is not there: the typo'd value is.
     expect((await cli('override', 'show', APP, 'keystone', '-o', 'json')).stdout).toContain('"replica"');
     expect((await cli('override', 'delete', APP, 'keystone')).code).toBe(0);
+    // A value the chart's schema marks secret (rabbitmq's Erlang cookie: writeOnly), whatever its key, is printed only when asked.
+    const cookie = 'user-set-erlang-cookie-4711';
+    const set = await cli('override', 'set', APP, 'rabbitmq', '--set', `endpoints.oslo_messaging.auth.erlang_cookie.value=${cookie}`, '-o', 'json');
+    expect(set.code).toBe(0);
+    expect(set.stdout).not.toContain(cookie);
+    expect(set.stdout).toContain('<secret>');
+    expect((await cli('override', 'show', APP, 'rabbitmq')).stdout).not.toContain(cookie);
+    expect((await cli('override', 'show', APP, 'rabbitmq', '--show-secrets', '-o', 'yaml')).stdout).toContain(cookie);
+    expect((await cli('override', 'delete', APP, 'rabbitmq')).code).toBe(0);
   }, 240_000);
 
   it('after abort, show says what Flux is still doing, and counts it when it is done', async () => {

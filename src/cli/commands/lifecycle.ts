@@ -259,15 +259,15 @@ function registerOverride(program: Command, io: Output): void {
     .option('--reset-values', 'replace the user overrides kept (the default)')
     .option('--no-check', "store without checking keys against the chart or rendering it with helm template")
     .option('--strict', 'a key the chart does not know is an error, not a warning')
-    .option('--show-secrets', 'print passwords, tokens and keys instead of <secret>')
+    .option('--show-secrets', 'print passwords, tokens, keys and values the chart schema marks secret instead of <secret>')
     .action(async (app: string, name: string, flags: Flags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; check: boolean; strict?: boolean; showSecrets?: boolean }) => {
-      const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
+      const { redactOverrides, setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
       if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
       const files = await readValuesFiles(flags.values ?? []);
-      const { chart, values, warnings } = await setOverrides(await connectFor(flags), app, name, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true });
+      const client = await connectFor(flags);
+      const { chart, values, warnings } = await setOverrides(client, app, name, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true });
       for (const warning of warnings) io.err(`warning: ${warning}`);
-      const { SecretRegistry } = await import('../../plugins/index.js');
-      const shown = new SecretRegistry(flags.showSecrets).redact(values);
+      const shown = flags.showSecrets ? values : await redactOverrides(client, app, chart, values);
       printData(io, flags.output, 'UserOverrides', { app, chart, values: shown }, () => valuesTable(shown));
     });
   clusterCommand(override, 'show', 'the user overrides of RELEASE (a release name, or its chart name)')
@@ -275,10 +275,10 @@ function registerOverride(program: Command, io: Output): void {
     .argument('<RELEASE>', 'release name, or chart name')
     .option('--show-secrets', 'print passwords, tokens and keys instead of <secret>')
     .action(async (app: string, name: string, flags: Flags & { showSecrets?: boolean }) => {
-      const { showOverrides } = await import('../../lifecycle/index.js');
-      const { SecretRegistry } = await import('../../plugins/index.js');
-      const { chart, values } = await showOverrides(await connectFor(flags), app, name);
-      const shown = new SecretRegistry(flags.showSecrets).redact(values);
+      const { redactOverrides, showOverrides } = await import('../../lifecycle/index.js');
+      const client = await connectFor(flags);
+      const { chart, values } = await showOverrides(client, app, name);
+      const shown = flags.showSecrets ? values : await redactOverrides(client, app, chart, values);
       printData(io, flags.output, 'UserOverrides', { app, chart, values: shown }, () => valuesTable(shown));
     });
   clusterCommand(override, 'delete', 'drop the user overrides of RELEASE (a release name, or its chart name)')
