@@ -191,9 +191,13 @@ export function editShapedApp(root: string, random: Random): string {
     return `add ${chart}/${path}`;
   }
   const path = pick(random, files);
-  if (kind < 0.55 && path === 'values.yaml') {
-    // A chart's values are parsed by the build: random bytes there are a user error (tested elsewhere), not a shape.
+  // The files the build parses get content of their kind: random bytes there are a user error Helm refuses too (tested elsewhere), not a shape.
+  if (kind < 0.55 && (path === 'values.yaml' || path.endsWith('/values.yaml'))) {
     write(dir, path, `replicas: ${between(random, 1, 9)}\n${pick(random, WORDS)}: ${text(random, between(random, 1, 40)).replace(/[^a-z]/gi, '') || 'x'}\n`);
+    return `rewrite ${chart}/${path}`;
+  }
+  if (kind < 0.55 && (path === '.helmignore' || path.endsWith('/.helmignore'))) {
+    write(dir, path, `${HELMIGNORE}# ${pick(random, WORDS)}\n*.${pick(random, WORDS)}\n`);
     return `rewrite ${chart}/${path}`;
   }
   if (kind < 0.55) {
