@@ -17,7 +17,7 @@ export { RecordFieldError, SYSTEM_NAMESPACE, type AppRecord, type AppState, type
 export type { ReleaseStatus } from './releases.js';
 export { deleteApp, LeftBehindError, removeApp, SuspendedReleasesError, type DeleteOptions, type DeleteOutcome, type RemoveOptions } from './remove.js';
 export { listApps, showApp, type AppSummary, type AppView } from './show.js';
-export { applyOverrideChange, deleteOverrides, OverrideRejectedError, OverrideUsageError, redactOverrides, setOverrides, showOverrides, type OverrideChange, type OverridesSet, type SetOverridesOptions, type Values } from './overrides.js';
+export { applyOverrideChange, deleteOverrides, OverrideRejectedError, OverrideUsageError, setOverrides, showOverrides, type OverrideChange, type OverridesSet, type SetOverridesOptions, type Values } from './overrides.js';
 export { updateApp, UpdateRecoveredError, type UpdateOptions } from './update.js';
 export { uploadApp, type UploadOptions } from './upload.js';
 export { listCustomImages, setCustomImage, setVersionTarget, unsetCustomImage, versionStatus, type CustomImageOptions, type StatusImage, type StatusServiceDefault, type TargetChangeOptions, type VersionStatus } from './versions.js';

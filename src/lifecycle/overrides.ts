@@ -7,9 +7,9 @@
  * replaces them.
  */
 import type { KubeClient } from '../kube/index.js';
-import { SecretRegistry, type JsonValue } from '../plugins/index.js';
-import { chartKeyReferences, describeUnknownKey, mergePlain, schemaSecrecy, setExpressionInto, unknownKeys } from '../values/index.js';
-import { fromPlain, parseJson, toPlain } from '../document/index.js';
+import { SecretRegistry, type JsonValue, type SecretPathRule } from '../plugins/index.js';
+import { chartKeyReferences, describeUnknownKey, mergePlain, schemaFileSecrecy, setExpressionInto, unknownKeys } from '../values/index.js';
+import { fromPlain, toPlain } from '../document/index.js';
 import { readFile } from 'node:fs/promises';
 import { readChartArchive } from '../charts/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
@@ -69,6 +69,8 @@ export interface SetOverridesOptions extends OperationOptions {
   readonly check?: boolean;
   /** Unknown keys are errors, not warnings. */
   readonly strict?: boolean;
+  /** `--show-secrets`: `shown` is the values as stored. */
+  readonly showSecrets?: boolean;
 }
 
 /** What `override set` stored, and what it warns about (unknown keys, with the nearest known one). */
@@ -76,6 +78,8 @@ export interface OverridesSet {
   /** The chart the values are kept for (the one named, or the named release's). */
   readonly chart: string;
   readonly values: Values;
+  /** The values as they may be printed (see redactOverrides). */
+  readonly shown: Values;
   readonly warnings: readonly string[];
 }
 
@@ -88,9 +92,11 @@ export async function setOverrides(client: KubeClient, appName: string, name: st
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const chart = overridesChart(handle.record, name);
     const values = applyOverrideChange(handle.record.userOverrides[chart], change);
-    const warnings = options.check === false ? [] : await checkOverrides(client, handle.record, chart, values, options.strict === true);
+    const checked = options.check === false ? undefined : await checkOverrides(client, handle.record, chart, values, options.strict === true);
     await handle.update((r) => ({ ...r, userOverrides: { ...r.userOverrides, [chart]: values } }));
-    return { chart, values, warnings };
+    // The check pulled the chart already: its schema says what to redact; without the check it is pulled for that alone.
+    const secrecy = options.showSecrets ? undefined : checked ? checked.secrecy : await chartSecrecy(handle.record, chart);
+    return { chart, values, shown: options.showSecrets ? values : redactOverrides(values, secrecy), warnings: checked?.warnings ?? [] };
   });
 }
 
@@ -102,7 +108,7 @@ export async function setOverrides(client: KubeClient, appName: string, name: st
  * Helm's schema validation and template errors refuse the change here
  * instead of at the next apply.
  */
-async function checkOverrides(client: KubeClient, record: AppRecord, chart: string, values: Values, strict: boolean): Promise<string[]> {
+async function checkOverrides(client: KubeClient, record: AppRecord, chart: string, values: Values, strict: boolean): Promise<{ warnings: string[]; secrecy: SecretPathRule | undefined }> {
   const work = await makeTempDir('override-check');
   const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}), ...(record.versions ? { versions: record.versions } : {}) });
   try {
@@ -121,7 +127,7 @@ async function checkOverrides(client: KubeClient, record: AppRecord, chart: stri
         throw new OverrideRejectedError(`release ${release.name} does not render with these overrides, so they were not stored: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
       }
     }
-    return warnings;
+    return { warnings, secrecy: schemaFileSecrecy(text('values.schema.json')) };
   } finally {
     await loaded.dispose();
     await removeTempDir(work);
@@ -129,11 +135,12 @@ async function checkOverrides(client: KubeClient, record: AppRecord, chart: stri
 }
 
 
-/** The user overrides kept for the chart `name` means (see overridesChart). */
-export async function showOverrides(client: KubeClient, appName: string, name: string): Promise<{ readonly chart: string; readonly values: Values }> {
+/** The user overrides kept for the chart `name` means (see overridesChart), as they may be printed unless `showSecrets`. */
+export async function showOverrides(client: KubeClient, appName: string, name: string, options: { readonly showSecrets?: boolean } = {}): Promise<{ readonly chart: string; readonly values: Values }> {
   const { record } = await new AppRecords(client).get(appName);
   const chart = overridesChart(record, name);
-  return { chart, values: record.userOverrides[chart] ?? {} };
+  const values = record.userOverrides[chart] ?? {};
+  return { chart, values: options.showSecrets ? values : redactOverrides(values, await chartSecrecy(record, chart)) };
 }
 
 /** The chart of the version in the cluster, pulled from the app's chart repository into `work`, and its files as text. */
@@ -148,23 +155,20 @@ async function pulledChart(record: AppRecord, chart: string, work: string): Prom
   return { chartFile, text };
 }
 
-/**
- * User overrides of `chart` as they may be printed: every value the
- * redactor hides (secret key names, and the paths the chart's
- * values.schema.json, of the version in the cluster, marks secret) replaced
- * by `<secret>`.
- */
-export async function redactOverrides(client: KubeClient, appName: string, chart: string, values: Values): Promise<Values> {
-  const { record } = await new AppRecords(client).get(appName);
-  const registry = new SecretRegistry();
+/** What the chart's values.schema.json, of the version in the cluster, marks secret (the chart pulled for that). */
+async function chartSecrecy(record: AppRecord, chart: string): Promise<SecretPathRule | undefined> {
   const work = await makeTempDir('override-redact');
   try {
-    const schema = (await pulledChart(record, chart, work)).text('values.schema.json');
-    const parsed = schema ? parseJson(schema.text, schema.file) : undefined;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) registry.markSecretPaths(schemaSecrecy(parsed as Record<string, unknown>));
+    return schemaFileSecrecy((await pulledChart(record, chart, work)).text('values.schema.json'));
   } finally {
     await removeTempDir(work);
   }
+}
+
+/** User overrides as they may be printed: what the redactor hides by key name, and what the chart's schema marks secret, replaced by `<secret>`. */
+function redactOverrides(values: Values, secrecy: SecretPathRule | undefined): Values {
+  const registry = new SecretRegistry();
+  if (secrecy) registry.markSecretPaths(secrecy);
   return registry.redact(values);
 }
 

@@ -9,14 +9,13 @@
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
 import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, SecretRegistry, type PluginHost, type PluginHostOptions, type SecretPathRule, type SecretPathSegment } from '../plugins/index.js';
-import { commandLineValues, computeReleaseValues, schemaSecrecy, valuesDiagnostics, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import { commandLineValues, computeReleaseValues, schemaFileSecrecy, valuesDiagnostics, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
 import type { CacheFolder } from '../cache/index.js';
 import type { AppVersions } from '../versions/index.js';
 import type { ParseMemo } from '../document/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
-import { parseJson } from '../document/index.js';
 
 export interface SessionOptions {
   /** How plugins run; offline (no cluster) unless the lifecycle says otherwise. */
@@ -156,16 +155,7 @@ export class Session {
   private readonly chartSecrecy: SecretPathRule = (() => {
     let rules: SecretPathRule[] | undefined;
     return (path) => {
-      rules ??= this.app.releases.flatMap((release) => {
-        const schema = this.app.chartFile(release, 'values.schema.json');
-        let parsed: unknown;
-        try {
-          parsed = schema ? parseJson(schema.text, schema.file) : undefined;
-        } catch {
-          return []; // a broken schema is refused where it is read (build, helm); names alone decide here
-        }
-        return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? [schemaSecrecy(parsed as Record<string, unknown>)] : [];
-      });
+      rules ??= this.app.releases.flatMap((release) => schemaFileSecrecy(this.app.chartFile(release, 'values.schema.json')) ?? []);
       return rules.some((rule) => rule(path));
     };
   })();

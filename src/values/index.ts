@@ -14,7 +14,7 @@ import type { LayerKind } from './layers.js';
 export * from './layers.js';
 export { coalesceWithChart, describeClash, describeOrigin, kindOf, mergeAll, mergeNodes, mergePlain, ValueClashError, type ClashSink, type HelmWarning, type KindClash } from './merge.js';
 export { commandLineLabel, commandLineValues, SetExpressionError, setExpressionInto, type CommandLineValues } from './command-line.js';
-export { chartKeyReferences, checkKnownPath, describeUnknownKey, isOpenKey, schemaReference, schemaSecrecy, unknownKeys, valuesReference, type ChartKeyFiles, type JsonSchema, type KeyReference, type KnownCheck, type UnknownKey } from './known-keys.js';
+export { chartKeyReferences, checkKnownPath, describeUnknownKey, isOpenKey, schemaFileSecrecy, schemaReference, schemaSecrecy, unknownKeys, valuesReference, type ChartKeyFiles, type JsonSchema, type KeyReference, type KnownCheck, type UnknownKey } from './known-keys.js';
 export { describeImageProblem, imageLandings, imageProblems, imagesIn, type FoundImage, type ImageLanding, type ImageProblem } from './images.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
 export { culpritsOf, pathsInHelmMessage, unsetPathsOf } from './helm-errors.js';

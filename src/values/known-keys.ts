@@ -150,6 +150,22 @@ export function schemaReference(label: string, schema: JsonSchema): KeyReference
 }
 
 /**
+ * The secrecy rule of a chart's values.schema.json as text (undefined: no
+ * schema, or one that is not a JSON object: a broken schema is refused
+ * where it is read for rendering, by the build and by helm; key names alone
+ * decide then).
+ */
+export function schemaFileSecrecy(schema: { readonly text: string; readonly file: string } | undefined): ((path: ValuePath) => boolean) | undefined {
+  let parsed: unknown;
+  try {
+    parsed = schema ? parseJson(schema.text, schema.file) : undefined;
+  } catch {
+    return undefined;
+  }
+  return isPlainObject(parsed) ? schemaSecrecy(parsed) : undefined;
+}
+
+/**
  * Whether a chart's schema marks the value at a path secret: the schema of
  * the path, or of a map or list above it, says `format: password` (OpenAPI's
  * mark) or `writeOnly: true` (JSON Schema's), in any of its branches.

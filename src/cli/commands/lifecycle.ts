@@ -261,24 +261,21 @@ function registerOverride(program: Command, io: Output): void {
     .option('--strict', 'a key the chart does not know is an error, not a warning')
     .option('--show-secrets', 'print passwords, tokens, keys and values the chart schema marks secret instead of <secret>')
     .action(async (app: string, name: string, flags: Flags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; check: boolean; strict?: boolean; showSecrets?: boolean }) => {
-      const { redactOverrides, setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
+      const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
       if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
       const files = await readValuesFiles(flags.values ?? []);
       const client = await connectFor(flags);
-      const { chart, values, warnings } = await setOverrides(client, app, name, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true });
+      const { chart, shown, warnings } = await setOverrides(client, app, name, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true, showSecrets: flags.showSecrets === true });
       for (const warning of warnings) io.err(`warning: ${warning}`);
-      const shown = flags.showSecrets ? values : await redactOverrides(client, app, chart, values);
       printData(io, flags.output, 'UserOverrides', { app, chart, values: shown }, () => valuesTable(shown));
     });
   clusterCommand(override, 'show', 'the user overrides of RELEASE (a release name, or its chart name)')
     .argument('<APP>', 'app name')
     .argument('<RELEASE>', 'release name, or chart name')
-    .option('--show-secrets', 'print passwords, tokens and keys instead of <secret>')
+    .option('--show-secrets', 'print passwords, tokens, keys and values the chart schema marks secret instead of <secret>')
     .action(async (app: string, name: string, flags: Flags & { showSecrets?: boolean }) => {
-      const { redactOverrides, showOverrides } = await import('../../lifecycle/index.js');
-      const client = await connectFor(flags);
-      const { chart, values } = await showOverrides(client, app, name);
-      const shown = flags.showSecrets ? values : await redactOverrides(client, app, chart, values);
+      const { showOverrides } = await import('../../lifecycle/index.js');
+      const { chart, values: shown } = await showOverrides(await connectFor(flags), app, name, { showSecrets: flags.showSecrets === true });
       printData(io, flags.output, 'UserOverrides', { app, chart, values: shown }, () => valuesTable(shown));
     });
   clusterCommand(override, 'delete', 'drop the user overrides of RELEASE (a release name, or its chart name)')
