@@ -159,17 +159,22 @@ export class AppWatcher {
     void saving.finally(() => this.saving.delete(saving));
   }
 
-  /** Stops watching and writes the cache files still unwritten: resolves once they are written. */
-  async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.rootPoll);
+  /** Writes the cache files still unwritten now, not when idle: resolves once every write under way is done. */
+  async saveNow(): Promise<void> {
     for (const [memory, timer] of this.saveTimers) {
       clearTimeout(timer);
       this.save(memory);
     }
+    await Promise.all(this.saving);
+  }
+
+  /** Stops watching and writes the cache files still unwritten: resolves once they are written. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.rootPoll);
     for (const { watcher } of this.watchers.values()) watcher.close();
     this.watchers.clear();
-    await Promise.all(this.saving);
+    await this.saveNow();
   }
 
   /**

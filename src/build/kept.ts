@@ -100,6 +100,16 @@ export class KeptBuilds {
     return { made: this.prepared, used: this.preparedUsed };
   }
 
+  /**
+   * Writes every app's unwritten cache files now, after the build or
+   * preparation under way: resolves once nothing more will be written
+   * until the next build (before a caller removes an output folder, say).
+   */
+  async saveNow(): Promise<void> {
+    await this.queue;
+    await Promise.all([...this.byFolder.values()].map((app) => app.watcher.saveNow()));
+  }
+
   /** Stops watching every app; resolves once their unwritten cache files are written. */
   async close(): Promise<void> {
     const closing = [...this.byFolder.values()].map((app) => {

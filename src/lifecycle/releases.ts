@@ -176,7 +176,12 @@ export async function deleteRelease(client: KubeClient, release: ReleaseKey, opt
   }
 }
 
-/** Each release as Flux reports it now: its Ready condition (null when Flux has not said yet or the release is not there) and flotilla's verdict on it. */
+/**
+ * Each release as Flux reports it now: its Ready condition (null when Flux
+ * has not said yet or the release is not there) and flotilla's verdict on
+ * it. The reason and message are Ready's, or the failure's once the verdict
+ * is that Flux gave up.
+ */
 export interface ReleaseStatus {
   readonly name: string;
   readonly namespace: string;
@@ -203,20 +208,24 @@ export async function releaseStatuses(client: KubeClient, appName: string, relea
     });
     for (const item of listed.items) found.set(`${namespace}/${item.metadata.name}`, item);
   }
-  return releases.map((release) => {
-    const object = found.get(keyOf(release));
-    const ready = object && condition(object, 'Ready');
-    const verdict = object ? readiness(object) : undefined;
-    return {
-      name: release.name,
-      namespace: release.namespace,
-      ready: !ready || ready.status === 'Unknown' ? null : ready.status === 'True',
-      state: verdict?.state ?? 'absent',
-      ...(ready?.reason ? { reason: ready.reason } : {}),
-      ...(ready?.message ? { message: ready.message } : {}),
-      ...(verdict?.state === 'pending' && verdict.attempt ? { attempt: describeAttempt(release.name, verdict.attempt) } : {}),
-      ...(object?.spec?.suspend === true ? { suspended: true } : {}),
-      ...(verdict?.state === 'pending' && verdict.staleFailure ? { staleFailure: true } : {}),
-    };
-  });
+  return releases.map((release) => releaseStatus(release, found.get(keyOf(release))));
+}
+
+/** One release's status, from its HelmRelease (undefined when there is none). */
+export function releaseStatus(release: ReleaseKey, object: HelmReleaseView | undefined): ReleaseStatus {
+  const ready = object && condition(object, 'Ready');
+  const verdict = object ? readiness(object) : undefined;
+  // A failure is told by the verdict: while Flux retries one that stored nothing, Ready says only Progressing.
+  const told = verdict?.state === 'failed' ? verdict : ready;
+  return {
+    name: release.name,
+    namespace: release.namespace,
+    ready: !ready || ready.status === 'Unknown' ? null : ready.status === 'True',
+    state: verdict?.state ?? 'absent',
+    ...(told?.reason ? { reason: told.reason } : {}),
+    ...(told?.message ? { message: told.message } : {}),
+    ...(verdict?.state === 'pending' && verdict.attempt ? { attempt: describeAttempt(release.name, verdict.attempt) } : {}),
+    ...(object?.spec?.suspend === true ? { suspended: true } : {}),
+    ...(verdict?.state === 'pending' && verdict.staleFailure ? { staleFailure: true } : {}),
+  };
 }

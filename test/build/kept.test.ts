@@ -146,6 +146,7 @@ describe('KeptBuilds', () => {
     await kept.build(app, { outDir: out });
     await editAndAwaitPreparation(kept, join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: prepared\n');
     await kept.build(app, { outDir: out, prepareOnly: true }); // waits for the preparation under way
+    await kept.saveNow(); // else the idle write of the first build's cache files may race the removal
     rmSync(out, { recursive: true });
     const built = await kept.build(app, { outDir: out });
     expect(kept.preparations.used).toBe(0);

@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Condition } from '../../src/flux/index.js';
 import { describeAttempt, readiness, REQUESTED_AT, type HelmReleaseView } from '../../src/lifecycle/readiness.js';
+import { releaseStatus } from '../../src/lifecycle/releases.js';
 
 const TOKEN = '2026-11-28T02:00:00.000Z';
 const HELM = 'Helm upgrade failed for release openstack/glance with chart glance@0.1.1: context deadline exceeded';
@@ -85,6 +86,16 @@ describe('readiness as Flux decides it', () => {
     const stored = { configDigest: 'sha256:d1', chartVersion: '0.1.0', status: 'deployed' };
     expect(readiness(release({ conditions, stored, total: 2 }))).toEqual({ state: 'failed', reason: 'UpgradeFailed', message: HELM });
     expect(readiness(release({ conditions, stored }))).toMatchObject({ state: 'pending', reason: 'Progressing' });
+  });
+
+  it('a release Flux gave up on is shown with the failure, not with the Progressing of the retry under way', () => {
+    const conditions = [cond('Ready', 'Unknown', 'Progressing', "Running 'upgrade' action with timeout of 5m0s"), cond('Released', 'False', 'UpgradeFailed', HELM)];
+    const stored = { configDigest: 'sha256:d1', chartVersion: '0.1.0', status: 'deployed' };
+    const key = { name: 'glance', namespace: 'openstack' };
+    expect(releaseStatus(key, release({ conditions, stored, total: 2 }))).toMatchObject({ state: 'failed', ready: null, reason: 'UpgradeFailed', message: HELM });
+    // Still pending (the first attempt): Ready's own words.
+    expect(releaseStatus(key, release({ conditions, stored }))).toMatchObject({ state: 'pending', reason: 'Progressing', message: "Running 'upgrade' action with timeout of 5m0s" });
+    expect(releaseStatus(key, undefined)).toEqual({ ...key, ready: null, state: 'absent' });
   });
 
   it('the next attempt running (Ready=Unknown) still says which it is', () => {
