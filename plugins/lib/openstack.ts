@@ -62,7 +62,13 @@ export function endpointValues(ctx: PluginContext, types: readonly string[], int
   for (const type of [...types, ...internalOnly]) {
     const entry = CATALOG[type];
     if (!entry) throw new Error(`no endpoint type "${type}" in the app's catalog (plugins/lib/openstack.ts)`);
-    const ep = serviceEndpoints(ctx, { name: entry.name, service: entry.service, port: entry.port, path: entry.path, publicScheme: tlsEnabled(ctx) ? 'https' : 'http' });
+    const ep = serviceEndpoints(ctx, {
+      name: entry.name,
+      service: entry.service,
+      port: entry.port,
+      path: entry.path,
+      publicScheme: tlsEnabled(ctx) ? 'https' : 'http',
+    });
     out[type] = internalOnly.includes(type) ? { internal: { ...ep.internal } } : { internal: { ...ep.internal }, public: { ...ep.public } };
   }
   return { endpoints: out };

@@ -38,7 +38,6 @@ import { directoryAppSource, type AppSource, type ChartFile } from './source.js'
 import { describeClash } from '../values/index.js';
 import { checkSpecLayer, enabledServices, mergeSpec, selectedPolicySet, type DeploymentSpec, type SpecLayer } from './spec.js';
 
-
 export interface App {
   /** Absolute path of the app root (a source tree), or of the tarball it was read from. */
   readonly root: string;
@@ -178,7 +177,11 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
     return parse(rel, data.toString('utf8'), layer, allowListEdits);
   };
-  const yamlNames = (folder: string) => files.list(folder).filter((e) => e.kind === 'file' && e.name.endsWith('.yaml')).map((e) => e.name);
+  const yamlNames = (folder: string) =>
+    files
+      .list(folder)
+      .filter((e) => e.kind === 'file' && e.name.endsWith('.yaml'))
+      .map((e) => e.name);
   const failure = (summary: string) => new AppLoadError(summary, errors);
 
   if (files.kindOf(APP_FILES.metadata) !== 'file') {
@@ -194,11 +197,19 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const chartYamls = new Map<string, ParsedText>();
   releasesResult.releases.forEach((release, index) => {
     if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
-      errors.push({ severity: 'error', message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`, location: release.location });
+      errors.push({
+        severity: 'error',
+        message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`,
+        location: release.location,
+      });
     }
     const chartYaml = source.chartFile(release, 'Chart.yaml');
     if (!chartYaml) {
-      errors.push({ severity: 'error', message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`, location: release.location });
+      errors.push({
+        severity: 'error',
+        message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`,
+        location: release.location,
+      });
       return;
     }
     // Helm and the tarball know a chart by the name in its Chart.yaml: a release naming it otherwise would ship another chart.
@@ -255,14 +266,18 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const featuresSchema = files.read(APP_FILES.featuresSchema);
   if (featuresSchema) {
     const schema = parseJson(featuresSchema.toString('utf8'), APP_FILES.featuresSchema);
-    if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new FlotillaError(`${APP_FILES.featuresSchema}: a JSON Schema must be an object`);
+    if (schema === null || typeof schema !== 'object' || Array.isArray(schema))
+      throw new FlotillaError(`${APP_FILES.featuresSchema}: a JSON Schema must be an object`);
     const features = getNode(specNode, ['features']);
     collect(checkSchema(schema as JsonSchema, features, deploymentLayer.file, ['features'], APP_FILES.featuresSchema));
   }
   collect(checkServicesSection(specNode, releasesResult.releases));
   const policySet = selectedPolicySet(spec);
   if (policySet !== undefined && files.kindOf(`${APP_FILES.policies}/${policySet}`) !== 'directory') {
-    const available = files.list(APP_FILES.policies).filter((e) => e.kind === 'directory').map((e) => e.name);
+    const available = files
+      .list(APP_FILES.policies)
+      .filter((e) => e.kind === 'directory')
+      .map((e) => e.name);
     errors.push({
       severity: 'error',
       message: `policy set "${policySet}" not found: ${APP_FILES.policies}/${policySet}/ does not exist; available: ${available.sort().join(', ') || 'none'}`,
@@ -280,10 +295,19 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   );
   if (errors.length > 0) throw failure('the version catalog is invalid:');
   collect(checkReferences({ releases: releasesResult.releases, specNode, metadataRoot: metadataDoc.root, imageTargets: catalog.targets, files }));
-  collect(checkUpdatePhases(releasesResult.updatePhases, releasesResult.releases.map((r) => r.name), [...catalog.targets.keys()]));
+  collect(
+    checkUpdatePhases(
+      releasesResult.updatePhases,
+      releasesResult.releases.map((r) => r.name),
+      [...catalog.targets.keys()],
+    ),
+  );
   if (errors.length > 0) throw failure('the app refers to names that do not exist:');
   const versions = options.versions;
-  const catalogTarget = versions && versions.target !== '' ? targetEntry(catalog, versions) : targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
+  const catalogTarget =
+    versions && versions.target !== ''
+      ? targetEntry(catalog, versions)
+      : targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
   const serviceDefaults = effectiveServiceDefaults(catalog.defaults, catalogTarget.serviceDefaults);
   const target: VersionEntry = { ...catalogTarget, serviceDefaults: Object.fromEntries([...serviceDefaults].map(([name, d]) => [name, d.value])) };
   const custom = customImages(specNode);
@@ -372,13 +396,31 @@ function checkServicesSection(specNode: ValueNode | undefined, releases: readonl
   for (const [service, charts] of services.entries) {
     const ofService = releases.filter((r) => r.service === service);
     if (ofService.length === 0) {
-      out.push({ severity: 'error', message: `services: ${unknownName('service', service, releases.flatMap((r) => (r.service ? [r.service] : [])))}`, location: charts.origin.location, path: ['services', service] });
+      out.push({
+        severity: 'error',
+        message: `services: ${unknownName(
+          'service',
+          service,
+          releases.flatMap((r) => (r.service ? [r.service] : [])),
+        )}`,
+        location: charts.origin.location,
+        path: ['services', service],
+      });
       continue;
     }
     if (charts.kind !== 'map') continue;
     for (const [chart, node] of charts.entries) {
       if (!ofService.some((r) => r.chart === chart)) {
-        out.push({ severity: 'error', message: `service "${service}": ${unknownName('chart', chart, ofService.map((r) => r.chart))}`, location: node.origin.location, path: ['services', service, chart] });
+        out.push({
+          severity: 'error',
+          message: `service "${service}": ${unknownName(
+            'chart',
+            chart,
+            ofService.map((r) => r.chart),
+          )}`,
+          location: node.origin.location,
+          path: ['services', service, chart],
+        });
       }
     }
   }

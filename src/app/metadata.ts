@@ -53,7 +53,10 @@ export const metadataSchema: JsonSchema = {
   type: 'object',
   required: ['app_name', 'app_version', 'supported_k8s_version'],
   properties: {
-    app_name: { ...DNS1123_LABEL_SCHEMA, expected: `a lower-case name of letters, digits and dashes, at most ${DNS1123_LABEL_MAX} long (it labels every object of the app)` },
+    app_name: {
+      ...DNS1123_LABEL_SCHEMA,
+      expected: `a lower-case name of letters, digits and dashes, at most ${DNS1123_LABEL_MAX} long (it labels every object of the app)`,
+    },
     app_version: nonEmptyString,
     supported_k8s_version: {
       type: 'object',
@@ -118,12 +121,20 @@ export const metadataSchema: JsonSchema = {
           properties: {
             skipLevel: {
               type: 'array',
-              items: { type: 'object', required: ['from', 'to'], additionalProperties: false, properties: { from: { type: 'string', minLength: 1 }, to: { type: 'string', minLength: 1 } } },
+              items: {
+                type: 'object',
+                required: ['from', 'to'],
+                additionalProperties: false,
+                properties: { from: { type: 'string', minLength: 1 }, to: { type: 'string', minLength: 1 } },
+              },
               expected: 'a list of {from: RELEASE, to: RELEASE} jumps allowed in one target change',
             },
           },
         },
-        namespace: { ...DNS1123_LABEL_SCHEMA, expected: `the namespace of the app's own objects: a DNS-1123 label (lower-case letters, digits and dashes, at most ${DNS1123_LABEL_MAX})` },
+        namespace: {
+          ...DNS1123_LABEL_SCHEMA,
+          expected: `the namespace of the app's own objects: a DNS-1123 label (lower-case letters, digits and dashes, at most ${DNS1123_LABEL_MAX})`,
+        },
       },
     },
   },
@@ -181,7 +192,10 @@ function regexProblems(root: ValueNode | undefined): Diagnostic[] {
   const versions = getNode(root, ['upgrades', 'from_versions']);
   if (versions?.kind === 'seq') versions.items.forEach((item, i) => check(item, ['upgrades', 'from_versions', i], 'a valid regular expression'));
   const apps = getNode(root, ['dependent_apps']);
-  if (apps?.kind === 'seq') apps.items.forEach((app, i) => check(getNode(app, ['version']), ['dependent_apps', i, 'version'], 'a regular expression matched against the whole version'));
+  if (apps?.kind === 'seq')
+    apps.items.forEach((app, i) =>
+      check(getNode(app, ['version']), ['dependent_apps', i, 'version'], 'a regular expression matched against the whole version'),
+    );
   return out;
 }
 

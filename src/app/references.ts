@@ -23,7 +23,10 @@ function problem(message: string, location: SourceLocation | undefined, path?: D
  */
 function unknownReference(context: string, what: string, name: string, known: ReadonlySet<string>, location: SourceLocation, path: DocPath): Diagnostic {
   const typo = nearest(name, [...known]) !== undefined;
-  return { ...problem(`${context}${unknownName(what, name, known)}${typo ? '' : '; it applies to nothing'}`, location, path), severity: typo ? 'error' : 'warning' };
+  return {
+    ...problem(`${context}${unknownName(what, name, known)}${typo ? '' : '; it applies to nothing'}`, location, path),
+    severity: typo ? 'error' : 'warning',
+  };
 }
 
 /** Each item of a list node that is not one of `known`; `report` says how (default: unknownReference). */
@@ -37,7 +40,9 @@ function unknownItems(
 ): Diagnostic[] {
   if (node?.kind !== 'seq') return [];
   return node.items.flatMap((item, i) =>
-    item.kind === 'scalar' && typeof item.value === 'string' && !known.has(item.value) ? [report(context, what, item.value, known, item.origin.location, [...path, i])] : [],
+    item.kind === 'scalar' && typeof item.value === 'string' && !known.has(item.value)
+      ? [report(context, what, item.value, known, item.origin.location, [...path, i])]
+      : [],
   );
 }
 
@@ -47,7 +52,10 @@ function unknownItems(
  * resembles, with the nearest chart.
  */
 function unknownDisabledChart(context: string, what: string, name: string, known: ReadonlySet<string>, location: SourceLocation, path: DocPath): Diagnostic {
-  return { ...problem(`${context}${unknownName(what, name, known)}; it disables nothing here (StarlingX accepts it too)`, location, path), severity: 'warning' };
+  return {
+    ...problem(`${context}${unknownName(what, name, known)}; it disables nothing here (StarlingX accepts it too)`, location, path),
+    severity: 'warning',
+  };
 }
 
 export interface ReferenceInputs {
@@ -76,7 +84,9 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
   // An image field landing in a chart no release uses is `images list`'s warning; here only the typo is reported.
   for (const [field, targets] of input.imageTargets) {
     for (const target of targets) {
-      const finding = charts.has(target.chart) ? undefined : unknownReference(`image field ${field}: `, 'chart', target.chart, charts, target.location, [field, target.chart]);
+      const finding = charts.has(target.chart)
+        ? undefined
+        : unknownReference(`image field ${field}: `, 'chart', target.chart, charts, target.location, [field, target.chart]);
       if (finding?.severity === 'error') out.push(finding);
     }
   }
@@ -98,4 +108,3 @@ export function checkReferences(input: ReferenceInputs): Diagnostic[] {
   }
   return out;
 }
-

@@ -107,7 +107,8 @@ function describeErrors(errors: readonly ErrorObject[]): Problem[] {
   const problems: Problem[] = [];
   for (const error of errors) {
     if (insideComposite(error)) continue;
-    if (error.keyword === 'propertyNames' && refusedKeys.has(`${error.instancePath}\0${String((error.params as { propertyName?: unknown }).propertyName)}`)) continue;
+    if (error.keyword === 'propertyNames' && refusedKeys.has(`${error.instancePath}\0${String((error.params as { propertyName?: unknown }).propertyName)}`))
+      continue;
     const problem = describe(error);
     const key = `${problem.path.join('\u0000')}|${problem.message}`;
     if (seen.has(key)) continue;
@@ -127,7 +128,7 @@ function describe(error: ErrorObject): Problem {
   switch (error.keyword) {
     case 'additionalProperties': {
       const key = String(params.additionalProperty);
-      const known = Object.keys(((error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties) ?? {});
+      const known = Object.keys((error.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
       const suggestion = nearest(key, known);
       return { path: [...path, key], message: `unknown key "${key}"${suggestion ? `; did you mean "${suggestion}"?` : ''}` };
     }
@@ -136,13 +137,19 @@ function describe(error: ErrorObject): Problem {
     case 'not':
       return { path, message: expected ?? 'this value is not allowed here' };
     case 'propertyNames':
-      return { path: [...path, String(params.propertyName)], message: `key "${String(params.propertyName)}" is not allowed here${expected ? `: expected ${expected}` : ''}` };
+      return {
+        path: [...path, String(params.propertyName)],
+        message: `key "${String(params.propertyName)}" is not allowed here${expected ? `: expected ${expected}` : ''}`,
+      };
     case 'required':
       return { path, message: `missing required key "${String(params.missingProperty)}"` };
     case 'type':
       return { path, message: `expected ${expected ?? String(params.type)}, got ${typeName(error.data)}` };
     case 'enum':
-      return { path, message: `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(error.data)}` };
+      return {
+        path,
+        message: `expected one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(error.data)}`,
+      };
     case 'anyOf':
     case 'oneOf':
       return { path, message: `expected ${expected ?? 'a value matching the schema'}, got ${JSON.stringify(error.data)}` };

@@ -34,7 +34,12 @@ export const updatePhasesSchema: JsonSchema = {
     additionalProperties: false,
     required: ['name'],
     properties: {
-      name: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: DNS1123_LABEL_MAX, expected: 'a phase name (DNS-1123 label, e.g. dataplane)' },
+      name: {
+        type: 'string',
+        pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+        maxLength: DNS1123_LABEL_MAX,
+        expected: 'a phase name (DNS-1123 label, e.g. dataplane)',
+      },
       releases: { type: 'array', items: { type: 'string', minLength: 1 }, expected: 'release names of the table' },
       images: { type: 'array', items: { type: 'string', minLength: 1 }, expected: 'image fields of overrides/versions/images.yaml' },
       rest: { type: 'boolean', expected: 'true: the phase of every release no phase names' },
@@ -64,7 +69,12 @@ export function readUpdatePhases(root: ValueNode | undefined, file: string): Upd
 export function checkUpdatePhases(phases: readonly UpdatePhase[], releases: readonly string[], imageFields: readonly string[]): Diagnostic[] {
   const out: Diagnostic[] = [];
   const error = (message: string, phase: UpdatePhase, index: number, key?: string): void => {
-    out.push({ severity: 'error', message: `updatePhases[${index}] (${phase.name}): ${message}`, location: phase.location, path: ['updatePhases', index, ...(key ? [key] : [])] });
+    out.push({
+      severity: 'error',
+      message: `updatePhases[${index}] (${phase.name}): ${message}`,
+      location: phase.location,
+      path: ['updatePhases', index, ...(key ? [key] : [])],
+    });
   };
   const phaseOfName = new Map<string, number>();
   const releaseOwner = new Map<string, string>();

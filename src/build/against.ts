@@ -45,7 +45,10 @@ export async function readPreviousCharts(path: string): Promise<PreviousCharts> 
 }
 
 async function readRepoIndex(path: string): Promise<PreviousCharts> {
-  const index = parseYamlValue(await readFile(path, 'utf8'), basename(path)) as { apiVersion?: string; entries?: Record<string, { version?: string; digest?: string }[]> } | null;
+  const index = parseYamlValue(await readFile(path, 'utf8'), basename(path)) as {
+    apiVersion?: string;
+    entries?: Record<string, { version?: string; digest?: string }[]>;
+  } | null;
   if (!index || index.apiVersion !== 'v1' || typeof index.entries !== 'object') {
     throw new PreviousReleaseError(`${path} is not a Helm repository index (apiVersion v1 with entries)`);
   }
@@ -111,8 +114,18 @@ export function nextPatchVersion(version: string, name: string, previous: Previo
  */
 export async function earlierTarball(outDir: string, appName: string, file: string): Promise<string | undefined> {
   const names = await readdir(outDir).catch(() => [] as string[]);
-  const candidates = names.filter((name) => name.startsWith(`${appName}-`) && isBundleFileName(name) && join(outDir, name) !== file).map((name) => join(outDir, name));
-  const written = await Promise.all(candidates.map(async (path) => ({ path, at: await stat(path).then((s) => (s.isFile() ? s.mtimeMs : -1), () => -1) })));
+  const candidates = names
+    .filter((name) => name.startsWith(`${appName}-`) && isBundleFileName(name) && join(outDir, name) !== file)
+    .map((name) => join(outDir, name));
+  const written = await Promise.all(
+    candidates.map(async (path) => ({
+      path,
+      at: await stat(path).then(
+        (s) => (s.isFile() ? s.mtimeMs : -1),
+        () => -1,
+      ),
+    })),
+  );
   for (const { path } of written.filter((w) => w.at >= 0).sort((a, b) => b.at - a.at)) {
     // `shop-web-1.0.tgz` starts like a tarball of `shop`: the metadata says whose it is.
     const metadata = bundleMetadata(await readTarGzSafely(path, { label: basename(path) }).catch(() => new Map<string, Buffer>()));

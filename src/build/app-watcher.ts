@@ -54,7 +54,10 @@ export class AppWatcher {
   private rootPoll?: NodeJS.Timeout;
 
   /** `onChange` hears every change that may change the build, by path relative to the app. */
-  constructor(appDir: string, private readonly onChange: (changed: string) => void = () => {}) {
+  constructor(
+    appDir: string,
+    private readonly onChange: (changed: string) => void = () => {},
+  ) {
     this.root = resolve(appDir);
     this.watchTree(this.root);
     // Markers left in the app's folder by a process killed while it waited for one (see caughtUp).

@@ -17,7 +17,16 @@ import { ManifestCache } from './manifest-cache.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { appRepositoryResolver } from '../dependencies/index.js';
 import { FlotillaError, formatBytes, type Diagnostic } from '../diagnostics/index.js';
-import { asFileAccessError, checkSourceTree, isWithin, makeFolder, realpathLoose, type ExternalLink, type FileSource, type ReadMemory } from '../files/index.js';
+import {
+  asFileAccessError,
+  checkSourceTree,
+  isWithin,
+  makeFolder,
+  realpathLoose,
+  type ExternalLink,
+  type FileSource,
+  type ReadMemory,
+} from '../files/index.js';
 import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
@@ -126,7 +135,9 @@ export class ChartVersionError extends FlotillaError {
     super(
       `charts changed without a new version (against ${previous}); bump them or build with --bump-changed:\n` +
         problems
-          .map((p) => `  ${p.chart} ${p.version}: ${p.changedFiles.length > 0 ? `changed ${p.changedFiles.join(', ')}` : 'archive digest differs from the index'}`)
+          .map(
+            (p) => `  ${p.chart} ${p.version}: ${p.changedFiles.length > 0 ? `changed ${p.changedFiles.join(', ')}` : 'archive digest differs from the index'}`,
+          )
           .join('\n'),
     );
     this.problems = problems;
@@ -165,8 +176,18 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const cacheDir = cacheDirOf(options);
   // Held to the folder rule, every entry checked as it is read (src/cache); none when the folder fails the rule.
   const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
-  const { files: plugins, save: savePlugins } = await pluginFiles(root, options.followExternalSymlinks === true ? undefined : cache, options.followExternalSymlinks === true);
-  const session = await Session.fromDirectory(appDir, { transformText: substitute, pluginBundle: plugins, cache, readMemory: options.watched?.files, strict: options.strict });
+  const { files: plugins, save: savePlugins } = await pluginFiles(
+    root,
+    options.followExternalSymlinks === true ? undefined : cache,
+    options.followExternalSymlinks === true,
+  );
+  const session = await Session.fromDirectory(appDir, {
+    transformText: substitute,
+    pluginBundle: plugins,
+    cache,
+    readMemory: options.watched?.files,
+    strict: options.strict,
+  });
   const { app } = session;
   refuseUnsafeFileName(app);
   const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
@@ -210,7 +231,11 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const payload = new Map<string, Buffer>();
   for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
   // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
-  const appInputs = new Map<string, string | Uint8Array>([[APP_FILES.metadata, readShipped(APP_FILES.metadata)], ...payload, ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const)]);
+  const appInputs = new Map<string, string | Uint8Array>([
+    [APP_FILES.metadata, readShipped(APP_FILES.metadata)],
+    ...payload,
+    ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const),
+  ]);
   const { warnings: valuesWarnings, write: valuesWrite } = await checkValuesOnce(session, appInputs, cache, options.watched);
 
   const typeProblems = (await typecheck)?.problems ?? [];
@@ -252,7 +277,14 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
   // The piece table describes a file on disk: not saved for a tarball made in memory only.
   const saveCaches = (archive: WrittenArchive) =>
-    Promise.all([valuesWrite, chartsWrite, options.prepareOnly ? undefined : reuse?.save(archive), manifestCache?.save(), session.saveCache(), savePlugins?.()]);
+    Promise.all([
+      valuesWrite,
+      chartsWrite,
+      options.prepareOnly ? undefined : reuse?.save(archive),
+      manifestCache?.save(),
+      session.saveCache(),
+      savePlugins?.(),
+    ]);
   // A one-shot build saves its caches while the tarball is written and
   // flushed: the piece table is trusted only for a file of the recorded size
   // and CRC-32, so one saved before (or without) its tarball landing is never
@@ -272,7 +304,8 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     options.watched.unsavedCaches = () => saveCaches(written);
     if (cache) options.watched.lastTarball = written;
   }
-  const sinceEarlier = options.against === undefined && !options.prepareOnly ? await unbumpedSinceEarlier(outDir, app.metadata.appName, file, charts) : undefined;
+  const sinceEarlier =
+    options.against === undefined && !options.prepareOnly ? await unbumpedSinceEarlier(outDir, app.metadata.appName, file, charts) : undefined;
   return {
     app,
     valuesWarnings,
@@ -356,9 +389,12 @@ async function packageCharts(
   for (const release of app.releases) {
     const seen = byChart.get(release.chart);
     if (seen && app.path(seen.chartPath) !== app.path(release.chartPath)) {
-      throw new FlotillaError(`chart "${release.chart}" comes from two places (${seen.chartPath} for ${seen.name}, ${release.chartPath} for ${release.name}); a tarball holds one archive per chart name`, {
-        location: release.location,
-      });
+      throw new FlotillaError(
+        `chart "${release.chart}" comes from two places (${seen.chartPath} for ${seen.name}, ${release.chartPath} for ${release.name}); a tarball holds one archive per chart name`,
+        {
+          location: release.location,
+        },
+      );
     }
     byChart.set(release.chart, release);
   }
@@ -380,7 +416,9 @@ async function packageCharts(
     // The app parsed this Chart.yaml already (its name is checked at assembly): its tree is read, not the file again.
     let chart = await loader.load(dir, app.chartYaml(release));
     if (chart.name !== name) {
-      throw new FlotillaError(`release "${release.name}" names chart "${name}", but ${release.chartPath}/Chart.yaml says "${chart.name}"`, { location: release.location });
+      throw new FlotillaError(`release "${release.name}" names chart "${name}", but ${release.chartPath}/Chart.yaml says "${chart.name}"`, {
+        location: release.location,
+      });
     }
     const problem = previous && unbumpedChange(chart, undefined, previous);
     if (problem && options.bumpChanged) {
@@ -403,7 +441,10 @@ async function packageCharts(
   cacheWrite?.catch(() => undefined);
   if (problems.length > 0 && previous) {
     await cacheWrite; // what was packaged stays packaged
-    throw new ChartVersionError(problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)), previous.source);
+    throw new ChartVersionError(
+      problems.sort((a, b) => (a.chart < b.chart ? -1 : 1)),
+      previous.source,
+    );
   }
   return { charts: charts.filter((c): c is CachedChart => c !== undefined), bumped: new Map([...bumped].sort()), cacheWrite };
 }
@@ -439,7 +480,9 @@ function refuseOwnOutput(root: string, readFolders: readonly string[], options: 
     const abs = realpathLoose(dir);
     const inside = folders.find(([, real]) => isWithin(abs, real))?.[0];
     if (inside) {
-      throw new FlotillaError(`${dir}: ${what} is inside the app's ${relative(root, inside) || '.'}/, which the build reads: the tarball would carry its own output; write it outside the app's source folders and charts (-d)`);
+      throw new FlotillaError(
+        `${dir}: ${what} is inside the app's ${relative(root, inside) || '.'}/, which the build reads: the tarball would carry its own output; write it outside the app's source folders and charts (-d)`,
+      );
     }
   }
 }
@@ -479,7 +522,11 @@ const PLUGIN_CACHE_FORMAT = 'flotilla-plugin-cache/3';
  * content checked as it is read: src/cache). `cache` is left out with
  * `followExternal`: the bundle's cache key knows nothing of files outside the app.
  */
-async function pluginFiles(appRoot: string, cache: CacheFolder | undefined, followExternal: boolean): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
+async function pluginFiles(
+  appRoot: string,
+  cache: CacheFolder | undefined,
+  followExternal: boolean,
+): Promise<{ files: Map<string, Buffer>; save?: () => Promise<void> }> {
   const key = cache && (await pluginBundleKey(appRoot));
   const name = `plugins-${key}.json`;
   const inputs = `${PLUGIN_CACHE_FORMAT}\0${key}`;
@@ -489,7 +536,8 @@ async function pluginFiles(appRoot: string, cache: CacheFolder | undefined, foll
   const files = new Map([...bundle.files].map(([file, bytes]) => [file, Buffer.from(bytes)]));
   if (!cache) return { files };
   // Written with the build's other cache files, once the build is known to write any.
-  const save = () => cache.write(name, 'plugins', inputs, JSON.stringify(Object.fromEntries([...files].map(([file, data]) => [file, data.toString('base64')]))));
+  const save = () =>
+    cache.write(name, 'plugins', inputs, JSON.stringify(Object.fromEntries([...files].map(([file, data]) => [file, data.toString('base64')]))));
   return { files, save };
 }
 

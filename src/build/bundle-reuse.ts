@@ -39,7 +39,7 @@ const STORED_BLOCK_HEADER = 5;
 /** The bytes inside a piece of stored blocks (storedPiece's inverse); undefined when it is not one. */
 function unstore(deflated: Buffer): Buffer | undefined {
   const parts: Buffer[] = [];
-  for (let at = 0; at < deflated.length; ) {
+  for (let at = 0; at < deflated.length;) {
     if (deflated[at] !== 0 || at + STORED_BLOCK_HEADER > deflated.length) return undefined;
     const length = deflated.readUInt16LE(at + 1);
     if ((deflated.readUInt16LE(at + 3) ^ 0xffff) !== length) return undefined;
@@ -108,7 +108,16 @@ export class BundleReuse implements PieceSource {
 function isRecord(value: unknown): value is PieceRecord {
   const r = value as Partial<PieceRecord> | null;
   const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
-  return typeof r === 'object' && r !== null && typeof r.key === 'string' && count(r.offset) && count(r.deflatedLength) && count(r.length) && count(r.crc) && (r.crc as number) < 2 ** 32;
+  return (
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.key === 'string' &&
+    count(r.offset) &&
+    count(r.deflatedLength) &&
+    count(r.length) &&
+    count(r.crc) &&
+    (r.crc as number) < 2 ** 32
+  );
 }
 
 /**

@@ -164,7 +164,8 @@ export class ChartCache {
     } catch {
       index = undefined;
     }
-    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null) return new ChartCache(cache, undefined, archives, kept, repositories);
+    if (index?.format !== FORMAT || typeof index.charts !== 'object' || index.charts === null)
+      return new ChartCache(cache, undefined, archives, kept, repositories);
     const charts = Object.fromEntries(Object.entries(index.charts).filter(([, entry]) => isIndexEntry(entry)));
     return new ChartCache(cache, { format: FORMAT, charts }, archives, kept, repositories);
   }
@@ -201,7 +202,17 @@ export class ChartCache {
     for (const dir of dirs) if (!folders.get(dir) && this.walked.get(dir)) folders.set(dir, this.walked.get(dir));
     const fingerprint = this.fingerprint(dirs, folders);
     if (fingerprint) {
-      this.entries[chartDir] = { name: packaged.name, version: packaged.version, contentDigest, sha256: packaged.sha256, md5: packaged.md5, sourceDirs: dirs, fingerprint: fingerprint.digest, takenAt: fingerprint.takenAt, repositories: this.repositories };
+      this.entries[chartDir] = {
+        name: packaged.name,
+        version: packaged.version,
+        contentDigest,
+        sha256: packaged.sha256,
+        md5: packaged.md5,
+        sourceDirs: dirs,
+        fingerprint: fingerprint.digest,
+        takenAt: fingerprint.takenAt,
+        repositories: this.repositories,
+      };
       this.changed = true;
     }
     return { archive: fromCache ?? packaged, reused: fromCache !== undefined };

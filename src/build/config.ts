@@ -2,7 +2,15 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { DiagnosticsError, FlotillaError } from '../diagnostics/index.js';
-import { checkSchema, DEFAULT_HELM_REPO, GENERATED_KUSTOMIZATION_FIELDS, STARLINGX_HELM_REPOS, starlingxRepositoryOfUrl, type AppMetadata, type JsonSchema } from '../app/index.js';
+import {
+  checkSchema,
+  DEFAULT_HELM_REPO,
+  GENERATED_KUSTOMIZATION_FIELDS,
+  STARLINGX_HELM_REPOS,
+  starlingxRepositoryOfUrl,
+  type AppMetadata,
+  type JsonSchema,
+} from '../app/index.js';
 import { parseYaml, toPlain } from '../document/index.js';
 import { helmRepositorySpecSchema, type HelmRepositorySpec } from '../flux/index.js';
 import { ANNOTATIONS_SCHEMA, FLUX_DURATION_PATTERN, KUBE_OBJECT_NAME_SCHEMA, LABELS_SCHEMA } from '../names/index.js';

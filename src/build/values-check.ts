@@ -52,7 +52,11 @@ function digest(names: Iterable<string>, inputs: ValuesInputs, seed: string): st
 export function releaseCheckKeys(releases: readonly Release[], policySet: string | undefined, inputs: ValuesInputs, strict = false): Map<Release, string> {
   const own = new Map(releases.map((r) => [r, ownInputs(r, policySet)]));
   const owned = new Set([...own.values()].flat());
-  const shared = digest([...inputs.keys()].filter((name) => !owned.has(name)), inputs, strict ? 'app strict' : 'app');
+  const shared = digest(
+    [...inputs.keys()].filter((name) => !owned.has(name)),
+    inputs,
+    strict ? 'app strict' : 'app',
+  );
   return new Map(releases.map((r) => [r, digest(own.get(r) ?? [], inputs, `${shared}\0${r.name}`)]));
 }
 
@@ -75,7 +79,8 @@ async function readPassed(cache: CacheFolder): Promise<Map<string, readonly Diag
     const entry = content && (JSON.parse(content.toString('utf8')) as { passed?: unknown } | null);
     if (!entry || !Array.isArray(entry.passed)) return passed;
     for (const item of entry.passed as unknown[]) {
-      if (!Array.isArray(item) || typeof item[0] !== 'string' || !/^[0-9a-f]{64}$/.test(item[0]) || !Array.isArray(item[1]) || !item[1].every(isWarning)) continue;
+      if (!Array.isArray(item) || typeof item[0] !== 'string' || !/^[0-9a-f]{64}$/.test(item[0]) || !Array.isArray(item[1]) || !item[1].every(isWarning))
+        continue;
       passed.set(item[0], item[1] as Diagnostic[]);
     }
     return passed;

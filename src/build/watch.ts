@@ -45,7 +45,8 @@ export function watchApp(appDir: string, options: WatchOptions, onBuild: (build:
       watcher.watchChartsOf(result);
       onBuild({ ok: true, result, millis: performance.now() - started, changed });
     } catch (error) {
-      const failure = error instanceof FlotillaError ? error : (systemFileError(error) ?? new FlotillaError(`build failed: ${(error as Error).message}`, { cause: error }));
+      const failure =
+        error instanceof FlotillaError ? error : (systemFileError(error) ?? new FlotillaError(`build failed: ${(error as Error).message}`, { cause: error }));
       onBuild({ ok: false, error: failure, millis: performance.now() - started, changed });
     }
   };

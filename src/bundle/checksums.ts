@@ -65,7 +65,14 @@ export type ChecksumProblem =
   | { readonly kind: 'malformed-line'; readonly checksumFile: string; readonly line: number; readonly text: string }
   | { readonly kind: 'duplicate-line'; readonly checksumFile: string; readonly line: number; readonly path: string }
   | { readonly kind: 'missing-file'; readonly checksumFile: string; readonly line: number; readonly path: string }
-  | { readonly kind: 'mismatch'; readonly checksumFile: string; readonly line: number; readonly path: string; readonly expected: string; readonly actual: string }
+  | {
+      readonly kind: 'mismatch';
+      readonly checksumFile: string;
+      readonly line: number;
+      readonly path: string;
+      readonly expected: string;
+      readonly actual: string;
+    }
   | { readonly kind: 'not-listed'; readonly checksumFile: string; readonly path: string };
 
 export function formatChecksumProblem(problem: ChecksumProblem): string {

@@ -54,7 +54,7 @@ export function storedPiece(raw: Buffer | readonly Buffer[]): DeflatePiece {
     out.writeUInt16LE(size, at + 1);
     out.writeUInt16LE(~size & 0xffff, at + 3);
     at += 5;
-    for (let left = size; left > 0; ) {
+    for (let left = size; left > 0;) {
       const source = parts[part]!;
       const chunk = source.subarray(inPart, inPart + left);
       chunk.copy(out, at);

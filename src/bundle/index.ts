@@ -55,7 +55,19 @@ export {
   TOP_LEVEL_ENTRIES,
   type ChecksumAlgorithm,
 } from './layout.js';
-export { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFolder, changedBundleEntries, bundleFromBytes, bundleMetadata, chartArchives, openBundle, type BundleChart, type BundleParts, type OpenedBundle } from './tarball.js';
+export {
+  BUNDLE_TAR_OPTIONS,
+  bundleEntries,
+  bundleFolder,
+  changedBundleEntries,
+  bundleFromBytes,
+  bundleMetadata,
+  chartArchives,
+  openBundle,
+  type BundleChart,
+  type BundleParts,
+  type OpenedBundle,
+} from './tarball.js';
 export {
   digestHex,
   formatChecksumProblem,

@@ -27,7 +27,16 @@ export const CHECKSUM_FILES: Readonly<Record<ChecksumAlgorithm, string>> = {
 export const SIGNATURE_FILE = 'checksum.sha256.sig';
 
 /** What may sit at the top of a tarball. */
-export const TOP_LEVEL_ENTRIES: readonly string[] = [METADATA_FILE, CHARTS_DIR, MANIFESTS_DIR, PLUGINS_DIR, APP_DIR, CHECKSUM_FILES.md5, CHECKSUM_FILES.sha256, SIGNATURE_FILE];
+export const TOP_LEVEL_ENTRIES: readonly string[] = [
+  METADATA_FILE,
+  CHARTS_DIR,
+  MANIFESTS_DIR,
+  PLUGINS_DIR,
+  APP_DIR,
+  CHECKSUM_FILES.md5,
+  CHECKSUM_FILES.sha256,
+  SIGNATURE_FILE,
+];
 
 /** The checksum files and the signature: the files the checksum lists never cover. */
 export function isChecksumFile(path: string): boolean {

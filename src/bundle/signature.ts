@@ -25,7 +25,10 @@ function parseKey(pem: string, kind: 'private' | 'public', what: string): KeyObj
   } catch (error) {
     if (error instanceof SignatureKeyError) throw error;
     // OpenSSL's own words (`DECODER routines::unsupported`) say nothing a user can act on: say what is expected.
-    const expected = kind === 'private' ? '-----BEGIN PRIVATE KEY----- (made by: openssl genpkey -algorithm ed25519 -out key.pem)' : '-----BEGIN PUBLIC KEY----- (made by: openssl pkey -in key.pem -pubout -out key.pub.pem)';
+    const expected =
+      kind === 'private'
+        ? '-----BEGIN PRIVATE KEY----- (made by: openssl genpkey -algorithm ed25519 -out key.pem)'
+        : '-----BEGIN PUBLIC KEY----- (made by: openssl pkey -in key.pem -pubout -out key.pub.pem)';
     throw new SignatureKeyError(`${what} is not an ed25519 ${kind} key in PEM format: expected ${expected}`, { cause: error });
   }
 }
@@ -55,9 +58,14 @@ export interface SignedBundle {
 export async function signBundleFile(file: string, privateKeyPem: string): Promise<SignedBundle> {
   const files = await readTarGzSafely(file, { label: basename(file) });
   const problems = verifyChecksums(files, { required: ['sha256', 'md5'] });
-  if (problems.length > 0) throw new FlotillaError(`${basename(file)}: not signing a tarball whose checksums fail:\n  ${problems.map(formatChecksumProblem).join('\n  ')}`);
+  if (problems.length > 0)
+    throw new FlotillaError(`${basename(file)}: not signing a tarball whose checksums fail:\n  ${problems.map(formatChecksumProblem).join('\n  ')}`);
   const checksums = files.get(CHECKSUM_FILES.sha256) as Buffer;
   files.set(SIGNATURE_FILE, Buffer.from(signChecksums(checksums, privateKeyPem)));
-  const written = await writeTarGzFile(file, [...files].map(([path, data]) => ({ path, data })), BUNDLE_TAR_OPTIONS);
+  const written = await writeTarGzFile(
+    file,
+    [...files].map(([path, data]) => ({ path, data })),
+    BUNDLE_TAR_OPTIONS,
+  );
   return { file, sha256: written.sha256 };
 }

@@ -184,7 +184,11 @@ function readHeader(block: Buffer, offset: number, refuse: Refuse): Header {
   }
   // ustar keeps 500–511 unused (star puts times there); GNU keeps 345–511 for incremental and sparse data, which Python reads as a name prefix.
   if (!isZero(block.subarray(ustar ? 500 : 345, BLOCK))) {
-    throw refuse('ambiguous', `header at offset ${offset} uses fields outside plain ${ustar ? 'ustar' : 'GNU'} (star, incremental or sparse data that readers interpret differently)`, shown);
+    throw refuse(
+      'ambiguous',
+      `header at offset ${offset} uses fields outside plain ${ustar ? 'ustar' : 'GNU'} (star, incremental or sparse data that readers interpret differently)`,
+      shown,
+    );
   }
   const name = untilNul(block.subarray(0, 100));
   const prefix = ustar ? untilNul(block.subarray(345, 500)) : Buffer.alloc(0);
@@ -197,7 +201,20 @@ function readHeader(block: Buffer, offset: number, refuse: Refuse): Header {
 }
 
 /** pax records that only describe an entry (owner, times, xattrs): readers may ignore them without extracting anything different. */
-const DESCRIPTIVE_PAX_KEYS = new Set(['mtime', 'atime', 'ctime', 'uid', 'gid', 'uname', 'gname', 'comment', 'SCHILY.dev', 'SCHILY.ino', 'SCHILY.nlink', 'LIBARCHIVE.creationtime']);
+const DESCRIPTIVE_PAX_KEYS = new Set([
+  'mtime',
+  'atime',
+  'ctime',
+  'uid',
+  'gid',
+  'uname',
+  'gname',
+  'comment',
+  'SCHILY.dev',
+  'SCHILY.ino',
+  'SCHILY.nlink',
+  'LIBARCHIVE.creationtime',
+]);
 const DESCRIPTIVE_PAX_PREFIXES = ['SCHILY.xattr.', 'LIBARCHIVE.xattr.'];
 const PAX_VALUE: Readonly<Record<string, RegExp>> = {
   size: /^[0-9]{1,15}$/,
@@ -228,7 +245,8 @@ function parsePax(data: Buffer, global: boolean, refuse: Refuse, shown: string):
     const lengthText = space === -1 ? '' : data.subarray(off, space).toString('latin1');
     if (!/^[1-9][0-9]{0,7}$/.test(lengthText)) throw refuse('bad-header', `malformed ${what}: bad record length at byte ${off}`, shown);
     const end = off + Number(lengthText);
-    if (end > data.length || data[end - 1] !== 0x0a) throw refuse('bad-header', `malformed ${what}: record at byte ${off} does not end where its length says`, shown);
+    if (end > data.length || data[end - 1] !== 0x0a)
+      throw refuse('bad-header', `malformed ${what}: record at byte ${off} does not end where its length says`, shown);
     const body = data.subarray(space + 1, end - 1);
     const eq = body.indexOf(0x3d);
     const key = eq <= 0 ? undefined : decodeStrict(body.subarray(0, eq));
@@ -236,14 +254,24 @@ function parsePax(data: Buffer, global: boolean, refuse: Refuse, shown: string):
     if (key === undefined || value === undefined) throw refuse('bad-header', `malformed ${what}: record at byte ${off} is not UTF-8 key=value`, shown);
     if (records.has(key)) throw refuse('ambiguous', `${what} sets "${key}" twice (readers disagree on which applies)`, shown);
     if (body.includes(0x0a)) {
-      throw refuse('ambiguous', `${what} record at byte ${off} holds a newline (node-tar splits pax records at newlines and reads another name or size)`, shown);
+      throw refuse(
+        'ambiguous',
+        `${what} record at byte ${off} holds a newline (node-tar splits pax records at newlines and reads another name or size)`,
+        shown,
+      );
     }
     const descriptive = DESCRIPTIVE_PAX_KEYS.has(key) || DESCRIPTIVE_PAX_PREFIXES.some((p) => key.startsWith(p));
     if (key.startsWith('GNU.sparse.')) {
-      throw refuse('ambiguous', `${what} has the sparse-file record "${key}" (GNU tar alone applies it, extracting another name or size than other readers)`, shown);
+      throw refuse(
+        'ambiguous',
+        `${what} has the sparse-file record "${key}" (GNU tar alone applies it, extracting another name or size than other readers)`,
+        shown,
+      );
     }
     if (!descriptive && (global || (key !== 'path' && key !== 'size'))) {
-      const allowed = global ? 'a global header may only describe (times, owners, comment)' : 'only path, size, times, owners, comments and extended attributes are accepted';
+      const allowed = global
+        ? 'a global header may only describe (times, owners, comment)'
+        : 'only path, size, times, owners, comments and extended attributes are accepted';
       throw refuse('ambiguous', `${what} has the record "${key}" (${allowed}: readers may interpret others differently)`, shown);
     }
     if ((value === '' && key === 'path') || value.includes('\0') || (PAX_VALUE[key] && !PAX_VALUE[key].test(value))) {
@@ -442,7 +470,8 @@ function gzipDataStart(bytes: Buffer, refuse: Refuse): number {
   }
   if (flags & GZIP_FLAGS.HCRC) {
     if (off + 2 > bytes.length) throw refuse('truncated', 'gzip header is truncated');
-    if (bytes.readUInt16LE(off) !== (crc32(bytes.subarray(0, off)) & 0xffff)) throw refuse('bad-gzip', 'gzip header checksum (FHCRC) does not match the header');
+    if (bytes.readUInt16LE(off) !== (crc32(bytes.subarray(0, off)) & 0xffff))
+      throw refuse('bad-gzip', 'gzip header checksum (FHCRC) does not match the header');
     off += 2;
   }
   if (off >= bytes.length) throw refuse('truncated', 'gzip header is truncated');

@@ -134,7 +134,17 @@ export function entryHeader(path: string, size: number, mtime: Date, kind: Entry
   const fast = ustarHeader(path, size, mtime, kind);
   if (fast) return [fast];
   const { Header, Pax } = load('tar') as typeof import('tar');
-  const fields = { path, mode: kind === 'file' ? FILE_MODE : DIR_MODE, uid: 0, gid: 0, size, mtime, type: kind === 'file' ? ('File' as const) : ('Directory' as const), uname: '', gname: '' };
+  const fields = {
+    path,
+    mode: kind === 'file' ? FILE_MODE : DIR_MODE,
+    uid: 0,
+    gid: 0,
+    size,
+    mtime,
+    type: kind === 'file' ? ('File' as const) : ('Directory' as const),
+    uname: '',
+    gname: '',
+  };
   const header = new Header(fields);
   const needPax = header.encode();
   const block = header.block;
@@ -397,7 +407,10 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
   const endGroup = (): void => {
     if (group.length === 0) return;
     const members = group;
-    piece(members.length === 1 ? groupKeys[0]! : groupPieceKey(groupKeys), () => ({ kind: 'compress', raw: Buffer.concat(members.flatMap(({ header, data, pad }) => [header, data, pad])) }));
+    piece(members.length === 1 ? groupKeys[0]! : groupPieceKey(groupKeys), () => ({
+      kind: 'compress',
+      raw: Buffer.concat(members.flatMap(({ header, data, pad }) => [header, data, pad])),
+    }));
     group = [];
     groupKeys = [];
   };
@@ -406,7 +419,11 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
     if (entry.compression === 'stored' || data.length >= OWN_PIECE) {
       endGroup();
-      piece(key, () => (entry.compression === 'stored' ? { kind: 'ready', piece: storedPiece([header, data, pad]) } : { kind: 'compress', raw: Buffer.concat([header, data, pad]) }));
+      piece(key, () =>
+        entry.compression === 'stored'
+          ? { kind: 'ready', piece: storedPiece([header, data, pad]) }
+          : { kind: 'compress', raw: Buffer.concat([header, data, pad]) },
+      );
       continue;
     }
     group.push(laidOut);
@@ -462,7 +479,13 @@ export async function writeTarGzPieces(entries: readonly TarEntry[], options: Ta
   const plan = planPieces(entries, options);
   const pieces = await Promise.all(plan.jobs.map((job) => pieceAsync(job, level)));
   const joined = joinGzip(pieces);
-  const records = (plan.keys ?? []).map((key, i) => ({ key, offset: joined.offsets[i]!, deflatedLength: pieces[i]!.deflated.length, crc: pieces[i]!.crc, length: pieces[i]!.length }));
+  const records = (plan.keys ?? []).map((key, i) => ({
+    key,
+    offset: joined.offsets[i]!,
+    deflatedLength: pieces[i]!.deflated.length,
+    crc: pieces[i]!.crc,
+    length: pieces[i]!.length,
+  }));
   return { bytes: joined.bytes, pieces: records };
 }
 

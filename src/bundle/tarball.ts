@@ -8,7 +8,19 @@ import { basename } from 'node:path';
 import { FlotillaError } from '../diagnostics/index.js';
 import { readInputFile } from '../files/index.js';
 import { digestHex, md5sumFile, sha256sumFile } from './checksums.js';
-import { APP_DIR, bundlePath, CHARTS_DIR, chartArchivePath, CHECKSUM_FILES, isBundleFileName, isChartArchivePath, isChecksumFile, MANIFESTS_DIR, METADATA_FILE, PLUGINS_DIR } from './layout.js';
+import {
+  APP_DIR,
+  bundlePath,
+  CHARTS_DIR,
+  chartArchivePath,
+  CHECKSUM_FILES,
+  isBundleFileName,
+  isChartArchivePath,
+  isChecksumFile,
+  MANIFESTS_DIR,
+  METADATA_FILE,
+  PLUGINS_DIR,
+} from './layout.js';
 import { DecompressionBudget, readTarGzEntriesSync, type ArchiveLimits } from './tar-read.js';
 import type { TarEntry, TarWriteOptions } from './tar-write.js';
 
@@ -91,8 +103,10 @@ export interface BundleParts {
 export function bundleEntries(parts: BundleParts): TarEntry[] {
   const entries: TarEntry[] = [{ path: METADATA_FILE, data: parts.metadata }];
   // A chart archive is compressed already: stored, not deflated again.
-  for (const chart of parts.charts) entries.push({ path: chartArchivePath(chart.name, chart.version), data: chart.bytes, compression: 'stored', sha256: chart.sha256, md5: chart.md5 });
-  for (const [path, data] of parts.manifests) entries.push({ path: bundlePath(MANIFESTS_DIR, path), data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data });
+  for (const chart of parts.charts)
+    entries.push({ path: chartArchivePath(chart.name, chart.version), data: chart.bytes, compression: 'stored', sha256: chart.sha256, md5: chart.md5 });
+  for (const [path, data] of parts.manifests)
+    entries.push({ path: bundlePath(MANIFESTS_DIR, path), data: typeof data === 'string' ? Buffer.from(data, 'utf8') : data });
   for (const [path, data] of parts.plugins) entries.push({ path: bundlePath(PLUGINS_DIR, path), data });
   for (const [path, data] of parts.app) entries.push({ path: bundlePath(APP_DIR, path), data });
   return withChecksumFiles(entries);
@@ -100,7 +114,11 @@ export function bundleEntries(parts: BundleParts): TarEntry[] {
 
 /** The entries, each digested once (the checksum files list them, and the tarball writer keys reusable pieces by the sha256), then the checksum files. */
 function withChecksumFiles(entries: readonly TarEntry[]): TarEntry[] {
-  const digested: TarEntry[] = entries.map((entry) => ({ ...entry, sha256: entry.sha256 ?? digestHex('sha256', entry.data), md5: entry.md5 ?? digestHex('md5', entry.data) }));
+  const digested: TarEntry[] = entries.map((entry) => ({
+    ...entry,
+    sha256: entry.sha256 ?? digestHex('sha256', entry.data),
+    md5: entry.md5 ?? digestHex('md5', entry.data),
+  }));
   digested.push({ path: CHECKSUM_FILES.md5, data: md5sumFile(digested) }, { path: CHECKSUM_FILES.sha256, data: sha256sumFile(digested) });
   return digested;
 }

@@ -25,7 +25,8 @@ export function folderProblem(dir: string, rule: FolderRule = {}): string | unde
     if (!info.isDirectory()) return `${dir} is not a folder${info.isSymbolicLink() ? ' (a symbolic link)' : ''}`;
     if (process.getuid !== undefined && info.uid !== process.getuid()) return `${dir} is owned by another user (uid ${info.uid})`;
     const open = info.mode & (rule.private ? 0o077 : 0o022);
-    if (open !== 0) return `${dir} is ${rule.private ? 'open to' : 'writable by'} group or others (mode ${(info.mode & 0o777).toString(8)}; chmod ${rule.private ? '700' : 'go-w'} it to use it)`;
+    if (open !== 0)
+      return `${dir} is ${rule.private ? 'open to' : 'writable by'} group or others (mode ${(info.mode & 0o777).toString(8)}; chmod ${rule.private ? '700' : 'go-w'} it to use it)`;
     return undefined;
   } catch (error) {
     return `${dir} cannot be used (${(error as NodeJS.ErrnoException).code ?? String(error)})`;

@@ -95,6 +95,7 @@ export function openEntry(bytes: Buffer, kind: string, inputKey: string, key: Bu
   const content = bytes.subarray(end + 1);
   const expected = mac(key, kind, inputKey, content);
   const given = Buffer.from(header[3]!, 'hex');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { problem: 'its content is not what this user wrote (digest check failed)' };
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    return { problem: 'its content is not what this user wrote (digest check failed)' };
   return { content };
 }

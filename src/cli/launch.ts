@@ -67,7 +67,10 @@ export function launch(bundlePath: string, contentHash: string, launcher: string
         void import('../server/start.js').then(({ startServer }) => {
           const pid = startServer(place, launcher, command);
           // Said, as a background process should be, with how to do without it.
-          if (pid !== undefined) process.stderr.write(`flotilla: started a build server (pid ${pid}) to make the next builds faster; \`flotilla build-server stop\` stops it, FLOTILLA_BUILD_SERVER=0 does without\n`);
+          if (pid !== undefined)
+            process.stderr.write(
+              `flotilla: started a build server (pid ${pid}) to make the next builds faster; \`flotilla build-server stop\` stops it, FLOTILLA_BUILD_SERVER=0 does without\n`,
+            );
         });
       });
     } else {
@@ -81,9 +84,12 @@ export function launch(bundlePath: string, contentHash: string, launcher: string
   if (!place) return runHere();
   // `flotilla build | head`: what the reader no longer wants goes nowhere.
   process.stdout.on('error', () => {});
-  void runOnServer(place.socket, { kind: 'run', key: place.key, ...command }, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }).then((code) => {
+  void runOnServer(
+    place.socket,
+    { kind: 'run', key: place.key, ...command },
+    { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) },
+  ).then((code) => {
     if (code === undefined) runHere();
     else process.exitCode = code;
   });
 }
-

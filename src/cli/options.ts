@@ -40,7 +40,8 @@ export function destinationOption(description: string, defaultDir?: string): Opt
 export function integerAtLeast(min: number): (value: string) => number {
   return (value) => {
     const n = Number(value);
-    if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}, got "${value}"`);
+    if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min)
+      throw new InvalidArgumentError(`expected a whole number of at least ${min}, got "${value}"`);
     return n;
   };
 }
@@ -62,7 +63,8 @@ export function collect(value: string, previous: readonly string[] = []): string
  */
 export function appDirAndNames(words: readonly string[]): { appDir: string; names: string[] } {
   const [first, ...rest] = words;
-  if (first !== undefined && (first.includes('/') || first === '.' || (existsSync(first) && statSync(first).isDirectory()))) return { appDir: first, names: rest };
+  if (first !== undefined && (first.includes('/') || first === '.' || (existsSync(first) && statSync(first).isDirectory())))
+    return { appDir: first, names: rest };
   return { appDir: '.', names: [...words] };
 }
 

@@ -41,7 +41,13 @@ export async function defineProgram(context: CommandContext, modules: readonly (
     .configureOutput({
       writeOut: (text) => io.out(text.replace(/\n$/, '')),
       writeErr: (text) => io.err(text.replace(/\n$/, '')),
-      outputError: (text, write) => write(`flotilla: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see --help)\n`),
+      outputError: (text, write) =>
+        write(
+          `flotilla: ${text
+            .replace(/^error: /, '')
+            .trim()
+            .replace(/\s*\n\s*/g, ' ')} (see --help)\n`,
+        ),
     })
     .exitOverride();
   const registered = new Set<RegisterCommand>();

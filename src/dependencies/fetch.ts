@@ -69,7 +69,12 @@ export function repositoryNetwork(options: NetworkOptions): RepositoryNetwork {
         const entry = byVersion.get(version);
         const first = Array.isArray(entry?.urls) ? entry.urls.find((u): u is string => typeof u === 'string') : undefined;
         if (entry === undefined || first === undefined) {
-          throw new ChartDependencyError(request.chart, request.dependency.name, `${indexUrl} lists no URL for ${request.dependency.name} ${version}`, request.dependency.location);
+          throw new ChartDependencyError(
+            request.chart,
+            request.dependency.name,
+            `${indexUrl} lists no URL for ${request.dependency.name} ${version}`,
+            request.dependency.location,
+          );
         }
         // A relative URL is relative to the repository, as Helm reads it.
         const url = new URL(first, `${repository}/`).toString();
@@ -77,7 +82,12 @@ export function repositoryNetwork(options: NetworkOptions): RepositoryNetwork {
         const digest = createHash('sha256').update(bytes).digest('hex');
         // Helm's index gives the archive's sha256 as hex; an index without one gets the archive as served.
         if (entry.digest !== undefined && entry.digest !== '' && String(entry.digest).replace(/^sha256:/, '') !== digest) {
-          throw new ChartDependencyError(request.chart, request.dependency.name, `${url} has sha256 ${digest}, but ${indexUrl} says ${entry.digest}: refused`, request.dependency.location);
+          throw new ChartDependencyError(
+            request.chart,
+            request.dependency.name,
+            `${url} has sha256 ${digest}, but ${indexUrl} says ${entry.digest}: refused`,
+            request.dependency.location,
+          );
         }
         return bytes;
       },
@@ -94,7 +104,13 @@ export function repositoryNetwork(options: NetworkOptions): RepositoryNetwork {
         const ref = new OciReference(base.registry, repo.repository, chartVersionTag(version));
         const { manifest } = await oci().getManifest(ref);
         const layer = 'layers' in manifest ? (manifest as ImageManifest).layers.find((l) => l.mediaType === MediaType.helmChart) : undefined;
-        if (!layer) throw new ChartDependencyError(request.chart, request.dependency.name, `oci://${ref} is not a Helm chart (no ${MediaType.helmChart} layer)`, request.dependency.location);
+        if (!layer)
+          throw new ChartDependencyError(
+            request.chart,
+            request.dependency.name,
+            `oci://${ref} is not a Helm chart (no ${MediaType.helmChart} layer)`,
+            request.dependency.location,
+          );
         return oci().getBlob(ref, layer);
       },
     };

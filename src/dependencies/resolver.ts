@@ -77,7 +77,12 @@ export function repositoryResolver(options: RepositoryResolverOptions = {}): Rep
     const listing = await (await fetcher()).listing(repository, request, exact);
     const version = exact ?? highestWithin(request, listing.versions);
     if (version === undefined) {
-      throw new ChartDependencyError(request.chart, dep.name, `${dep.repository} holds no version of ${dep.name} within ${JSON.stringify(wanted || '*')}`, dep.location);
+      throw new ChartDependencyError(
+        request.chart,
+        dep.name,
+        `${dep.repository} holds no version of ${dep.name} within ${JSON.stringify(wanted || '*')}`,
+        dep.location,
+      );
     }
     if (exact === undefined) {
       const hit = await fromCache(version, cached.get(version));

@@ -32,7 +32,9 @@ export function formatPath(path: DocPath): string {
  * every text the redactor (src/plugins/redact.ts) cleans goes through it.
  */
 export function maskUrlCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:'"]*:)([^\s/?#@'"]*)@/gi, (_all, head: string, password: string) => (password.length > 0 ? `${head}<secret>@` : `${head}@`));
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s/?#@:'"]*:)([^\s/?#@'"]*)@/gi, (_all, head: string, password: string) =>
+    password.length > 0 ? `${head}<secret>@` : `${head}@`,
+  );
 }
 
 /** A size as messages give it: `1.2 MiB (1258291 bytes)`. */

@@ -243,7 +243,9 @@ function isTree(value: unknown, shape: TreeShape, depth: number): value is Value
         Array.isArray(node.edits) &&
         node.edits.every((edit: unknown) => {
           const e = edit as { op?: unknown; origin?: unknown; items?: unknown } | null;
-          return typeof e === 'object' && e !== null && LIST_OPS.has(e.op as string) && isOrigin(e.origin, shape) && Array.isArray(e.items) && e.items.every(child);
+          return (
+            typeof e === 'object' && e !== null && LIST_OPS.has(e.op as string) && isOrigin(e.origin, shape) && Array.isArray(e.items) && e.items.every(child)
+          );
         })
       );
     default:

@@ -67,7 +67,11 @@ export function scalarNode(value: Scalar, origin: Origin): ScalarNode {
  * Used for values computed in code (image references, plugin output).
  */
 export function fromPlain(value: unknown, origin: Origin): ValueNode {
-  if (Array.isArray(value)) return seqNode(value.map((v) => fromPlain(v, origin)), origin);
+  if (Array.isArray(value))
+    return seqNode(
+      value.map((v) => fromPlain(v, origin)),
+      origin,
+    );
   if (value !== null && typeof value === 'object') {
     const entries = new Map<string, ValueNode>();
     for (const [k, v] of Object.entries(value)) if (v !== undefined) entries.set(k, fromPlain(v, origin));
@@ -191,7 +195,10 @@ export function relabel(node: ValueNode, layer: string): ValueNode {
     case 'scalar':
       return scalarNode(node.value, origin);
     case 'seq':
-      return seqNode(node.items.map((i) => relabel(i, layer)), origin);
+      return seqNode(
+        node.items.map((i) => relabel(i, layer)),
+        origin,
+      );
     case 'edits':
       return {
         kind: 'edits',

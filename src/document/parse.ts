@@ -15,7 +15,24 @@
  *   character.
  */
 import { createHash } from 'node:crypto';
-import { LineCounter, Schema, isAlias, type Alias, isMap, isScalar, isSeq, parseAllDocuments, parseDocument, visit, type Document, type DocumentOptions, type Node as YamlNode, type ParseOptions as YamlParseOptions, type SchemaOptions, type Tags } from 'yaml';
+import {
+  LineCounter,
+  Schema,
+  isAlias,
+  type Alias,
+  isMap,
+  isScalar,
+  isSeq,
+  parseAllDocuments,
+  parseDocument,
+  visit,
+  type Document,
+  type DocumentOptions,
+  type Node as YamlNode,
+  type ParseOptions as YamlParseOptions,
+  type SchemaOptions,
+  type Tags,
+} from 'yaml';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { mapNode, scalarNode, seqNode, toPlain, type ListEdit, type ListOp, type Origin, type PlainValue, type ValueNode } from './nodes.js';
 import { fillFromMergeKeys, HandOver, KeysSeen, toScalar, TreeBuilder, yamlEvents, type TreeRules } from './tree.js';
@@ -54,8 +71,7 @@ export interface ParseOptions {
 
 // Helm reads values with a YAML 1.1 parser (yes/no are booleans, 0755 is octal),
 // so we do too; timestamps stay strings, as they reach Helm's templates.
-const yaml11Tags = (tags: Tags): Tags =>
-  tags.filter((t) => (typeof t === 'string' ? t !== 'timestamp' : t.tag !== 'tag:yaml.org,2002:timestamp'));
+const yaml11Tags = (tags: Tags): Tags => tags.filter((t) => (typeof t === 'string' ? t !== 'timestamp' : t.tag !== 'tag:yaml.org,2002:timestamp'));
 
 /**
  * The schema those options make, made once: the yaml package would otherwise
@@ -98,7 +114,9 @@ const MIB = 1024 * 1024;
 function checkSize(text: string, file: string): void {
   const bytes = Buffer.byteLength(text);
   if (bytes > YAML_LIMITS.maxBytes) {
-    throw new YamlSyntaxError(`the document is ${(bytes / MIB).toFixed(1)} MiB; YAML files are read up to ${YAML_LIMITS.maxBytes / MIB} MiB`, { location: { file, line: 1, column: 1 } });
+    throw new YamlSyntaxError(`the document is ${(bytes / MIB).toFixed(1)} MiB; YAML files are read up to ${YAML_LIMITS.maxBytes / MIB} MiB`, {
+      location: { file, line: 1, column: 1 },
+    });
   }
 }
 
@@ -139,7 +157,8 @@ function checkBounds(text: string, file: string): void {
       if (c === quote && (quote === "'" || text[i - 1] !== '\\')) quote = '';
     } else if (c === '"' || c === "'" || (c === '#' && (i === lineStart || /\s/.test(text[i - 1] ?? ' ')))) quote = c;
     else if (c === '[' || c === '{') {
-      if (++depth > YAML_LIMITS.maxDepth) throw new YamlSyntaxError(`values nest more than ${YAML_LIMITS.maxDepth} levels deep`, { location: { file, line, column: i - lineStart + 1 } });
+      if (++depth > YAML_LIMITS.maxDepth)
+        throw new YamlSyntaxError(`values nest more than ${YAML_LIMITS.maxDepth} levels deep`, { location: { file, line, column: i - lineStart + 1 } });
     } else if ((c === ']' || c === '}') && depth > 0) depth--;
   }
 }
@@ -268,7 +287,29 @@ export function parserIdentity(): string {
     .update(JSON.stringify(YAML_OPTIONS, (key, value: unknown) => (key === 'schema' ? undefined : value)))
     // The tree builders make every node, its origin's line and column, and its scalar's value (by the schema's tags);
     // the line scanner gives most texts' events (a fix of it must not leave trees made from its old events in use).
-    .update([yaml11Tags, checkSize, checkBounds, yamlEvents, scannerSource(), TreeBuilder, locator, refuseProblems, refuseRepeatedKeys, treeOf, aliasTargets, convert, convertCollection, KeysSeen, fillFromMergeKeys, toScalar, mapNode, seqNode, scalarNode].join('\n'))
+    .update(
+      [
+        yaml11Tags,
+        checkSize,
+        checkBounds,
+        yamlEvents,
+        scannerSource(),
+        TreeBuilder,
+        locator,
+        refuseProblems,
+        refuseRepeatedKeys,
+        treeOf,
+        aliasTargets,
+        convert,
+        convertCollection,
+        KeysSeen,
+        fillFromMergeKeys,
+        toScalar,
+        mapNode,
+        seqNode,
+        scalarNode,
+      ].join('\n'),
+    )
     .digest('hex');
   return identity;
 }
@@ -355,12 +396,16 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
   if (isAlias(node)) {
     ctx.targets ??= aliasTargets(doc);
     resolved = ctx.targets.get(node);
-    if (resolved && ctx.ancestors.has(resolved)) throw new YamlSyntaxError(`alias *${node.source} refers to a value that contains it`, { location: origin.location });
-    if (++aliasDepth > YAML_LIMITS.maxAliasDepth) throw new YamlSyntaxError(`aliases nest more than ${YAML_LIMITS.maxAliasDepth} deep`, { location: origin.location });
+    if (resolved && ctx.ancestors.has(resolved))
+      throw new YamlSyntaxError(`alias *${node.source} refers to a value that contains it`, { location: origin.location });
+    if (++aliasDepth > YAML_LIMITS.maxAliasDepth)
+      throw new YamlSyntaxError(`aliases nest more than ${YAML_LIMITS.maxAliasDepth} deep`, { location: origin.location });
     if (aliasDepth === 1) ctx.aliasAt = origin.location;
   }
   if (aliasDepth > 0 && ++ctx.aliasValues > YAML_LIMITS.maxAliasExpansion) {
-    throw new YamlSyntaxError(`aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values (an alias bomb?)`, { location: ctx.aliasAt ?? origin.location });
+    throw new YamlSyntaxError(`aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values (an alias bomb?)`, {
+      location: ctx.aliasAt ?? origin.location,
+    });
   }
   if (!resolved) return scalarNode(null, origin);
   if (isScalar(resolved) && !(resolved.tag && resolved.tag in LIST_EDIT_TAGS)) return scalarNode(toScalar(resolved.value), origin);
@@ -373,7 +418,15 @@ function convert(doc: Document, node: YamlNode, keyOffset: number | undefined, c
   }
 }
 
-function convertCollection(doc: Document, resolved: YamlNode, offset: number, origin: Origin, ctx: ConvertContext, depth: number, aliasDepth: number): ValueNode {
+function convertCollection(
+  doc: Document,
+  resolved: YamlNode,
+  offset: number,
+  origin: Origin,
+  ctx: ConvertContext,
+  depth: number,
+  aliasDepth: number,
+): ValueNode {
   const child = (item: YamlNode, keyOffset?: number): ValueNode => convert(doc, item, keyOffset, ctx, depth, aliasDepth);
   const tag = resolved.tag;
   if (tag && tag in LIST_EDIT_TAGS) {
@@ -399,7 +452,8 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
       }
       const at = keyNode?.range?.[0] ?? offset;
       // Helm turns values into JSON, whose keys are strings: a map or list as a key has no meaning there.
-      if (keyNode !== null && !isScalar(keyNode)) throw new YamlSyntaxError('a map key must be a plain value, not a map or a list', { location: ctx.locate(at) });
+      if (keyNode !== null && !isScalar(keyNode))
+        throw new YamlSyntaxError('a map key must be a plain value, not a map or a list', { location: ctx.locate(at) });
       const key = keyNode === null ? '' : String(keyNode.value);
       const value = pair.value as YamlNode | null;
       entries.set(key, value === null ? scalarNode(null, { layer: ctx.layer, location: ctx.locate(at) }) : child(value, at));
@@ -407,6 +461,10 @@ function convertCollection(doc: Document, resolved: YamlNode, offset: number, or
     fillFromMergeKeys(entries, inherited, TREE_RULES.fail);
     return mapNode(entries, origin);
   }
-  if (isSeq(resolved)) return seqNode(resolved.items.map((item) => child(item as YamlNode)), origin);
+  if (isSeq(resolved))
+    return seqNode(
+      resolved.items.map((item) => child(item as YamlNode)),
+      origin,
+    );
   return scalarNode(null, origin);
 }

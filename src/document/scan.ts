@@ -66,7 +66,11 @@ const scalarEvent = (valueStart: number, valueEnd: number, style: ScalarEvent['s
   fast,
 });
 
-const collectionEvent = (type: typeof EVENT_ID.SEQUENCE | typeof EVENT_ID.MAPPING, start: number, style: (typeof COLLECTION_STYLE)[keyof typeof COLLECTION_STYLE]): Event => ({
+const collectionEvent = (
+  type: typeof EVENT_ID.SEQUENCE | typeof EVENT_ID.MAPPING,
+  start: number,
+  style: (typeof COLLECTION_STYLE)[keyof typeof COLLECTION_STYLE],
+): Event => ({
   type,
   start,
   anchorStart: -1,

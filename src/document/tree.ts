@@ -328,7 +328,11 @@ export class TreeBuilder {
   private resolve(tag: Schema['tags'][number], source: string): Scalar {
     if (!('resolve' in tag) || typeof tag.resolve !== 'function') return source;
     let problem: string | undefined;
-    const resolved: unknown = (tag.resolve as (value: string, onError: (message: string) => void, options: object) => unknown)(source, (message) => (problem ??= message), {});
+    const resolved: unknown = (tag.resolve as (value: string, onError: (message: string) => void, options: object) => unknown)(
+      source,
+      (message) => (problem ??= message),
+      {},
+    );
     if (problem !== undefined) throw new HandOver(problem);
     const value = isYamlScalar(resolved) ? resolved.value : resolved;
     if (typeof value === 'symbol') throw new HandOver('a tagged merge key');
@@ -369,7 +373,12 @@ export class TreeBuilder {
       }
       const keyStart = this.scalarStart(keyEvent);
       const keyAt = keyStart >= 0 ? keyStart : this.emptyOffset(true);
-      if (keyEvent.style === SCALAR_STYLE.PLAIN && keyEvent.tagStart < 0 && keyEvent.anchorStart < 0 && this.text.slice(keyEvent.valueStart, keyEvent.valueEnd) === '<<') {
+      if (
+        keyEvent.style === SCALAR_STYLE.PLAIN &&
+        keyEvent.tagStart < 0 &&
+        keyEvent.anchorStart < 0 &&
+        this.text.slice(keyEvent.valueStart, keyEvent.valueEnd) === '<<'
+      ) {
         // A YAML merge key (`<<: *defaults`): its maps fill in keys not written here.
         this.at++;
         const source = this.node(undefined, depth, aliasDepth, false);

@@ -36,7 +36,10 @@ export function unifiedDiff(change: FileChange): string {
 
 /** Writes one file atomically with the mode it had (docs/architecture.md, "Shared helpers"), creating its folder for a new file. */
 async function writeChange(change: FileChange): Promise<void> {
-  const mode = await stat(change.path).then((s) => s.mode & 0o7777, () => undefined);
+  const mode = await stat(change.path).then(
+    (s) => s.mode & 0o7777,
+    () => undefined,
+  );
   await mkdir(dirname(change.path), { recursive: true });
   await writeFileAtomic(change.path, change.after, { mode });
 }
@@ -46,7 +49,8 @@ export async function writeChanges(changes: readonly FileChange[]): Promise<void
   const changed = changes.filter((c) => c.before !== c.after);
   for (const change of changed) {
     const now = await readFile(change.path, 'utf8').catch(() => undefined);
-    if (now !== change.before) throw new ConcurrentChangeError(`${change.file} changed on disk while it was being edited; nothing was written, run the command again`);
+    if (now !== change.before)
+      throw new ConcurrentChangeError(`${change.file} changed on disk while it was being edited; nothing was written, run the command again`);
   }
   for (const change of changed) await writeChange(change);
 }
@@ -69,7 +73,8 @@ class TextFileEditor {
 
   get text(): string {
     let out = this.original;
-    for (const [offset, { length, text }] of [...this.#replacements].sort((a, b) => b[0] - a[0])) out = out.slice(0, offset) + text + out.slice(offset + length);
+    for (const [offset, { length, text }] of [...this.#replacements].sort((a, b) => b[0] - a[0]))
+      out = out.slice(0, offset) + text + out.slice(offset + length);
     return out;
   }
 }

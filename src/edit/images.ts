@@ -101,13 +101,22 @@ function inventory(app: App, places: Places): ImageInventory {
     if (resolved) written.push(...places.templates.filter((p) => p.reference === resolved.reference && !written.includes(p)));
     for (const place of written) {
       if (place.kind === 'static' && resolved && place.reference !== resolved.reference) {
-        problems.push(`${formatLocation(place.location)}: the static override holds ${place.reference}, not ${resolved.reference}; the system overrides win over it`);
+        problems.push(
+          `${formatLocation(place.location)}: the static override holds ${place.reference}, not ${resolved.reference}; the system overrides win over it`,
+        );
       }
     }
     fields.push({ field, reference: resolved?.reference, source: resolved?.source, lands, places: written, problems });
   }
   for (const place of places.unmapped) {
-    fields.push({ field: `${place.chart}:${formatValuePath(place.path ?? [])}`, reference: place.reference, source: 'static', lands: [], places: [place], problems: [] });
+    fields.push({
+      field: `${place.chart}:${formatValuePath(place.path ?? [])}`,
+      reference: place.reference,
+      source: 'static',
+      lands: [],
+      places: [place],
+      problems: [],
+    });
   }
   return { release: app.target.release, fields };
 }
@@ -127,7 +136,8 @@ async function readChartValues(app: App): Promise<Map<string, ValueNode | undefi
 export async function scanPlaces(app: App): Promise<Places> {
   const byField = new Map<string, ImagePlace[]>();
   const add = (field: string, place: ImagePlace) => byField.set(field, [...(byField.get(field) ?? []), place]);
-  for (const [field, setting] of app.target.images) add(field, { kind: 'catalog', reference: setting.reference, location: setting.location, path: ['images', field] });
+  for (const [field, setting] of app.target.images)
+    add(field, { kind: 'catalog', reference: setting.reference, location: setting.location, path: ['images', field] });
   for (const [field, image] of app.images) {
     if (image.source === 'custom') add(field, { kind: 'custom', reference: image.reference, location: image.location, path: ['main', 'customImages', field] });
   }
@@ -155,7 +165,12 @@ export async function scanPlaces(app: App): Promise<Places> {
       unmapped.push({ kind: 'static', reference: node.value, location: node.origin.location, path: ['images', 'tags', key], chart });
     }
   }
-  return { byField, unmapped, chartValues: await readChartValues(app), templates: await scanTemplates(app, [...new Set([...app.catalog.versions.values()].flatMap((v) => [...v.images.values()].map((i) => i.reference)))]) };
+  return {
+    byField,
+    unmapped,
+    chartValues: await readChartValues(app),
+    templates: await scanTemplates(app, [...new Set([...app.catalog.versions.values()].flatMap((v) => [...v.images.values()].map((i) => i.reference)))]),
+  };
 }
 
 const REFERENCE_CHAR = /[A-Za-z0-9._:/@-]/;
@@ -230,14 +245,19 @@ export async function bumpToRelease(appDir: string, release: string): Promise<Im
         continue;
       }
       if (place.reference === setting.reference) await rewrite(field, place, to);
-      else notes.push(`${field}: ${formatLocation(place.location)} holds ${place.reference}, not release ${current.release}'s ${setting.reference}; left as it is`);
+      else
+        notes.push(
+          `${field}: ${formatLocation(place.location)} holds ${place.reference}, not release ${current.release}'s ${setting.reference}; left as it is`,
+        );
     }
   }
   for (const place of [...places.unmapped, ...places.templates]) {
     const options = successors.get(place.reference);
     if (!options) continue;
     if (options.size > 1) {
-      notes.push(`${formatLocation(place.location)}: ${place.reference} is the image of several fields that differ in release ${release} (${[...options].join(', ')}); left as it is`);
+      notes.push(
+        `${formatLocation(place.location)}: ${place.reference} is the image of several fields that differ in release ${release} (${[...options].join(', ')}); left as it is`,
+      );
       continue;
     }
     const fields = [...current.images].filter(([, s]) => s.reference === place.reference).map(([f]) => f);
@@ -262,7 +282,9 @@ export async function bumpField(appDir: string, bumps: ReadonlyMap<string, strin
   const notes: string[] = [];
   for (const [field, to] of bumps) {
     if (!app.catalog.targets.has(field)) {
-      throw new ImageBumpError(`image field ${field} lands nowhere: it is not in ${APP_FILES.imageTargets} (fields: ${[...app.catalog.targets.keys()].sort().join(', ')})`);
+      throw new ImageBumpError(
+        `image field ${field} lands nowhere: it is not in ${APP_FILES.imageTargets} (fields: ${[...app.catalog.targets.keys()].sort().join(', ')})`,
+      );
     }
     const problem = imageReferenceProblem(to);
     if (problem) throw new ImageBumpError(`--field ${field}=${to}: ${problem}`, { exitCode: 2 });

@@ -67,7 +67,10 @@ export async function readReleaseTable(tree: AppTree): Promise<readonly Release[
 function releaseOfChart(releases: readonly Release[], name: string): Release {
   const found = releases.find((r) => r.chart === name) ?? releases.find((r) => r.name === name);
   if (found) return found;
-  throw unknownChart(name, releases.map((r) => r.chart));
+  throw unknownChart(
+    name,
+    releases.map((r) => r.chart),
+  );
 }
 
 export class UnknownChartError extends FlotillaError {}
@@ -123,7 +126,8 @@ function checkNewPath(target: EditTarget, path: ValuePath, editor: YamlFileEdito
   const check = checkKnownPath(target.references, path);
   if (check.known || (check.depth < path.length - 1 && editor.lookup(path.slice(0, check.depth + 1)).exists)) return;
   const where = formatValuePath(path);
-  if (target.references.length === 0) throw new UnknownPathError(`${target.file}: ${where} is not in the file, and nothing describes the paths this file may hold; pass --new to add it`);
+  if (target.references.length === 0)
+    throw new UnknownPathError(`${target.file}: ${where} is not in the file, and nothing describes the paths this file may hold; pass --new to add it`);
   const hint = check.suggestion ? `did you mean ${formatValuePath(check.suggestion)}? ` : '';
   throw new UnknownPathError(`${target.file}: ${where} is not a known path (checked against ${check.knownBy}); ${hint}pass --new to add it anyway`);
 }
@@ -166,7 +170,11 @@ async function resolveTarget(tree: AppTree, request: OverrideEdit): Promise<Edit
   // The table's Flux fields are those of the Flux version it declares.
   if (file === APP_FILES.releases) return schemaTarget(releasesSchema, 'the release table schema', (root) => releasesSchemaFor(declaredFluxTarget(root)));
   if (file === APP_FILES.imageTargets) {
-    return { ...target, references: [], validate: (text) => readImageTargets(parseYaml(text, file, { layer: 'images' }).root).diagnostics.filter((d) => d.severity === 'error') };
+    return {
+      ...target,
+      references: [],
+      validate: (text) => readImageTargets(parseYaml(text, file, { layer: 'images' }).root).diagnostics.filter((d) => d.severity === 'error'),
+    };
   }
   if (file.startsWith(`${APP_FILES.versions}/`) && file.endsWith('.yaml')) return catalogTarget(tree, target);
   const features = await featuresSchema(tree);
@@ -230,7 +238,12 @@ async function catalogTarget(tree: AppTree, target: { path: string; file: string
   }
   const schema: JsonSchema = {
     type: 'object',
-    properties: { release: { type: 'string' }, description: { type: 'string' }, images: { type: 'object', properties: fields }, serviceDefaults: { type: 'object', properties: defaults } },
+    properties: {
+      release: { type: 'string' },
+      description: { type: 'string' },
+      images: { type: 'object', properties: fields },
+      serviceDefaults: { type: 'object', properties: defaults },
+    },
   };
   const release = basename(target.file, '.yaml');
   return {

@@ -69,14 +69,22 @@ const where = (places: readonly ImagePlace[]) => places.map((p) => formatLocatio
 async function imageUses(app: App, releases?: readonly string[]): Promise<ImageUse[]> {
   const known = [...app.catalog.versions.keys()].sort();
   for (const release of releases ?? []) {
-    if (!app.catalog.versions.has(release)) throw new UnknownReleaseError(`--release ${release}: ${unknownName('release', release, known)} (overrides/versions/)`);
+    if (!app.catalog.versions.has(release))
+      throw new UnknownReleaseError(`--release ${release}: ${unknownName('release', release, known)} (overrides/versions/)`);
   }
   const wanted = (release: string) => releases === undefined || releases.includes(release);
   const places = await scanPlaces(app);
   const ownRelease = wanted(app.target.release) ? [...[...places.byField.values()].flat(), ...places.unmapped, ...places.templates] : [];
   const catalogs: ImagePlace[] = [...app.catalog.versions.values()]
     .filter((entry) => entry.release !== app.target.release && wanted(entry.release))
-    .flatMap((entry) => [...entry.images].map(([field, setting]) => ({ kind: 'catalog' as const, reference: setting.reference, location: setting.location, path: ['images', field] })));
+    .flatMap((entry) =>
+      [...entry.images].map(([field, setting]) => ({
+        kind: 'catalog' as const,
+        reference: setting.reference,
+        location: setting.location,
+        path: ['images', field],
+      })),
+    );
   const seen = new Set<string>();
   const byReference = new Map<string, ImagePlace[]>();
   for (const place of [...ownRelease, ...catalogs]) {

@@ -108,12 +108,15 @@ export async function bumpVersions(request: VersionBumpRequest): Promise<Version
     const dir = chartDirs.get(name);
     if (!dir) throw unknownChart(name, [...chartDirs.keys()]);
     const file = join(dir, 'Chart.yaml');
-    const { from, to } = await setVersion(file, ['version'], (current) => (version === undefined ? nextChartVersion(current, name) : checkChartVersion(name, version, current, request.force)));
+    const { from, to } = await setVersion(file, ['version'], (current) =>
+      version === undefined ? nextChartVersion(current, name) : checkChartVersion(name, version, current, request.force),
+    );
     newVersions.set(name, to);
     bumped.push({ kind: 'chart', what: name, file, from, to });
   }
   bumped.push(...(await followDependencies(tree, set, chartDirs, newVersions)));
-  if (bumped.length === 0 && request.allChangedAgainst === undefined) throw new VersionBumpError('nothing to bump: give --app-version, --chart or --all-changed', { exitCode: 2 });
+  if (bumped.length === 0 && request.allChangedAgainst === undefined)
+    throw new VersionBumpError('nothing to bump: give --app-version, --chart or --all-changed', { exitCode: 2 });
   return { changes: set.changes().filter((c) => c.before !== c.after), bumped };
 }
 
@@ -123,7 +126,12 @@ export async function bumpVersions(request: VersionBumpRequest): Promise<Version
  * version; a range that still matches is left alone. Without this the next
  * build could not resolve the dependency.
  */
-async function followDependencies(tree: AppTree, set: ChangeSet, chartDirs: ReadonlyMap<string, string>, newVersions: ReadonlyMap<string, string>): Promise<VersionChange[]> {
+async function followDependencies(
+  tree: AppTree,
+  set: ChangeSet,
+  chartDirs: ReadonlyMap<string, string>,
+  newVersions: ReadonlyMap<string, string>,
+): Promise<VersionChange[]> {
   const out: VersionChange[] = [];
   if (newVersions.size === 0) return out;
   for (const [chart, dir] of chartDirs) {
@@ -152,7 +160,9 @@ async function chartDirectories(tree: AppTree): Promise<Map<string, string>> {
   for (const release of await readReleaseTable(tree)) if (!dirs.has(release.chart)) dirs.set(release.chart, release.chartPath);
   // Library charts no release names directly, found as file:// dependencies, are bumped by name too.
   for (const dir of [...dirs.values()]) {
-    const chart = await createChartLoader().load(tree.path(dir)).catch(() => undefined);
+    const chart = await createChartLoader()
+      .load(tree.path(dir))
+      .catch(() => undefined);
     for (const dependency of chart?.dependencies ?? []) {
       const origin = dependency.chart.origin;
       if (dependency.source === 'file' && origin.kind === 'directory' && !dirs.has(dependency.name)) dirs.set(dependency.name, tree.display(origin.dir));
@@ -162,7 +172,8 @@ async function chartDirectories(tree: AppTree): Promise<Map<string, string>> {
 }
 
 function checkAppVersion(version: string, current: string, force: boolean | undefined): string {
-  if (!isFileNamePart(version)) throw new VersionBumpError(`app version "${version}" cannot name the tarball: expected ${FILE_NAME_PART_RULE}`, { exitCode: 2 });
+  if (!isFileNamePart(version))
+    throw new VersionBumpError(`app version "${version}" cannot name the tarball: expected ${FILE_NAME_PART_RULE}`, { exitCode: 2 });
   if (version === current && !force) throw new VersionBumpError(`app_version already is ${current}`);
   return version;
 }

@@ -9,7 +9,20 @@
  * with the map's indentation. After each edit the text is parsed again, so
  * several edits compose.
  */
-import { isAlias, isMap, isScalar, isSeq, stringify, visit, type Document, type LineCounter, type Node as YamlNode, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import {
+  isAlias,
+  isMap,
+  isScalar,
+  isSeq,
+  stringify,
+  visit,
+  type Document,
+  type LineCounter,
+  type Node as YamlNode,
+  type Pair,
+  type YAMLMap,
+  type YAMLSeq,
+} from 'yaml';
 import { BUILD_TOKEN } from '../build/index.js';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { parseYamlDocument, parseYamlValue, YamlSyntaxError } from '../document/index.js';
@@ -118,7 +131,9 @@ export class YamlFileEditor {
       this.#lines = parsed.lineCounter;
     } catch (error) {
       if (error instanceof YamlSyntaxError && /multiple documents/.test(error.reason)) {
-        throw new EditRefusedError('holds several YAML documents; flotilla edits files with one (values files have one)', { location: error.location ?? { file: this.file, line: 1, column: 1 } });
+        throw new EditRefusedError('holds several YAML documents; flotilla edits files with one (values files have one)', {
+          location: error.location ?? { file: this.file, line: 1, column: 1 },
+        });
       }
       throw error;
     }
@@ -184,7 +199,9 @@ export class YamlFileEditor {
       const segment = path[depth] as PathSegment;
       if (isMap(node)) {
         if (typeof segment === 'number') {
-          throw new EditRefusedError(`${formatValuePath(path.slice(0, depth)) || 'the document'} is a map, not a list: write .key instead of [${segment}]`, { location: this.#at(node.range?.[0] ?? 0) });
+          throw new EditRefusedError(`${formatValuePath(path.slice(0, depth)) || 'the document'} is a map, not a list: write .key instead of [${segment}]`, {
+            location: this.#at(node.range?.[0] ?? 0),
+          });
         }
         const found = this.#findPair(node, segment);
         if (!found) return { parent: node, rest: path.slice(depth), inherited: this.#inherited(node, segment) };
@@ -192,7 +209,9 @@ export class YamlFileEditor {
         node = found.value as YamlNode | null;
       } else if (isSeq(node)) {
         if (typeof segment !== 'number') {
-          throw new EditRefusedError(`${formatValuePath(path.slice(0, depth)) || 'the document'} is a list: address an item as [n]`, { location: this.#at(node.range?.[0] ?? 0) });
+          throw new EditRefusedError(`${formatValuePath(path.slice(0, depth)) || 'the document'} is a list: address an item as [n]`, {
+            location: this.#at(node.range?.[0] ?? 0),
+          });
         }
         if (segment >= node.items.length) return { parent: node, rest: path.slice(depth) };
         pair = undefined;
@@ -208,10 +227,21 @@ export class YamlFileEditor {
     const found = this.#locate(path);
     if (found.rest.length === 0) {
       const node = found.resolved;
-      return { exists: true, value: node ? node.toJSON() : null, kind: nodeKind(node), location: this.#at(((found.pair?.key as YamlNode | null)?.range ?? found.node?.range ?? [0])[0]) };
+      return {
+        exists: true,
+        value: node ? node.toJSON() : null,
+        kind: nodeKind(node),
+        location: this.#at(((found.pair?.key as YamlNode | null)?.range ?? found.node?.range ?? [0])[0]),
+      };
     }
     if (found.rest.length === 1 && found.inherited !== undefined) {
-      return { exists: true, value: found.inherited ? found.inherited.toJSON() : null, kind: nodeKind(found.inherited), viaMerge: true, location: this.#at(found.inherited?.range?.[0] ?? 0) };
+      return {
+        exists: true,
+        value: found.inherited ? found.inherited.toJSON() : null,
+        kind: nodeKind(found.inherited),
+        viaMerge: true,
+        location: this.#at(found.inherited?.range?.[0] ?? 0),
+      };
     }
     return { exists: false, blocked: found.blockingScalar !== undefined && (found.blockingScalar.node?.toJSON() ?? null) !== null };
   }
@@ -235,7 +265,8 @@ export class YamlFileEditor {
       return;
     }
     if (found.rest.length > 0) {
-      if (found.rest.length === 1 && found.inherited !== undefined) this.#checkKind(path, found.inherited ? found.inherited.toJSON() : null, value, found.inherited, undefined, options);
+      if (found.rest.length === 1 && found.inherited !== undefined)
+        this.#checkKind(path, found.inherited ? found.inherited.toJSON() : null, value, found.inherited, undefined, options);
       this.#insert(found.parent, found.rest, value, path);
       this.#record(path, found.inherited?.toJSON(), value, 'added');
       return;
@@ -243,7 +274,12 @@ export class YamlFileEditor {
     const node = found.node;
     const before = found.resolved ? found.resolved.toJSON() : null;
     // A quoted string stays a string: `tag: "2025.1"` set to 2025.2 is the text, not a number.
-    if (isScalar(node) && (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') && options.raw !== undefined && (typeof value === 'number' || typeof value === 'boolean')) {
+    if (
+      isScalar(node) &&
+      (node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE') &&
+      options.raw !== undefined &&
+      (typeof value === 'number' || typeof value === 'boolean')
+    ) {
       value = options.raw.trim();
     }
     this.#checkKind(path, before, value, node, found.pair, options);
@@ -257,11 +293,16 @@ export class YamlFileEditor {
     const found = this.#locate(path);
     if (found.rest.length > 0) {
       if (found.rest.length === 1 && found.inherited !== undefined) {
-        throw new EditRefusedError(`${formatValuePath(path)} is not written here: it is inherited through a merge key (<<); remove it at the anchor (line ${this.#lineOf(found.inherited)})`, {
-          location: this.#at(found.parent?.range?.[0] ?? 0),
-        });
+        throw new EditRefusedError(
+          `${formatValuePath(path)} is not written here: it is inherited through a merge key (<<); remove it at the anchor (line ${this.#lineOf(found.inherited)})`,
+          {
+            location: this.#at(found.parent?.range?.[0] ?? 0),
+          },
+        );
       }
-      throw new EditRefusedError(`${formatValuePath(path)} is not set in this file`, { location: this.#at(found.parent?.range?.[0] ?? found.blockingScalar?.node?.range?.[0] ?? 0) });
+      throw new EditRefusedError(`${formatValuePath(path)} is not set in this file`, {
+        location: this.#at(found.parent?.range?.[0] ?? found.blockingScalar?.node?.range?.[0] ?? 0),
+      });
     }
     const before = found.resolved ? found.resolved.toJSON() : null;
     this.#checkToken(before, undefined, path, found.pair, found.node, options);
@@ -314,9 +355,12 @@ export class YamlFileEditor {
       },
     });
     if (lines.length === 0) return;
-    throw new EditRefusedError(`${formatValuePath(path)} carries the anchor &${anchor}, used by *${anchor} at line ${lines.join(', ')}; ${doing} would break them (edit those first)`, {
-      location: this.#at(node?.range?.[0] ?? 0),
-    });
+    throw new EditRefusedError(
+      `${formatValuePath(path)} carries the anchor &${anchor}, used by *${anchor} at line ${lines.join(', ')}; ${doing} would break them (edit those first)`,
+      {
+        location: this.#at(node?.range?.[0] ?? 0),
+      },
+    );
   }
 
   #splice(start: number, end: number, replacement: string): void {
@@ -385,7 +429,9 @@ export class YamlFileEditor {
       const isSeqItemStart = /-\s*$/.test(this.#text.slice(this.#text.lastIndexOf('\n', start - 1) + 1, start));
       if (newCollection) {
         // The new block at the old block's indentation; the first line sits where the old one started.
-        const lines = stringify(value, { ...YAML_VERSION, indent: step, lineWidth: 0 }).replace(/\n$/, '').split('\n');
+        const lines = stringify(value, { ...YAML_VERSION, indent: step, lineWidth: 0 })
+          .replace(/\n$/, '')
+          .split('\n');
         const text = lines.map((line, i) => (i === 0 || line === '' ? line : ' '.repeat(column) + line)).join('\n');
         this.#splice(start, this.#contentEnd(end), text);
         return;
@@ -421,7 +467,9 @@ export class YamlFileEditor {
   #inline(value: unknown, keyColumn: number, step: number, raw: string | undefined, old: { inPlace: boolean; type?: string }): string {
     if (kindOf(value) !== 'scalar') {
       if (old.inPlace) return ` ${stringify(value, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 }).trim()}`;
-      const lines = stringify(value, { ...YAML_VERSION, indent: step, lineWidth: 0 }).replace(/\n$/, '').split('\n');
+      const lines = stringify(value, { ...YAML_VERSION, indent: step, lineWidth: 0 })
+        .replace(/\n$/, '')
+        .split('\n');
       return `\n${lines.map((line) => (line === '' ? line : ' '.repeat(keyColumn + step) + line)).join('\n')}`;
     }
     return ` ${formatScalar(value, old.type, raw, keyColumn + step)}`;
@@ -434,12 +482,17 @@ export class YamlFileEditor {
     const step = this.#indentStep();
     if (parent && isSeq(parent)) {
       if (first !== parent.items.length) {
-        throw new EditRefusedError(`${formatValuePath(fullPath)}: the list has ${parent.items.length} items; add one at [${parent.items.length}] at most`, { location: this.#at(parent.range?.[0] ?? 0) });
+        throw new EditRefusedError(`${formatValuePath(fullPath)}: the list has ${parent.items.length} items; add one at [${parent.items.length}] at most`, {
+          location: this.#at(parent.range?.[0] ?? 0),
+        });
       }
-      if (parent.flow) return this.#insertFlow(parent, stringify(nested, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 }).trim());
+      if (parent.flow)
+        return this.#insertFlow(parent, stringify(nested, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 }).trim());
       const last = parent.items[parent.items.length - 1] as YamlNode;
       const dash = this.#column(parent.range?.[0] ?? 0);
-      const lines = stringify([nested], { ...YAML_VERSION, indent: step, lineWidth: 0 }).replace(/\n$/, '').split('\n');
+      const lines = stringify([nested], { ...YAML_VERSION, indent: step, lineWidth: 0 })
+        .replace(/\n$/, '')
+        .split('\n');
       return this.#insertLines(this.#endOfLastLine(last.range?.[1] ?? 0), lines, dash);
     }
     if (typeof first === 'number') {
@@ -447,9 +500,16 @@ export class YamlFileEditor {
     }
     const entry = { [first as string]: nested };
     if (parent && parent.flow) {
-      return this.#insertFlow(parent, stringify(entry, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 }).trim().slice(1, -1));
+      return this.#insertFlow(
+        parent,
+        stringify(entry, { ...YAML_VERSION, collectionStyle: 'flow', flowCollectionPadding: false, lineWidth: 0 })
+          .trim()
+          .slice(1, -1),
+      );
     }
-    const lines = stringify(entry, { ...YAML_VERSION, indent: step, lineWidth: 0 }).replace(/\n$/, '').split('\n');
+    const lines = stringify(entry, { ...YAML_VERSION, indent: step, lineWidth: 0 })
+      .replace(/\n$/, '')
+      .split('\n');
     if (!parent || parent.items.length === 0) return this.#insertIntoEmptyDocument(lines);
     const firstKey = (parent.items[0] as Pair).key as YamlNode;
     const lastPair = parent.items[parent.items.length - 1] as Pair;

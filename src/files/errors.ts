@@ -82,7 +82,7 @@ export async function readInputFile(path: string): Promise<Buffer> {
  */
 export async function makeFolder(path: string, options: { readonly mode?: number } = {}): Promise<void> {
   const missing: string[] = [];
-  for (let at = resolve(path); ; ) {
+  for (let at = resolve(path); ;) {
     const info = await stat(at).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
       throw asFileAccessError(error, at);

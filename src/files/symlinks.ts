@@ -72,7 +72,10 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
         }
         if (!isWithin(childReal, realRoot)) {
           if (!options.followExternal) {
-            throw new SourceTreeError(child, `${show(child)} → ${childReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`);
+            throw new SourceTreeError(
+              child,
+              `${show(child)} → ${childReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`,
+            );
           }
           external.push({ link: child, target: childReal });
         }
@@ -99,7 +102,11 @@ export function checkSourceTree(dir: string, root: string, options: SourceTreeOp
     throw new SourceTreeError(start, `${show(start)}: ${fileErrorText(error)}`);
   }
   if (!isWithin(startReal, realRoot)) {
-    if (!options.followExternal) throw new SourceTreeError(start, `${show(start)} → ${startReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`);
+    if (!options.followExternal)
+      throw new SourceTreeError(
+        start,
+        `${show(start)} → ${startReal}: symbolic link resolves outside ${options.rootName} (${realRoot}); --follow-external-symlinks allows it`,
+      );
     external.push({ link: start, target: startReal });
   }
   if (statSync(startReal).isDirectory()) visit(start, startReal, new Set([startReal]));

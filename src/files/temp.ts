@@ -77,7 +77,9 @@ export function trackPartialFile(path: string): () => void {
  */
 export async function makeTempDir(purpose: string, options: { readonly parent?: string } = {}): Promise<string> {
   prepare();
-  const dir = options.parent ? await mkdtemp(join(options.parent, `.flotilla-${purpose}-`)) : await mkdtemp(join(tmpdir(), `flotilla-${purpose}-${process.pid}-`));
+  const dir = options.parent
+    ? await mkdtemp(join(options.parent, `.flotilla-${purpose}-`))
+    : await mkdtemp(join(tmpdir(), `flotilla-${purpose}-${process.pid}-`));
   live.add(dir);
   return dir;
 }

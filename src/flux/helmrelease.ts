@@ -111,7 +111,9 @@ export function readHelmRelease(doc: unknown): HelmRelease | undefined {
   const chartSpec = isMap(spec.chart) && isMap(spec.chart.spec) ? spec.chart.spec : undefined;
   const sourceRef = chartSpec && isMap(chartSpec.sourceRef) ? chartSpec.sourceRef : {};
   const version = chartSpec?.version;
-  const labels = isMap(metadata.labels) ? Object.fromEntries(Object.entries(metadata.labels).filter((e): e is [string, string] => typeof e[1] === 'string')) : undefined;
+  const labels = isMap(metadata.labels)
+    ? Object.fromEntries(Object.entries(metadata.labels).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : undefined;
   return {
     apiVersion: str(doc.apiVersion) ?? '',
     kind: 'HelmRelease',
@@ -135,8 +137,12 @@ export function readHelmRelease(doc: unknown): HelmRelease | undefined {
               },
             }
           : undefined,
-      dependsOn: Array.isArray(spec.dependsOn) ? spec.dependsOn.filter(named).map((d) => ({ name: d.name, ...(str(d.namespace) !== undefined ? { namespace: str(d.namespace) } : {}) })) : undefined,
-      valuesFrom: Array.isArray(spec.valuesFrom) ? spec.valuesFrom.filter(isMap).map((v) => ({ ...v, kind: str(v.kind) ?? '', name: str(v.name) ?? '', valuesKey: str(v.valuesKey) })) : undefined,
+      dependsOn: Array.isArray(spec.dependsOn)
+        ? spec.dependsOn.filter(named).map((d) => ({ name: d.name, ...(str(d.namespace) !== undefined ? { namespace: str(d.namespace) } : {}) }))
+        : undefined,
+      valuesFrom: Array.isArray(spec.valuesFrom)
+        ? spec.valuesFrom.filter(isMap).map((v) => ({ ...v, kind: str(v.kind) ?? '', name: str(v.name) ?? '', valuesKey: str(v.valuesKey) }))
+        : undefined,
     },
     ...(isMap(doc.status) ? { status: readStatus(doc.status) } : {}),
   };
@@ -144,7 +150,9 @@ export function readHelmRelease(doc: unknown): HelmRelease | undefined {
 
 function readStatus(status: Plain): HelmReleaseStatus {
   const conditions = Array.isArray(status.conditions)
-    ? status.conditions.filter((c): c is Plain & Condition => isMap(c) && typeof c.type === 'string' && (c.status === 'True' || c.status === 'False' || c.status === 'Unknown'))
+    ? status.conditions.filter(
+        (c): c is Plain & Condition => isMap(c) && typeof c.type === 'string' && (c.status === 'True' || c.status === 'False' || c.status === 'Unknown'),
+      )
     : undefined;
   return { ...status, conditions, observedGeneration: typeof status.observedGeneration === 'number' ? status.observedGeneration : undefined };
 }

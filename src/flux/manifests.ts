@@ -167,7 +167,10 @@ export function fluxManifestTree(input: FluxTreeInput): Map<string, string> {
     yaml({ apiVersion: KUSTOMIZE_API, kind: 'Kustomization', ...fields, ...extras });
   files.set(
     FLUX_TREE.kustomization,
-    kustomization({ ...(oneNamespace ? { namespace: input.namespace } : {}), resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] }, input.kustomization),
+    kustomization(
+      { ...(oneNamespace ? { namespace: input.namespace } : {}), resources: [FLUX_TREE.base, ...input.releases.map((r) => r.name)] },
+      input.kustomization,
+    ),
   );
   files.set(
     fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization),

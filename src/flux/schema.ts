@@ -112,7 +112,10 @@ const since =
   (version: string, field: string, schema: Schema): Schema => {
     const targeted = FLUX_VERSIONS[target].helmController;
     if (atLeast(targeted, version)) return schema;
-    return { not: {}, expected: `field ${field} exists from helm-controller ${version}; this app targets helm-controller ${targeted} (fluxVersion: ${target})` };
+    return {
+      not: {},
+      expected: `field ${field} exists from helm-controller ${version}; this app targets helm-controller ${targeted} (fluxVersion: ${target})`,
+    };
   };
 
 /** The HelmRelease schemas of one Flux target. */
@@ -152,7 +155,10 @@ function helmReleaseSchemasOf(target: FluxTarget): HelmReleaseSchemas {
           {
             chart: nonEmpty(2048),
             version: string,
-            sourceRef: closed({ apiVersion: string, kind: { enum: ['HelmRepository', 'GitRepository', 'Bucket'] }, name: nonEmpty(253), namespace: nonEmpty(63) }, ['kind', 'name']),
+            sourceRef: closed(
+              { apiVersion: string, kind: { enum: ['HelmRepository', 'GitRepository', 'Bucket'] }, name: nonEmpty(253), namespace: nonEmpty(63) },
+              ['kind', 'name'],
+            ),
             interval: duration,
             reconcileStrategy: { enum: ['ChartVersion', 'Revision'] },
             valuesFiles: { type: 'array', items: string },
@@ -164,7 +170,10 @@ function helmReleaseSchemasOf(target: FluxTarget): HelmReleaseSchemas {
       },
       ['spec'],
     ),
-    chartRef: closed({ apiVersion: string, kind: { enum: ['OCIRepository', 'HelmChart', 'ExternalArtifact'] }, name: nonEmpty(253), namespace: nonEmpty(63) }, ['kind', 'name']),
+    chartRef: closed({ apiVersion: string, kind: { enum: ['OCIRepository', 'HelmChart', 'ExternalArtifact'] }, name: nonEmpty(253), namespace: nonEmpty(63) }, [
+      'kind',
+      'name',
+    ]),
     interval: duration,
     kubeConfig: closed({ secretRef: closed({ name: nonEmpty(), key: string }, ['name']), configMapRef: localReference }),
     suspend: boolean,
@@ -245,7 +254,14 @@ function helmReleaseSchemasOf(target: FluxTarget): HelmReleaseSchemas {
         allOf: [
           spec,
           { type: 'object', required: ['interval'] },
-          { type: 'object', oneOf: [{ type: 'object', required: ['chart'] }, { type: 'object', required: ['chartRef'] }], expected: 'exactly one of chart and chartRef' },
+          {
+            type: 'object',
+            oneOf: [
+              { type: 'object', required: ['chart'] },
+              { type: 'object', required: ['chartRef'] },
+            ],
+            expected: 'exactly one of chart and chartRef',
+          },
         ],
       },
     },
@@ -291,5 +307,10 @@ export const helmRepositorySpecSchema: Schema = closed(
 /** A whole HelmRepository object as shipped. */
 export const helmRepositorySchema: Schema = {
   $id: 'flotilla:flux-helmrepository',
-  ...closed({ apiVersion: { const: SOURCE_API }, kind: { const: 'HelmRepository' }, metadata: objectMeta(true), spec: helmRepositorySpecSchema }, ['apiVersion', 'kind', 'metadata', 'spec']),
+  ...closed({ apiVersion: { const: SOURCE_API }, kind: { const: 'HelmRepository' }, metadata: objectMeta(true), spec: helmRepositorySpecSchema }, [
+    'apiVersion',
+    'kind',
+    'metadata',
+    'spec',
+  ]),
 };

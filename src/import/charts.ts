@@ -23,8 +23,7 @@ import type { ImportedChart } from './types.js';
 
 /** A place charts are looked for. */
 export type ChartPlace =
-  | { readonly kind: 'disk'; readonly dir: string; readonly explicit: boolean }
-  | { readonly kind: 'tarball'; readonly source: FileSource; readonly dir: string };
+  { readonly kind: 'disk'; readonly dir: string; readonly explicit: boolean } | { readonly kind: 'tarball'; readonly source: FileSource; readonly dir: string };
 
 /** What the releases ask of one chart. */
 export interface ChartNeed {
@@ -171,7 +170,12 @@ export async function unusedCharts(places: readonly ChartPlace[], charts: Iterab
     for (const name of (await readdir(place.dir).catch(() => [] as string[])).sort(compareBytewise)) {
       const path = resolve(place.dir, name);
       const info = await stat(path).catch(() => undefined);
-      const isChart = info?.isDirectory() ? await stat(join(path, 'Chart.yaml')).then(() => true, () => false) : info?.isFile() && ARCHIVE.test(name);
+      const isChart = info?.isDirectory()
+        ? await stat(join(path, 'Chart.yaml')).then(
+            () => true,
+            () => false,
+          )
+        : info?.isFile() && ARCHIVE.test(name);
       if (isChart && !used.has(path)) out.push(path);
     }
   }
@@ -202,7 +206,8 @@ export function chartOutputFiles(charts: readonly ImportedChart[]): { files: Map
     for (const file of chart.files) files.set(`charts/${folder}/${file.path}`, file.data);
     for (const dep of chart.dependencies) {
       const repository = dep.declared[0]?.repository ?? '';
-      const sibling = dep.source === 'file' && chart.origin.kind === 'directory' && dep.chart.origin.kind === 'directory' ? SIBLING.exec(repository)?.[1] : undefined;
+      const sibling =
+        dep.source === 'file' && chart.origin.kind === 'directory' && dep.chart.origin.kind === 'directory' ? SIBLING.exec(repository)?.[1] : undefined;
       if (sibling !== undefined && chart.origin.kind === 'directory' && dep.chart.origin.kind === 'directory') {
         const siblingDir = resolve(chart.origin.dir, '..', sibling);
         // Only a true sibling (same parent) keeps working at charts/<sibling>/.

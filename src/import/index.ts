@@ -50,7 +50,9 @@ const CATALOG_RELEASE = /^[A-Za-z0-9._-]+$/;
 export async function importStarlingxApp(source: string, target: string, opts: ImportOptions = {}): Promise<ImportReport> {
   const catalogRelease = opts.catalogRelease ?? 'imported';
   if (!CATALOG_RELEASE.test(catalogRelease) || catalogRelease === 'images') {
-    throw new ImportTargetError(`catalog release ${JSON.stringify(catalogRelease)} cannot name a file overrides/versions/<release>.yaml (letters, digits, . _ -; not "images")`);
+    throw new ImportTargetError(
+      `catalog release ${JSON.stringify(catalogRelease)} cannot name a file overrides/versions/<release>.yaml (letters, digits, . _ -; not "images")`,
+    );
   }
   const src = await openSource(source);
   const chartDirs = (opts.charts ?? []).map((d) => resolve(d));
@@ -90,10 +92,23 @@ export async function importStarlingxApp(source: string, target: string, opts: I
 
   // The tree: staged, loaded back and compared, then moved into place.
   // The catalog sets images per chart: a chart whose releases carry static overrides of their own keeps its images there.
-  const images = harvestImages([...statics.byChart.values()].filter((r) => !statics.ownedCharts.has(r.chart)).map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })));
+  const images = harvestImages(
+    [...statics.byChart.values()].filter((r) => !statics.ownedCharts.has(r.chart)).map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })),
+  );
   const chartList = [...charts.values()];
   const chartFiles = chartOutputFiles(chartList);
-  const files = appTree({ src, manifests, metadataBytes, releases, excluded, statics, images, tokens: tokens.names(), catalogRelease, chartFiles: chartFiles.files });
+  const files = appTree({
+    src,
+    manifests,
+    metadataBytes,
+    releases,
+    excluded,
+    statics,
+    images,
+    tokens: tokens.names(),
+    catalogRelease,
+    chartFiles: chartFiles.files,
+  });
   let staged: Staged | undefined;
   try {
     staged = await stageTree(targetInfo, files);
@@ -150,7 +165,10 @@ function mapReleases(manifests: StxManifests, metadata: AppMetadata | undefined,
     if (release) releases.push(release);
   }
   if (metadata?.helmRepo !== undefined && metadata.helmRepo !== manifests.repository.name) {
-    problems.warn(`metadata helm_repo "${metadata.helmRepo}" differs from the HelmRepository "${manifests.repository.name}" of base/; fluxcd/build.yaml names the latter`, manifests.repository.location);
+    problems.warn(
+      `metadata helm_repo "${metadata.helmRepo}" differs from the HelmRepository "${manifests.repository.name}" of base/; fluxcd/build.yaml names the latter`,
+      manifests.repository.location,
+    );
   }
   return releases;
 }
@@ -217,11 +235,18 @@ function staticOverrides(releases: readonly ImportedRelease[], problems: Problem
     tokens.note(data, r.source.staticOverrides.file);
   }
   for (const [name, r] of byRelease) {
-    if (byChart.has(name)) problems.error(`release ${name} needs static overrides of its own, but ${APP_FILES.static}/${name}.yaml is the static overrides of chart ${name}`, r.source.listedAt);
+    if (byChart.has(name))
+      problems.error(
+        `release ${name} needs static overrides of its own, but ${APP_FILES.static}/${name}.yaml is the static overrides of chart ${name}`,
+        r.source.listedAt,
+      );
   }
   const ownedCharts = new Set([...byRelease.values()].map((r) => r.chart));
   for (const chart of ownedCharts) {
-    problems.warn(`releases of chart ${chart} have static overrides of their own: its images stay in them (not harvested into the catalog, which is per chart)`, byChart.get(chart)?.source.listedAt);
+    problems.warn(
+      `releases of chart ${chart} have static overrides of their own: its images stay in them (not harvested into the catalog, which is per chart)`,
+      byChart.get(chart)?.source.listedAt,
+    );
   }
   return { byChart, byRelease, ownedCharts, fileOf: (r) => `${APP_FILES.static}/${byRelease.has(r.name) ? r.name : r.chart}.yaml` };
 }
@@ -289,7 +314,15 @@ function appTree(input: AppTreeInput): Map<string, Buffer | string> {
   files.set(APP_FILES.releases, releasesYaml(releases, tableDefaults(releases, manifests.namespace), from, input.statics.fileOf));
   files.set('fluxcd/build.yaml', buildYaml(manifests, `${from}/base`, [...input.tokens]));
   const services = releases.filter((r) => !excluded.has(r.name)).map((r) => r.service);
-  files.set(APP_FILES.deployment, deploymentYaml(catalogRelease, services, [...excluded].map(([service, why]) => ({ service, why })), basename(src.path)));
+  files.set(
+    APP_FILES.deployment,
+    deploymentYaml(
+      catalogRelease,
+      services,
+      [...excluded].map(([service, why]) => ({ service, why })),
+      basename(src.path),
+    ),
+  );
   files.set(`${APP_FILES.versions}/${catalogRelease}.yaml`, versionYaml(catalogRelease, images.harvested, basename(src.path)));
   files.set(APP_FILES.imageTargets, imagesYaml(images.harvested, images.skipped));
   for (const r of [...input.statics.byChart.values(), ...input.statics.byRelease.values()]) files.set(input.statics.fileOf(r), r.source.staticOverrides.data);

@@ -14,7 +14,16 @@ import type { SourceLocation } from '../diagnostics/index.js';
 import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
 import { MANIFESTS_DIR } from '../bundle/index.js';
 import { checkSchema } from '../app/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmRepositorySchema, KUSTOMIZE_API, overridesSecretName, overridesValuesKey, SOURCE_API } from '../flux/index.js';
+import {
+  FLUX_TREE,
+  fluxTreePath,
+  HELM_RELEASE_API,
+  helmRepositorySchema,
+  KUSTOMIZE_API,
+  overridesSecretName,
+  overridesValuesKey,
+  SOURCE_API,
+} from '../flux/index.js';
 import type { Problems } from './errors.js';
 import type { FileSource } from '../files/index.js';
 import type { SourceYaml, StxHelmRepository, StxManifests, StxReleaseFolder } from './types.js';
@@ -113,11 +122,13 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
     folders.push({ name, at });
   }
   for (const entry of source.list(dir)) {
-    if (entry.kind !== 'directory' || seen.has(entry.name) || source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease)) !== 'file') continue;
+    if (entry.kind !== 'directory' || seen.has(entry.name) || source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease)) !== 'file')
+      continue;
     problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
   }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
-  if (folders.length === 0 && resources.length > 0) problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
+  if (folders.length === 0 && resources.length > 0)
+    problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
 
   const base = baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems, originals) : undefined;
   const repository = base?.repository;
@@ -158,7 +169,17 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
     const generated = [FLUX_TREE.kustomization, basename(r.helmRelease.file), overridesValuesKey(r.folder, 'static'), overridesValuesKey(r.folder, 'system')];
     otherFiles(source, dir, r.folder, generated, extraFiles);
   }
-  return { dir, namespace, repository, kustomization, baseKustomization: base.kustomization, releases: placed, listed: folders.map((f) => f.name), originals, extraFiles };
+  return {
+    dir,
+    namespace,
+    repository,
+    kustomization,
+    baseKustomization: base.kustomization,
+    releases: placed,
+    listed: folders.map((f) => f.name),
+    originals,
+    extraFiles,
+  };
 }
 
 function readBase(
@@ -206,7 +227,10 @@ function readBase(
     return undefined;
   }
   if (repos.length > 1) {
-    problems.error(`base/ holds ${repos.length} HelmRepositories (${repos.map((r) => r.name).join(', ')}); flotilla points every release at one`, repos[1]!.location);
+    problems.error(
+      `base/ holds ${repos.length} HelmRepositories (${repos.map((r) => r.name).join(', ')}); flotilla points every release at one`,
+      repos[1]!.location,
+    );
     return undefined;
   }
   return { repository: repos[0]!, kustomization };
@@ -222,7 +246,8 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
   const apiVersion = getNode(map, ['apiVersion']);
   const before = problems.errors.length;
   const v1beta2 = asString(apiVersion) === 'source.toolkit.fluxcd.io/v1beta2';
-  if (v1beta2) problems.warn(`apiVersion ${asString(apiVersion)} is written as ${SOURCE_API} (same fields)`, locationOf(apiVersion as ValueNode), ['apiVersion']);
+  if (v1beta2)
+    problems.warn(`apiVersion ${asString(apiVersion)} is written as ${SOURCE_API} (same fields)`, locationOf(apiVersion as ValueNode), ['apiVersion']);
   const status = map.entries.get('status');
   if (status) problems.warn('status is not imported (the cluster writes it)', locationOf(status), ['status']);
   // The object as Flux defines it; a v1beta2 apiVersion (same fields) and the status are not its concern here.
@@ -231,11 +256,17 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
   const metadata = asMap(getNode(map, ['metadata']));
   for (const [key, node] of metadata?.entries ?? []) {
     if (!['name', 'namespace', 'labels', 'annotations'].includes(key)) {
-      problems.error(`metadata.${key} cannot be imported (flotilla writes the repository's name, namespace, labels and annotations)`, locationOf(node), ['metadata', key]);
+      problems.error(`metadata.${key} cannot be imported (flotilla writes the repository's name, namespace, labels and annotations)`, locationOf(node), [
+        'metadata',
+        key,
+      ]);
     }
   }
   if (problems.errors.length > before) return undefined;
-  const plain = toPlain(map) as { metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: Record<string, unknown> };
+  const plain = toPlain(map) as {
+    metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec: Record<string, unknown>;
+  };
   const { url, interval, ...spec } = plain.spec;
   const meta = plain.metadata;
   return {
@@ -251,7 +282,14 @@ function readHelmRepository(doc: SourceYaml, problems: Problems): StxHelmReposit
 }
 
 /** One release folder: its kustomization, its HelmRelease and its two overrides files, each checked for the shape flotilla writes. */
-function readReleaseFolder(source: FileSource, dir: string, folder: string, listedAt: SourceLocation, problems: Problems, originals: Originals): StxReleaseFolder | undefined {
+function readReleaseFolder(
+  source: FileSource,
+  dir: string,
+  folder: string,
+  listedAt: SourceLocation,
+  problems: Problems,
+  originals: Originals,
+): StxReleaseFolder | undefined {
   const base = `${dir}/${folder}`;
   const before = problems.errors.length;
   const kust = readSourceYaml(source, fluxTreePath(base, FLUX_TREE.kustomization), problems);
@@ -266,7 +304,8 @@ function readReleaseFolder(source: FileSource, dir: string, folder: string, list
 
   const nsNode = map.entries.get('namespace');
   const namespace = asString(nsNode);
-  if (nsNode && (namespace === undefined || !isDns1123Label(namespace))) problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
+  if (nsNode && (namespace === undefined || !isDns1123Label(namespace)))
+    problems.error(`namespace ${shown(nsNode)} is not a namespace name`, locationOf(nsNode), ['namespace']);
 
   const { helmReleaseFile, extraResources } = findHelmReleaseFile(source, base, folder, map, kust.file, problems);
   if (extraResources.length > 0) kustomization.resources = extraResources;
@@ -307,7 +346,10 @@ function findHelmReleaseFile(
     for (const extra of resources.filter((r) => r !== first)) {
       const name = folderName(extra.value);
       if (name === undefined || source.kindOf(`${base}/${name}`) !== 'file') {
-        problems.error(`resource ${JSON.stringify(extra.value)} cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`, extra.at);
+        problems.error(
+          `resource ${JSON.stringify(extra.value)} cannot be imported: flotilla ships the files of a release folder, not folders or remote resources`,
+          extra.at,
+        );
       } else extraResources.push(extra.value);
     }
     const name = folderName(first.value);
@@ -318,7 +360,10 @@ function findHelmReleaseFile(
       if (name !== FLUX_TREE.helmRelease) problems.warn(`the HelmRelease file ${name} is written as ${FLUX_TREE.helmRelease}`, first.at);
     }
   } else if (!resources) {
-    problems.error('resources must list the HelmRelease file (helmrelease.yaml)', map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kustFile));
+    problems.error(
+      'resources must list the HelmRelease file (helmrelease.yaml)',
+      map.entries.get('resources') ? locationOf(map.entries.get('resources')!) : fileStart(kustFile),
+    );
   } else {
     problems.error('resources is empty: expected helmrelease.yaml', locationOf(map.entries.get('resources')!));
   }
@@ -347,7 +392,9 @@ function checkSecretGenerator(folder: string, map: MapNode, kustFile: string, pr
   const generator = map.entries.get('secretGenerator');
   const found = new Map<string, ValueNode>();
   if (generator?.kind !== 'seq') {
-    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kustFile), ['secretGenerator']);
+    problems.error(`secretGenerator must list the Secrets ${staticName} and ${systemName}`, generator ? locationOf(generator) : fileStart(kustFile), [
+      'secretGenerator',
+    ]);
   } else {
     generator.items.forEach((item, i) => {
       const entry = asMap(item);
@@ -374,11 +421,19 @@ function checkSecretGenerator(folder: string, map: MapNode, kustFile: string, pr
         if (key === 'files') {
           const files = toPlain(node);
           if (!Array.isArray(files) || files.length !== 1 || files[0] !== keyOf(name)) {
-            problems.error(`files of Secret ${name} must be [${keyOf(name)}] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), ['secretGenerator', i, 'files']);
+            problems.error(`files of Secret ${name} must be [${keyOf(name)}] (the valuesKey flotilla writes), not ${shown(node)}`, locationOf(node), [
+              'secretGenerator',
+              i,
+              'files',
+            ]);
           }
           continue;
         }
-        problems.error(`secretGenerator "${key}" cannot be imported: flotilla generates each overrides Secret from its file only`, locationOf(node), ['secretGenerator', i, key]);
+        problems.error(`secretGenerator "${key}" cannot be imported: flotilla generates each overrides Secret from its file only`, locationOf(node), [
+          'secretGenerator',
+          i,
+          key,
+        ]);
       }
       if (!entry.entries.has('files')) problems.error(`Secret ${name} has no files (expected [${keyOf(name)}])`, locationOf(item), ['secretGenerator', i]);
     });
@@ -417,7 +472,9 @@ function readFolderHelmRelease(source: FileSource, helmReleaseFile: string, prob
   const kind = getNode(hr, ['kind']);
   const apiVersion = getNode(hr, ['apiVersion']);
   if (asString(kind) !== 'HelmRelease') {
-    problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), ['kind']);
+    problems.error(`kind ${shown(kind)} cannot be imported: a release folder may hold only its HelmRelease`, kind ? locationOf(kind) : fileStart(doc.file), [
+      'kind',
+    ]);
     return undefined;
   }
   if (asString(apiVersion) !== HELM_RELEASE_API) {
@@ -446,7 +503,10 @@ function readOverridesFiles(
   const staticData = source.read(staticRel);
   let staticRoot: ValueNode | undefined;
   if (staticData === undefined) {
-    problems.error(`${overridesValuesKey(folder, 'static')} is missing`, generated.get(staticName) ? locationOf(generated.get(staticName)!) : fileStart(kustFile));
+    problems.error(
+      `${overridesValuesKey(folder, 'static')} is missing`,
+      generated.get(staticName) ? locationOf(generated.get(staticName)!) : fileStart(kustFile),
+    );
   } else {
     // Read as flotilla will read overrides/static/<chart>.yaml (no list-edit tags: Helm gets the file as written).
     staticRoot = parseSourceYaml(staticData.toString('utf8'), staticRel, problems, 'static')?.root;
@@ -455,11 +515,17 @@ function readOverridesFiles(
   const systemRel = `${base}/${overridesValuesKey(folder, 'system')}`;
   const systemData = source.read(systemRel);
   if (systemData === undefined) {
-    problems.warn(`${overridesValuesKey(folder, 'system')} is missing; flotilla writes it (empty in the package, filled at apply time)`, generated.get(systemName) ? locationOf(generated.get(systemName)!) : fileStart(kustFile));
+    problems.warn(
+      `${overridesValuesKey(folder, 'system')} is missing; flotilla writes it (empty in the package, filled at apply time)`,
+      generated.get(systemName) ? locationOf(generated.get(systemName)!) : fileStart(kustFile),
+    );
   } else {
     const system = parseSourceYaml(systemData.toString('utf8'), systemRel, problems);
     if (system?.root !== undefined) {
-      problems.warn('the packaged system overrides are not imported: flotilla computes them at apply time (layers 2–8); move values meant to ship into the static overrides', fileStart(systemRel));
+      problems.warn(
+        'the packaged system overrides are not imported: flotilla computes them at apply time (layers 2–8); move values meant to ship into the static overrides',
+        fileStart(systemRel),
+      );
     }
   }
 

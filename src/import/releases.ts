@@ -16,7 +16,6 @@ import { asMap, asString, locationOf, shown } from './yaml-read.js';
 import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT, HELM_RELEASE_NAME_MAX, isFluxDuration, isHelmReleaseName, isLabelCharacters } from '../names/index.js';
 import { helmReleaseSchema, overridesValuesFrom, overridesValuesKey } from '../flux/index.js';
 
-
 export interface MappingContext {
   /** Namespace of the top kustomization. */
   readonly namespace: string;
@@ -29,12 +28,26 @@ export interface MappingContext {
 }
 
 /** Paths the mapping below checks with messages of its own; the schema speaks for the rest (install, upgrade, pass-through fields). */
-const MAPPED = ['apiVersion', 'kind', 'metadata', 'status', 'spec.chart', 'spec.chartRef', 'spec.releaseName', 'spec.interval', 'spec.timeout', 'spec.valuesFrom', 'spec.values'];
+const MAPPED = [
+  'apiVersion',
+  'kind',
+  'metadata',
+  'status',
+  'spec.chart',
+  'spec.chartRef',
+  'spec.releaseName',
+  'spec.interval',
+  'spec.timeout',
+  'spec.valuesFrom',
+  'spec.values',
+];
 
 /** Problems of the whole HelmRelease against flotilla's schema of the Flux API, except where the mapping says more. */
 function schemaProblems(hr: MapNode, file: string, problems: Problems): void {
   const mapped = (path: readonly (string | number)[] | undefined) => MAPPED.some((m) => (path ?? []).join('.').startsWith(m));
-  problems.add(checkSchema(helmReleaseSchema, hr, file).filter((d) => !mapped(d.path) && d.path?.length !== 1 && !(d.path?.[0] === 'spec' && d.path.length === 1)));
+  problems.add(
+    checkSchema(helmReleaseSchema, hr, file).filter((d) => !mapped(d.path) && d.path?.length !== 1 && !(d.path?.[0] === 'spec' && d.path.length === 1)),
+  );
 }
 
 type Plain = Record<string, unknown>;
@@ -142,7 +155,11 @@ function readReleaseMetadata(
     for (const [label, value] of labelMap.entries) {
       const text = asString(value);
       if (text === undefined) {
-        problems.error(`${key === 'labels' ? 'label' : 'annotation'} ${label}: ${shown(value)} is not a string (Kubernetes ${key} values are strings; quote it)`, locationOf(value), ['metadata', key, label]);
+        problems.error(
+          `${key === 'labels' ? 'label' : 'annotation'} ${label}: ${shown(value)} is not a string (Kubernetes ${key} values are strings; quote it)`,
+          locationOf(value),
+          ['metadata', key, label],
+        );
       } else if (key === 'annotations') annotations[label] = text;
       else if (label === 'chart_group') group = text;
       else labels[label] = text;
@@ -209,11 +226,10 @@ function readSpec(spec: MapNode, name: string, namespace: string, ctx: MappingCo
         break;
       }
       case 'chartRef':
-        problems.error(
-          'spec.chartRef cannot be imported: flotilla ships the charts in the app and points spec.chart at its HelmRepository',
-          locationOf(node),
-          ['spec', key],
-        );
+        problems.error('spec.chartRef cannot be imported: flotilla ships the charts in the app and points spec.chart at its HelmRepository', locationOf(node), [
+          'spec',
+          key,
+        ]);
         break;
       case 'interval':
       case 'timeout':
@@ -251,7 +267,10 @@ function readSpec(spec: MapNode, name: string, namespace: string, ctx: MappingCo
   if (!spec.entries.has('chart') && !spec.entries.has('chartRef')) problems.error('spec.chart is missing', locationOf(spec), ['spec', 'chart']);
   if (!spec.entries.has('valuesFrom')) {
     const [staticName, systemName] = overridesValuesFrom(name).map((v) => v.name);
-    problems.error(`spec.valuesFrom is missing: flotilla feeds every release from the Secrets ${staticName} and ${systemName}`, locationOf(spec), ['spec', 'valuesFrom']);
+    problems.error(`spec.valuesFrom is missing: flotilla feeds every release from the Secrets ${staticName} and ${systemName}`, locationOf(spec), [
+      'spec',
+      'valuesFrom',
+    ]);
   }
   return read;
 }
@@ -265,7 +284,8 @@ function fillFluxDefaults(spec: MapNode, read: ReadSpec, name: string, problems:
   if (read.releaseName === undefined && !spec.entries.has('releaseName')) {
     const target = asString(getNode(spec, ['targetNamespace']));
     read.releaseName = target ? `${target}-${name}` : name;
-    if (read.releaseName.length > HELM_RELEASE_NAME_MAX) problems.error(`Flux's default release name ${read.releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
+    if (read.releaseName.length > HELM_RELEASE_NAME_MAX)
+      problems.error(`Flux's default release name ${read.releaseName} is longer than 53 characters; set spec.releaseName`, locationOf(spec), ['spec']);
     filled.push(`releaseName: ${read.releaseName}`);
   }
   if (read.interval === undefined && !spec.entries.has('interval')) {
@@ -349,7 +369,11 @@ function readChart(node: ValueNode, namespace: string, ctx: MappingContext, prob
     ok = false;
   }
   if (!versionNode) {
-    problems.warn('spec.chart.spec.version is not set (Flux takes the latest); flotilla writes the version of the shipped chart', locationOf(spec), ['spec', 'chart', 'spec']);
+    problems.warn('spec.chart.spec.version is not set (Flux takes the latest); flotilla writes the version of the shipped chart', locationOf(spec), [
+      'spec',
+      'chart',
+      'spec',
+    ]);
   }
   let dropSourceNamespace = false;
   const sourceRef = asMap(getNode(spec, ['sourceRef']));
@@ -364,10 +388,18 @@ function readChart(node: ValueNode, namespace: string, ctx: MappingContext, prob
         problems.error(`sourceRef.kind ${shown(child)} cannot be imported: flotilla ships the charts to the app's HelmRepository`, locationOf(child), path);
         ok = false;
       } else if (key === 'name' && value !== ctx.repository) {
-        problems.error(`sourceRef.name ${shown(child)} is not the app's HelmRepository "${ctx.repository}" (base/); flotilla points every release at it`, locationOf(child), path);
+        problems.error(
+          `sourceRef.name ${shown(child)} is not the app's HelmRepository "${ctx.repository}" (base/); flotilla points every release at it`,
+          locationOf(child),
+          path,
+        );
         ok = false;
       } else if (key === 'namespace' && value !== ctx.namespace) {
-        problems.error(`sourceRef.namespace ${shown(child)} is not the namespace of the app's HelmRepository ("${ctx.namespace}"); flotilla points every release at it`, locationOf(child), path);
+        problems.error(
+          `sourceRef.namespace ${shown(child)} is not the namespace of the app's HelmRepository ("${ctx.namespace}"); flotilla points every release at it`,
+          locationOf(child),
+          path,
+        );
         ok = false;
       } else if (key === 'namespace' && namespace === ctx.namespace) {
         problems.warn(`sourceRef.namespace ${shown(child)} is the release's own namespace (Flux's default); not written`, locationOf(child), path);
@@ -472,7 +504,8 @@ function checkValuesFrom(node: ValueNode, release: string, problems: Problems): 
     let why: string;
     if (!expected) why = `an extra values source (${shown(item)})`;
     else if (extra.length > 0) why = `${extra.join(', ')} cannot be imported`;
-    else if (entry && asString(getNode(entry, ['valuesKey'])) === undefined && asString(getNode(entry, ['name'])) === expected.name) why = `valuesKey is missing (Flux would read values.yaml)`;
+    else if (entry && asString(getNode(entry, ['valuesKey'])) === undefined && asString(getNode(entry, ['name'])) === expected.name)
+      why = `valuesKey is missing (Flux would read values.yaml)`;
     else why = `${shown(item)} is not ${JSON.stringify(expected)}`;
     problems.error(`spec.valuesFrom[${i}]: ${why}; ${hint}`, locationOf(item), ['spec', 'valuesFrom', i]);
   });

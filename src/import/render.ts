@@ -83,7 +83,12 @@ function entryOf(r: ImportedRelease, d: ReleaseTableDefaults, staticFile: string
   return entry;
 }
 
-export function releasesYaml(releases: readonly ImportedRelease[], defaults: ReleaseTableDefaults, from: string, staticFileOf: (r: ImportedRelease) => string): string {
+export function releasesYaml(
+  releases: readonly ImportedRelease[],
+  defaults: ReleaseTableDefaults,
+  from: string,
+  staticFileOf: (r: ImportedRelease) => string,
+): string {
   const parts = [
     comment([
       `Release table imported by \`flotilla import\` from ${from}.`,
@@ -127,7 +132,12 @@ export function buildYaml(manifests: StxManifests, from: string, tokens: readonl
   return text;
 }
 
-export function deploymentYaml(catalogRelease: string, services: readonly string[], excluded: readonly { service: string; why: string }[], from: string): string {
+export function deploymentYaml(
+  catalogRelease: string,
+  services: readonly string[],
+  excluded: readonly { service: string; why: string }[],
+  from: string,
+): string {
   const lines = [
     `The deployment spec written by \`flotilla import\` from ${from}.`,
     'It turns on every imported release: each has a service of its own name,',

@@ -139,12 +139,25 @@ export async function verifyImport(
 }
 
 /** The kustomizations and the HelmRepository the build would write, compared with the originals. */
-function kustomizationDifferences(app: App, releases: readonly ImportedRelease[], charts: ReadonlyMap<string, ImportedChart>, manifests: StxManifests): Diagnostic[] {
+function kustomizationDifferences(
+  app: App,
+  releases: readonly ImportedRelease[],
+  charts: ReadonlyMap<string, ImportedChart>,
+  manifests: StxManifests,
+): Diagnostic[] {
   const repo = manifests.repository;
   const tree = fluxManifestTree({
     releases: app.graph.waves.flat(),
     chartVersions: new Map([...charts.values()].map((c) => [c.name, c.version])),
-    repository: { name: repo.name, url: repo.url, interval: repo.interval ?? '1m', namespace: manifests.namespace, spec: repo.spec, labels: repo.labels, annotations: repo.annotations },
+    repository: {
+      name: repo.name,
+      url: repo.url,
+      interval: repo.interval ?? '1m',
+      namespace: manifests.namespace,
+      spec: repo.spec,
+      labels: repo.labels,
+      annotations: repo.annotations,
+    },
     staticOverrides: new Map(),
     namespace: manifests.namespace,
     kustomization: manifests.kustomization,

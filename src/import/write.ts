@@ -27,7 +27,6 @@ export interface Target {
   readonly created: boolean;
 }
 
-
 /** Checks APP_DIR before anything is read or written; does not create it. */
 export async function checkTarget(appDir: string, readFrom: readonly string[], force: boolean): Promise<Target> {
   const dir = realpathLoose(appDir);
@@ -42,7 +41,9 @@ export async function checkTarget(appDir: string, readFrom: readonly string[], f
   if (!info.isDirectory()) throw new ImportTargetError(`APP_DIR ${dir} exists and is not a folder`);
   const entries = await readdir(dir);
   if (entries.length > 0 && !force) {
-    throw new ImportTargetError(`APP_DIR ${dir} is not empty (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', …' : ''}); use --force to replace its ${IMPORT_FOLDERS.join('/, ')}/ folders`);
+    throw new ImportTargetError(
+      `APP_DIR ${dir} is not empty (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', …' : ''}); use --force to replace its ${IMPORT_FOLDERS.join('/, ')}/ folders`,
+    );
   }
   return { dir, created: false };
 }

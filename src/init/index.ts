@@ -45,7 +45,13 @@ interface FoundChart {
 
 /** A folder name as an app name: lower-case, runs of other characters as one dash. */
 function nameOf(dir: string): string {
-  return basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'app';
+  return (
+    basename(resolve(dir))
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63) || 'app'
+  );
 }
 
 async function chartIn(folder: string, given: string): Promise<FoundChart> {
@@ -148,8 +154,10 @@ export async function initApp(dir: string, options: InitOptions = {}): Promise<I
   for (const chart of options.charts ?? []) given.push(await addChart(root, chart));
   const charts = options.charts?.length ? given : await chartsAlreadyThere(root);
   const releases = charts.filter((c) => !c.library);
-  if (releases.length === 0) throw new InitError(`no application chart: give --chart PATH (a chart folder or archive), or put charts in ${join(dir, 'charts')}${sep}`);
-  for (const r of releases) if (!isDns1123Label(r.name)) throw new InitError(`chart "${r.name}" cannot name a release (a DNS-1123 label): rename it in its Chart.yaml`);
+  if (releases.length === 0)
+    throw new InitError(`no application chart: give --chart PATH (a chart folder or archive), or put charts in ${join(dir, 'charts')}${sep}`);
+  for (const r of releases)
+    if (!isDns1123Label(r.name)) throw new InitError(`chart "${r.name}" cannot name a release (a DNS-1123 label): rename it in its Chart.yaml`);
 
   const files: [string, string][] = [
     [APP_FILES.metadata, metadataText(name, target)],

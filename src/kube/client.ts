@@ -67,7 +67,9 @@ export async function connect(target: KubeTarget = {}): Promise<KubeClient> {
   for (const [index, file] of files.entries()) {
     if (!existsSync(file)) {
       throw new KubeConfigError(
-        target.kubeconfig || process.env.KUBECONFIG ? `kubeconfig ${file}: no such file` : `no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG (${file} does not exist)`,
+        target.kubeconfig || process.env.KUBECONFIG
+          ? `kubeconfig ${file}: no such file`
+          : `no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG (${file} does not exist)`,
         { exitCode: target.kubeconfig ? 2 : 1 },
       );
     }

@@ -27,7 +27,9 @@ export async function requireFlux(client: Pick<KubeClient, 'core' | 'custom' | '
       served = false;
     }
     if (!served) {
-      throw new FluxMissingError(`this cluster has no Flux: ${want.resource} (${want.apiVersion}) is not served by context ${client.context}; install Flux (helm-controller and source-controller) first`);
+      throw new FluxMissingError(
+        `this cluster has no Flux: ${want.resource} (${want.apiVersion}) is not served by context ${client.context}; install Flux (helm-controller and source-controller) first`,
+      );
     }
   }
 }

@@ -44,7 +44,10 @@ export class KubeApiError extends FlotillaError {
   constructor(call: KubeCall, status: number | undefined, reason: string | undefined, serverMessage: string, options: KubeErrorOptions = {}) {
     const answered = status !== undefined ? `HTTP ${status}${reason ? ` ${reason}` : ''}` : 'no answer';
     const said = `${answered}${options.note ? `; ${options.note}` : ''}`;
-    super(`cannot ${call.verb} ${describeObject(call)}: ${serverMessage || said}${serverMessage ? ` (${said})` : ''}`, options.cause !== undefined ? { cause: options.cause } : {});
+    super(
+      `cannot ${call.verb} ${describeObject(call)}: ${serverMessage || said}${serverMessage ? ` (${said})` : ''}`,
+      options.cause !== undefined ? { cause: options.cause } : {},
+    );
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
     this.verb = call.verb;
     this.kind = call.kind;
@@ -78,7 +81,8 @@ interface StatusBody {
 
 /** `Retry-After` in seconds (the API server sends seconds, never a date), from the headers or the Status details. */
 function retryAfter(headers: unknown, body: StatusBody): number | undefined {
-  const fromHeader = headers !== null && typeof headers === 'object' ? Object.entries(headers).find(([name]) => name.toLowerCase() === 'retry-after')?.[1] : undefined;
+  const fromHeader =
+    headers !== null && typeof headers === 'object' ? Object.entries(headers).find(([name]) => name.toLowerCase() === 'retry-after')?.[1] : undefined;
   const seconds = Number(typeof fromHeader === 'string' || typeof fromHeader === 'number' ? fromHeader : body.details?.retryAfterSeconds);
   return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
 }
@@ -107,12 +111,7 @@ export function kubeError(call: KubeCall, error: unknown): KubeApiError {
   const status = typeof shaped.code === 'number' ? shaped.code : typeof shaped.statusCode === 'number' ? shaped.statusCode : undefined;
   const body = fromStatusObject ? statusBody(error) : statusBody(shaped.body);
   const reason = typeof body.reason === 'string' ? body.reason : undefined;
-  const message =
-    typeof body.message === 'string'
-      ? body.message
-      : status === undefined && typeof shaped.message === 'string'
-        ? shaped.message
-        : '';
+  const message = typeof body.message === 'string' ? body.message : status === undefined && typeof shaped.message === 'string' ? shaped.message : '';
   const Kind = errorClass(status, reason);
   const after = retryAfter(shaped.headers, body);
   return new Kind(call, status, reason, message, { cause: error, ...(after !== undefined ? { retryAfterSeconds: after } : {}) });

@@ -5,19 +5,7 @@
  * plugins get through the plugin API's narrow interfaces.
  */
 export { connect, KubeConfigError, type KubeClient, type KubeTarget } from './client.js';
-export {
-  AlreadyExists,
-  Conflict,
-  Forbidden,
-  Gone,
-  Invalid,
-  KubeApiError,
-  kubeError,
-  NotFound,
-  Unauthorized,
-  Unavailable,
-  type KubeCall,
-} from './errors.js';
+export { AlreadyExists, Conflict, Forbidden, Gone, Invalid, KubeApiError, kubeError, NotFound, Unauthorized, Unavailable, type KubeCall } from './errors.js';
 export { DEFAULT_RETRY_POLICY, kubeCall, kubeRead, retryDelay, withRetry, type RetryClock, type RetryPolicy } from './retry.js';
 export { APP_LABEL, clusterStores, ConfigMapRecordStore, KubeDataError, MANAGED_BY, recordsConfigMapName, SecretPasswordStore } from './stores.js';
 export {
@@ -35,13 +23,4 @@ export {
 } from './objects.js';
 export { WaitAbortedError, WaitTimeoutError, watchUntil, type WatchChange, type WatchEventType, type WatchJudge, type WatchOptions } from './watch.js';
 export { FluxMissingError, requireFlux } from './discovery.js';
-export {
-  AbortRequestedError,
-  acquireLease,
-  defaultHolder,
-  LockedError,
-  LockLostError,
-  requestAbort,
-  type HeldLease,
-  type LeaseOptions,
-} from './lease.js';
+export { AbortRequestedError, acquireLease, defaultHolder, LockedError, LockLostError, requestAbort, type HeldLease, type LeaseOptions } from './lease.js';

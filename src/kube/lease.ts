@@ -74,7 +74,14 @@ function time(value: Date | string | undefined): Date | undefined {
  */
 function holderRecord(lease: V1Lease): string {
   const spec = lease.spec ?? {};
-  return JSON.stringify([spec.holderIdentity, String(spec.renewTime ?? ''), String(spec.acquireTime ?? ''), spec.leaseDurationSeconds, spec.leaseTransitions, lease.metadata?.resourceVersion]);
+  return JSON.stringify([
+    spec.holderIdentity,
+    String(spec.renewTime ?? ''),
+    String(spec.acquireTime ?? ''),
+    spec.leaseDurationSeconds,
+    spec.leaseTransitions,
+    lease.metadata?.resourceVersion,
+  ]);
 }
 
 /** How often a waiting taker reads the lease again while it judges whether the holder is alive. */
@@ -94,7 +101,7 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
   // this process's monotonic clock — never by comparing the holder's renewTime with our wall clock.
   let observed: { readonly record: string; readonly at: number } | undefined;
 
-  for (let attempt = 0; ; ) {
+  for (let attempt = 0; ;) {
     const existing = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
     const stamp = now();
     try {
@@ -116,7 +123,9 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
         const durationMs = (existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS) * 1000;
         const waited = performance.now() - observed.at;
         if (waited < durationMs) {
-          await new Promise((resolve) => setTimeout(resolve, Math.min(observeEveryMs(existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS), durationMs - waited)));
+          await new Promise((resolve) =>
+            setTimeout(resolve, Math.min(observeEveryMs(existing.spec?.leaseDurationSeconds ?? DEFAULT_LEASE_SECONDS), durationMs - waited)),
+          );
           continue;
         }
       }
@@ -136,7 +145,10 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
         }
         const body: V1Lease = {
           ...existing,
-          metadata: { ...existing.metadata, annotations: { ...withoutKey(existing.metadata?.annotations, ABORT_ANNOTATION), [OPERATION_ANNOTATION]: options.operation } },
+          metadata: {
+            ...existing.metadata,
+            annotations: { ...withoutKey(existing.metadata?.annotations, ABORT_ANNOTATION), [OPERATION_ANNOTATION]: options.operation },
+          },
           spec: {
             ...existing.spec,
             holderIdentity: holder,
@@ -165,7 +177,9 @@ export async function acquireLease(client: Pick<KubeClient, 'coordination'>, opt
     const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }), renewal);
     if (released) return;
     if (!lease || lease.spec?.holderIdentity !== holder) {
-      lost.abort(new LockLostError(`lost the lock ${namespace}/${name}: ${lease ? `now held by ${lease.spec?.holderIdentity ?? 'nobody'}` : 'the Lease was deleted'}`));
+      lost.abort(
+        new LockLostError(`lost the lock ${namespace}/${name}: ${lease ? `now held by ${lease.spec?.holderIdentity ?? 'nobody'}` : 'the Lease was deleted'}`),
+      );
       return;
     }
     const abort = lease.metadata?.annotations?.[ABORT_ANNOTATION];
@@ -217,7 +231,12 @@ function withoutKey(map: Readonly<Record<string, string>> | undefined, key: stri
  * and aborts its operation. Returns the holder and its operation, or
  * undefined when nobody holds the lease.
  */
-export async function requestAbort(client: Pick<KubeClient, 'coordination'>, namespace: string, name: string, by: string): Promise<{ holder: string; operation?: string } | undefined> {
+export async function requestAbort(
+  client: Pick<KubeClient, 'coordination'>,
+  namespace: string,
+  name: string,
+  by: string,
+): Promise<{ holder: string; operation?: string } | undefined> {
   const call = { kind: 'Lease', namespace, name };
   for (let attempt = 0; attempt < 5; attempt++) {
     const lease = await kubeRead({ ...call, verb: 'read' }, () => client.coordination.readNamespacedLease({ name, namespace }));
@@ -225,7 +244,10 @@ export async function requestAbort(client: Pick<KubeClient, 'coordination'>, nam
     // Whether the holder is alive is not judged here (only observing the lease for its duration can tell):
     // a live holder sees the request at its next renewal; a dead one's lease is taken over by the next operation.
     if (!lease || !holder) return undefined;
-    const body: V1Lease = { ...lease, metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [ABORT_ANNOTATION]: `requested by ${by} at ${new Date().toISOString()}` } } };
+    const body: V1Lease = {
+      ...lease,
+      metadata: { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [ABORT_ANNOTATION]: `requested by ${by} at ${new Date().toISOString()}` } },
+    };
     try {
       await kubeCall({ ...call, verb: 'update' }, () => client.coordination.replaceNamespacedLease({ name, namespace, body }));
       const operation = lease.metadata?.annotations?.[OPERATION_ANNOTATION];

@@ -52,7 +52,12 @@ export interface ApplyOptions {
   readonly concurrency?: number;
 }
 
-const callOf = (verb: string, object: Pick<KubeObject, 'kind' | 'metadata'>) => ({ verb, kind: object.kind, name: object.metadata.name, ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}) });
+const callOf = (verb: string, object: Pick<KubeObject, 'kind' | 'metadata'>) => ({
+  verb,
+  kind: object.kind,
+  name: object.metadata.name,
+  ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+});
 
 /**
  * Server-side apply of each object (several at once); returns what the
@@ -76,17 +81,31 @@ export async function serverSideApply(client: Pick<KubeClient, 'objects'>, objec
   };
   const onePerApiVersion = [...new Map(objects.map((object) => [object.apiVersion, object])).values()];
   await mapConcurrently(onePerApiVersion, concurrency, apply);
-  await mapConcurrently(objects.filter((object) => !stored.has(object)), concurrency, apply);
+  await mapConcurrently(
+    objects.filter((object) => !stored.has(object)),
+    concurrency,
+    apply,
+  );
   return objects.map((object) => stored.get(object) as KubeObject);
 }
 
 /** One object, or undefined when it does not exist. */
-export async function readObject<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<T | undefined> {
-  const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) } };
+export async function readObject<T extends KubeObject = KubeObject>(
+  client: Pick<KubeClient, 'objects'>,
+  ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>,
+): Promise<T | undefined> {
+  const spec = {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) },
+  };
   return (await kubeRead(callOf('read', ref), () => client.objects.read(spec))) as T | undefined;
 }
 
-export async function listObjects<T extends KubeObject = KubeObject>(client: Pick<KubeClient, 'objects'>, selector: KindSelector): Promise<{ items: T[]; resourceVersion: string }> {
+export async function listObjects<T extends KubeObject = KubeObject>(
+  client: Pick<KubeClient, 'objects'>,
+  selector: KindSelector,
+): Promise<{ items: T[]; resourceVersion: string }> {
   const call = { verb: 'list', kind: selector.kind, ...(selector.namespace ? { namespace: selector.namespace } : {}) };
   const list = await kubeCall(call, () =>
     client.objects.list(selector.apiVersion, selector.kind, selector.namespace, undefined, undefined, undefined, undefined, selector.labelSelector),
@@ -99,16 +118,30 @@ export async function listObjects<T extends KubeObject = KubeObject>(client: Pic
  * field flotilla does not own, where a server-side apply of a partial object
  * would drop the fields flotilla's earlier applies own.
  */
-export async function mergePatch(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>, patch: Record<string, unknown>): Promise<KubeObject> {
+export async function mergePatch(
+  client: Pick<KubeClient, 'objects'>,
+  ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>,
+  patch: Record<string, unknown>,
+): Promise<KubeObject> {
   const { PatchStrategy } = await loadClientModule();
-  const metadata = { ...(patch.metadata as Record<string, unknown> | undefined), name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) };
+  const metadata = {
+    ...(patch.metadata as Record<string, unknown> | undefined),
+    name: ref.metadata.name,
+    ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}),
+  };
   const body = { ...patch, apiVersion: ref.apiVersion, kind: ref.kind, metadata } as KubernetesObject;
-  return (await kubeCall(callOf('patch', ref), () => client.objects.patch(body, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch))) as KubeObject;
+  return (await kubeCall(callOf('patch', ref), () =>
+    client.objects.patch(body, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch),
+  )) as KubeObject;
 }
 
 /** Deletes an object; true when it was there. Deletion may finish later (finalizers): watch for it to go. */
 export async function deleteObject(client: Pick<KubeClient, 'objects'>, ref: Pick<KubeObject, 'apiVersion' | 'kind' | 'metadata'>): Promise<boolean> {
-  const spec = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) } };
+  const spec = {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    metadata: { name: ref.metadata.name, ...(ref.metadata.namespace ? { namespace: ref.metadata.namespace } : {}) },
+  };
   const result = await kubeRead(callOf('delete', ref), () => client.objects.delete(spec, undefined, undefined, undefined, undefined, 'Background'));
   return result !== undefined;
 }
@@ -128,8 +161,9 @@ export async function discoverKind(client: Pick<KubeClient, 'core' | 'custom'>, 
   let resources = cache.get(apiVersion);
   if (!resources) {
     const [group, version] = apiVersion.includes('/') ? (apiVersion.split('/') as [string, string]) : ['', apiVersion];
-    resources = kubeCall({ verb: 'discover', kind: apiVersion }, async () =>
-      (group === '' ? await client.core.getAPIResources() : await client.custom.getAPIResources({ group, version })).resources,
+    resources = kubeCall(
+      { verb: 'discover', kind: apiVersion },
+      async () => (group === '' ? await client.core.getAPIResources() : await client.custom.getAPIResources({ group, version })).resources,
     );
     cache.set(apiVersion, resources);
     resources.catch(() => cache.delete(apiVersion));
@@ -139,9 +173,13 @@ export async function discoverKind(client: Pick<KubeClient, 'core' | 'custom'>, 
 }
 
 /** The API path of a kind's collection (`/apis/helm.toolkit.fluxcd.io/v2/namespaces/x/helmreleases`), from discovery. */
-export async function collectionPath(client: Pick<KubeClient, 'core' | 'custom'>, selector: Pick<KindSelector, 'apiVersion' | 'kind' | 'namespace'>): Promise<string> {
+export async function collectionPath(
+  client: Pick<KubeClient, 'core' | 'custom'>,
+  selector: Pick<KindSelector, 'apiVersion' | 'kind' | 'namespace'>,
+): Promise<string> {
   const resource = await discoverKind(client, selector.apiVersion, selector.kind);
-  if (!resource) throw new NotFound({ verb: 'discover', kind: selector.kind }, 404, 'NotFound', `the server does not serve kind ${selector.kind} in ${selector.apiVersion}`);
+  if (!resource)
+    throw new NotFound({ verb: 'discover', kind: selector.kind }, 404, 'NotFound', `the server does not serve kind ${selector.kind} in ${selector.apiVersion}`);
   const base = selector.apiVersion.includes('/') ? `/apis/${selector.apiVersion}` : `/api/${selector.apiVersion}`;
   const scope = resource.namespaced && selector.namespace ? `/namespaces/${encodeURIComponent(selector.namespace)}` : '';
   return `${base}${scope}/${resource.name}`;

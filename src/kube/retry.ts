@@ -76,7 +76,8 @@ export async function withRetry<T>(
       const typed = type(error);
       const delay = retryDelay(typed, tried, policy, clock.random);
       if (delay === undefined) throw typed;
-      if (clock.now() - started + delay > policy.budgetMs) throw tried === 0 && policy.budgetMs === 0 ? typed : gaveUp(call, typed, tried + 1, clock.now() - started);
+      if (clock.now() - started + delay > policy.budgetMs)
+        throw tried === 0 && policy.budgetMs === 0 ? typed : gaveUp(call, typed, tried + 1, clock.now() - started);
       await clock.sleep(delay);
     }
   }

@@ -5,7 +5,17 @@
  * delete. Plugins never see the Kubernetes client.
  */
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
-import { checkPasswordName, generatePassword, passwordSecretName, type ClusterObjects, type PasswordStore, type RecordStore, type ClusterStores, type JsonValue, type ObjectSelector } from '../plugins/index.js';
+import {
+  checkPasswordName,
+  generatePassword,
+  passwordSecretName,
+  type ClusterObjects,
+  type PasswordStore,
+  type RecordStore,
+  type ClusterStores,
+  type JsonValue,
+  type ObjectSelector,
+} from '../plugins/index.js';
 import type { KubeClient } from './client.js';
 import { AlreadyExists, Conflict, KubeApiError } from './errors.js';
 import { kubeCall, kubeRead } from './retry.js';
@@ -52,7 +62,9 @@ export class SecretPasswordStore implements PasswordStore {
       data: { [PASSWORD_KEY]: Buffer.from(value, 'utf8').toString('base64') },
     };
     try {
-      await kubeCall({ verb: 'create', kind: 'Secret', namespace: this.namespace, name: secretName }, () => this.client.core.createNamespacedSecret({ namespace: this.namespace, body }));
+      await kubeCall({ verb: 'create', kind: 'Secret', namespace: this.namespace, name: secretName }, () =>
+        this.client.core.createNamespacedSecret({ namespace: this.namespace, body }),
+      );
       return value;
     } catch (error) {
       if (!(error instanceof AlreadyExists)) throw error;
@@ -126,7 +138,12 @@ export class ConfigMapRecordStore implements RecordStore {
           const body: V1ConfigMap = { ...current, data };
           await kubeCall({ ...call, verb: 'update' }, () => this.client.core.replaceNamespacedConfigMap({ name: this.name, namespace: this.namespace, body }));
         } else {
-          const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.name, namespace: this.namespace, labels: { ...MANAGED_BY } }, data };
+          const body: V1ConfigMap = {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: this.name, namespace: this.namespace, labels: { ...MANAGED_BY } },
+            data,
+          };
           await kubeCall({ ...call, verb: 'create' }, () => this.client.core.createNamespacedConfigMap({ namespace: this.namespace, body }));
         }
         return;

@@ -40,7 +40,12 @@ function objectKey(object: Pick<KubeObject, 'metadata'>): string {
   return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
 }
 
-export async function watchUntil<T extends KubeObject, R>(client: Pick<KubeClient, 'objects' | 'config' | 'core' | 'custom'>, selector: KindSelector, judge: WatchJudge<T, R>, options: WatchOptions): Promise<R> {
+export async function watchUntil<T extends KubeObject, R>(
+  client: Pick<KubeClient, 'objects' | 'config' | 'core' | 'custom'>,
+  selector: KindSelector,
+  judge: WatchJudge<T, R>,
+  options: WatchOptions,
+): Promise<R> {
   const { Watch } = await loadClientModule();
   const path = await collectionPath(client, selector);
   const call = { verb: 'watch', kind: selector.kind, ...(selector.namespace ? { namespace: selector.namespace } : {}) };
@@ -50,7 +55,13 @@ export async function watchUntil<T extends KubeObject, R>(client: Pick<KubeClien
   let current: AbortController | undefined;
 
   return new Promise<R>((resolve, reject) => {
-    const timer = options.timeoutMs !== undefined ? setTimeout(() => finish(() => reject(new WaitTimeoutError(`timed out after ${formatMillis(options.timeoutMs ?? 0)} waiting for ${describe()}`))), options.timeoutMs) : undefined;
+    const timer =
+      options.timeoutMs !== undefined
+        ? setTimeout(
+            () => finish(() => reject(new WaitTimeoutError(`timed out after ${formatMillis(options.timeoutMs ?? 0)} waiting for ${describe()}`))),
+            options.timeoutMs,
+          )
+        : undefined;
     const describe = () => (typeof options.waitingFor === 'string' ? options.waitingFor : options.waitingFor());
     const onAbort = () => finish(() => reject(new WaitAbortedError(`stopped waiting for ${describe()}: ${reasonText(options.signal?.reason)}`)));
     options.signal?.addEventListener('abort', onAbort, { once: true });

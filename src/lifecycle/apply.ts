@@ -79,7 +79,13 @@ export async function applyWithState(run: LockedRun, handle: RecordHandle, bundl
 
 /** A check hook's refusal, a mode the app does not know, an object too large to write, a staged update asked not to wait: all found before the apply writes anything. */
 export function refusedBeforeChange(error: unknown): boolean {
-  return error instanceof OperationRefusedError || error instanceof UnknownApplyModeError || error instanceof ObjectTooLargeError || error instanceof PayloadIntegrityError || error instanceof PhaseUsageError;
+  return (
+    error instanceof OperationRefusedError ||
+    error instanceof UnknownApplyModeError ||
+    error instanceof ObjectTooLargeError ||
+    error instanceof PayloadIntegrityError ||
+    error instanceof PhaseUsageError
+  );
 }
 
 /** Why a run ended before a held phase, and how to go on. */
@@ -89,7 +95,12 @@ export function heldReason(record: AppRecord): string {
 }
 
 /** The apply itself, without the state bookkeeping. */
-export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: RecordedBundle, options: ApplyOptions & { readonly operation: OperationName }): Promise<'applied' | 'submitted' | 'held'> {
+export async function applyBundle(
+  run: LockedRun,
+  handle: RecordHandle,
+  bundle: RecordedBundle,
+  options: ApplyOptions & { readonly operation: OperationName },
+): Promise<'applied' | 'submitted' | 'held'> {
   const { client, events } = run;
   const started = Date.now();
   const step = (message: string) => events({ type: 'step', message });
@@ -116,18 +127,48 @@ export async function applyBundle(run: LockedRun, handle: RecordHandle, bundle: 
 
     const token = new Date().toISOString();
     const annotations = new Map(loaded.app.releases.map((r) => [r.name, loaded.app.serviceDefaultAnnotations(r.chart)]));
-    const set = await renderApplySet({ appName: handle.record.name, manifests: loaded.manifests, releases: loaded.app.releases, plan, values, repository: bundle.repository, token, annotations });
+    const set = await renderApplySet({
+      appName: handle.record.name,
+      manifests: loaded.manifests,
+      releases: loaded.app.releases,
+      plan,
+      values,
+      repository: bundle.repository,
+      token,
+      annotations,
+    });
     // Recorded before anything is written: a run killed after this knows which releases may exist.
-    await handle.update((r) => ({ ...r, deployed: union(r.deployed, plan.releases.map((p) => p.name)), ...(options.mode ? { mode: options.mode } : {}) }));
+    await handle.update((r) => ({
+      ...r,
+      deployed: union(
+        r.deployed,
+        plan.releases.map((p) => p.name),
+      ),
+      ...(options.mode ? { mode: options.mode } : {}),
+    }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
     await serverSideApply(client, set.namespaces);
     // An apply that changes the image of a release in the cluster, of an app declaring update phases, goes phase by phase (phases.ts).
-    const staged = await stageApply(client, loaded.app, plan.releases.map((r) => r.name), set.objects, values);
-    if (staged && options.wait === false) throw new PhaseUsageError(`this apply changes images of releases in the cluster: it runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait`);
+    const staged = await stageApply(
+      client,
+      loaded.app,
+      plan.releases.map((r) => r.name),
+      set.objects,
+      values,
+    );
+    if (staged && options.wait === false)
+      throw new PhaseUsageError(
+        `this apply changes images of releases in the cluster: it runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait`,
+      );
     // Sources first, then values, releases last: a HelmRelease never reconciles against a source or values not written yet.
     for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
     const writeReleases = async (batch: readonly ScheduledRelease<KubeObject>[]) => {
-      if (batch.length > 0) await serverSideApply(client, batch.map((r) => r.object), { force: true });
+      if (batch.length > 0)
+        await serverSideApply(
+          client,
+          batch.map((r) => r.object),
+          { force: true },
+        );
     };
     if (options.wait === false) {
       // Nobody waits to write dependants later: wave by wave, so Flux's generation check holds a spec change.
@@ -253,7 +294,9 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
   const merged = values.get(error.release)?.merged;
   const culprits = merged ? culpritsOf(error.detail, merged) : [];
   if (culprits.length === 0 || !plan.releases.some((r) => r.name === error.release)) return error;
-  const lines = culprits.map((leaf) => `  ${formatPath(leaf.path)} = ${JSON.stringify(loaded.host.redact(leaf.value, leaf.path))} set by ${describeOrigin(leaf.origin)}`);
+  const lines = culprits.map(
+    (leaf) => `  ${formatPath(leaf.path)} = ${JSON.stringify(loaded.host.redact(leaf.value, leaf.path))} set by ${describeOrigin(leaf.origin)}`,
+  );
   return new ReleaseFailedError(error.release, error.reason, `${error.detail}\n${lines.join('\n')}`);
 }
 

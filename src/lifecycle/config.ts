@@ -41,7 +41,12 @@ export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promi
   const data = map?.data ?? {};
   return {
     ...(data.chartRepository
-      ? { chartRepository: parseChartRepository(data.chartRepository, { plainHttp: data.chartRepositoryPlainHttp === 'true', ...(data.chartRepositoryDir ? { dir: data.chartRepositoryDir } : {}) }) }
+      ? {
+          chartRepository: parseChartRepository(data.chartRepository, {
+            plainHttp: data.chartRepositoryPlainHttp === 'true',
+            ...(data.chartRepositoryDir ? { dir: data.chartRepositoryDir } : {}),
+          }),
+        }
       : {}),
     ...(data.signingKey ? { signingKey: data.signingKey } : {}),
   };
@@ -50,7 +55,11 @@ export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promi
 /** Remembers the chart repository, so later commands need no `--chart-repo`. */
 export async function rememberChartRepository(client: Pick<KubeClient, 'core'>, repository: ChartRepository): Promise<void> {
   const call = { kind: 'ConfigMap', namespace: SYSTEM_NAMESPACE, name: CONFIG_MAP };
-  const fields = { chartRepository: repository.url, chartRepositoryPlainHttp: repository.plainHttp ? 'true' : 'false', chartRepositoryDir: repository.dir ?? '' };
+  const fields = {
+    chartRepository: repository.url,
+    chartRepositoryPlainHttp: repository.plainHttp ? 'true' : 'false',
+    chartRepositoryDir: repository.dir ?? '',
+  };
   for (let attempt = 0; attempt < 5; attempt++) {
     const map = await kubeRead({ ...call, verb: 'read' }, () => client.core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE }));
     try {
@@ -58,7 +67,12 @@ export async function rememberChartRepository(client: Pick<KubeClient, 'core'>, 
         const body: V1ConfigMap = { ...map, data: { ...map.data, ...fields } };
         await kubeCall({ ...call, verb: 'update' }, () => client.core.replaceNamespacedConfigMap({ name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE, body }));
       } else {
-        const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_BY } }, data: fields };
+        const body: V1ConfigMap = {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_BY } },
+          data: fields,
+        };
         await kubeCall({ ...call, verb: 'create' }, () => client.core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body }));
       }
       return;

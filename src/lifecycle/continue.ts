@@ -18,12 +18,19 @@ export async function continueApp(client: KubeClient, appName: string, phase: st
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const versions = handle.record.versions;
     if (versions?.held !== phase && !versions?.holdAt?.includes(phase)) {
-      throw new PhaseUsageError(`${appName}: update phase ${phase} is not held (${versions?.held ? `held: ${versions.held}` : 'no phase is held'}); nothing to continue`);
+      throw new PhaseUsageError(
+        `${appName}: update phase ${phase} is not held (${versions?.held ? `held: ${versions.held}` : 'no phase is held'}); nothing to continue`,
+      );
     }
     decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
     // A held update goes on as the update it is: its own hooks run around the apply's, as they would have without the hold.
     const operation = versions.heldOperation ?? 'apply';
     await handle.update((r) => withVersions(r, ({ held: _held, ...v }) => ({ ...v, holdAt: (v.holdAt ?? []).filter((p) => p !== phase) })));
-    return applyWithState(run, handle, handle.record.bundle, { ...options, operation, running: operation === 'update' ? 'updating' : 'applying', failed: 'apply-failed' });
+    return applyWithState(run, handle, handle.record.bundle, {
+      ...options,
+      operation,
+      running: operation === 'update' ? 'updating' : 'applying',
+      failed: 'apply-failed',
+    });
   });
 }

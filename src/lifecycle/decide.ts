@@ -20,7 +20,10 @@ export type DecidedOperation =
   | { readonly operation: 'upload'; readonly version: string; readonly source: string };
 
 /** What the decision reads of a record. */
-export type RecordFacts = Pick<AppRecord, 'name' | 'state' | 'deployed'> & { readonly bundle: Pick<AppRecord['bundle'], 'version' | 'source'>; readonly previous?: Pick<AppRecord['bundle'], 'version'> };
+export type RecordFacts = Pick<AppRecord, 'name' | 'state' | 'deployed'> & {
+  readonly bundle: Pick<AppRecord['bundle'], 'version' | 'source'>;
+  readonly previous?: Pick<AppRecord['bundle'], 'version'>;
+};
 
 const proceed: Decision = { kind: 'proceed' };
 const refuse = (reason: string): Decision => ({ kind: 'refuse', reason });
@@ -36,27 +39,36 @@ export function decide(record: RecordFacts | undefined, request: DecidedOperatio
   const finishUpdate = `flotilla update ${record.bundle.source}`;
   switch (request.operation) {
     case 'upload': {
-      if (record.bundle.version !== request.version) return refuse(`Application-upload rejected: ${name} exists (version ${record.bundle.version}, ${state}); use flotilla update ${request.source}`);
+      if (record.bundle.version !== request.version)
+        return refuse(`Application-upload rejected: ${name} exists (version ${record.bundle.version}, ${state}); use flotilla update ${request.source}`);
       if (state === 'uploading') return { kind: 'resume', what: `the upload of ${request.version} a run left uploading` };
       if (state === 'upload-failed' || state === 'uploaded') return proceed;
       return refuse(`Application-upload rejected: ${name} ${request.version} is already uploaded and ${state}`);
     }
     case 'apply': {
       if (interruptedUpdate(record)) {
-        return refuse(`${name}: the update from ${record.previous?.version} to ${record.bundle.version} did not finish (${state}); finish it with ${finishUpdate} (its update hooks and clean-up run), or abort it with flotilla abort ${name} and recover`);
+        return refuse(
+          `${name}: the update from ${record.previous?.version} to ${record.bundle.version} did not finish (${state}); finish it with ${finishUpdate} (its update hooks and clean-up run), or abort it with flotilla abort ${name} and recover`,
+        );
       }
       if (state === 'applying') return { kind: 'resume', what: `the apply a run left applying` };
       if (state === 'recovering') return { kind: 'resume', what: `the recovery to ${record.bundle.version} a run left recovering` };
       if (state === 'uploaded' || state === 'applied' || state === 'apply-failed' || state === 'remove-failed' || state === 'removing') return proceed;
-      return refuse(`${name} is ${state}; ${state === 'upload-failed' ? 'upload it again first' : state === 'uploading' ? 'its upload did not finish: upload it again first' : 'an apply cannot start from there'}`);
+      return refuse(
+        `${name} is ${state}; ${state === 'upload-failed' ? 'upload it again first' : state === 'uploading' ? 'its upload did not finish: upload it again first' : 'an apply cannot start from there'}`,
+      );
     }
     case 'update': {
       if (interruptedUpdate(record)) {
         if (record.bundle.version === request.version) return { kind: 'resume', what: `the update from ${record.previous?.version} to ${request.version}` };
-        return refuse(`${name}: the update from ${record.previous?.version} to ${record.bundle.version} did not finish (${state}); finish it first with ${finishUpdate}`);
+        return refuse(
+          `${name}: the update from ${record.previous?.version} to ${record.bundle.version} did not finish (${state}); finish it first with ${finishUpdate}`,
+        );
       }
-      if (state !== 'applied' && state !== 'apply-failed' && state !== 'recovering') return refuse(`${name} is ${state}; update applies to an applied app (apply it, or upload and apply this version)`);
-      if (record.bundle.version === request.version) return refuse(`${name} is already at version ${request.version}; to apply it again: flotilla apply ${name}`);
+      if (state !== 'applied' && state !== 'apply-failed' && state !== 'recovering')
+        return refuse(`${name} is ${state}; update applies to an applied app (apply it, or upload and apply this version)`);
+      if (record.bundle.version === request.version)
+        return refuse(`${name} is already at version ${request.version}; to apply it again: flotilla apply ${name}`);
       return proceed;
     }
     case 'remove': {
@@ -66,7 +78,9 @@ export function decide(record: RecordFacts | undefined, request: DecidedOperatio
     }
     case 'delete': {
       if ((state === 'uploaded' || state === 'upload-failed' || state === 'uploading') && record.deployed.length === 0) return proceed;
-      return refuse(`${name} is ${state}${record.deployed.length > 0 ? ` with ${record.deployed.length} release(s) in the cluster` : ''}; remove it first (flotilla remove ${name})`);
+      return refuse(
+        `${name} is ${state}${record.deployed.length > 0 ? ` with ${record.deployed.length} release(s) in the cluster` : ''}; remove it first (flotilla remove ${name})`,
+      );
     }
   }
 }

@@ -22,10 +22,16 @@ export interface DeliveryOptions {
 export async function deliverCharts(repository: ChartRepository, charts: readonly ChartToDeliver[], options: DeliveryOptions = {}): Promise<void> {
   if (repository.type === 'oci') {
     const host = new URL(repository.url.replace(/^oci:/, 'http:')).host;
-    const client = new OciClient({ ...(options.registryConfig ? { registryConfig: options.registryConfig } : {}), ...(repository.plainHttp ? { insecureRegistries: [host] } : {}) });
+    const client = new OciClient({
+      ...(options.registryConfig ? { registryConfig: options.registryConfig } : {}),
+      ...(repository.plainHttp ? { insecureRegistries: [host] } : {}),
+    });
     await pushCharts(client, repository.url, charts);
     return;
   }
-  if (!repository.dir) throw new LifecycleError(`the chart repository ${repository.url} is a Helm HTTP repository: give the folder its web server serves (--chart-repo-dir DIR)`, { exitCode: 2 });
+  if (!repository.dir)
+    throw new LifecycleError(`the chart repository ${repository.url} is a Helm HTTP repository: give the folder its web server serves (--chart-repo-dir DIR)`, {
+      exitCode: 2,
+    });
   await publishToFolder(repository.dir, charts, { urlPrefix: repository.url });
 }

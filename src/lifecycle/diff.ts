@@ -135,7 +135,11 @@ function objectChanges(before: Map<string, RenderedObject>, after: Map<string, R
     const left = x ? shown(x, undefined) : '';
     const right = y ? shown(y, x) : '';
     if (left === right) continue;
-    changes.push({ change: !x ? 'added' : !y ? 'removed' : 'changed', object: key, diff: createTwoFilesPatch(`${key} (cluster)`, `${key} (apply)`, left, right, undefined, undefined, { context: 3 }) });
+    changes.push({
+      change: !x ? 'added' : !y ? 'removed' : 'changed',
+      object: key,
+      diff: createTwoFilesPatch(`${key} (cluster)`, `${key} (apply)`, left, right, undefined, undefined, { context: 3 }),
+    });
   }
   return changes;
 }
@@ -166,7 +170,11 @@ export function chartPuller(work: string): (chart: ChartSource) => Promise<strin
 }
 
 /** Renders with the values handed to helm on its standard input: they hold secrets, and never touch the disk. */
-export async function render(release: Pick<Release, 'releaseName' | 'namespace' | 'name'>, chartFile: string, values: Plain): Promise<Map<string, RenderedObject>> {
+export async function render(
+  release: Pick<Release, 'releaseName' | 'namespace' | 'name'>,
+  chartFile: string,
+  values: Plain,
+): Promise<Map<string, RenderedObject>> {
   const { stdout } = await helm(['template', release.releaseName, chartFile, '--namespace', release.namespace, '-f', '-'], { input: dumpYaml(values) });
   return parseRendered(stdout);
 }
@@ -175,7 +183,9 @@ export async function render(release: Pick<Release, 'releaseName' | 'namespace' 
 async function clusterValues(client: KubeClient, release: Pick<Release, 'name' | 'namespace'>): Promise<Plain | undefined> {
   const read = async (kind: OverridesKind) => {
     const name = overridesSecretName(release.name, kind);
-    const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: release.namespace, name }, () => client.core.readNamespacedSecret({ name, namespace: release.namespace }));
+    const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: release.namespace, name }, () =>
+      client.core.readNamespacedSecret({ name, namespace: release.namespace }),
+    );
     const data = secret?.data?.[overridesValuesKey(release.name, kind)];
     return secret ? (data ? parseYamlValue(Buffer.from(data, 'base64').toString('utf8'), `Secret ${release.namespace}/${name}`) : {}) : undefined;
   };
@@ -188,14 +198,24 @@ async function clusterValues(client: KubeClient, release: Pick<Release, 'name' |
 export async function diffApp(client: KubeClient, appName: string, options: DiffOptions = {}): Promise<DiffReport> {
   const { record } = await new AppRecords(client).get(appName);
   const current = record.bundle;
-  const loadOptions = { events: () => undefined, userOverrides: record.userOverrides, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}), ...(record.versions ? { versions: record.versions } : {}) };
+  const loadOptions = {
+    events: () => undefined,
+    userOverrides: record.userOverrides,
+    readOnly: true,
+    ...(record.mode ? { applyMode: record.mode } : {}),
+    ...(record.versions ? { versions: record.versions } : {}),
+  };
   let loaded: LoadedVersion;
   let chartFiles: ReadonlyMap<string, Buffer> | undefined;
   let target = current.version;
   if (options.bundle) {
     const fetched = await fetchBundle(options.bundle);
     const verified = await verifyForUpload(fetched.path, await readClusterConfig(client)).finally(() => fetched.dispose());
-    chartFiles = new Map(await Promise.all(chartArchives(verified.bundle.files).map(async ([path, bytes]) => [(await readChartArchive(bytes, { label: path })).name, bytes] as const)));
+    chartFiles = new Map(
+      await Promise.all(
+        chartArchives(verified.bundle.files).map(async ([path, bytes]) => [(await readChartArchive(bytes, { label: path })).name, bytes] as const),
+      ),
+    );
     const userOverrides = verified.metadata.maintainUserOverrides ? record.userOverrides : {};
     loaded = await loadVersionFrom(client, verified.bundle, appName, { ...loadOptions, userOverrides });
     target = verified.metadata.appVersion;
@@ -222,11 +242,19 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
       const old = deployedNow.get(release.name);
       const renderedBefore =
         before && old
-          ? await sideOf(release, `what the cluster has (version ${current.version})`, async () => render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before))
+          ? await sideOf(release, `what the cluster has (version ${current.version})`, async () =>
+              render(release, await pull({ repository: current.repository, name: old.chart, version: old.chartVersion }), before),
+            )
           : new Map<string, RenderedObject>();
       const valueDiff = valueChanges(before ?? {}, after).map(({ path, ...sides }) => ({ path, ...redact(sides, path.split('.')) }));
       const objects = objectChanges(renderedBefore, renderedAfter, options.showSecrets ? undefined : redact);
-      return { name: release.name, namespace: release.namespace, change: before === undefined ? 'added' : valueDiff.length + objects.length > 0 ? 'changed' : 'unchanged', values: valueDiff, objects };
+      return {
+        name: release.name,
+        namespace: release.namespace,
+        change: before === undefined ? 'added' : valueDiff.length + objects.length > 0 ? 'changed' : 'unchanged',
+        values: valueDiff,
+        objects,
+      };
     });
     for (const name of [...record.deployed].filter((n) => !plan.releases.some((r) => r.name === n)).sort()) {
       const old = deployedNow.get(name);

@@ -8,7 +8,18 @@ export { continueApp } from './continue.js';
 export { applyApp, type ApplyOptions } from './apply.js';
 export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
 export { ChartRepositoryError, parseChartRepository, type ClusterConfig } from './config.js';
-export { AppNotFoundError, AppStateError, LifecycleError, ObjectTooLargeError, PayloadIntegrityError, PhaseFailedError, PhaseUsageError, ReleaseFailedError, UpdateRefusedError, UploadRejectedError } from './errors.js';
+export {
+  AppNotFoundError,
+  AppStateError,
+  LifecycleError,
+  ObjectTooLargeError,
+  PayloadIntegrityError,
+  PhaseFailedError,
+  PhaseUsageError,
+  ReleaseFailedError,
+  UpdateRefusedError,
+  UploadRejectedError,
+} from './errors.js';
 export type { EventSink, LifecycleEvent } from './events.js';
 export { decide, type DecidedOperation, type Decision, type RecordFacts } from './decide.js';
 export { lockName, type OperationOptions } from './operation.js';
@@ -17,7 +28,29 @@ export { RecordFieldError, SYSTEM_NAMESPACE, type AppRecord, type AppState, type
 export type { ReleaseStatus } from './releases.js';
 export { deleteApp, LeftBehindError, removeApp, SuspendedReleasesError, type DeleteOptions, type DeleteOutcome, type RemoveOptions } from './remove.js';
 export { listApps, showApp, type AppSummary, type AppView } from './show.js';
-export { applyOverrideChange, deleteOverrides, OverrideRejectedError, OverrideUsageError, setOverrides, showOverrides, type OverrideChange, type OverridesSet, type SetOverridesOptions, type Values } from './overrides.js';
+export {
+  applyOverrideChange,
+  deleteOverrides,
+  OverrideRejectedError,
+  OverrideUsageError,
+  setOverrides,
+  showOverrides,
+  type OverrideChange,
+  type OverridesSet,
+  type SetOverridesOptions,
+  type Values,
+} from './overrides.js';
 export { updateApp, UpdateRecoveredError, type UpdateOptions } from './update.js';
 export { uploadApp, type UploadOptions } from './upload.js';
-export { listCustomImages, setCustomImage, setVersionTarget, unsetCustomImage, versionStatus, type CustomImageOptions, type StatusImage, type StatusServiceDefault, type TargetChangeOptions, type VersionStatus } from './versions.js';
+export {
+  listCustomImages,
+  setCustomImage,
+  setVersionTarget,
+  unsetCustomImage,
+  versionStatus,
+  type CustomImageOptions,
+  type StatusImage,
+  type StatusServiceDefault,
+  type TargetChangeOptions,
+  type VersionStatus,
+} from './versions.js';

@@ -11,7 +11,18 @@ import { FlotillaError } from '../diagnostics/index.js';
 import { decide, type DecidedOperation, type Decision } from './decide.js';
 import { AppStateError } from './errors.js';
 import type { EventSink } from './events.js';
-import { AppRecords, finishHistory, sameRecord, SYSTEM_NAMESPACE, withHistory, type AppRecord, type AppState, type OperationName, type OperationResult, type StoredRecord } from './record.js';
+import {
+  AppRecords,
+  finishHistory,
+  sameRecord,
+  SYSTEM_NAMESPACE,
+  withHistory,
+  type AppRecord,
+  type AppState,
+  type OperationName,
+  type OperationResult,
+  type StoredRecord,
+} from './record.js';
 
 export interface OperationOptions {
   readonly signal?: AbortSignal;
@@ -89,7 +100,13 @@ export interface LockedRun {
 }
 
 /** Runs `work` holding the app's lock; the lock is released however it ends. */
-export async function withAppLock<T>(client: KubeClient, app: string, operation: OperationName, options: OperationOptions, work: (run: LockedRun) => Promise<T>): Promise<T> {
+export async function withAppLock<T>(
+  client: KubeClient,
+  app: string,
+  operation: OperationName,
+  options: OperationOptions,
+  work: (run: LockedRun) => Promise<T>,
+): Promise<T> {
   const events = options.events ?? (() => undefined);
   await ensureNamespace(client, SYSTEM_NAMESPACE);
   const lease = await acquireLease(client, {
@@ -99,7 +116,11 @@ export async function withAppLock<T>(client: KubeClient, app: string, operation:
     ...(options.leaseSeconds !== undefined ? { durationSeconds: options.leaseSeconds } : {}),
     ...(options.holder !== undefined ? { holder: options.holder } : {}),
   });
-  if (lease.tookOver) events({ type: 'warning', message: `took over the expired lock of ${lease.tookOver.holder}${lease.tookOver.operation ? ` (${lease.tookOver.operation})` : ''}; its run is gone` });
+  if (lease.tookOver)
+    events({
+      type: 'warning',
+      message: `took over the expired lock of ${lease.tookOver.holder}${lease.tookOver.operation ? ` (${lease.tookOver.operation})` : ''}; its run is gone`,
+    });
   const signal = options.signal ? AbortSignal.any([options.signal, lease.lost]) : lease.lost;
   try {
     const records = new AppRecords(client);
@@ -120,7 +141,9 @@ async function closeKilledRun(records: AppRecords, app: string, lastRenewed: str
   const open = stored?.record.history.at(-1);
   if (!stored || !open || open.finished) return;
   const handle = new RecordHandle(records, stored);
-  await handle.update((r) => finishHistory(r, 'killed', `its run (${open.by ?? 'unknown'}) ended without finishing; last seen ${lastRenewed ?? 'at an unknown time'}`));
+  await handle.update((r) =>
+    finishHistory(r, 'killed', `its run (${open.by ?? 'unknown'}) ended without finishing; last seen ${lastRenewed ?? 'at an unknown time'}`),
+  );
 }
 
 /** The operation's decision (decide.ts): a refusal thrown as AppStateError, a resumption said. */

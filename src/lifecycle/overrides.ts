@@ -44,7 +44,10 @@ export function applyOverrideChange(kept: Values | undefined, change: OverrideCh
   for (const file of change.files) values = mergePlain(values, file) as Values;
   // Each made into them as the values engine makes a `--set` (Helm's strvals: its commas and escapes, its types, its bounds).
   if (change.sets.length > 0) {
-    let node = fromPlain(values, { layer: 'override set', location: { file: `the ${change.mode === 'reuse' ? 'kept overrides and ' : ''}values files`, line: 0, column: 0 } });
+    let node = fromPlain(values, {
+      layer: 'override set',
+      location: { file: `the ${change.mode === 'reuse' ? 'kept overrides and ' : ''}values files`, line: 0, column: 0 },
+    });
     for (const expression of change.sets) node = setExpressionInto(node, { kind: 'set', expression }, 'override set --set');
     values = toPlain(node) as Values;
   }
@@ -61,7 +64,13 @@ function overridesChart(record: AppRecord, name: string): string {
   if (releases.some((r) => r.chart === name)) return name;
   const release = releases.find((r) => r.name === name);
   if (release) return release.chart;
-  throw new OverrideUsageError(`${record.name}: ${unknownName('release or chart', name, releases.flatMap((r) => [r.name, r.chart]))}`);
+  throw new OverrideUsageError(
+    `${record.name}: ${unknownName(
+      'release or chart',
+      name,
+      releases.flatMap((r) => [r.name, r.chart]),
+    )}`,
+  );
 }
 
 export interface SetOverridesOptions extends OperationOptions {
@@ -86,8 +95,15 @@ export interface OverridesSet {
 /** User overrides the chart refuses (Helm cannot render the release with them, or unknown keys under --strict): nothing was stored. */
 export class OverrideRejectedError extends LifecycleError {}
 
-export async function setOverrides(client: KubeClient, appName: string, name: string, change: OverrideChange, options: SetOverridesOptions = {}): Promise<OverridesSet> {
-  if (change.files.length === 0 && change.sets.length === 0 && change.mode === 'reuse') throw new OverrideUsageError('nothing to set: give -f FILE or --set PATH=VALUE');
+export async function setOverrides(
+  client: KubeClient,
+  appName: string,
+  name: string,
+  change: OverrideChange,
+  options: SetOverridesOptions = {},
+): Promise<OverridesSet> {
+  if (change.files.length === 0 && change.sets.length === 0 && change.mode === 'reuse')
+    throw new OverrideUsageError('nothing to set: give -f FILE or --set PATH=VALUE');
   return withAppLock(client, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const chart = overridesChart(handle.record, name);
@@ -108,9 +124,21 @@ export async function setOverrides(client: KubeClient, appName: string, name: st
  * Helm's schema validation and template errors refuse the change here
  * instead of at the next apply.
  */
-async function checkOverrides(client: KubeClient, record: AppRecord, chart: string, values: Values, strict: boolean): Promise<{ warnings: string[]; secrecy: SecretPathRule | undefined }> {
+async function checkOverrides(
+  client: KubeClient,
+  record: AppRecord,
+  chart: string,
+  values: Values,
+  strict: boolean,
+): Promise<{ warnings: string[]; secrecy: SecretPathRule | undefined }> {
   const work = await makeTempDir('override-check');
-  const loaded = await loadVersion(client, record.bundle, record.name, { events: () => undefined, userOverrides: { ...record.userOverrides, [chart]: values }, readOnly: true, ...(record.mode ? { applyMode: record.mode } : {}), ...(record.versions ? { versions: record.versions } : {}) });
+  const loaded = await loadVersion(client, record.bundle, record.name, {
+    events: () => undefined,
+    userOverrides: { ...record.userOverrides, [chart]: values },
+    readOnly: true,
+    ...(record.mode ? { applyMode: record.mode } : {}),
+    ...(record.versions ? { versions: record.versions } : {}),
+  });
   try {
     const { chartFile, text } = await pulledChart(record, chart, work);
     // The one key checker of the values module, as overrides set and build use it.
@@ -124,7 +152,10 @@ async function checkOverrides(client: KubeClient, record: AppRecord, chart: stri
       try {
         await render(release, chartFile, fluxValues(computed.staticOverrides, computed.systemOverrides));
       } catch (error) {
-        throw new OverrideRejectedError(`release ${release.name} does not render with these overrides, so they were not stored: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+        throw new OverrideRejectedError(
+          `release ${release.name} does not render with these overrides, so they were not stored: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
       }
     }
     return { warnings, secrecy: schemaFileSecrecy(text('values.schema.json')) };
@@ -134,9 +165,13 @@ async function checkOverrides(client: KubeClient, record: AppRecord, chart: stri
   }
 }
 
-
 /** The user overrides kept for the chart `name` means (see overridesChart), as they may be printed unless `showSecrets`. */
-export async function showOverrides(client: KubeClient, appName: string, name: string, options: { readonly showSecrets?: boolean } = {}): Promise<{ readonly chart: string; readonly values: Values }> {
+export async function showOverrides(
+  client: KubeClient,
+  appName: string,
+  name: string,
+  options: { readonly showSecrets?: boolean } = {},
+): Promise<{ readonly chart: string; readonly values: Values }> {
   const { record } = await new AppRecords(client).get(appName);
   const chart = overridesChart(record, name);
   const values = record.userOverrides[chart] ?? {};
@@ -144,7 +179,11 @@ export async function showOverrides(client: KubeClient, appName: string, name: s
 }
 
 /** The chart of the version in the cluster, pulled from the app's chart repository into `work`, and its files as text. */
-async function pulledChart(record: AppRecord, chart: string, work: string): Promise<{ chartFile: string; text: (name: string) => { text: string; file: string } | undefined }> {
+async function pulledChart(
+  record: AppRecord,
+  chart: string,
+  work: string,
+): Promise<{ chartFile: string; text: (name: string) => { text: string; file: string } | undefined }> {
   const version = record.bundle.releases.find((r) => r.chart === chart)?.chartVersion ?? '';
   const chartFile = await chartPuller(work)({ repository: record.bundle.repository, name: chart, version });
   const archive = await readChartArchive(await readFile(chartFile), { label: `${chart}-${version}.tgz` });
@@ -173,7 +212,12 @@ function redactOverrides(values: Values, secrecy: SecretPathRule | undefined): V
 }
 
 /** Drops them; `deleted` says whether there were any. */
-export async function deleteOverrides(client: KubeClient, appName: string, name: string, options: OperationOptions = {}): Promise<{ readonly chart: string; readonly deleted: boolean }> {
+export async function deleteOverrides(
+  client: KubeClient,
+  appName: string,
+  name: string,
+  options: OperationOptions = {},
+): Promise<{ readonly chart: string; readonly deleted: boolean }> {
   return withAppLock(client, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const chart = overridesChart(handle.record, name);

@@ -87,17 +87,30 @@ export async function storePayload(client: Pick<KubeClient, 'core'>, app: string
       apiVersion: 'v1',
       kind: 'Secret',
       type: PAYLOAD_TYPE,
-      metadata: { name, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_BY, [APP_LABEL]: app }, annotations: { 'flotilla.starlingx.io/pieces': String(pieces.length) } },
+      metadata: {
+        name,
+        namespace: SYSTEM_NAMESPACE,
+        labels: { ...MANAGED_BY, [APP_LABEL]: app },
+        annotations: { 'flotilla.starlingx.io/pieces': String(pieces.length) },
+      },
       data: { payload: piece.toString('base64') },
     };
     // Re-running an upload writes the same bytes again: replace what a killed run left.
-    const existing = await kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
+    const existing = await kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
+      client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+    );
     if (existing) {
       await kubeCall({ verb: 'update', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-        client.core.replaceNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE, body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } } }),
+        client.core.replaceNamespacedSecret({
+          name,
+          namespace: SYSTEM_NAMESPACE,
+          body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } },
+        }),
       );
     } else {
-      await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }));
+      await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
+        client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
+      );
     }
   }
   return { name: base, digests: { archive: digestHex('sha256', archive), pieces: pieces.map((piece) => digestHex('sha256', piece)) } };
@@ -112,12 +125,22 @@ export async function storePayload(client: Pick<KubeClient, 'core'>, app: string
  * chart digests against them too (a record rewritten with the payload does
  * not pass).
  */
-export async function readPayload(client: Pick<KubeClient, 'core'>, bundle: Pick<RecordedBundle, 'payload' | 'payloadDigests' | 'charts' | 'source'>, signingKey?: string): Promise<OpenedBundle> {
+export async function readPayload(
+  client: Pick<KubeClient, 'core'>,
+  bundle: Pick<RecordedBundle, 'payload' | 'payloadDigests' | 'charts' | 'source'>,
+  signingKey?: string,
+): Promise<OpenedBundle> {
   const base = bundle.payload;
   const again = `upload the tarball again (flotilla upload ${bundle.source})`;
-  const read = (name: string) => kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
+  const read = (name: string) =>
+    kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
+      client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+    );
   const digests = bundle.payloadDigests;
-  if (!digests) throw new PayloadIntegrityError(`the app record holds no digests of the stored bundle ${SYSTEM_NAMESPACE}/${base} (bundle.payloadDigests): it cannot be checked; ${again}`);
+  if (!digests)
+    throw new PayloadIntegrityError(
+      `the app record holds no digests of the stored bundle ${SYSTEM_NAMESPACE}/${base} (bundle.payloadDigests): it cannot be checked; ${again}`,
+    );
   const first = await read(base);
   if (!first) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is gone; ${again}`);
   const count = digests.pieces.length;
@@ -125,15 +148,21 @@ export async function readPayload(client: Pick<KubeClient, 'core'>, bundle: Pick
   for (let index = 0; index < count; index++) {
     const name = index === 0 ? base : `${base}-${index}`;
     const secret = index === 0 ? first : await read(name);
-    if (!secret) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count}, Secret ${name}, is gone); ${again}`);
+    if (!secret)
+      throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count}, Secret ${name}, is gone); ${again}`);
     const piece = Buffer.from(secret.data?.payload ?? '', 'base64');
     if (digestHex('sha256', piece) !== digests.pieces[index]) {
-      throw new PayloadIntegrityError(`Secret ${SYSTEM_NAMESPACE}/${name} (the stored bundle of ${bundle.source}) is not what upload stored: its sha256 differs from the one recorded; it was changed in the cluster; ${again}`);
+      throw new PayloadIntegrityError(
+        `Secret ${SYSTEM_NAMESPACE}/${name} (the stored bundle of ${bundle.source}) is not what upload stored: its sha256 differs from the one recorded; it was changed in the cluster; ${again}`,
+      );
     }
     pieces.push(piece);
   }
   const archive = Buffer.concat(pieces);
-  if (digestHex('sha256', archive) !== digests.archive) throw new PayloadIntegrityError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is not what upload stored (its sha256 differs from the one recorded); ${again}`);
+  if (digestHex('sha256', archive) !== digests.archive)
+    throw new PayloadIntegrityError(
+      `the stored bundle ${SYSTEM_NAMESPACE}/${base} is not what upload stored (its sha256 differs from the one recorded); ${again}`,
+    );
   const payload = bundleFromBytes(archive, `stored bundle ${base}`);
   if (signingKey !== undefined) checkSignedPayload(payload.files, bundle, signingKey, `the stored bundle ${SYSTEM_NAMESPACE}/${base}`, again);
   return payload;
@@ -145,13 +174,17 @@ function checkSignedPayload(files: ReadonlyMap<string, Buffer>, bundle: Pick<Rec
   const checksums = files.get(CHECKSUM_FILES.sha256);
   const signature = files.get(SIGNATURE_FILE);
   if (!checksums || !signature) throw refuse(`holds no ${!checksums ? CHECKSUM_FILES.sha256 : SIGNATURE_FILE}: it is not signed`);
-  if (!checkSignature(checksums, signature.toString('utf8'), signingKey, "the cluster's signingKey")) throw refuse(`is not signed by the signing key (${SIGNATURE_FILE} is not a valid signature of its ${CHECKSUM_FILES.sha256})`);
+  if (!checkSignature(checksums, signature.toString('utf8'), signingKey, "the cluster's signingKey"))
+    throw refuse(`is not signed by the signing key (${SIGNATURE_FILE} is not a valid signature of its ${CHECKSUM_FILES.sha256})`);
   // The payload's chart archives are cut down (Chart.yaml and values.yaml): the signed digests are of the whole ones, which the record keeps.
-  const problems = verifyChecksums(files, { required: ['sha256'] }).filter((p) => !('path' in p && isChartArchivePath(p.path) && (p.kind === 'mismatch' || p.kind === 'missing-file')));
+  const problems = verifyChecksums(files, { required: ['sha256'] }).filter(
+    (p) => !('path' in p && isChartArchivePath(p.path) && (p.kind === 'mismatch' || p.kind === 'missing-file')),
+  );
   const signed = listedDigests('sha256', checksums);
   for (const chart of bundle.charts) {
     const path = chartArchivePath(chart.name, chart.version);
-    if (signed.get(path) !== chart.sha256) problems.push({ kind: 'mismatch', checksumFile: 'the app record', line: 0, path, expected: signed.get(path) ?? 'none', actual: chart.sha256 });
+    if (signed.get(path) !== chart.sha256)
+      problems.push({ kind: 'mismatch', checksumFile: 'the app record', line: 0, path, expected: signed.get(path) ?? 'none', actual: chart.sha256 });
   }
   if (problems.length > 0) throw refuse(`does not match its signed ${CHECKSUM_FILES.sha256} (${problems.map(formatChecksumProblem).join('; ')})`);
 }
@@ -160,7 +193,9 @@ export async function deletePayload(client: Pick<KubeClient, 'core'>, base: stri
   for (let index = 0; ; index++) {
     const name = index === 0 ? base : `${base}-${index}`;
     try {
-      await kubeCall({ verb: 'delete', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => client.core.deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
+      await kubeCall({ verb: 'delete', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
+        client.core.deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+      );
     } catch (error) {
       if (error instanceof NotFound) return;
       throw error;

@@ -65,7 +65,8 @@ function imagePaths(app: Pick<App, 'catalog'>, release: Pick<Release, 'chart'>):
 function slotReference(parts: readonly unknown[]): unknown {
   if (parts.length === 1) return parts[0];
   const [repository, tag, digest] = parts;
-  if (typeof repository !== 'string' || (tag !== undefined && typeof tag !== 'string') || (digest !== undefined && typeof digest !== 'string')) return undefined;
+  if (typeof repository !== 'string' || (tag !== undefined && typeof tag !== 'string') || (digest !== undefined && typeof digest !== 'string'))
+    return undefined;
   return `${repository}${tag ? `:${tag}` : ''}${digest ? `@${digest}` : ''}`;
 }
 
@@ -94,7 +95,7 @@ function contains(actual: unknown, wanted: unknown): boolean {
   return Object.entries(wanted).every(([k, w]) => contains((actual as Record<string, unknown>)[k], w));
 }
 
-const secretData = (object: KubeObject): Record<string, string> => ((object as { data?: Record<string, string> }).data ?? {});
+const secretData = (object: KubeObject): Record<string, string> => (object as { data?: Record<string, string> }).data ?? {};
 
 /** The Secret of the set holding a release's values of `kind`. */
 function overridesSecretOf(objects: readonly KubeObject[], release: string, kind: (typeof OVERRIDES_KINDS)[number]): KubeObject | undefined {
@@ -108,11 +109,20 @@ function overridesSecretOf(objects: readonly KubeObject[], release: string, kind
  * read back is only ever written back as it was, and only when it is an
  * image reference.
  */
-async function deployedImages(client: KubeClient, release: Release, secret: KubeObject | undefined, paths: readonly ImageSlot[]): Promise<Map<string, readonly unknown[]>> {
+async function deployedImages(
+  client: KubeClient,
+  release: Release,
+  secret: KubeObject | undefined,
+  paths: readonly ImageSlot[],
+): Promise<Map<string, readonly unknown[]>> {
   const found = new Map<string, readonly unknown[]>();
   if (!secret || paths.length === 0) return found;
   const key = overridesValuesKey(release.name, 'system');
-  const live = await readObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name: secret.metadata.name, ...(secret.metadata.namespace ? { namespace: secret.metadata.namespace } : {}) } });
+  const live = await readObject(client, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: secret.metadata.name, ...(secret.metadata.namespace ? { namespace: secret.metadata.namespace } : {}) },
+  });
   const data = live && secretData(live)[key];
   if (!data) return found;
   const where = `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name} key ${key}`;
@@ -122,7 +132,10 @@ async function deployedImages(client: KubeClient, release: Release, secret: Kube
     if (parts[0] === undefined) continue;
     const value = slotReference(parts);
     const problem = typeof value === 'string' ? imageReferenceProblem(value) : 'not a string';
-    if (problem) throw new LifecycleError(`${where}: the image at ${slot.paths.map((path) => path.join('.')).join(' + ')} the cluster runs now is not an image reference (${problem}); it was changed outside flotilla`);
+    if (problem)
+      throw new LifecycleError(
+        `${where}: the image at ${slot.paths.map((path) => path.join('.')).join(' + ')} the cluster runs now is not an image reference (${problem}); it was changed outside flotilla`,
+      );
     found.set(slot.key, parts);
   }
   return found;
@@ -151,11 +164,15 @@ export async function stageApply(
       const paths = imagePaths(app, release);
       const system = overridesSecretOf(objects, release.name, 'system');
       const secrets = OVERRIDES_KINDS.map((kind) => overridesSecretOf(objects, release.name, kind)).filter((s): s is KubeObject => s !== undefined);
-      const helmRelease = objects.find((o) => isHelmRelease(o) && o.metadata.name === release.name && (o.metadata.namespace ?? release.namespace) === release.namespace);
+      const helmRelease = objects.find(
+        (o) => isHelmRelease(o) && o.metadata.name === release.name && (o.metadata.namespace ?? release.namespace) === release.namespace,
+      );
       for (const object of [...secrets, ...(helmRelease ? [helmRelease] : [])]) owned.add(object);
       const deployed = await deployedImages(client, release, system, paths);
       const wanted = values.get(release.name)?.systemOverrides;
-      const changes = paths.some((slot) => deployed.has(slot.key) && slotReference(deployed.get(slot.key) ?? []) !== slotReference(slot.paths.map((path) => valueAt(wanted, path))));
+      const changes = paths.some(
+        (slot) => deployed.has(slot.key) && slotReference(deployed.get(slot.key) ?? []) !== slotReference(slot.paths.map((path) => valueAt(wanted, path))),
+      );
       return { release, paths, system, secrets, helmRelease, deployed, wanted, changes };
     }),
   );
@@ -163,7 +180,9 @@ export async function stageApply(
 
   const staged = phases.map((phase, index): PhaseWrite => {
     // Its own phase, or one changing an image field of it (a release is first written in the earliest of those).
-    const written = perRelease.filter(({ release, paths }) => assignment.home(release.name) === index || paths.some(({ field }) => assignment.imagePhase(release.name, field) === index));
+    const written = perRelease.filter(
+      ({ release, paths }) => assignment.home(release.name) === index || paths.some(({ field }) => assignment.imagePhase(release.name, field) === index),
+    );
     return {
       name: phase.name,
       releases: written.map((r) => r.release.name),
@@ -172,9 +191,10 @@ export async function stageApply(
         let held: unknown = wanted;
         for (const { field, key, paths: parts } of paths) {
           const now = deployed.get(key);
-          if (now !== undefined && assignment.imagePhase(release.name, field) > index) parts.forEach((path, i) => {
-            if (now[i] !== undefined) held = withValueAt(held, path, now[i]);
-          });
+          if (now !== undefined && assignment.imagePhase(release.name, field) > index)
+            parts.forEach((path, i) => {
+              if (now[i] !== undefined) held = withValueAt(held, path, now[i]);
+            });
         }
         return secrets.map((secret) => (secret === system && held !== wanted ? withSystemOverrides(secret, release.name, held) : secret));
       }),
@@ -210,7 +230,12 @@ async function checkPhase(client: KubeClient, phase: PhaseWrite, interrupted: bo
   }
   for (const wanted of phase.helmReleases) {
     const live = await readObject<KubeObject & HelmReleaseView>(client, { ...wanted, apiVersion: HELM_RELEASE_API });
-    if (!live || !contains((live as { spec?: unknown }).spec, (wanted as { spec?: unknown }).spec) || readiness(live, live.metadata.annotations?.[REQUESTED_AT]).state !== 'ready') return { skip: false };
+    if (
+      !live ||
+      !contains((live as { spec?: unknown }).spec, (wanted as { spec?: unknown }).spec) ||
+      readiness(live, live.metadata.annotations?.[REQUESTED_AT]).state !== 'ready'
+    )
+      return { skip: false };
   }
   return { skip: true, why: 'nothing to change: its releases run what it would write, Ready' };
 }
@@ -262,7 +287,10 @@ export async function runStagedApply(staged: StagedApply, run: StagedRun): Promi
 export async function holdPhases(handle: RecordHandle, phases: readonly UpdatePhase[], hold: readonly string[]): Promise<void> {
   const names = phases.map((p) => p.name);
   for (const phase of hold) {
-    if (!names.includes(phase)) throw new PhaseUsageError(`--hold ${phase}: ${names.length === 0 ? 'the app declares no update phases (updatePhases in fluxcd/releases.yaml)' : unknownName('update phase', phase, names)}`);
+    if (!names.includes(phase))
+      throw new PhaseUsageError(
+        `--hold ${phase}: ${names.length === 0 ? 'the app declares no update phases (updatePhases in fluxcd/releases.yaml)' : unknownName('update phase', phase, names)}`,
+      );
   }
   await handle.update((r) => withVersions(r, (v) => ({ ...v, holdAt: [...new Set([...(v.holdAt ?? []), ...hold])] })));
 }

@@ -51,7 +51,9 @@ export async function planApply(host: Pick<PluginHost, 'enabled' | 'kustomizeOpe
     for (const release of releases) {
       const missing = release.dependsOn.filter((d) => !kept.has(d));
       if (missing.length > 0) {
-        throw new LifecycleError(`apply mode "${mode}": release ${release.name} depends on ${missing.join(', ')}, which the kustomize operator (${operator?.file}) leaves out`);
+        throw new LifecycleError(
+          `apply mode "${mode}": release ${release.name} depends on ${missing.join(', ')}, which the kustomize operator (${operator?.file}) leaves out`,
+        );
       }
     }
   }

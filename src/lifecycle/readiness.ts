@@ -25,7 +25,10 @@ export const FORCE_AT = 'reconcile.fluxcd.io/forceAt';
 
 /** What readiness reads of a HelmRelease: its metadata, status, whether it is suspended and its remediation settings. */
 export type HelmReleaseView = Pick<HelmRelease, 'metadata' | 'status'> & {
-  readonly spec?: Pick<HelmRelease['spec'], 'suspend'> & { readonly install?: Pick<HelmReleaseAction, 'remediation'>; readonly upgrade?: Pick<HelmReleaseAction, 'remediation'> };
+  readonly spec?: Pick<HelmRelease['spec'], 'suspend'> & {
+    readonly install?: Pick<HelmReleaseAction, 'remediation'>;
+    readonly upgrade?: Pick<HelmReleaseAction, 'remediation'>;
+  };
 };
 
 export type ReleaseAction = 'install' | 'upgrade';
@@ -99,7 +102,11 @@ function deployedAsAttempted(release: HelmReleaseView): boolean {
   const latest = (Array.isArray(status.history) ? (status.history as readonly HistorySnapshot[]) : [])[0];
   const digest = status.lastAttemptedConfigDigest;
   return (
-    latest?.status === 'deployed' && typeof digest === 'string' && latest.configDigest === digest && typeof status.lastAttemptedRevision === 'string' && latest.chartVersion === status.lastAttemptedRevision
+    latest?.status === 'deployed' &&
+    typeof digest === 'string' &&
+    latest.configDigest === digest &&
+    typeof status.lastAttemptedRevision === 'string' &&
+    latest.chartVersion === status.lastAttemptedRevision
   );
 }
 
@@ -135,7 +142,12 @@ function handled(release: HelmReleaseView, token: string | undefined): boolean {
   // A generation the controller has seen, whose Ready was judged for it: a spec change this apply made.
   const ready = condition(release, 'Ready');
   const generation = release.metadata.generation;
-  return generation !== undefined && (ready?.observedGeneration ?? status?.observedGeneration ?? -1) >= generation && release.metadata.annotations?.[REQUESTED_AT] === token && status?.lastHandledReconcileAt === undefined;
+  return (
+    generation !== undefined &&
+    (ready?.observedGeneration ?? status?.observedGeneration ?? -1) >= generation &&
+    release.metadata.annotations?.[REQUESTED_AT] === token &&
+    status?.lastHandledReconcileAt === undefined
+  );
 }
 
 /**
@@ -147,7 +159,11 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   // that is no verdict at all, so it fails at once rather than pass on a stale Ready (docs/lifecycle.md, "Suspended releases").
   if (token !== undefined && release.spec?.suspend === true) {
     const { name, namespace } = release.metadata;
-    return { state: 'failed', reason: 'Suspended', message: `spec.suspend is true: Flux ignores this apply until the release is resumed (flux resume helmrelease ${name}${namespace ? ` -n ${namespace}` : ''})` };
+    return {
+      state: 'failed',
+      reason: 'Suspended',
+      message: `spec.suspend is true: Flux ignores this apply until the release is resumed (flux resume helmrelease ${name}${namespace ? ` -n ${namespace}` : ''})`,
+    };
   }
   const ready = condition(release, 'Ready');
   const detail = { ...(ready?.reason ? { reason: ready.reason } : {}), ...(ready?.message ? { message: ready.message } : {}) };
@@ -155,7 +171,8 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   if (ready.status === 'True') return { state: 'ready', ...detail };
   // Only a failure reason: a reconcile that stopped earlier (a dependency, the source) attempted nothing, its lastAttempted* are older.
   const releaseFailure = ready.status === 'False' && (ready.reason === 'UpgradeFailed' || ready.reason === 'InstallFailed');
-  if (releaseFailure && condition(release, 'Stalled')?.status !== 'True' && deployedAsAttempted(release)) return { state: 'pending', ...detail, staleFailure: true };
+  if (releaseFailure && condition(release, 'Stalled')?.status !== 'True' && deployedAsAttempted(release))
+    return { state: 'pending', ...detail, staleFailure: true };
 
   const stalled = condition(release, 'Stalled');
   // A Stalled left from an earlier attempt while this reconcile waits on a dependency or a source is not its verdict:
@@ -164,7 +181,9 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
     // Flux gave up (RetriesExceeded, or a terminal error): the failure is Helm's last, Stalled says why Flux stopped.
     const failure = [ready, condition(release, 'Released')].find((c) => c?.status === 'False' && (c.reason ?? '') in COUNTED_FAILURES);
     const gaveUp = `Flux gave up: ${stalled.message || 'stalled'} (${stalled.reason ?? 'Stalled'})`;
-    return failure ? { state: 'failed', reason: failure.reason ?? 'Failed', message: `${failure.message ?? ''}; ${gaveUp}` } : { state: 'failed', reason: stalled.reason ?? 'Stalled', message: gaveUp };
+    return failure
+      ? { state: 'failed', reason: failure.reason ?? 'Failed', message: `${failure.message ?? ''}; ${gaveUp}` }
+      : { state: 'failed', reason: stalled.reason ?? 'Stalled', message: gaveUp };
   }
   const reason = ready.reason ?? '';
   const message = ready.message ?? '';
@@ -178,7 +197,12 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
     // Nothing reached Helm's storage: Flux retries with backoff forever, with the same values and chart failing the same way.
     return { state: 'failed', reason, message };
   }
-  if (ready.status === 'Unknown' && failures === 0 && Number(release.status?.failures ?? 0) > 0 && (lastFailure.reason === 'InstallFailed' || lastFailure.reason === 'UpgradeFailed')) {
+  if (
+    ready.status === 'Unknown' &&
+    failures === 0 &&
+    Number(release.status?.failures ?? 0) > 0 &&
+    (lastFailure.reason === 'InstallFailed' || lastFailure.reason === 'UpgradeFailed')
+  ) {
     // Flux retrying a failure that stored nothing, for this configuration (its failure counts are cleared when the configuration changes): the same failure again.
     return { state: 'failed', reason: lastFailure.reason, message: lastFailure.message ?? '' };
   }
@@ -186,8 +210,12 @@ export function readiness(release: HelmReleaseView, token?: string): Readiness {
   if (retries >= 0 && failures > retries) {
     // Out of retries; helm-controller marks it Stalled RetriesExceeded on its next pass — the verdict is the same.
     const helm = released?.status === 'False' && released.message ? released.message : message;
-    return { state: 'failed', reason: released?.status === 'False' && released.reason ? released.reason : reason, message: `${helm}; failed ${failures} time(s), remediation retries: ${retries}` };
+    return {
+      state: 'failed',
+      reason: released?.status === 'False' && released.reason ? released.reason : reason,
+      message: `${helm}; failed ${failures} time(s), remediation retries: ${retries}`,
+    };
   }
-  const last = released?.status === 'False' && released.message ? released.message : lastFailure.message ?? '';
+  const last = released?.status === 'False' && released.message ? released.message : (lastFailure.message ?? '');
   return { state: 'pending', ...detail, attempt: { action, number: failures + 1, ...(retries >= 0 ? { of: retries + 1 } : {}), last } };
 }

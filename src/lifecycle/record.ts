@@ -19,7 +19,18 @@ const RECORD_KEY = 'record';
 const KIND_LABEL = 'flotilla.starlingx.io/kind';
 
 /** StarlingX's application states. */
-const APP_STATES = ['uploading', 'uploaded', 'upload-failed', 'applying', 'applied', 'apply-failed', 'updating', 'recovering', 'removing', 'remove-failed'] as const;
+const APP_STATES = [
+  'uploading',
+  'uploaded',
+  'upload-failed',
+  'applying',
+  'applied',
+  'apply-failed',
+  'updating',
+  'recovering',
+  'removing',
+  'remove-failed',
+] as const;
 export type AppState = (typeof APP_STATES)[number];
 
 export type OperationName = 'upload' | 'apply' | 'update' | 'recover' | 'remove' | 'delete' | 'abort' | 'override' | 'version';
@@ -144,7 +155,9 @@ export class RecordFieldError extends LifecycleError {
     readonly field: string,
     readonly expected: string,
   ) {
-    super(`${where}: the app record's ${field} is missing or invalid (expected ${expected}); it was not written by flotilla: restore the Secret, or delete it and upload the tarball again`);
+    super(
+      `${where}: the app record's ${field} is missing or invalid (expected ${expected}); it was not written by flotilla: restore the Secret, or delete it and upload the tarball again`,
+    );
   }
 }
 
@@ -160,7 +173,8 @@ function checkRecord(value: unknown, where: string): asserts value is AppRecord 
   };
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   const object = (v: unknown, field: string): Record<string, unknown> => (isObject(v) ? v : fail(field, 'an object'));
-  const text = (v: unknown, field: string, pattern?: RegExp, expected = 'a string'): string => (typeof v === 'string' && (!pattern || pattern.test(v)) ? v : fail(field, expected));
+  const text = (v: unknown, field: string, pattern?: RegExp, expected = 'a string'): string =>
+    typeof v === 'string' && (!pattern || pattern.test(v)) ? v : fail(field, expected);
   const list = (v: unknown, field: string): unknown[] => (Array.isArray(v) ? v : fail(field, 'a list'));
   const texts = (v: unknown, field: string) => list(v, field).forEach((item, i) => text(item, `${field}[${i}]`));
   const flag = (v: unknown, field: string) => typeof v === 'boolean' || fail(field, 'true or false');
@@ -221,7 +235,9 @@ function checkRecord(value: unknown, where: string): asserts value is AppRecord 
       const image = object(c, `versions.customImages.${field}`);
       for (const key of ['reference', 'set', 'by']) text(image[key], `versions.customImages.${field}.${key}`);
     });
-    Object.entries(object(v.customImagesAtTarget, 'versions.customImagesAtTarget')).forEach(([field, ref]) => text(ref, `versions.customImagesAtTarget.${field}`));
+    Object.entries(object(v.customImagesAtTarget, 'versions.customImagesAtTarget')).forEach(([field, ref]) =>
+      text(ref, `versions.customImagesAtTarget.${field}`),
+    );
     if (v.holdAt !== undefined) texts(v.holdAt, 'versions.holdAt');
     if (v.heldOperation !== undefined) text(v.heldOperation, 'versions.heldOperation', /^update$/, '"update"');
   }
@@ -238,12 +254,17 @@ export class AppRecords {
 
   async read(app: string): Promise<StoredRecord | undefined> {
     const name = recordSecretName(app);
-    const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => this.client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
+    const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
+      this.client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+    );
     if (!secret) return undefined;
     const data = secret.data?.[RECORD_KEY];
     if (data === undefined) throw new LifecycleError(`Secret ${SYSTEM_NAMESPACE}/${name} holds no "${RECORD_KEY}"`);
     // The API base64-encodes Secret data; inside is the gzipped record, base64 again like Helm's.
-    return { record: decodeRecord(Buffer.from(data, 'base64').toString('utf8'), `Secret ${SYSTEM_NAMESPACE}/${name}`), resourceVersion: secret.metadata?.resourceVersion ?? '' };
+    return {
+      record: decodeRecord(Buffer.from(data, 'base64').toString('utf8'), `Secret ${SYSTEM_NAMESPACE}/${name}`),
+      resourceVersion: secret.metadata?.resourceVersion ?? '',
+    };
   }
 
   async get(app: string): Promise<StoredRecord> {
@@ -289,7 +310,9 @@ export class AppRecords {
 
   async remove(app: string): Promise<void> {
     const name = recordSecretName(app);
-    await kubeRead({ verb: 'delete', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () => this.client.core.deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }));
+    await kubeRead({ verb: 'delete', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
+      this.client.core.deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
+    );
   }
 
   private secret(record: AppRecord, resourceVersion?: string): V1Secret {
@@ -300,7 +323,13 @@ export class AppRecords {
       metadata: {
         name: recordSecretName(record.name),
         namespace: SYSTEM_NAMESPACE,
-        labels: { ...MANAGED_BY, [KIND_LABEL]: 'app-record', [APP_LABEL]: record.name, 'flotilla.starlingx.io/state': record.state, 'flotilla.starlingx.io/version': labelSafe(record.bundle.version) },
+        labels: {
+          ...MANAGED_BY,
+          [KIND_LABEL]: 'app-record',
+          [APP_LABEL]: record.name,
+          'flotilla.starlingx.io/state': record.state,
+          'flotilla.starlingx.io/version': labelSafe(record.bundle.version),
+        },
         ...(resourceVersion ? { resourceVersion } : {}),
       },
       data: { [RECORD_KEY]: Buffer.from(encodeRecord(record), 'utf8').toString('base64') },
@@ -310,7 +339,10 @@ export class AppRecords {
 
 /** Label values are at most 63 characters of [A-Za-z0-9._-]. */
 function labelSafe(value: string): string {
-  return value.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  return value
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 63)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
 }
 
 /** The record with one more history entry, the oldest dropped past the limit. */

@@ -80,7 +80,13 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
       const allowed = options.releaseTimeMs?.(release);
       if (ready.has(keyOf(release)) || since === undefined || allowed === undefined || now - since <= allowed) continue;
       const said = lastSaid.get(keyOf(release));
-      stopped.abort(new ReleaseFailedError(release.name, 'Timeout', `not Ready within its own time (${Math.round(allowed / 1000)}s: its Helm timeout for each attempt its remediation allows, plus Flux's overheads)${said ? `; Flux last said: ${said}` : ''}`));
+      stopped.abort(
+        new ReleaseFailedError(
+          release.name,
+          'Timeout',
+          `not Ready within its own time (${Math.round(allowed / 1000)}s: its Helm timeout for each attempt its remediation allows, plus Flux's overheads)${said ? `; Flux last said: ${said}` : ''}`,
+        ),
+      );
       return;
     }
   }, RELEASE_TIME_CHECK_MS);
@@ -110,7 +116,13 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
                 attempts.set(keyOf(release), state.attempt.number);
                 options.onAttempt?.(release, state.attempt);
               }
-              if (state.reason) lastSaid.set(keyOf(release), state.state === 'pending' && state.attempt ? describeAttempt(release.name, state.attempt) : `${state.reason}${state.message ? `: ${state.message}` : ''}`);
+              if (state.reason)
+                lastSaid.set(
+                  keyOf(release),
+                  state.state === 'pending' && state.attempt
+                    ? describeAttempt(release.name, state.attempt)
+                    : `${state.reason}${state.message ? `: ${state.message}` : ''}`,
+                );
               if (state.state === 'ready') {
                 ready.add(keyOf(release));
                 options.onReady?.(release);
@@ -140,7 +152,12 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
  * upgrade or remediation): a recovery must not write over an upgrade under
  * way, which Helm would then find locked ("another operation is in progress").
  */
-export async function waitForSettled(client: KubeClient, appName: string, namespaces: readonly string[], options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
+export async function waitForSettled(
+  client: KubeClient,
+  appName: string,
+  namespaces: readonly string[],
+  options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
+): Promise<void> {
   const busy = (release: HelmReleaseView) => condition(release, 'Reconciling')?.status === 'True' && condition(release, 'Ready')?.status === 'Unknown';
   await Promise.all(
     [...new Set(namespaces)].map((namespace) =>
@@ -148,7 +165,11 @@ export async function waitForSettled(client: KubeClient, appName: string, namesp
         client,
         { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` },
         (objects) => ([...objects.values()].some(busy) ? undefined : true),
-        { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `the Helm actions under way in ${namespace} to finish` },
+        {
+          timeoutMs: options.timeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+          waitingFor: `the Helm actions under way in ${namespace} to finish`,
+        },
       ),
     ),
   );
@@ -160,7 +181,11 @@ export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn
 }
 
 /** Deletes one release and its overrides Secrets, and waits until the HelmRelease is gone (Flux uninstalls it first). */
-export async function deleteRelease(client: KubeClient, release: ReleaseKey, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<void> {
+export async function deleteRelease(
+  client: KubeClient,
+  release: ReleaseKey,
+  options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
+): Promise<void> {
   const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
   // Waited on even when the delete found nothing: a retried delete whose first attempt was heard finds nothing
   // while Flux is still uninstalling (the watch's first list answers at once when it is gone).
@@ -202,7 +227,12 @@ export async function releaseStatuses(client: KubeClient, appName: string, relea
   const found = new Map<string, HelmReleaseView>();
   for (const namespace of namespaces) {
     // A cluster without Flux's API (removed since, or never there for an app only uploaded) has no release to show.
-    const listed = await listObjects<KubeObject & HelmReleaseView>(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` }).catch((error: unknown) => {
+    const listed = await listObjects<KubeObject & HelmReleaseView>(client, {
+      apiVersion: HELM_RELEASE_API,
+      kind: 'HelmRelease',
+      namespace,
+      labelSelector: `${APP_LABEL}=${appName}`,
+    }).catch((error: unknown) => {
       if (error instanceof NotFound) return { items: [] };
       throw error;
     });

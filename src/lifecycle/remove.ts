@@ -6,7 +6,18 @@
  * uploaded app: its record, its stored bundles and its lock.
  */
 import { FLUX_OWNER_NAME, FLUX_OWNER_NAMESPACE, HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
-import { APP_LABEL, deleteObject, discoverKind, listObjects, kubeRead, MANAGED_BY, mergePatch, recordsConfigMapName, type KubeClient, type KubeObject } from '../kube/index.js';
+import {
+  APP_LABEL,
+  deleteObject,
+  discoverKind,
+  listObjects,
+  kubeRead,
+  MANAGED_BY,
+  mergePatch,
+  recordsConfigMapName,
+  type KubeClient,
+  type KubeObject,
+} from '../kube/index.js';
 import { OperationRefusedError } from '../plugins/index.js';
 import { DEFAULT_RELEASE_WAIT_MS } from './apply.js';
 import { AppStateError, LifecycleError } from './errors.js';
@@ -37,7 +48,11 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
     const before = handle.record.state;
     decidedOrRefused(handle.record, { operation: 'remove' }, run.events);
     // Read and checked before the state changes: a stored payload changed in the cluster refuses the remove, leaving the state as it was.
-    const loaded = await loadVersion(client, handle.record.bundle, appName, { events: run.events, signal: run.signal, userOverrides: handle.record.userOverrides });
+    const loaded = await loadVersion(client, handle.record.bundle, appName, {
+      events: run.events,
+      signal: run.signal,
+      userOverrides: handle.record.userOverrides,
+    });
     await handle.begin('remove', 'removing', run.lease.holder).catch(async (error: unknown) => {
       await loaded.dispose();
       throw error;
@@ -63,10 +78,15 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
       await loaded.host.runStage({ operation: 'remove', timing: 'post' });
       // Nothing of any release runs any more: no release is deployed.
       const versions = handle.record.versions;
-      return await handle.end('uploaded', 'succeeded', undefined, { progress: completion(0, handle.record.bundle.releases.length, 0), ...(versions ? { versions: withoutDeployed(versions) } : {}) });
+      return await handle.end('uploaded', 'succeeded', undefined, {
+        progress: completion(0, handle.record.bundle.releases.length, 0),
+        ...(versions ? { versions: withoutDeployed(versions) } : {}),
+      });
     } catch (error) {
       const refused = error instanceof OperationRefusedError || error instanceof SuspendedReleasesError;
-      await handle.end(refused ? before : 'remove-failed', refused ? 'refused' : run.signal.aborted ? 'aborted' : 'failed', reasonOf(error)).catch(() => undefined);
+      await handle
+        .end(refused ? before : 'remove-failed', refused ? 'refused' : run.signal.aborted ? 'aborted' : 'failed', reasonOf(error))
+        .catch(() => undefined);
       throw error;
     } finally {
       await loaded.dispose();
@@ -83,7 +103,12 @@ async function resumeOrRefuseSuspended(client: KubeClient, appName: string, rele
   const wanted = new Set(releases.map((r) => `${r.namespace}/${r.name}`));
   const suspended: KubeObject[] = [];
   for (const namespace of new Set(releases.map((r) => r.namespace))) {
-    const { items } = await listObjects<KubeObject & { spec?: { suspend?: boolean } }>(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` });
+    const { items } = await listObjects<KubeObject & { spec?: { suspend?: boolean } }>(client, {
+      apiVersion: HELM_RELEASE_API,
+      kind: 'HelmRelease',
+      namespace,
+      labelSelector: `${APP_LABEL}=${appName}`,
+    });
     suspended.push(...items.filter((item) => item.spec?.suspend === true && wanted.has(`${namespace}/${item.metadata.name}`)));
   }
   if (suspended.length === 0) return;
@@ -95,7 +120,10 @@ async function resumeOrRefuseSuspended(client: KubeClient, appName: string, rele
     );
   }
   for (const release of suspended) {
-    events({ type: 'warning', message: `resuming the suspended HelmRelease ${release.metadata.namespace}/${release.metadata.name} so Flux uninstalls it (--force)` });
+    events({
+      type: 'warning',
+      message: `resuming the suspended HelmRelease ${release.metadata.namespace}/${release.metadata.name} so Flux uninstalls it (--force)`,
+    });
     await mergePatch(client, release, { spec: { suspend: false } });
   }
 }
@@ -125,17 +153,26 @@ async function requireNothingLeft(client: KubeClient, releases: readonly Release
       const { items } = await listObjects(client, { ...kind, labelSelector: `${FLUX_OWNER_NAMESPACE}=${hrNamespace}` });
       for (const item of items) {
         const owner = item.metadata.labels?.[FLUX_OWNER_NAME];
-        if (owner && names.has(owner)) left.push(`${kind.kind} ${item.metadata.namespace ? `${item.metadata.namespace}/` : ''}${item.metadata.name} (HelmRelease ${hrNamespace}/${owner})`);
+        if (owner && names.has(owner))
+          left.push(`${kind.kind} ${item.metadata.namespace ? `${item.metadata.namespace}/` : ''}${item.metadata.name} (HelmRelease ${hrNamespace}/${owner})`);
       }
     }
   }
-  if (left.length > 0) throw new LeftBehindError(`every HelmRelease is gone, but what they installed is still there: ${left.join(', ')}; Flux did not uninstall it (was the release suspended, or its uninstall kept?)`);
+  if (left.length > 0)
+    throw new LeftBehindError(
+      `every HelmRelease is gone, but what they installed is still there: ${left.join(', ')}; Flux did not uninstall it (was the release suspended, or its uninstall kept?)`,
+    );
 }
 
 /** The HelmRepositories an apply wrote for the app (labelled with it), once no release uses them. */
 async function deleteSources(client: KubeClient, appName: string, namespaces: readonly string[]): Promise<void> {
   for (const namespace of namespaces) {
-    const { items: remaining } = await listObjects(client, { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` });
+    const { items: remaining } = await listObjects(client, {
+      apiVersion: HELM_RELEASE_API,
+      kind: 'HelmRelease',
+      namespace,
+      labelSelector: `${APP_LABEL}=${appName}`,
+    });
     if (remaining.length > 0) continue;
     const { items } = await listObjects(client, { apiVersion: SOURCE_API, kind: 'HelmRepository', namespace, labelSelector: `${APP_LABEL}=${appName}` });
     for (const source of items) await deleteObject(client, source);
@@ -172,7 +209,9 @@ export async function deleteApp(client: KubeClient, appName: string, options: De
     return options.purge ? { kept: [], purged: names } : { kept: names, purged: [] };
   });
   // The lock was released above; nothing of the app is left to guard.
-  await kubeRead({ verb: 'delete', kind: 'Lease', namespace: SYSTEM_NAMESPACE, name: lockName(appName) }, () => client.coordination.deleteNamespacedLease({ name: lockName(appName), namespace: SYSTEM_NAMESPACE }));
+  await kubeRead({ verb: 'delete', kind: 'Lease', namespace: SYSTEM_NAMESPACE, name: lockName(appName) }, () =>
+    client.coordination.deleteNamespacedLease({ name: lockName(appName), namespace: SYSTEM_NAMESPACE }),
+  );
   return outcome;
 }
 
@@ -181,14 +220,23 @@ async function appLeftovers(client: KubeClient, appName: string, record: AppReco
   const namespaces = [...new Set(record.bundle.releases.map((r) => r.namespace))].sort();
   const found: KubeObject[] = [];
   for (const namespace of namespaces) {
-    found.push(...(await listObjects(client, { apiVersion: 'v1', kind: 'Secret', namespace, labelSelector: `${APP_LABEL}=${appName}` })).items.map((o) => ({ ...o, apiVersion: 'v1', kind: 'Secret' })));
-    const records = await kubeRead({ verb: 'read', kind: 'ConfigMap', namespace, name: recordsConfigMapName(appName) }, () => client.core.readNamespacedConfigMap({ name: recordsConfigMapName(appName), namespace }));
+    found.push(
+      ...(await listObjects(client, { apiVersion: 'v1', kind: 'Secret', namespace, labelSelector: `${APP_LABEL}=${appName}` })).items.map((o) => ({
+        ...o,
+        apiVersion: 'v1',
+        kind: 'Secret',
+      })),
+    );
+    const records = await kubeRead({ verb: 'read', kind: 'ConfigMap', namespace, name: recordsConfigMapName(appName) }, () =>
+      client.core.readNamespacedConfigMap({ name: recordsConfigMapName(appName), namespace }),
+    );
     if (records) found.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: recordsConfigMapName(appName), namespace } });
   }
   const shared = new Set(others.flatMap((r) => r.bundle.releases.map((release) => release.namespace)));
   for (const namespace of namespaces.filter((n) => !shared.has(n))) {
     const object = await kubeRead({ verb: 'read', kind: 'Namespace', name: namespace }, () => client.core.readNamespace({ name: namespace }));
-    if (object?.metadata?.labels?.['app.kubernetes.io/managed-by'] === MANAGED_BY['app.kubernetes.io/managed-by']) found.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    if (object?.metadata?.labels?.['app.kubernetes.io/managed-by'] === MANAGED_BY['app.kubernetes.io/managed-by'])
+      found.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   }
   return found;
 }

@@ -63,7 +63,11 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   const topLabel = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
   const top = parseYamlValue(await readFile(topFile, 'utf8'), topLabel) as { resources?: unknown[] } | undefined;
   if (!top || !Array.isArray(top.resources)) throw new LifecycleError(`the stored ${topLabel} has no resources list`);
-  const resources = kustomizationResources(top.resources.map(String), input.releases.map((r) => r.name), input.plan);
+  const resources = kustomizationResources(
+    top.resources.map(String),
+    input.releases.map((r) => r.name),
+    input.plan,
+  );
   await writeFile(topFile, dumpYaml({ ...top, resources }));
 
   const { stdout } = await kubectl(['kustomize', input.manifests]);
@@ -88,12 +92,26 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     const metadata = {
       ...object.metadata,
       labels: { ...object.metadata.labels, ...labels },
-      ...(isHelmRelease(object) ? { annotations: { ...object.metadata.annotations, ...input.annotations.get(object.metadata.name), [REQUESTED_AT]: input.token, [RESET_AT]: input.token } } : {}),
+      ...(isHelmRelease(object)
+        ? {
+            annotations: {
+              ...object.metadata.annotations,
+              ...input.annotations.get(object.metadata.name),
+              [REQUESTED_AT]: input.token,
+              [RESET_AT]: input.token,
+            },
+          }
+        : {}),
     };
     let spec = object.spec;
     if (object.kind === 'HelmRepository') {
       const { type: _type, insecure: _insecure, ...rest } = spec ?? {};
-      spec = { ...rest, url: input.repository.url, ...(input.repository.type === 'oci' ? { type: 'oci' } : {}), ...(input.repository.plainHttp ? { insecure: true } : {}) };
+      spec = {
+        ...rest,
+        url: input.repository.url,
+        ...(input.repository.type === 'oci' ? { type: 'oci' } : {}),
+        ...(input.repository.plainHttp ? { insecure: true } : {}),
+      };
     }
     if (object.kind === 'Namespace') {
       namespaces.add(object.metadata.name);
@@ -104,7 +122,8 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     objects.push({ ...object, metadata, ...(spec ? { spec } : {}), ...(data ? { data } : {}) });
   }
   const missing = [...systemOverrides.keys()].filter((key) => !filled.has(key));
-  if (missing.length > 0) throw new LifecycleError(`the stored ${MANIFESTS_DIR}/ generates no Secret holding ${missing.join(', ')}: its release kustomizations were changed`);
+  if (missing.length > 0)
+    throw new LifecycleError(`the stored ${MANIFESTS_DIR}/ generates no Secret holding ${missing.join(', ')}: its release kustomizations were changed`);
   refuseOversized(objects, input.releases);
   return {
     namespaces: [...namespaces].sort().map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } })),
@@ -133,7 +152,11 @@ export function dataBytes(object: KubeObject & { data?: unknown; stringData?: un
  * it already changed.
  */
 function refuseOversized(objects: readonly KubeObject[], releases: readonly Release[]): void {
-  const overrides = new Map(releases.flatMap((release) => OVERRIDES_KINDS.map((kind) => [overridesSecretName(release.name, kind), `release ${release.name}'s ${kind} overrides`] as const)));
+  const overrides = new Map(
+    releases.flatMap((release) =>
+      OVERRIDES_KINDS.map((kind) => [overridesSecretName(release.name, kind), `release ${release.name}'s ${kind} overrides`] as const),
+    ),
+  );
   const problems = objects.flatMap((object) => {
     const bytes = dataBytes(object);
     if (bytes <= KUBE_DATA_MAX_BYTES) return [];
@@ -141,7 +164,9 @@ function refuseOversized(objects: readonly KubeObject[], releases: readonly Rele
     return [`${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}${what ? ` (${what})` : ''}: ${formatBytes(bytes)}`];
   });
   if (problems.length > 0) {
-    throw new ObjectTooLargeError(`the API server stores no more than ${formatBytes(KUBE_DATA_MAX_BYTES)} in a Secret or ConfigMap; nothing was applied: ${problems.join('; ')}`);
+    throw new ObjectTooLargeError(
+      `the API server stores no more than ${formatBytes(KUBE_DATA_MAX_BYTES)} in a Secret or ConfigMap; nothing was applied: ${problems.join('; ')}`,
+    );
   }
 }
 

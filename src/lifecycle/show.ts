@@ -57,7 +57,8 @@ function progressNow(record: AppRecord, statuses: readonly ReleaseStatus[]): Pro
 
 function fluxDoing(status: ReleaseStatus): string {
   if (status.state === 'failed') return 'Flux gave up';
-  if (status.staleFailure) return `Flux keeps an earlier failure on Ready, though Helm runs what was applied (an apply, or flux reconcile helmrelease ${status.name} -n ${status.namespace} --force, clears it)`;
+  if (status.staleFailure)
+    return `Flux keeps an earlier failure on Ready, though Helm runs what was applied (an apply, or flux reconcile helmrelease ${status.name} -n ${status.namespace} --force, clears it)`;
   return 'Flux is still reconciling';
 }
 
@@ -81,7 +82,10 @@ export async function showApp(client: KubeClient, appName: string): Promise<AppV
     ? []
     : statuses
         .filter((s) => deployed.has(s.name) && s.state !== 'ready' && s.state !== 'absent')
-        .map((s) => `${s.name}: ${fluxDoing(s)}${s.suspended ? ' (suspended)' : ''}${s.attempt ? ` — ${s.attempt}` : s.reason ? ` — ${s.reason}${s.message ? `: ${s.message.split('\n')[0]}` : ''}` : ''}`);
+        .map(
+          (s) =>
+            `${s.name}: ${fluxDoing(s)}${s.suspended ? ' (suspended)' : ''}${s.attempt ? ` — ${s.attempt}` : s.reason ? ` — ${s.reason}${s.message ? `: ${s.message.split('\n')[0]}` : ''}` : ''}`,
+        );
   return {
     ...summary,
     chartRepository: record.bundle.repository.url,

@@ -45,7 +45,9 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     const oldOverrides = resuming ? (handle.record.previousUserOverrides ?? {}) : handle.record.userOverrides;
     const oldVersions = handle.record.versions;
     if (!resuming) {
-      const dropped = Object.keys(oldOverrides).filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0).sort();
+      const dropped = Object.keys(oldOverrides)
+        .filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0)
+        .sort();
       if (!verified.metadata.maintainUserOverrides && dropped.length > 0 && options.dropUserOverrides !== true) {
         throw new UpdateRefusedError(
           `${appName} ${appVersion} does not keep user overrides (maintain_user_overrides is false): the update would drop those of ${dropped.join(', ')} (flotilla override show ${appName} CHART); to update without them: --drop-user-overrides`,
@@ -53,7 +55,9 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       }
       const from = verified.metadata.upgrades.fromVersions;
       if (from.length > 0 && !from.some((re) => re.test(old.version))) {
-        throw new UpdateRefusedError(`${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`);
+        throw new UpdateRefusedError(
+          `${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`,
+        );
       }
     }
     // A new main.release changes a target that follows the spec: refused here, before anything changes, as `version target` would refuse it.
@@ -77,7 +81,11 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       const versions = handle.record.versions;
       // Held before a phase: the update is done up to there, the target not yet deployed.
       const reason = outcome === 'held' ? `updated from ${old.version} up to a held phase; ${heldReason(handle.record)}` : `updated from ${old.version}`;
-      const done = await handle.end('applied', 'succeeded', reason, { previous: undefined, previousUserOverrides: undefined, ...(versions ? { versions: outcome === 'held' ? { ...versions, heldOperation: 'update' as const } : deployedTarget(versions) } : {}) });
+      const done = await handle.end('applied', 'succeeded', reason, {
+        previous: undefined,
+        previousUserOverrides: undefined,
+        ...(versions ? { versions: outcome === 'held' ? { ...versions, heldOperation: 'update' as const } : deployedTarget(versions) } : {}),
+      });
       if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
       return done;
     } catch (error) {
@@ -88,7 +96,15 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       if (!resuming && (!changing || refusedBeforeChange(error))) {
         // Refused before anything of the running version changed (a check hook, a chart version published with
         // other content, …): the old version stays as it was, nothing to recover.
-        await handle.end(before, 'refused', reasonOf(error), { bundle: old, userOverrides: oldOverrides, versions: oldVersions, previous: undefined, previousUserOverrides: undefined }).catch(() => undefined);
+        await handle
+          .end(before, 'refused', reasonOf(error), {
+            bundle: old,
+            userOverrides: oldOverrides,
+            versions: oldVersions,
+            previous: undefined,
+            previousUserOverrides: undefined,
+          })
+          .catch(() => undefined);
         if (staged && staged.payload !== old.payload) await deletePayload(client, staged.payload).catch(() => undefined);
         throw error;
       }
@@ -96,19 +112,33 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     }
     if (verified.metadata.upgrades.updateFailureNoRollback) {
       await handle.end('apply-failed', 'failed', `${reason}; not recovered to ${old.version} (update_failure_no_rollback)`);
-      throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nnot recovered to ${old.version}: the new version sets update_failure_no_rollback`);
+      throw new LifecycleError(
+        `update of ${appName} to ${appVersion} failed: ${reason}\nnot recovered to ${old.version}: the new version sets update_failure_no_rollback`,
+      );
     }
     await handle.end('recovering', 'failed', reason);
     const failed = handle.record.bundle;
     await handle.begin('recover', 'recovering', run.lease.holder, old.version);
-    await handle.update((r) => ({ ...r, bundle: old, userOverrides: oldOverrides, versions: oldVersions, previous: undefined, previousUserOverrides: undefined }));
+    await handle.update((r) => ({
+      ...r,
+      bundle: old,
+      userOverrides: oldOverrides,
+      versions: oldVersions,
+      previous: undefined,
+      previousUserOverrides: undefined,
+    }));
     run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
     try {
       // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.
-      await waitForSettled(client, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
+      await waitForSettled(client, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], {
+        timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS,
+        signal: run.signal,
+      });
       await applyBundle(run, handle, old, { ...options, operation: 'recover' });
     } catch (error) {
-      await handle.end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`).catch(() => undefined);
+      await handle
+        .end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`)
+        .catch(() => undefined);
       throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovery to ${old.version} failed too: ${reasonOf(error)}`);
     }
     await handle.end('applied', 'recovered', `recovered to ${old.version} after the update to ${appVersion} failed: ${reason}`);

@@ -72,11 +72,25 @@ export async function verifyForUpload(path: string, config: ClusterConfig): Prom
     if (error instanceof FlotillaError) throw rejected(error.message);
     throw error;
   }
-  return { path, bundle, app, metadata: app.metadata, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
+  return {
+    path,
+    bundle,
+    app,
+    metadata: app.metadata,
+    sha256: createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex'),
+  };
 }
 
 /** Delivers the charts and stores the payload of a verified tarball; returns what the record keeps of it. */
-export async function stageBundle(client: KubeClient, verified: VerifiedBundle, repository: ChartRepository, options: DeliveryOptions, source = basename(verified.path)): Promise<RecordedBundle> {
+export async function stageBundle(
+  client: KubeClient,
+  verified: VerifiedBundle,
+  repository: ChartRepository,
+  options: DeliveryOptions,
+  source = basename(verified.path),
+): Promise<RecordedBundle> {
   const { bundle, metadata } = verified;
   const archives = chartArchives(bundle.files);
   const charts = await Promise.all(archives.map(async ([path, bytes]) => ({ path, bytes, archive: await readChartArchive(bytes, { label: path }) })));
@@ -94,9 +108,14 @@ export async function stageBundle(client: KubeClient, verified: VerifiedBundle, 
     payload: payload.name,
     payloadDigests: payload.digests,
     charts: charts.map((c) => ({ name: c.archive.name, version: c.archive.version, sha256: createHash('sha256').update(c.bytes).digest('hex') })),
-    releases: verified.app.releases.map(
-      (r): RecordedRelease => ({ name: r.name, namespace: r.namespace, chart: r.chart, chartVersion: versions.get(r.chart) ?? '', releaseName: r.releaseName, dependsOn: [...r.dependsOn] }),
-    ),
+    releases: verified.app.releases.map((r): RecordedRelease => ({
+      name: r.name,
+      namespace: r.namespace,
+      chart: r.chart,
+      chartVersion: versions.get(r.chart) ?? '',
+      releaseName: r.releaseName,
+      dependsOn: [...r.dependsOn],
+    })),
     repository,
     maintainUserOverrides: metadata.maintainUserOverrides,
     updateFailureNoRollback: metadata.upgrades.updateFailureNoRollback,
@@ -113,7 +132,9 @@ async function chooseRepository(client: KubeClient, config: ClusterConfig, given
     return given;
   }
   if (config.chartRepository) return config.chartRepository;
-  throw new AppStateError('no chart repository: pass --chart-repo oci://HOST/PATH (or http(s)://… with --chart-repo-dir) once; the cluster remembers it', { exitCode: 2 });
+  throw new AppStateError('no chart repository: pass --chart-repo oci://HOST/PATH (or http(s)://… with --chart-repo-dir) once; the cluster remembers it', {
+    exitCode: 2,
+  });
 }
 
 export async function uploadApp(client: KubeClient, source: string, options: UploadOptions = {}): Promise<AppRecord> {
@@ -134,7 +155,8 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
       const { state, bundle } = existing.record;
       // The same tarball again past its upload: its stored payload is written anew (one changed in the cluster is refused at use).
       const pastUpload = !['uploading', 'upload-failed', 'uploaded'].includes(state);
-      if (pastUpload && bundle.version === appVersion && bundle.sha256 === verified.sha256) return restorePayload(client, run, existing, verified, path, options);
+      if (pastUpload && bundle.version === appVersion && bundle.sha256 === verified.sha256)
+        return restorePayload(client, run, existing, verified, path, options);
       decidedOrRefused(existing.record, { operation: 'upload', version: appVersion, source: basename(path) }, run.events);
     }
     const repository = await chooseRepository(client, config, options.chartRepository);
@@ -154,7 +176,14 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
 }
 
 /** Stores the payload of the version the app is at again, from the same tarball; the state stays. */
-async function restorePayload(client: KubeClient, run: LockedRun, existing: StoredRecord, verified: VerifiedBundle, path: string, options: UploadOptions): Promise<AppRecord> {
+async function restorePayload(
+  client: KubeClient,
+  run: LockedRun,
+  existing: StoredRecord,
+  verified: VerifiedBundle,
+  path: string,
+  options: UploadOptions,
+): Promise<AppRecord> {
   const handle = new RecordHandle(run.records, existing);
   const { state, bundle: recorded } = existing.record;
   await handle.begin('upload', state, run.lease.holder, recorded.version);

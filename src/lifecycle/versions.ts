@@ -85,9 +85,16 @@ export async function versionStatus(client: KubeClient, appName: string): Promis
     available: versions.available.map(({ release, bundle, inBundle }) => ({ release, bundle, inBundle })),
     phase: versions.phase ?? null,
     held: versions.held ?? null,
-    images: Object.fromEntries([...app.images].sort(([a], [b]) => a.localeCompare(b)).map(([field, image]) => [field, { reference: image.reference, source: imageSource(image, app.target.release) }])),
+    images: Object.fromEntries(
+      [...app.images]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([field, image]) => [field, { reference: image.reference, source: imageSource(image, app.target.release) }]),
+    ),
     serviceDefaults: Object.fromEntries(
-      [...app.serviceDefaults].map(([name, d]) => [name, { value: d.value, source: d.source === 'release' ? `release ${app.target.release}` : `fallback (${APP_FILES.serviceDefaults})` }]),
+      [...app.serviceDefaults].map(([name, d]) => [
+        name,
+        { value: d.value, source: d.source === 'release' ? `release ${app.target.release}` : `fallback (${APP_FILES.serviceDefaults})` },
+      ]),
     ),
     customImages: versions.customImages,
   };
@@ -99,7 +106,12 @@ export interface TargetChangeOptions extends OperationOptions {
 }
 
 /** Records `release` as the app's target (the next apply carries it out), or refuses with why and what to do. */
-export async function setVersionTarget(client: KubeClient, appName: string, release: string, options: TargetChangeOptions = {}): Promise<{ versions: AppVersions; warnings: string[] }> {
+export async function setVersionTarget(
+  client: KubeClient,
+  appName: string,
+  release: string,
+  options: TargetChangeOptions = {},
+): Promise<{ versions: AppVersions; warnings: string[] }> {
   return withAppLock(client, appName, 'version', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const app = await storedApp(client, handle.record);
@@ -123,7 +135,13 @@ export interface CustomImageOptions extends OperationOptions {
 }
 
 /** Sets a custom image (FIELD or FIELD.<backend>); returns the reference stored (pinned with `resolve`). */
-export async function setCustomImage(client: KubeClient, appName: string, field: string, reference: string, options: CustomImageOptions = {}): Promise<CustomImage> {
+export async function setCustomImage(
+  client: KubeClient,
+  appName: string,
+  field: string,
+  reference: string,
+  options: CustomImageOptions = {},
+): Promise<CustomImage> {
   return withAppLock(client, appName, 'version', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const app = await storedApp(client, handle.record);
@@ -145,7 +163,8 @@ async function pinned(reference: string, registry: Pick<OciClientOptions, 'regis
     throw new VersionRefusedError(`${JSON.stringify(reference)} is not an image reference: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (ref.digest !== undefined) return reference;
-  if (ref.tag === undefined) throw new VersionRefusedError(`${reference} has neither tag nor digest: give the tag to resolve (--resolve pins NAME:TAG to its digest)`);
+  if (ref.tag === undefined)
+    throw new VersionRefusedError(`${reference} has neither tag nor digest: give the tag to resolve (--resolve pins NAME:TAG to its digest)`);
   const descriptor = await new OciClient(registry).resolve(ref);
   return `${reference}@${descriptor.digest}`;
 }

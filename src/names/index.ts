@@ -30,7 +30,12 @@ const KUBE_OBJECT_NAME_PATTERN = `^${SUBDOMAIN}$`;
 const DNS1123_SUBDOMAIN = new RegExp(KUBE_OBJECT_NAME_PATTERN);
 
 /** The schema of a Kubernetes object name (a HelmRepository's): {@link isKubeObjectName} as a schema. */
-export const KUBE_OBJECT_NAME_SCHEMA = { type: 'string', pattern: KUBE_OBJECT_NAME_PATTERN, maxLength: KUBE_OBJECT_NAME_MAX, expected: `a Kubernetes object name (lower-case letters, digits, dashes and dots, at most ${KUBE_OBJECT_NAME_MAX} long)` } as const;
+export const KUBE_OBJECT_NAME_SCHEMA = {
+  type: 'string',
+  pattern: KUBE_OBJECT_NAME_PATTERN,
+  maxLength: KUBE_OBJECT_NAME_MAX,
+  expected: `a Kubernetes object name (lower-case letters, digits, dashes and dots, at most ${KUBE_OBJECT_NAME_MAX} long)`,
+} as const;
 
 /** A Kubernetes object name: a DNS-1123 subdomain (labels of a label's characters joined by dots), at most 253 long. */
 export function isKubeObjectName(name: string): boolean {
@@ -69,7 +74,11 @@ const LABEL_VALUE_PATTERN = '^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$'
 const LABEL_KEY_PATTERN = `^((?=[^/]{1,253}/)${SUBDOMAIN}/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$`;
 
 /** The schemas of a label's value and key, and of the labels and annotations maps the API server takes. */
-export const LABEL_VALUE_SCHEMA = { type: 'string', pattern: LABEL_VALUE_PATTERN, expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end' } as const;
+export const LABEL_VALUE_SCHEMA = {
+  type: 'string',
+  pattern: LABEL_VALUE_PATTERN,
+  expected: 'a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end',
+} as const;
 const LABEL_KEY_SCHEMA = { pattern: LABEL_KEY_PATTERN, expected: 'a label key: [prefix/]name, the name at most 63 letters, digits, -, _ or .' } as const;
 export const LABELS_SCHEMA = { type: 'object', propertyNames: LABEL_KEY_SCHEMA, additionalProperties: LABEL_VALUE_SCHEMA } as const;
 /** Annotations: keys as a label's, values any text. */

@@ -103,7 +103,6 @@ export function splitReference(text: string): ReferenceParts | { readonly proble
   return { registry, repository, ...(tag === undefined ? {} : { tag }), ...(digest === undefined ? {} : { digest }) };
 }
 
-
 /** Why `reference` is not a container image reference (the grammar above, without a scheme), or undefined when it is one. */
 export function malformedImageReference(reference: string): string | undefined {
   if (reference.startsWith('oci://')) return 'an image reference names no scheme';

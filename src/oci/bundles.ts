@@ -80,7 +80,8 @@ async function readBundleFacts(tarball: string): Promise<{ app: string; version:
   const label = basename(tarball);
   const { files } = await openBundle(tarball).catch((error: unknown) => {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== undefined && !(error instanceof FlotillaError)) throw new FlotillaError(`${tarball}: cannot read the tarball (${fileErrorReason(error) ?? code})`);
+    if (code !== undefined && !(error instanceof FlotillaError))
+      throw new FlotillaError(`${tarball}: cannot read the tarball (${fileErrorReason(error) ?? code})`);
     throw error;
   });
   const metadata = bundleMetadata(files);
@@ -102,7 +103,8 @@ export async function pushBundle(client: OciClient, tarball: string, target: Oci
   let ref = asReference(target);
   if (ref.digest !== undefined) throw new InvalidReference(ref.toString(), 'a push names a tag, not a digest');
   if (ref.tag === undefined) {
-    if (!isValidTag(facts.version)) throw new InvalidReference(ref.toString(), `app version ${JSON.stringify(facts.version)} cannot be a tag: name one (…:TAG)`);
+    if (!isValidTag(facts.version))
+      throw new InvalidReference(ref.toString(), `app version ${JSON.stringify(facts.version)} cannot be a tag: name one (…:TAG)`);
     ref = ref.withTag(facts.version);
   }
   const signed = facts.signature !== undefined;
@@ -113,9 +115,18 @@ export async function pushBundle(client: OciClient, tarball: string, target: Oci
 
   const { digest, size } = await digestOfFile(tarball);
   if (existing && !options.force) {
-    const held = 'layers' in existing.manifest ? (existing.manifest as ImageManifest).layers.find((l) => l.mediaType === MediaType.flotillaAppBundle) : undefined;
+    const held =
+      'layers' in existing.manifest ? (existing.manifest as ImageManifest).layers.find((l) => l.mediaType === MediaType.flotillaAppBundle) : undefined;
     if (held?.digest === digest) {
-      return { app: facts.app, version: facts.version, signed, reference: ref.withDigest(existing.descriptor.digest).toString(), digest: existing.descriptor.digest, size, status: 'unchanged' };
+      return {
+        app: facts.app,
+        version: facts.version,
+        signed,
+        reference: ref.withDigest(existing.descriptor.digest).toString(),
+        digest: existing.descriptor.digest,
+        size,
+        status: 'unchanged',
+      };
     }
     throw new FlotillaError(
       `${ref}: the tag already holds ${held ? `another bundle (${held.digest})` : `something else (${existing.descriptor.mediaType} ${existing.descriptor.digest})`}; push under a new tag, or --force to move it`,
@@ -140,7 +151,15 @@ export async function pushBundle(client: OciClient, tarball: string, target: Oci
     },
   };
   const pushed = await client.pushManifest(ref, Buffer.from(JSON.stringify(manifest)), MediaType.ociManifest);
-  return { app: facts.app, version: facts.version, signed, reference: ref.withDigest(pushed.digest).toString(), digest: pushed.digest, size: layer.size, status: 'pushed' };
+  return {
+    app: facts.app,
+    version: facts.version,
+    signed,
+    reference: ref.withDigest(pushed.digest).toString(),
+    digest: pushed.digest,
+    size: layer.size,
+    status: 'pushed',
+  };
 }
 
 function parseConfig(subject: string, bytes: Buffer): BundleConfig {
@@ -153,7 +172,8 @@ function parseConfig(subject: string, bytes: Buffer): BundleConfig {
   const { app, version, signed } = (config ?? {}) as Record<string, unknown>;
   // A pulled file is named by them, and they come from the registry.
   if (typeof app !== 'string' || !isFileNamePart(app)) throw new NotABundle(subject, `the bundle config's app ${JSON.stringify(app)} is not a name`);
-  if (typeof version !== 'string' || !isFileNamePart(version)) throw new NotABundle(subject, `the bundle config's version ${JSON.stringify(version)} is not a version`);
+  if (typeof version !== 'string' || !isFileNamePart(version))
+    throw new NotABundle(subject, `the bundle config's version ${JSON.stringify(version)} is not a version`);
   return { app, version, signed: signed === true };
 }
 
@@ -177,11 +197,18 @@ export async function pullBundle(client: OciClient, source: OciReference | strin
   const signatures = manifest.layers.filter((l) => l.mediaType === MediaType.flotillaAppSignature);
   const others = manifest.layers.filter((l) => l !== bundles[0] && l !== signatures[0]);
   if (bundles.length !== 1 || signatures.length > 1 || others.length > 0) {
-    throw new NotABundle(subject, `a bundle has one tarball layer and at most one signature layer; this one has ${manifest.layers.map((l) => l.mediaType).join(', ') || 'no layers'}`);
+    throw new NotABundle(
+      subject,
+      `a bundle has one tarball layer and at most one signature layer; this one has ${manifest.layers.map((l) => l.mediaType).join(', ') || 'no layers'}`,
+    );
   }
   const bundle = bundles[0]!;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BUNDLE;
-  for (const [what, layer, max] of [['bundle config', manifest.config, MAX_CONFIG], ['tarball', bundle, maxBytes], ['signature', signatures[0], MAX_SIGNATURE]] as const) {
+  for (const [what, layer, max] of [
+    ['bundle config', manifest.config, MAX_CONFIG],
+    ['tarball', bundle, maxBytes],
+    ['signature', signatures[0], MAX_SIGNATURE],
+  ] as const) {
     if (layer === undefined) continue;
     if (!Number.isSafeInteger(layer.size) || layer.size < 0) throw new NotABundle(subject, `the ${what} has no valid size`);
     if (layer.size > max) throw new ContentTooLarge(subject, `the ${what} is ${layer.size} bytes, more than the ${max} allowed`);

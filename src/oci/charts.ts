@@ -46,21 +46,29 @@ export function chartVersionTag(version: string): string {
 
 /** Dependency as Helm's JSON marshalling writes it (name and repository always present). */
 function dependencyJson(d: ChartDependency): Record<string, unknown> {
-  return dropEmpty({
-    name: d.name,
-    version: d.version,
-    repository: d.repository ?? '',
-    condition: d.condition,
-    tags: d.tags,
-    'import-values': d.importValues,
-    alias: d.alias,
-  }, ['name', 'repository']);
+  return dropEmpty(
+    {
+      name: d.name,
+      version: d.version,
+      repository: d.repository ?? '',
+      condition: d.condition,
+      tags: d.tags,
+      'import-values': d.importValues,
+      alias: d.alias,
+    },
+    ['name', 'repository'],
+  );
 }
 
 function dropEmpty(fields: Record<string, unknown>, keep: readonly string[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) {
-    const empty = value === undefined || value === '' || value === false || (Array.isArray(value) && value.length === 0) || (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0);
+    const empty =
+      value === undefined ||
+      value === '' ||
+      value === false ||
+      (Array.isArray(value) && value.length === 0) ||
+      (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0);
     if (!empty || keep.includes(key)) out[key] = value;
   }
   return out;
@@ -113,7 +121,13 @@ function helmAnnotations(m: ChartMetadata, created: Date): Record<string, string
   set('url', m.home);
   set('source', m.sources?.[0]);
   set('created', created.toISOString().replace(/\.\d{3}Z$/, 'Z'));
-  set('authors', m.maintainers?.filter((x) => x.name).map((x) => (x.email ? `${x.name} (${x.email})` : x.name!)).join(', '));
+  set(
+    'authors',
+    m.maintainers
+      ?.filter((x) => x.name)
+      .map((x) => (x.email ? `${x.name} (${x.email})` : x.name!))
+      .join(', '),
+  );
   return sortedRecord(annotations)!;
 }
 
@@ -121,7 +135,8 @@ function helmAnnotations(m: ChartMetadata, created: Date): Record<string, string
 function chartRepositoryBase(target: string): OciReference {
   if (!target.startsWith('oci://')) throw new InvalidReference(JSON.stringify(target), 'a chart repository in a registry is written oci://HOST[:PORT]/PATH');
   const base = parseReference(target);
-  if (base.tag !== undefined || base.digest !== undefined) throw new InvalidReference(target, 'a chart repository names no tag or digest: charts are tagged with their versions');
+  if (base.tag !== undefined || base.digest !== undefined)
+    throw new InvalidReference(target, 'a chart repository names no tag or digest: charts are tagged with their versions');
   return base;
 }
 
@@ -142,7 +157,9 @@ async function planChart(client: OciClient, base: OciReference, archive: ChartAr
   const chart = await readChartArchive(archive.bytes, { label: archive.label });
   const ref = new OciReference(base.registry, `${base.repository}/${chart.name}`, chartVersionTag(chart.version));
   const chartYaml = chart.chart.files.find((f) => f.path === 'Chart.yaml');
-  const typeDeclared = chartYaml !== undefined && (parseYamlValue(chartYaml.data.toString('utf8'), `${archive.label}#Chart.yaml`) as { type?: unknown } | undefined)?.type !== undefined;
+  const typeDeclared =
+    chartYaml !== undefined &&
+    (parseYamlValue(chartYaml.data.toString('utf8'), `${archive.label}#Chart.yaml`) as { type?: unknown } | undefined)?.type !== undefined;
   const planned = { archive, name: chart.name, version: chart.version, metadata: chart.metadata, typeDeclared, ref };
   const existing = await client.getManifest(ref).catch((error: unknown) => {
     if (error instanceof ManifestUnknown) return undefined;
@@ -152,7 +169,13 @@ async function planChart(client: OciClient, base: OciReference, archive: ChartAr
   const layerDigest = `sha256:${createHash('sha256').update(archive.bytes).digest('hex')}`;
   const layer = 'layers' in existing.manifest ? (existing.manifest as ImageManifest).layers.find((l) => l.mediaType === MediaType.helmChart) : undefined;
   if (layer?.digest !== layerDigest) {
-    throw new ChartVersionConflictError(`oci://${ref}`, chart.name, chart.version, layer?.digest ?? `${existing.descriptor.digest} (not a Helm chart)`, layerDigest);
+    throw new ChartVersionConflictError(
+      `oci://${ref}`,
+      chart.name,
+      chart.version,
+      layer?.digest ?? `${existing.descriptor.digest} (not a Helm chart)`,
+      layerDigest,
+    );
   }
   return { ...planned, existing: existing.descriptor.digest };
 }
@@ -182,7 +205,12 @@ const PARALLEL = 4;
  * the registry first, so a version published with other content is refused
  * before anything is pushed. Results keep the input order.
  */
-export async function pushCharts(client: OciClient, target: string, archives: readonly ChartArchiveInput[], options: PushChartOptions = {}): Promise<PushedChart[]> {
+export async function pushCharts(
+  client: OciClient,
+  target: string,
+  archives: readonly ChartArchiveInput[],
+  options: PushChartOptions = {},
+): Promise<PushedChart[]> {
   const base = chartRepositoryBase(target);
   const plans = await mapConcurrently(archives, PARALLEL, (archive) => planChart(client, base, archive));
   const seen = new Map<string, PlannedChart>();

@@ -301,7 +301,9 @@ export class OciClient {
     }
     const mediaType = manifest.mediaType ?? response.headers.get('content-type')?.split(';')[0]?.trim() ?? '';
     const isIndex = isIndexMediaType(mediaType) || ('manifests' in manifest && !('layers' in manifest));
-    if (isIndex ? !Array.isArray((manifest as ImageIndex).manifests) : !Array.isArray((manifest as ImageManifest).layers) || !(manifest as ImageManifest).config) {
+    if (
+      isIndex ? !Array.isArray((manifest as ImageIndex).manifests) : !Array.isArray((manifest as ImageManifest).layers) || !(manifest as ImageManifest).config
+    ) {
       throw new RegistryProtocolError(subject, `the ${isIndex ? 'index has no manifests list' : 'manifest has no config or layers'}`);
     }
     return { reference: ref, descriptor: { mediaType, digest, size: bytes.length }, bytes, manifest };
@@ -363,7 +365,8 @@ export class OciClient {
     } catch (error) {
       await rm(partial, { force: true }).catch(() => undefined);
       const code = (error as NodeJS.ErrnoException).code;
-      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_')) throw new RegistryError(file, `cannot write the download (${fileErrorReason(error) ?? code})`, { cause: error });
+      if (!(error instanceof RegistryError) && code !== undefined && !code.startsWith('UND_'))
+        throw new RegistryError(file, `cannot write the download (${fileErrorReason(error) ?? code})`, { cause: error });
       if (!(error instanceof RegistryError)) throw new RegistryUnreachable(subject, `the download broke off (${describeFailure(error)})`, { cause: error });
       throw error;
     }
@@ -437,7 +440,8 @@ export class OciClient {
    */
   async pushManifest(reference: OciReference | string, bytes: Buffer, mediaType: string): Promise<Descriptor> {
     const ref = asReference(reference);
-    if (bytes.length > MAX_MANIFEST_BYTES) throw new ContentTooLarge(ref.toString(), `manifest is ${bytes.length} bytes, more than the ${MAX_MANIFEST_BYTES} registries accept`);
+    if (bytes.length > MAX_MANIFEST_BYTES)
+      throw new ContentTooLarge(ref.toString(), `manifest is ${bytes.length} bytes, more than the ${MAX_MANIFEST_BYTES} registries accept`);
     const digest = sha256(bytes);
     const response = await this.send(ref, {
       method: 'PUT',
@@ -470,7 +474,8 @@ export class OciClient {
       } catch {
         throw new RegistryProtocolError(ref.name, 'the tag list is not JSON');
       }
-      if (parsed.tags !== null && parsed.tags !== undefined && !Array.isArray(parsed.tags)) throw new RegistryProtocolError(ref.name, 'the tag list has no "tags" array');
+      if (parsed.tags !== null && parsed.tags !== undefined && !Array.isArray(parsed.tags))
+        throw new RegistryProtocolError(ref.name, 'the tag list has no "tags" array');
       for (const tag of (parsed.tags as unknown[] | null | undefined) ?? []) if (typeof tag === 'string') tags.push(tag);
       const next = /<([^>]+)>\s*;\s*rel="?next"?/.exec(response.headers.get('link') ?? '');
       url = next ? new URL(next[1]!, this.baseUrl(ref.registry)).toString() : undefined;
@@ -511,7 +516,12 @@ export class OciClient {
   }
 
   private async openBlob(ref: OciReference, digest: string): Promise<Response> {
-    const response = await this.send(ref, { method: 'GET', url: `${OciClient.repositoryPath(ref)}/blobs/${digest}`, action: 'pull', timeoutMs: this.blobTimeoutMs });
+    const response = await this.send(ref, {
+      method: 'GET',
+      url: `${OciClient.repositoryPath(ref)}/blobs/${digest}`,
+      action: 'pull',
+      timeoutMs: this.blobTimeoutMs,
+    });
     if (response.status === 404) {
       await response.body?.cancel();
       throw new BlobUnknown(ref.withDigest(digest).toString(), 'blob not found in the registry');
@@ -524,7 +534,11 @@ export class OciClient {
 
   private unknownManifest(ref: OciReference, error: { code?: string; message: string }): ManifestUnknown {
     const what =
-      error.code === 'NAME_UNKNOWN' ? `repository ${ref.repository} not found` : ref.digest ? `manifest ${ref.digest} not found` : `tag ${ref.target} not found`;
+      error.code === 'NAME_UNKNOWN'
+        ? `repository ${ref.repository} not found`
+        : ref.digest
+          ? `manifest ${ref.digest} not found`
+          : `tag ${ref.target} not found`;
     return new ManifestUnknown(ref.toString(), `${what} in ${ref.registry}`, { status: 404, code: error.code });
   }
 
@@ -532,7 +546,11 @@ export class OciClient {
     const error = await registryErrors(response);
     const options = { status: response.status, code: error.code };
     if (response.status === 401 || response.status === 403) {
-      return new Unauthorized(ref.toString(), `${doing}: access denied by ${ref.registry} (${error.message}); check the credentials for ${ref.registry} in the registry config`, options);
+      return new Unauthorized(
+        ref.toString(),
+        `${doing}: access denied by ${ref.registry} (${error.message}); check the credentials for ${ref.registry} in the registry config`,
+        options,
+      );
     }
     return new RegistryProtocolError(ref.toString(), `${doing}: ${ref.registry} answered ${error.message}`, options);
   }
@@ -570,7 +588,10 @@ export class OciClient {
     const retries = spec.method === 'GET' || spec.method === 'HEAD' ? this.retryDelaysMs : [];
     for (let attempt = 0; ; attempt++) {
       let response: Response;
-      const idle = new IdleWatch(this.idleTimeoutMs, new RegistryUnreachable(ref.toString(), `${new URL(url).origin} sent nothing for ${this.idleTimeoutMs / 1000} s; giving up`));
+      const idle = new IdleWatch(
+        this.idleTimeoutMs,
+        new RegistryUnreachable(ref.toString(), `${new URL(url).origin} sent nothing for ${this.idleTimeoutMs / 1000} s; giving up`),
+      );
       try {
         response = idle.watch(
           await fetch(url, {
@@ -628,7 +649,11 @@ export class OciClient {
       this.basicRegistries.add(ref.registry);
       return basicHeader(credential.username, credential.password);
     }
-    throw new Unauthorized(ref.toString(), `${ref.registry} requires authentication this client does not speak (${challenges.map((c) => c.scheme).join(', ') || 'no WWW-Authenticate challenge'})`, { status: 401 });
+    throw new Unauthorized(
+      ref.toString(),
+      `${ref.registry} requires authentication this client does not speak (${challenges.map((c) => c.scheme).join(', ') || 'no WWW-Authenticate challenge'})`,
+      { status: 401 },
+    );
   }
 
   /** A Bearer token from the realm the registry named (distribution's token authentication). */
@@ -670,11 +695,14 @@ export class OciClient {
       await response.body?.cancel();
       throw new Unauthorized(
         ref.toString(),
-        credential ? `the token service ${url.origin} refused the credentials for ${ref.registry}` : `the token service ${url.origin} requires credentials for ${ref.registry}, and the registry config has none`,
+        credential
+          ? `the token service ${url.origin} refused the credentials for ${ref.registry}`
+          : `the token service ${url.origin} requires credentials for ${ref.registry}, and the registry config has none`,
         { status: response.status },
       );
     }
-    if (!response.ok) throw new Unauthorized(ref.toString(), `the token service ${url.origin} answered ${response.status} ${response.statusText}`, { status: response.status });
+    if (!response.ok)
+      throw new Unauthorized(ref.toString(), `the token service ${url.origin} answered ${response.status} ${response.statusText}`, { status: response.status });
     let body: { token?: unknown; access_token?: unknown; expires_in?: unknown };
     try {
       body = JSON.parse((await readBounded(response, 1024 * 1024, ref.toString(), 'the token answer')).toString('utf8')) as typeof body;

@@ -40,7 +40,10 @@ interface AuthEntry {
 
 /** The key of an `auths` entry as a registry name: scheme, path and trailing slashes dropped. */
 function registryOfKey(key: string): string {
-  const bare = key.replace(/^[a-z]+:\/\//i, '').replace(/\/.*$/, '').toLowerCase();
+  const bare = key
+    .replace(/^[a-z]+:\/\//i, '')
+    .replace(/\/.*$/, '')
+    .toLowerCase();
   return bare === 'index.docker.io' || bare === 'registry-1.docker.io' ? DOCKER_HUB : bare;
 }
 
@@ -115,8 +118,10 @@ export function credentialsFromConfig(text: string, file: string): CredentialSto
   if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new RegistryConfigError(`${file}: expected a JSON object`);
   const { auths = {}, credHelpers = {}, credsStore } = config as { auths?: unknown; credHelpers?: unknown; credsStore?: unknown };
   if (typeof auths !== 'object' || auths === null || Array.isArray(auths)) throw new RegistryConfigError(`${file}: "auths" must be an object`);
-  if (typeof credHelpers !== 'object' || credHelpers === null || Array.isArray(credHelpers)) throw new RegistryConfigError(`${file}: "credHelpers" must be an object`);
-  if (credsStore !== undefined && (typeof credsStore !== 'string' || !/^[\w.-]+$/.test(credsStore))) throw new RegistryConfigError(`${file}: "credsStore" must be a helper name`);
+  if (typeof credHelpers !== 'object' || credHelpers === null || Array.isArray(credHelpers))
+    throw new RegistryConfigError(`${file}: "credHelpers" must be an object`);
+  if (credsStore !== undefined && (typeof credsStore !== 'string' || !/^[\w.-]+$/.test(credsStore)))
+    throw new RegistryConfigError(`${file}: "credsStore" must be a helper name`);
   const byRegistry = new Map<string, RegistryCredential>();
   for (const [key, entry] of Object.entries(auths as Record<string, unknown>)) {
     if (typeof entry !== 'object' || entry === null) throw new RegistryConfigError(`${file}: auths[${JSON.stringify(key)}] must be an object`);
@@ -127,7 +132,8 @@ export function credentialsFromConfig(text: string, file: string): CredentialSto
   }
   const helpers = new Map<string, string>();
   for (const [key, helper] of Object.entries(credHelpers as Record<string, unknown>)) {
-    if (typeof helper !== 'string' || !/^[\w.-]+$/.test(helper)) throw new RegistryConfigError(`${file}: credHelpers[${JSON.stringify(key)}] must be a helper name`);
+    if (typeof helper !== 'string' || !/^[\w.-]+$/.test(helper))
+      throw new RegistryConfigError(`${file}: credHelpers[${JSON.stringify(key)}] must be a helper name`);
     helpers.set(registryOfKey(key), helper);
   }
   const asked = new Map<string, RegistryCredential | undefined>();

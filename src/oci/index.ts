@@ -16,28 +16,10 @@ export {
   RegistryProtocolError,
 } from './errors.js';
 export { MediaType, type Descriptor, type ImageManifest, type ImageIndex } from './media-types.js';
-export {
-  credentialsFromConfig,
-  RegistryConfigError,
-  type CredentialStore,
-  type RegistryCredential,
-} from './credentials.js';
+export { credentialsFromConfig, RegistryConfigError, type CredentialStore, type RegistryCredential } from './credentials.js';
 export { parseChallenges, type AuthChallenge } from './challenge.js';
-export {
-  OciClient,
-  digestOf,
-  type OciClientOptions,
-  type FetchedManifest,
-  type BlobReadOptions,
-  type PushFileOptions,
-} from './client.js';
-export {
-  chartVersionTag,
-  pushCharts,
-  type ChartArchiveInput,
-  type PushChartOptions,
-  type PushedChart,
-} from './charts.js';
+export { OciClient, digestOf, type OciClientOptions, type FetchedManifest, type BlobReadOptions, type PushFileOptions } from './client.js';
+export { chartVersionTag, pushCharts, type ChartArchiveInput, type PushChartOptions, type PushedChart } from './charts.js';
 export {
   NotABundle,
   pullBundle,

@@ -22,7 +22,8 @@ export function bindPlugins(plugins: readonly LoadedPlugin[], releases: readonly
   let kustomize: LoadedKustomizeOperator | undefined;
   for (const plugin of plugins) {
     if (plugin.kind === 'kustomize') {
-      if (kustomize) throw new DuplicatePluginError(`${describePlugin(kustomize)} and ${describePlugin(plugin)} are both kustomize operators; an app has at most one`);
+      if (kustomize)
+        throw new DuplicatePluginError(`${describePlugin(kustomize)} and ${describePlugin(plugin)} are both kustomize operators; an app has at most one`);
       kustomize = plugin;
       continue;
     }
@@ -44,13 +45,27 @@ export function bindPlugins(plugins: readonly LoadedPlugin[], releases: readonly
 function servedReleases(plugin: LoadedChartPlugin, releases: readonly ReleaseRef[]): ReleaseRef[] {
   if (plugin.release !== undefined) {
     const release = releases.find((r) => r.name === plugin.release);
-    if (!release) throw new PluginLoadError(`${describePlugin(plugin, plugin.releaseLine)}: release: ${unknownName('release', plugin.release, releases.map((r) => r.name))}`);
-    if (release.chart !== plugin.chart) throw new PluginLoadError(`${describePlugin(plugin, plugin.releaseLine)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
+    if (!release)
+      throw new PluginLoadError(
+        `${describePlugin(plugin, plugin.releaseLine)}: release: ${unknownName(
+          'release',
+          plugin.release,
+          releases.map((r) => r.name),
+        )}`,
+      );
+    if (release.chart !== plugin.chart)
+      throw new PluginLoadError(`${describePlugin(plugin, plugin.releaseLine)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
     return [release];
   }
   const ofChart = releases.filter((r) => r.chart === plugin.chart);
   if (ofChart.length === 0) {
-    throw new PluginLoadError(`${describePlugin(plugin, plugin.chartLine)}: chart: ${unknownName('chart', plugin.chart, releases.map((r) => r.chart))} — no release uses it`);
+    throw new PluginLoadError(
+      `${describePlugin(plugin, plugin.chartLine)}: chart: ${unknownName(
+        'chart',
+        plugin.chart,
+        releases.map((r) => r.chart),
+      )} — no release uses it`,
+    );
   }
   return ofChart;
 }

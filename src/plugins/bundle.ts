@@ -52,9 +52,19 @@ export async function bundlePlugins(appRoot: string, options: BundleOptions = {}
   const plugins = await Promise.all(
     pluginFiles.map(async (pf, i): Promise<ManifestPlugin> => {
       const module = modules[i];
-      if (!module || module.file !== pf.file) throw new PluginBuildError([{ message: `bundle lists ${module?.file ?? 'nothing'} where ${pf.file} was expected` }]);
+      if (!module || module.file !== pf.file)
+        throw new PluginBuildError([{ message: `bundle lists ${module?.file ?? 'nothing'} where ${pf.file} was expected` }]);
       const source = await readFile(join(root, pf.file), 'utf8');
-      return manifestEntry(instantiate(module, { name: pf.name, order: pf.order, overridesLine: findOverridesLine(source), chartLine: findFieldLine(source, 'chart'), releaseLine: findFieldLine(source, 'release'), index: i }));
+      return manifestEntry(
+        instantiate(module, {
+          name: pf.name,
+          order: pf.order,
+          overridesLine: findOverridesLine(source),
+          chartLine: findFieldLine(source, 'chart'),
+          releaseLine: findFieldLine(source, 'release'),
+          index: i,
+        }),
+      );
     }),
   );
   const manifest: PluginManifest = {
@@ -216,7 +226,13 @@ function insideTheApp(root: string): Plugin {
         if (result.errors.length > 0 || result.external || result.namespace !== 'file') return result;
         const real = existsSync(result.path) ? realpathSync(result.path) : result.path;
         if (allowed(real)) return result;
-        return { errors: [{ text: `import "${args.path}" resolves to ${real}, outside the app (${realRoot}); plugins may import the app's own files and its node_modules packages only (--follow-external-symlinks allows it)` }] };
+        return {
+          errors: [
+            {
+              text: `import "${args.path}" resolves to ${real}, outside the app (${realRoot}); plugins may import the app's own files and its node_modules packages only (--follow-external-symlinks allows it)`,
+            },
+          ],
+        };
       });
     },
   };
@@ -273,7 +289,8 @@ function flotillaApi(): Plugin {
         if (!args.path.startsWith('.')) return { errors: [{ text: `the plugin API must not import "${args.path}" at run time (only relative modules)` }] };
         const target = posix.join(posix.dirname(args.importer), args.path);
         // The API's run-time code stays inside plugins/, so pluginBundleKey knows every file a bundle is made of.
-        if (!target.startsWith(`${API_DIR}/`)) return { errors: [{ text: `the plugin API must not import ${args.path} from ${args.importer}: it leaves ${API_DIR}/` }] };
+        if (!target.startsWith(`${API_DIR}/`))
+          return { errors: [{ text: `the plugin API must not import ${args.path} from ${args.importer}: it leaves ${API_DIR}/` }] };
         const path = existing(target);
         return path ? { path, namespace: NAMESPACE } : { errors: [{ text: `cannot resolve ${args.path} from ${args.importer}` }] };
       });

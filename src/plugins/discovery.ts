@@ -50,7 +50,8 @@ export async function discoverPluginFiles(appRoot: string): Promise<PluginFile[]
   files.sort((a, b) => a.order - b.order || (a.file < b.file ? -1 : 1));
   for (let i = 1; i < files.length; i++) {
     const [a, b] = [files[i - 1] as PluginFile, files[i] as PluginFile];
-    if (a.order === b.order) throw new PluginLoadError(`${a.file} and ${b.file} share the order ${String(a.order).padStart(3, '0')}; give each plugin its own number`);
+    if (a.order === b.order)
+      throw new PluginLoadError(`${a.file} and ${b.file} share the order ${String(a.order).padStart(3, '0')}; give each plugin its own number`);
   }
   return files;
 }

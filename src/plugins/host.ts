@@ -12,7 +12,19 @@ import { fromPlain, YAML_LIMITS, type ValueNode } from '../document/index.js';
 import type { LayerProvider, ReleaseInfo } from '../values/index.js';
 import { bindPlugins, type PluginBinding } from './binding.js';
 import { bundlePlugins, writePluginBundle } from './bundle.js';
-import type { ClusterObjects, DeploymentSpec, Operation, PasswordStore, PluginContext, PluginLogger, PluginMode, RecordStore, ReleaseRef, Timing, VersionContext } from './context.js';
+import type {
+  ClusterObjects,
+  DeploymentSpec,
+  Operation,
+  PasswordStore,
+  PluginContext,
+  PluginLogger,
+  PluginMode,
+  RecordStore,
+  ReleaseRef,
+  Timing,
+  VersionContext,
+} from './context.js';
 import { discoverPluginFiles } from './discovery.js';
 import { PluginError } from './errors.js';
 import type { LoadedChartPlugin, LoadedPlugin } from './instantiate.js';
@@ -21,7 +33,17 @@ import { loadPluginBundle, type LoadedBundle } from './loader.js';
 import { defaultStateDir, LocalPasswordStore, LocalRecordStore } from './local-store.js';
 import { MANIFEST_FORMAT, ENTRY_FILE } from './manifest.js';
 import { SecretRegistry, type SecretPathRule, type SecretPathSegment } from './redact.js';
-import { callGetOverrides, callPlugin, plannedHooks, runHooks, runStage, runStatusHook, type HookEnvironment, type HookRecord, type HookSelector } from './runner.js';
+import {
+  callGetOverrides,
+  callPlugin,
+  plannedHooks,
+  runHooks,
+  runStage,
+  runStatusHook,
+  type HookEnvironment,
+  type HookRecord,
+  type HookSelector,
+} from './runner.js';
 import type { SharedContext } from './sandbox-protocol.js';
 import { PLUGIN_API_VERSION } from './brand.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
@@ -190,7 +212,15 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
   // The plugins run in the plugin process: the data every call shares goes there once, frozen there.
   const instances = bundle.instances;
   if (instances) {
-    const shared: SharedContext = { app: common.app, spec: common.spec, version, releases: enabled, applyMode: common.applyMode, mode: options.mode, ...(kube ? { namespace: kube.namespace } : {}) };
+    const shared: SharedContext = {
+      app: common.app,
+      spec: common.spec,
+      version,
+      releases: enabled,
+      applyMode: common.applyMode,
+      mode: options.mode,
+      ...(kube ? { namespace: kube.namespace } : {}),
+    };
     instances.sandbox.setContext(instances.set, shared);
     instances.sandbox.redactWith(secrets);
   }
@@ -212,7 +242,15 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     },
     timeLimit(plugin, hook, category) {
       const own = plugin.timeouts;
-      return own?.[hook] ?? own?.[category] ?? options.timeLimits?.[hook] ?? options.timeLimits?.[category] ?? DEFAULT_TIME_LIMITS[category] ?? DEFAULT_TIME_LIMITS.operation ?? 600_000;
+      return (
+        own?.[hook] ??
+        own?.[category] ??
+        options.timeLimits?.[hook] ??
+        options.timeLimits?.[category] ??
+        DEFAULT_TIME_LIMITS[category] ??
+        DEFAULT_TIME_LIMITS.operation ??
+        600_000
+      );
     },
     ...(options.signal ? { signal: options.signal } : {}),
   };
@@ -243,7 +281,10 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
       if (!plugin) return undefined;
       const values = await callGetOverrides(plugin, refByName(release.name), env);
       if (Object.keys(values).length === 0) return undefined;
-      return fromPlain(values, { layer: `plugin ${release.chart}`, location: { file: plugin.file, line: plugin.overridesLine, column: plugin.overridesLine > 0 ? 1 : 0 } });
+      return fromPlain(values, {
+        layer: `plugin ${release.chart}`,
+        location: { file: plugin.file, line: plugin.overridesLine, column: plugin.overridesLine > 0 ? 1 : 0 },
+      });
     },
     runHooks: (selector) => runHooks(bundle.plugins, selector, env),
     runStage: (stage) => runStage(bundle.plugins, stage, env),

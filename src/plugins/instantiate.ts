@@ -58,7 +58,9 @@ export function instantiate(facts: PluginFacts, meta: Omit<PluginBase, 'file' | 
     case 'lifecycle':
       return { ...base, kind: 'lifecycle', stages: new Set(strings(facts.stages)) };
     case 'kustomize': {
-      const partial = Object.entries(typeof facts.partial === 'object' && facts.partial !== null ? facts.partial : {}).filter((e): e is [string, boolean] => typeof e[1] === 'boolean');
+      const partial = Object.entries(typeof facts.partial === 'object' && facts.partial !== null ? facts.partial : {}).filter(
+        (e): e is [string, boolean] => typeof e[1] === 'boolean',
+      );
       return { ...base, kind: 'kustomize', modes: strings(facts.modes), partial: Object.fromEntries(partial) };
     }
   }

@@ -53,7 +53,14 @@ export async function loadPluginBundleFiles(files: ReadonlyMap<string, Uint8Arra
   const inManifest = manifest.plugins.map((p) => p.file).join(', ');
   if (inBundle !== inManifest) throw new PluginBundleError(`${label}: the bundle holds [${inBundle}] but its manifest lists [${inManifest}]`);
   const plugins = manifest.plugins.map((entry, i) => {
-    const plugin = instantiate(facts[i] as PluginFacts, { name: entry.name, order: entry.order, overridesLine: entry.overridesLine ?? 0, chartLine: entry.chartLine ?? 0, releaseLine: entry.releaseLine ?? 0, index: i });
+    const plugin = instantiate(facts[i] as PluginFacts, {
+      name: entry.name,
+      order: entry.order,
+      overridesLine: entry.overridesLine ?? 0,
+      chartLine: entry.chartLine ?? 0,
+      releaseLine: entry.releaseLine ?? 0,
+      index: i,
+    });
     const chart = plugin.kind === 'chart' ? plugin.chart : undefined;
     const release = plugin.kind === 'chart' ? plugin.release : undefined;
     if (plugin.kind !== entry.kind || chart !== entry.chart || release !== entry.release) {
@@ -70,7 +77,8 @@ export async function loadPluginBundleFiles(files: ReadonlyMap<string, Uint8Arra
 async function readBundleFolder(dir: string): Promise<Map<string, Uint8Array>> {
   if (!existsSync(join(dir, MANIFEST_FILE))) throw new PluginBundleError(`${dir} holds no plugin bundle: ${MANIFEST_FILE} is missing`);
   const files = new Map<string, Uint8Array>();
-  for (const entry of await readdir(dir, { withFileTypes: true })) files.set(entry.name, entry.isFile() ? await readFile(join(dir, entry.name)) : new Uint8Array());
+  for (const entry of await readdir(dir, { withFileTypes: true }))
+    files.set(entry.name, entry.isFile() ? await readFile(join(dir, entry.name)) : new Uint8Array());
   return files;
 }
 
@@ -103,7 +111,9 @@ function verifyFiles(files: ReadonlyMap<string, Uint8Array>, manifest: PluginMan
     const bytes = files.get(name)!;
     const actual = sha256(bytes);
     if (actual !== manifest.files[name]) {
-      throw new TamperedBundleError(`${label}/${name}: sha256 ${actual} does not match the manifest (${manifest.files[name]}); the plugin bundle was changed after it was built, refusing to load it`);
+      throw new TamperedBundleError(
+        `${label}/${name}: sha256 ${actual} does not match the manifest (${manifest.files[name]}); the plugin bundle was changed after it was built, refusing to load it`,
+      );
     }
     if (name === manifest.entry) entry = bytes;
   }

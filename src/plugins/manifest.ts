@@ -48,7 +48,11 @@ export function sha256(bytes: Uint8Array | string): string {
 }
 
 function sorted(record: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k] as string]));
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((k) => [k, record[k] as string]),
+  );
 }
 
 export function serializeManifest(manifest: PluginManifest): string {
@@ -113,7 +117,8 @@ export function parseManifest(text: string, where: string): PluginManifest {
     if (typeof e.name !== 'string' || typeof e.file !== 'string') bad(`${at} needs name and file`);
     if (!KINDS.includes(e.kind as PluginKind)) bad(`${at}.kind must be one of ${KINDS.join(', ')}`);
     for (const field of ['chart', 'release'] as const) if (e[field] !== undefined && typeof e[field] !== 'string') bad(`${at}.${field} must be a string`);
-    for (const field of ['overridesLine', 'chartLine', 'releaseLine'] as const) if (e[field] !== undefined && typeof e[field] !== 'number') bad(`${at}.${field} must be a number`);
+    for (const field of ['overridesLine', 'chartLine', 'releaseLine'] as const)
+      if (e[field] !== undefined && typeof e[field] !== 'number') bad(`${at}.${field} must be a number`);
     return e as unknown as ManifestPlugin;
   });
   return { format: MANIFEST_FORMAT, apiVersion: PLUGIN_API_VERSION, entry: m.entry as string, plugins, files, sources };

@@ -76,7 +76,8 @@ export class SecretRegistry {
     const walk = (v: unknown, path: SecretPathSegment[], secret: boolean): unknown => {
       secret ||= secretPath(path);
       if (Array.isArray(v)) return v.map((x, i) => walk(x, [...path, i], secret));
-      if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, [...path, k], secret || isSecretKey(k))]));
+      if (v !== null && typeof v === 'object')
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, [...path, k], secret || isSecretKey(k))]));
       if (secret && v !== null && v !== undefined && v !== '') return REDACTED;
       return typeof v === 'string' ? this.redactText(v) : v;
     };

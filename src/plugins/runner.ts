@@ -67,7 +67,15 @@ function callsOf(plugin: LoadedPlugin, selector: HookSelector, env: HookEnvironm
   const { operation, timing, kind } = selector;
   if (plugin.kind === 'lifecycle') {
     if (!plugin.stages.has(`${operation}.${timing}.${kind}`)) return [];
-    return [{ plugin, hook: `${operation}.${timing}.${kind}`, category: kind, ...(kind === 'check' ? { check: operation } : {}), invocation: { method: 'stage', operation, timing, kind } }];
+    return [
+      {
+        plugin,
+        hook: `${operation}.${timing}.${kind}`,
+        category: kind,
+        ...(kind === 'check' ? { check: operation } : {}),
+        invocation: { method: 'stage', operation, timing, kind },
+      },
+    ];
   }
   if (plugin.kind !== 'chart') return [];
   const perRelease = (hook: string, invocation: Invocation, check?: Operation): Call[] =>
@@ -99,7 +107,11 @@ export async function runHooks(plugins: readonly LoadedPlugin[], selector: HookS
 }
 
 /** Runs every kind of one operation × timing, checks first (HOOK_KINDS order). */
-export async function runStage(plugins: readonly LoadedPlugin[], stage: { readonly operation: Operation; readonly timing: Timing }, env: HookEnvironment): Promise<HookRecord[]> {
+export async function runStage(
+  plugins: readonly LoadedPlugin[],
+  stage: { readonly operation: Operation; readonly timing: Timing },
+  env: HookEnvironment,
+): Promise<HookRecord[]> {
   const records: HookRecord[] = [];
   for (const kind of HOOK_KINDS) records.push(...(await runHooks(plugins, { ...stage, kind }, env)));
   return records;
@@ -122,7 +134,14 @@ export async function callGetOverrides(plugin: LoadedChartPlugin, release: Relea
 }
 
 /** Calls any plugin method under its time limit, with the runner's error handling; for hosts calling plugin methods that are not hooks. */
-export async function callPlugin(plugin: LoadedPlugin, hook: string, category: string, env: HookEnvironment, invocation: Invocation, release?: ReleaseRef): Promise<JsonValue | undefined> {
+export async function callPlugin(
+  plugin: LoadedPlugin,
+  hook: string,
+  category: string,
+  env: HookEnvironment,
+  invocation: Invocation,
+  release?: ReleaseRef,
+): Promise<JsonValue | undefined> {
   return (await runCall({ plugin, hook, category, ...(release ? { release } : {}), invocation }, env)).result;
 }
 

@@ -13,7 +13,17 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { pathToFileURL } from 'node:url';
 import { helmValuesMapProblem } from './helm-values.js';
-import { ACCESS_DENIED, CHART_METHODS, type CrossingError, type HostMessage, type Invocation, type PluginFacts, type SandboxMessage, type ServiceName, type SharedContext } from './sandbox-protocol.js';
+import {
+  ACCESS_DENIED,
+  CHART_METHODS,
+  type CrossingError,
+  type HostMessage,
+  type Invocation,
+  type PluginFacts,
+  type SandboxMessage,
+  type ServiceName,
+  type SharedContext,
+} from './sandbox-protocol.js';
 import type { JsonValue } from './context.js';
 
 /**
@@ -24,7 +34,11 @@ import type { JsonValue } from './context.js';
 function fenceNetwork(): void {
   const denied = (what: string) =>
     function deniedNetwork(...args: unknown[]): never {
-      throw Object.assign(new Error(`Access to this API has been restricted: ${what}`), { code: ACCESS_DENIED, permission: 'Network', resource: networkTarget(args) });
+      throw Object.assign(new Error(`Access to this API has been restricted: ${what}`), {
+        code: ACCESS_DENIED,
+        permission: 'Network',
+        resource: networkTarget(args),
+      });
     };
   const fix = (owner: object, names: readonly string[], what: string) => {
     for (const name of names) Object.defineProperty(owner, name, { value: denied(what), writable: false, configurable: false, enumerable: true });
@@ -34,8 +48,30 @@ function fenceNetwork(): void {
   fix(net.Server.prototype, ['listen'], 'net.Server.listen');
   fix(tls, ['connect'], 'tls.connect');
   fix(dgram.Socket.prototype, ['bind', 'connect', 'send'], 'dgram');
-  const lookups = ['lookup', 'lookupService', 'resolve', 'resolve4', 'resolve6', 'resolveAny', 'resolveCaa', 'resolveCname', 'resolveMx', 'resolveNaptr', 'resolveNs', 'resolvePtr', 'resolveSoa', 'resolveSrv', 'resolveTxt', 'reverse'];
-  for (const owner of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype]) fix(owner, lookups.filter((n) => n in owner), 'dns');
+  const lookups = [
+    'lookup',
+    'lookupService',
+    'resolve',
+    'resolve4',
+    'resolve6',
+    'resolveAny',
+    'resolveCaa',
+    'resolveCname',
+    'resolveMx',
+    'resolveNaptr',
+    'resolveNs',
+    'resolvePtr',
+    'resolveSoa',
+    'resolveSrv',
+    'resolveTxt',
+    'reverse',
+  ];
+  for (const owner of [dns, dns.promises, dns.Resolver.prototype, dns.promises.Resolver.prototype])
+    fix(
+      owner,
+      lookups.filter((n) => n in owner),
+      'dns',
+    );
 }
 
 /** Where a refused call meant to connect (or listen): `host:port`, a socket path or a host name. */
@@ -43,7 +79,10 @@ function networkTarget(args: readonly unknown[]): string {
   const [first, second] = args;
   if (typeof first === 'object' && first !== null) {
     const { host, path, port } = first as { host?: unknown; path?: unknown; port?: unknown };
-    return [host ?? path ?? (port !== undefined ? 'localhost' : undefined), port].filter((p) => p !== undefined).map(String).join(':');
+    return [host ?? path ?? (port !== undefined ? 'localhost' : undefined), port]
+      .filter((p) => p !== undefined)
+      .map(String)
+      .join(':');
   }
   if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) return `${typeof second === 'string' ? second : 'localhost'}:${first}`;
   return typeof first === 'string' ? first : '';
@@ -142,7 +181,10 @@ function contextFor(id: number, shared: SharedContext, signal: AbortSignal, extr
     ...extra,
     signal,
     log: { debug: log('debug'), info: log('info'), warn: log('warn') },
-    passwords: { getOrGenerate: (name: unknown, options?: { length?: unknown }) => service(id, 'passwords.getOrGenerate', [name as JsonValue, (options ?? null) as JsonValue]) },
+    passwords: {
+      getOrGenerate: (name: unknown, options?: { length?: unknown }) =>
+        service(id, 'passwords.getOrGenerate', [name as JsonValue, (options ?? null) as JsonValue]),
+    },
     records: {
       get: (key: unknown) => service(id, 'records.get', [key as JsonValue]),
       set: async (key: unknown, value: unknown) => void (await service(id, 'records.set', [key as JsonValue, value as JsonValue])),
@@ -193,7 +235,10 @@ async function call(message: Extract<HostMessage, { type: 'call' }>): Promise<vo
       if (problem) throw new Error(problem);
     }
     // Only what the host reads crosses back: values, a verdict, a yes or no.
-    const answer = method === 'getOverrides' || method === 'check' || method === 'isEnabled' || (method === 'stage' && message.invocation.kind === 'check') ? result : undefined;
+    const answer =
+      method === 'getOverrides' || method === 'check' || method === 'isEnabled' || (method === 'stage' && message.invocation.kind === 'check')
+        ? result
+        : undefined;
     send({ type: 'result', id: message.id, ...(answer === undefined ? {} : { value: answer as JsonValue }) });
   } catch (error) {
     send({ type: 'failed', id: message.id, error: crossing(error) });

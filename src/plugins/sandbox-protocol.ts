@@ -67,7 +67,15 @@ export type ServiceName = (typeof SERVICES)[number];
 export type HostMessage =
   | { readonly type: 'instantiate'; readonly set: number }
   | { readonly type: 'context'; readonly set: number; readonly context: SharedContext }
-  | { readonly type: 'call'; readonly id: number; readonly set: number; readonly plugin: number; readonly invocation: Invocation; readonly release?: ReleaseRef; readonly maxDepth: number }
+  | {
+      readonly type: 'call';
+      readonly id: number;
+      readonly set: number;
+      readonly plugin: number;
+      readonly invocation: Invocation;
+      readonly release?: ReleaseRef;
+      readonly maxDepth: number;
+    }
   | { readonly type: 'service-result'; readonly request: number; readonly value?: JsonValue; readonly error?: string };
 
 export type SandboxMessage =

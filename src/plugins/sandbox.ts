@@ -307,7 +307,8 @@ export class PluginSandbox {
         if (!call || !Array.isArray(message.args) || !SERVICES.includes(message.service)) return;
         serve(call.ctx, message.service, message.args).then(
           (value) => this.post(running, { type: 'service-result', request: message.request, ...(value === undefined ? {} : { value }) }),
-          (error: unknown) => this.post(running, { type: 'service-result', request: message.request, error: error instanceof Error ? error.message : String(error) }),
+          (error: unknown) =>
+            this.post(running, { type: 'service-result', request: message.request, error: error instanceof Error ? error.message : String(error) }),
         );
         return;
       }
@@ -372,7 +373,13 @@ function busy(running: Running): boolean {
 function asCrossing(raw: unknown): CrossingError {
   const error = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
   const text = (key: string) => (typeof error[key] === 'string' ? { [key]: error[key] as string } : {});
-  return { message: typeof error.message === 'string' ? error.message : String(raw), ...text('stack'), ...text('code'), ...text('permission'), ...text('resource') };
+  return {
+    message: typeof error.message === 'string' ? error.message : String(raw),
+    ...text('stack'),
+    ...text('code'),
+    ...text('permission'),
+    ...text('resource'),
+  };
 }
 
 /** A bundle whose import failed: which plugin file it failed in (from the source-mapped stack) and what it tried. */
@@ -452,5 +459,10 @@ function objectSelector(value: JsonValue | undefined): ObjectSelector {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || fields.some((f) => typeof value[f] !== 'string')) {
     throw new Error(`an object selector is {${fields.join(', ')}}, all strings`);
   }
-  return { apiVersion: value.apiVersion as string, kind: value.kind as string, namespace: value.namespace as string, labelSelector: value.labelSelector as string };
+  return {
+    apiVersion: value.apiVersion as string,
+    kind: value.kind as string,
+    namespace: value.namespace as string,
+    labelSelector: value.labelSelector as string,
+  };
 }

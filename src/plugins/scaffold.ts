@@ -12,7 +12,6 @@ import { PluginLoadError } from './errors.js';
 import { loadAppPlugins, type PluginAppView } from './host.js';
 import { isLabelCharacters, unknownName } from '../names/index.js';
 
-
 export interface ScaffoldOptions {
   /** Bind the plugin to this release only (when the chart has several). */
   readonly release?: string;
@@ -27,15 +26,21 @@ export interface ScaffoldResult {
   readonly setup: readonly string[];
 }
 
-
 export async function scaffoldPlugin(app: PluginAppView & { readonly root: string }, chart: string, options: ScaffoldOptions = {}): Promise<ScaffoldResult> {
   if (!isLabelCharacters(chart)) throw new PluginLoadError(`"${chart}" is not a chart name (lower-case letters, digits, dashes)`);
   const ofChart = app.releases.filter((r) => r.chart === chart);
   if (ofChart.length === 0) {
-    throw new PluginLoadError(`${unknownName('chart', chart, app.releases.map((r) => r.chart))}: no release uses it; add it to fluxcd/releases.yaml first`);
+    throw new PluginLoadError(
+      `${unknownName(
+        'chart',
+        chart,
+        app.releases.map((r) => r.chart),
+      )}: no release uses it; add it to fluxcd/releases.yaml first`,
+    );
   }
   const release = options.release === undefined ? undefined : ofChart.find((r) => r.name === options.release);
-  if (options.release !== undefined && !release) throw new PluginLoadError(`chart "${chart}" has no release "${options.release}" (releases: ${ofChart.map((r) => r.name).join(', ')})`);
+  if (options.release !== undefined && !release)
+    throw new PluginLoadError(`chart "${chart}" has no release "${options.release}" (releases: ${ofChart.map((r) => r.name).join(', ')})`);
 
   // Loading the existing plugins finds one already serving the chart (and proves they still build).
   const host = await loadAppPlugins(app, { mode: 'offline', passwords: { getOrGenerate: async () => '' } });
@@ -88,7 +93,13 @@ async function ensureTestSetup(root: string): Promise<string[]> {
   const existing = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : undefined;
   if (existing?.name === own.name) return [];
   const written: string[] = [];
-  const manifest: Record<string, unknown> = existing ?? { name: basename(root).toLowerCase().replace(/[^a-z0-9-]+/g, '-') || 'app', private: true };
+  const manifest: Record<string, unknown> = existing ?? {
+    name:
+      basename(root)
+        .toLowerCase()
+        .replace(/[^a-z0-9-]+/g, '-') || 'app',
+    private: true,
+  };
   manifest.type ??= 'module';
   const scripts = (manifest.scripts ?? {}) as Record<string, string>;
   scripts.test ??= 'vitest run';
@@ -104,7 +115,15 @@ async function ensureTestSetup(root: string): Promise<string[]> {
   }
   if (!existsSync(join(root, 'tsconfig.json'))) {
     const tsconfig = {
-      compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, noImplicitOverride: true, noEmit: true, skipLibCheck: true },
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'ESNext',
+        moduleResolution: 'Bundler',
+        strict: true,
+        noImplicitOverride: true,
+        noEmit: true,
+        skipLibCheck: true,
+      },
       include: [`${PLUGINS_DIR}/**/*.ts`, `${PLUGIN_TESTS_DIR}/**/*.ts`],
     };
     await writeFile(join(root, 'tsconfig.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);

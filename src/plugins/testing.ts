@@ -2,12 +2,30 @@
  * Contexts for testing plugins without a cluster or an app on disk: offline,
  * with in-memory passwords and records and a logger that keeps what it was told.
  */
-import type { ChartContext, DeploymentSpec, HookKind, JsonValue, LifecycleContext, OfflineContext, Operation, PasswordStore, PluginLogger, RecordStore, ReleaseRef, Timing } from './context.js';
+import type {
+  ChartContext,
+  DeploymentSpec,
+  HookKind,
+  JsonValue,
+  LifecycleContext,
+  OfflineContext,
+  Operation,
+  PasswordStore,
+  PluginLogger,
+  RecordStore,
+  ReleaseRef,
+  Timing,
+} from './context.js';
 
 export interface TestContextOptions {
   readonly app?: { readonly name: string; readonly version: string };
   /** Sections of the spec; `main.release` defaults to the version's release. */
-  readonly spec?: { readonly main?: Partial<DeploymentSpec['main']>; readonly features?: Record<string, unknown>; readonly common?: DeploymentSpec['common']; readonly services?: DeploymentSpec['services'] };
+  readonly spec?: {
+    readonly main?: Partial<DeploymentSpec['main']>;
+    readonly features?: Record<string, unknown>;
+    readonly common?: DeploymentSpec['common'];
+    readonly services?: DeploymentSpec['services'];
+  };
   readonly version?: {
     readonly release?: string;
     readonly deployed?: string | null;

@@ -147,7 +147,11 @@ function compilerConfig(root: string, files: readonly string[], vitest: string |
 
 async function inputDigest(root: string, files: readonly string[], tsc: { version: string }, config: object): Promise<string> {
   const hash = createHash('sha256').update(`tsc ${tsc.version}\0${JSON.stringify(config)}\0`);
-  for (const file of [...files, pluginApiTypes()]) hash.update(`${relative(root, file)}\0`).update(await readFile(file)).update('\0');
+  for (const file of [...files, pluginApiTypes()])
+    hash
+      .update(`${relative(root, file)}\0`)
+      .update(await readFile(file))
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -157,7 +161,9 @@ function parseCompilerOutput(output: string, root: string): TypeProblem[] {
   for (const line of output.split('\n')) {
     const m = /^(.+?)\((\d+),(\d+)\): error (TS\d+): (.*)$/.exec(line);
     if (m) {
-      const file = relative(root, resolve(root, m[1] as string)).split(sep).join('/');
+      const file = relative(root, resolve(root, m[1] as string))
+        .split(sep)
+        .join('/');
       problems.push({ file, line: Number(m[2]), column: Number(m[3]), code: m[4] as string, message: m[5] as string });
     } else if (line.startsWith(' ') && problems.length > 0) {
       const last = problems.pop() as TypeProblem;

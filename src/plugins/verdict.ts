@@ -17,5 +17,10 @@ export function refuse(reason: string): Refusal {
 }
 
 export function isRefusal(value: unknown): value is Refusal {
-  return typeof value === 'object' && value !== null && (value as { refused?: unknown }).refused === true && typeof (value as { reason?: unknown }).reason === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { refused?: unknown }).refused === true &&
+    typeof (value as { reason?: unknown }).reason === 'string'
+  );
 }

@@ -82,14 +82,24 @@ export async function preflight(session: Session, options: PreflightOptions = {}
     const releases = options.releases ?? app.enabled;
     const checks = (await mapConcurrently(releases, options.concurrency ?? 3, (release) => checkRelease(session, release, stage, work, kubeVersion)))
       // Generated passwords never reach the report.
-      .map((c) => ({ ...c, ...(c.error ? { error: session.redact(c.error) } : {}), culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value, l.path) })) }));
+      .map((c) => ({
+        ...c,
+        ...(c.error ? { error: session.redact(c.error) } : {}),
+        culprits: c.culprits.map((l) => ({ ...l, value: session.redact(l.value, l.path) })),
+      }));
     return { app, checks, ok: checks.every((c) => c.ok) };
   } finally {
     await removeTempDir(work);
   }
 }
 
-async function checkRelease(session: Session, release: Release, stage: (release: Release) => Promise<string>, work: string, kubeVersion: string): Promise<ReleaseCheck> {
+async function checkRelease(
+  session: Session,
+  release: Release,
+  stage: (release: Release) => Promise<string>,
+  work: string,
+  kubeVersion: string,
+): Promise<ReleaseCheck> {
   const started = Date.now();
   const done = (fields: Pick<ReleaseCheck, 'ok'> & Partial<ReleaseCheck>): ReleaseCheck => ({
     release,
@@ -117,7 +127,19 @@ async function checkRelease(session: Session, release: Release, stage: (release:
     const systemFile = join(work, overridesValuesKey(release.name, 'system'));
     await writeFile(staticFile, dumpYaml(values.staticOverrides));
     await writeFile(systemFile, dumpYaml(values.systemOverrides));
-    const { stdout } = await helm(['template', release.releaseName, chartDir, '--namespace', release.namespace, '--kube-version', kubeVersion, '-f', staticFile, '-f', systemFile]);
+    const { stdout } = await helm([
+      'template',
+      release.releaseName,
+      chartDir,
+      '--namespace',
+      release.namespace,
+      '--kube-version',
+      kubeVersion,
+      '-f',
+      staticFile,
+      '-f',
+      systemFile,
+    ]);
     return done({ ok: true, objects: renderedObjects(stdout, release.name), manifest: stdout, warnings });
   } catch (error) {
     if (error instanceof ToolError) {

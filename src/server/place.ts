@@ -82,7 +82,14 @@ export function serversFolder(cacheDir: string, create: boolean): string | undef
 export function serverPlace(cacheDir: string, installation: Installation, options: { create: boolean; env?: NodeJS.ProcessEnv }): ServerPlace | undefined {
   const dir = serversFolder(cacheDir, options.create);
   if (dir === undefined) return undefined;
-  const key = JSON.stringify([installation.bundle, installation.contentHash, process.execPath, process.version, process.umask(), environmentKey(options.env ?? process.env)]);
+  const key = JSON.stringify([
+    installation.bundle,
+    installation.contentHash,
+    process.execPath,
+    process.version,
+    process.umask(),
+    environmentKey(options.env ?? process.env),
+  ]);
   const name = shortHash(key);
   const socket = join(dir, `${name}.sock`);
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) return undefined;

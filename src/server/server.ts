@@ -118,9 +118,12 @@ export async function serve(options: ServeOptions): Promise<void> {
     if (ownsName()) rmSync(place.socket, { force: true });
     void queue.finally(() => server.close());
   };
-  const watchdog = setInterval(() => {
-    if (!ownsName() || Date.now() - lastActive >= options.idleMillis || options.installed?.() === false) stop();
-  }, Math.min(OWNERSHIP_CHECK_MILLIS, options.idleMillis));
+  const watchdog = setInterval(
+    () => {
+      if (!ownsName() || Date.now() - lastActive >= options.idleMillis || options.installed?.() === false) stop();
+    },
+    Math.min(OWNERSHIP_CHECK_MILLIS, options.idleMillis),
+  );
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 

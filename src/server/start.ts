@@ -27,7 +27,12 @@ export function startServer(place: ServerPlace, launcher: string, prepareFrom?: 
   try {
     log = openSync(place.log, 'w', 0o600);
     const prepare = prepareFrom ? ['--prepare', JSON.stringify(prepareFrom)] : [];
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, launcher, 'build-server', 'run', ...prepare], { detached: true, stdio: ['ignore', log, log], cwd: place.dir, env: process.env });
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, launcher, 'build-server', 'run', ...prepare], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      cwd: place.dir,
+      env: process.env,
+    });
     child.on('error', () => {});
     child.unref();
     return child.pid;

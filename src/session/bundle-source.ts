@@ -2,7 +2,16 @@
  * A built tarball as an app source, read in memory: nothing is extracted.
  */
 import { APP_FILES, type AppSource } from '../app/index.js';
-import { APP_DIR, bundleFolder, bundleMetadata, bundlePath, chartArchivePath, MANIFESTS_DIR, readTarGzEntriesSync, type OpenedBundle } from '../bundle/index.js';
+import {
+  APP_DIR,
+  bundleFolder,
+  bundleMetadata,
+  bundlePath,
+  chartArchivePath,
+  MANIFESTS_DIR,
+  readTarGzEntriesSync,
+  type OpenedBundle,
+} from '../bundle/index.js';
 import { parseYamlValue } from '../document/index.js';
 import { memorySource } from '../files/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease } from '../flux/index.js';

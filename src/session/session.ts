@@ -8,8 +8,26 @@
  */
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
 import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
-import { createPluginHost, loadAppPlugins, loadPluginBundleFiles, SecretRegistry, type PluginHost, type PluginHostOptions, type SecretPathRule, type SecretPathSegment } from '../plugins/index.js';
-import { commandLineValues, computeReleaseValues, schemaFileSecrecy, valuesDiagnostics, type CommandLineValues, type LayerProvider, type LayerProviders, type ReleaseValues } from '../values/index.js';
+import {
+  createPluginHost,
+  loadAppPlugins,
+  loadPluginBundleFiles,
+  SecretRegistry,
+  type PluginHost,
+  type PluginHostOptions,
+  type SecretPathRule,
+  type SecretPathSegment,
+} from '../plugins/index.js';
+import {
+  commandLineValues,
+  computeReleaseValues,
+  schemaFileSecrecy,
+  valuesDiagnostics,
+  type CommandLineValues,
+  type LayerProvider,
+  type LayerProviders,
+  type ReleaseValues,
+} from '../values/index.js';
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
 import type { CacheFolder } from '../cache/index.js';
@@ -35,7 +53,6 @@ export interface SessionOptions {
   /** `--strict`: values warnings (kind clashes, unknown keys) are errors, as the release table's `strictValues` makes them for the app. */
   readonly strict?: boolean;
 }
-
 
 export class Session {
   private host: Promise<PluginHost> | undefined;
@@ -126,7 +143,10 @@ export class Session {
         const errors = found.filter((d) => d.severity === 'error');
         if (errors.length > 0) failed.add(release.name);
         problems.push(...errors);
-        warnings.set(release.name, found.filter((d) => d.severity === 'warning'));
+        warnings.set(
+          release.name,
+          found.filter((d) => d.severity === 'warning'),
+        );
       } catch (error) {
         if (!(error instanceof FlotillaError)) throw error;
         failed.add(release.name);
@@ -161,7 +181,11 @@ export class Session {
   })();
 
   private async loadPlugins(): Promise<PluginHost> {
-    const options: PluginHostOptions = { mode: 'offline', ...this.options.plugins, secretPathRules: [...(this.options.plugins?.secretPathRules ?? []), this.chartSecrecy] };
+    const options: PluginHostOptions = {
+      mode: 'offline',
+      ...this.options.plugins,
+      secretPathRules: [...(this.options.plugins?.secretPathRules ?? []), this.chartSecrecy],
+    };
     const bundled = this.bundle ? bundleFolder(this.bundle.files, PLUGINS_DIR) : this.options.pluginBundle;
     if (!bundled) return loadAppPlugins(this.app, options);
     // Checked as a folder would be (every file's sha256 against the manifest) before any of it runs.

@@ -84,7 +84,11 @@ function valuesFileText(appName: string, { release, file, overrides }: ReleaseFi
 }
 
 /** Folder 0700, then every file 0600 (created, never replaced), the script 0700. */
-async function writePrivately(dir: string, files: readonly { readonly name: string; readonly text: string | Buffer }[], script: { readonly name: string; readonly text: string }): Promise<void> {
+async function writePrivately(
+  dir: string,
+  files: readonly { readonly name: string; readonly text: string | Buffer }[],
+  script: { readonly name: string; readonly text: string },
+): Promise<void> {
   await makeFolder(dir, { mode: 0o700 });
   await chmod(dir, 0o700);
   for (const { name, text } of files) await writeFile(join(dir, name), text, { mode: 0o600, flag: 'wx' });
@@ -158,7 +162,13 @@ export async function exportSystemOverrides(session: Session, options: Overrides
   return {
     dir,
     script: join(dir, OVERRIDES_SCRIPT),
-    releases: written.map(({ release, file, overrides }) => ({ release: release.name, chart: release.chart, namespace: release.namespace, file, keys: keysOf(overrides) })),
+    releases: written.map(({ release, file, overrides }) => ({
+      release: release.name,
+      chart: release.chart,
+      namespace: release.namespace,
+      file,
+      keys: keysOf(overrides),
+    })),
   };
 }
 
@@ -227,7 +237,15 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
   for (const release of inApplyOrder(session, planned)) {
     const values = await session.releaseValues(release);
     const moved = platformImageValues(values.systemOverrides);
-    exported.push({ release, file: `${release.name}.yaml`, overrides: withoutPaths(values.systemOverrides, moved.map((m) => m.path)), moved });
+    exported.push({
+      release,
+      file: `${release.name}.yaml`,
+      overrides: withoutPaths(
+        values.systemOverrides,
+        moved.map((m) => m.path),
+      ),
+      moved,
+    });
   }
 
   const tarballName = bundleFileName(app.metadata.appName, app.metadata.appVersion);
@@ -239,7 +257,14 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
     const { doc: top } = parseYamlDocument(bundle.files.get(topPath)?.toString('utf8') ?? '', topPath);
     const resources = (top.get('resources') as { toJSON(): unknown } | undefined)?.toJSON();
     if (!Array.isArray(resources)) throw new OverridesExportError(`${topPath} in the built tarball has no resources list`);
-    top.set('resources', kustomizationResources(resources as string[], app.releases.map((r) => r.name), plan));
+    top.set(
+      'resources',
+      kustomizationResources(
+        resources as string[],
+        app.releases.map((r) => r.name),
+        plan,
+      ),
+    );
     changes.set(topPath, Buffer.from(top.toString(), 'utf8'));
     for (const { release, moved } of exported) {
       if (moved.length === 0) continue;

@@ -78,7 +78,10 @@ export function withoutPaths(values: PlainValue, paths: readonly (readonly strin
   for (const [key, child] of Object.entries(values)) {
     const here = paths.filter((p) => p[0] === key);
     if (here.some((p) => p.length === 1)) continue;
-    const rest = withoutPaths(child, here.map((p) => p.slice(1)));
+    const rest = withoutPaths(
+      child,
+      here.map((p) => p.slice(1)),
+    );
     if (here.length > 0 && isMap(rest) && Object.keys(rest).length === 0) continue;
     copy[key] = rest;
   }

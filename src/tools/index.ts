@@ -127,7 +127,15 @@ export function runTool(name: ToolName, args: readonly string[], options: RunOpt
       (error, stdout, stderr) => {
         if (!error) return resolvePromise({ stdout, stderr });
         if (error.killed && error.signal === 'SIGKILL' && !options.signal?.aborted) {
-          reject(new ToolError(name, args, null, `${what} did not finish within ${limits.timeoutMs / 1000} s and was stopped (FLOTILLA_TOOL_TIMEOUT raises the limit)`, stdout));
+          reject(
+            new ToolError(
+              name,
+              args,
+              null,
+              `${what} did not finish within ${limits.timeoutMs / 1000} s and was stopped (FLOTILLA_TOOL_TIMEOUT raises the limit)`,
+              stdout,
+            ),
+          );
           return;
         }
         const code = typeof error.code === 'number' ? error.code : null;

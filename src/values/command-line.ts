@@ -12,8 +12,7 @@ import { describeOrigin, mergeNodes } from './merge.js';
 
 /** One command-line source of values, in the order given. */
 export type CommandLineValues =
-  | { readonly kind: 'file'; readonly file: string; readonly text: string }
-  | { readonly kind: 'set' | 'set-string'; readonly expression: string };
+  { readonly kind: 'file'; readonly file: string; readonly text: string } | { readonly kind: 'set' | 'set-string'; readonly expression: string };
 
 export class SetExpressionError extends FlotillaError {
   constructor(flag: string, expression: string, reason: string) {
@@ -64,7 +63,8 @@ function splitUnescaped(text: string, separator: string, source: { kind: string;
     current += c;
   }
   parts.push(current);
-  if (parts.some((p) => p === '')) throw new SetExpressionError(source.kind, source.expression, `empty assignment; expected PATH=VALUE${separator === ',' ? '[,PATH=VALUE…]' : ''}`);
+  if (parts.some((p) => p === ''))
+    throw new SetExpressionError(source.kind, source.expression, `empty assignment; expected PATH=VALUE${separator === ',' ? '[,PATH=VALUE…]' : ''}`);
   return parts;
 }
 
@@ -110,7 +110,11 @@ function setInto(node: ValueNode | undefined, path: readonly (string | number)[]
   const wanted = typeof part === 'number' ? 'seq' : 'map';
   if (node !== undefined && node.kind !== wanted) {
     const at = place.path.slice(0, place.path.length - path.length);
-    throw new SetExpressionError(place.source.kind, place.source.expression, `${at.length > 0 ? formatPath(at) : 'the values'} is ${describeKind(node)}, set by ${describeOrigin(node.origin)}: not ${wanted === 'seq' ? 'a list to index' : 'a map to go into'}`);
+    throw new SetExpressionError(
+      place.source.kind,
+      place.source.expression,
+      `${at.length > 0 ? formatPath(at) : 'the values'} is ${describeKind(node)}, set by ${describeOrigin(node.origin)}: not ${wanted === 'seq' ? 'a list to index' : 'a map to go into'}`,
+    );
   }
   if (typeof part === 'number') {
     const items = node?.kind === 'seq' ? [...node.items] : [];
@@ -119,7 +123,8 @@ function setInto(node: ValueNode | undefined, path: readonly (string | number)[]
     // A null item is no value yet, and one that is not a map, where the path goes on into one, is
     // replaced by a new map (Helm's strvals; a null or other value in a map is refused instead).
     const item = items[part];
-    const kept = item === undefined || (item.kind === 'scalar' && item.value === null) || (typeof rest[0] === 'string' && item.kind !== 'map') ? undefined : item;
+    const kept =
+      item === undefined || (item.kind === 'scalar' && item.value === null) || (typeof rest[0] === 'string' && item.kind !== 'map') ? undefined : item;
     items[part] = setInto(kept, rest, value, place);
     return seqNode(items, node?.kind === 'seq' ? node.origin : place.origin);
   }
@@ -137,7 +142,11 @@ function parseSetPath(text: string, source: { kind: string; expression: string }
   const path: (string | number)[] = [];
   const segments = text.split(/(?<!\\)\./);
   if (segments.length - 1 > HELM_SET_MAX_NESTING) {
-    throw new SetExpressionError(source.kind, source.expression, `"${text}" nests ${segments.length - 1} levels of names; Helm takes at most ${HELM_SET_MAX_NESTING}`);
+    throw new SetExpressionError(
+      source.kind,
+      source.expression,
+      `"${text}" nests ${segments.length - 1} levels of names; Helm takes at most ${HELM_SET_MAX_NESTING}`,
+    );
   }
   for (const segment of segments) {
     const m = /^((?:[^[\]\\]|\\.)+)((?:\[\d+\])*)$/.exec(segment);
@@ -146,7 +155,12 @@ function parseSetPath(text: string, source: { kind: string; expression: string }
     for (const index of (m[2] as string).matchAll(/\[(\d+)\]/g)) {
       const value = Number(index[1]);
       // The places before an index are filled with null, as Helm fills them: a huge index would fill memory.
-      if (value > HELM_SET_MAX_INDEX) throw new SetExpressionError(source.kind, source.expression, `index ${index[1]} in "${text}" is greater than the largest Helm takes, ${HELM_SET_MAX_INDEX}`);
+      if (value > HELM_SET_MAX_INDEX)
+        throw new SetExpressionError(
+          source.kind,
+          source.expression,
+          `index ${index[1]} in "${text}" is greater than the largest Helm takes, ${HELM_SET_MAX_INDEX}`,
+        );
       path.push(value);
     }
   }

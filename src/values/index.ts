@@ -12,9 +12,36 @@ import { describeImageProblem, imageProblems, type ImageProblem } from './images
 import type { LayerKind } from './layers.js';
 
 export * from './layers.js';
-export { coalesceWithChart, describeClash, describeOrigin, kindOf, mergeAll, mergeNodes, mergePlain, ValueClashError, type ClashSink, type HelmWarning, type KindClash } from './merge.js';
+export {
+  coalesceWithChart,
+  describeClash,
+  describeOrigin,
+  kindOf,
+  mergeAll,
+  mergeNodes,
+  mergePlain,
+  ValueClashError,
+  type ClashSink,
+  type HelmWarning,
+  type KindClash,
+} from './merge.js';
 export { commandLineLabel, commandLineValues, SetExpressionError, setExpressionInto, type CommandLineValues } from './command-line.js';
-export { chartKeyReferences, checkKnownPath, describeUnknownKey, isOpenKey, schemaFileSecrecy, schemaReference, schemaSecrecy, unknownKeys, valuesReference, type ChartKeyFiles, type JsonSchema, type KeyReference, type KnownCheck, type UnknownKey } from './known-keys.js';
+export {
+  chartKeyReferences,
+  checkKnownPath,
+  describeUnknownKey,
+  isOpenKey,
+  schemaFileSecrecy,
+  schemaReference,
+  schemaSecrecy,
+  unknownKeys,
+  valuesReference,
+  type ChartKeyFiles,
+  type JsonSchema,
+  type KeyReference,
+  type KnownCheck,
+  type UnknownKey,
+} from './known-keys.js';
 export { describeImageProblem, imageLandings, imageProblems, imagesIn, type FoundImage, type ImageLanding, type ImageProblem } from './images.js';
 export { renderTemplate, renderValuesTemplate, TemplateError } from './templates.js';
 export { culpritsOf, pathsInHelmMessage, unsetPathsOf } from './helm-errors.js';
@@ -43,7 +70,10 @@ export async function computeReleaseValues(source: ValuesSource, release: Releas
   const onClash = (clash: KindClash) => clashes.push(clash);
   // As helm-controller (and `helm -f`) do: the layers above the chart merged first, then coalesced with its values.yaml.
   const chart = layers.find((l) => l.kind === 'chart')?.root;
-  const overrides = mergeAll(layers.filter((l) => l.kind !== 'chart'), onClash);
+  const overrides = mergeAll(
+    layers.filter((l) => l.kind !== 'chart'),
+    onClash,
+  );
   const merged = coalesceWithChart(chart, overrides, { onClash });
   // By layer kind, not by label: a provider labels its values as it likes (the cluster's user overrides do).
   const systemOrigins = new Set<Origin>();
@@ -86,9 +116,17 @@ const KEY_CHECKED_LAYERS: ReadonlySet<LayerKind> = new Set(['static', 'template'
 export function valuesDiagnostics(values: ReleaseValues, strict: boolean): Diagnostic[] {
   const severity = strict ? 'error' : 'warning';
   return [
-    ...values.clashes.map((clash): Diagnostic => ({ severity, message: describeClash(clash, strict ? 'refused: values are strict' : undefined), location: clash.upper.location })),
+    ...values.clashes.map((clash): Diagnostic => ({
+      severity,
+      message: describeClash(clash, strict ? 'refused: values are strict' : undefined),
+      location: clash.upper.location,
+    })),
     ...values.unknownKeys.map((unknown): Diagnostic => ({ severity, message: describeUnknownKey(unknown), location: unknown.location })),
-    ...values.imageProblems.map((problem): Diagnostic => ({ severity: 'error', message: `${formatPath(problem.path)}: ${describeImageProblem(problem)}`, location: problem.location })),
+    ...values.imageProblems.map((problem): Diagnostic => ({
+      severity: 'error',
+      message: `${formatPath(problem.path)}: ${describeImageProblem(problem)}`,
+      location: problem.location,
+    })),
   ];
 }
 
@@ -99,7 +137,10 @@ export function valuesDiagnostics(values: ReleaseValues, strict: boolean): Diagn
  * repository); once each.
  */
 function layerImageProblems(layers: readonly Layer[], merged: ValueNode | undefined, chartOrigins: ReadonlySet<Origin>): ImageProblem[] {
-  const all = [...layers.filter((l) => l.kind !== 'chart').flatMap((l) => imageProblems(l.root, () => true)), ...imageProblems(merged, (origin) => !chartOrigins.has(origin))];
+  const all = [
+    ...layers.filter((l) => l.kind !== 'chart').flatMap((l) => imageProblems(l.root, () => true)),
+    ...imageProblems(merged, (origin) => !chartOrigins.has(origin)),
+  ];
   const seen = new Set<string>();
   return all.filter((p) => {
     const key = `${p.location.file}:${p.location.line}:${p.location.column}:${p.path.join('.')}`;

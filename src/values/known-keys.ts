@@ -18,7 +18,8 @@ type ValuePath = DocPath;
  * `loose`: known only as a key of an open map (a schema's `additionalProperties`),
  * so a key close to one spelled out elsewhere is still taken for a typo.
  */
-export type KnownCheck = { readonly known: true; readonly loose?: boolean } | { readonly known: false; readonly depth: number; readonly candidates: readonly string[] };
+export type KnownCheck =
+  { readonly known: true; readonly loose?: boolean } | { readonly known: false; readonly depth: number; readonly candidates: readonly string[] };
 
 /** Something that knows which paths a file may hold. */
 export interface KeyReference {
@@ -208,7 +209,12 @@ export function checkKnownPath(
   const segment = deepest ? path[deepest.depth] : undefined;
   const guess = deepest && typeof segment === 'string' ? nearest(segment, [...new Set(deepest.candidates)]) : undefined;
   if (looselyKnown && guess === undefined) return { known: true };
-  return { known: false, knownBy, depth: deepest?.depth ?? 0, suggestion: guess === undefined || !deepest ? undefined : [...path.slice(0, deepest.depth), guess] };
+  return {
+    known: false,
+    knownBy,
+    depth: deepest?.depth ?? 0,
+    suggestion: guess === undefined || !deepest ? undefined : [...path.slice(0, deepest.depth), guess],
+  };
 }
 
 /** A key a layer sets that the chart does not know, where it is written, and the nearest known key. */
@@ -233,7 +239,14 @@ export function unknownKeys(references: readonly KeyReference[], root: ValueNode
       const at = [...path, segment];
       const check = checkKnownPath(references, at);
       if (check.known) visit(child, at);
-      else found.push({ path: at, location: child.origin.location, layer: child.origin.layer, knownBy: check.knownBy, ...(check.suggestion ? { suggestion: check.suggestion } : {}) });
+      else
+        found.push({
+          path: at,
+          location: child.origin.location,
+          layer: child.origin.layer,
+          knownBy: check.knownBy,
+          ...(check.suggestion ? { suggestion: check.suggestion } : {}),
+        });
     }
   };
   visit(root, []);

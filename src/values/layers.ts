@@ -13,10 +13,24 @@ import { imageLandings, type ImageLanding } from './images.js';
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
 
-export type LayerKind = 'chart' | 'static' | 'template' | 'images' | 'custom-images' | 'policy' | 'plugin' | 'common' | 'group' | 'service' | 'user' | 'command-line';
+export type LayerKind =
+  'chart' | 'static' | 'template' | 'images' | 'custom-images' | 'policy' | 'plugin' | 'common' | 'group' | 'service' | 'user' | 'command-line';
 
 /** Layer kinds in merge order; the index is the layer's rank. */
-export const LAYER_ORDER: readonly LayerKind[] = ['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user', 'command-line'];
+export const LAYER_ORDER: readonly LayerKind[] = [
+  'chart',
+  'static',
+  'template',
+  'images',
+  'custom-images',
+  'policy',
+  'plugin',
+  'common',
+  'group',
+  'service',
+  'user',
+  'command-line',
+];
 
 /** Kinds that end up in `<chart>-system-overrides`. */
 export const SYSTEM_LAYER_KINDS: ReadonlySet<LayerKind> = new Set(LAYER_ORDER.slice(LAYER_ORDER.indexOf('template')));
@@ -147,7 +161,8 @@ function chartImages(source: ValuesSource, chart: string, kind: 'release' | 'cus
 function imagesLayer(source: ValuesSource, release: ReleaseInfo, kind: 'release' | 'custom', label: string): ValueNode | undefined {
   let root: ValueNode | undefined;
   for (const { target, image } of chartImages(source, release.chart, kind)) {
-    for (const { path, value } of imageLandings(image.reference, target)) root = mergeNodes(root, nested(path, fromPlain(value, { layer: label, location: image.location })));
+    for (const { path, value } of imageLandings(image.reference, target))
+      root = mergeNodes(root, nested(path, fromPlain(value, { layer: label, location: image.location })));
   }
   return root;
 }
@@ -207,7 +222,8 @@ export async function buildLayers(source: ValuesSource, release: ReleaseInfo, pr
     return node ? relabel(node, label) : undefined;
   };
   add('common', 'common.charts', specValues(['common', 'charts', 'values'], 'common.charts'));
-  if (release.group) add('group', `common.groups.${release.group}`, specValues(['common', 'groups', release.group, 'values'], `common.groups.${release.group}`));
+  if (release.group)
+    add('group', `common.groups.${release.group}`, specValues(['common', 'groups', release.group, 'values'], `common.groups.${release.group}`));
   if (release.service) {
     const label = `services.${release.service}.${release.chart}`;
     add('service', label, specValues(['services', release.service, release.chart, 'values'], label));

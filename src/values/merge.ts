@@ -14,7 +14,18 @@
  * of the merged overrides with the chart's values.yaml, with its warnings.
  */
 import { FlotillaError, formatLocation, formatPath, type DocPath } from '../diagnostics/index.js';
-import { applyEditsToItems, describeKind, fromPlain, mapNode, seqNode, toPlain, type MapNode, type Origin, type PlainValue, type ValueNode } from '../document/index.js';
+import {
+  applyEditsToItems,
+  describeKind,
+  fromPlain,
+  mapNode,
+  seqNode,
+  toPlain,
+  type MapNode,
+  type Origin,
+  type PlainValue,
+  type ValueNode,
+} from '../document/index.js';
 
 export function describeOrigin(origin: Origin): string {
   return `${origin.layer} (${formatLocation(origin.location)})`;

@@ -71,14 +71,18 @@ function helperNames(): string[] {
 function* walk(node: AstNode | undefined): Generator<AstNode> {
   if (!node) return;
   yield node;
-  for (const child of [node.path, ...(node.params ?? []), ...(node.hash?.pairs.map((p) => p.value) ?? []), ...(node.body ?? []), node.program, node.inverse]) yield* walk(child);
+  for (const child of [node.path, ...(node.params ?? []), ...(node.hash?.pairs.map((p) => p.value) ?? []), ...(node.body ?? []), node.program, node.inverse])
+    yield* walk(child);
 }
 
 /** A call of a helper that does not exist is named with the helpers that do, before anything renders. */
 function checkHelpers(ast: AstNode, file: string): void {
   const known = helperNames();
   for (const node of walk(ast)) {
-    const isCall = node.type === 'BlockStatement' || node.type === 'SubExpression' || (node.type === 'MustacheStatement' && ((node.params?.length ?? 0) > 0 || node.hash !== undefined));
+    const isCall =
+      node.type === 'BlockStatement' ||
+      node.type === 'SubExpression' ||
+      (node.type === 'MustacheStatement' && ((node.params?.length ?? 0) > 0 || node.hash !== undefined));
     const name = node.path?.type === 'PathExpression' && node.path.parts?.length === 1 ? node.path.parts[0] : undefined;
     if (!isCall || name === undefined || known.includes(name)) continue;
     // A block over a context value ({{#features.list}}) is Handlebars' section form, not a helper call.
@@ -265,9 +269,12 @@ export function renderValuesTemplate(source: string, file: string, context: obje
     const outputLine = rendered.text.split('\n')[error.location.line - 1] ?? '';
     const documents = rendered.text.split('\n').filter((l) => /^---(\s|$)/.test(l)).length;
     if (/multiple documents/.test(error.reason)) {
-      throw new TemplateError(`the template renders ${documents + (rendered.text.trimStart().startsWith('---') ? 0 : 1)} YAML documents (separated by ---); a values template must render one map`, {
-        location: toTemplate(error.location),
-      });
+      throw new TemplateError(
+        `the template renders ${documents + (rendered.text.trimStart().startsWith('---') ? 0 : 1)} YAML documents (separated by ---); a values template must render one map`,
+        {
+          location: toTemplate(error.location),
+        },
+      );
     }
     throw new TemplateError(`${error.reason} in the rendered output (line "${outputLine.trim()}")`, {
       location: toTemplate(error.location),
@@ -285,7 +292,15 @@ function relocate(node: ValueNode, map: (loc: SourceLocation) => SourceLocation)
     case 'seq':
       return { ...node, origin, items: node.items.map((i) => relocate(i, map)) };
     case 'edits':
-      return { ...node, origin, edits: node.edits.map((e) => ({ ...e, origin: { layer: e.origin.layer, location: map(e.origin.location) }, items: e.items.map((i) => relocate(i, map)) })) };
+      return {
+        ...node,
+        origin,
+        edits: node.edits.map((e) => ({
+          ...e,
+          origin: { layer: e.origin.layer, location: map(e.origin.location) },
+          items: e.items.map((i) => relocate(i, map)),
+        })),
+      };
     case 'map':
       return { ...node, origin, entries: new Map([...node.entries].map(([k, v]) => [k, relocate(v, map)])) };
   }

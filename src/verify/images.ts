@@ -25,7 +25,11 @@ function found(root: ValueNode | undefined, prefix: string): ImageReference[] {
     .filter((image) => !image.reference.includes('{{'))
     .map((image) => {
       const problem = malformedImageReference(image.reference);
-      return { reference: image.reference, where: `${prefix}${formatLocation(image.node.origin.location)} ${formatPath(image.path)}`, ...(problem ? { problem } : {}) };
+      return {
+        reference: image.reference,
+        where: `${prefix}${formatLocation(image.node.origin.location)} ${formatPath(image.path)}`,
+        ...(problem ? { problem } : {}),
+      };
     });
 }
 

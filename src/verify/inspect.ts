@@ -47,7 +47,8 @@ async function describeBundle(bundle: OpenedBundle): Promise<InspectReport> {
   if (!bundle.files.has(METADATA_FILE)) throw new FlotillaError(`${METADATA_FILE} is missing`);
   const app = metadata?.app_name;
   const version = metadata?.app_version;
-  if (typeof app !== 'string' || (typeof version !== 'string' && typeof version !== 'number')) throw new FlotillaError(`${METADATA_FILE} does not name app_name and app_version`);
+  if (typeof app !== 'string' || (typeof version !== 'string' && typeof version !== 'number'))
+    throw new FlotillaError(`${METADATA_FILE} does not name app_name and app_version`);
   const kustomization = manifestPath(FLUX_TREE.kustomization);
   if (!bundle.files.has(kustomization)) throw new FlotillaError(`${kustomization} is missing`);
   const { charts, errors } = await bundledCharts(bundle);

@@ -105,7 +105,8 @@ export function kustomizationReferenceProblems(bundle: OpenedBundle): string[] {
       }
       const resolved = posix.normalize(posix.join(posix.dirname(file), ref.value)).replace(/\/$/, '');
       if (!resolved.startsWith(root)) problems.push(`${where} leaves ${MANIFESTS_DIR}/`);
-      else if (!exists(resolved)) problems.push(`${where} is not in the tarball${FETCHED.test(ref.field) ? ' (kustomize would try to fetch it as a remote resource)' : ''}`);
+      else if (!exists(resolved))
+        problems.push(`${where} is not in the tarball${FETCHED.test(ref.field) ? ' (kustomize would try to fetch it as a remote resource)' : ''}`);
     }
   }
   return problems;

@@ -31,7 +31,19 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { withTempDir, writeFolder } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
 import { parseYaml, parseYamlStream } from '../document/index.js';
-import { FLUX_TREE, fluxTreePath, HELM_RELEASE_API, helmReleaseSchemas, helmRepositorySchema, overridesValuesFrom, readHelmRelease, SOURCE_API, DEFAULT_FLUX_TARGET, type FluxTarget, type HelmRelease } from '../flux/index.js';
+import {
+  FLUX_TREE,
+  fluxTreePath,
+  HELM_RELEASE_API,
+  helmReleaseSchemas,
+  helmRepositorySchema,
+  overridesValuesFrom,
+  readHelmRelease,
+  SOURCE_API,
+  DEFAULT_FLUX_TARGET,
+  type FluxTarget,
+  type HelmRelease,
+} from '../flux/index.js';
 import { helm, kubectl, ToolError } from '../tools/index.js';
 import { Session } from '../session/index.js';
 import { bundledCharts, bundledReleases, manifestPath, type BundledChart, type BundledRelease } from './bundle.js';
@@ -129,7 +141,8 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
   // (its shipped release table's fluxVersion): a field kubectl apply would refuse fails here, at its line.
   const helmReleaseSchema = helmReleaseSchemas(shippedFluxTarget(bundle)).object;
   problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository)), helmRepositorySchema));
-  for (const release of releases) problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
+  for (const release of releases)
+    problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
   for (const release of releases) {
     const where = manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease));
     if (!bundle.files.has(where)) {
@@ -148,7 +161,8 @@ export async function verifyBundle(path: string, options: VerifyOptions = {}): P
 
   const images = bundleImages(bundle, charts);
   if (images.length === 0) problems.push('the charts reference no container images');
-  for (const image of images) if (image.problem) problems.push(`${image.where}: image reference ${JSON.stringify(image.reference)} is malformed: ${image.problem}`);
+  for (const image of images)
+    if (image.problem) problems.push(`${image.where}: image reference ${JSON.stringify(image.reference)} is malformed: ${image.problem}`);
   warnings.push(...(await starlingxPlatformGaps(bundle)));
 
   // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
@@ -185,7 +199,10 @@ async function toolProblems(bundle: OpenedBundle, charts: readonly BundledChart[
         return undefined;
       } catch (error) {
         if (!(error instanceof ToolError)) throw error;
-        const findings = `${error.stdout}\n${error.stderr}`.split('\n').filter((l) => l.includes('[ERROR]')).map((l) => l.trim());
+        const findings = `${error.stdout}\n${error.stderr}`
+          .split('\n')
+          .filter((l) => l.includes('[ERROR]'))
+          .map((l) => l.trim());
         return `${file}: helm lint failed: ${findings.join('; ') || error.stderr.trim()}`;
       }
     });
@@ -246,7 +263,9 @@ function signatureProblems(bundle: OpenedBundle, publicKey: string | undefined):
   const checksums = bundle.files.get(CHECKSUM_FILES.sha256);
   if (!signature) return [`${SIGNATURE_FILE} is missing: the tarball is not signed (flotilla sign BUNDLE --key PRIVATE.pem)`];
   if (!checksums) return [];
-  return checkSignature(checksums, signature.toString('utf8'), publicKey) ? [] : [`${SIGNATURE_FILE}: not a valid signature of ${CHECKSUM_FILES.sha256} by the given key`];
+  return checkSignature(checksums, signature.toString('utf8'), publicKey)
+    ? []
+    : [`${SIGNATURE_FILE}: not a valid signature of ${CHECKSUM_FILES.sha256} by the given key`];
 }
 
 /** What kubectl kustomize printed, as far as these checks read it. */
@@ -273,22 +292,28 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
   const problems: string[] = [];
   const ofKind = (kind: string) => objects.filter((o) => o.kind === kind);
   const repos = ofKind('HelmRepository');
-  if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API) problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
+  if (repos.length !== 1 || repos[0]?.apiVersion !== SOURCE_API)
+    problems.push(`${MANIFESTS_DIR}: expected one ${SOURCE_API} HelmRepository, found ${repos.map((r) => r.apiVersion).join(', ') || 'none'}`);
   for (const repo of repos) {
     const named = typeof repo.spec?.url === 'string' ? starlingxRepositoryOfUrl(repo.spec.url) : undefined;
     if (named && !named.supported) {
-      problems.push(`HelmRepository ${repo.metadata?.name}: url ${String(repo.spec?.url)} ends in "${named.segment}"; StarlingX's upload accepts only ${STARLINGX_HELM_REPOS.join(', ')}`);
+      problems.push(
+        `HelmRepository ${repo.metadata?.name}: url ${String(repo.spec?.url)} ends in "${named.segment}"; StarlingX's upload accepts only ${STARLINGX_HELM_REPOS.join(', ')}`,
+      );
     }
   }
   const helmReleases = objects.map(readHelmRelease).filter((hr): hr is HelmRelease => hr !== undefined);
-  for (const hr of helmReleases) if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
+  for (const hr of helmReleases)
+    if (hr.apiVersion !== HELM_RELEASE_API) problems.push(`HelmRelease ${hr.metadata.name}: apiVersion ${hr.apiVersion}, expected ${HELM_RELEASE_API}`);
   const expectedNames = releases.map((r) => r.name).sort();
   const gotNames = helmReleases.map((h) => h.metadata.name).sort();
-  if (expectedNames.join() !== gotNames.join()) problems.push(`${MANIFESTS_DIR} yields HelmReleases ${gotNames.join(', ')}; the release folders are ${expectedNames.join(', ')}`);
+  if (expectedNames.join() !== gotNames.join())
+    problems.push(`${MANIFESTS_DIR} yields HelmReleases ${gotNames.join(', ')}; the release folders are ${expectedNames.join(', ')}`);
   const secrets = new Set(ofKind('Secret').map((s) => s.metadata?.name));
   for (const hr of helmReleases) {
     const source = hr.spec.chart?.spec.sourceRef.name;
-    if (repos[0] && source !== repos[0].metadata?.name) problems.push(`HelmRelease ${hr.metadata.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
+    if (repos[0] && source !== repos[0].metadata?.name)
+      problems.push(`HelmRelease ${hr.metadata.name}: sourceRef ${source} is not the HelmRepository ${repos[0].metadata?.name}`);
     const wanted = (hr.spec.valuesFrom ?? []).map((v) => v.name);
     if (wanted.length !== 2) problems.push(`HelmRelease ${hr.metadata.name}: expected valuesFrom static then system overrides, found ${wanted.length} entries`);
     for (const name of wanted) if (!secrets.has(name)) problems.push(`HelmRelease ${hr.metadata.name}: valuesFrom Secret ${name} is not generated`);
@@ -296,9 +321,12 @@ async function checkKustomization(dir: string, releases: readonly { folder: stri
   const overridesSecrets = new Set(helmReleases.flatMap((hr) => overridesValuesFrom(hr.metadata.name).map((v) => v.name)));
   const isOverrides = (o: KubeObject) => o.kind === 'Secret' && overridesSecrets.has(String(o.metadata?.name));
   const others = objects.filter((o) => !['HelmRepository', 'HelmRelease'].includes(String(o.kind)) && !isOverrides(o));
-  const notes = others.map((o) => `${MANIFESTS_DIR} also yields ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} (an extra resource of the app)`);
+  const notes = others.map(
+    (o) =>
+      `${MANIFESTS_DIR} also yields ${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} (an extra resource of the app)`,
+  );
   const generatedSecrets = objects.filter(isOverrides).length;
-  if (generatedSecrets !== helmReleases.length * 2) problems.push(`${MANIFESTS_DIR} yields ${generatedSecrets} overrides Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
+  if (generatedSecrets !== helmReleases.length * 2)
+    problems.push(`${MANIFESTS_DIR} yields ${generatedSecrets} overrides Secrets; expected 2 per HelmRelease (${helmReleases.length * 2})`);
   return { problems, notes };
 }
-

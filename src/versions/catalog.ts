@@ -7,7 +7,6 @@ import type { Diagnostic, DocPath, SourceLocation } from '../diagnostics/index.j
 import { getNode, toPlain, type ValueNode } from '../document/index.js';
 import { malformedImageReference, splitReference, type ReferenceParts } from '../names/index.js';
 
-
 export interface ImageSetting {
   readonly reference: string;
   readonly location: SourceLocation;
@@ -69,7 +68,9 @@ export function readVersionFile(root: ValueNode | undefined, file: string, expec
     }
   }
   if (String(plain.release ?? '') !== expectedRelease) {
-    diagnostics.push(diagnostic(`release must be "${expectedRelease}" to match the file name, got ${JSON.stringify(plain.release)}`, at(['release']), ['release']));
+    diagnostics.push(
+      diagnostic(`release must be "${expectedRelease}" to match the file name, got ${JSON.stringify(plain.release)}`, at(['release']), ['release']),
+    );
   }
   const images = new Map<string, ImageSetting>();
   const imagesNode = getNode(root, ['images']);
@@ -83,7 +84,8 @@ export function readVersionFile(root: ValueNode | undefined, file: string, expec
     }
   }
   const defaults = getNode(root, ['serviceDefaults']);
-  if (defaults && defaults.kind !== 'map') diagnostics.push(diagnostic('expected "serviceDefaults" to be a map', defaults.origin.location, ['serviceDefaults']));
+  if (defaults && defaults.kind !== 'map')
+    diagnostics.push(diagnostic('expected "serviceDefaults" to be a map', defaults.origin.location, ['serviceDefaults']));
   if (diagnostics.length > 0) return { diagnostics };
   return {
     entry: { release: expectedRelease, file, images, serviceDefaults: (plain.serviceDefaults ?? {}) as Record<string, unknown>, root },
@@ -104,11 +106,15 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
   const backendMaps = new Set<string>();
   const diagnostics: Diagnostic[] = [];
   if (!root) return { targets, backendMaps, diagnostics };
-  if (root.kind !== 'map') return { targets, backendMaps, diagnostics: [diagnostic('expected a map: image field → {chart: value.path}', root.origin.location, [])] };
+  if (root.kind !== 'map')
+    return { targets, backendMaps, diagnostics: [diagnostic('expected a map: image field → {chart: value.path}', root.origin.location, [])] };
   for (const [field, node] of root.entries) {
     if (field === BACKEND_MAPS_KEY) {
       const names = node.kind === 'seq' ? node.items : [];
-      if (node.kind !== 'seq') diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: expected a list of image fields that have one image per backend (FIELD_<backend>)`, node.origin.location, [field]));
+      if (node.kind !== 'seq')
+        diagnostics.push(
+          diagnostic(`${BACKEND_MAPS_KEY}: expected a list of image fields that have one image per backend (FIELD_<backend>)`, node.origin.location, [field]),
+        );
       for (const item of names) {
         if (item.kind === 'scalar' && typeof item.value === 'string') backendMaps.add(item.value);
         else diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: expected an image field name`, item.origin.location, [field]));
@@ -135,7 +141,10 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
         const repository = paths.get('repository');
         const tag = paths.get('tag');
         if (repository === undefined || tag === undefined) {
-          if (paths.size === pathNode.entries.size) diagnostics.push(diagnostic(`image field ${field} → chart ${chart}: ${expected}; repository and tag are required`, pathNode.origin.location, [field, chart]));
+          if (paths.size === pathNode.entries.size)
+            diagnostics.push(
+              diagnostic(`image field ${field} → chart ${chart}: ${expected}; repository and tag are required`, pathNode.origin.location, [field, chart]),
+            );
           continue;
         }
         const digest = paths.get('digest');
@@ -153,7 +162,8 @@ export function readImageTargets(root: ValueNode | undefined): { targets: Map<st
   }
   const mapsNode = getNode(root, [BACKEND_MAPS_KEY]);
   for (const field of backendMaps) {
-    if (!targets.has(field)) diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: ${field} is not an image field of this file`, mapsNode?.origin.location, [BACKEND_MAPS_KEY]));
+    if (!targets.has(field))
+      diagnostics.push(diagnostic(`${BACKEND_MAPS_KEY}: ${field} is not an image field of this file`, mapsNode?.origin.location, [BACKEND_MAPS_KEY]));
   }
   return { targets, backendMaps, diagnostics };
 }
@@ -174,7 +184,12 @@ export function checkCatalog(catalog: VersionCatalog): Diagnostic[] {
   for (const entry of catalog.versions.values()) {
     for (const [field, setting] of entry.images) {
       if (!catalog.targets.has(field)) {
-        out.push(diagnostic(`image field ${field} of release ${entry.release} lands nowhere: add it to overrides/versions/images.yaml`, setting.location, ['images', field]));
+        out.push(
+          diagnostic(`image field ${field} of release ${entry.release} lands nowhere: add it to overrides/versions/images.yaml`, setting.location, [
+            'images',
+            field,
+          ]),
+        );
       }
     }
     if (catalog.defaults.size === 0) continue;
@@ -217,7 +232,8 @@ export function readServiceDefaults(root: ValueNode | undefined): { declarations
   const declarations = new Map<string, ServiceDefaultDeclaration>();
   const diagnostics: Diagnostic[] = [];
   if (!root) return { declarations, diagnostics };
-  if (root.kind !== 'map') return { declarations, diagnostics: [diagnostic('expected a map: service default → {fallback, annotation, charts}', root.origin.location, [])] };
+  if (root.kind !== 'map')
+    return { declarations, diagnostics: [diagnostic('expected a map: service default → {fallback, annotation, charts}', root.origin.location, [])] };
   for (const [name, node] of root.entries) {
     const plain = toPlain(node) as Record<string, unknown> | null;
     const at = (key: string) => getNode(node, [key])?.origin.location ?? node.origin.location;
@@ -227,25 +243,52 @@ export function readServiceDefaults(root: ValueNode | undefined): { declarations
     }
     const problems: Diagnostic[] = [];
     for (const key of Object.keys(plain)) {
-      if (!['fallback', 'annotation', 'charts', 'description'].includes(key)) problems.push(diagnostic(`service default ${name}: unknown key "${key}" (expected fallback, annotation, charts, description)`, at(key), [name, key]));
+      if (!['fallback', 'annotation', 'charts', 'description'].includes(key))
+        problems.push(diagnostic(`service default ${name}: unknown key "${key}" (expected fallback, annotation, charts, description)`, at(key), [name, key]));
     }
     const fallback = plain.fallback;
-    if (!['string', 'number', 'boolean'].includes(typeof fallback)) problems.push(diagnostic(`service default ${name}: "fallback" must be a boolean, number or string (what a release lacking it gets)`, at('fallback'), [name, 'fallback']));
+    if (!['string', 'number', 'boolean'].includes(typeof fallback))
+      problems.push(
+        diagnostic(`service default ${name}: "fallback" must be a boolean, number or string (what a release lacking it gets)`, at('fallback'), [
+          name,
+          'fallback',
+        ]),
+      );
     const annotation = plain.annotation;
-    if (annotation !== undefined && (typeof annotation !== 'string' || !ANNOTATION_KEY.test(annotation))) problems.push(diagnostic(`service default ${name}: "annotation" must be an annotation key such as glance.openstack.org/wsgi`, at('annotation'), [name, 'annotation']));
+    if (annotation !== undefined && (typeof annotation !== 'string' || !ANNOTATION_KEY.test(annotation)))
+      problems.push(
+        diagnostic(`service default ${name}: "annotation" must be an annotation key such as glance.openstack.org/wsgi`, at('annotation'), [name, 'annotation']),
+      );
     const charts = plain.charts ?? [];
-    if (!Array.isArray(charts) || !charts.every((c) => typeof c === 'string')) problems.push(diagnostic(`service default ${name}: "charts" must be a list of chart names`, at('charts'), [name, 'charts']));
-    else if ((annotation === undefined) !== (charts.length === 0)) problems.push(diagnostic(`service default ${name}: "annotation" and "charts" go together (the annotation is written on those charts' HelmReleases)`, node.origin.location, [name]));
+    if (!Array.isArray(charts) || !charts.every((c) => typeof c === 'string'))
+      problems.push(diagnostic(`service default ${name}: "charts" must be a list of chart names`, at('charts'), [name, 'charts']));
+    else if ((annotation === undefined) !== (charts.length === 0))
+      problems.push(
+        diagnostic(
+          `service default ${name}: "annotation" and "charts" go together (the annotation is written on those charts' HelmReleases)`,
+          node.origin.location,
+          [name],
+        ),
+      );
     diagnostics.push(...problems);
     if (problems.length === 0) {
-      declarations.set(name, { name, fallback: fallback as string | number | boolean, ...(annotation ? { annotation: annotation as string } : {}), charts: charts as string[], location: node.origin.location });
+      declarations.set(name, {
+        name,
+        fallback: fallback as string | number | boolean,
+        ...(annotation ? { annotation: annotation as string } : {}),
+        charts: charts as string[],
+        location: node.origin.location,
+      });
     }
   }
   return { declarations, diagnostics };
 }
 
 /** A target's service defaults: each declared one with the release's value or its fallback, then those only the release has. */
-export function effectiveServiceDefaults(declarations: ReadonlyMap<string, ServiceDefaultDeclaration>, serviceDefaults: Readonly<Record<string, unknown>>): Map<string, EffectiveServiceDefault> {
+export function effectiveServiceDefaults(
+  declarations: ReadonlyMap<string, ServiceDefaultDeclaration>,
+  serviceDefaults: Readonly<Record<string, unknown>>,
+): Map<string, EffectiveServiceDefault> {
   const out = new Map<string, EffectiveServiceDefault>();
   for (const [name, declaration] of declarations) {
     const own = serviceDefaults[name];
@@ -259,7 +302,11 @@ export function effectiveServiceDefaults(declarations: ReadonlyMap<string, Servi
 }
 
 /** The annotations a chart's HelmRelease carries for the service defaults that affect it. */
-export function serviceDefaultAnnotations(declarations: ReadonlyMap<string, ServiceDefaultDeclaration>, effective: ReadonlyMap<string, EffectiveServiceDefault>, chart: string): Record<string, string> {
+export function serviceDefaultAnnotations(
+  declarations: ReadonlyMap<string, ServiceDefaultDeclaration>,
+  effective: ReadonlyMap<string, EffectiveServiceDefault>,
+  chart: string,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const declaration of declarations.values()) {
     const value = effective.get(declaration.name)?.value ?? declaration.fallback;

@@ -32,7 +32,9 @@ export function targetVersion(catalog: VersionCatalog, release: string, location
   const known = [...catalog.versions.keys()].sort();
   if (release === '') {
     if (known.length === 0) return NO_CATALOG_TARGET;
-    throw new UnknownReleaseError(`main.release is not set, and the app has a version catalog (overrides/versions/): set it to one of ${known.join(', ')}`, { location });
+    throw new UnknownReleaseError(`main.release is not set, and the app has a version catalog (overrides/versions/): set it to one of ${known.join(', ')}`, {
+      location,
+    });
   }
   const entry = catalog.versions.get(release);
   if (!entry) {

@@ -14,7 +14,11 @@ export class VersionRefusedError extends FlotillaError {}
 
 /** Orders release names by their numbers (2024.1 < 2024.2 < 2025.1), then as text. */
 export function compareReleases(a: string, b: string): number {
-  const numbers = (r: string) => r.split(/[^0-9]+/).filter(Boolean).map(Number);
+  const numbers = (r: string) =>
+    r
+      .split(/[^0-9]+/)
+      .filter(Boolean)
+      .map(Number);
   const x = numbers(a);
   const y = numbers(b);
   for (let i = 0; i < Math.max(x.length, y.length); i++) {
@@ -109,7 +113,9 @@ export function retarget(state: AppVersions, release: string, rules: UpgradeRule
           `${release} is older than ${from}: downgrades are refused (OpenStack's database migrations run forward only). Target ${from} or a newer release; --force exists for development clusters only`,
         );
       }
-      warnings.push(`DOWNGRADE FORCED: ${from} → ${release}. OpenStack does not support downgrades; databases migrated by ${from} may not work with ${release}. Use this on development clusters only`);
+      warnings.push(
+        `DOWNGRADE FORCED: ${from} → ${release}. OpenStack does not support downgrades; databases migrated by ${from} may not work with ${release}. Use this on development clusters only`,
+      );
     } else {
       const step = nextRelease(from, known);
       const skip = rules.skipLevel.some((pair) => pair.from === from && pair.to === release);
@@ -160,22 +166,34 @@ export function customImageTarget(field: string, catalog: Pick<VersionCatalog, '
   if (dot < 0) {
     if (targets.has(field)) return field;
     const close = nearest(field, targets.keys());
-    throw new VersionRefusedError(`"${field}" is not an image field of the app${close ? ` (did you mean "${close}"?)` : ''}: the fields are those of overrides/versions/images.yaml (flotilla version image list APP)`);
+    throw new VersionRefusedError(
+      `"${field}" is not an image field of the app${close ? ` (did you mean "${close}"?)` : ''}: the fields are those of overrides/versions/images.yaml (flotilla version image list APP)`,
+    );
   }
   const base = field.slice(0, dot);
   const backend = field.slice(dot + 1);
   if (!catalog.backendMaps.has(base)) {
     const maps = [...catalog.backendMaps].sort();
-    throw new VersionRefusedError(`"${base}" has no per-backend images: FIELD.<backend> works for the fields images.yaml lists under backendMaps (${maps.join(', ') || 'none'})`);
+    throw new VersionRefusedError(
+      `"${base}" has no per-backend images: FIELD.<backend> works for the fields images.yaml lists under backendMaps (${maps.join(', ') || 'none'})`,
+    );
   }
   const backends = [...targets.keys()].filter((f) => f.startsWith(`${base}_`)).map((f) => f.slice(base.length + 1));
   if (backend === DEFAULT_BACKEND) return base;
   if (backends.includes(backend)) return `${base}_${backend}`;
-  throw new VersionRefusedError(`${base} has no backend "${backend}": known backends ${[DEFAULT_BACKEND, ...backends].join(', ')} (a backend without its own image uses ${base}.${DEFAULT_BACKEND}; a new backend is a ${base}_<backend> field in overrides/versions/images.yaml)`);
+  throw new VersionRefusedError(
+    `${base} has no backend "${backend}": known backends ${[DEFAULT_BACKEND, ...backends].join(', ')} (a backend without its own image uses ${base}.${DEFAULT_BACKEND}; a new backend is a ${base}_<backend> field in overrides/versions/images.yaml)`,
+  );
 }
 
 /** The state with a custom image set; the reference must be pinned and of the distribution grammar. */
-export function withCustomImage(state: AppVersions, field: string, reference: string, catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>, who: { by: string; now: string }): AppVersions {
+export function withCustomImage(
+  state: AppVersions,
+  field: string,
+  reference: string,
+  catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>,
+  who: { by: string; now: string },
+): AppVersions {
   customImageTarget(field, catalog);
   const problem = imageReferenceProblem(reference);
   if (problem) throw new VersionRefusedError(`custom image ${field}: ${JSON.stringify(reference)} ${problem}`);
@@ -197,7 +215,10 @@ export function targetEntry(catalog: VersionCatalog, state: AppVersions): Versio
   const own = catalog.versions.get(state.target);
   if (own) return own;
   const known = state.available.find((a) => a.release === state.target);
-  if (!known) throw new VersionRefusedError(`the target release "${state.target}" is neither in this bundle's catalog nor known from an earlier one: set another (flotilla version target APP RELEASE)`);
+  if (!known)
+    throw new VersionRefusedError(
+      `the target release "${state.target}" is neither in this bundle's catalog nor known from an earlier one: set another (flotilla version target APP RELEASE)`,
+    );
   const location: SourceLocation = { file: `release ${known.release} (known from bundle ${known.bundle})`, line: 0, column: 0 };
   return {
     release: known.release,
@@ -209,10 +230,16 @@ export function targetEntry(catalog: VersionCatalog, state: AppVersions): Versio
 }
 
 /** The operator's custom images as `resolveImages` takes them, by the catalog field each lands on, each with where it was set. */
-export function clusterCustomImages(state: AppVersions, catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>): Map<string, { reference: string; location: SourceLocation }> {
+export function clusterCustomImages(
+  state: AppVersions,
+  catalog: Pick<VersionCatalog, 'targets' | 'backendMaps'>,
+): Map<string, { reference: string; location: SourceLocation }> {
   const out = new Map<string, { reference: string; location: SourceLocation }>();
   for (const [field, image] of Object.entries(state.customImages)) {
-    out.set(customImageTarget(field, catalog), { reference: image.reference, location: { file: `custom image ${field}, set ${image.set} by ${image.by}`, line: 0, column: 0 } });
+    out.set(customImageTarget(field, catalog), {
+      reference: image.reference,
+      location: { file: `custom image ${field}, set ${image.set} by ${image.by}`, line: 0, column: 0 },
+    });
   }
   return out;
 }
@@ -229,14 +256,22 @@ export function withoutDeployed(state: AppVersions): AppVersions {
  * other, held to the same rules (no downgrade, no jump the metadata does
  * not allow, no forgotten custom images); the target keeps following the spec.
  */
-export function afterSpecUpload(previous: AppVersions | undefined, catalog: VersionCatalog, bundleVersion: string, specRelease: string, rules: UpgradeRules): AppVersions {
+export function afterSpecUpload(
+  previous: AppVersions | undefined,
+  catalog: VersionCatalog,
+  bundleVersion: string,
+  specRelease: string,
+  rules: UpgradeRules,
+): AppVersions {
   const next = afterUpload(previous, catalog, bundleVersion, specRelease);
   if (!previous?.deployed || previous.targetSet || next.target === previous.target) return next;
   try {
     retarget({ ...next, target: previous.target }, next.target, rules, { by: '', now: '' });
   } catch (error) {
     if (!(error instanceof VersionRefusedError)) throw error;
-    throw new VersionRefusedError(`bundle ${bundleVersion} changes main.release, and so the target, from ${previous.target} to ${next.target}, which is refused: ${error.message}`);
+    throw new VersionRefusedError(
+      `bundle ${bundleVersion} changes main.release, and so the target, from ${previous.target} to ${next.target}, which is refused: ${error.message}`,
+    );
   }
   return next;
 }

@@ -12,18 +12,31 @@ import { FLUX_TARGETS, helmReleaseSchemas, helmRepositorySchema } from '../../sr
 import type { CompiledValidator } from '../../src/app/schemas.compiled.js';
 
 const compiled = async () =>
-  ((await import(pathToFileURL(resolve(import.meta.dirname, '../../dist/app/schemas.compiled.js')).href)) as { compiledValidators: Record<string, CompiledValidator> })
-    .compiledValidators;
+  (
+    (await import(pathToFileURL(resolve(import.meta.dirname, '../../dist/app/schemas.compiled.js')).href)) as {
+      compiledValidators: Record<string, CompiledValidator>;
+    }
+  ).compiledValidators;
 
 const samples: [JsonSchema, unknown[]][] = [
-  [metadataSchema, [{}, { app_name: 'Bad_Name', app_version: '', supported_k8s_version: { minimum: '1.x' }, maintain_user_overrides: 'perhaps', class: 'x' }, { app_name: 'a', app_version: '1', supported_k8s_version: { minimum: 'v1.29' }, upgrades: { auto_update: 'Y' } }]],
+  [
+    metadataSchema,
+    [
+      {},
+      { app_name: 'Bad_Name', app_version: '', supported_k8s_version: { minimum: '1.x' }, maintain_user_overrides: 'perhaps', class: 'x' },
+      { app_name: 'a', app_version: '1', supported_k8s_version: { minimum: 'v1.29' }, upgrades: { auto_update: 'Y' } },
+    ],
+  ],
   // The release table and HelmRelease schemas, once per Flux version an app can declare.
   ...FLUX_TARGETS.map((target): [JsonSchema, unknown[]] => [
     releasesSchemaFor(target),
     [
       { releases: [] },
       { releases: [{ name: 'x', chart: 'y', timeout: '10 minutes', install: { crds: 'Sometimes', oops: 1 } }] },
-      { fluxVersion: target, releases: [{ name: 'x', chart: 'y', upgrade: { chartNameChangeStrategy: 'InPlaceUpdate' }, helmReleaseSpec: { postRenderStrategy: 'nohooks' } }] },
+      {
+        fluxVersion: target,
+        releases: [{ name: 'x', chart: 'y', upgrade: { chartNameChangeStrategy: 'InPlaceUpdate' }, helmReleaseSpec: { postRenderStrategy: 'nohooks' } }],
+      },
       { fluxVersion: 'v2', releases: [{ name: 'x', chart: 'y' }] },
     ],
   ]),
@@ -33,12 +46,25 @@ const samples: [JsonSchema, unknown[]][] = [
   ...FLUX_TARGETS.map((target): [JsonSchema, unknown[]] => [
     helmReleaseSchemas(target).object,
     [
-      { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'a' }, spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, upgrade: { createNamespace: true } } },
-      { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'a' }, spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, valuesFrom: [{ kind: 'Secret', name: 's', literal: true }] } },
+      {
+        apiVersion: 'helm.toolkit.fluxcd.io/v2',
+        kind: 'HelmRelease',
+        metadata: { name: 'a' },
+        spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, upgrade: { createNamespace: true } },
+      },
+      {
+        apiVersion: 'helm.toolkit.fluxcd.io/v2',
+        kind: 'HelmRelease',
+        metadata: { name: 'a' },
+        spec: { interval: '1m', chartRef: { kind: 'HelmChart', name: 'a' }, valuesFrom: [{ kind: 'Secret', name: 's', literal: true }] },
+      },
       { spec: {} },
     ],
   ]),
-  [helmRepositorySchema, [{ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'a' }, spec: { url: 'http://x/starlingx', type: 'git' } }]],
+  [
+    helmRepositorySchema,
+    [{ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'a' }, spec: { url: 'http://x/starlingx', type: 'git' } }],
+  ],
 ];
 
 describe('precompiled schemas', () => {

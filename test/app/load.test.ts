@@ -26,12 +26,18 @@ describe('loading an app', () => {
     const message = await loadError({
       'fluxcd/metadata.yaml': `app_name: Demo_App\napp_version: ""\nsupported_k8s_version:\n  minimum: "1.x"\nmaintain_user_overrides: perhaps\nupgrades:\n  from_versions: ["1.0-[", "1\\\\.0-.*"]\nclass: fancy\n`,
     });
-    expect(message).toContain('fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, at most 63 long (it labels every object of the app), got "Demo_App" (at app_name)');
+    expect(message).toContain(
+      'fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, at most 63 long (it labels every object of the app), got "Demo_App" (at app_name)',
+    );
     expect(message).toContain('fluxcd/metadata.yaml:2:1: error: expected a non-empty string');
-    expect(message).toContain('fluxcd/metadata.yaml:4:3: error: expected a Kubernetes version major.minor[.patch], e.g. v1.29.2, got "1.x" (at supported_k8s_version.minimum)');
+    expect(message).toContain(
+      'fluxcd/metadata.yaml:4:3: error: expected a Kubernetes version major.minor[.patch], e.g. v1.29.2, got "1.x" (at supported_k8s_version.minimum)',
+    );
     expect(message).toContain('fluxcd/metadata.yaml:5:1: error: expected a boolean (true/false, yes/no, y/n, 1/0), got "perhaps" (at maintain_user_overrides)');
     expect(message).toContain('fluxcd/metadata.yaml:7:19: error: expected a valid regular expression, got "1.0-[" (at upgrades.from_versions[0])');
-    expect(message).toContain('fluxcd/metadata.yaml:8:1: error: expected one of "critical", "storage", "discovery", "optional", "reporting", got "fancy" (at class)');
+    expect(message).toContain(
+      'fluxcd/metadata.yaml:8:1: error: expected one of "critical", "storage", "discovery", "optional", "reporting", got "fancy" (at class)',
+    );
     expect(message).not.toContain('1\\\\.0-');
   });
 
@@ -51,7 +57,9 @@ describe('loading an app', () => {
   });
 
   it('checks the Kubernetes version range', async () => {
-    const message = await loadError({ 'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.30.0, maximum: v1.29}\n` });
+    const message = await loadError({
+      'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.30.0, maximum: v1.29}\n`,
+    });
     expect(message).toMatch(/metadata\.yaml:3:\d+: error: supported_k8s_version\.minimum v1\.30\.0 is above maximum v1\.29/);
   });
 
@@ -77,14 +85,22 @@ describe('loading an app', () => {
   it('refuses an app name or a namespace longer than the 63 characters Kubernetes takes in a label value or a namespace', async () => {
     const long = 'n'.repeat(64);
     const metadata = (name: string) => ({ 'fluxcd/metadata.yaml': `app_name: ${name}\napp_version: "1"\nsupported_k8s_version:\n  minimum: v1.29.0\n` });
-    expect(await loadError(metadata(long))).toContain('fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, at most 63 long (it labels every object of the app) (must NOT have more than 63 characters) (at app_name)');
+    expect(await loadError(metadata(long))).toContain(
+      'fluxcd/metadata.yaml:1:1: error: expected a lower-case name of letters, digits and dashes, at most 63 long (it labels every object of the app) (must NOT have more than 63 characters) (at app_name)',
+    );
     expect((await loadApp(writeApp(metadata(long.slice(1))))).metadata.appName).toBe(long.slice(1));
     const message = await loadError({
       'fluxcd/releases.yaml': `defaults:\n  namespace: ${long}\nreleases:\n  - {name: db, chart: db, namespace: ${long}}\n  - {name: web, chart: web, dependsOn: [{name: db, namespace: ${long}}]}\n`,
     });
-    expect(message).toContain('fluxcd/releases.yaml:2:3: error: expected a namespace name (DNS-1123 label, at most 63 long) (must NOT have more than 63 characters) (at defaults.namespace)');
-    expect(message).toMatch(/fluxcd\/releases\.yaml:4:\d+: error: expected a namespace name \(DNS-1123 label, at most 63 long\) \(must NOT have more than 63 characters\) \(at releases\[0\]\.namespace\)/);
-    expect(message).toContain(`fluxcd/releases.yaml:5:41: error: expected a release name, or {name, namespace} of a HelmRelease outside the app, got {"name":"db","namespace":"${long}"} (at releases[1].dependsOn[0])`);
+    expect(message).toContain(
+      'fluxcd/releases.yaml:2:3: error: expected a namespace name (DNS-1123 label, at most 63 long) (must NOT have more than 63 characters) (at defaults.namespace)',
+    );
+    expect(message).toMatch(
+      /fluxcd\/releases\.yaml:4:\d+: error: expected a namespace name \(DNS-1123 label, at most 63 long\) \(must NOT have more than 63 characters\) \(at releases\[0\]\.namespace\)/,
+    );
+    expect(message).toContain(
+      `fluxcd/releases.yaml:5:41: error: expected a release name, or {name, namespace} of a HelmRelease outside the app, got {"name":"db","namespace":"${long}"} (at releases[1].dependsOn[0])`,
+    );
   });
 
   it('refuses labels the API server refuses: keys and values past 63 characters or outside its characters, a group (its chart_group label) likewise, annotation keys as label keys', async () => {
@@ -106,12 +122,18 @@ describe('loading an app', () => {
     annotations: {any text: "is fine as a value, not as a key", example.com/note: "free text: yes"}
 `,
     });
-    expect(message).toContain('fluxcd/releases.yaml:4:5: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "infra tier" (at releases[0].group)');
+    expect(message).toContain(
+      'fluxcd/releases.yaml:4:5: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "infra tier" (at releases[0].group)',
+    );
     expect(message).toMatch(/releases\.yaml:8:\d+: error: expected a label value: .*, got "v{64}" \(at releases\[0\]\.labels\.long\)/);
     expect(message).toMatch(/releases\.yaml:9:\d+: error: expected a label value: .*, got "has space" \(at releases\[0\]\.labels\.spaced\)/);
-    expect(message).toMatch(/releases\.yaml:10:7: error: key "k{64}" is not allowed here: expected a label key: \[prefix\/\]name, the name at most 63 letters, digits, -, _ or \. \(at releases\[0\]\.labels\.k{64}\)/);
+    expect(message).toMatch(
+      /releases\.yaml:10:7: error: key "k{64}" is not allowed here: expected a label key: \[prefix\/\]name, the name at most 63 letters, digits, -, _ or \. \(at releases\[0\]\.labels\.k{64}\)/,
+    );
     expect(message).toContain('fluxcd/releases.yaml:11:7: error: key "bad prefix/x" is not allowed here: expected a label key');
-    expect(message).toContain('fluxcd/releases.yaml:14:83: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "-starts-with-dash" (at releases[1].labels["example.com/k_1.x"])');
+    expect(message).toContain(
+      'fluxcd/releases.yaml:14:83: error: expected a label value: at most 63 letters, digits, -, _ or ., a letter or digit at each end, got "-starts-with-dash" (at releases[1].labels["example.com/k_1.x"])',
+    );
     // One line a fault: nothing about the labels that are fine, nor the map around a refused key.
     expect(message).toContain('fluxcd/releases.yaml:15:19: error: key "any text" is not allowed here: expected a label key');
     expect(message.split('\n').filter((line) => line.includes('error:'))).toHaveLength(7);
@@ -146,11 +168,17 @@ describe('loading an app', () => {
     const preset = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: huge\n` });
     expect(preset).toContain('overrides/deployment.yaml:3:3: error: preset "huge" not found (overrides/presets/huge.yaml); available: standard');
 
-    const typo = await loadError({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\nservices:\n  frontend:\n    webb:\n      values: {}\n  backend:\n    db: {}\n` });
+    const typo = await loadError({
+      'overrides/deployment.yaml': `main:\n  release: "2.0"\nservices:\n  frontend:\n    webb:\n      values: {}\n  backend:\n    db: {}\n`,
+    });
     expect(typo).toContain('overrides/deployment.yaml:5:5: error: service "frontend": no chart "webb"; did you mean "web"? (charts: web)');
     expect(typo).toContain('overrides/deployment.yaml:7:3: error: services: no service "backend" (services: database, frontend)');
 
-    const schema = JSON.stringify({ type: 'object', properties: { services: { type: 'array', items: { enum: ['frontend', 'database'] } } }, additionalProperties: false });
+    const schema = JSON.stringify({
+      type: 'object',
+      properties: { services: { type: 'array', items: { enum: ['frontend', 'database'] } } },
+      additionalProperties: false,
+    });
     const features = await loadError({
       'overrides/features.schema.json': schema,
       'overrides/sizes/small.yaml': `features:\n  extra: 1\n`,
@@ -165,24 +193,36 @@ describe('loading an app', () => {
     expect(await loadError({ 'overrides/deployment.yaml': `main:\n  release: "3.0"\n` })).toBe(
       'overrides/deployment.yaml:2:3: release "3.0" is not in the version catalog (overrides/versions/); available: 1.0, 2.0; or create overrides/versions/3.0.yaml (release: "3.0", its images and serviceDefaults)',
     );
-    const images = await loadError({ 'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:latest\n  db: docker.io/library/mariadb\n` });
+    const images = await loadError({
+      'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:latest\n  db: docker.io/library/mariadb\n`,
+    });
     expect(images).toContain('overrides/versions/1.0.yaml:3:3: error: image web: uses the floating tag "latest"; pin every image');
     expect(images).toContain('overrides/versions/1.0.yaml:4:3: error: image db: has no tag or digest; pin every image');
     const nowhere = await loadError({ 'overrides/versions/1.0.yaml': `release: "1.0"\nimages:\n  web: docker.io/library/nginx:1\n  extra: x/y:1\n` });
-    expect(nowhere).toContain('overrides/versions/1.0.yaml:4:3: error: image field extra of release 1.0 lands nowhere: add it to overrides/versions/images.yaml');
+    expect(nowhere).toContain(
+      'overrides/versions/1.0.yaml:4:3: error: image field extra of release 1.0 lands nowhere: add it to overrides/versions/images.yaml',
+    );
   });
 
   it('refuses a custom image for a field no chart takes, or one not pinned, at its line', async () => {
     const message = await loadError({
       'overrides/deployment.yaml': `main:\n  release: "2.0"\n  customImages:\n    wbe: registry.example.org/web:1\n    db: registry.example.org/db:latest\n    web: registry.example.org/web:2\n`,
     });
-    expect(message).toContain('overrides/deployment.yaml:4:5: error: custom image wbe: is not an image field of the catalog (fields: overrides/versions/images.yaml) (at main.customImages.wbe)');
-    expect(message).toContain('overrides/deployment.yaml:5:5: error: custom image db: uses the floating tag "latest"; pin every image (at main.customImages.db)');
+    expect(message).toContain(
+      'overrides/deployment.yaml:4:5: error: custom image wbe: is not an image field of the catalog (fields: overrides/versions/images.yaml) (at main.customImages.wbe)',
+    );
+    expect(message).toContain(
+      'overrides/deployment.yaml:5:5: error: custom image db: uses the floating tag "latest"; pin every image (at main.customImages.db)',
+    );
     expect(message).not.toContain('customImages.web');
   });
 
-  it('resolves images once: the target release\'s, custom ones on top', async () => {
-    const app = await loadApp(writeApp({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  customImages:\n    web: registry.example.org/web:2\nfeatures:\n  services: [frontend]\n` }));
+  it("resolves images once: the target release's, custom ones on top", async () => {
+    const app = await loadApp(
+      writeApp({
+        'overrides/deployment.yaml': `main:\n  release: "2.0"\n  customImages:\n    web: registry.example.org/web:2\nfeatures:\n  services: [frontend]\n`,
+      }),
+    );
     expect([...app.images].map(([field, image]) => [field, image.reference, image.source, image.location.line])).toEqual([
       ['web', 'registry.example.org/web:2', 'custom', 4],
       ['db', 'docker.io/library/mariadb:11.4', 'release', 4],
@@ -199,7 +239,9 @@ describe('loading an app', () => {
   });
 
   it('refuses a disabled chart that an enabled release needs', async () => {
-    const message = await loadError({ 'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\ndisabled_charts: [db]\n` });
+    const message = await loadError({
+      'fluxcd/metadata.yaml': `app_name: demo\napp_version: "1"\nsupported_k8s_version: {minimum: v1.29}\ndisabled_charts: [db]\n`,
+    });
     expect(message).toContain('chart "db" is in metadata disabled_charts, but enabled release(s) web depend on release "db"');
   });
 
@@ -232,7 +274,14 @@ describe('release graph', () => {
   });
 
   it('groups releases into waves that depend only on earlier waves', () => {
-    const graph = buildReleaseGraph([release('nova', ['placement', 'glance']), release('glance', ['keystone']), release('keystone', ['mariadb']), release('mariadb'), release('placement', ['keystone']), release('horizon', ['keystone'])]);
+    const graph = buildReleaseGraph([
+      release('nova', ['placement', 'glance']),
+      release('glance', ['keystone']),
+      release('keystone', ['mariadb']),
+      release('mariadb'),
+      release('placement', ['keystone']),
+      release('horizon', ['keystone']),
+    ]);
     expect(graph.waves.map((w) => w.map((r) => r.name))).toEqual([['mariadb'], ['keystone'], ['glance', 'placement', 'horizon'], ['nova']]);
     expect([...graph.dependenciesOf(['nova'])].sort()).toEqual(['glance', 'keystone', 'mariadb', 'placement']);
     expect([...graph.dependenciesOf(['horizon', 'glance'])].sort()).toEqual(['keystone', 'mariadb']);

@@ -25,7 +25,11 @@ async function builtNamespaces(app: string): Promise<{ repository: unknown; sour
   const out = tempDir();
   execFileSync('tar', ['-xzf', built.file, '-C', out]);
   const base = load(readFileSync(join(out, 'fluxcd-manifests/base/kustomization.yaml'), 'utf8')) as { namespace?: string };
-  const sources = ['db', 'web'].map((r) => (load(readFileSync(join(out, 'fluxcd-manifests', r, 'helmrelease.yaml'), 'utf8')) as { spec: { chart: { spec: { sourceRef: { namespace?: string } } } } }).spec.chart.spec.sourceRef.namespace);
+  const sources = ['db', 'web'].map(
+    (r) =>
+      (load(readFileSync(join(out, 'fluxcd-manifests', r, 'helmrelease.yaml'), 'utf8')) as { spec: { chart: { spec: { sourceRef: { namespace?: string } } } } })
+        .spec.chart.spec.sourceRef.namespace,
+  );
   return { repository: base.namespace, sources };
 }
 

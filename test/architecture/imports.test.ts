@@ -101,7 +101,11 @@ describe('source structure', () => {
       .filter((f) => !f.startsWith('document/'))
       .flatMap((f) =>
         [...(tree.get(f) ?? '').matchAll(readers)]
-          .filter((m) => m[1]!.split(',').some((n) => /^\s*(parse|parseDocument|parseAllDocuments|parseEvents|constructFromEvents|load|loadAll|Parser|Composer|Lexer)\s*$/.test(n)))
+          .filter((m) =>
+            m[1]!
+              .split(',')
+              .some((n) => /^\s*(parse|parseDocument|parseAllDocuments|parseEvents|constructFromEvents|load|loadAll|Parser|Composer|Lexer)\s*$/.test(n)),
+          )
           .map(() => f),
       );
     expect(offenders).toEqual([]);
@@ -125,7 +129,10 @@ describe('source structure', () => {
       'lifecycle/apply.ts': "import { overridesValuesFrom, FLUX_VERSIONS } from '../flux/index.js';",
     });
     // A test's import counts as a use.
-    expect(unusedExports(broken, made({ '../test/flux.test.ts': "import { isReady } from '../src/flux/index.js';" }))).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret']);
+    expect(unusedExports(broken, made({ '../test/flux.test.ts': "import { isReady } from '../src/flux/index.js';" }))).toEqual([
+      'flux/index.ts: overridesSecret',
+      'flux/overrides.ts: overridesSecret',
+    ]);
     expect(unusedExports(broken)).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret', 'flux/names.ts: isReady']);
   });
 
@@ -133,7 +140,8 @@ describe('source structure', () => {
     // (This file's made-up trees hold examples of what the rules refuse.)
     expect(timedExpectations(new Map([...users].filter(([file]) => !file.startsWith('../test/architecture/'))))).toEqual([]);
     const broken = made({
-      '../test/a.test.ts': "const started = Date.now();\nawait run();\nexpect(Date.now() - started).toBeLessThan(5000);\nexpect(print.takenAt).toBeGreaterThanOrEqual(started);",
+      '../test/a.test.ts':
+        'const started = Date.now();\nawait run();\nexpect(Date.now() - started).toBeLessThan(5000);\nexpect(print.takenAt).toBeGreaterThanOrEqual(started);',
     });
     expect(timedExpectations(broken)).toEqual(['../test/a.test.ts:3']);
   });
@@ -166,7 +174,9 @@ describe('source structure', () => {
   it('keeps every TLS client out of the commands started without NODE_EXTRA_CA_CERTS', () => {
     const registryFile = 'cli/commands/index.ts';
     const registry = tree.get(registryFile) ?? '';
-    const moduleOf = new Map([...registry.matchAll(/^\s*'?([a-z-]+)'?: \(\) => import\('(\.\/[a-z-]+)\.js'\)/gm)].map((m) => [m[1]!, `cli/commands/${m[2]!.slice(2)}.ts`]));
+    const moduleOf = new Map(
+      [...registry.matchAll(/^\s*'?([a-z-]+)'?: \(\) => import\('(\.\/[a-z-]+)\.js'\)/gm)].map((m) => [m[1]!, `cli/commands/${m[2]!.slice(2)}.ts`]),
+    );
     /**
      * The modules of flotilla and the TLS clients a command reaches, by any
      * chain of imports from its module or from the CLI's own (the launcher,
@@ -201,6 +211,8 @@ describe('source structure', () => {
     for (const command of ['push', 'apply', 'images']) expect(tlsReached(command), command).not.toEqual([]);
     // …and nowhere in these.
     expect(COMMANDS_WITHOUT_TLS.length).toBeGreaterThan(0);
-    expect(Object.fromEntries(COMMANDS_WITHOUT_TLS.map((command) => [command, tlsReached(command)]))).toEqual(Object.fromEntries(COMMANDS_WITHOUT_TLS.map((command) => [command, []])));
+    expect(Object.fromEntries(COMMANDS_WITHOUT_TLS.map((command) => [command, tlsReached(command)]))).toEqual(
+      Object.fromEntries(COMMANDS_WITHOUT_TLS.map((command) => [command, []])),
+    );
   });
 });

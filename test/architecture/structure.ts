@@ -146,7 +146,9 @@ export function importsOf(tree: SourceTree, file: string): ImportOf[] {
   for (const m of code.matchAll(/(?:^|\n)\s*import\s+'(\.[^']+)'/g)) add(m[1]!, [], false);
   // A dynamic import uses the names it destructures or reads (`const { a } = await import(…)`,
   // `import(…).then(({ a }) => …)`, `(await import(…)).a`), else all of them.
-  for (const m of code.matchAll(/(?:const\s*\{([^}]*)\}\s*=\s*await\s+|\(await\s+)?(?<![\w$.])import\(\s*'(\.[^']+)'\s*\)(?:\)\.([\w$]+)|\.then\(\s*\(\s*\{([^}]*)\}\s*\))?/g)) {
+  for (const m of code.matchAll(
+    /(?:const\s*\{([^}]*)\}\s*=\s*await\s+|\(await\s+)?(?<![\w$.])import\(\s*'(\.[^']+)'\s*\)(?:\)\.([\w$]+)|\.then\(\s*\(\s*\{([^}]*)\}\s*\))?/g,
+  )) {
     const [, destructured, spec, read, thenNames] = m;
     const names = destructured ?? thenNames;
     add(spec!, names !== undefined ? nameList(names) : read !== undefined && m[0].startsWith('(await') ? [{ imported: read, local: read }] : '*', false, true);
@@ -223,7 +225,8 @@ export function layeringViolations(tree: SourceTree, layers: readonly (readonly 
       const toRow = rowOf.get(to);
       if (toRow === undefined) found.push(`${file} imports ${target}, whose folder ${to} is in no row of the layers`);
       else if (toRow < fromRow) found.push(`${file} imports ${target}: ${from} is below ${to}`);
-      else if (toRow === fromRow && !(sameRow[from] ?? []).includes(to)) found.push(`${file} imports ${target}: ${from} and ${to} share a row and ${from} may not use ${to}`);
+      else if (toRow === fromRow && !(sameRow[from] ?? []).includes(to))
+        found.push(`${file} imports ${target}: ${from} and ${to} share a row and ${from} may not use ${to}`);
     }
   }
   return found;
@@ -316,7 +319,9 @@ export function unusedExports(tree: SourceTree, users: SourceTree = new Map(), e
     for (const name of names === 'all' ? exportsOf(file).keys() : names) use(file, name);
   }
   // A typed error is part of its module's contract, as a type is: a caller may catch it by its class.
-  const bases = new Map([...tree.values()].flatMap((text) => [...codeOf(text).matchAll(/\bclass\s+([\w$]+)\s+extends\s+([\w$.]+)/g)].map((m) => [m[1]!, m[2]!] as const)));
+  const bases = new Map(
+    [...tree.values()].flatMap((text) => [...codeOf(text).matchAll(/\bclass\s+([\w$]+)\s+extends\s+([\w$.]+)/g)].map((m) => [m[1]!, m[2]!] as const)),
+  );
   const isErrorClass = (name: string, depth = 0): boolean => {
     const base = bases.get(name);
     return base !== undefined && depth < 20 && (/Error$/.test(base) || isErrorClass(base, depth + 1));

@@ -55,7 +55,9 @@ describe('build refuses what other commands refuse', () => {
     const out = tempDir();
     const e = await failure('build', app, '-d', out, '--strict');
     expect(e.code).toBe(1);
-    expect(e.stderr).toContain('overrides/templates/web.yaml.hbs:1:1: error: release "web": type clash at conf: static (overrides/static/web.yaml:1:1) sets a string, but template (overrides/templates/web.yaml.hbs:1:1) sets a map; refused: values are strict');
+    expect(e.stderr).toContain(
+      'overrides/templates/web.yaml.hbs:1:1: error: release "web": type clash at conf: static (overrides/static/web.yaml:1:1) sets a string, but template (overrides/templates/web.yaml.hbs:1:1) sets a map; refused: values are strict',
+    );
     expect(readdirSync(out).filter((f) => f.endsWith('.tgz'))).toEqual([]);
   });
 
@@ -100,7 +102,10 @@ describe('verify refuses a tarball whose values cannot be computed', () => {
     files.delete('checksum.sha256');
     const entries = [...files].map(([path, data]) => ({ path, data }));
     const broken = join(tempDir(), 'demo-1.0-1.tgz');
-    writeFileSync(broken, writeTarGz([...entries, { path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) }]));
+    writeFileSync(
+      broken,
+      writeTarGz([...entries, { path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) }]),
+    );
     const report = await verifyBundle(broken);
     expect(report.ok).toBe(false);
     expect(report.problems.join('\n')).toMatch(/overrides\/static\/web\.yaml:\d+:\d+: error: release "web": invalid YAML/);

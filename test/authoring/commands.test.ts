@@ -28,10 +28,20 @@ describe('-o json on every command that prints data', () => {
   it('parses', async () => {
     const json = async (...args: string[]) => JSON.parse((await flotilla(...args, '-o', 'json')).stdout) as unknown;
     const v1 = { apiVersion: 'flotilla/v1' };
-    expect(await json('releases', app)).toMatchObject({ ...v1, kind: 'ReleaseList', items: expect.arrayContaining([expect.objectContaining({ name: 'web', wave: 2, dependsOn: ['db'], enabled: true })]) });
+    expect(await json('releases', app)).toMatchObject({
+      ...v1,
+      kind: 'ReleaseList',
+      items: expect.arrayContaining([expect.objectContaining({ name: 'web', wave: 2, dependsOn: ['db'], enabled: true })]),
+    });
     expect(await json('overrides', app, 'web')).toMatchObject({ ...v1, kind: 'SystemOverrides', release: 'web', values: { conf: { mode: 'modern' } } });
-    expect(await json('overrides', app, 'web', '--explain')).toMatchObject({ kind: 'ValueOrigins', items: expect.arrayContaining([expect.objectContaining({ path: 'conf.mode', layer: 'template' })]) });
-    expect(await json('preflight', app)).toMatchObject({ kind: 'PreflightReport', items: [expect.objectContaining({ release: 'db', ok: true }), expect.objectContaining({ release: 'web', ok: true })] });
+    expect(await json('overrides', app, 'web', '--explain')).toMatchObject({
+      kind: 'ValueOrigins',
+      items: expect.arrayContaining([expect.objectContaining({ path: 'conf.mode', layer: 'template' })]),
+    });
+    expect(await json('preflight', app)).toMatchObject({
+      kind: 'PreflightReport',
+      items: [expect.objectContaining({ release: 'db', ok: true }), expect.objectContaining({ release: 'web', ok: true })],
+    });
     expect(await json('verify', bundle)).toMatchObject({ kind: 'VerifyReport', ok: true, problems: [] });
     expect(await json('inspect', bundle)).toMatchObject({ kind: 'BundleInspection', app: 'demo' });
     expect(await json('plugin', 'list', app)).toEqual({ ...v1, kind: 'PluginList', items: [] });
@@ -39,7 +49,10 @@ describe('-o json on every command that prints data', () => {
     const files = join(tempDir(), 'policy.yaml');
     writeFileSync(files, '"admin": "role:admin"\n"get": "rule:admin"\n');
     expect(await json('policy', 'check', files, '--action', 'get', '--roles', 'admin')).toMatchObject({ kind: 'PolicyDecision', action: 'get', allowed: true });
-    expect(await json('policy', 'matrix', files, '--roles', 'admin,member')).toMatchObject({ kind: 'PolicyMatrix', items: expect.arrayContaining([{ scope: expect.any(String), action: 'get', cells: { admin: 'yes', member: 'no' } }]) });
+    expect(await json('policy', 'matrix', files, '--roles', 'admin,member')).toMatchObject({
+      kind: 'PolicyMatrix',
+      items: expect.arrayContaining([{ scope: expect.any(String), action: 'get', cells: { admin: 'yes', member: 'no' } }]),
+    });
     const yaml = (await flotilla('releases', app, '-o', 'yaml')).stdout;
     expect(yaml).toMatch(/^apiVersion: flotilla\/v1\nkind: ReleaseList\nitems:\n  - wave: 1\n    name: db\n/);
   });
@@ -71,8 +84,17 @@ describe('flotilla template', () => {
     writeFileSync(system, (await flotilla('overrides', app, 'web', '-o', 'values')).stdout);
     await run(helmBin, ['dependency', 'build', join(app, 'charts/web')]);
     const { stdout: theirs } = await run(helmBin, [
-      'template', 'demo-web', join(app, 'charts/web'), '--namespace', 'demo', '--kube-version', 'v1.29.0',
-      '-f', join(app, 'overrides/static/web.yaml'), '-f', system,
+      'template',
+      'demo-web',
+      join(app, 'charts/web'),
+      '--namespace',
+      'demo',
+      '--kube-version',
+      'v1.29.0',
+      '-f',
+      join(app, 'overrides/static/web.yaml'),
+      '-f',
+      system,
     ]);
     expect(ours).toBe(theirs);
     expect(ours).toContain('kind: Deployment');
@@ -95,7 +117,9 @@ describe('flotilla template', () => {
   });
 
   it('--kube-version refuses a chart whose kubeVersion constraint fails (default: metadata minimum)', async () => {
-    const strict = writeApp({ 'charts/web/Chart.yaml': `apiVersion: v2\nname: web\nversion: 0.1.0\nkubeVersion: ">= 1.31.0-0"\ndependencies:\n  - name: lib\n    version: 0.1.0\n    repository: file://../lib\n` });
+    const strict = writeApp({
+      'charts/web/Chart.yaml': `apiVersion: v2\nname: web\nversion: 0.1.0\nkubeVersion: ">= 1.31.0-0"\ndependencies:\n  - name: lib\n    version: 0.1.0\n    repository: file://../lib\n`,
+    });
     const e = await failure('template', strict, 'web');
     expect(e.code).toBe(1);
     expect(e.stderr).toMatch(/web: .*kubeVersion.*incompatible with Kubernetes v1\.29\.0/);

@@ -16,11 +16,16 @@ const REPO = resolve(import.meta.dirname, '../..');
 
 describe('plugin errors at their own source line', () => {
   it('a plugin that throws is reported at plugins/<file>:line (source maps in the bundle); --debug shows its stack', async () => {
-    const plugin = chartPlugin('web', `  override getOverrides(ctx: ChartContext): Values {\n    if (ctx.release.name === 'web') throw new Error('no endpoint for web');\n    return {};\n  }`);
+    const plugin = chartPlugin(
+      'web',
+      `  override getOverrides(ctx: ChartContext): Values {\n    if (ctx.release.name === 'web') throw new Error('no endpoint for web');\n    return {};\n  }`,
+    );
     const app = writeApp({ 'plugins/010_web.ts': plugin });
     const e = await failure('build', app, '-d', tempDir());
     expect(e.code).toBe(1);
-    expect(e.stderr).toContain('plugins/010_web.ts:6:43: error: release "web": plugin web (plugins/010_web.ts) getOverrides for release web failed: no endpoint for web');
+    expect(e.stderr).toContain(
+      'plugins/010_web.ts:6:43: error: release "web": plugin web (plugins/010_web.ts) getOverrides for release web failed: no endpoint for web',
+    );
     expect(e.stderr).not.toMatch(/\n\s+at /);
     const overrides = await failure('overrides', app, 'web');
     expect(overrides.stderr).toContain('flotilla: plugins/010_web.ts:6:43: plugin web');
@@ -31,7 +36,10 @@ describe('plugin errors at their own source line', () => {
 });
 
 describe('type-checking plugins', () => {
-  const broken = chartPlugin('web', `  override getOverrides(ctx: ChartContext): Values {\n    const replicas: number = ctx.release.name;\n    return { pod: { replicas } };\n  }`);
+  const broken = chartPlugin(
+    'web',
+    `  override getOverrides(ctx: ChartContext): Values {\n    const replicas: number = ctx.release.name;\n    return { pod: { replicas } };\n  }`,
+  );
 
   it('plugin check and build report TypeScript errors at file:line; --no-typecheck skips them', async () => {
     const app = writeApp({ 'plugins/010_web.ts': broken });
@@ -42,7 +50,7 @@ describe('type-checking plugins', () => {
     expect(json.problems).toEqual([expect.objectContaining({ file: 'plugins/010_web.ts', line: 6, code: 'TS2322' })]);
     const build = await failure('build', app, '-d', tempDir());
     expect(build.stderr).toContain('plugins/ does not type-check (1 error):');
-    expect(build.stderr).toContain("plugins/010_web.ts:6:11: error: TS2322");
+    expect(build.stderr).toContain('plugins/010_web.ts:6:11: error: TS2322');
     await flotilla('build', app, '-d', tempDir(), '--no-typecheck');
     expect((await flotilla('plugin', 'check', writeApp({ 'plugins/010_web.ts': chartPlugin('web') }))).stdout).toBe('plugins/ type-checks\n');
   });
@@ -57,10 +65,17 @@ describe("type-checking the plugins' tests", () => {
     const source = readFileSync(test, 'utf8');
     // `services` at the top of the context, where the deployment spec's `spec.services` was meant: a test that tests nothing.
     writeFileSync(test, source.replace("version: { release: '2025.1'", "services: { frontend: {} },\n      version: { release: '2025.1'"));
-    const line = readFileSync(test, 'utf8').split('\n').findIndex((l) => l.includes('services: { frontend')) + 1;
+    const line =
+      readFileSync(test, 'utf8')
+        .split('\n')
+        .findIndex((l) => l.includes('services: { frontend')) + 1;
     const check = await failure('plugin', 'check', app);
     expect(check.code).toBe(1);
-    expect(check.stderr).toMatch(new RegExp(`test/plugins/web\\.plugin\\.test\\.ts:${line}:\\d+: error: TS2353: Object literal may only specify known properties, and 'services' does not exist`));
+    expect(check.stderr).toMatch(
+      new RegExp(
+        `test/plugins/web\\.plugin\\.test\\.ts:${line}:\\d+: error: TS2353: Object literal may only specify known properties, and 'services' does not exist`,
+      ),
+    );
   });
 });
 
@@ -70,7 +85,10 @@ describe('plugin new in a stand-alone app', () => {
     const { stdout } = await flotilla('plugin', 'new', app, 'web');
     expect(stdout).toContain('created plugins/010_web.ts');
     expect(stdout).toContain('wrote package.json');
-    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { scripts: Record<string, string>; devDependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+      devDependencies: Record<string, string>;
+    };
     expect(manifest.scripts.test).toBe('vitest run');
     expect(Object.keys(manifest.devDependencies).sort()).toEqual(['flotilla', 'typescript', 'vitest']);
     // `npm install` links what package.json names; here, offline, the same links by hand (flotilla from this checkout)

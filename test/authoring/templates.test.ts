@@ -14,18 +14,26 @@ describe('strict values templates', () => {
     expect(await buildError('conf:\n{{#if features.tls}}\n  tls: true\n{{/if}}\n')).toContain(
       'overrides/templates/web.yaml.hbs:2:7: error: release "web": "features.tls" is not set (templates are strict); read an optional value with (lookup features "tls")',
     );
-    expect(await buildError('conf:\n  port: {{default main.port 80}}\n')).toContain('overrides/templates/web.yaml.hbs:2:19: error: release "web": "main.port" is not set');
+    expect(await buildError('conf:\n  port: {{default main.port 80}}\n')).toContain(
+      'overrides/templates/web.yaml.hbs:2:19: error: release "web": "main.port" is not set',
+    );
   });
 
   it('a typo of a key that is set gets the key it meant, not a lookup of the typo', async () => {
     const said = await buildError('conf:\n  host: web.{{main.domian}}\n');
-    expect(said).toContain('overrides/templates/web.yaml.hbs:2:15: error: release "web": "main.domian" is not set (templates are strict); did you mean "main.domain"?');
+    expect(said).toContain(
+      'overrides/templates/web.yaml.hbs:2:15: error: release "web": "main.domian" is not set (templates are strict); did you mean "main.domain"?',
+    );
     expect(said).not.toContain('lookup main "domian"');
-    expect(await buildError('conf:\n{{#if main.domian}}\n  a: 1\n{{/if}}\n')).toContain('"main.domian" is not set (templates are strict); did you mean "main.domain"?');
+    expect(await buildError('conf:\n{{#if main.domian}}\n  a: 1\n{{/if}}\n')).toContain(
+      '"main.domian" is not set (templates are strict); did you mean "main.domain"?',
+    );
   });
 
   it('the documented optional form reads an absent path', async () => {
-    const app = writeApp({ 'overrides/templates/web.yaml.hbs': 'conf:\n  port: {{default (lookup main "port") 80}}\n{{#if (lookup features "tls")}}\n  tls: true\n{{/if}}\n' });
+    const app = writeApp({
+      'overrides/templates/web.yaml.hbs': 'conf:\n  port: {{default (lookup main "port") 80}}\n{{#if (lookup features "tls")}}\n  tls: true\n{{/if}}\n',
+    });
     expect((await flotilla('overrides', app, 'web')).stdout).toContain('port: 80');
   });
 
@@ -36,9 +44,15 @@ describe('strict values templates', () => {
   });
 
   it("Handlebars' parser messages become file:line and words", async () => {
-    expect(await buildError('conf:\n  a: {{main.domain}\n')).toContain('overrides/templates/web.yaml.hbs:2:19: error: release "web": template syntax error: unexpected character: an expression is not closed with }}');
-    expect(await buildError('conf:\n{{#if main.domain}}\n  a: 1\n')).toContain('template syntax error: the template ends inside a block: a {{#…}} has no {{/…}}');
-    expect(await buildError('conf:\n{{#if main.domain}}\n  a: 1\n{{/each}}\n')).toContain('overrides/templates/web.yaml.hbs:2:4: error: release "web": {{/each}} closes {{#if}}');
+    expect(await buildError('conf:\n  a: {{main.domain}\n')).toContain(
+      'overrides/templates/web.yaml.hbs:2:19: error: release "web": template syntax error: unexpected character: an expression is not closed with }}',
+    );
+    expect(await buildError('conf:\n{{#if main.domain}}\n  a: 1\n')).toContain(
+      'template syntax error: the template ends inside a block: a {{#…}} has no {{/…}}',
+    );
+    expect(await buildError('conf:\n{{#if main.domain}}\n  a: 1\n{{/each}}\n')).toContain(
+      'overrides/templates/web.yaml.hbs:2:4: error: release "web": {{/each}} closes {{#if}}',
+    );
   });
 
   it('several YAML documents are said plainly', async () => {

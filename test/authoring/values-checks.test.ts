@@ -12,7 +12,8 @@ import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../sr
 import { tempDir, writeApp } from '../support/app-fixture.js';
 import { failure, flotilla } from '../support/cli.js';
 
-const TYPO = 'overrides/static/web.yaml:3:7: warning: release "web": static sets pod.replicsa, a key unknown to charts/web/values.yaml and charts/web/values.schema.json; did you mean pod.replicas?';
+const TYPO =
+  'overrides/static/web.yaml:3:7: warning: release "web": static sets pod.replicsa, a key unknown to charts/web/values.yaml and charts/web/values.schema.json; did you mean pod.replicas?';
 const typoApp = () => writeApp({ 'overrides/static/web.yaml': 'conf:\n  greeting: hi\npod: {replicsa: 2}\nlabels: {any: thing}\n' });
 const badImage = 'images:\n  tags:\n    web: "repo::tag"\n';
 

@@ -98,13 +98,26 @@ function generateApp(dir: string, releases: readonly { name: string; dependsOn: 
   for (const r of releases) {
     write(dir, `charts/${r.name}/Chart.yaml`, `apiVersion: v2\nname: ${r.name}\nversion: 0.1.0\nappVersion: "1.0"\n`);
     write(dir, `charts/${r.name}/values.yaml`, `images:\n  tags:\n    ${r.name}_api: example/${r.name}:1\nconf:\n  debug: false\n`);
-    write(dir, `charts/${r.name}/templates/configmap.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-etc\ndata:\n  image: {{ .Values.images.tags.${r.name}_api | quote }}\n  debug: {{ .Values.conf.debug | quote }}\n`);
+    write(
+      dir,
+      `charts/${r.name}/templates/configmap.yaml`,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-etc\ndata:\n  image: {{ .Values.images.tags.${r.name}_api | quote }}\n  debug: {{ .Values.conf.debug | quote }}\n`,
+    );
   }
-  const table = releases.map((r) => `  - name: ${r.name}\n    chart: ${r.name}\n    service: ${r.name}\n${r.dependsOn.length > 0 ? `    dependsOn: [${r.dependsOn.join(', ')}]\n` : ''}`).join('');
+  const table = releases
+    .map(
+      (r) =>
+        `  - name: ${r.name}\n    chart: ${r.name}\n    service: ${r.name}\n${r.dependsOn.length > 0 ? `    dependsOn: [${r.dependsOn.join(', ')}]\n` : ''}`,
+    )
+    .join('');
   write(dir, 'fluxcd/metadata.yaml', 'app_name: bench\napp_version: 1.0-0\nsupported_k8s_version:\n  minimum: v1.29.0\n');
   write(dir, 'fluxcd/releases.yaml', `defaults:\n  namespace: openstack\n  timeout: 30m\nreleases:\n${table}`);
   write(dir, 'overrides/deployment.yaml', `main:\n  release: "2025.1"\nfeatures:\n  services: [${releases.map((r) => r.name).join(', ')}]\n`);
-  write(dir, 'overrides/versions/2025.1.yaml', `release: "2025.1"\nimages:\n${releases.map((r) => `  ${r.name}_api: docker.io/example/${r.name}:2025.1`).join('\n')}\n`);
+  write(
+    dir,
+    'overrides/versions/2025.1.yaml',
+    `release: "2025.1"\nimages:\n${releases.map((r) => `  ${r.name}_api: docker.io/example/${r.name}:2025.1`).join('\n')}\n`,
+  );
   write(dir, 'overrides/versions/images.yaml', `${releases.map((r) => `${r.name}_api:\n  ${r.name}: images.tags.${r.name}_api`).join('\n')}\n`);
 }
 
@@ -115,7 +128,10 @@ interface TimedLine {
 }
 
 /** Runs the CLI in a child, as a user would, reading its wall time, peak memory and each output line's arrival time. Asynchronously: the dev cluster answers from this process. */
-async function run(kubeconfig: string, args: readonly string[]): Promise<{ startedAt: number; seconds: number; maxRssMiB: number; output: string; lines: TimedLine[]; status: number | null }> {
+async function run(
+  kubeconfig: string,
+  args: readonly string[],
+): Promise<{ startedAt: number; seconds: number; maxRssMiB: number; output: string; lines: TimedLine[]; status: number | null }> {
   const probe = `
     process.argv = [process.argv[0], ${JSON.stringify(cli)}, ...${JSON.stringify(args)}];
     process.on('exit', () => process.stderr.write('MAXRSS ' + process.resourceUsage().maxRSS + '\\n'));
@@ -176,7 +192,9 @@ class Timeline {
   follow(cluster: DevCluster): void {
     this.unsubscribe = cluster.cluster.store.subscribe((change) => {
       if (change.type === 'DELETED') return;
-      const ready = ((change.object.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+      const ready = ((change.object.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      );
       if (change.resource === 'source.toolkit.fluxcd.io/helmcharts' && ready) {
         const release = (change.object.metadata as { labels?: Record<string, string> }).labels?.['helm.toolkit.fluxcd.io/name'];
         if (release) this.of(release).chartReady ??= Date.now();
@@ -293,7 +311,7 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     const asRun = criticalPath(releases, (n) => gap(times(n).ready, eligible(n)) ?? READY_MS);
     // The chain that finished last, walked back through the dependency that became Ready last.
     const path: string[] = [];
-    for (let at: string | undefined = names.reduce((a, b) => ((times(b).ready ?? 0) > (times(a).ready ?? 0) ? b : a)); at; ) {
+    for (let at: string | undefined = names.reduce((a, b) => ((times(b).ready ?? 0) > (times(a).ready ?? 0) ? b : a)); at;) {
       path.unshift(at);
       at = [...(byName.get(at)?.dependsOn ?? [])].sort((a, b) => (times(b).ready ?? 0) - (times(a).ready ?? 0))[0];
     }
@@ -313,23 +331,38 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
       finish: endedAt - lastReady,
     };
     const figures: RunFigures = { elapsed: apply.seconds * 1000, maxRssMiB: apply.maxRssMiB, asRun, above, load, loopDelay };
-    console.log(`run ${index}: apply ${s(figures.elapsed)} = ${(figures.elapsed / critical).toFixed(2)}× the critical path; upload ${upload.seconds.toFixed(1)} s; load average ${(load[0] ?? 0).toFixed(2)} at start, max ${Math.max(...load).toFixed(2)}`);
-    console.log(`  flotilla before the first HelmRelease is written  ${s(above.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`);
-    console.log(`  HelmRelease written → its chart pulled           ${spread(names.map((n) => gap(times(n).chartReady, times(n).applied)))} (source-controller, while the dependencies install)`);
-    console.log(`  eligible (dependencies Ready) → render queued     ${spread(names.map(wake))} (woken by the dependency's Ready, or its chart if still pulling)`);
+    console.log(
+      `run ${index}: apply ${s(figures.elapsed)} = ${(figures.elapsed / critical).toFixed(2)}× the critical path; upload ${upload.seconds.toFixed(1)} s; load average ${(load[0] ?? 0).toFixed(2)} at start, max ${Math.max(...load).toFixed(2)}`,
+    );
+    console.log(
+      `  flotilla before the first HelmRelease is written  ${s(above.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`,
+    );
+    console.log(
+      `  HelmRelease written → its chart pulled           ${spread(names.map((n) => gap(times(n).chartReady, times(n).applied)))} (source-controller, while the dependencies install)`,
+    );
+    console.log(
+      `  eligible (dependencies Ready) → render queued     ${spread(names.map(wake))} (woken by the dependency's Ready, or its chart if still pulling)`,
+    );
     console.log(`  render queued → started (a free helm slot)        ${spread(names.map(slot))}`);
     console.log(`  helm template                                     ${spread(names.map(template))}`);
     console.log(`  rendered → Ready (the set delay)                  ${spread(names.map((n) => gap(times(n).ready, times(n).renderEnd)))}`);
     console.log(`  Ready → flotilla reports it (its watch)           ${spread(names.map((n) => gap(times(n).seen, times(n).ready)))}`);
-    console.log(`  last release Ready → flotilla exits               ${s(above.finish)} (post hooks, record written; last reported ${s(endedAt - lastSeen)} before exit)`);
-    console.log(`  the fixture's event loop ran late by up to ${loopDelay.max.toFixed(0)} ms (p99 ${loopDelay.p99.toFixed(0)} ms): timers and watch events wait that long`);
+    console.log(
+      `  last release Ready → flotilla exits               ${s(above.finish)} (post hooks, record written; last reported ${s(endedAt - lastSeen)} before exit)`,
+    );
+    console.log(
+      `  the fixture's event loop ran late by up to ${loopDelay.max.toFixed(0)} ms (p99 ${loopDelay.p99.toFixed(0)} ms): timers and watch events wait that long`,
+    );
     console.log(`  above the critical path: ${describeAbove(above)} = ${s(sumAbove(above))} (elapsed − critical ${s(figures.elapsed - critical)})`);
     const part = (ms: number | undefined) => (ms === undefined ? '?' : (ms / 1000).toFixed(2));
     const parts = (n: string) => `wake ${part(wake(n))}, slot ${part(slot(n))}, template ${part(template(n))}, settle ${part(settle(n))}`;
-    console.log(`  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)}: ${parts(n)})`).join(' → ')}`);
+    console.log(
+      `  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)}: ${parts(n)})`).join(' → ')}`,
+    );
     if (process.env.BENCH_VERBOSE) {
       const firstRelease = cluster.requests.findIndex((r) => r.at >= apply.startedAt && r.url.includes('/helmreleases/'));
-      for (const r of cluster.requests.filter((r, i) => r.at >= apply.startedAt && i <= firstRelease)) console.log(`  +${s(r.at - apply.startedAt)} ${r.method} ${r.url.split('?')[0]} ${r.status}`);
+      for (const r of cluster.requests.filter((r, i) => r.at >= apply.startedAt && i <= firstRelease))
+        console.log(`  +${s(r.at - apply.startedAt)} ${r.method} ${r.url.split('?')[0]} ${r.status}`);
       for (const line of apply.lines) console.log(`  +${s(line.at - apply.startedAt)} ${line.text}`);
     }
     return figures;
@@ -357,29 +390,70 @@ const medianOf = (values: readonly number[]) => [...values].sort((a, b) => a - b
 function summary(values: readonly number[], format: (v: number) => string): string {
   const sorted = [...values].sort((a, b) => a - b);
   const median = medianOf(sorted);
-  return sorted.length > 1 ? `${format(median)} (${format(sorted[0] ?? NaN)}–${format(sorted.at(-1) ?? NaN)}, spread ${(((sorted.at(-1)! - sorted[0]!) / median) * 100).toFixed(0)}%)` : format(median);
+  return sorted.length > 1
+    ? `${format(median)} (${format(sorted[0] ?? NaN)}–${format(sorted.at(-1) ?? NaN)}, spread ${(((sorted.at(-1)! - sorted[0]!) / median) * 100).toFixed(0)}%)`
+    : format(median);
 }
 
 try {
   const app = join(work, 'app');
   generateApp(app, releases);
   const built = await buildApp(app, { outDir: join(work, 'out'), cacheDir: false });
-  console.log(`apply benchmark: ${releases.length} releases, ${edges} dependsOn edges, longest chain ${chain} releases; each release Ready ${READY_MS} ms after it renders; dev cluster TEST FIXTURE with ${CONTROLLER_CONCURRENCY} helm at once; ${RUNS} run(s) on ${cpus().length} CPUs`);
+  console.log(
+    `apply benchmark: ${releases.length} releases, ${edges} dependsOn edges, longest chain ${chain} releases; each release Ready ${READY_MS} ms after it renders; dev cluster TEST FIXTURE with ${CONTROLLER_CONCURRENCY} helm at once; ${RUNS} run(s) on ${cpus().length} CPUs`,
+  );
   const runs: RunFigures[] = [];
   for (let i = 1; i <= RUNS; i++) runs.push(await benchOnce(built.file, i));
   const ratios = runs.map((r) => r.elapsed / critical);
   const median = medianOf(ratios);
   const loads = runs.flatMap((r) => r.load);
   console.log(`summary over ${runs.length} run(s): median (min–max)`);
-  console.log(`  flotilla apply elapsed            ${summary(runs.map((r) => r.elapsed), s)}`);
-  console.log(`  critical path                     ${s(critical)} (${chain} × ${READY_MS} ms) → ${summary(ratios, (v) => `${v.toFixed(2)}×`)}; floor ≤ 1.20×: ${median <= 1.2 ? 'OK' : 'ABOVE THE FLOOR'}`);
-  console.log(`  one after another                 ${s(serial)} (${releases.length} × ${READY_MS} ms) → ${summary(runs.map((r) => r.elapsed / serial), (v) => `${v.toFixed(3)}×`)}`);
-  console.log(`  critical path as the fixture ran  ${summary(runs.map((r) => r.asRun), s)} (each release weighed by its measured eligible → Ready: chart pull, helm template, the set delay) → ${summary(runs.map((r) => r.elapsed / (r.asRun + r.above.startup + r.above.finish)), (v) => `${v.toFixed(2)}×`)} of it plus flotilla's own time`);
+  console.log(
+    `  flotilla apply elapsed            ${summary(
+      runs.map((r) => r.elapsed),
+      s,
+    )}`,
+  );
+  console.log(
+    `  critical path                     ${s(critical)} (${chain} × ${READY_MS} ms) → ${summary(ratios, (v) => `${v.toFixed(2)}×`)}; floor ≤ 1.20×: ${median <= 1.2 ? 'OK' : 'ABOVE THE FLOOR'}`,
+  );
+  console.log(
+    `  one after another                 ${s(serial)} (${releases.length} × ${READY_MS} ms) → ${summary(
+      runs.map((r) => r.elapsed / serial),
+      (v) => `${v.toFixed(3)}×`,
+    )}`,
+  );
+  console.log(
+    `  critical path as the fixture ran  ${summary(
+      runs.map((r) => r.asRun),
+      s,
+    )} (each release weighed by its measured eligible → Ready: chart pull, helm template, the set delay) → ${summary(
+      runs.map((r) => r.elapsed / (r.asRun + r.above.startup + r.above.finish)),
+      (v) => `${v.toFixed(2)}×`,
+    )} of it plus flotilla's own time`,
+  );
   const medianAbove = Object.fromEntries(ABOVE_PARTS.map(([key]) => [key, medianOf(runs.map((r) => r.above[key]))])) as unknown as AboveCriticalPath;
-  console.log(`  above the critical path (medians, along the chain that finished last, ${chain} releases): ${describeAbove(medianAbove)} = ${s(sumAbove(medianAbove))}`);
-  console.log(`  flotilla's own time               ${summary(runs.map((r) => r.above.startup), s)} before the first release is written, ${summary(runs.map((r) => r.above.finish), s)} after the last is Ready`);
-  console.log(`  peak memory of flotilla apply     ${summary(runs.map((r) => r.maxRssMiB), (v) => `${v.toFixed(0)} MiB`)} (max RSS of the CLI process)`);
-  console.log(`  load average (1 min) during runs  mean ${(loads.reduce((a, b) => a + b, 0) / loads.length).toFixed(2)}, min ${Math.min(...loads).toFixed(2)}, max ${Math.max(...loads).toFixed(2)}`);
+  console.log(
+    `  above the critical path (medians, along the chain that finished last, ${chain} releases): ${describeAbove(medianAbove)} = ${s(sumAbove(medianAbove))}`,
+  );
+  console.log(
+    `  flotilla's own time               ${summary(
+      runs.map((r) => r.above.startup),
+      s,
+    )} before the first release is written, ${summary(
+      runs.map((r) => r.above.finish),
+      s,
+    )} after the last is Ready`,
+  );
+  console.log(
+    `  peak memory of flotilla apply     ${summary(
+      runs.map((r) => r.maxRssMiB),
+      (v) => `${v.toFixed(0)} MiB`,
+    )} (max RSS of the CLI process)`,
+  );
+  console.log(
+    `  load average (1 min) during runs  mean ${(loads.reduce((a, b) => a + b, 0) / loads.length).toFixed(2)}, min ${Math.min(...loads).toFixed(2)}, max ${Math.max(...loads).toFixed(2)}`,
+  );
   if (median > 1.2) process.exitCode = 1;
 } finally {
   rmSync(work, { recursive: true, force: true });

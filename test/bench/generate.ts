@@ -17,7 +17,10 @@ function write(root: string, path: string, text: string): void {
 function libraryTemplate(i: number): string {
   const lines = [`{{/* snippet ${i}: renders a block of configuration from values */}}`, `{{- define "toolkit.snippet${i}" -}}`];
   for (let j = 0; j < 25; j++) {
-    lines.push(`{{- $v${j} := index .Values "conf" | default dict }}`, `# option_${i}_${j}: {{ $v${j} | toJson | quote }} keeps the rendered file stable across releases`);
+    lines.push(
+      `{{- $v${j} := index .Values "conf" | default dict }}`,
+      `# option_${i}_${j}: {{ $v${j} | toJson | quote }} keeps the rendered file stable across releases`,
+    );
   }
   lines.push('{{- end -}}');
   return `${lines.join('\n')}\n`;
@@ -33,13 +36,27 @@ export function generateBenchApp(root: string, charts: number): string[] {
   for (let c = 0; c < charts; c++) {
     const name = `svc${String(c).padStart(2, '0')}`;
     names.push(name);
-    write(root, `charts/${name}/Chart.yaml`, `apiVersion: v2\nname: ${name}\nversion: 0.1.0\nappVersion: "1.0"\ndependencies:\n  - name: toolkit\n    version: 0.1.0\n    repository: file://../toolkit\n`);
-    write(root, `charts/${name}/values.yaml`, `images:\n  tags:\n    ${name}_api: example/${name}:1\npod:\n  replicas:\n    api: 1\nconf:\n  ${name}:\n    DEFAULT:\n      debug: false\n`);
+    write(
+      root,
+      `charts/${name}/Chart.yaml`,
+      `apiVersion: v2\nname: ${name}\nversion: 0.1.0\nappVersion: "1.0"\ndependencies:\n  - name: toolkit\n    version: 0.1.0\n    repository: file://../toolkit\n`,
+    );
+    write(
+      root,
+      `charts/${name}/values.yaml`,
+      `images:\n  tags:\n    ${name}_api: example/${name}:1\npod:\n  replicas:\n    api: 1\nconf:\n  ${name}:\n    DEFAULT:\n      debug: false\n`,
+    );
     for (const kind of ['deployment', 'service', 'configmap', 'job-db-sync', 'job-bootstrap', 'secret', 'pdb', 'ingress']) {
-      write(root, `charts/${name}/templates/${kind}.yaml`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-${kind}\ndata:\n  rendered: |\n{{ include "toolkit.snippet1" . | indent 4 }}\n`);
+      write(
+        root,
+        `charts/${name}/templates/${kind}.yaml`,
+        `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-${kind}\ndata:\n  rendered: |\n{{ include "toolkit.snippet1" . | indent 4 }}\n`,
+      );
     }
     write(root, `overrides/static/${name}.yaml`, `# static overrides of ${name}\npod:\n  replicas:\n    api: 2\n`);
-    releases.push(`  - name: ${name}\n    chart: ${name}\n    service: s${c}\n    group: openstack\n${c > 0 ? `    dependsOn: [svc${String(c - 1).padStart(2, '0')}]\n` : ''}`);
+    releases.push(
+      `  - name: ${name}\n    chart: ${name}\n    service: s${c}\n    group: openstack\n${c > 0 ? `    dependsOn: [svc${String(c - 1).padStart(2, '0')}]\n` : ''}`,
+    );
     images.push(`  ${name}_api: docker.io/example/${name}:2025.1`);
     targets.push(`${name}_api:\n  ${name}: images.tags.${name}_api`);
   }

@@ -21,7 +21,8 @@ const ownCpu = () => {
   const used = process.cpuUsage();
   return (used.user + used.system) / 1000;
 };
-const children = () => readdirSync('/proc/self/task').flatMap((task) => readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
+const children = () =>
+  readdirSync('/proc/self/task').flatMap((task) => readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean));
 const pluginProcess = () => children().find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('sandbox-child'));
 const cpuOf = (pid: string) => {
   const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
@@ -51,6 +52,10 @@ const [child0, host0] = [cpuOf(pid), ownCpu()];
 for (let i = 0; i < PASSES; i++) await pass();
 const [childPass, hostPass] = [(cpuOf(pid) - child0) / PASSES, (ownCpu() - host0) / PASSES];
 
-console.log(`plugin process start, the default app's bundle imported: ${median(startChild).toFixed(0)} ms CPU in that process + ${median(startHost).toFixed(0)} ms in flotilla (median of 7; once per run)`);
-console.log(`getOverrides of all ${app.releases.length} releases through it: ${childPass.toFixed(1)} ms CPU in the plugin process + ${hostPass.toFixed(1)} ms in flotilla per pass (mean of ${PASSES})`);
+console.log(
+  `plugin process start, the default app's bundle imported: ${median(startChild).toFixed(0)} ms CPU in that process + ${median(startHost).toFixed(0)} ms in flotilla (median of 7; once per run)`,
+);
+console.log(
+  `getOverrides of all ${app.releases.length} releases through it: ${childPass.toFixed(1)} ms CPU in the plugin process + ${hostPass.toFixed(1)} ms in flotilla per pass (mean of ${PASSES})`,
+);
 process.exit(0);

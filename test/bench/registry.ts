@@ -64,10 +64,16 @@ async function main(): Promise<void> {
     out.end();
     await finished(out);
     const bundle = join(work, 'bench-1.0-1.tgz');
-    writeFileSync(bundle, writeTarGz([
-      { path: 'metadata.yaml', data: Buffer.from('app_name: bench\napp_version: 1.0-1\n') },
-      { path: 'charts/payload.bin', data: readFileSync(payload) },
-    ], { level: 0 }));
+    writeFileSync(
+      bundle,
+      writeTarGz(
+        [
+          { path: 'metadata.yaml', data: Buffer.from('app_name: bench\napp_version: 1.0-1\n') },
+          { path: 'charts/payload.bin', data: readFileSync(payload) },
+        ],
+        { level: 0 },
+      ),
+    );
     const bundleSize = readFileSync(bundle).length;
     start = process.hrtime.bigint();
     await pushBundle(client, bundle, `oci://${registry.host}/apps/bench`);

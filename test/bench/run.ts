@@ -240,7 +240,9 @@ async function round(app: string, helmApp: string, names: readonly string[], n: 
   const servedNewApp = runCli(['build', newApp, '-d', newOut], 'unset');
   rmSync(newApp, { recursive: true, force: true });
   rmSync(newOut, { recursive: true, force: true });
-  const [server] = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: { peakMemoryMiB: number }[] }).items;
+  const [server] = (
+    JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: { peakMemoryMiB: number }[] }
+  ).items;
   execFileSync(process.execPath, [cli, 'build-server', 'stop']);
   rmSync(servedOut, { recursive: true, force: true });
   const servedEdit = [...servedEdits].sort((a, b) => a.seconds - b.seconds)[Math.floor(servedEdits.length / 2)]!;
@@ -287,7 +289,9 @@ function copyAsAnotherApp(app: string, copy: string, tag: string): void {
 /** Waits until the server says it has warmed up (it does once quiet for a moment after its first builds). */
 async function serverWarmedUp(): Promise<void> {
   for (let i = 0; i < 600; i++) {
-    const [server] = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: { warmedUp?: boolean }[] }).items;
+    const [server] = (
+      JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: { warmedUp?: boolean }[] }
+    ).items;
     if (server?.warmedUp) return;
     await new Promise((done) => setTimeout(done, 100));
   }
@@ -297,7 +301,8 @@ async function serverWarmedUp(): Promise<void> {
 /** Waits until `flotilla build-server status` lists a server. */
 async function serverListening(): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const servers = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: unknown[] }).items;
+    const servers = (JSON.parse(execFileSync(process.execPath, [cli, 'build-server', 'status', '-o', 'json'], { encoding: 'utf8' })) as { items: unknown[] })
+      .items;
     if (servers.length > 0) return;
     await new Promise((done) => setTimeout(done, 50));
   }
@@ -314,28 +319,73 @@ function report(title: string, rounds: readonly Round[], targets: { cold?: numbe
     const ratios = rounds.map((r) => r.helm / pick(r));
     const time = median(rounds.map(pick));
     const peak = run ? `   peak ${Math.max(...rounds.map((r) => run(r).maxRssMiB)).toFixed(0)} MiB` : '';
-    const cpu = run ? `   CPU ${median(rounds.map((r) => run(r).cpu)).toFixed(2)} s, ${median(rounds.map((r) => r.helmCpu / run(r).cpu)).toFixed(1)}x the loop's` : '';
+    const cpu = run
+      ? `   CPU ${median(rounds.map((r) => run(r).cpu)).toFixed(2)} s, ${median(rounds.map((r) => r.helmCpu / run(r).cpu)).toFixed(1)}x the loop's`
+      : '';
     const goal = target ? `   (target >= ${target}x)` : '';
-    const ratio = label === 'helm package loop' ? `   CPU ${median(rounds.map((r) => r.helmCpu)).toFixed(2)} s` : `${median(ratios).toFixed(1).padStart(6)}x  [${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}]`;
+    const ratio =
+      label === 'helm package loop'
+        ? `   CPU ${median(rounds.map((r) => r.helmCpu)).toFixed(2)} s`
+        : `${median(ratios).toFixed(1).padStart(6)}x  [${Math.min(...ratios).toFixed(1)}–${Math.max(...ratios).toFixed(1)}]`;
     console.log(`  ${label.padEnd(32)} ${time.toFixed(3).padStart(7)} s  ${ratio}${goal}${peak}${cpu}`);
   };
   console.log(`\n${title}  (${rounds.length} rounds; median time, median ratio vs the helm loop [min–max])`);
   row('helm package loop', (r) => r.helm);
-  row('flotilla build (cold)', (r) => r.cold.seconds, targets.cold, (r) => r.cold);
-  row('  cold, as node flotilla.cjs', (r) => r.coldDirect.seconds, undefined, (r) => r.coldDirect);
-  row('flotilla build after one edit', (r) => r.edit.seconds, undefined, (r) => r.edit);
-  row('fresh checkout, output kept', (r) => r.checkout.seconds, undefined, (r) => r.checkout);
-  row('  build server: its first build', (r) => r.servedFirst.seconds, undefined, (r) => r.servedFirst);
-  row(`  build server: after one edit`, (r) => r.servedEdit.seconds, targets.servedEdit, (r) => r.servedEdit);
-  row('  build server: another app, cold', (r) => r.servedNewApp.seconds, undefined, (r) => r.servedNewApp);
+  row(
+    'flotilla build (cold)',
+    (r) => r.cold.seconds,
+    targets.cold,
+    (r) => r.cold,
+  );
+  row(
+    '  cold, as node flotilla.cjs',
+    (r) => r.coldDirect.seconds,
+    undefined,
+    (r) => r.coldDirect,
+  );
+  row(
+    'flotilla build after one edit',
+    (r) => r.edit.seconds,
+    undefined,
+    (r) => r.edit,
+  );
+  row(
+    'fresh checkout, output kept',
+    (r) => r.checkout.seconds,
+    undefined,
+    (r) => r.checkout,
+  );
+  row(
+    '  build server: its first build',
+    (r) => r.servedFirst.seconds,
+    undefined,
+    (r) => r.servedFirst,
+  );
+  row(
+    `  build server: after one edit`,
+    (r) => r.servedEdit.seconds,
+    targets.servedEdit,
+    (r) => r.servedEdit,
+  );
+  row(
+    '  build server: another app, cold',
+    (r) => r.servedNewApp.seconds,
+    undefined,
+    (r) => r.servedNewApp,
+  );
   row('  build --watch: first build', (r) => r.watchCold);
   row(`  build --watch: after one edit`, (r) => r.watchEdit, targets.watchEdit);
   row(`    (the first of the ${WATCH_EDITS} edits)`, (r) => r.watchFirstEdit);
   console.log(`  tarball: ${median(rounds.map((r) => r.tarballMiB)).toFixed(2)} MiB`);
   const [ours, helms] = [median(rounds.map((r) => r.chartBytes)), median(rounds.map((r) => r.helmChartBytes))];
-  console.log(`  chart archives: ${(ours / 2 ** 20).toFixed(2)} MiB, helm package's ${(helms / 2 ** 20).toFixed(2)} MiB (${(((ours - helms) / helms) * 100).toFixed(1)}%)`);
+  console.log(
+    `  chart archives: ${(ours / 2 ** 20).toFixed(2)} MiB, helm package's ${(helms / 2 ** 20).toFixed(2)} MiB (${(((ours - helms) / helms) * 100).toFixed(1)}%)`,
+  );
   const first = firstBuilds.get(title.split(' ')[0] ?? '');
-  if (first) console.log(`  first build of the shape (${firstBuilds.keys().next().value === title.split(' ')[0] ? 'no code cache yet, as the first run after an install' : 'code cache from the shape before'}): ${first.seconds.toFixed(3)} s, ${(median(rounds.map((r) => r.helm)) / first.seconds).toFixed(1)}x the median helm loop`);
+  if (first)
+    console.log(
+      `  first build of the shape (${firstBuilds.keys().next().value === title.split(' ')[0] ? 'no code cache yet, as the first run after an install' : 'code cache from the shape before'}): ${first.seconds.toFixed(3)} s, ${(median(rounds.map((r) => r.helm)) / first.seconds).toFixed(1)}x the median helm loop`,
+    );
 }
 
 /** The first cold build of a shape, before the rounds: with no code cache yet when it is the first build of the bench (a first run after an install). */
@@ -461,7 +511,9 @@ process.env.FLOTILLA_CACHE_DIR = join(work, 'user-cache');
 
 try {
   const nodeBare = median(Array.from({ length: 5 }, () => timeProcess(process.execPath, ['-e', ''])));
-  const nodeBareWithoutVariable = startUpVariableSet ? median(Array.from({ length: 5 }, () => timeProcess(process.execPath, ['-e', ''], withoutStartUpVariable()))) : undefined;
+  const nodeBareWithoutVariable = startUpVariableSet
+    ? median(Array.from({ length: 5 }, () => timeProcess(process.execPath, ['-e', ''], withoutStartUpVariable())))
+    : undefined;
   // Node started by the entry for a build, ended by a module NODE_OPTIONS loads before the entry's code runs.
   const exitAtOnce = join(work, 'exit-at-once.cjs');
   writeFileSync(exitAtOnce, 'process.exit(0);\n');
@@ -477,20 +529,34 @@ try {
 
   console.log(`build benchmark: ${CHARTS} charts per app; ${process.version}; ${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores`);
   if (corpus) report('corpus app: every application chart of ../shared/corpus/bitnami, its dependencies vendored', corpus, {});
-  report(`library shape (scale test): ${CHARTS} generated charts, each depending on a 130-template library chart (~0.5 MB)`, library, { cold: 15, servedEdit: 40, watchEdit: 100 });
+  report(`library shape (scale test): ${CHARTS} generated charts, each depending on a 130-template library chart (~0.5 MB)`, library, {
+    cold: 15,
+    servedEdit: 40,
+    watchEdit: 100,
+  });
   const all = shapes.flatMap(([, rounds]) => rounds);
   const peak = Math.max(...all.flatMap((r) => [r.cold.maxRssMiB, r.edit.maxRssMiB, r.checkout.maxRssMiB]));
-  console.log(`\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB); of a build server after its builds: ${Math.max(...all.map((r) => r.serverPeakMiB))} MiB`);
-  const bareNote = nodeBareWithoutVariable === undefined ? '' : ` (${(nodeBareWithoutVariable * 1000).toFixed(0)} ms with ${START_UP_VARIABLE} unset: Node reads the certificates it names as it starts)`;
+  console.log(
+    `\n  peak memory of any one-shot build: ${peak.toFixed(0)} MiB (target < 300 MB); of a build server after its builds: ${Math.max(...all.map((r) => r.serverPeakMiB))} MiB`,
+  );
+  const bareNote =
+    nodeBareWithoutVariable === undefined
+      ? ''
+      : ` (${(nodeBareWithoutVariable * 1000).toFixed(0)} ms with ${START_UP_VARIABLE} unset: Node reads the certificates it names as it starts)`;
   console.log(
     `  start-up: node -e '' ${(nodeBare * 1000).toFixed(0)} ms${bareNote}; Node as the flotilla entry starts it for a build ${(nodeForBuild * 1000).toFixed(0)} ms; flotilla build --help (Node + CLI + a build's modules) ${(cliStartup * 1000).toFixed(0)} ms`,
   );
   // Where a one-shot build's time goes: Node itself, loading flotilla, then the build (what --watch pays).
   for (const [name, rounds] of shapes) {
-    for (const [label, pick] of [['cold', (r: Round) => r.cold.seconds], ['one edit', (r: Round) => r.edit.seconds]] as const) {
+    for (const [label, pick] of [
+      ['cold', (r: Round) => r.cold.seconds],
+      ['one edit', (r: Round) => r.edit.seconds],
+    ] as const) {
       const total = median(rounds.map(pick));
       const part = (s: number) => `${(s * 1000).toFixed(0)} ms (${((100 * s) / total).toFixed(0)}%)`;
-      console.log(`  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeForBuild)}, loading flotilla ${part(cliStartup - nodeForBuild)}, the build ${part(total - cliStartup)}`);
+      console.log(
+        `  ${name} shape, one-shot ${label} ${(total * 1000).toFixed(0)} ms: Node start-up ${part(nodeForBuild)}, loading flotilla ${part(cliStartup - nodeForBuild)}, the build ${part(total - cliStartup)}`,
+      );
     }
   }
   for (const [name, rounds] of shapes) {
@@ -502,7 +568,9 @@ try {
   }
   for (const [name, rounds] of shapes) {
     const total = median(rounds.map((r) => r.servedEdit.seconds));
-    console.log(`  ${name} shape, one-shot after one edit with a build server ${(total * 1000).toFixed(0)} ms: Node start-up ${(nodeForBuild * 1000).toFixed(0)} ms (${((100 * nodeForBuild) / total).toFixed(0)}%), the rest (launcher, socket, the server's build) ${((total - nodeForBuild) * 1000).toFixed(0)} ms`);
+    console.log(
+      `  ${name} shape, one-shot after one edit with a build server ${(total * 1000).toFixed(0)} ms: Node start-up ${(nodeForBuild * 1000).toFixed(0)} ms (${((100 * nodeForBuild) / total).toFixed(0)}%), the rest (launcher, socket, the server's build) ${((total - nodeForBuild) * 1000).toFixed(0)} ms`,
+    );
   }
   console.log(
     `  a checkout of ${checkout.files} files seen by --watch or a build server keeping 4 memories of the library shape: heard in ${checkout.wallMs.toFixed(0)} ms, ${checkout.cpuMs.toFixed(0)} ms of CPU with the writes`,

@@ -96,12 +96,22 @@ describe('archives joined from pieces', () => {
 
       const python = execFileSync(
         'python3',
-        ['-c', 'import hashlib,sys,tarfile\nwith tarfile.open(sys.argv[1]) as t:\n  for m in t.getmembers():\n    if m.isfile(): print(m.name + "\\t" + hashlib.sha256(t.extractfile(m).read()).hexdigest())', file],
+        [
+          '-c',
+          'import hashlib,sys,tarfile\nwith tarfile.open(sys.argv[1]) as t:\n  for m in t.getmembers():\n    if m.isfile(): print(m.name + "\\t" + hashlib.sha256(t.extractfile(m).read()).hexdigest())',
+          file,
+        ],
         { encoding: 'utf8' },
       );
       // Names as stored (the app tarball's start with ./); the other readers give them relative.
       const relativeName = (name: string) => name.replace(/^\.\//, '');
-      const pythonListing: Listing = new Map(python.trim().split('\n').map((line) => line.split('\t') as [string, string]).map(([name, sum]) => [relativeName(name), sum]));
+      const pythonListing: Listing = new Map(
+        python
+          .trim()
+          .split('\n')
+          .map((line) => line.split('\t') as [string, string])
+          .map(([name, sum]) => [relativeName(name), sum]),
+      );
       expect(sorted(pythonListing), `Python tarfile: ${file}`).toEqual(sorted(expected));
 
       const node = tempDir();

@@ -99,7 +99,10 @@ describe('flotilla build', () => {
   });
 
   it('refuses an output or cache folder inside what it reads (a source folder, a chart), writing nothing', async () => {
-    const app = writeApp({ 'fluxcd/releases.yaml': 'releases:\n  - {name: db, chart: db, service: database, group: infra, path: vendor/db}\n  - {name: web, chart: web, service: frontend, group: apps}\n' });
+    const app = writeApp({
+      'fluxcd/releases.yaml':
+        'releases:\n  - {name: db, chart: db, service: database, group: infra, path: vendor/db}\n  - {name: web, chart: web, service: frontend, group: apps}\n',
+    });
     cpSync(join(app, 'charts/db'), join(app, 'vendor/db'), { recursive: true });
     cpSync(join(app, 'charts/lib'), join(app, 'vendor/lib'), { recursive: true }); // its file:// library
     rmSync(join(app, 'charts/db'), { recursive: true });
@@ -110,7 +113,9 @@ describe('flotilla build', () => {
       ['charts/web/out', 'charts'],
       ['vendor/db', 'vendor/db'],
     ]) {
-      await expect(buildApp(app, { outDir: join(app, outDir) }), outDir).rejects.toThrow(`the output folder is inside the app's ${inside}/, which the build reads`);
+      await expect(buildApp(app, { outDir: join(app, outDir) }), outDir).rejects.toThrow(
+        `the output folder is inside the app's ${inside}/, which the build reads`,
+      );
     }
     await expect(buildApp(app, { outDir: tempDir(), cacheDir: join(app, 'plugins/.cache') })).rejects.toThrow("the cache folder is inside the app's plugins/");
     const link = join(tempDir(), 'looks-elsewhere');
@@ -163,15 +168,21 @@ describe('flotilla build', () => {
     const first = await buildApp(source, { outDir: out });
     expect(readFileSync(first.file).equals(await cold())).toBe(true);
     const edits: [string, () => void][] = [
-      ['a static override', () => writeFileSync(join(source, 'overrides/static/web.yaml'), `${readFileSync(join(source, 'overrides/static/web.yaml'), 'utf8')}extra: 1\n`)],
+      [
+        'a static override',
+        () => writeFileSync(join(source, 'overrides/static/web.yaml'), `${readFileSync(join(source, 'overrides/static/web.yaml'), 'utf8')}extra: 1\n`),
+      ],
       ['a chart', () => writeFileSync(join(source, 'charts/db/values.yaml'), `${readFileSync(join(source, 'charts/db/values.yaml'), 'utf8')}extra: 2\n`)],
       ['the shared library', () => writeFileSync(join(source, 'charts/lib/templates/_more.tpl'), '{{- define "lib.more" -}}more{{- end -}}\n')],
       ['the previous tarball (deleted)', () => rmSync(first.file)],
-      ['the previous tarball (one byte changed)', () => {
-        const bytes = readFileSync(first.file);
-        bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
-        writeFileSync(first.file, bytes);
-      }],
+      [
+        'the previous tarball (one byte changed)',
+        () => {
+          const bytes = readFileSync(first.file);
+          bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+          writeFileSync(first.file, bytes);
+        },
+      ],
     ];
     for (const [what, edit] of edits) {
       edit();
@@ -203,10 +214,10 @@ describe('flotilla build', () => {
     const out = tempDir();
     const entry = async (file: string) => (await readTarGzSafely(file)).get('plugins/plugins.mjs')!.toString();
     const first = await entry((await buildApp(source, { outDir: out })).file);
-    expect(first).toContain("from: \"one\"");
+    expect(first).toContain('from: "one"');
     expect(await entry((await buildApp(source, { outDir: out })).file)).toBe(first);
     writeFileSync(join(source, 'plugins/010_web.ts'), plugin('two'));
-    expect(await entry((await buildApp(source, { outDir: out })).file)).toContain("from: \"two\"");
+    expect(await entry((await buildApp(source, { outDir: out })).file)).toContain('from: "two"');
   });
 
   it('substitutes build-time tokens from fluxcd/build.yaml and --token, refusing one left without a value', async () => {
@@ -222,7 +233,10 @@ describe('flotilla build', () => {
     expect(files.get('app/overrides/static/web.yaml')?.toString()).toContain('registry.example.org/web:ubuntu-1');
     expect(files.get('fluxcd-manifests/base/helmrepository.yaml')?.toString()).toContain('url: http://charts.example.org/stx-platform');
 
-    const missing = await buildApp(writeApp({ 'overrides/versions/2.0.yaml': `release: "2.0"\nimages:\n  web: "@IMAGE_PREFIX@/nginx:1.27"\n  db: docker.io/library/mariadb:11.4\n` }), { outDir: tempDir() }).catch((e: unknown) => e);
+    const missing = await buildApp(
+      writeApp({ 'overrides/versions/2.0.yaml': `release: "2.0"\nimages:\n  web: "@IMAGE_PREFIX@/nginx:1.27"\n  db: docker.io/library/mariadb:11.4\n` }),
+      { outDir: tempDir() },
+    ).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(UnresolvedTokenError);
     expect((missing as Error).message).toBe(
       'overrides/versions/2.0.yaml:3:9: build token @IMAGE_PREFIX@ has no value; set it under "tokens:" in fluxcd/build.yaml or pass --token IMAGE_PREFIX=VALUE',

@@ -50,7 +50,11 @@ describe('the chart cache with fingerprints taken as charts are read', () => {
     stored.set(built.archive.sha256, Buffer.from(built.archive.bytes));
     await cache.save();
     // The index holds the fingerprint read with the chart, taken before the change, from when it began.
-    const entry = (JSON.parse(cacheDir.readSync('index.json', 'chart-index', 'flotilla-chart-cache/9')!.toString('utf8')) as { charts: Record<string, { fingerprint: string; takenAt: number }> }).charts[dir]!;
+    const entry = (
+      JSON.parse(cacheDir.readSync('index.json', 'chart-index', 'flotilla-chart-cache/9')!.toString('utf8')) as {
+        charts: Record<string, { fingerprint: string; takenAt: number }>;
+      }
+    ).charts[dir]!;
     expect(entry.takenAt).toBe(chart.fingerprint!.takenAt);
     await settle();
 

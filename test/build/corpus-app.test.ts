@@ -136,7 +136,13 @@ describe.skipIf(!CORPUS)('an app of every corpus chart, dependencies mapped to t
     // The app tarball: the same entries and contents for flotilla's reader, GNU tar, Python, node-tar and Go.
     const tar = join(work, 'app.tar');
     writeFileSync(tar, gunzipSync(tarball));
-    const ours = listing(readTarGzEntriesSync(tarball, { label: built.file }).map((e) => ({ name: e.path, type: e.type === 'file' ? 'file' : 'dir', sha256: e.type === 'file' ? sha256(e.data) : undefined })));
+    const ours = listing(
+      readTarGzEntriesSync(tarball, { label: built.file }).map((e) => ({
+        name: e.path,
+        type: e.type === 'file' ? 'file' : 'dir',
+        sha256: e.type === 'file' ? sha256(e.data) : undefined,
+      })),
+    );
     const go = buildGoLister(work);
     if (go.skipped) console.log(`corpus-app: ${go.skipped}`);
     const readers = {

@@ -65,7 +65,11 @@ describe.skipIf(!CORPUS)('a build of real charts with a library chart', () => {
     const helmOut = tempDir();
     // The vendored app, one chart in eight (a Go process each): the chart as helm package writes it.
     for (const chart of charts.filter((_, i) => i % 8 === 0)) {
-      expectSameChart(`${chart} (helm package)`, archives.get('vendored')!.get(chart)!, await helmPackage(join(apps.get('vendored')!, 'charts', chart), helmOut));
+      expectSameChart(
+        `${chart} (helm package)`,
+        archives.get('vendored')!.get(chart)!,
+        await helmPackage(join(apps.get('vendored')!, 'charts', chart), helmOut),
+      );
     }
     // The shared app, every chart: its own files as in the vendored app, and `common` as helm packages it alone.
     const common = below(await helmPackage(join(apps.get('shared')!, 'charts', 'common'), helmOut), 'common');

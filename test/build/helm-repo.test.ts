@@ -42,7 +42,9 @@ describe('the HelmRepository of a build', () => {
     const result = await buildApp(named('stx.charts'), { outDir: tempDir(), cacheDir: false });
     expect((await repositoryOf(result.file)).metadata.name).toBe('stx.charts');
     for (const name of ['Stx_Charts', 'stx..charts', `${'a'.repeat(254)}`]) {
-      await expect(buildApp(named(name), { outDir: tempDir(), cacheDir: false })).rejects.toThrow(/fluxcd\/build\.yaml:2:3: error: expected a Kubernetes object name \(lower-case letters, digits, dashes and dots, at most 253 long\).* \(at helmRepository\.name\)$/m);
+      await expect(buildApp(named(name), { outDir: tempDir(), cacheDir: false })).rejects.toThrow(
+        /fluxcd\/build\.yaml:2:3: error: expected a Kubernetes object name \(lower-case letters, digits, dashes and dots, at most 253 long\).* \(at helmRepository\.name\)$/m,
+      );
     }
   });
 
@@ -50,7 +52,9 @@ describe('the HelmRepository of a build', () => {
     const app = writeApp({ 'fluxcd/build.yaml': 'helmRepository:\n  url: http://charts.example.org/demo\n' });
     const error = await buildApp(app, { outDir: tempDir() }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnsupportedHelmRepoError);
-    expect((error as Error).message).toContain('fluxcd/build.yaml helmRepository.url http://charts.example.org/demo ends in "demo": sysinv accepts only a repository URL ending in one of starlingx, stx-platform');
+    expect((error as Error).message).toContain(
+      'fluxcd/build.yaml helmRepository.url http://charts.example.org/demo ends in "demo": sysinv accepts only a repository URL ending in one of starlingx, stx-platform',
+    );
   });
 
   it('verify refuses a bundle whose HelmRepository URL names a repository StarlingX does not serve', async () => {

@@ -55,10 +55,24 @@ describe('KeptBuilds', () => {
 
     const template = join(app, 'charts/web/templates/configmap.yaml');
     const edits: [string, () => void][] = [
-      ['a chart template, same size, older mtime', () => editQuietly(template, readFileSync(template, 'utf8').replace('-conf', '-cnf'), new Date(LONG_AGO.getTime() + 5000))],
-      ['a new file in another chart', () => writeFileSync(join(app, 'charts/db/templates/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')],
+      [
+        'a chart template, same size, older mtime',
+        () => editQuietly(template, readFileSync(template, 'utf8').replace('-conf', '-cnf'), new Date(LONG_AGO.getTime() + 5000)),
+      ],
+      [
+        'a new file in another chart',
+        () => writeFileSync(join(app, 'charts/db/templates/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n'),
+      ],
       ['a file removed from a chart', () => rmSync(join(app, 'charts/db/templates/extra.yaml'))],
-      ['the library every chart uses', () => editQuietly(join(app, 'charts/lib/templates/_helpers.tpl'), readFileSync(join(app, 'charts/lib/templates/_helpers.tpl'), 'utf8').replace('name:', 'nom:'), new Date(LONG_AGO.getTime() + 9000))],
+      [
+        'the library every chart uses',
+        () =>
+          editQuietly(
+            join(app, 'charts/lib/templates/_helpers.tpl'),
+            readFileSync(join(app, 'charts/lib/templates/_helpers.tpl'), 'utf8').replace('name:', 'nom:'),
+            new Date(LONG_AGO.getTime() + 9000),
+          ),
+      ],
       ['a static override', () => writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: hi\n')],
       [
         'a chart folder removed and made again',
@@ -68,7 +82,10 @@ describe('KeptBuilds', () => {
           writeFiles(app, { ...chart, 'charts/web/templates/configmap.yaml': `${chart['charts/web/templates/configmap.yaml']}  remade: "yes"\n` });
         },
       ],
-      ['a file in the folder made again', () => writeFileSync(join(app, 'charts/web/templates/later.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: later\n')],
+      [
+        'a file in the folder made again',
+        () => writeFileSync(join(app, 'charts/web/templates/later.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: later\n'),
+      ],
     ];
     let previous = again.sha256;
     for (const [what, edit] of edits) {
@@ -152,7 +169,11 @@ describe('KeptBuilds', () => {
     expect(kept.preparations.used).toBe(0);
     expect(built.sha256).toBe(await fromNothing(app));
     await kept.close(); // writes what is still unwritten
-    expect(readdirSync(join(out, '.flotilla-cache')).filter((name) => !name.startsWith('plugins-')).sort()).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
+    expect(
+      readdirSync(join(out, '.flotilla-cache'))
+        .filter((name) => !name.startsWith('plugins-'))
+        .sort(),
+    ).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
   });
 
   it('still hears a source folder a refused build named as its output folder', async () => {
@@ -168,7 +189,10 @@ describe('KeptBuilds', () => {
   it('sees an edit made through a hard link outside the app, which no watcher hears', async () => {
     const app = writeApp();
     const outside = tempDir();
-    for (const [name, file] of [['template.yaml', 'charts/web/templates/configmap.yaml'], ['static.yaml', 'overrides/static/web.yaml']]) {
+    for (const [name, file] of [
+      ['template.yaml', 'charts/web/templates/configmap.yaml'],
+      ['static.yaml', 'overrides/static/web.yaml'],
+    ]) {
       writeFileSync(join(outside, name), readFileSync(join(app, file)));
       rmSync(join(app, file));
       linkSync(join(outside, name), join(app, file));
@@ -179,7 +203,11 @@ describe('KeptBuilds', () => {
     kept = new KeptBuilds();
     await kept.build(app, { outDir: out });
     // Edited in place through the other name: same inode, same size, its old time kept.
-    editQuietly(join(outside, 'template.yaml'), readFileSync(join(outside, 'template.yaml'), 'utf8').replace('-conf', '-cnf'), new Date(LONG_AGO.getTime() + 5000));
+    editQuietly(
+      join(outside, 'template.yaml'),
+      readFileSync(join(outside, 'template.yaml'), 'utf8').replace('-conf', '-cnf'),
+      new Date(LONG_AGO.getTime() + 5000),
+    );
     writeFileSync(join(outside, 'static.yaml'), 'conf:\n  greeting: through the other name\n');
     expect((await kept.build(app, { outDir: out })).sha256).toBe(await fromNothing(app));
   });
@@ -245,7 +273,11 @@ describe('KeptBuilds', () => {
     for (const name of [stale, live, '.flotilla-watch-marker-notes']) writeFileSync(join(app, name), '');
     const watcher = new AppWatcher(app);
     void watcher.close();
-    expect(readdirSync(app).filter((name) => name.startsWith('.flotilla-watch-marker-')).sort()).toEqual([live, '.flotilla-watch-marker-notes'].sort());
+    expect(
+      readdirSync(app)
+        .filter((name) => name.startsWith('.flotilla-watch-marker-'))
+        .sort(),
+    ).toEqual([live, '.flotilla-watch-marker-notes'].sort());
   });
 
   it('has heard every change made before caughtUp resolves, and leaves no marker behind', async () => {

@@ -26,7 +26,8 @@ const NOT_FOR_A_BUILD = /^dist\/(policies|lifecycle|kube|import|verify|preflight
 const CLI_FILE = /\/dist\/cli\/flotilla(-[0-9a-f]+)?\.cjs$/;
 const CLI_BUNDLE = /\/dist\/cli\/flotilla-[0-9a-f]+\.cjs$/;
 /** Initialised modules a build, or help for it, has no use for: other commands', and code for other work. */
-const notForABuild = (initialised: readonly string[]) => initialised.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module));
+const notForABuild = (initialised: readonly string[]) =>
+  initialised.filter((module) => NOT_FOR_A_BUILD.test(module) || /^dist\/cli\/commands\/(?!build\.js|index\.js)/.test(module));
 /** What was imported beyond Node's built-ins and the CLI's own files. */
 const importedBeyondTheCli = (imports: readonly string[]) => imports.filter((url) => !url.startsWith('node:') && !CLI_FILE.test(url));
 
@@ -75,7 +76,9 @@ function loadedBy(args: readonly string[]): Loaded {
 function loadedByBuild(app: string, out: string, checksValues = false): Loaded {
   const loaded = loadedBy(['build', app, '-d', out]);
   // (ajv's small runtime helpers serve the precompiled validators; its compiler must not load.)
-  const unused = loaded.required.filter((path) => new RegExp(`node_modules/(${checksValues ? '' : 'handlebars|'}ajv|tar)/`).test(path) && !path.includes('node_modules/ajv/dist/runtime/'));
+  const unused = loaded.required.filter(
+    (path) => new RegExp(`node_modules/(${checksValues ? '' : 'handlebars|'}ajv|tar)/`).test(path) && !path.includes('node_modules/ajv/dist/runtime/'),
+  );
   expect(unused).toEqual([]);
   expect(loaded.initialised).toContain('dist/build/build.js');
   expect(notForABuild(loaded.initialised)).toEqual([]);
@@ -94,7 +97,9 @@ describe('lazy loading', () => {
   it('the command registry imports no command, and the build command statically imports no Kubernetes client, esbuild, policy engine, importer or verifier', () => {
     const registry = relative(staticGraph(join(root, 'dist', 'cli', 'main.js')));
     expect(registry).toContain('dist/cli/commands/index.js');
-    expect(registry.filter((module) => /^dist\/(?!cli\/|diagnostics\/|files\/)/.test(module) || /^dist\/cli\/commands\/(?!index\.js)/.test(module))).toEqual([]);
+    expect(registry.filter((module) => /^dist\/(?!cli\/|diagnostics\/|files\/)/.test(module) || /^dist\/cli\/commands\/(?!index\.js)/.test(module))).toEqual(
+      [],
+    );
     const graph = relative(staticGraph(join(root, 'dist', 'cli', 'commands', 'build.js')));
     expect(graph).toContain('dist/build/build.js');
     for (const module of graph) {

@@ -23,13 +23,19 @@ describe('fluxcd/manifests/', () => {
       mkdirSync(dirname(join(dir, path)), { recursive: true });
       writeFileSync(join(dir, path), data);
     }
-    const objects = parseYamlStream((await kubectl(['kustomize', join(dir, 'fluxcd-manifests')])).stdout, 'kustomize') as { kind: string; metadata: { name: string; namespace: string }; spec: { timeout?: string } }[];
+    const objects = parseYamlStream((await kubectl(['kustomize', join(dir, 'fluxcd-manifests')])).stdout, 'kustomize') as {
+      kind: string;
+      metadata: { name: string; namespace: string };
+      spec: { timeout?: string };
+    }[];
     expect(objects.find((o) => o.kind === 'PodDisruptionBudget')?.metadata).toEqual({ name: 'web', namespace: 'demo' });
     expect(objects.find((o) => o.kind === 'HelmRelease' && o.metadata.name === 'web')?.spec.timeout).toBe('45m');
   });
 
   it('refuses a file that would replace a generated one', async () => {
     const app = writeApp({ 'fluxcd/manifests/web/helmrelease.yaml': PATCH });
-    await expect(buildApp(app, { outDir: tempDir() })).rejects.toThrow('fluxcd/manifests/web/helmrelease.yaml would replace the generated fluxcd-manifests/web/helmrelease.yaml; flotilla writes that file itself');
+    await expect(buildApp(app, { outDir: tempDir() })).rejects.toThrow(
+      'fluxcd/manifests/web/helmrelease.yaml would replace the generated fluxcd-manifests/web/helmrelease.yaml; flotilla writes that file itself',
+    );
   });
 });

@@ -69,11 +69,14 @@ describe('the build keeps parsed YAML between runs', () => {
     const damage: [string, () => void][] = [
       ['nothing (a static override edited)', () => appendFileSync(join(source, 'overrides/static/web.yaml'), 'extra: 1\n')],
       ['torn', () => writeFileSync(memoFile, readFileSync(memoFile).subarray(0, 1000))],
-      ['one byte changed', () => {
-        const bytes = readFileSync(memoFile);
-        bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
-        writeFileSync(memoFile, bytes);
-      }],
+      [
+        'one byte changed',
+        () => {
+          const bytes = readFileSync(memoFile);
+          bytes[Math.floor(bytes.length / 2)]! ^= 0xff;
+          writeFileSync(memoFile, bytes);
+        },
+      ],
       ['foreign', () => writeFileSync(memoFile, '{"format":"flotilla-parse-memo/1"}')],
     ];
     for (const [what, act] of damage) {
@@ -97,8 +100,16 @@ describe('the build keeps parsed YAML between runs', () => {
     const originals = [deployment, releases, join(source, 'overrides/static/web.yaml')].map((file) => [file, readFileSync(file, 'utf8')] as const);
     const edits: [string, () => void, RegExp][] = [
       ['a syntax error', () => appendFileSync(join(source, 'overrides/static/web.yaml'), 'broken: [\n'), /overrides\/static\/web\.yaml:9:1: .*invalid YAML/],
-      ['a schema error in the release table', () => writeFileSync(releases, readFileSync(releases, 'utf8').replace('timeout: 10m', 'timeout: [10m]')), /fluxcd\/releases\.yaml:4:3: error: expected a Flux duration .*got a list/],
-      ['a missing chart in the release table', () => appendFileSync(join(source, 'fluxcd/releases.yaml'), '  - name: other\n    chart: missing\n'), /fluxcd\/releases\.yaml:15:5: error: release "other": no chart at charts\/missing/],
+      [
+        'a schema error in the release table',
+        () => writeFileSync(releases, readFileSync(releases, 'utf8').replace('timeout: 10m', 'timeout: [10m]')),
+        /fluxcd\/releases\.yaml:4:3: error: expected a Flux duration .*got a list/,
+      ],
+      [
+        'a missing chart in the release table',
+        () => appendFileSync(join(source, 'fluxcd/releases.yaml'), '  - name: other\n    chart: missing\n'),
+        /fluxcd\/releases\.yaml:15:5: error: release "other": no chart at charts\/missing/,
+      ],
     ];
     for (const [what, edit, expected] of edits) {
       edit();

@@ -35,7 +35,9 @@ describe('builds of generated charts of real shapes, edited between builds', () 
       if (round > 0) for (let n = 1 + Math.floor(random() * 3); n > 0; n--) edits.push(`round ${round}: ${editShapedApp(app, random)}`);
       const context = `seed ${SEED}, after:\n  ${edits.join('\n  ')}`;
       last = await buildApp(app, { outDir: cached }).catch((error: Error) => expect.fail(`cached build failed (${context}): ${error.stack}`));
-      const fresh = await buildApp(app, { outDir: tempDir(), cacheDir: false }).catch((error: Error) => expect.fail(`cache-less build failed (${context}): ${error.stack}`));
+      const fresh = await buildApp(app, { outDir: tempDir(), cacheDir: false }).catch((error: Error) =>
+        expect.fail(`cache-less build failed (${context}): ${error.stack}`),
+      );
       expect(readFileSync(last.file).equals(readFileSync(fresh.file)), `the cached build differs from the cache-less one (${context})`).toBe(true);
     }
     // A sample of the last build's chart archives against helm package (on a copy: -u writes into the chart).

@@ -94,7 +94,9 @@ describe('build and symbolic links', () => {
     const out = tempDir();
     const failed = (await run(process.execPath, [cli, 'build', app, '-d', out]).catch((e: unknown) => e)) as { code: number; stderr: string };
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toBe(`flotilla: ${join(app, 'overrides/key.yaml')} → ${secret.file}: symbolic link resolves outside the app (${app}); --follow-external-symlinks allows it\n`);
+    expect(failed.stderr).toBe(
+      `flotilla: ${join(app, 'overrides/key.yaml')} → ${secret.file}: symbolic link resolves outside the app (${app}); --follow-external-symlinks allows it\n`,
+    );
     const ok = await run(process.execPath, [cli, 'build', app, '-d', out, '--follow-external-symlinks']);
     expect(ok.stderr).toContain(`following symbolic link ${join(app, 'overrides/key.yaml')} → ${secret.file}, outside the app (--follow-external-symlinks)`);
     expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(true);
@@ -123,7 +125,9 @@ describe('import and symbolic links', () => {
     symlinkSync(secret.file, link);
     try {
       const error = await refusal(importStarlingxApp(f.dir, targetDir(), { charts: f.charts }));
-      expect(error.message).toBe(`${link} → ${secret.file}: symbolic link resolves outside the charts folder (${archives}); --follow-external-symlinks allows it`);
+      expect(error.message).toBe(
+        `${link} → ${secret.file}: symbolic link resolves outside the charts folder (${archives}); --follow-external-symlinks allows it`,
+      );
     } finally {
       rmSync(link);
     }

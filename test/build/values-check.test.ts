@@ -30,7 +30,10 @@ describe('the build-time values check, per release', () => {
     expect(new Set(before.values()).size).toBe(2);
     const changed = async (changes: Record<string, string | null>) => {
       const after = await keysAfter(changes);
-      return [...after].filter(([name, key]) => before.get(name) !== key).map(([name]) => name).sort();
+      return [...after]
+        .filter(([name, key]) => before.get(name) !== key)
+        .map(([name]) => name)
+        .sort();
     };
     expect(await changed({ 'overrides/static/web.yaml': 'conf:\n  greeting: hi\n' })).toEqual(['web']);
     expect(await changed({ 'overrides/templates/web.yaml.hbs': 'conf:\n  host: x\n' })).toEqual(['web']);
@@ -87,7 +90,10 @@ describe('the build-time values check, per release', () => {
       writeFileSync(record, garbage);
       checked.mockClear();
       await buildApp(source, { outDir: out });
-      expect(checked.mock.calls.map(([releases]) => releases.length), garbage).toEqual([2]);
+      expect(
+        checked.mock.calls.map(([releases]) => releases.length),
+        garbage,
+      ).toEqual([2]);
     }
     // A record claiming keys that are not this app's lets nothing through either.
     writeFileSync(join(source, 'overrides/static/web.yaml'), 'image: "repo::tag"\n');

@@ -57,7 +57,10 @@ describe('flotilla build --watch', () => {
       if (!broken.ok) expect(broken.error.message).toContain('dependency cycle between releases: web → web');
 
       next = r.next();
-      writeFileSync(join(app, 'fluxcd/releases.yaml'), 'releases:\n  - {name: db, chart: db, service: database, group: infra}\n  - {name: web, chart: web, service: frontend, group: apps}\n');
+      writeFileSync(
+        join(app, 'fluxcd/releases.yaml'),
+        'releases:\n  - {name: db, chart: db, service: database, group: infra}\n  - {name: web, chart: web, service: frontend, group: apps}\n',
+      );
       expect((await next).ok).toBe(true);
       // writing into the output folder does not trigger a build
       writeFileSync(join(out, 'note.txt'), 'x');
@@ -87,7 +90,10 @@ describe('flotilla build --watch', () => {
     };
     try {
       expect((await first).ok).toBe(true);
-      expect(await rebuildAfter('charts/web/templates/extra.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')).toEqual({ db: true, web: false });
+      expect(await rebuildAfter('charts/web/templates/extra.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')).toEqual({
+        db: true,
+        web: false,
+      });
       expect(await rebuildAfter('charts/lib/templates/_extra.tpl', '{{- define "lib.extra" -}}x{{- end -}}\n')).toEqual({ db: false, web: false });
       expect(await rebuildAfter('overrides/static/db.yaml', 'conf:\n  banner: db\n')).toEqual({ db: true, web: true });
     } finally {
@@ -122,7 +128,11 @@ describe('flotilla build --watch', () => {
     writeFileSync(join(app, 'overrides/static/web.yaml'), 'extra: 1\n');
     expect((await next).ok).toBe(true);
     await watch.close();
-    expect(readdirSync(join(out, '.flotilla-cache')).filter((name) => !name.startsWith('plugins-')).sort()).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
+    expect(
+      readdirSync(join(out, '.flotilla-cache'))
+        .filter((name) => !name.startsWith('plugins-'))
+        .sort(),
+    ).toEqual(['bundle-pieces.json', 'index.json', 'manifests.json', 'parsed-yaml.bin', 'values-check.json']);
   });
 
   it('keeps watching an app folder moved away and back, or replaced by a copy', async () => {
@@ -148,7 +158,7 @@ describe('flotilla build --watch', () => {
       renameSync(`${app}.copy`, app);
       await next;
       // The removal and the new folder may come as more than one build; the last one builds the copy.
-      for (let seen = -1; seen !== r.builds.length; ) {
+      for (let seen = -1; seen !== r.builds.length;) {
         seen = r.builds.length;
         await new Promise((done) => setTimeout(done, 1000));
       }

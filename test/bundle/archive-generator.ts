@@ -94,7 +94,11 @@ function entryBlocks(random: Random, name: string, type: string, data: Buffer, m
   if (style === 'prefix' && slash > 0 && Buffer.byteLength(name.slice(slash + 1)) <= 100 && Buffer.byteLength(name.slice(0, slash)) <= 155) {
     return [...(extras.length > 0 ? [pax(extras)] : []), { ...entry, name: name.slice(slash + 1), prefix: name.slice(0, slash) }];
   }
-  if (style === 'long' && extras.length === 0) return [{ name: '././@LongLink', type: 'L', data: `${name}\0`, magic }, { ...entry, nameBytes: truncated }];
+  if (style === 'long' && extras.length === 0)
+    return [
+      { name: '././@LongLink', type: 'L', data: `${name}\0`, magic },
+      { ...entry, nameBytes: truncated },
+    ];
   return [pax([['path', name], ...extras]), { ...entry, nameBytes: truncated }];
 }
 
@@ -149,7 +153,15 @@ const MUTATIONS: readonly Mutation[] = [
   {
     name: 'two pax headers',
     apply: (random, blocks) => {
-      blocks.splice(at(random, blocks), 0, pax([['path', 'first'], ['size', '1024']]), pax([['path', 'second']]));
+      blocks.splice(
+        at(random, blocks),
+        0,
+        pax([
+          ['path', 'first'],
+          ['size', '1024'],
+        ]),
+        pax([['path', 'second']]),
+      );
       blocks.push({ name: 'tail', data: randomData(random) });
     },
   },
@@ -175,12 +187,25 @@ const MUTATIONS: readonly Mutation[] = [
   {
     name: 'global header',
     apply: (random, blocks) => {
-      const record = pick(random, [['path', 'global'], ['comment', 'git archive'], ['mtime', '1700000000'], ['size', '3'], ['uname', 'x']] as const);
+      const record = pick(random, [
+        ['path', 'global'],
+        ['comment', 'git archive'],
+        ['mtime', '1700000000'],
+        ['size', '3'],
+        ['uname', 'x'],
+      ] as const);
       blocks.splice(at(random, blocks), 0, { name: 'pax_global_header', type: 'g', data: paxRecord(record[0], record[1]) });
     },
   },
-  { name: 'long name then pax', apply: (_, blocks) => void blocks.push({ name: '././@LongLink', type: 'L', data: 'by-long-name\0' }, pax([['path', 'by-pax']]), { name: 'n', data: 'x' }) },
-  { name: 'two long names', apply: (_, blocks) => void blocks.push({ name: '././@LongLink', type: 'L', data: 'one\0' }, { name: '././@LongLink', type: 'L', data: 'two\0' }, { name: 'n', data: 'x' }) },
+  {
+    name: 'long name then pax',
+    apply: (_, blocks) => void blocks.push({ name: '././@LongLink', type: 'L', data: 'by-long-name\0' }, pax([['path', 'by-pax']]), { name: 'n', data: 'x' }),
+  },
+  {
+    name: 'two long names',
+    apply: (_, blocks) =>
+      void blocks.push({ name: '././@LongLink', type: 'L', data: 'one\0' }, { name: '././@LongLink', type: 'L', data: 'two\0' }, { name: 'n', data: 'x' }),
+  },
   {
     name: 'lone zero block then entries',
     apply: (random) => Buffer.concat([Buffer.alloc(512), rawTar([{ name: 'hidden', data: randomData(random) }])]),
@@ -211,14 +236,27 @@ const MUTATIONS: readonly Mutation[] = [
   },
   { name: 'signed checksum', apply: (_, blocks) => void blocks.push({ name: 'ÿÿÿ-high-bytes', data: 'x', signedChecksum: true }) },
   { name: 'not UTF-8', apply: (_, blocks) => void blocks.push({ name: '', nameBytes: Buffer.from([0x61, 0xff, 0xfe, 0x62]), data: 'x' }) },
-  { name: 'GNU header with atime', apply: (_, blocks) => void blocks.push({ name: 'n', magic: 'gnu', data: 'x', patches: [{ offset: 345, bytes: octalField(0o1234, 12) }] }) },
-  { name: 'star trailer', apply: (_, blocks) => void blocks.push({ name: 'n', prefix: 'p'.repeat(140), data: 'x', patches: [{ offset: 508, bytes: Buffer.from('tar\0', 'latin1') }] }) },
+  {
+    name: 'GNU header with atime',
+    apply: (_, blocks) => void blocks.push({ name: 'n', magic: 'gnu', data: 'x', patches: [{ offset: 345, bytes: octalField(0o1234, 12) }] }),
+  },
+  {
+    name: 'star trailer',
+    apply: (_, blocks) =>
+      void blocks.push({ name: 'n', prefix: 'p'.repeat(140), data: 'x', patches: [{ offset: 508, bytes: Buffer.from('tar\0', 'latin1') }] }),
+  },
   { name: 'GNU header with prefix', apply: (_, blocks) => void blocks.push({ name: 'n', magic: 'gnu', prefix: 'prefix', data: 'x' }) },
   { name: 'v7 header', apply: (_, blocks) => void blocks.push({ name: 'old', magic: 'v7', data: 'x' }) },
   {
     name: 'pax spelling',
     apply: (random, blocks) => {
-      const data = pick(random, [`${paxRecord('path', 'padded')}\0\0\0`, '014 path=zero\n', `${paxRecord('path', 'a')}${paxRecord('path', 'b')}`, paxRecord('path', ''), '99 path=short\n']);
+      const data = pick(random, [
+        `${paxRecord('path', 'padded')}\0\0\0`,
+        '014 path=zero\n',
+        `${paxRecord('path', 'a')}${paxRecord('path', 'b')}`,
+        paxRecord('path', ''),
+        '99 path=short\n',
+      ]);
       blocks.push({ name: 'PaxHeader/x', type: 'x', data }, { name: 'n', data: 'x' });
     },
   },

@@ -51,7 +51,11 @@ describe('a gzip bomb', () => {
     for (const command of ['inspect', 'verify']) {
       const run = runMeasured(work, [command, file]);
       // (verify reports its problems on stdout, inspect fails on stderr.)
-      expect({ command, status: run.status, output: run.output }).toEqual({ command, status: 1, output: expect.stringMatching(/bomb\.tgz\): decompressed size exceeds/) });
+      expect({ command, status: run.status, output: run.output }).toEqual({
+        command,
+        status: 1,
+        output: expect.stringMatching(/bomb\.tgz\): decompressed size exceeds/),
+      });
       console.info(`${command} of a 10 MB gzip bomb: refused, peak RSS ${Math.round(run.maxRssMb)} MB`);
       expect(run.maxRssMb, command).toBeLessThan(200);
     }

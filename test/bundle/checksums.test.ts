@@ -30,18 +30,19 @@ const payload: TarEntry[] = [
 
 /** An app-like tarball with both checksum files, as a build would write it. */
 function appTarball(entries: readonly TarEntry[] = payload): Buffer {
-  return writeTarGz([
-    ...entries,
-    { path: CHECKSUM_FILES.sha256, data: sha256sumFile(entries) },
-    { path: CHECKSUM_FILES.md5, data: md5sumFile(entries) },
-  ]);
+  return writeTarGz([...entries, { path: CHECKSUM_FILES.sha256, data: sha256sumFile(entries) }, { path: CHECKSUM_FILES.md5, data: md5sumFile(entries) }]);
 }
 
 describe('checksum files', () => {
   it('use the `<hex>  <path>` format, sorted, without the checksum files', () => {
     const text = md5sumFile([...payload, { path: 'checksum.md5', data: 'old' }, { path: 'checksum.sha256', data: 'old' }]);
     const lines = text.trimEnd().split('\n');
-    expect(lines.map((l) => l.slice(34))).toEqual(['charts/keystone-0.3.1.tgz', 'fluxcd-manifests/base/kustomization.yaml', 'metadata.yaml', 'plugins/with space.js']);
+    expect(lines.map((l) => l.slice(34))).toEqual([
+      'charts/keystone-0.3.1.tgz',
+      'fluxcd-manifests/base/kustomization.yaml',
+      'metadata.yaml',
+      'plugins/with space.js',
+    ]);
     for (const line of lines) expect(line).toMatch(/^[0-9a-f]{32} {2}\S/);
     expect(text.endsWith('\n')).toBe(true);
     expect(sha256sumFile(new Map(payload.map((e) => [e.path, e.data])))).toBe(sha256sumFile(payload));
@@ -68,7 +69,15 @@ describe('checksum files', () => {
     await writeFile(join(dir, 'a\\b.txt'), 'x');
     await writeFile(join(dir, 'sums'), text);
     expect(execFileSync('sha256sum', ['-c', 'sums'], { cwd: dir }).toString()).toContain('OK');
-    expect(verifyChecksums(new Map([['a\\b.txt', Buffer.from('x')], ['checksum.sha256', Buffer.from(text)]]), { required: ['sha256'] })).toEqual([]);
+    expect(
+      verifyChecksums(
+        new Map([
+          ['a\\b.txt', Buffer.from('x')],
+          ['checksum.sha256', Buffer.from(text)],
+        ]),
+        { required: ['sha256'] },
+      ),
+    ).toEqual([]);
   });
 });
 

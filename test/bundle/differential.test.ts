@@ -51,7 +51,8 @@ async function writerArchives(): Promise<GeneratedArchive[]> {
   sourceTree(src, false);
   sourceTree(shortSrc, true);
   const out: GeneratedArchive[] = [];
-  for (const format of ['gnu', 'oldgnu', 'pax', 'posix']) out.push({ label: `GNU tar --format=${format}`, tar: execFileSync('tar', ['-C', src, `--format=${format}`, '-cf', '-', '.']) });
+  for (const format of ['gnu', 'oldgnu', 'pax', 'posix'])
+    out.push({ label: `GNU tar --format=${format}`, tar: execFileSync('tar', ['-C', src, `--format=${format}`, '-cf', '-', '.']) });
   out.push({ label: 'GNU tar --format=ustar', tar: execFileSync('tar', ['-C', shortSrc, '--format=ustar', '-cf', '-', '.']) });
   for (const format of ['PAX_FORMAT', 'GNU_FORMAT']) {
     const script = `import sys, tarfile\nwith tarfile.open(fileobj=sys.stdout.buffer, mode="w|", format=tarfile.${format}) as t: t.add(sys.argv[1], arcname=".")`;
@@ -63,9 +64,18 @@ async function writerArchives(): Promise<GeneratedArchive[]> {
     out.push({ label: `node-tar portable=${portable}`, tar: readFileSync(file) });
   }
   const repo = join(work, 'repo');
-  execFileSync('bash', ['-c', `cp -r "${shortSrc}" "${repo}" && cd "${repo}" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm x`]);
+  execFileSync('bash', [
+    '-c',
+    `cp -r "${shortSrc}" "${repo}" && cd "${repo}" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm x`,
+  ]);
   out.push({ label: 'git archive', tar: execFileSync('git', ['-C', repo, 'archive', '--format=tar', 'HEAD']) });
-  out.push({ label: 'flotilla writeTar', tar: writeTar([{ path: 'a/b.yaml', data: 'b' }, { path: `${'n'.repeat(120)}/é.txt`, data: 'long' }]) });
+  out.push({
+    label: 'flotilla writeTar',
+    tar: writeTar([
+      { path: 'a/b.yaml', data: 'b' },
+      { path: `${'n'.repeat(120)}/é.txt`, data: 'long' },
+    ]),
+  });
   return out;
 }
 
@@ -137,7 +147,9 @@ describe('tar readers agree on every archive flotilla accepts', () => {
     expect({ disagreements: disagreements.length, first: disagreements.slice(0, 5) }).toEqual({ disagreements: 0, first: [] });
     // The property means something only if both sides are well represented.
     const refused = writers.length + generated.length - accepted.length;
-    console.info(`differential: ${generated.length + writers.length} archives, ${accepted.length} accepted and compared with ${Object.keys(readers).join(', ')} (${took.join(', ')}); ${refused} refused (${[...refusals].map(([p, n]) => `${p} ${n}`).join(', ')})`);
+    console.info(
+      `differential: ${generated.length + writers.length} archives, ${accepted.length} accepted and compared with ${Object.keys(readers).join(', ')} (${took.join(', ')}); ${refused} refused (${[...refusals].map(([p, n]) => `${p} ${n}`).join(', ')})`,
+    );
     expect(accepted.length).toBeGreaterThan(generated.length * 0.3);
     expect(refused).toBeGreaterThan(generated.length * 0.2);
   }, 300_000);

@@ -45,7 +45,8 @@ describe('flotilla build writes entries as StarlingX does', () => {
   });
 
   it('is registered as sysinv reads it: Python tarfile.getmember("./metadata.yaml")', async () => {
-    const script = 'import sys, tarfile\nwith tarfile.open(sys.argv[1]) as t:\n    m = t.getmember("./metadata.yaml")\n    print(m.name, m.isfile(), t.extractfile(m).read().decode().splitlines()[0])';
+    const script =
+      'import sys, tarfile\nwith tarfile.open(sys.argv[1]) as t:\n    m = t.getmember("./metadata.yaml")\n    print(m.name, m.isfile(), t.extractfile(m).read().decode().splitlines()[0])';
     const { stdout } = await run('python3', ['-c', script, built]);
     expect(stdout.trim()).toBe('./metadata.yaml True app_name: demo');
   });
@@ -96,9 +97,15 @@ describe('bundles packed with tar czf app.tgz . (./-prefixed entries)', () => {
     mkdirSync(join(staging, 'charts'));
     for (const file of readdirSync(fixture.packaged)) await run('cp', [join(fixture.packaged, file), join(staging, 'charts')]);
     // The fixture's ingress and keystone are chart folders: package them as StarlingX ships charts.
-    const env = { ...process.env, HELM_CONFIG_HOME: join(staging, '..', 'h'), HELM_CACHE_HOME: join(staging, '..', 'h'), HELM_DATA_HOME: join(staging, '..', 'h') };
+    const env = {
+      ...process.env,
+      HELM_CONFIG_HOME: join(staging, '..', 'h'),
+      HELM_CACHE_HOME: join(staging, '..', 'h'),
+      HELM_DATA_HOME: join(staging, '..', 'h'),
+    };
     const helm = process.env.FLOTILLA_HELM ?? 'helm';
-    for (const chart of ['ingress', 'keystone']) await run(helm, ['package', '--dependency-update', join(fixture.dir, 'charts', chart), '--destination', join(staging, 'charts')], { env });
+    for (const chart of ['ingress', 'keystone'])
+      await run(helm, ['package', '--dependency-update', join(fixture.dir, 'charts', chart), '--destination', join(staging, 'charts')], { env });
     const tarball = await tarDot(staging, join(tempDir(), 'stx-demo-1.0-3.tgz'));
     expect((await members(tarball))[0]).toBe('./');
     const report = await importStarlingxApp(tarball, targetDir());

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { crc32Combine, deflatePiece, joinGzip, storedPiece } from '../../src/bundle/index.js';
 
 /** Text like a library template: repetitive, so copies between files pay. */
-const template = (i: number): string => `{{- define "lib.snippet${i}" -}}\n${Array.from({ length: 40 }, (_, j) => `# option_${i}_${j}: {{ .Values.conf.value${j} | quote }}`).join('\n')}\n{{- end -}}\n`;
+const template = (i: number): string =>
+  `{{- define "lib.snippet${i}" -}}\n${Array.from({ length: 40 }, (_, j) => `# option_${i}_${j}: {{ .Values.conf.value${j} | quote }}`).join('\n')}\n{{- end -}}\n`;
 
 describe('deflate pieces', () => {
   it('combines CRC-32s as zlib does, for any split and length', () => {

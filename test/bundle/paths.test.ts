@@ -47,10 +47,15 @@ describe('byte-wise order', () => {
     expect(sign(compareBytewise('a', 'ab'))).toBe(-1);
     expect(compareBytewise('same', 'same')).toBe(0);
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 4 }), (a, b, prefix) => {
-        const expected = sign(Buffer.compare(Buffer.from(prefix + a), Buffer.from(prefix + b)));
-        expect(sign(compareBytewise(prefix + a, prefix + b))).toBe(expected);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 8 }),
+        fc.string({ unit: 'binary', maxLength: 8 }),
+        fc.string({ unit: 'grapheme', maxLength: 4 }),
+        (a, b, prefix) => {
+          const expected = sign(Buffer.compare(Buffer.from(prefix + a), Buffer.from(prefix + b)));
+          expect(sign(compareBytewise(prefix + a, prefix + b))).toBe(expected);
+        },
+      ),
       { numRuns: 5000 },
     );
   });

@@ -65,7 +65,15 @@ const evil = (): string => `evil-${randomUUID()}.txt`;
 describe('refusing hostile archives before writing anything', () => {
   it('refuses ".." segments, in every spelling', async () => {
     for (const name of [`../${evil()}`, `a/../../${evil()}`, `a/b/../../../${evil()}`, `ok/..\\..\\${evil()}`]) {
-      await expectRefused(rawTarGz([{ name: 'fine.txt', data: 'ok' }, { name, data: 'pwned' }]), 'parent-segment', name, /path has a "\.\." segment/);
+      await expectRefused(
+        rawTarGz([
+          { name: 'fine.txt', data: 'ok' },
+          { name, data: 'pwned' },
+        ]),
+        'parent-segment',
+        name,
+        /path has a "\.\." segment/,
+      );
     }
   });
 
@@ -95,7 +103,15 @@ describe('refusing hostile archives before writing anything', () => {
   });
 
   it('refuses hard links', async () => {
-    await expectRefused(rawTarGz([{ name: 'a', data: 'x' }, { name: 'b', type: '1', linkname: '/etc/passwd' }]), 'hardlink', 'b', /hard link \(to "\/etc\/passwd"\)/);
+    await expectRefused(
+      rawTarGz([
+        { name: 'a', data: 'x' },
+        { name: 'b', type: '1', linkname: '/etc/passwd' },
+      ]),
+      'hardlink',
+      'b',
+      /hard link \(to "\/etc\/passwd"\)/,
+    );
   });
 
   it('refuses devices and FIFOs', async () => {
@@ -123,16 +139,56 @@ describe('refusing hostile archives before writing anything', () => {
   });
 
   it('refuses duplicate names, also after normalisation', async () => {
-    await expectRefused(rawTarGz([{ name: 'a.txt', data: '1' }, { name: 'a.txt', data: '2' }]), 'duplicate', 'a.txt', /appears twice/);
-    await expectRefused(rawTarGz([{ name: 'a.txt', data: '1' }, { name: './a.txt', data: '2' }]), 'duplicate', './a.txt', /same path as "a\.txt"/);
-    await expectRefused(rawTarGz([{ name: 'd/b', data: '1' }, { name: 'd//b/', type: '5' }]), 'duplicate', 'd//b/', /same path as "d\/b"/);
+    await expectRefused(
+      rawTarGz([
+        { name: 'a.txt', data: '1' },
+        { name: 'a.txt', data: '2' },
+      ]),
+      'duplicate',
+      'a.txt',
+      /appears twice/,
+    );
+    await expectRefused(
+      rawTarGz([
+        { name: 'a.txt', data: '1' },
+        { name: './a.txt', data: '2' },
+      ]),
+      'duplicate',
+      './a.txt',
+      /same path as "a\.txt"/,
+    );
+    await expectRefused(
+      rawTarGz([
+        { name: 'd/b', data: '1' },
+        { name: 'd//b/', type: '5' },
+      ]),
+      'duplicate',
+      'd//b/',
+      /same path as "d\/b"/,
+    );
     const nfc = 'caf\u00e9';
     const nfd = 'cafe\u0301';
-    await expectRefused(rawTarGz([{ name: nfc, data: '1' }, { name: nfd, data: '2' }]), 'duplicate', nfd, /same path/);
+    await expectRefused(
+      rawTarGz([
+        { name: nfc, data: '1' },
+        { name: nfd, data: '2' },
+      ]),
+      'duplicate',
+      nfd,
+      /same path/,
+    );
   });
 
   it('refuses a file that is also a folder of another entry', async () => {
-    await expectRefused(rawTarGz([{ name: 'a', data: 'x' }, { name: 'a/b', data: 'y' }]), 'path-conflict', 'a', /is a file but also the folder of "a\/b"/);
+    await expectRefused(
+      rawTarGz([
+        { name: 'a', data: 'x' },
+        { name: 'a/b', data: 'y' },
+      ]),
+      'path-conflict',
+      'a',
+      /is a file but also the folder of "a\/b"/,
+    );
   });
 
   it('refuses too many entries and too many bytes (a gzip bomb stops at the cap)', async () => {
@@ -150,7 +206,10 @@ describe('refusing hostile archives before writing anything', () => {
   it('refuses a pax record holding a newline, which node-tar splits into records of its own (another name, another size)', async () => {
     const data = Buffer.alloc(1024, 0x41);
     for (const inner of [paxRecord('path', 'smuggled'), paxRecord('size', '512')]) {
-      const archive = rawTar([{ name: 'PaxHeader/x', type: 'x', data: paxRecord('comment', `x\n${inner.slice(0, -1)}`) }, { name: 'plugins.mjs', data }]);
+      const archive = rawTar([
+        { name: 'PaxHeader/x', type: 'x', data: paxRecord('comment', `x\n${inner.slice(0, -1)}`) },
+        { name: 'plugins.mjs', data },
+      ]);
       // The oracle: node-tar drops the outer record (its length is wrong for one line) and applies the inner one.
       const nodeTar = await nodeTarListing(archive);
       expect(nodeTar.lines.join('\n')).not.toContain(`file plugins.mjs ${createHash('sha256').update(data).digest('hex')}`);
@@ -214,18 +273,46 @@ describe('refusing what other tar readers would extract differently', () => {
   });
 
   it('refuses a pax size that disagrees with the header, and records readers interpret differently', async () => {
-    await expectRefused(rawTarGz([pax(['size', '600']), { name: 'a', data: Buffer.alloc(600), size: 512 }]), 'ambiguous', 'a', /pax size 600 disagrees with the header's size 512/);
+    await expectRefused(
+      rawTarGz([pax(['size', '600']), { name: 'a', data: Buffer.alloc(600), size: 512 }]),
+      'ambiguous',
+      'a',
+      /pax size 600 disagrees with the header's size 512/,
+    );
     await expectRefused(rawTarGz([pax(['hdrcharset', 'BINARY']), { name: 'a', data: 'x' }]), 'ambiguous', 'PaxHeader/x', /record "hdrcharset"/);
-    await expectRefused(rawTarGz([{ name: 'PaxHeader/x', type: 'x', data: `${paxRecord('path', 'a')}${paxRecord('path', 'b')}` }, { name: 'c', data: 'x' }]), 'ambiguous', 'PaxHeader/x', /sets "path" twice/);
-    await expectRefused(rawTarGz([{ name: 'PaxHeader/x', type: 'x', data: `${paxRecord('path', 'a')}\0\0` }, { name: 'c', data: 'x' }]), 'bad-header', 'PaxHeader/x', /malformed pax header/);
+    await expectRefused(
+      rawTarGz([
+        { name: 'PaxHeader/x', type: 'x', data: `${paxRecord('path', 'a')}${paxRecord('path', 'b')}` },
+        { name: 'c', data: 'x' },
+      ]),
+      'ambiguous',
+      'PaxHeader/x',
+      /sets "path" twice/,
+    );
+    await expectRefused(
+      rawTarGz([
+        { name: 'PaxHeader/x', type: 'x', data: `${paxRecord('path', 'a')}\0\0` },
+        { name: 'c', data: 'x' },
+      ]),
+      'bad-header',
+      'PaxHeader/x',
+      /malformed pax header/,
+    );
     const global: RawEntry = { name: 'pax_global_header', type: 'g', data: paxRecord('size', '0') };
     await expectRefused(rawTarGz([global, { name: 'a', data: 'x' }]), 'ambiguous', 'pax_global_header', /global pax header has the record "size"/);
-    await expectRefused(rawTarGz([{ name: '././@LongLink', type: 'L', data: 'one\0' }, pax(['path', 'two']), { name: 'n', data: 'x' }]), 'ambiguous', 'PaxHeader/x', /follows a GNU long name/);
+    await expectRefused(
+      rawTarGz([{ name: '././@LongLink', type: 'L', data: 'one\0' }, pax(['path', 'two']), { name: 'n', data: 'x' }]),
+      'ambiguous',
+      'PaxHeader/x',
+      /follows a GNU long name/,
+    );
   });
 
   it('accepts the descriptive pax records real writers add, and a global comment (git archive)', () => {
     const comment: RawEntry = { name: 'pax_global_header', type: 'g', data: paxRecord('comment', 'f'.repeat(40)) };
-    const files = readTarGzSafelySync(rawTarGz([comment, pax(['mtime', '1700000000.5'], ['uname', ''], ['SCHILY.xattr.user.x', 'y']), { name: 'a', data: 'x' }]));
+    const files = readTarGzSafelySync(
+      rawTarGz([comment, pax(['mtime', '1700000000.5'], ['uname', ''], ['SCHILY.xattr.user.x', 'y']), { name: 'a', data: 'x' }]),
+    );
     expect([...files.keys()]).toEqual(['a']);
   });
 
@@ -233,8 +320,18 @@ describe('refusing what other tar readers would extract differently', () => {
     const entries: RawEntry[] = [{ name: 'a', data: 'x' }];
     const tail = rawTar([{ name: 'hidden', data: 'x' }]);
     await expectRefused(gzipSync(Buffer.concat([rawTar(entries), tail])), 'trailing-data', undefined, /data after the end-of-archive marker, at offset 2048/);
-    await expectRefused(gzipSync(Buffer.concat([rawTar(entries, { endMarker: false }), Buffer.alloc(512), tail])), 'trailing-data', undefined, /a lone zero block at offset 1024 is followed by more data/);
-    await expectRefused(gzipSync(Buffer.concat([rawTar(entries, { endMarker: false }), Buffer.alloc(512)])), 'truncated', undefined, /one zero block instead of two/);
+    await expectRefused(
+      gzipSync(Buffer.concat([rawTar(entries, { endMarker: false }), Buffer.alloc(512), tail])),
+      'trailing-data',
+      undefined,
+      /a lone zero block at offset 1024 is followed by more data/,
+    );
+    await expectRefused(
+      gzipSync(Buffer.concat([rawTar(entries, { endMarker: false }), Buffer.alloc(512)])),
+      'truncated',
+      undefined,
+      /one zero block instead of two/,
+    );
     const good = rawTarGz(entries);
     await expectRefused(Buffer.concat([good, gzipSync(tail)]), 'trailing-data', undefined, /bytes after the gzip stream/);
     await expectRefused(Buffer.concat([good, Buffer.from('junk')]), 'trailing-data', undefined, /4 bytes after the gzip stream/);
@@ -252,7 +349,12 @@ describe('refusing what other tar readers would extract differently', () => {
     await expectRefused(rawTarGz([{ name: 'a', data: 'x', magic: 'v7' }]), 'bad-header', 'a', /not a ustar, pax or GNU tar header at offset 0/);
     await expectRefused(rawTarGz([{ name: 'a', data: 'x', magic: 'gnu', prefix: 'p' }]), 'ambiguous', 'a', /outside plain GNU/);
     await expectRefused(rawTarGz([{ name: 'a', data: 'x', patches: [{ offset: 508, bytes: Buffer.from('tar\0') }] }]), 'ambiguous', 'a', /outside plain ustar/);
-    await expectRefused(rawTarGz([{ name: 'a', data: 'x', patches: [{ offset: 100, bytes: Buffer.from('\u0000000644\u0000') }] }]), 'bad-header', 'a', /bad mode field/);
+    await expectRefused(
+      rawTarGz([{ name: 'a', data: 'x', patches: [{ offset: 100, bytes: Buffer.from('\u0000000644\u0000') }] }]),
+      'bad-header',
+      'a',
+      /bad mode field/,
+    );
     await expectRefused(rawTarGz([{ name: 'h\u00ff', data: 'x', signedChecksum: true }]), 'bad-header', undefined, /checksum mismatch/);
   });
 });
@@ -288,7 +390,13 @@ describe('reading and extracting well-formed archives', () => {
 
   it('reads from a path or a buffer into a map keyed by normalised path', async () => {
     const file = join(sandbox, 'x.tgz');
-    await writeFile(file, writeTarGz([{ path: 'z.txt', data: 'z' }, { path: 'a/b.txt', data: Buffer.from([0, 1, 2]) }]));
+    await writeFile(
+      file,
+      writeTarGz([
+        { path: 'z.txt', data: 'z' },
+        { path: 'a/b.txt', data: Buffer.from([0, 1, 2]) },
+      ]),
+    );
     const files = await readTarGzSafely(file);
     expect([...files.keys()]).toEqual(['a/b.txt', 'z.txt']);
     expect(files.get('a/b.txt')).toEqual(Buffer.from([0, 1, 2]));

@@ -5,7 +5,19 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { ArchiveWriteError, pieceKey, readTarGzSafelySync, writeTar, writeTarGz, writeTarGzFile, writeTarGzPieces, type DeflatePiece, type PieceSource, type TarEntry, type WrittenTarGz } from '../../src/bundle/index.js';
+import {
+  ArchiveWriteError,
+  pieceKey,
+  readTarGzSafelySync,
+  writeTar,
+  writeTarGz,
+  writeTarGzFile,
+  writeTarGzPieces,
+  type DeflatePiece,
+  type PieceSource,
+  type TarEntry,
+  type WrittenTarGz,
+} from '../../src/bundle/index.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -88,10 +100,26 @@ describe('writeTarGz', () => {
       ['', /empty path/],
     ];
     for (const [path, message] of bad) expect(() => writeTarGz([{ path, data: 'x' }]), path).toThrow(message);
-    expect(() => writeTarGz([{ path: 'a', data: '1' }, { path: 'a', data: '2' }])).toThrow(ArchiveWriteError);
-    expect(() => writeTarGz([{ path: 'a', data: '1' }, { path: 'a/b', data: '2' }])).toThrow(/"a": is a file but also the folder of "a\/b"/);
+    expect(() =>
+      writeTarGz([
+        { path: 'a', data: '1' },
+        { path: 'a', data: '2' },
+      ]),
+    ).toThrow(ArchiveWriteError);
+    expect(() =>
+      writeTarGz([
+        { path: 'a', data: '1' },
+        { path: 'a/b', data: '2' },
+      ]),
+    ).toThrow(/"a": is a file but also the folder of "a\/b"/);
     // A folder further up, found after a nearer one was looked up for another file.
-    expect(() => writeTarGz([{ path: 'x/y/z1', data: '1' }, { path: 'x/y/z2', data: '2' }, { path: 'x', data: '3' }])).toThrow(/"x": is a file but also the folder of "x\/y\/z1"/);
+    expect(() =>
+      writeTarGz([
+        { path: 'x/y/z1', data: '1' },
+        { path: 'x/y/z2', data: '2' },
+        { path: 'x', data: '3' },
+      ]),
+    ).toThrow(/"x": is a file but also the folder of "x\/y\/z1"/);
   });
 
   it('writes a file atomically and reports its digest', async () => {
@@ -123,7 +151,12 @@ describe('header encoding', () => {
     // beyond the fast path: still readable and round-trips
     const { readTarGzSafely, writeTarGz } = await import('../../src/bundle/index.js');
     const long = `${'deep/'.repeat(30)}file.txt`;
-    const files = await readTarGzSafely(writeTarGz([{ path: long, data: 'x' }, { path: 'naïve.txt', data: 'y' }]));
+    const files = await readTarGzSafely(
+      writeTarGz([
+        { path: long, data: 'x' },
+        { path: 'naïve.txt', data: 'y' },
+      ]),
+    );
     expect([...files.keys()].sort()).toEqual([long, 'naïve.txt'].sort());
   });
 
@@ -150,7 +183,11 @@ describe('header encoding', () => {
   it('with dotRoot, writes the ./ folder and each folder as node-tar writes directory headers, then ./-prefixed files', async () => {
     const { Header } = await import('tar');
     const { writeTar, writeTarGz, readTarGzEntriesSync } = await import('../../src/bundle/index.js');
-    const entries = [{ path: 'metadata.yaml', data: 'a' }, { path: 'charts/x.tgz', data: 'b' }, { path: 'fluxcd-manifests/base/k.yaml', data: 'c' }];
+    const entries = [
+      { path: 'metadata.yaml', data: 'a' },
+      { path: 'charts/x.tgz', data: 'b' },
+      { path: 'fluxcd-manifests/base/k.yaml', data: 'c' },
+    ];
     const tar = writeTar(entries, { dotRoot: true });
     const dir = (path: string) => {
       const header = new Header({ path, mode: 0o755, uid: 0, gid: 0, size: 0, mtime: new Date(Date.UTC(2000, 0, 1)), type: 'Directory', uname: '', gname: '' });
@@ -176,7 +213,10 @@ describe('pieces for reuse (the app tarball, rebuilt)', () => {
   const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
   // An app tarball's shape: many small manifests, a stored chart archive, one large file.
   const app = (): TarEntry[] => [
-    ...Array.from({ length: 60 }, (_, i) => ({ path: `fluxcd-manifests/svc${String(i).padStart(2, '0')}/helmrelease.yaml`, data: `kind: HelmRelease\nmetadata:\n  name: svc${i}\n` })),
+    ...Array.from({ length: 60 }, (_, i) => ({
+      path: `fluxcd-manifests/svc${String(i).padStart(2, '0')}/helmrelease.yaml`,
+      data: `kind: HelmRelease\nmetadata:\n  name: svc${i}\n`,
+    })),
     { path: 'charts/web-1.0.0.tgz', data: Buffer.from([31, 139, 8, 0, 1, 2, 3]), compression: 'stored' },
     { path: 'plugins/bundle.js', data: 'x'.repeat(40 * 1024) },
   ];

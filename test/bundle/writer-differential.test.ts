@@ -35,13 +35,18 @@ describe('tar writer against node-tar', () => {
     const random = seededRandom(SEED);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const int = (max: number) => Math.floor(random() * (max + 1));
-    const segment = (length: number) => Array.from({ length: Math.max(1, length) }, () => pick([...'abcdefghijklmnopqrstuvwxyz0123456789._-', ' ', 'é', 'ω'])).join('').replace(/^\.+/, 'x');
+    const segment = (length: number) =>
+      Array.from({ length: Math.max(1, length) }, () => pick([...'abcdefghijklmnopqrstuvwxyz0123456789._-', ' ', 'é', 'ω']))
+        .join('')
+        .replace(/^\.+/, 'x');
     // Now and then past the 64 KiB from which a piece is compressed on libuv's pool, not on the main thread.
     const LARGE = 70_000;
     const data = () => {
       const size = random() < 0.03 ? LARGE + int(5000) : pick([0, 1, 511, 512, 513, 1024, int(3000)]);
       // Text-like (compressible, as templates are) or any bytes.
-      return random() < 0.7 ? Buffer.from('key: value\n'.repeat(Math.ceil(size / 11)).slice(0, size)) : Buffer.from(Array.from({ length: size }, () => int(255)));
+      return random() < 0.7
+        ? Buffer.from('key: value\n'.repeat(Math.ceil(size / 11)).slice(0, size))
+        : Buffer.from(Array.from({ length: size }, () => int(255)));
     };
     const times = [undefined, new Date(0), new Date((8 ** 10 - 1) * 1000), new Date(8 ** 10 * 1000), new Date(Date.UTC(2026, 0, 1))];
     const paths = { ascii: 0, pax: 0, large: 0 };

@@ -82,7 +82,10 @@ describe('a poisoned build cache', () => {
   it('does not take a plugin bundle whose "tamper check" is a sha256 kept in the same file (the old format)', async () => {
     const name = [...written.keys()].find((n) => n.startsWith('plugins-'))!;
     const files = JSON.parse(split(written.get(name)!).content.toString('utf8')) as Record<string, string>;
-    const planted = { ...files, 'plugins.mjs': Buffer.from(`import { writeFileSync } from 'node:fs';\nwriteFileSync('/tmp/planted', 'x');\n`).toString('base64') };
+    const planted = {
+      ...files,
+      'plugins.mjs': Buffer.from(`import { writeFileSync } from 'node:fs';\nwriteFileSync('/tmp/planted', 'x');\n`).toString('base64'),
+    };
     const hash = createHash('sha256');
     for (const [file, base64] of Object.entries(planted).sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
       const data = Buffer.from(base64, 'base64');

@@ -32,7 +32,8 @@ function user() {
     const result = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', cwd: options.cwd, env: env(options.server, options.extra) });
     return { status: result.status, stdout: result.stdout, stderr: result.stderr };
   };
-  const servers = (): { pid: number; commandsRun: number; apps: string[]; socket: string; warmedUp: boolean; warmUp: string }[] => (JSON.parse(run(['build-server', 'status', '-o', 'json']).stdout) as { items: never[] }).items;
+  const servers = (): { pid: number; commandsRun: number; apps: string[]; socket: string; warmedUp: boolean; warmUp: string }[] =>
+    (JSON.parse(run(['build-server', 'status', '-o', 'json']).stdout) as { items: never[] }).items;
   const waitForServer = async () => {
     for (let i = 0; i < 200 && servers().length === 0; i++) await new Promise((done) => setTimeout(done, 50));
     const [server] = servers();
@@ -72,7 +73,10 @@ describe('the build server', () => {
       ['nothing', () => {}],
       ['a static override', () => writeFileSync(join(app, 'overrides/static/web.yaml'), 'conf:\n  greeting: served\n')],
       ['a chart template', () => writeFileSync(join(app, 'charts/db/templates/extra.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\n')],
-      ['the release table', () => writeFileSync(join(app, 'fluxcd/releases.yaml'), readFileSync(join(app, 'fluxcd/releases.yaml'), 'utf8').replace('timeout: 10m', 'timeout: 20m'))],
+      [
+        'the release table',
+        () => writeFileSync(join(app, 'fluxcd/releases.yaml'), readFileSync(join(app, 'fluxcd/releases.yaml'), 'utf8').replace('timeout: 10m', 'timeout: 20m')),
+      ],
     ];
     for (const [index, [what, edit]] of edits.entries()) {
       edit();
@@ -115,7 +119,10 @@ describe('the build server', () => {
     // Without a cache the build writes its tarball only: whatever else lands in the folder afterwards was written by the server.
     expect(u.run(['build', app, '-d', out, '--no-cache'], { server: '1' }).status).toBe(0);
     rmSync(join(out, 'demo-1.0-1.tgz'));
-    const listing = (dir: string) => readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => `${join(e.parentPath, e.name)} ${e.isFile() ? statSync(join(e.parentPath, e.name)).mtimeMs : ''}`).sort();
+    const listing = (dir: string) =>
+      readdirSync(dir, { recursive: true, withFileTypes: true })
+        .map((e) => `${join(e.parentPath, e.name)} ${e.isFile() ? statSync(join(e.parentPath, e.name)).mtimeMs : ''}`)
+        .sort();
     const appBefore = listing(app);
     await u.waitForServer();
     for (let i = 0; i < 200 && !u.servers()[0]?.warmedUp; i++) await new Promise((done) => setTimeout(done, 50));
@@ -205,7 +212,11 @@ describe('the build server', () => {
       const env = u.env(undefined);
       delete env.CI; // whatever the test run's own
       Object.assign(env, extra);
-      return spawnSync('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} build ${JSON.stringify(app)} -d ${JSON.stringify(tempDir())}`, '/dev/null'], { encoding: 'utf8', env });
+      return spawnSync(
+        'script',
+        ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} build ${JSON.stringify(app)} -d ${JSON.stringify(tempDir())}`, '/dev/null'],
+        { encoding: 'utf8', env },
+      );
     };
     expect(u.run(['build', app, '-d', tempDir()]).status).toBe(0); // no terminal
     expect(atTerminal({ CI: 'true' }).status).toBe(0);
@@ -213,7 +224,9 @@ describe('the build server', () => {
     expect(u.servers()).toEqual([]);
     const started = atTerminal({});
     expect(started.status).toBe(0);
-    expect(started.stdout).toMatch(/flotilla: started a build server \(pid \d+\) to make the next builds faster; `flotilla build-server stop` stops it, FLOTILLA_BUILD_SERVER=0 does without/);
+    expect(started.stdout).toMatch(
+      /flotilla: started a build server \(pid \d+\) to make the next builds faster; `flotilla build-server stop` stops it, FLOTILLA_BUILD_SERVER=0 does without/,
+    );
     await u.waitForServer();
   });
 
@@ -260,7 +273,9 @@ describe('the build server', () => {
     chmodSync(folder, 0o777);
     const refused = u.run(['build-server', 'run']);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toBe(`flotilla: no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them\n`);
+    expect(refused.stderr).toBe(
+      `flotilla: no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them\n`,
+    );
     chmodSync(folder, 0o700);
     expect(u.servers().map((s) => s.pid)).toEqual([server.pid]);
   });
@@ -269,7 +284,8 @@ describe('the build server', () => {
     const u = newUser();
     const idle = spawn(process.execPath, [cli, 'build-server', 'run', '--idle-timeout', '2'], { env: u.env(undefined), stdio: 'ignore' });
     const exited = new Promise<number | null>((done) => idle.on('exit', done));
-    const sockets = () => (existsSync(join(u.cacheDir, 'build-servers')) ? readdirSync(join(u.cacheDir, 'build-servers')).filter((f) => f.endsWith('.sock')) : []);
+    const sockets = () =>
+      existsSync(join(u.cacheDir, 'build-servers')) ? readdirSync(join(u.cacheDir, 'build-servers')).filter((f) => f.endsWith('.sock')) : [];
     // Seen listening (a file check: a status command could take longer than the idle time on a busy machine).
     while (sockets().length === 0) await new Promise((done) => setTimeout(done, 20));
     // It exits by itself (were it not to, the test would time out).

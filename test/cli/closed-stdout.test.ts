@@ -26,13 +26,13 @@ describe('a closed stdout', () => {
     expect(await withClosedStdout(['overrides', 'keystone'])).toEqual({ code: 0, stderr: '' });
   });
 
-  it('keeps a failing command\'s exit code and its one line on stderr', async () => {
+  it("keeps a failing command's exit code and its one line on stderr", async () => {
     const run = await withClosedStdout(['overrides', 'no-such-release']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^flotilla: no release [^\n]*"no-such-release"[^\n]*\n$/);
   });
 
-  it('in a shell pipeline into head: what head prints, the command\'s exit code, no stack trace', async () => {
+  it("in a shell pipeline into head: what head prints, the command's exit code, no stack trace", async () => {
     // head -n 0 exits without reading, so every write of the CLI meets a closed pipe.
     const script = `"${process.execPath}" "${CLI}" overrides keystone | head -n 0; echo "exit \${PIPESTATUS[0]}" >&2; "${process.execPath}" "${CLI}" overrides keystone | head -n 1`;
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((done, fail) =>

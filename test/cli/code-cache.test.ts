@@ -70,7 +70,10 @@ describe('the code cache', () => {
     const genuine = readFileSync(path);
     // V8 checks only that cached bytecode was made by the same V8 and flags for source of the same length:
     // bytecode of a script as long as the bundle, made by a Node started as the CLI's is, would run.
-    const bundle = join(dirname(cli), readdirSync(dirname(cli)).find((name) => /^flotilla-[0-9a-f]+\.cjs$/.test(name))!);
+    const bundle = join(
+      dirname(cli),
+      readdirSync(dirname(cli)).find((name) => /^flotilla-[0-9a-f]+\.cjs$/.test(name))!,
+    );
     const marker = join(tempDir(), 'planted-code-ran');
     const plantedData = join(tempDir(), 'planted.bin');
     const maker = `
@@ -91,7 +94,9 @@ describe('the code cache', () => {
       const result = run(cacheDir, ['--version', '--debug']);
       expect(existsSync(marker), what).toBe(false);
       expect(result.stdout, what).toBe(expected.stdout);
-      expect(result.stderr, what).toMatch(/^flotilla: debug: code cache .* ignored: (not a flotilla cache entry|its content is not what this user wrote \(digest check failed\)); rebuilt\n$/);
+      expect(result.stderr, what).toMatch(
+        /^flotilla: debug: code cache .* ignored: (not a flotilla cache entry|its content is not what this user wrote \(digest check failed\)); rebuilt\n$/,
+      );
       // …and written again as an entry of this user's.
       expect(readFileSync(path).toString('latin1', 0, 17), what).toBe('flotilla-cache/1 ');
     }
@@ -100,7 +105,9 @@ describe('the code cache', () => {
     writeFileSync(path, planted);
     const open = run(cacheDir, ['--version', '--debug']);
     expect(existsSync(marker)).toBe(false);
-    expect(open.stderr).toBe(`flotilla: debug: code cache not used: ${join(cacheDir, 'code-cache')} is open to group or others (mode 755; chmod 700 it to use it)\n`);
+    expect(open.stderr).toBe(
+      `flotilla: debug: code cache not used: ${join(cacheDir, 'code-cache')} is open to group or others (mode 755; chmod 700 it to use it)\n`,
+    );
     expect(readFileSync(path).equals(planted)).toBe(true);
   });
 

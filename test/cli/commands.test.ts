@@ -8,7 +8,11 @@ import { writeApp } from '../support/app-fixture.js';
 const run = promisify(execFile);
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const flotilla = (...args: string[]) => run(process.execPath, [cli, ...args]);
-const failure = (...args: string[]) => flotilla(...args).then(() => expect.fail('expected a non-zero exit'), (e: { code: number; stdout: string; stderr: string }) => e);
+const failure = (...args: string[]) =>
+  flotilla(...args).then(
+    () => expect.fail('expected a non-zero exit'),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
 
 describe('flotilla releases', () => {
   it('prints the releases in apply waves with what the spec enables', async () => {
@@ -19,8 +23,9 @@ describe('flotilla releases', () => {
     expect(stdout).toContain('2 releases in 2 waves; 1 enabled by the spec (release 2.0)');
   });
 
-  it('lists a dependency on another app\'s HelmRelease as external, with its namespace', async () => {
-    const table = 'defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database}\n  - {name: web, chart: web, service: frontend, dependsOn: [db, {name: cert-manager, namespace: cert-manager}]}\n';
+  it("lists a dependency on another app's HelmRelease as external, with its namespace", async () => {
+    const table =
+      'defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database}\n  - {name: web, chart: web, service: frontend, dependsOn: [db, {name: cert-manager, namespace: cert-manager}]}\n';
     const { stdout } = await flotilla('releases', writeApp({ 'fluxcd/releases.yaml': table }));
     expect(stdout).toMatch(/^2\s+web\s+web\s+frontend\s+-\s+demo\s+web\s+db,cert-manager\/cert-manager \(external\)\s+yes$/m);
   });
@@ -49,7 +54,9 @@ describe('flotilla overrides', () => {
     expect(stdout).toMatch(/^conf\.mode\s+"modern"\s+template\s+overrides\/templates\/web\.yaml\.hbs:4:3$/m);
     expect(stdout).toMatch(/^pod\.replicas\s+2\s+common\.groups\.apps\s+overrides\/deployment\.yaml:17:11$/m);
     expect(stdout).toMatch(/values from 5 layers: /);
-    const json = JSON.parse((await flotilla('overrides', app, 'web', '--explain', '--all', '--output', 'json')).stdout) as { items: { path: string; layer: string }[] };
+    const json = JSON.parse((await flotilla('overrides', app, 'web', '--explain', '--all', '--output', 'json')).stdout) as {
+      items: { path: string; layer: string }[];
+    };
     expect(json.items.find((l) => l.path === 'conf.greeting')?.layer).toBe('static');
     const older = writeApp({ 'other.yaml': 'main:\n  release: "1.0"\n  domain: example.org\nfeatures:\n  services: [frontend]\n' });
     const { stdout: classic } = await run(process.execPath, [cli, 'overrides', older, 'web', '--deployment', 'other.yaml', '--output', 'json'], { cwd: older });
@@ -66,7 +73,26 @@ describe('flotilla overrides', () => {
 describe('the library entry', () => {
   it('exports the operations the CLI runs', async () => {
     const flotillaModule = await import('flotilla');
-    for (const name of ['loadApp', 'computeReleaseValues', 'preflight', 'buildApp', 'watchApp', 'verifyBundle', 'inspectBundle', 'importStarlingxApp', 'signBundleFile', 'loadAppPlugins', 'editOverrides', 'bumpToRelease', 'bumpField', 'listImages', 'pinImages', 'checkPins', 'bumpVersions', 'writeChanges']) {
+    for (const name of [
+      'loadApp',
+      'computeReleaseValues',
+      'preflight',
+      'buildApp',
+      'watchApp',
+      'verifyBundle',
+      'inspectBundle',
+      'importStarlingxApp',
+      'signBundleFile',
+      'loadAppPlugins',
+      'editOverrides',
+      'bumpToRelease',
+      'bumpField',
+      'listImages',
+      'pinImages',
+      'checkPins',
+      'bumpVersions',
+      'writeChanges',
+    ]) {
       expect(typeof (flotillaModule as Record<string, unknown>)[name], name).toBe('function');
     }
   });

@@ -40,7 +40,13 @@ async function run(how: 'program' | 'link' | 'node', args: readonly string[], en
   );
   const base: NodeJS.ProcessEnv = { ...process.env };
   delete base[DEFERRED_CA_VARIABLE];
-  const fullEnv: NodeJS.ProcessEnv = { ...base, FLOTILLA_BUILD_SERVER: '0', FLOTILLA_CACHE_DIR: join(dir, 'cache'), ...env, NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(probe)}` };
+  const fullEnv: NodeJS.ProcessEnv = {
+    ...base,
+    FLOTILLA_BUILD_SERVER: '0',
+    FLOTILLA_CACHE_DIR: join(dir, 'cache'),
+    ...env,
+    NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(probe)}`,
+  };
   const link = join(dir, 'bin', 'flotilla');
   if (how === 'link') {
     mkdirSync(join(dir, 'bin'));
@@ -112,15 +118,22 @@ describe('the flotilla entry', () => {
   });
 
   it('drops a deferred value it did not set itself', async () => {
-    expect((await run('program', ['--version'], { [DEFERRED_CA_VARIABLE]: '/elsewhere.pem' })).seen).toEqual({ execArgv: POOL, ca: process.env.NODE_EXTRA_CA_CERTS });
+    expect((await run('program', ['--version'], { [DEFERRED_CA_VARIABLE]: '/elsewhere.pem' })).seen).toEqual({
+      execArgv: POOL,
+      ca: process.env.NODE_EXTRA_CA_CERTS,
+    });
   });
 
   it('leaves the pool size to NODE_OPTIONS when it names one, in either spelling', async () => {
-    for (const option of ['--v8-pool-size=2', '--v8_pool_size=2']) expect((await run('program', ['--version'], { NODE_OPTIONS: option })).seen?.execArgv).toEqual([]);
+    for (const option of ['--v8-pool-size=2', '--v8_pool_size=2'])
+      expect((await run('program', ['--version'], { NODE_OPTIONS: option })).seen?.execArgv).toEqual([]);
   });
 
   it('gives NODE_EXTRA_CA_CERTS back, empty or not, and keeps one already set', () => {
-    for (const [value, startedWithoutExtraCaCerts] of [['/etc/ca.pem', true], ['', false]] as const) {
+    for (const [value, startedWithoutExtraCaCerts] of [
+      ['/etc/ca.pem', true],
+      ['', false],
+    ] as const) {
       const env: NodeJS.ProcessEnv = { [DEFERRED_CA_VARIABLE]: value, PATH: '/bin' };
       expect(restoreDeferredVariables(env)).toBe(startedWithoutExtraCaCerts);
       expect(env).toEqual({ NODE_EXTRA_CA_CERTS: value, PATH: '/bin' });

@@ -59,24 +59,47 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expectOneLine(await flotilla('build', file), 1, /^flotilla: .*app\.txt: not a folder \(an app source tree is a folder\)\n$/);
     expectOneLine(await flotilla('releases', tempDir()), 1, /is not a flotilla app: fluxcd\/metadata\.yaml is missing/);
     expectOneLine(await flotilla('import', '/nonexistent/stx', '-d', join(tempDir(), 'out')), 1, /^flotilla: \/nonexistent\/stx does not exist\n$/);
-    expectOneLine(await flotilla('override', 'set', 'app', 'chart', '-f', '/nonexistent/values.yaml'), 2, /^flotilla: -f \/nonexistent\/values\.yaml: cannot read \(no such file or folder\)\n$/);
+    expectOneLine(
+      await flotilla('override', 'set', 'app', 'chart', '-f', '/nonexistent/values.yaml'),
+      2,
+      /^flotilla: -f \/nonexistent\/values\.yaml: cannot read \(no such file or folder\)\n$/,
+    );
     const verified = await flotilla('verify', '/nonexistent/app.tgz');
     expect(verified.code).toBe(1);
-    expect(verified.stdout).toBe('verify: /nonexistent/app.tgz: no such file or folder\nplugins: not run (verify stopped before computing values)\n/nonexistent/app.tgz: 1 problem(s)\n');
+    expect(verified.stdout).toBe(
+      'verify: /nonexistent/app.tgz: no such file or folder\nplugins: not run (verify stopped before computing values)\n/nonexistent/app.tgz: 1 problem(s)\n',
+    );
   });
 
   it('inspect exits 1 on anything that is not a readable app', async () => {
     const cases: [string, RegExp][] = [
       [bundle('notes.tgz', { 'README.txt': 'hello' }), /^flotilla: notes\.tgz: not a readable application tarball: metadata\.yaml is missing\n$/],
-      [bundle('bad.tgz', { 'metadata.yaml': 'app_name: [x\n' }), /^flotilla: bad\.tgz: not a readable application tarball: metadata\.yaml:\d+:\d+: invalid YAML: /],
-      [bundle('anon.tgz', { 'metadata.yaml': 'maintainer: x\n' }), /not a readable application tarball: metadata\.yaml does not name app_name and app_version\n$/],
-      [bundle('nokust.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n' }), /not a readable application tarball: fluxcd-manifests\/kustomization\.yaml is missing\n$/],
       [
-        bundle('json.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n', 'fluxcd-manifests/kustomization.yaml': 'resources: []\n', 'plugins/manifest.json': '{"plugins": [\n  {"name": "x",}\n]}' }),
+        bundle('bad.tgz', { 'metadata.yaml': 'app_name: [x\n' }),
+        /^flotilla: bad\.tgz: not a readable application tarball: metadata\.yaml:\d+:\d+: invalid YAML: /,
+      ],
+      [
+        bundle('anon.tgz', { 'metadata.yaml': 'maintainer: x\n' }),
+        /not a readable application tarball: metadata\.yaml does not name app_name and app_version\n$/,
+      ],
+      [
+        bundle('nokust.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n' }),
+        /not a readable application tarball: fluxcd-manifests\/kustomization\.yaml is missing\n$/,
+      ],
+      [
+        bundle('json.tgz', {
+          'metadata.yaml': 'app_name: a\napp_version: "1"\n',
+          'fluxcd-manifests/kustomization.yaml': 'resources: []\n',
+          'plugins/manifest.json': '{"plugins": [\n  {"name": "x",}\n]}',
+        }),
         /not a readable application tarball: plugins\/manifest\.json:2:\d+: invalid JSON: /,
       ],
       [
-        bundle('chart.tgz', { 'metadata.yaml': 'app_name: a\napp_version: "1"\n', 'fluxcd-manifests/kustomization.yaml': 'resources: []\n', 'charts/web-1.0.0.tgz': 'not gzip' }),
+        bundle('chart.tgz', {
+          'metadata.yaml': 'app_name: a\napp_version: "1"\n',
+          'fluxcd-manifests/kustomization.yaml': 'resources: []\n',
+          'charts/web-1.0.0.tgz': 'not gzip',
+        }),
         /not a readable application tarball: charts\/web-1\.0\.0\.tgz: .*not a gzip file/,
       ],
     ];
@@ -92,17 +115,29 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     expect(yamlRun.code).toBe(1);
     expect(yamlRun.stderr).toMatch(/fluxcd\/releases\.yaml:\d+:\d+: /);
     expect(yamlRun.stderr).not.toMatch(/\n\s+at /);
-    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '{\n  "type": "object",\n}\n' }), '-d', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json:3:1: invalid JSON: /);
+    expectOneLine(
+      await flotilla('build', writeApp({ 'overrides/features.schema.json': '{\n  "type": "object",\n}\n' }), '-d', tempDir()),
+      1,
+      /^flotilla: overrides\/features\.schema\.json:3:1: invalid JSON: /,
+    );
     expectOneLine(
       await flotilla('build', writeApp({ 'overrides/features.schema.json': '{"type": "objekt"}' }), '-d', tempDir()),
       1,
       /^flotilla: overrides\/features\.schema\.json: not a valid JSON Schema \(draft 2020-12\): /,
     );
-    expectOneLine(await flotilla('build', writeApp({ 'overrides/features.schema.json': '[1]' }), '-d', tempDir()), 1, /^flotilla: overrides\/features\.schema\.json: a JSON Schema must be an object\n$/);
+    expectOneLine(
+      await flotilla('build', writeApp({ 'overrides/features.schema.json': '[1]' }), '-d', tempDir()),
+      1,
+      /^flotilla: overrides\/features\.schema\.json: a JSON Schema must be an object\n$/,
+    );
     const keyed = join(tempDir(), 'bad.pem');
     writeFileSync(keyed, 'not a key');
     const built = await buildApp(writeApp(), { outDir: tempDir() });
-    expectOneLine(await flotilla('sign', built.file, '--key', keyed), 1, /^flotilla: the signing key is not an ed25519 private key in PEM format: expected -----BEGIN PRIVATE KEY----- \(made by: openssl genpkey -algorithm ed25519 -out key.pem\)\n$/);
+    expectOneLine(
+      await flotilla('sign', built.file, '--key', keyed),
+      1,
+      /^flotilla: the signing key is not an ed25519 private key in PEM format: expected -----BEGIN PRIVATE KEY----- \(made by: openssl genpkey -algorithm ed25519 -out key.pem\)\n$/,
+    );
     const plain = writeApp({ 'overrides/deployment.yaml': 'main: {release: "1.0"\n' });
     const spec = await flotilla('overrides', plain, 'web');
     expect(spec.code).toBe(1);
@@ -113,7 +148,11 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
   it('a chart Helm would not load (a file over 5 MiB): exit 1 naming the file, and no tarball', async () => {
     const out = join(tempDir(), 'out');
     const app = writeApp({ 'charts/lib/files/big.txt': 'x'.repeat(5 * 1024 * 1024 + 1) });
-    expectOneLine(await flotilla('build', app, '-d', out), 1, /^flotilla: .*charts\/lib\/files\/big\.txt: 5\.0 MiB \(5242881 bytes\); Helm loads no chart file larger than 5\.0 MiB \(5242880 bytes\), so it would refuse chart "db": /);
+    expectOneLine(
+      await flotilla('build', app, '-d', out),
+      1,
+      /^flotilla: .*charts\/lib\/files\/big\.txt: 5\.0 MiB \(5242881 bytes\); Helm loads no chart file larger than 5\.0 MiB \(5242880 bytes\), so it would refuse chart "db": /,
+    );
     expect(existsSync(join(out, 'demo-1.0-1.tgz'))).toBe(false);
   });
 
@@ -147,7 +186,11 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
   it('a current folder removed after the shell entered it: one line, exit 1, no stack', () => {
     const gone = tempDir();
     const run = spawnSync('sh', ['-c', `cd "$1" && rmdir "$1" && exec "$2" "$3" --version`, 'sh', gone, process.execPath, cli], { encoding: 'utf8' });
-    expect([run.status, run.stdout, run.stderr]).toEqual([1, '', 'flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n']);
+    expect([run.status, run.stdout, run.stderr]).toEqual([
+      1,
+      '',
+      'flotilla: the current folder no longer exists (it was removed after this shell entered it); change to another folder\n',
+    ]);
   });
 
   it('special files as -f or --output-dir (a FIFO, a folder, /proc): one line, never a hang or a spin, nothing read echoed', async () => {
@@ -158,9 +201,16 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
     execFileSync('mkfifo', [fifo]);
     expectOneLine(await flotilla('template', app, '-f', fifo), 2, /^flotilla: -f .*values\.fifo: is not a regular file \(a FIFO, a socket or a device\)\n$/);
     expectOneLine(await flotilla('template', app, '-f', tempDir()), 2, /^flotilla: -f .*: is a folder, not a file\n$/);
-    expectOneLine(await flotilla('override', 'set', 'app', 'chart', '-f', fifo), 2, /^flotilla: -f .*values\.fifo: cannot read \(is not a regular file \(a FIFO, a socket or a device\)\)\n$/);
+    expectOneLine(
+      await flotilla('override', 'set', 'app', 'chart', '-f', fifo),
+      2,
+      /^flotilla: -f .*values\.fifo: cannot read \(is not a regular file \(a FIFO, a socket or a device\)\)\n$/,
+    );
     const verified = await flotilla('verify', fifoTarball);
-    expect([verified.code, verified.stdout]).toEqual([1, expect.stringMatching(/^verify: .*app\.tgz: is not a regular file \(a FIFO, a socket or a device\)\n/)]);
+    expect([verified.code, verified.stdout]).toEqual([
+      1,
+      expect.stringMatching(/^verify: .*app\.tgz: is not a regular file \(a FIFO, a socket or a device\)\n/),
+    ]);
     // Node's recursive mkdir retries forever under /proc.
     expectOneLine(await flotilla('template', app, '--output-dir', '/proc/1/x'), 1, /^flotilla: \/proc\/1\/x: no such file or folder\n$/);
     // The environment is NUL-separated: not YAML, refused where it is, and not printed.
@@ -184,7 +234,11 @@ describe('every listed error path: exit 1 or 2, one line, no stack', () => {
   it('usage errors exit 2 naming the word or flag; help and version exit 0', async () => {
     expectOneLine(await flotilla('inspect'), 2, /^flotilla: missing required argument 'BUNDLE' \(see --help\)\n$/);
     expectOneLine(await flotilla('inspect', 'x.tgz', '--bogus'), 2, /^flotilla: unknown option '--bogus' \(see --help\)\n$/);
-    expectOneLine(await flotilla('inspect', 'x.tgz', '-o', 'xml'), 2, /^flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid\. Allowed choices are table, json, yaml\. \(see --help\)\n$/);
+    expectOneLine(
+      await flotilla('inspect', 'x.tgz', '-o', 'xml'),
+      2,
+      /^flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid\. Allowed choices are table, json, yaml\. \(see --help\)\n$/,
+    );
     expectOneLine(await flotilla('frobnicate'), 2, /^flotilla: unknown command 'frobnicate' \(see --help\)\n$/);
     expectOneLine(await flotilla('aply'), 2, /^flotilla: unknown command 'aply' \(Did you mean apply\?\) \(see --help\)\n$/);
     expect((await flotilla('--help')).code).toBe(0);
@@ -220,14 +274,19 @@ describe('an unexpected error', () => {
 
   it('prints one line with the hint to rerun with --debug, and the stack only with --debug', () => {
     const bug = new TypeError("Cannot read properties of undefined (reading 'spec')\n    more detail");
-    expect(report(bug, ['verify', 'x.tgz'])).toEqual({ code: 1, stderr: "flotilla: unexpected error: Cannot read properties of undefined (reading 'spec') (rerun with --debug for the stack trace)\n" });
+    expect(report(bug, ['verify', 'x.tgz'])).toEqual({
+      code: 1,
+      stderr: "flotilla: unexpected error: Cannot read properties of undefined (reading 'spec') (rerun with --debug for the stack trace)\n",
+    });
     const debug = report(bug, ['verify', 'x.tgz', '--debug']);
     expect(debug.code).toBe(1);
-    expect(debug.stderr).toMatch(/^TypeError: Cannot read properties[^]*\n\s+at [^]*\nflotilla: unexpected error: Cannot read properties of undefined \(reading 'spec'\)\n$/);
+    expect(debug.stderr).toMatch(
+      /^TypeError: Cannot read properties[^]*\n\s+at [^]*\nflotilla: unexpected error: Cannot read properties of undefined \(reading 'spec'\)\n$/,
+    );
   });
 
   it('names the path of a file-system error that reaches the top', () => {
-    const error = Object.assign(new Error('EACCES: permission denied, open \'/srv/app.tgz\''), { code: 'EACCES', path: '/srv/app.tgz' });
+    const error = Object.assign(new Error("EACCES: permission denied, open '/srv/app.tgz'"), { code: 'EACCES', path: '/srv/app.tgz' });
     expect(report(error, ['verify'])).toEqual({ code: 1, stderr: 'flotilla: /srv/app.tgz: permission denied\n' });
   });
 });

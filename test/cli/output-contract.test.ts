@@ -50,7 +50,10 @@ async function cli(args: readonly string[]): Promise<Ran> {
   } finally {
     direct.mockRestore();
   }
-  expect(direct.mock.calls.map((c) => String(c[0])), `${args.join(' ')} wrote to stdout past its Output`).toEqual([]);
+  expect(
+    direct.mock.calls.map((c) => String(c[0])),
+    `${args.join(' ')} wrote to stdout past its Output`,
+  ).toEqual([]);
   const exit = code !== 0 ? code : Number(process.exitCode ?? 0);
   process.exitCode = undefined;
   return { code: exit, stdout: out.join('\n'), stderr: err.join('\n') };
@@ -68,7 +71,11 @@ function documentedKinds(): Map<string, { kind: string; required: Set<string>; o
     while (/\([^()]*\)/.test(top)) top = top.replace(/\([^()]*\)/g, '');
     top = top.replace(/`items`:.*$/, '`items`');
     const names = [...top.matchAll(/`([A-Za-z][A-Za-z0-9]*\??)`/g)].map((m) => m[1] ?? '');
-    const entry = { kind, required: new Set(names.filter((n) => !n.endsWith('?'))), optional: new Set(names.filter((n) => n.endsWith('?')).map((n) => n.slice(0, -1))) };
+    const entry = {
+      kind,
+      required: new Set(names.filter((n) => !n.endsWith('?'))),
+      optional: new Set(names.filter((n) => n.endsWith('?')).map((n) => n.slice(0, -1))),
+    };
     for (const command of commands.split(', ')) rows.set(command.replace(/`/g, ''), entry);
   }
   return rows;
@@ -161,10 +168,14 @@ describe('the output contract', () => {
     expect((await cli(['upload', bundle, ...kube])).code).toBe(0);
     try {
       // A template that builds (build runs no helm template) and fails when rendered.
-      const broken = await builtAt('0.1.0-9', (copy) => writeFileSync(join(copy, 'charts/web/templates/broken.yaml'), '{{ fail "the web front end needs a port" }}\n'));
+      const broken = await builtAt('0.1.0-9', (copy) =>
+        writeFileSync(join(copy, 'charts/web/templates/broken.yaml'), '{{ fail "the web front end needs a port" }}\n'),
+      );
       const diff = await cli(['diff', 'shop', broken, ...kube]);
       expect(diff.code).toBe(2);
-      expect(diff.stderr).toMatch(/^flotilla: release web: rendering version 0\.1\.0-9 failed: helm template failed \(exit 1\): Error: execution error at \(web\/templates\/broken\.yaml:1:3\): the web front end needs a port$/);
+      expect(diff.stderr).toMatch(
+        /^flotilla: release web: rendering version 0\.1\.0-9 failed: helm template failed \(exit 1\): Error: execution error at \(web\/templates\/broken\.yaml:1:3\): the web front end needs a port$/,
+      );
     } finally {
       await cli(['delete', 'shop', ...kube]);
     }
@@ -183,7 +194,11 @@ describe('the output contract', () => {
       expect(output?.short, `${path}: -o`).toBe('-o');
       expect(output?.argChoices?.slice(0, 3), `${path}: -o's formats`).toEqual([...OUTPUT_FORMATS]);
     }
-    for (const path of Object.keys(COMMANDS_WITHOUT_DATA)) expect(leaves.map((l) => l.path), `COMMANDS_WITHOUT_DATA names ${path}`).toContain(path);
+    for (const path of Object.keys(COMMANDS_WITHOUT_DATA))
+      expect(
+        leaves.map((l) => l.path),
+        `COMMANDS_WITHOUT_DATA names ${path}`,
+      ).toContain(path);
   });
 
   it('bad -o values get the same message from every command, exit 2', async () => {
@@ -203,15 +218,27 @@ describe('the output contract', () => {
     const stx = await stxFixture();
     const registry = cluster.registry?.host ?? '';
     const updates = new Map<string, string>();
-    for (const [format, version] of [['table', '0.1.0-2'], ['json', '0.1.0-3'], ['yaml', '0.1.0-4']] as const) updates.set(format, await builtAt(version));
+    for (const [format, version] of [
+      ['table', '0.1.0-2'],
+      ['json', '0.1.0-3'],
+      ['yaml', '0.1.0-4'],
+    ] as const)
+      updates.set(format, await builtAt(version));
     // Updates staged in one phase that a new image of the target release (v2) changes, held before it: what `version continue` releases.
     const staged = new Map<string, string>();
-    for (const [format, version, tag] of [['table', '0.1.0-5', '1.29'], ['json', '0.1.0-6', '1.30'], ['yaml', '0.1.0-7', '1.31']] as const) {
+    for (const [format, version, tag] of [
+      ['table', '0.1.0-5', '1.29'],
+      ['json', '0.1.0-6', '1.30'],
+      ['yaml', '0.1.0-7', '1.31'],
+    ] as const) {
       staged.set(
         format,
         await builtAt(version, (copy) => {
           writeFileSync(join(copy, 'overrides/versions/v2.yaml'), `release: v2\nimages:\n  web: ${registry}/shop/nginx:${tag}\n`);
-          writeFileSync(join(copy, 'fluxcd/releases.yaml'), `${readFileSync(join(copy, 'fluxcd/releases.yaml'), 'utf8')}updatePhases:\n  - name: front\n    rest: true\n`);
+          writeFileSync(
+            join(copy, 'fluxcd/releases.yaml'),
+            `${readFileSync(join(copy, 'fluxcd/releases.yaml'), 'utf8')}updatePhases:\n  - name: front\n    rest: true\n`,
+          );
         }),
       );
     }
@@ -223,7 +250,11 @@ describe('the output contract', () => {
       { command: 'overrides --explain', args: () => ['overrides', app, 'web', '--explain'] },
       { command: 'overrides --all', args: (f) => ['overrides', app, '--all', '-d', copyOf(f, 'exported')] },
       { command: 'overrides set', args: () => ['overrides', 'set', app, 'web', 'replicaCount=2'] },
-      { command: 'overrides unset', args: () => ['overrides', 'unset', app, 'web', 'replicaCount'], before: async () => void (await cli(['overrides', 'set', app, 'web', 'replicaCount=2'])) },
+      {
+        command: 'overrides unset',
+        args: () => ['overrides', 'unset', app, 'web', 'replicaCount'],
+        before: async () => void (await cli(['overrides', 'set', app, 'web', 'replicaCount=2'])),
+      },
       { command: 'preflight', args: () => ['preflight', app] },
       { command: 'build', args: () => ['build', app, '-d', join(work, 'out')] },
       { command: 'verify', args: () => ['verify', bundle] },
@@ -248,7 +279,11 @@ describe('the output contract', () => {
       // The lifecycle, each format in turn: every operation leaves what the next needs.
       { command: 'upload', args: () => ['upload', bundle, ...kube], before: async (f) => void (f !== 'table' && (await cli(['delete', 'shop', ...kube]))) },
       { command: 'delete', args: () => ['delete', 'shop', ...kube], before: async (f) => void (f !== 'table' && (await cli(['upload', bundle, ...kube]))) },
-      { command: 'apply', args: () => ['apply', 'shop', '--timeout', '3m', ...kube], before: async (f) => void (f === 'table' && (await cli(['upload', bundle, ...kube]))) },
+      {
+        command: 'apply',
+        args: () => ['apply', 'shop', '--timeout', '3m', ...kube],
+        before: async (f) => void (f === 'table' && (await cli(['upload', bundle, ...kube]))),
+      },
       { command: 'list', args: () => ['list', ...kube] },
       { command: 'show', args: () => ['show', 'shop', ...kube] },
       { command: 'version status', args: () => ['version', 'status', 'shop', ...kube] },
@@ -259,7 +294,8 @@ describe('the output contract', () => {
       {
         command: 'version image unset',
         args: () => ['version', 'image', 'unset', 'shop', 'web', ...kube],
-        before: async (f) => void (f !== 'table' && (await cli(['version', 'image', 'set', 'shop', 'web', `${registry}/shop/nginx:1.28`, '--resolve', ...kube]))),
+        before: async (f) =>
+          void (f !== 'table' && (await cli(['version', 'image', 'set', 'shop', 'web', `${registry}/shop/nginx:1.28`, '--resolve', ...kube]))),
       },
       { command: 'override set', args: () => ['override', 'set', 'shop', 'web', '--set', 'replicaCount=2', ...kube] },
       { command: 'override show', args: () => ['override', 'show', 'shop', 'web', ...kube] },
@@ -274,7 +310,11 @@ describe('the output contract', () => {
           expect(held.stdout, held.stderr).toContain('held before update phase front');
         },
       },
-      { command: 'remove', args: () => ['remove', 'shop', ...kube], before: async (f) => void (f !== 'table' && (await cli(['apply', 'shop', '--timeout', '3m', ...kube]))) },
+      {
+        command: 'remove',
+        args: () => ['remove', 'shop', ...kube],
+        before: async (f) => void (f !== 'table' && (await cli(['apply', 'shop', '--timeout', '3m', ...kube]))),
+      },
       // A run that left the app applying and is gone (apply --no-wait returns at once): abort closes it.
       { command: 'abort', args: () => ['abort', 'shop', ...kube], before: async () => void (await cli(['apply', 'shop', '--no-wait', ...kube])) },
     ];
@@ -300,7 +340,10 @@ describe('the output contract', () => {
           continue;
         }
         let printed: Record<string, unknown> = {};
-        expect(() => (printed = (format === 'json' ? JSON.parse(ran.stdout) : load(ran.stdout)) as Record<string, unknown>), `${what}\n${ran.stdout}`).not.toThrow();
+        expect(
+          () => (printed = (format === 'json' ? JSON.parse(ran.stdout) : load(ran.stdout)) as Record<string, unknown>),
+          `${what}\n${ran.stdout}`,
+        ).not.toThrow();
         expect(Object.keys(printed).slice(0, 2), what).toEqual(['apiVersion', 'kind']);
         expect(printed.apiVersion, what).toBe('flotilla/v1');
         expect(printed.kind, what).toBe(row?.kind);

@@ -79,6 +79,10 @@ describe('the default OpenStack app', () => {
     const glance = loadAll(files.get('fluxcd-manifests/glance/helmrelease.yaml')!.toString()) as { metadata: { annotations?: Record<string, string> } }[];
     expect(glance[0]?.metadata.annotations).toMatchObject({ 'glance.openstack.org/wsgi': 'true', 'rabbitmq.openstack.org/transient-quorum-queue': 'true' });
     const manifest = JSON.parse(files.get('plugins/manifest.json')!.toString()) as { plugins: { file: string }[] };
-    expect(manifest.plugins.map((p) => p.file)).toEqual(readdirSync(join(root, 'plugins')).filter((f) => /^\d{3}_.*\.ts$/.test(f)).map((f) => `plugins/${f}`));
+    expect(manifest.plugins.map((p) => p.file)).toEqual(
+      readdirSync(join(root, 'plugins'))
+        .filter((f) => /^\d{3}_.*\.ts$/.test(f))
+        .map((f) => `plugins/${f}`),
+    );
   }, 120_000);
 });

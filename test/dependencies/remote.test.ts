@@ -32,7 +32,6 @@ import { startRegistry, type TestRegistry } from '../support/registry.js';
 const run = promisify(execFile);
 const helm = (args: string[], cwd?: string) => run(process.env.FLOTILLA_HELM!, args, { cwd, maxBuffer: 64 * 1024 * 1024 });
 
-
 /** The library the charts depend on: the corpus's common, or a small one in its place. */
 function commonSource(): { dir: string; version: string; range: string } {
   if (CORPUS) {
@@ -74,7 +73,16 @@ async function helmPackaged(app: string, name: string, dependencyBuildArgs: stri
   const work = tempDir('flotilla-helm-');
   cpSync(join(app, 'charts'), join(work, 'charts'), { recursive: true });
   const chart = join(work, 'charts', name);
-  await helm(['dependency', 'build', chart, ...dependencyBuildArgs, '--repository-config', join(work, 'repositories.yaml'), '--repository-cache', join(work, 'cache')]);
+  await helm([
+    'dependency',
+    'build',
+    chart,
+    ...dependencyBuildArgs,
+    '--repository-config',
+    join(work, 'repositories.yaml'),
+    '--repository-cache',
+    join(work, 'cache'),
+  ]);
   await helm(['package', chart, '-d', join(work, 'out')]);
   const [archive] = readdirSync(join(work, 'out'));
   return readFileSync(join(work, 'out', archive!));
@@ -110,7 +118,10 @@ describe('chart dependencies from an OCI repository', () => {
     const again = chartOf(await build(online, { dependencyCacheDir: dependencyCache, offline: true }), 'web');
     expect(again.equals(fromRegistry)).toBe(true);
     // Online too: a version the cache holds needs the registry no more (pinned by Chart.lock, it is not even listed).
-    const lock = lockFor(online, [{ name: 'lib', repository: 'file://../lib', version: '0.1.0' }, { name: 'common', repository, version: common.version }]);
+    const lock = lockFor(online, [
+      { name: 'lib', repository: 'file://../lib', version: '0.1.0' },
+      { name: 'common', repository, version: common.version },
+    ]);
     writeFileSync(join(online, 'charts/web/Chart.lock'), lock);
     const locked = await chartContent(chartOf(await build(online, { dependencyCacheDir: dependencyCache }), 'web'));
     expect(locked.get('Chart.lock')?.toString('utf8')).toBe(lock);
@@ -131,7 +142,7 @@ describe('chart dependencies from an OCI repository', () => {
     );
   });
 
-  it('uses nothing planted in the dependency cache by anyone without this user\'s cache key', async () => {
+  it("uses nothing planted in the dependency cache by anyone without this user's cache key", async () => {
     // A cache folder as a shared CI cache could deliver it: a refs entry naming the attacker's archive, both sealed under another key.
     const planted = tempDir('flotilla-deps-');
     const otherKey = randomBytes(32);
@@ -139,13 +150,19 @@ describe('chart dependencies from an OCI repository', () => {
     const digest = `sha256:${createHash('sha256').update(evil).digest('hex')}`;
     const refsInputs = JSON.stringify([repository, 'common']);
     writeFileSync(join(planted, `archive-${digest.slice(7)}`), sealEntry('chart-archive', inputDigest(digest), evil, otherKey));
-    writeFileSync(join(planted, `refs-${createHash('sha256').update(refsInputs).digest('hex')}`), sealEntry('chart-refs', inputDigest(refsInputs), Buffer.from(JSON.stringify({ [common.version]: digest })), otherKey));
+    writeFileSync(
+      join(planted, `refs-${createHash('sha256').update(refsInputs).digest('hex')}`),
+      sealEntry('chart-refs', inputDigest(refsInputs), Buffer.from(JSON.stringify({ [common.version]: digest })), otherKey),
+    );
     const app = writeFiles(tempDir('flotilla-app-'), appFiles(repository, common.range));
     await expect(build(app, { dependencyCacheDir: planted, offline: true })).rejects.toThrow(/is not in the dependency cache/);
     // The control: the same entries sealed under this user's key are read (and the bytes refused as a chart archive).
     const ownKey = cacheKey() as Buffer;
     writeFileSync(join(planted, `archive-${digest.slice(7)}`), sealEntry('chart-archive', inputDigest(digest), evil, ownKey));
-    writeFileSync(join(planted, `refs-${createHash('sha256').update(refsInputs).digest('hex')}`), sealEntry('chart-refs', inputDigest(refsInputs), Buffer.from(JSON.stringify({ [common.version]: digest })), ownKey));
+    writeFileSync(
+      join(planted, `refs-${createHash('sha256').update(refsInputs).digest('hex')}`),
+      sealEntry('chart-refs', inputDigest(refsInputs), Buffer.from(JSON.stringify({ [common.version]: digest })), ownKey),
+    );
     await expect(build(app, { dependencyCacheDir: planted, offline: true })).rejects.toThrow(/common/);
     await expect(build(app, { dependencyCacheDir: planted, offline: true })).rejects.not.toThrow(/is not in the dependency cache/);
   });
@@ -162,7 +179,9 @@ describe('chart dependencies from an OCI repository', () => {
 
   it('says which dependency is missing when --offline meets an empty cache', async () => {
     await expect(build(online, { dependencyCacheDir: tempDir('flotilla-deps-'), offline: true })).rejects.toThrow(
-      new RegExp(`charts/web/Chart.yaml:\\d+:\\d+: chart "web": dependency "common": common ${common.version} from ${repository} is not in the dependency cache`),
+      new RegExp(
+        `charts/web/Chart.yaml:\\d+:\\d+: chart "web": dependency "common": common ${common.version} from ${repository} is not in the dependency cache`,
+      ),
     );
     // The command: exit 1, one line, the user's cache folder named.
     const saved = { FLOTILLA_CACHE_DIR: process.env.FLOTILLA_CACHE_DIR, FLOTILLA_BUILD_SERVER: process.env.FLOTILLA_BUILD_SERVER };
@@ -174,8 +193,9 @@ describe('chart dependencies from an OCI repository', () => {
       expect(failed.stderr.trim().split('\n')).toHaveLength(1);
       expect(failed.stderr).toContain(`is not in the dependency cache (${join(userCache, 'chart-dependencies')}), and --offline fetches nothing`);
     } finally {
-      for (const [key, value] of Object.entries(saved)) if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
+      for (const [key, value] of Object.entries(saved))
+        if (value === undefined) delete process.env[key];
+        else process.env[key] = value;
     }
   });
 });
@@ -229,10 +249,15 @@ describe('chart dependencies from an HTTP repository', () => {
   it('refuses a Chart.lock out of sync with Chart.yaml, as helm dependency build does', async () => {
     const app = writeFiles(tempDir('flotilla-app-'), appFiles(url, common.range));
     // Locked for another range than Chart.yaml now declares: the digest no longer matches.
-    const lock = lockFor(app, [{ name: 'lib', repository: 'file://../lib', version: '0.1.0' }, { name: 'common', repository: url, version: common.version }]);
+    const lock = lockFor(app, [
+      { name: 'lib', repository: 'file://../lib', version: '0.1.0' },
+      { name: 'common', repository: url, version: common.version },
+    ]);
     writeFileSync(join(app, 'charts/web/Chart.lock'), lock);
     writeFileSync(join(app, 'charts/web/Chart.yaml'), readFileSync(join(app, 'charts/web/Chart.yaml'), 'utf8').replace(common.range, `'>=${common.version}'`));
-    await expect(build(app, { dependencyCacheDir: tempDir('flotilla-deps-') })).rejects.toThrow(/charts\/web\/Chart\.lock:8:1: out of sync with the dependencies of Chart\.yaml/);
+    await expect(build(app, { dependencyCacheDir: tempDir('flotilla-deps-') })).rejects.toThrow(
+      /charts\/web\/Chart\.lock:8:1: out of sync with the dependencies of Chart\.yaml/,
+    );
     const { stderr } = await helm(['dependency', 'build', join(app, 'charts/web')]).catch((error: { stderr: string }) => error);
     expect(stderr).toContain('out of sync');
   }, 60_000);

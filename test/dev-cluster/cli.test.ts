@@ -32,7 +32,12 @@ describe('npm run dev-cluster (test fixture)', () => {
     const registry = /chart registry\s+oci:\/\/(127\.0\.0\.1:\d+)\/charts/.exec(stdout)![1]!;
     const workDir = /serving (\S+)\/http-repo/.exec(stdout)![1]!;
     const namespaces = await new Promise<string>((resolveRun, reject) =>
-      execFile(process.env.FLOTILLA_KUBECTL!, ['get', 'namespaces', '-o', 'name'], { env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(work, 'cache') } }, (error, out) => (error ? reject(error) : resolveRun(out))),
+      execFile(
+        process.env.FLOTILLA_KUBECTL!,
+        ['get', 'namespaces', '-o', 'name'],
+        { env: { PATH: process.env.PATH, HOME: work, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(work, 'cache') } },
+        (error, out) => (error ? reject(error) : resolveRun(out)),
+      ),
     );
     expect(namespaces.split('\n')).toEqual(expect.arrayContaining(['namespace/flotilla-system', 'namespace/flux-system', 'namespace/default']));
     expect((await fetch(`http://${registry}/v2/`)).status).toBe(200);
@@ -46,9 +51,7 @@ describe('npm run dev-cluster (test fixture)', () => {
 
   it('exits 2 with the usage when --kubeconfig is missing', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolveRun) => {
-      execFile(process.execPath, devClusterCommand, { cwd: root }, (error, _out, stderr) =>
-        resolveRun({ code: error ? (error.code as number) : 0, stderr }),
-      );
+      execFile(process.execPath, devClusterCommand, { cwd: root }, (error, _out, stderr) => resolveRun({ code: error ? (error.code as number) : 0, stderr }));
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('dev-cluster: --kubeconfig FILE is required');
@@ -56,8 +59,11 @@ describe('npm run dev-cluster (test fixture)', () => {
 
   it('exits 2 naming the flag when --requeue-dependency is not a positive number of milliseconds', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolveRun) => {
-      execFile(process.execPath, [...devClusterCommand, '--kubeconfig', join(tmpdir(), 'unused-kubeconfig'), '--requeue-dependency', '0'], { cwd: root }, (error, _out, stderr) =>
-        resolveRun({ code: error ? (error.code as number) : 0, stderr }),
+      execFile(
+        process.execPath,
+        [...devClusterCommand, '--kubeconfig', join(tmpdir(), 'unused-kubeconfig'), '--requeue-dependency', '0'],
+        { cwd: root },
+        (error, _out, stderr) => resolveRun({ code: error ? (error.code as number) : 0, stderr }),
       );
     });
     expect(result.code).toBe(2);

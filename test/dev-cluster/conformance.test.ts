@@ -135,15 +135,29 @@ describe('dev cluster (test fixture): conformance with real clients', () => {
     const store = cluster.cluster.store;
     /** The fixture's own record of each configmap change in the namespace after `after`. */
     const stored = (after: number) =>
-      store.changesSince(Math.max(after, store.oldestResumable))!
+      store
+        .changesSince(Math.max(after, store.oldestResumable))!
         .filter((c) => c.resource === '/configmaps' && c.namespace === 'py')
-        .map((c) => ({ type: c.type, name: c.name, resourceVersion: String(c.resourceVersion), data: (c.object.data as Record<string, string> | undefined) ?? null }));
+        .map((c) => ({
+          type: c.type,
+          name: c.name,
+          resourceVersion: String(c.resourceVersion),
+          data: (c.object.data as Record<string, string> | undefined) ?? null,
+        }));
     const added = stored(0).find((c) => c.name === 'a')!;
     expect(seen.list.items).toEqual([{ name: 'a', resourceVersion: added.resourceVersion, data: { k: '1' } }]);
     // The watch resumed from the list's resourceVersion and saw exactly what the fixture stored after it, in order.
     expect(seen.watch).toEqual(stored(Number(seen.list.resourceVersion)).slice(0, 3));
     expect(seen.watch.map((e) => `${e.type} ${e.name}`)).toEqual(['ADDED b', 'MODIFIED a', 'DELETED b']);
-    expect(seen.conflict).toMatchObject({ status: 409, body: { kind: 'Status', reason: 'Conflict', code: 409, message: 'Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again' } });
+    expect(seen.conflict).toMatchObject({
+      status: 409,
+      body: {
+        kind: 'Status',
+        reason: 'Conflict',
+        code: 409,
+        message: 'Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again',
+      },
+    });
     const a = cluster.get('v1', 'ConfigMap', 'py', 'a')!;
     expect(seen.final).toEqual({ name: 'a', resourceVersion: (a.metadata as { resourceVersion: string }).resourceVersion, data: a.data });
     expect(seen.final).toEqual(seen.replaced);
@@ -156,7 +170,10 @@ describe('dev cluster (test fixture): conformance with real clients', () => {
     expect(seen.customReplaced.spec).toEqual(hr.spec);
     expect(seen.customReplaced.metadata.generation).toBe(2);
     expect(seen.customList).toEqual(['py-hr']);
-    expect(seen.customInvalid).toMatchObject({ status: 422, body: { reason: 'Invalid', message: 'HelmRelease.helm.toolkit.fluxcd.io "py-bad" is invalid: spec.releaseName: Too long: may not be longer than 53' } });
+    expect(seen.customInvalid).toMatchObject({
+      status: 422,
+      body: { reason: 'Invalid', message: 'HelmRelease.helm.toolkit.fluxcd.io "py-bad" is invalid: spec.releaseName: Too long: may not be longer than 53' },
+    });
     expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'py', 'py-bad')).toBeUndefined();
   });
 
@@ -182,14 +199,32 @@ spec:
 `;
     writeFileSync(join(work, 'web.yaml'), manifest(2));
     expect(await kubectl('apply', '--server-side', '-f', join(work, 'web.yaml'))).toMatchObject({ code: 0 });
-    const stored = () => cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'kc', 'web') as JsonObject & { metadata: { generation: number; resourceVersion: string; managedFields: Array<{ manager: string }> }; spec: JsonObject };
+    const stored = () =>
+      cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'kc', 'web') as JsonObject & {
+        metadata: { generation: number; resourceVersion: string; managedFields: Array<{ manager: string }> };
+        spec: JsonObject;
+      };
     expect(stored().spec).toMatchObject({ maxHistory: 2, chart: { spec: { version: '*', reconcileStrategy: 'ChartVersion' } } });
     expect(stored().metadata.managedFields.map((f) => f.manager)).toContain('kubectl');
     // wait: until the simulation has observed the generation.
     expect(await kubectl('wait', 'helmrelease/web', '-n', 'kc', '--for=jsonpath={.status.observedGeneration}=1', '--timeout=20s')).toMatchObject({ code: 0 });
 
     // get -w: the events kubectl prints are the changes the fixture stored, in order.
-    const watcher = spawn(kubectlBinary, ['get', 'helmrelease', 'web', '-n', 'kc', '-w', '--output-watch-events', '-o', 'jsonpath={.type} {.object.metadata.resourceVersion} {.object.spec.maxHistory}{"\\n"}'], { env });
+    const watcher = spawn(
+      kubectlBinary,
+      [
+        'get',
+        'helmrelease',
+        'web',
+        '-n',
+        'kc',
+        '-w',
+        '--output-watch-events',
+        '-o',
+        'jsonpath={.type} {.object.metadata.resourceVersion} {.object.spec.maxHistory}{"\\n"}',
+      ],
+      { env },
+    );
     let printed = '';
     watcher.stdout.on('data', (chunk: Buffer) => {
       printed += chunk.toString();
@@ -209,12 +244,27 @@ spec:
     // patch (merge): stored, and refused with the API server's message when Flux's schema refuses it.
     expect(await kubectl('patch', 'helmrelease', 'web', '-n', 'kc', '--type', 'merge', '-p', '{"spec":{"maxHistory":7}}')).toMatchObject({ code: 0 });
     expect(stored().spec.maxHistory).toBe(7);
-    const refused = await kubectl('patch', 'helmrelease', 'web', '-n', 'kc', '--type', 'merge', '-p', '{"spec":{"upgrade":{"remediation":{"strategy":"bogus"}}}}');
+    const refused = await kubectl(
+      'patch',
+      'helmrelease',
+      'web',
+      '-n',
+      'kc',
+      '--type',
+      'merge',
+      '-p',
+      '{"spec":{"upgrade":{"remediation":{"strategy":"bogus"}}}}',
+    );
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('The HelmRelease "web" is invalid: spec.upgrade.remediation.strategy: Unsupported value: "bogus": supported values: "rollback", "uninstall"');
+    expect(refused.stderr).toContain(
+      'The HelmRelease "web" is invalid: spec.upgrade.remediation.strategy: Unsupported value: "bogus": supported values: "rollback", "uninstall"',
+    );
     await cluster.waitFor(() => printed.trim().split('\n').length >= 2, 10_000).catch(() => undefined);
     watcher.kill();
-    const lines = printed.trim().split('\n').map((line) => line.split(' '));
+    const lines = printed
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
     const history = cluster.cluster.store
       .changesSince(cluster.cluster.store.oldestResumable)!
       .filter((c) => c.resource === 'helm.toolkit.fluxcd.io/helmreleases' && c.name === 'web');
@@ -228,7 +278,17 @@ spec:
     // explain: Flux's fields, from the fixture's OpenAPI v3.
     const explained = await kubectl('explain', 'helmrelease.spec');
     expect(explained.code).toBe(0);
-    for (const field of ['chart\t<Object>', 'dependsOn\t<[]Object>', 'interval\t<string> -required-', 'maxHistory\t<integer>', 'releaseName\t<string>', 'suspend\t<boolean>', 'upgrade\t<Object>', 'valuesFrom\t<[]Object>', 'values\t<Object>']) {
+    for (const field of [
+      'chart\t<Object>',
+      'dependsOn\t<[]Object>',
+      'interval\t<string> -required-',
+      'maxHistory\t<integer>',
+      'releaseName\t<string>',
+      'suspend\t<boolean>',
+      'upgrade\t<Object>',
+      'valuesFrom\t<[]Object>',
+      'values\t<Object>',
+    ]) {
       expect(explained.stdout).toContain(`  ${field}`);
     }
     const strategy = await kubectl('explain', 'helmrelease.spec.upgrade.remediation.strategy');

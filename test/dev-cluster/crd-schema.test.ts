@@ -76,10 +76,22 @@ describe('dev cluster (test fixture): Flux CRD schemas', () => {
   it.each([
     ['suspend: "yes"', { suspend: 'yes' }, 'spec.suspend: Invalid value: "string": spec.suspend in body must be of type boolean: "string"'],
     ['maxHistory: "five"', { maxHistory: 'five' }, 'spec.maxHistory: Invalid value: "string": spec.maxHistory in body must be of type integer: "string"'],
-    ['dependsOn as a map', { dependsOn: { db: 'flux-system' } }, 'spec.dependsOn: Invalid value: "object": spec.dependsOn in body must be of type array: "object"'],
+    [
+      'dependsOn as a map',
+      { dependsOn: { db: 'flux-system' } },
+      'spec.dependsOn: Invalid value: "object": spec.dependsOn in body must be of type array: "object"',
+    ],
     ['a 64-character releaseName', { releaseName: 'r'.repeat(64) }, 'spec.releaseName: Too long: may not be longer than 53'],
-    ['strategy: bogus', { upgrade: { remediation: { retries: 3, strategy: 'bogus' } } }, 'spec.upgrade.remediation.strategy: Unsupported value: "bogus": supported values: "rollback", "uninstall"'],
-    ['a valuesFrom of kind Deployment', { valuesFrom: [{ kind: 'Deployment', name: 'web' }] }, 'spec.valuesFrom[0].kind: Unsupported value: "Deployment": supported values: "Secret", "ConfigMap"'],
+    [
+      'strategy: bogus',
+      { upgrade: { remediation: { retries: 3, strategy: 'bogus' } } },
+      'spec.upgrade.remediation.strategy: Unsupported value: "bogus": supported values: "rollback", "uninstall"',
+    ],
+    [
+      'a valuesFrom of kind Deployment',
+      { valuesFrom: [{ kind: 'Deployment', name: 'web' }] },
+      'spec.valuesFrom[0].kind: Unsupported value: "Deployment": supported values: "Secret", "ConfigMap"',
+    ],
   ])('refuses a HelmRelease with %s (422 Invalid, the API server message), storing nothing', async (_what, spec, cause) => {
     const name = `bad-${Math.random().toString(36).slice(2, 8)}`;
     const { status, body } = await request('POST', HELM_RELEASES, release(name, spec));
@@ -89,7 +101,11 @@ describe('dev cluster (test fixture): Flux CRD schemas', () => {
   });
 
   it('lists every cause, refuses a bad duration and a missing required field, and a patch that makes a stored release invalid', async () => {
-    const { status, body } = await request('POST', HELM_RELEASES, release('many', { interval: '5 minutes', dependsOn: [{ namespace: 'x' }], install: { crds: 'Always' } }));
+    const { status, body } = await request(
+      'POST',
+      HELM_RELEASES,
+      release('many', { interval: '5 minutes', dependsOn: [{ namespace: 'x' }], install: { crds: 'Always' } }),
+    );
     expect(status).toBe(422);
     const causes = (body.details as { causes: Array<{ field: string; reason: string }> }).causes;
     expect(causes.map((c) => `${c.field} ${c.reason}`).sort()).toEqual([
@@ -97,15 +113,25 @@ describe('dev cluster (test fixture): Flux CRD schemas', () => {
       'spec.install.crds FieldValueNotSupported',
       'spec.interval FieldValueInvalid',
     ]);
-    expect(body.message).toMatch(/^HelmRelease\.helm\.toolkit\.fluxcd\.io "many" is invalid: \[.*spec\.interval: Invalid value: "5 minutes": spec\.interval in body should match '\^\(\[0-9\]\+/);
+    expect(body.message).toMatch(
+      /^HelmRelease\.helm\.toolkit\.fluxcd\.io "many" is invalid: \[.*spec\.interval: Invalid value: "5 minutes": spec\.interval in body should match '\^\(\[0-9\]\+/,
+    );
     expect((await request('POST', HELM_RELEASES, release('good', { dependsOn: [{ name: 'db' }] }))).status).toBe(201);
-    const patched = await fetch(`${cluster.server}${HELM_RELEASES}/good`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify({ spec: { maxHistory: 1.5 } }) });
+    const patched = await fetch(`${cluster.server}${HELM_RELEASES}/good`, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+      body: JSON.stringify({ spec: { maxHistory: 1.5 } }),
+    });
     expect(patched.status).toBe(422);
     expect(((await patched.json()) as { message: string }).message).toContain('spec.maxHistory in body must be of type integer: "number"');
   });
 
   it('prunes undeclared fields at every level (with a warning), keeps spec.values whole, and applies the schema defaults', async () => {
-    const { status, body, warning } = await request('POST', HELM_RELEASES, release('pruned', { values: { any: { deep: [1, { x: null }] } }, install: { remediation: { retries: 2, retry: 5 } }, uninstall: {}, extra: true }));
+    const { status, body, warning } = await request(
+      'POST',
+      HELM_RELEASES,
+      release('pruned', { values: { any: { deep: [1, { x: null }] } }, install: { remediation: { retries: 2, retry: 5 } }, uninstall: {}, extra: true }),
+    );
     expect(status).toBe(201);
     expect(warning).toContain('unknown field \\"spec.install.remediation.retry\\"');
     expect(warning).toContain('unknown field \\"spec.extra\\"');
@@ -117,7 +143,9 @@ describe('dev cluster (test fixture): Flux CRD schemas', () => {
     expect((spec.chart as { spec: Record<string, unknown> }).spec).toMatchObject({ version: '*', reconcileStrategy: 'ChartVersion' });
     const strict = await request('POST', `${HELM_RELEASES}?fieldValidation=Strict`, release('strict', { install: { remediaton: {} } }));
     expect(strict.status).toBe(400);
-    expect(strict.body.message).toBe('HelmRelease in version "v2" cannot be handled as a HelmRelease: strict decoding error: unknown field "spec.install.remediaton"');
+    expect(strict.body.message).toBe(
+      'HelmRelease in version "v2" cannot be handled as a HelmRelease: strict decoding error: unknown field "spec.install.remediaton"',
+    );
   });
 
   it('holds any CRD to its schema: int-or-string, minimum/maximum, maxItems, additionalProperties, preserved fields', async () => {

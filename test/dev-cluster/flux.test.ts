@@ -15,7 +15,10 @@ let cluster: DevCluster;
 const traces: FluxTrace[] = [];
 const helm = process.env.FLOTILLA_HELM!;
 const NS = 'apps';
-type Obj = JsonObject & { metadata: { name: string; generation?: number; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string> }; status?: Record<string, unknown> };
+type Obj = JsonObject & {
+  metadata: { name: string; generation?: number; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
+  status?: Record<string, unknown>;
+};
 
 /** A small chart: a ConfigMap showing the values it got, a Deployment needing image.tag, an optional extra ConfigMap. */
 function writeChart(root: string, name: string, version: string): string {
@@ -23,7 +26,10 @@ function writeChart(root: string, name: string, version: string): string {
   mkdirSync(join(dir, 'templates'), { recursive: true });
   writeFileSync(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: ${version}\nappVersion: "${version}"\n`);
   writeFileSync(join(dir, 'values.yaml'), 'replicas: 1\nimage:\n  repository: example/app\n  tag: "1.0"\nextra: true\n');
-  writeFileSync(join(dir, 'templates', 'values.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-values\ndata:\n  values.json: {{ toJson .Values | quote }}\n');
+  writeFileSync(
+    join(dir, 'templates', 'values.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-values\ndata:\n  values.json: {{ toJson .Values | quote }}\n',
+  );
   writeFileSync(
     join(dir, 'templates', 'deployment.yaml'),
     [
@@ -43,7 +49,10 @@ function writeChart(root: string, name: string, version: string): string {
       '',
     ].join('\n'),
   );
-  writeFileSync(join(dir, 'templates', 'extra.yaml'), '{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\n{{- end }}\n');
+  writeFileSync(
+    join(dir, 'templates', 'extra.yaml'),
+    '{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-extra\n{{- end }}\n',
+  );
   return dir;
 }
 
@@ -61,7 +70,8 @@ const hr = (name: string, spec: JsonObject): JsonObject => ({
 
 const release = (name: string) => cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', NS, name) as Obj | undefined;
 const ready = (name: string) => cluster.releaseReady(NS, name);
-const renderedValues = (releaseName: string) => JSON.parse(String((cluster.get('v1', 'ConfigMap', NS, `${releaseName}-values`)?.data as Record<string, string>)['values.json']));
+const renderedValues = (releaseName: string) =>
+  JSON.parse(String((cluster.get('v1', 'ConfigMap', NS, `${releaseName}-values`)?.data as Record<string, string>)['values.json']));
 /** Reasons Flux reports while it waits (Ready=False or Unknown, not a verdict). */
 const WAITING = ['Progressing', 'HelmChartNotReady', 'SourceNotReady', 'DependencyNotReady'];
 const waitReady = (name: string, status: 'True' | 'False' = 'True') =>
@@ -82,8 +92,18 @@ beforeAll(async () => {
   packageChart(writeChart(work, 'web', '2.0.0'), cluster.httpRepo.dir);
   execFileSync(helm, ['repo', 'index', cluster.httpRepo.dir, '--url', cluster.httpRepo.url]);
   cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'registry', namespace: NS }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
-  cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'http', namespace: NS }, spec: { url: cluster.httpRepo.url, interval: '10m' } });
+  cluster.apply({
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'HelmRepository',
+    metadata: { name: 'registry', namespace: NS },
+    spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
+  });
+  cluster.apply({
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'HelmRepository',
+    metadata: { name: 'http', namespace: NS },
+    spec: { url: cluster.httpRepo.url, interval: '10m' },
+  });
 });
 
 afterAll(async () => {
@@ -91,23 +111,50 @@ afterAll(async () => {
 });
 
 describe('dev cluster (test fixture): Flux simulation', () => {
-  it('records the registry as flotilla\'s default chart repository', () => {
-    expect(cluster.get('v1', 'ConfigMap', 'flotilla-system', 'flotilla-config')?.data).toEqual({ chartRepository: cluster.chartRepository, chartRepositoryPlainHttp: 'true' });
+  it("records the registry as flotilla's default chart repository", () => {
+    expect(cluster.get('v1', 'ConfigMap', 'flotilla-system', 'flotilla-config')?.data).toEqual({
+      chartRepository: cluster.chartRepository,
+      chartRepositoryPlainHttp: 'true',
+    });
     expect(cluster.chartRepository).toMatch(/^oci:\/\/127\.0\.0\.1:\d+\/charts$/);
   });
 
-  it('installs a chart from the OCI registry through to Ready, storing the rendered objects, Helm\'s release Secret and the status history', async () => {
+  it("installs a chart from the OCI registry through to Ready, storing the rendered objects, Helm's release Secret and the status history", async () => {
     cluster.apply(hr('first', { values: { replicas: 2 }, commonMetadata: { labels: { team: 'flotilla' } } }));
     await waitReady('first');
     const first = release('first')!;
-    expect(ready('first')).toEqual({ status: 'True', reason: 'InstallSucceeded', message: `Helm install succeeded for release ${NS}/first.v1 with chart app@1.0.0` });
+    expect(ready('first')).toEqual({
+      status: 'True',
+      reason: 'InstallSucceeded',
+      message: `Helm install succeeded for release ${NS}/first.v1 with chart app@1.0.0`,
+    });
     expect(first.metadata.finalizers).toEqual(['finalizers.fluxcd.io']);
-    expect(first.status).toMatchObject({ observedGeneration: 1, lastAttemptedRevision: '1.0.0', lastAttemptedReleaseAction: 'install', helmChart: `${NS}/${NS}-first` });
-    expect(first.status!.history).toEqual([expect.objectContaining({ name: 'first', namespace: NS, version: 1, status: 'deployed', chartName: 'app', chartVersion: '1.0.0', configDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) })]);
+    expect(first.status).toMatchObject({
+      observedGeneration: 1,
+      lastAttemptedRevision: '1.0.0',
+      lastAttemptedReleaseAction: 'install',
+      helmChart: `${NS}/${NS}-first`,
+    });
+    expect(first.status!.history).toEqual([
+      expect.objectContaining({
+        name: 'first',
+        namespace: NS,
+        version: 1,
+        status: 'deployed',
+        chartName: 'app',
+        chartVersion: '1.0.0',
+        configDigest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      }),
+    ]);
     const deployment = cluster.get('apps/v1', 'Deployment', NS, 'first') as Obj & { spec: { replicas: number }; status: { readyReplicas: number } };
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.status.readyReplicas).toBe(2);
-    expect(deployment.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'Helm', 'helm.toolkit.fluxcd.io/name': 'first', 'helm.toolkit.fluxcd.io/namespace': NS, team: 'flotilla' });
+    expect(deployment.metadata.labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'Helm',
+      'helm.toolkit.fluxcd.io/name': 'first',
+      'helm.toolkit.fluxcd.io/namespace': NS,
+      team: 'flotilla',
+    });
     expect(deployment.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': 'first', 'meta.helm.sh/release-namespace': NS });
     const secret = cluster.get('v1', 'Secret', NS, 'sh.helm.release.v1.first.v1') as Obj & { type: string };
     expect(secret.type).toBe('helm.sh/release.v1');
@@ -118,7 +165,12 @@ describe('dev cluster (test fixture): Flux simulation', () => {
   });
 
   it('upgrades on a spec change: new revision, pruned objects, superseded history', async () => {
-    cluster.apply(hr('first', { values: { replicas: 3, extra: false }, chart: { spec: { chart: 'app', version: '1.1.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } }));
+    cluster.apply(
+      hr('first', {
+        values: { replicas: 3, extra: false },
+        chart: { spec: { chart: 'app', version: '1.1.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } },
+      }),
+    );
     await waitReady('first');
     expect(ready('first')).toMatchObject({ reason: 'UpgradeSucceeded', message: `Helm upgrade succeeded for release ${NS}/first.v2 with chart app@1.1.0` });
     const history = release('first')!.status!.history as Array<{ version: number; status: string; chartVersion: string }>;
@@ -147,15 +199,21 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     cluster.apply(hr('web', { chart: { spec: { chart: 'web', version: '2.x', sourceRef: { kind: 'HelmRepository', name: 'http' } } } }));
     await waitReady('web');
     expect(ready('web')?.message).toBe(`Helm install succeeded for release ${NS}/web.v1 with chart web@2.0.0`);
-    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmRepository', NS, 'http')?.status).toMatchObject({ artifact: { revision: expect.stringMatching(/^sha256:/) } });
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'HelmRepository', NS, 'http')?.status).toMatchObject({
+      artifact: { revision: expect.stringMatching(/^sha256:/) },
+    });
   });
 
-  it('reports a render failure as Ready=False with helm\'s own message, stores no release, does not count it, retries with backoff without stalling, and recovers once the values are fixed', async () => {
+  it("reports a render failure as Ready=False with helm's own message, stores no release, does not count it, retries with backoff without stalling, and recovers once the values are fixed", async () => {
     cluster.apply(hr('broken', { values: { image: { tag: '' } } }));
     await waitReady('broken', 'False');
     const failed = ready('broken')!;
     expect(failed.reason).toBe('InstallFailed');
-    expect(failed.message).toMatch(new RegExp(`^Helm install failed for release ${NS}/broken with chart app@1.0.0: .*execution error at \\(app/templates/deployment.yaml:13:\\d+\\): image.tag is required`));
+    expect(failed.message).toMatch(
+      new RegExp(
+        `^Helm install failed for release ${NS}/broken with chart app@1.0.0: .*execution error at \\(app/templates/deployment.yaml:13:\\d+\\): image.tag is required`,
+      ),
+    );
     // Retried (status.failures counts every attempt) but never counted against install retries, never Stalled.
     await cluster.waitFor(() => Number(release('broken')!.status!.failures) >= 3, 10_000);
     const status = release('broken')!.status!;
@@ -170,8 +228,9 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(ready('broken')?.reason).toBe('InstallSucceeded');
   });
 
-  it('keeps an upgrade\'s render failure on Ready once the spec is reverted to the deployed release (in sync: no action, as helm-controller does), and upgrades only when forceAt equals a new requestedAt', async () => {
-    const kept = (values: JsonObject, annotations: Record<string, string> = {}) => cluster.apply({ ...hr('kept', { values }), metadata: { name: 'kept', namespace: NS, annotations } });
+  it("keeps an upgrade's render failure on Ready once the spec is reverted to the deployed release (in sync: no action, as helm-controller does), and upgrades only when forceAt equals a new requestedAt", async () => {
+    const kept = (values: JsonObject, annotations: Record<string, string> = {}) =>
+      cluster.apply({ ...hr('kept', { values }), metadata: { name: 'kept', namespace: NS, annotations } });
     kept({ replicas: 1 });
     await waitReady('kept');
     kept({ image: { tag: '' } });
@@ -180,7 +239,9 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     await cluster.waitFor(() => release('kept')!.status!.observedGeneration === release('kept')!.metadata.generation, 30_000);
     // Helm runs revision 1, as asked; Released (and so Ready) still carries the failure: fluxcd/helm-controller#1362.
     expect(ready('kept')).toMatchObject({ status: 'False', reason: 'UpgradeFailed' });
-    expect(release('kept')!.status!.history).toEqual([expect.objectContaining({ version: 1, status: 'deployed', configDigest: release('kept')!.status!.lastAttemptedConfigDigest })]);
+    expect(release('kept')!.status!.history).toEqual([
+      expect.objectContaining({ version: 1, status: 'deployed', configDigest: release('kept')!.status!.lastAttemptedConfigDigest }),
+    ]);
     // forceAt alone wakes nothing (helm-controller's predicates watch requestedAt); with a requestedAt of another value it is no force.
     kept({ replicas: 1 }, { 'reconcile.fluxcd.io/forceAt': 'f1' });
     await cluster.settled();
@@ -191,14 +252,22 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     kept({ replicas: 1 }, { 'reconcile.fluxcd.io/forceAt': 'f2', 'reconcile.fluxcd.io/requestedAt': 'f2' });
     await cluster.waitFor(() => release('kept')!.status!.lastHandledReconcileAt === 'f2', 30_000);
     expect(ready('kept')).toMatchObject({ status: 'True', reason: 'UpgradeSucceeded' });
-    expect(release('kept')!.status).toMatchObject({ lastHandledForceAt: 'f2', history: [expect.objectContaining({ version: 2, status: 'deployed' }), expect.objectContaining({ version: 1, status: 'superseded' })] });
+    expect(release('kept')!.status).toMatchObject({
+      lastHandledForceAt: 'f2',
+      history: [expect.objectContaining({ version: 2, status: 'deployed' }), expect.objectContaining({ version: 1, status: 'superseded' })],
+    });
   });
 
   it('remediates a failed install by uninstalling it (Ready=False UninstallSucceeded), retries per install.remediation.retries, and keeps the count after success', async () => {
     const fault = cluster.faults.failRelease(`${NS}/retried`, { message: 'boom', times: 1 });
     const readyReasons: string[] = [];
     const unsubscribe = cluster.cluster.store.subscribe((change) => {
-      const condition = change.name === 'retried' && change.resource === 'helm.toolkit.fluxcd.io/helmreleases' ? (change.object.status as { conditions?: Array<{ type: string; status: string; reason: string }> } | undefined)?.conditions?.find((c) => c.type === 'Ready') : undefined;
+      const condition =
+        change.name === 'retried' && change.resource === 'helm.toolkit.fluxcd.io/helmreleases'
+          ? (change.object.status as { conditions?: Array<{ type: string; status: string; reason: string }> } | undefined)?.conditions?.find(
+              (c) => c.type === 'Ready',
+            )
+          : undefined;
       if (condition && readyReasons.at(-1) !== `${condition.status} ${condition.reason}`) readyReasons.push(`${condition.status} ${condition.reason}`);
     });
     cluster.apply(hr('retried', { install: { remediation: { retries: 2 } } }));
@@ -206,7 +275,13 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     unsubscribe();
     expect(fault.hits).toBe(1);
     // Before: waiting for the chart (SourceNotReady), then "reconciliation in progress".
-    expect(readyReasons.slice(-5)).toEqual(['Unknown Progressing', 'False InstallFailed', 'False UninstallSucceeded', 'Unknown Progressing', 'True InstallSucceeded']);
+    expect(readyReasons.slice(-5)).toEqual([
+      'Unknown Progressing',
+      'False InstallFailed',
+      'False UninstallSucceeded',
+      'Unknown Progressing',
+      'True InstallSucceeded',
+    ]);
     // helm-controller's default strategy does not reset the count on success.
     expect(release('retried')!.status).toMatchObject({ installFailures: 1, failures: 1 });
     expect((release('retried')!.status!.conditions as Array<{ type: string }>).map((c) => c.type).sort()).toEqual(['Ready', 'Released']);
@@ -218,8 +293,13 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     const seen: string[] = [];
     const unsubscribe = cluster.cluster.store.subscribe((change) => {
       if (change.name !== 'steady' || change.resource !== 'helm.toolkit.fluxcd.io/helmreleases') return;
-      const conditions = ((change.object.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> }).conditions ?? []);
-      seen.push(conditions.map((c) => `${c.type}=${c.status} ${c.reason}`).sort().join(', '));
+      const conditions = (change.object.status as { conditions?: Array<{ type: string; status: string; reason: string; message: string }> }).conditions ?? [];
+      seen.push(
+        conditions
+          .map((c) => `${c.type}=${c.status} ${c.reason}`)
+          .sort()
+          .join(', '),
+      );
     });
     cluster.apply({ ...hr('steady', {}), metadata: { name: 'steady', namespace: NS, annotations: { 'reconcile.fluxcd.io/requestedAt': 'again' } } });
     await cluster.waitFor(() => release('steady')!.status!.lastHandledReconcileAt === 'again', 10_000);
@@ -263,13 +343,24 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     await waitReady('twin-b');
     const fetched = traces.filter((t) => t.phase === 'chart-fetched' && [`${NS}-twin-a`, `${NS}-twin-b`].includes(t.name));
     expect(fetched).toHaveLength(1);
-    const digest = (name: string) => ((cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-${name}`) as Obj).status!.artifact as { digest: string }).digest;
+    const digest = (name: string) =>
+      ((cluster.get('source.toolkit.fluxcd.io/v1', 'HelmChart', NS, `${NS}-${name}`) as Obj).status!.artifact as { digest: string }).digest;
     expect(digest('twin-a')).toBe(digest('twin-b'));
   });
 
   it('merges valuesFrom in order (ConfigMap, Secret, targetPath, optional missing) and inline values last', async () => {
-    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'layer1', namespace: NS }, data: { 'values.yaml': 'a: cm\nb: cm\nc: cm\nnested: {x: 1, y: 1}\n' } });
-    cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'layer2', namespace: NS }, data: { custom: Buffer.from('b: secret\nnested: {y: 2}\n').toString('base64') } });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'layer1', namespace: NS },
+      data: { 'values.yaml': 'a: cm\nb: cm\nc: cm\nnested: {x: 1, y: 1}\n' },
+    });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'layer2', namespace: NS },
+      data: { custom: Buffer.from('b: secret\nnested: {y: 2}\n').toString('base64') },
+    });
     cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'layer3', namespace: NS }, data: { replicas: '4' } });
     cluster.apply(
       hr('layered', {
@@ -286,7 +377,10 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(renderedValues('layered')).toMatchObject({ a: 'inline', b: 'secret', c: 'cm', nested: { x: 1, y: 2 }, replicas: 4 });
     cluster.apply(hr('missing-values', { valuesFrom: [{ kind: 'ConfigMap', name: 'absent' }] }));
     await waitReady('missing-values', 'False');
-    expect(ready('missing-values')).toMatchObject({ reason: 'ValuesError', message: `could not resolve ConfigMap chart values reference '${NS}/absent' with key 'values.yaml': configmaps "absent" not found` });
+    expect(ready('missing-values')).toMatchObject({
+      reason: 'ValuesError',
+      message: `could not resolve ConfigMap chart values reference '${NS}/absent' with key 'values.yaml': configmaps "absent" not found`,
+    });
   });
 
   it('picks up a changed valuesFrom source at the next spec.interval, as helm-controller does', async () => {
@@ -299,7 +393,8 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     // In sync, the interval reconciles neither re-render nor touch the chart's status.
     const seen: string[] = [];
     const unsubscribe = cluster.cluster.store.subscribe((change) => {
-      if (change.name === `${NS}-ticking` || change.name.startsWith('sh.helm.release.v1.ticking.')) seen.push(`${change.type} ${change.resource}/${change.name}`);
+      if (change.name === `${NS}-ticking` || change.name.startsWith('sh.helm.release.v1.ticking.'))
+        seen.push(`${change.type} ${change.resource}/${change.name}`);
     });
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     unsubscribe();
@@ -313,7 +408,13 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     // Suspended: the generation is observed, nothing else happens.
     expect(release('paused')!.status).toEqual({ observedGeneration: 1 });
     const before = release('first')!.status!.lastHandledReconcileAt;
-    cluster.apply({ ...hr('first', { values: { replicas: 3, extra: false }, chart: { spec: { chart: 'app', version: '1.1.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } }), metadata: { name: 'first', namespace: NS, annotations: { 'reconcile.fluxcd.io/requestedAt': 'now-1' } } });
+    cluster.apply({
+      ...hr('first', {
+        values: { replicas: 3, extra: false },
+        chart: { spec: { chart: 'app', version: '1.1.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } },
+      }),
+      metadata: { name: 'first', namespace: NS, annotations: { 'reconcile.fluxcd.io/requestedAt': 'now-1' } },
+    });
     await cluster.waitFor(() => release('first')!.status!.lastHandledReconcileAt === 'now-1', 10_000);
     expect(before).toBeUndefined();
   });
@@ -334,10 +435,17 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(statuses).toContain('failed');
     const always = cluster.faults.failRelease(`${NS}/rolled`, { message: 'permanent failure' });
     cluster.apply(hr('rolled', { upgrade: { remediation: { retries: 1 } }, values: { replicas: 3 } }));
-    await cluster.waitFor(() => (release('rolled')!.status!.conditions as Array<{ type: string; reason: string }> | undefined)?.some((c) => c.type === 'Stalled') ?? false, 20_000);
+    await cluster.waitFor(
+      () => (release('rolled')!.status!.conditions as Array<{ type: string; reason: string }> | undefined)?.some((c) => c.type === 'Stalled') ?? false,
+      20_000,
+    );
     const conditions = release('rolled')!.status!.conditions as Array<{ type: string; status: string; reason: string; message: string }>;
     expect(conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'RollbackSucceeded' });
-    expect(conditions.find((c) => c.type === 'Released')).toMatchObject({ status: 'False', reason: 'UpgradeFailed', message: `Helm upgrade failed for release ${NS}/rolled with chart app@1.0.0: permanent failure` });
+    expect(conditions.find((c) => c.type === 'Released')).toMatchObject({
+      status: 'False',
+      reason: 'UpgradeFailed',
+      message: `Helm upgrade failed for release ${NS}/rolled with chart app@1.0.0: permanent failure`,
+    });
     expect(conditions.find((c) => c.type === 'Stalled')).toMatchObject({ reason: 'RetriesExceeded', message: 'Failed to upgrade after 2 attempt(s)' });
     expect(conditions.find((c) => c.type === 'Reconciling')).toBeUndefined();
     // Out of retries is terminal: the generation is observed.
@@ -356,7 +464,13 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     const hrType = cluster.cluster.type('helm.toolkit.fluxcd.io', 'v2', 'helmreleases');
     const setStatus = (observedGeneration: number) => {
       const current = cluster.cluster.get(hrType, NS, 'dep');
-      const condition = { type: 'Ready', status: 'True', reason: 'UpgradeSucceeded', message: 'set by the test', lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') };
+      const condition = {
+        type: 'Ready',
+        status: 'True',
+        reason: 'UpgradeSucceeded',
+        message: 'set by the test',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      };
       cluster.cluster.update(hrType, NS, 'dep', { ...current, status: { observedGeneration, conditions: [condition] } }, { fieldManager: 'test' }, 'status');
     };
     setStatus(1);
@@ -370,7 +484,7 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     expect(ready('dependant')?.reason).toBe('InstallSucceeded');
   });
 
-  it('refuses to take over an object another owner made when install.disableTakeOwnership is set, with Helm\'s message', async () => {
+  it("refuses to take over an object another owner made when install.disableTakeOwnership is set, with Helm's message", async () => {
     cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'owned-values', namespace: NS }, data: { mine: 'yes' } });
     cluster.apply(hr('owned', { install: { disableTakeOwnership: true } }));
     await waitReady('owned', 'False');
@@ -384,15 +498,26 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     const slow = cluster.faults.slowRelease(`${NS}/late`, 60_000);
     cluster.apply(hr('late', { timeout: '1s' }));
     await waitReady('late', 'False');
-    expect(ready('late')).toMatchObject({ reason: 'InstallFailed', message: `Helm install failed for release ${NS}/late with chart app@1.0.0: context deadline exceeded` });
+    expect(ready('late')).toMatchObject({
+      reason: 'InstallFailed',
+      message: `Helm install failed for release ${NS}/late with chart app@1.0.0: context deadline exceeded`,
+    });
     slow.clear();
   });
 
   it('waits for a HelmRepository created after its HelmRelease', async () => {
     cluster.apply(hr('early', { chart: { spec: { chart: 'app', version: '1.0.0', sourceRef: { kind: 'HelmRepository', name: 'late-repo' } } } }));
     await cluster.waitFor(() => ready('early')?.message.includes('failed to get source') ?? false, 10_000);
-    expect(ready('early')).toMatchObject({ reason: 'SourceNotReady', message: `HelmChart '${NS}/${NS}-early' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "late-repo" not found` });
-    cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'late-repo', namespace: NS }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
+    expect(ready('early')).toMatchObject({
+      reason: 'SourceNotReady',
+      message: `HelmChart '${NS}/${NS}-early' is not ready: failed to get source: helmrepositories.source.toolkit.fluxcd.io "late-repo" not found`,
+    });
+    cluster.apply({
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'HelmRepository',
+      metadata: { name: 'late-repo', namespace: NS },
+      spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
+    });
     await waitReady('early');
   });
 
@@ -408,16 +533,39 @@ describe('dev cluster (test fixture): Flux simulation', () => {
   });
 
   it('takes a chart from an OCIRepository through chartRef', async () => {
-    cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'OCIRepository', metadata: { name: 'app-oci', namespace: NS }, spec: { url: `${cluster.chartRepository}/app`, ref: { tag: '1.1.0' }, insecure: true, interval: '10m', layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' } } });
-    cluster.apply({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'by-ref', namespace: NS }, spec: { interval: '10m', chartRef: { kind: 'OCIRepository', name: 'app-oci' } } });
+    cluster.apply({
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'OCIRepository',
+      metadata: { name: 'app-oci', namespace: NS },
+      spec: {
+        url: `${cluster.chartRepository}/app`,
+        ref: { tag: '1.1.0' },
+        insecure: true,
+        interval: '10m',
+        layerSelector: { mediaType: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip', operation: 'copy' },
+      },
+    });
+    cluster.apply({
+      apiVersion: 'helm.toolkit.fluxcd.io/v2',
+      kind: 'HelmRelease',
+      metadata: { name: 'by-ref', namespace: NS },
+      spec: { interval: '10m', chartRef: { kind: 'OCIRepository', name: 'app-oci' } },
+    });
     await waitReady('by-ref');
     expect(ready('by-ref')?.message).toBe(`Helm install succeeded for release ${NS}/by-ref.v1 with chart app@1.1.0`);
-    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'OCIRepository', NS, 'app-oci')?.status).toMatchObject({ artifact: { revision: expect.stringMatching(/^1\.1\.0@sha256:[0-9a-f]{64}$/) } });
+    expect(cluster.get('source.toolkit.fluxcd.io/v1', 'OCIRepository', NS, 'app-oci')?.status).toMatchObject({
+      artifact: { revision: expect.stringMatching(/^1\.1\.0@sha256:[0-9a-f]{64}$/) },
+    });
   });
 
   it('empties a deleted namespace of its releases: each uninstalls through its finalizer, then the namespace goes', async () => {
     cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'doomed' } });
-    cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'registry', namespace: 'doomed' }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
+    cluster.apply({
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'HelmRepository',
+      metadata: { name: 'registry', namespace: 'doomed' },
+      spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
+    });
     cluster.apply({ ...hr('gone', {}), metadata: { name: 'gone', namespace: 'doomed' } });
     await cluster.waitFor(() => cluster.releaseReady('doomed', 'gone')?.status === 'True', 30_000);
     cluster.cluster.delete(cluster.cluster.typeOf('v1', 'Namespace'), '', 'doomed');

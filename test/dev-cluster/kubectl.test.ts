@@ -91,25 +91,41 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     writeFileSync(join(work, 'demo.yaml'), manifests('demo', '{replicaCount: 2}'));
     const applied = await kubectl('apply', '--server-side', '-f', join(work, 'demo.yaml'));
     expect(applied.stderr).toBe('');
-    expect(applied.stdout).toBe('namespace/demo serverside-applied\nhelmrepository.source.toolkit.fluxcd.io/charts serverside-applied\nhelmrelease.helm.toolkit.fluxcd.io/demo serverside-applied\n');
+    expect(applied.stdout).toBe(
+      'namespace/demo serverside-applied\nhelmrepository.source.toolkit.fluxcd.io/charts serverside-applied\nhelmrelease.helm.toolkit.fluxcd.io/demo serverside-applied\n',
+    );
     const waited = await kubectl('wait', '-n', 'demo', '--for=condition=Ready', 'helmrelease/demo', '--timeout=30s');
     expect(waited).toMatchObject({ code: 0, stdout: 'helmrelease.helm.toolkit.fluxcd.io/demo condition met\n' });
     const table = await kubectl('get', 'hr', '-n', 'demo');
     expect(table.stdout).toMatch(/^NAME\s+AGE\s+READY\s+STATUS\n/);
     expect(table.stdout).toMatch(/^demo\s+\d+s\s+True\s+Helm install succeeded for release demo\/demo\.v1 with chart demo@0\.1\.0$/m);
     // The real helm reads the release the simulation stored, in Helm's own storage format.
-    const listed = await new Promise<string>((resolve, reject) => execFile(helm, ['list', '-n', 'demo', '-o', 'json'], { env }, (error, out) => (error ? reject(error) : resolve(out))));
+    const listed = await new Promise<string>((resolve, reject) =>
+      execFile(helm, ['list', '-n', 'demo', '-o', 'json'], { env }, (error, out) => (error ? reject(error) : resolve(out))),
+    );
     expect(JSON.parse(listed)).toEqual([expect.objectContaining({ name: 'demo', namespace: 'demo', revision: '1', status: 'deployed', chart: 'demo-0.1.0' })]);
     const described = await kubectl('describe', 'helmrelease', 'demo', '-n', 'demo');
-    expect(described.stdout).toMatch(/Normal\s+InstallSucceeded\s+\S+\s+helm-controller\s+Helm install succeeded for release demo\/demo\.v1 with chart demo@0\.1\.0/);
+    expect(described.stdout).toMatch(
+      /Normal\s+InstallSucceeded\s+\S+\s+helm-controller\s+Helm install succeeded for release demo\/demo\.v1 with chart demo@0\.1\.0/,
+    );
     const deployment = JSON.parse((await kubectl('get', 'deployment', 'demo', '-n', 'demo', '-o', 'json')).stdout);
     expect(deployment.spec.replicas).toBe(2);
-    expect(await kubectl('rollout', 'status', 'deployment/demo', '-n', 'demo', '--timeout=10s')).toMatchObject({ code: 0, stdout: 'deployment "demo" successfully rolled out\n' });
+    expect(await kubectl('rollout', 'status', 'deployment/demo', '-n', 'demo', '--timeout=10s')).toMatchObject({
+      code: 0,
+      stdout: 'deployment "demo" successfully rolled out\n',
+    });
     expect(await kubectl('scale', 'deployment/demo', '-n', 'demo', '--replicas=3')).toMatchObject({ code: 0, stdout: 'deployment.apps/demo scaled\n' });
     expect((cluster.get('apps/v1', 'Deployment', 'demo', 'demo')!.spec as { replicas: number }).replicas).toBe(3);
     expect(deployment.metadata.annotations['meta.helm.sh/release-name']).toBe('demo');
     // Another manager changing a field kubectl applied: kubectl's next apply conflicts, --force-conflicts takes it back.
-    cluster.cluster.patch(cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), 'demo', 'demo', 'application/merge-patch+json', JSON.stringify({ spec: { values: { replicaCount: 5 } } }), { fieldManager: 'someone-else' });
+    cluster.cluster.patch(
+      cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'),
+      'demo',
+      'demo',
+      'application/merge-patch+json',
+      JSON.stringify({ spec: { values: { replicaCount: 5 } } }),
+      { fieldManager: 'someone-else' },
+    );
     const conflict = await kubectl('apply', '--server-side', '-f', join(work, 'demo.yaml'));
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "someone-else" using helm.toolkit.fluxcd.io/v2: .spec.values.replicaCount');
@@ -118,27 +134,52 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     await cluster.waitFor(() => cluster.releaseReady('demo', 'demo')?.reason === 'UpgradeSucceeded', 30_000);
   });
 
-  it('refuses a HelmRelease field Flux does not declare, as kubectl\'s strict validation on a real cluster does', async () => {
-    writeFileSync(join(work, 'typo.yaml'), manifests('typo', '{}').replace('  interval: 10m\n  chart:', '  interval: 10m\n  instal: {remediation: {retries: 1}}\n  chart:'));
+  it("refuses a HelmRelease field Flux does not declare, as kubectl's strict validation on a real cluster does", async () => {
+    writeFileSync(
+      join(work, 'typo.yaml'),
+      manifests('typo', '{}').replace('  interval: 10m\n  chart:', '  interval: 10m\n  instal: {remediation: {retries: 1}}\n  chart:'),
+    );
     const refused = await kubectl('apply', '--server-side', '-f', join(work, 'typo.yaml'));
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('failed to create typed patch object (demo/typo; helm.toolkit.fluxcd.io/v2, Kind=HelmRelease): .spec.instal: field not declared in schema');
+    expect(refused.stderr).toContain(
+      'failed to create typed patch object (demo/typo; helm.toolkit.fluxcd.io/v2, Kind=HelmRelease): .spec.instal: field not declared in schema',
+    );
     expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'typo')).toBeUndefined();
     // Flux's own CRD checks: one of chart and chartRef, durations, required fields.
-    writeFileSync(join(work, 'invalid.yaml'), manifests('invalid', '{}').replace('  interval: 10m\n  chart:', '  interval: 5 minutes\n  chartRef: {kind: OCIRepository, name: x}\n  chart:'));
+    writeFileSync(
+      join(work, 'invalid.yaml'),
+      manifests('invalid', '{}').replace('  interval: 10m\n  chart:', '  interval: 5 minutes\n  chartRef: {kind: OCIRepository, name: x}\n  chart:'),
+    );
     const invalid = await kubectl('apply', '--server-side', '-f', join(work, 'invalid.yaml'));
     expect(invalid.code).toBe(1);
     // Schema errors first, then the CEL rules' (the API server runs the rules after the schema).
-    expect(invalid.stderr).toContain('The HelmRelease "invalid" is invalid: \n* spec.interval: Invalid value: "5 minutes": spec.interval in body should match \'^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$\'\n* spec: Invalid value: "object": either chart or chartRef must be set');
+    expect(invalid.stderr).toContain(
+      'The HelmRelease "invalid" is invalid: \n* spec.interval: Invalid value: "5 minutes": spec.interval in body should match \'^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$\'\n* spec: Invalid value: "object": either chart or chartRef must be set',
+    );
     expect(cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'invalid')).toBeUndefined();
     // Without strict validation the server drops the field and warns.
     const warnings: string[] = [];
-    const created = cluster.cluster.create(cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), 'demo', { apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'lenient' }, spec: { interval: '1m', suspend: true, chart: { spec: { chart: 'demo', sourceRef: { kind: 'HelmRepository', name: 'charts' } } }, upgrade: { createNamespace: true } } }, { fieldManager: 'test', warnings });
+    const created = cluster.cluster.create(
+      cluster.cluster.typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'),
+      'demo',
+      {
+        apiVersion: 'helm.toolkit.fluxcd.io/v2',
+        kind: 'HelmRelease',
+        metadata: { name: 'lenient' },
+        spec: {
+          interval: '1m',
+          suspend: true,
+          chart: { spec: { chart: 'demo', sourceRef: { kind: 'HelmRepository', name: 'charts' } } },
+          upgrade: { createNamespace: true },
+        },
+      },
+      { fieldManager: 'test', warnings },
+    );
     expect(warnings).toEqual(['unknown field "spec.upgrade.createNamespace"']);
     expect((created.spec as { upgrade: object }).upgrade).toEqual({});
   });
 
-  it('creates namespaces, configmaps, secrets and service accounts with kubectl\'s typed create sub-commands (protobuf bodies)', async () => {
+  it("creates namespaces, configmaps, secrets and service accounts with kubectl's typed create sub-commands (protobuf bodies)", async () => {
     expect(await kubectl('create', 'namespace', 'typed')).toMatchObject({ code: 0, stdout: 'namespace/typed created\n' });
     expect((await kubectl('create', 'configmap', 'cm', '-n', 'typed', '--from-literal=a=1', '--from-literal=b=two')).code).toBe(0);
     expect((await kubectl('create', 'secret', 'generic', 's', '-n', 'typed', '--from-literal=password=hunter2')).code).toBe(0);
@@ -161,22 +202,56 @@ describe('dev cluster (test fixture): the real kubectl', () => {
       return path;
     };
     const limit = 1024 * 1024;
-    expect((await kubectl('create', 'secret', 'generic', 'fits', '-n', 'sized', `--from-file=a=${file('half', limit / 2)}`, `--from-file=b=${file('other-half', limit / 2)}`)).code).toBe(0);
+    expect(
+      (
+        await kubectl(
+          'create',
+          'secret',
+          'generic',
+          'fits',
+          '-n',
+          'sized',
+          `--from-file=a=${file('half', limit / 2)}`,
+          `--from-file=b=${file('other-half', limit / 2)}`,
+        )
+      ).code,
+    ).toBe(0);
     expect((await kubectl('create', 'configmap', 'fits', '-n', 'sized', `--from-file=a=${file('whole', limit)}`)).code).toBe(0);
-    const secret = await kubectl('create', 'secret', 'generic', 'over', '-n', 'sized', `--from-file=a=${file('half', limit / 2)}`, `--from-file=b=${file('half-and-one', limit / 2 + 1)}`);
+    const secret = await kubectl(
+      'create',
+      'secret',
+      'generic',
+      'over',
+      '-n',
+      'sized',
+      `--from-file=a=${file('half', limit / 2)}`,
+      `--from-file=b=${file('half-and-one', limit / 2 + 1)}`,
+    );
     expect(secret).toMatchObject({ code: 1, stderr: expect.stringContaining('Secret "over" is invalid: data: Too long: may not be more than 1048576 bytes') });
     const configMap = await kubectl('create', 'configmap', 'over', '-n', 'sized', `--from-file=a=${file('one-more', limit + 1)}`);
-    expect(configMap).toMatchObject({ code: 1, stderr: expect.stringContaining('ConfigMap "over" is invalid: []: Too long: may not be more than 1048576 bytes') });
+    expect(configMap).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('ConfigMap "over" is invalid: []: Too long: may not be more than 1048576 bytes'),
+    });
     expect(cluster.get('v1', 'Secret', 'sized', 'over')).toBeUndefined();
     // A label value as the real server takes it: at most 63 characters.
     expect((await kubectl('label', 'configmap', 'fits', '-n', 'sized', `app=${'a'.repeat(63)}`)).code).toBe(0);
-    writeFileSync(join(work, 'labelled.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: labelled, namespace: sized, labels: {app: ${'a'.repeat(64)}}}\n`);
+    writeFileSync(
+      join(work, 'labelled.yaml'),
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: labelled, namespace: sized, labels: {app: ${'a'.repeat(64)}}}\n`,
+    );
     const label = await kubectl('apply', '--server-side', '-f', join(work, 'labelled.yaml'));
-    expect(label).toMatchObject({ code: 1, stderr: expect.stringContaining(`metadata.labels: Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters`) });
+    expect(label).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`metadata.labels: Invalid value: "${'a'.repeat(64)}": must be no more than 63 characters`),
+    });
   });
 
   it('survives the API going away in the middle of an apply; the re-run converges', async () => {
-    writeFileSync(join(work, 'three.yaml'), ['a', 'b', 'c'].map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: part-${n}, namespace: demo}\ndata: {part: ${n}}\n`).join('---\n'));
+    writeFileSync(
+      join(work, 'three.yaml'),
+      ['a', 'b', 'c'].map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: part-${n}, namespace: demo}\ndata: {part: ${n}}\n`).join('---\n'),
+    );
     const drop = cluster.faults.dropConnections({ method: 'PATCH', path: '/configmaps/part-', skip: 1, times: Infinity });
     const broken = await kubectl('apply', '--server-side', '-f', join(work, 'three.yaml'));
     expect(broken.code).toBe(1);
@@ -203,7 +278,8 @@ describe('dev cluster (test fixture): the real kubectl', () => {
     watcher.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
-    while (!cluster.requests.some((r) => r.url.includes('/namespaces/demo/configmaps') && r.url.includes('watch='))) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!cluster.requests.some((r) => r.url.includes('/namespaces/demo/configmaps') && r.url.includes('watch=')))
+      await new Promise((resolve) => setTimeout(resolve, 50));
     writeFileSync(join(work, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: watched, namespace: demo}\ndata: {a: "1"}\n');
     expect((await kubectl('apply', '--server-side', '-f', join(work, 'cm.yaml'))).code).toBe(0);
     expect((await kubectl('label', 'configmap', 'watched', '-n', 'demo', 'x=y')).code).toBe(0);

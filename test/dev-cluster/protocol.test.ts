@@ -35,7 +35,15 @@ const WIDGET_CRD = {
     group: 'example.com',
     scope: 'Namespaced',
     names: { kind: 'Widget', plural: 'widgets', singular: 'widget', shortNames: ['wg'] },
-    versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+      },
+    ],
   },
 };
 
@@ -80,7 +88,8 @@ describe('dev cluster (test fixture): CRUD', () => {
     expect(created.metadata?.managedFields?.[0]).toMatchObject({ operation: 'Update', fieldsType: 'FieldsV1' });
     await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: 'two', labels: { tier: 'b' } } } });
     await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: 'three' } } });
-    const names = async (labelSelector: string) => (await core.listNamespacedConfigMap({ namespace: 'proto', labelSelector })).items.map((i) => i.metadata?.name);
+    const names = async (labelSelector: string) =>
+      (await core.listNamespacedConfigMap({ namespace: 'proto', labelSelector })).items.map((i) => i.metadata?.name);
     expect(await names('tier=a')).toEqual(['one']);
     expect(await names('tier!=a')).toEqual(['three', 'two']);
     expect(await names('tier in (a,b)')).toEqual(['one', 'two']);
@@ -104,7 +113,9 @@ describe('dev cluster (test fixture): CRUD', () => {
 
     const stale = await failure(core.replaceNamespacedConfigMap({ name: 'one', namespace: 'proto', body: { ...created, data: { k: 'x' } } }));
     expect(stale).toMatchObject({ code: 409, reason: 'Conflict', details: { name: 'one', kind: 'configmaps' } });
-    expect(stale.message).toBe('Operation cannot be fulfilled on configmaps "one": the object has been modified; please apply your changes to the latest version and try again');
+    expect(stale.message).toBe(
+      'Operation cannot be fulfilled on configmaps "one": the object has been modified; please apply your changes to the latest version and try again',
+    );
 
     await core.deleteNamespacedConfigMap({ name: 'one', namespace: 'proto' });
     const gone = await failure(core.readNamespacedConfigMap({ name: 'one', namespace: 'proto' }));
@@ -120,45 +131,89 @@ describe('dev cluster (test fixture): CRUD', () => {
     expect(badName).toMatchObject({ code: 422, reason: 'Invalid' });
     expect(badName.message).toContain('ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name"');
     const otherNamespace = await failure(core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: 'x', namespace: 'default' } } }));
-    expect(otherNamespace).toMatchObject({ code: 400, reason: 'BadRequest', message: 'the namespace of the provided object does not match the namespace sent on the request' });
+    expect(otherNamespace).toMatchObject({
+      code: 400,
+      reason: 'BadRequest',
+      message: 'the namespace of the provided object does not match the namespace sent on the request',
+    });
   });
 
   it('requires a resourceVersion to update a custom resource, answers 415 to a strategic merge patch of one, and applies JSON and merge patches', async () => {
-    const widget = (await objects.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'proto' }, spec: { size: 1 } } as KubernetesObject)) as KubernetesObject & { spec: { size: number } };
+    const widget = (await objects.create({
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w1', namespace: 'proto' },
+      spec: { size: 1 },
+    } as KubernetesObject)) as KubernetesObject & { spec: { size: number } };
     const { resourceVersion: _rv, ...withoutVersion } = widget.metadata!;
     const unconditional = await failure(objects.replace({ ...widget, metadata: withoutVersion }));
     expect(unconditional).toMatchObject({ code: 422, reason: 'Invalid' });
     expect(unconditional.message).toContain('metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
-    const strategic = await failure(objects.patch({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'proto' }, spec: { size: 2 } } as KubernetesObject));
+    const strategic = await failure(
+      objects.patch({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'proto' }, spec: { size: 2 } } as KubernetesObject),
+    );
     expect(strategic).toMatchObject({ code: 415, reason: 'UnsupportedMediaType' });
     expect(strategic.message).toContain('application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
-    const merged = (await objects.patch({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'proto' }, spec: { colour: 'red' } } as KubernetesObject, undefined, undefined, 'test', undefined, PatchStrategy.MergePatch)) as KubernetesObject & { spec: object };
+    const merged = (await objects.patch(
+      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: 'proto' }, spec: { colour: 'red' } } as KubernetesObject,
+      undefined,
+      undefined,
+      'test',
+      undefined,
+      PatchStrategy.MergePatch,
+    )) as KubernetesObject & { spec: object };
     expect(merged.spec).toEqual({ size: 1, colour: 'red' });
-    const patched = (await custom.patchNamespacedCustomObject(
-      { group: 'example.com', version: 'v1', namespace: 'proto', plural: 'widgets', name: 'w1', body: [{ op: 'replace', path: '/spec/size', value: 3 }] },
-    )) as { spec: object; metadata: { generation: number } };
+    const patched = (await custom.patchNamespacedCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      namespace: 'proto',
+      plural: 'widgets',
+      name: 'w1',
+      body: [{ op: 'replace', path: '/spec/size', value: 3 }],
+    })) as { spec: object; metadata: { generation: number } };
     expect(patched.spec).toEqual({ size: 3, colour: 'red' });
     expect(patched.metadata.generation).toBe(3);
   });
 
   it('keeps spec and status apart on a status subresource and bumps generation on spec changes only', async () => {
-    const created = (await objects.create({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w2', namespace: 'proto' }, spec: { size: 1 }, status: { phase: 'ignored' } } as KubernetesObject)) as KubernetesObject & { status?: object };
+    const created = (await objects.create({
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'w2', namespace: 'proto' },
+      spec: { size: 1 },
+      status: { phase: 'ignored' },
+    } as KubernetesObject)) as KubernetesObject & { status?: object };
     expect(created.status).toBeUndefined();
     expect(created.metadata?.generation).toBe(1);
     const withStatus = (await custom.replaceNamespacedCustomObjectStatus({
-      group: 'example.com', version: 'v1', namespace: 'proto', plural: 'widgets', name: 'w2',
+      group: 'example.com',
+      version: 'v1',
+      namespace: 'proto',
+      plural: 'widgets',
+      name: 'w2',
       body: { ...created, spec: { size: 99 }, status: { phase: 'Ready' } },
     })) as { spec: object; status: object; metadata: { generation: number } };
     expect(withStatus.spec).toEqual({ size: 1 });
     expect(withStatus.status).toEqual({ phase: 'Ready' });
     expect(withStatus.metadata.generation).toBe(1);
     const withSpec = (await custom.replaceNamespacedCustomObject({
-      group: 'example.com', version: 'v1', namespace: 'proto', plural: 'widgets', name: 'w2',
+      group: 'example.com',
+      version: 'v1',
+      namespace: 'proto',
+      plural: 'widgets',
+      name: 'w2',
       body: { ...withStatus, spec: { size: 2 }, status: { phase: 'overwritten?' } },
     })) as { spec: object; status: object; metadata: { generation: number } };
     expect(withSpec.status).toEqual({ phase: 'Ready' });
     expect(withSpec.metadata.generation).toBe(2);
-    const labelled = (await custom.patchNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'proto', plural: 'widgets', name: 'w2', body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }] })) as { metadata: { generation: number } };
+    const labelled = (await custom.patchNamespacedCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      namespace: 'proto',
+      plural: 'widgets',
+      name: 'w2',
+      body: [{ op: 'add', path: '/metadata/labels', value: { a: 'b' } }],
+    })) as { metadata: { generation: number } };
     expect(labelled.metadata.generation).toBe(2);
   });
 
@@ -191,19 +246,33 @@ describe('dev cluster (test fixture): CRUD', () => {
 describe('dev cluster (test fixture): discovery and built-in kinds', () => {
   it('serves the registered groups only: without Flux there are no Flux kinds', async () => {
     const groups = (await kc.makeApiClient(ApisApi).getAPIVersions()).groups.map((g) => g.name);
-    expect(groups).toEqual(expect.arrayContaining(['apps', 'batch', 'coordination.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'example.com']));
+    expect(groups).toEqual(
+      expect.arrayContaining(['apps', 'batch', 'coordination.k8s.io', 'rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'example.com']),
+    );
     expect(groups.filter((g) => g.includes('fluxcd'))).toEqual([]);
-    const missing = await failure(custom.listNamespacedCustomObject({ group: 'helm.toolkit.fluxcd.io', version: 'v2', namespace: 'proto', plural: 'helmreleases' }));
+    const missing = await failure(
+      custom.listNamespacedCustomObject({ group: 'helm.toolkit.fluxcd.io', version: 'v2', namespace: 'proto', plural: 'helmreleases' }),
+    );
     expect(missing).toMatchObject({ code: 404, reason: 'NotFound' });
   });
 
   it('keeps Leases with optimistic concurrency, as a lock needs', async () => {
     const leases = kc.makeApiClient(CoordinationV1Api);
-    const lease = await leases.createNamespacedLease({ namespace: 'proto', body: { metadata: { name: 'lock' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 30, acquireTime: new Date() } } });
+    const lease = await leases.createNamespacedLease({
+      namespace: 'proto',
+      body: { metadata: { name: 'lock' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 30, acquireTime: new Date() } },
+    });
     expect(lease.spec?.holderIdentity).toBe('a');
     await leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'b' } } });
-    const lost = await failure(leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'c' } } }));
-    expect(lost).toMatchObject({ code: 409, reason: 'Conflict', message: 'Operation cannot be fulfilled on leases.coordination.k8s.io "lock": the object has been modified; please apply your changes to the latest version and try again' });
+    const lost = await failure(
+      leases.replaceNamespacedLease({ name: 'lock', namespace: 'proto', body: { ...lease, spec: { ...lease.spec, holderIdentity: 'c' } } }),
+    );
+    expect(lost).toMatchObject({
+      code: 409,
+      reason: 'Conflict',
+      message:
+        'Operation cannot be fulfilled on leases.coordination.k8s.io "lock": the object has been modified; please apply your changes to the latest version and try again',
+    });
   });
 });
 
@@ -256,10 +325,16 @@ describe('dev cluster (test fixture): watch', () => {
       }
     });
     const resourceVersions: number[] = [];
-    const controller = await new Watch(kc).watch('/api/v1/namespaces/proto/configmaps', { labelSelector: 'ordered=yes' }, (_type, object: V1ConfigMap) => {
-      resourceVersions.push(Number(object.metadata!.resourceVersion));
-    }, () => undefined);
-    for (const n of [1, 2, 3]) await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: `ordered-${n}`, labels: { ordered: 'yes' } } } });
+    const controller = await new Watch(kc).watch(
+      '/api/v1/namespaces/proto/configmaps',
+      { labelSelector: 'ordered=yes' },
+      (_type, object: V1ConfigMap) => {
+        resourceVersions.push(Number(object.metadata!.resourceVersion));
+      },
+      () => undefined,
+    );
+    for (const n of [1, 2, 3])
+      await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: `ordered-${n}`, labels: { ordered: 'yes' } } } });
     await cluster.waitFor(() => resourceVersions.length === 6, 5_000).catch(() => undefined);
     unsubscribe();
     controller.abort();
@@ -291,7 +366,8 @@ describe('dev cluster (test fixture): watch', () => {
     const controller = await new Watch(kc).watch(
       '/api/v1/namespaces/proto/configmaps',
       { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true },
-      (type, object: V1ConfigMap) => seen.push(type === 'BOOKMARK' ? `BOOKMARK ${object.metadata?.annotations?.['k8s.io/initial-events-end']}` : `${type} ${object.metadata?.name}`),
+      (type, object: V1ConfigMap) =>
+        seen.push(type === 'BOOKMARK' ? `BOOKMARK ${object.metadata?.annotations?.['k8s.io/initial-events-end']}` : `${type} ${object.metadata?.name}`),
       () => undefined,
     );
     await new Promise((resolve) => setTimeout(resolve, 150));
@@ -305,30 +381,45 @@ describe('dev cluster (test fixture): watch', () => {
     const start = (await core.listNamespacedConfigMap({ namespace: 'proto' })).metadata!.resourceVersion!;
     await core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: 'replayed' } } });
     const seen: string[] = [];
-    const replay = await new Watch(kc).watch('/api/v1/namespaces/proto/configmaps', { resourceVersion: start }, (type, o: V1ConfigMap) => seen.push(`${type} ${o.metadata?.name}`), () => undefined);
+    const replay = await new Watch(kc).watch(
+      '/api/v1/namespaces/proto/configmaps',
+      { resourceVersion: start },
+      (type, o: V1ConfigMap) => seen.push(`${type} ${o.metadata?.name}`),
+      () => undefined,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     replay.abort();
     expect(seen).toEqual(['ADDED replayed']);
     // Push the history (400 changes) past `start`.
-    for (let i = 0; i < 410; i++) cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'churn', namespace: 'default' }, data: { i: String(i) } });
+    for (let i = 0; i < 410; i++)
+      cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'churn', namespace: 'default' }, data: { i: String(i) } });
     const errors: Array<{ code: number; reason: string }> = [];
     await new Promise<void>((resolve) => {
-      void new Watch(kc).watch('/api/v1/namespaces/proto/configmaps', { resourceVersion: start }, (type, o) => {
-        if (type === 'ERROR') errors.push(o as { code: number; reason: string });
-      }, () => resolve());
+      void new Watch(kc).watch(
+        '/api/v1/namespaces/proto/configmaps',
+        { resourceVersion: start },
+        (type, o) => {
+          if (type === 'ERROR') errors.push(o as { code: number; reason: string });
+        },
+        () => resolve(),
+      );
     });
     expect(errors).toEqual([expect.objectContaining({ code: 410, reason: 'Expired' })]);
   });
 });
 
 describe('dev cluster (test fixture): server-side apply', () => {
-  const widget = (spec: object, name = 'applied') => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'proto' }, spec }) as KubernetesObject;
-  const apply = (object: KubernetesObject, manager: string, force = false) => objects.patch(object, undefined, undefined, manager, force, PatchStrategy.ServerSideApply);
+  const widget = (spec: object, name = 'applied') =>
+    ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name, namespace: 'proto' }, spec }) as KubernetesObject;
+  const apply = (object: KubernetesObject, manager: string, force = false) =>
+    objects.patch(object, undefined, undefined, manager, force, PatchStrategy.ServerSideApply);
 
-  it('creates on apply, tracks each manager\'s fields, refuses a conflicting apply naming manager and field, and takes over with force', async () => {
+  it("creates on apply, tracks each manager's fields, refuses a conflicting apply naming manager and field, and takes over with force", async () => {
     const created = (await apply(widget({ size: 1, colour: 'red' }), 'alice')) as KubernetesObject & { spec: object };
     expect(created.spec).toEqual({ size: 1, colour: 'red' });
-    expect(created.metadata?.managedFields).toEqual([expect.objectContaining({ manager: 'alice', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:size': {}, 'f:colour': {} } } })]);
+    expect(created.metadata?.managedFields).toEqual([
+      expect.objectContaining({ manager: 'alice', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:size': {}, 'f:colour': {} } } }),
+    ]);
     // Same value: shared ownership, no conflict.
     await apply(widget({ size: 1, shape: 'round' }), 'bob');
     const conflict = await failure(apply(widget({ size: 2 }), 'bob'));
@@ -344,7 +435,14 @@ describe('dev cluster (test fixture): server-side apply', () => {
     await apply(widget({ a: 1, b: 2 }, 'pruned'), 'carol');
     const pruned = (await apply(widget({ a: 1 }, 'pruned'), 'carol')) as KubernetesObject & { spec: object };
     expect(pruned.spec).toEqual({ a: 1 });
-    await custom.patchNamespacedCustomObject({ group: 'example.com', version: 'v1', namespace: 'proto', plural: 'widgets', name: 'pruned', body: [{ op: 'replace', path: '/spec/a', value: 5 }] }, );
+    await custom.patchNamespacedCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      namespace: 'proto',
+      plural: 'widgets',
+      name: 'pruned',
+      body: [{ op: 'replace', path: '/spec/a', value: 5 }],
+    });
     const conflict = await failure(apply(widget({ a: 1 }, 'pruned'), 'carol'));
     expect(conflict.message).toMatch(/^Apply failed with 1 conflict: conflict with "[^"]+" using example.com\/v1: \.spec\.a$/);
     const missingManager = await failure(objects.patch(widget({ a: 1 }, 'pruned'), undefined, undefined, undefined, undefined, PatchStrategy.ServerSideApply));
@@ -354,7 +452,14 @@ describe('dev cluster (test fixture): server-side apply', () => {
 
   it('dry-runs an apply without storing it', async () => {
     const before = cluster.get('example.com/v1', 'Widget', 'proto', 'applied');
-    const dry = (await objects.patch(widget({ size: 7, colour: 'red', shape: 'round' }), undefined, 'All', 'bob', true, PatchStrategy.ServerSideApply)) as KubernetesObject & { spec: { size: number } };
+    const dry = (await objects.patch(
+      widget({ size: 7, colour: 'red', shape: 'round' }),
+      undefined,
+      'All',
+      'bob',
+      true,
+      PatchStrategy.ServerSideApply,
+    )) as KubernetesObject & { spec: { size: number } };
     expect(dry.spec.size).toBe(7);
     expect(cluster.get('example.com/v1', 'Widget', 'proto', 'applied')).toEqual(before);
   });
@@ -377,7 +482,9 @@ describe('dev cluster (test fixture): faults', () => {
     const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two' }, data: { half: 'x'.repeat(100_000) } });
     await new Promise<void>((resolve) => {
       const socket = connect(Number(url.port), url.hostname, () => {
-        socket.write(`PATCH /api/v1/namespaces/proto/configmaps/two?fieldManager=dying HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(
+          `PATCH /api/v1/namespaces/proto/configmaps/two?fieldManager=dying HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/apply-patch+yaml\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
         socket.write(body.slice(0, 50_000), () => {
           socket.destroy();
           resolve();
@@ -386,14 +493,21 @@ describe('dev cluster (test fixture): faults', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(cluster.get('v1', 'ConfigMap', 'proto', 'two')).toEqual(before);
-    expect((await core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' })).metadata?.resourceVersion).toBe((before!.metadata as { resourceVersion: string }).resourceVersion);
+    expect((await core.readNamespacedConfigMap({ name: 'two', namespace: 'proto' })).metadata?.resourceVersion).toBe(
+      (before!.metadata as { resourceVersion: string }).resourceVersion,
+    );
   });
 
   it('survives a crash that cuts open watches and a dropped request, keeping its state', async () => {
     let ended = false;
-    await new Watch(kc).watch('/api/v1/namespaces/proto/configmaps', {}, () => undefined, () => {
-      ended = true;
-    });
+    await new Watch(kc).watch(
+      '/api/v1/namespaces/proto/configmaps',
+      {},
+      () => undefined,
+      () => {
+        ended = true;
+      },
+    );
     const drop = cluster.faults.dropConnections({ method: 'POST', path: '/configmaps' });
     await expect(core.createNamespacedConfigMap({ namespace: 'proto', body: { metadata: { name: 'dropped' } } })).rejects.toThrow();
     expect(drop.hits).toBe(1);

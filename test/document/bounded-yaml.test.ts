@@ -18,7 +18,11 @@ const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 const exec = promisify(execFile);
 
 /** The classic: ten levels of ten aliases each, a billion strings from a few hundred bytes. */
-const BILLION_LAUGHS = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]', ...'bcdefghi'.split('').map((l, i) => `${l}: &${l} [${Array(10).fill(`*${'abcdefghi'[i]}`).join(',')}]`), 'j: [*i,*i,*i,*i,*i,*i,*i,*i,*i,*i]'].join('\n');
+const BILLION_LAUGHS = [
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...'bcdefghi'.split('').map((l, i) => `${l}: &${l} [${Array(10).fill(`*${'abcdefghi'[i]}`).join(',')}]`),
+  'j: [*i,*i,*i,*i,*i,*i,*i,*i,*i,*i]',
+].join('\n');
 
 /**
  * The yaml library (its CommonJS build, the one Node loads) calls its two
@@ -36,7 +40,9 @@ function countLibraryWalks(run: () => unknown): { keyComparisons: number; docume
   const [mapIncludes, visit] = [keys.mapIncludes, walks.visit];
   const counts = { keyComparisons: 0, documentWalks: 0 };
   const counted = (items: unknown[]) =>
-    new Proxy(items, { get: (target, key) => (key === 'some' ? ((test) => target.some((item) => (counts.keyComparisons++, test(item)))) as Some : Reflect.get(target, key)) });
+    new Proxy(items, {
+      get: (target, key) => (key === 'some' ? (((test) => target.some((item) => (counts.keyComparisons++, test(item)))) as Some) : Reflect.get(target, key)),
+    });
   keys.mapIncludes = (ctx, items, search) => mapIncludes(ctx, counted(items), search);
   walks.visit = Object.assign((...args: unknown[]) => (counts.documentWalks++, visit(...args)), visit);
   try {
@@ -59,9 +65,13 @@ function refusal(text: string, file = 'values.yaml'): YamlSyntaxError {
 
 describe('bounded YAML reading', () => {
   it('stops an alias bomb at the expansion limit, naming file and line', () => {
-    expect(refusal(BILLION_LAUGHS).message).toMatch(new RegExp(`^values\\.yaml:\\d+:\\d+: aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values \\(an alias bomb\\?\\)$`));
+    expect(refusal(BILLION_LAUGHS).message).toMatch(
+      new RegExp(`^values\\.yaml:\\d+:\\d+: aliases expand to more than ${YAML_LIMITS.maxAliasExpansion} values \\(an alias bomb\\?\\)$`),
+    );
     // merge keys are aliases too
-    const merges = ['x0: &x0 {k: v}', ...Array.from({ length: 30 }, (_, i) => `x${i + 1}: &x${i + 1} {<<: [*x${i}], a${i}: [*x${i}, *x${i}, *x${i}]}`)].join('\n');
+    const merges = ['x0: &x0 {k: v}', ...Array.from({ length: 30 }, (_, i) => `x${i + 1}: &x${i + 1} {<<: [*x${i}], a${i}: [*x${i}, *x${i}, *x${i}]}`)].join(
+      '\n',
+    );
     expect(refusal(merges).message).toMatch(/aliases (expand to more than|nest more than)/);
   });
 
@@ -87,7 +97,10 @@ describe('bounded YAML reading', () => {
       expect(refusal(`${text}a7: again\n`, 'big.yaml').message).toBe(`big.yaml:${text.split('\n').length}:1: invalid YAML: Map keys must be unique`);
     }
     // The document (CST) reader of editors and policy files too.
-    expect(countLibraryWalks(() => expect(parseYamlDocument(`${flat}\n`, 'big.yaml').doc.contents).toBeDefined())).toEqual({ keyComparisons: 0, documentWalks: 0 });
+    expect(countLibraryWalks(() => expect(parseYamlDocument(`${flat}\n`, 'big.yaml').doc.contents).toBeDefined())).toEqual({
+      keyComparisons: 0,
+      documentWalks: 0,
+    });
     expect(() => parseYamlDocument(`${flat}\nb3: again\n`, 'big.yaml')).toThrow(/^big\.yaml:20001:1: invalid YAML: Map keys must be unique$/);
   });
 
@@ -97,9 +110,13 @@ describe('bounded YAML reading', () => {
   });
 
   it('refuses nesting deeper than the limit, flow or block', () => {
-    expect(refusal(`a: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`).message).toBe(`values.yaml:1:${YAML_LIMITS.maxDepth + 4}: values nest more than ${YAML_LIMITS.maxDepth} levels deep`);
+    expect(refusal(`a: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`).message).toBe(
+      `values.yaml:1:${YAML_LIMITS.maxDepth + 4}: values nest more than ${YAML_LIMITS.maxDepth} levels deep`,
+    );
     const block = Array.from({ length: 400 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n');
-    expect(refusal(block).message).toMatch(new RegExp(`^values\\.yaml:${YAML_LIMITS.maxDepth}:\\d+: values nest more than ${YAML_LIMITS.maxDepth} levels deep$`));
+    expect(refusal(block).message).toMatch(
+      new RegExp(`^values\\.yaml:${YAML_LIMITS.maxDepth}:\\d+: values nest more than ${YAML_LIMITS.maxDepth} levels deep$`),
+    );
   });
 
   it('refuses a document larger than the limit before parsing it', () => {
@@ -135,7 +152,11 @@ async function measured(...args: string[]): Promise<{ code: number; stderr: stri
 describe('hostile YAML through the CLI: exit 1, one line, bounded memory', () => {
   it.each([
     ['an alias bomb', BILLION_LAUGHS, /^flotilla: .*overrides\/deployment\.yaml:\d+:\d+: aliases expand to more than 100000 values/],
-    ['deep nesting', `main: ${'['.repeat(50_000)}${']'.repeat(50_000)}\n`, /^flotilla: .*overrides\/deployment\.yaml:1:\d+: values nest more than 256 levels deep/],
+    [
+      'deep nesting',
+      `main: ${'['.repeat(50_000)}${']'.repeat(50_000)}\n`,
+      /^flotilla: .*overrides\/deployment\.yaml:1:\d+: values nest more than 256 levels deep/,
+    ],
     ['a 50 MB scalar', `main: ${'x'.repeat(50 * 1024 * 1024)}\n`, /^flotilla: .*overrides\/deployment\.yaml:1:1: the document is 50\.0 MiB/],
   ])('build stops %s in the deployment spec', async (_, text, line) => {
     const app = writeApp({ 'overrides/deployment.yaml': text });
@@ -152,20 +173,37 @@ describe('hostile YAML through the CLI: exit 1, one line, bounded memory', () =>
     writeFileSync(file, writeTarGz([{ path: 'metadata.yaml', data: BILLION_LAUGHS }]));
     const run = await measured('inspect', file);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/^flotilla: bomb-1\.0\.tgz: not a readable application tarball: metadata\.yaml:\d+:\d+: aliases expand to more than 100000 values/);
+    expect(run.stderr).toMatch(
+      /^flotilla: bomb-1\.0\.tgz: not a readable application tarball: metadata\.yaml:\d+:\d+: aliases expand to more than 100000 values/,
+    );
     expect(run.rssMiB).toBeLessThan(400);
   });
 
   it('bounds memory in total across nested archives: ten small chart bombs cost no more than one', async () => {
     // Each chart archive: 64 MiB of zeros in a few dozen KiB. Per archive that is within bounds; together, not.
-    const bomb = writeTarGz([{ path: 'web/Chart.yaml', data: 'apiVersion: v2\nname: web\nversion: 1.0.0\n' }, { path: 'web/zeros', data: Buffer.alloc(64 * 1024 * 1024) }]);
+    const bomb = writeTarGz([
+      { path: 'web/Chart.yaml', data: 'apiVersion: v2\nname: web\nversion: 1.0.0\n' },
+      { path: 'web/zeros', data: Buffer.alloc(64 * 1024 * 1024) },
+    ]);
     const charts = Array.from({ length: 10 }, (_, i) => ({ path: `charts/web${i}-1.0.0.tgz`, data: bomb }));
     const file = join(tempDir(), 'nested-1.0.tgz');
-    writeFileSync(file, writeTarGz([{ path: 'metadata.yaml', data: 'app_name: nested\napp_version: "1.0"\n' }, { path: 'fluxcd-manifests/kustomization.yaml', data: 'resources: []\n' }, ...charts], { level: 9 }));
+    writeFileSync(
+      file,
+      writeTarGz(
+        [
+          { path: 'metadata.yaml', data: 'app_name: nested\napp_version: "1.0"\n' },
+          { path: 'fluxcd-manifests/kustomization.yaml', data: 'resources: []\n' },
+          ...charts,
+        ],
+        { level: 9 },
+      ),
+    );
     const run = await measured('inspect', file);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/decompressed size exceeds the \d+ bytes the archive may expand to in total, the archives inside it included/);
     expect(run.rssMiB).toBeLessThan(400);
-    console.info(`nested bombs (${(bomb.length / 1024).toFixed(0)} KiB each, 10 charts): exit ${run.code} in ${run.ms} ms, peak RSS ${run.rssMiB.toFixed(0)} MiB`);
+    console.info(
+      `nested bombs (${(bomb.length / 1024).toFixed(0)} KiB each, 10 charts): exit ${run.code} in ${run.ms} ms, peak RSS ${run.rssMiB.toFixed(0)} MiB`,
+    );
   });
 });

@@ -85,7 +85,13 @@ describe('the parse memo', () => {
   it('keeps nothing of a text that fails: the same error at the same file:line every time, bounds included', () => {
     const memo = ParseMemo.empty();
     const bad = 'a: 1\nb: [\n';
-    const bomb = `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 8 }, (_, i) => `l${i + 1}: &l${i + 1} [${Array(10).fill(i === 0 ? '*a' : `*l${i}`).join(', ')}]`).join('\n')}\n`;
+    const bomb = `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from(
+      { length: 8 },
+      (_, i) =>
+        `l${i + 1}: &l${i + 1} [${Array(10)
+          .fill(i === 0 ? '*a' : `*l${i}`)
+          .join(', ')}]`,
+    ).join('\n')}\n`;
     for (const [text, expected] of [
       [bad, /^bad\.yaml:3:1: invalid YAML/],
       [bomb, /^bad\.yaml:\d+:\d+: aliases expand to more than 100000 values/],

@@ -29,7 +29,8 @@ function constructs(scanned: readonly Event[][]): Set<string> {
     for (const event of events) {
       const block = event.type === EVENT_ID.SCALAR && (event.style === SCALAR_STYLE.LITERAL_BLOCK || event.style === SCALAR_STYLE.FOLDED_BLOCK);
       if (event.type === EVENT_ID.SCALAR) seen.add(`scalar ${event.style}${block ? ` chomping ${event.chomping}` : ''}`);
-      else if (event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) seen.add(`${event.type === EVENT_ID.SEQUENCE ? 'list' : 'map'} ${event.style}`);
+      else if (event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING)
+        seen.add(`${event.type === EVENT_ID.SEQUENCE ? 'list' : 'map'} ${event.style}`);
     }
   }
   return seen;
@@ -50,10 +51,25 @@ describe('the line scanner against js-yaml', () => {
   });
 
   it('gives js-yaml’s events for every generated block document it reads, and reads over a third of them', () => {
-    const scanned = generatedBlockYaml(12000, 23).map((text) => scannedAsJsYaml(text)).filter((events) => events !== undefined);
+    const scanned = generatedBlockYaml(12000, 23)
+      .map((text) => scannedAsJsYaml(text))
+      .filter((events) => events !== undefined);
     expect(scanned.length).toBeGreaterThan(4000);
     // Every construct it reads is met: block and flow collections, plain, quoted, literal and folded scalars.
-    expect([...constructs(scanned)]).toEqual(expect.arrayContaining(['list 1', 'list 2', 'map 1', 'map 2', 'scalar 1', 'scalar 2', 'scalar 3', 'scalar 4 chomping 1', 'scalar 4 chomping 2', 'scalar 5 chomping 2']));
+    expect([...constructs(scanned)]).toEqual(
+      expect.arrayContaining([
+        'list 1',
+        'list 2',
+        'map 1',
+        'map 2',
+        'scalar 1',
+        'scalar 2',
+        'scalar 3',
+        'scalar 4 chomping 1',
+        'scalar 4 chomping 2',
+        'scalar 5 chomping 2',
+      ]),
+    );
   });
 
   it('gives js-yaml’s events for every document of every style it reads', () => {
@@ -73,7 +89,7 @@ describe('the line scanner against js-yaml', () => {
     ['maps and lists, nested and compact', 'a: 1\nb:\n  - x\n  - y: 2\n    z: "q"\nc:\n- 1\n- k: v\n  l:\n  - 2\nd:\n'],
     ['comments everywhere a comment may be', '# head\na: 1 # tail\n\nb: # after a key\n    # indented\n  c: x#not-a-comment\n  d: "q" # tail\n# end\n'],
     ['keys with spaces, colons, dots and slashes', 'identity:get_user: "rule:admin"\napp.kubernetes.io/name: x\na b: c\nk : v\n'],
-    ['quoted scalars', "a: \"yes\"\nb: 'no'\nc: \"\"\nd: '#x'\n"],
+    ['quoted scalars', 'a: "yes"\nb: \'no\'\nc: ""\nd: \'#x\'\n'],
     ['block scalars', 'a: |\n  one\n\n  two\nb: >-\n  folded\n  text\n\nc: |+\n    kept\n\n'],
     ['flow collections on a line', 'a: []\nb: { }\nc: [x, "y", \'z\', [1, 2], {k: v}]\nd: {cpu: 250m, memory: 512Mi,}\n'],
     ['an indented root', '  a: 1\n  b:\n    - 2\n'],
@@ -86,7 +102,7 @@ describe('the line scanner against js-yaml', () => {
     ['tags', 'a: !!str 1\n'],
     ['a plain scalar over several lines', 'a: one\n  two\n'],
     ['an indented comment after a value', 'a: 1\n  # c\nb: 2\n'],
-    ['escapes', 'a: "x\\ty"\nb: \'it\'\'s\'\n'],
+    ['escapes', "a: \"x\\ty\"\nb: 'it''s'\n"],
     ['a tab', 'a:\t1\n'],
     ['a carriage return', 'a: 1\r\n'],
     ['document markers', '---\na: 1\n'],

@@ -12,7 +12,6 @@ import { parseYamlValue, YamlSyntaxError, type ValueNode } from '../../src/docum
 import { documentTree, fastTrees } from '../../src/document/parse.js';
 import { generatedYaml, yamlFiles } from '../support/yaml-texts.js';
 
-
 /**
  * A tree as comparable data: kinds, values, keys in order, and every origin
  * but one: where an empty key (`: v`, a degenerate map entry; its key reads
@@ -22,7 +21,10 @@ import { generatedYaml, yamlFiles } from '../support/yaml-texts.js';
 function shape(node: ValueNode | undefined, emptyKey = false): unknown {
   if (node === undefined) return undefined;
   const opensWithEmptyKey = node.kind === 'map' && node.entries.keys().next().value === 'null';
-  const at = emptyKey || opensWithEmptyKey ? '(an empty key)' : `${node.origin.layer}@${node.origin.location.file}:${node.origin.location.line}:${node.origin.location.column}`;
+  const at =
+    emptyKey || opensWithEmptyKey
+      ? '(an empty key)'
+      : `${node.origin.layer}@${node.origin.location.file}:${node.origin.location.line}:${node.origin.location.column}`;
   switch (node.kind) {
     case 'scalar':
       return [at, Number.isNaN(node.value) ? 'NaN' : node.value];
@@ -67,7 +69,7 @@ function compare(text: string, allowListEdits = false): Outcome {
 }
 
 describe('the fast tree reader against the document reader', () => {
-  it("reads every YAML file of this repository as the document reader does, none falling back", () => {
+  it('reads every YAML file of this repository as the document reader does, none falling back', () => {
     const files = yamlFiles();
     expect(files.length).toBeGreaterThan(50);
     for (const file of files) expect(compare(readFileSync(file, 'utf8'), true).kind, file).toBe('fast');
@@ -95,7 +97,8 @@ describe('the fast tree reader against the document reader', () => {
 
   it('resolves a word by its place (key or value) however often it was read before (resolutions are remembered)', () => {
     for (let round = 0; round < 2; round++) {
-      for (const text of ['yes: yes\nno: [no, "no"]\n', 'on: off\noff: on\n', '1: 1\n0x10: 0x10\n~: ~\n', 'y: n\nn: y\n']) expect(compare(text).kind, text).toBe('fast');
+      for (const text of ['yes: yes\nno: [no, "no"]\n', 'on: off\noff: on\n', '1: 1\n0x10: 0x10\n~: ~\n', 'y: n\nn: y\n'])
+        expect(compare(text).kind, text).toBe('fast');
     }
     // `<<` is a plain string as a value and a merge key as a key (the one tag that applies to keys alone): read as a value first, it still merges as a key.
     for (let round = 0; round < 2; round++) expect(parseYamlValue('a: <<\n&x <<: {c: 1}\n', 'f.yaml')).toEqual({ a: '<<', c: 1 });
@@ -114,14 +117,16 @@ describe('the fast tree reader against the document reader', () => {
     // What both refuse is refused by the fast reader itself, in the document reader's words and place.
     for (const text of ['a: 1\na: 2\n', 'a: &x [*x]\n']) {
       expect(() => fastTrees(text, 'f.yaml', { layer: 'l' })).toThrow(YamlSyntaxError);
-      expect(() => fastTrees(text, 'f.yaml', { layer: 'l' })).toThrow((() => {
-        try {
-          documentTree(text, 'f.yaml', { layer: 'l' });
-        } catch (error) {
-          return (error as Error).message;
-        }
-        return 'the document reader read it';
-      })());
+      expect(() => fastTrees(text, 'f.yaml', { layer: 'l' })).toThrow(
+        (() => {
+          try {
+            documentTree(text, 'f.yaml', { layer: 'l' });
+          } catch (error) {
+            return (error as Error).message;
+          }
+          return 'the document reader read it';
+        })(),
+      );
     }
   });
 });

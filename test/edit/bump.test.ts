@@ -7,7 +7,6 @@ import { bumpVersions, nextAppVersion, nextChartVersion, writeChanges } from '..
 import { tempDir, writeApp } from '../support/app-fixture.js';
 import { failure, flotilla } from '../support/cli.js';
 
-
 const METADATA = `#
 # SPDX-License-Identifier: Apache-2.0
 #
@@ -81,7 +80,9 @@ describe('bump --app-version and --chart', () => {
     expect(read(app, 'charts/lib/Chart.yaml')).toBe('apiVersion: v2\nname: lib\nversion: 0.1.1\ntype: library\n');
     // db pins lib 0.1.0 exactly: it follows; web's range still matches: left alone.
     expect(read(app, 'charts/db/Chart.yaml')).toBe(dbChart.replace('  - name: lib\n    version: 0.1.0\n', '  - name: lib\n    version: 0.1.1\n'));
-    expect(result.bumped.filter((b) => b.kind === 'dependency')).toEqual([{ kind: 'dependency', what: 'db → lib', file: 'charts/db/Chart.yaml', from: '0.1.0', to: '0.1.1' }]);
+    expect(result.bumped.filter((b) => b.kind === 'dependency')).toEqual([
+      { kind: 'dependency', what: 'db → lib', file: 'charts/db/Chart.yaml', from: '0.1.0', to: '0.1.1' },
+    ]);
     expect(result.changes.map((c) => c.file)).toEqual(['fluxcd/metadata.yaml', 'charts/lib/Chart.yaml', 'charts/db/Chart.yaml']);
     // The app still builds: every file:// dependency resolves.
     await expect(buildApp(app, { outDir: tempDir(), cacheDir: false })).resolves.toBeDefined();
@@ -92,15 +93,21 @@ describe('bump --app-version and --chart', () => {
     await expect(bumpVersions({ appDir: app, charts: [{ chart: 'web', version: '0.1.2' }] })).rejects.toThrow(
       'chart web: 0.1.2 is not above the current version 0.1.9 (pass --force to set it anyway)',
     );
-    await expect(bumpVersions({ appDir: app, charts: [{ chart: 'web', version: 'next' }] })).rejects.toThrow('chart web: "next" is not a semantic version such as 1.2.3');
-    await expect(bumpVersions({ appDir: app, charts: [{ chart: 'webb' }] })).rejects.toThrow('no chart "webb" in fluxcd/releases.yaml; did you mean "web"? (charts: db, lib, web)');
+    await expect(bumpVersions({ appDir: app, charts: [{ chart: 'web', version: 'next' }] })).rejects.toThrow(
+      'chart web: "next" is not a semantic version such as 1.2.3',
+    );
+    await expect(bumpVersions({ appDir: app, charts: [{ chart: 'webb' }] })).rejects.toThrow(
+      'no chart "webb" in fluxcd/releases.yaml; did you mean "web"? (charts: db, lib, web)',
+    );
     const forced = await bumpVersions({ appDir: app, charts: [{ chart: 'web', version: '0.1.2' }], force: true });
     expect(forced.changes[0]?.after).toBe(WEB_CHART.replace('0.1.9', '0.1.2'));
   });
 
   it('refuses to replace an app version holding a build token unless --force', async () => {
     const app = writeApp({ 'fluxcd/metadata.yaml': METADATA.replace('"1.0-2"', '"@APP_VERSION@"') });
-    await expect(bumpVersions({ appDir: app, appVersion: '1.0-3' })).rejects.toThrow('fluxcd/metadata.yaml:7:1: app_version holds the build token @APP_VERSION@');
+    await expect(bumpVersions({ appDir: app, appVersion: '1.0-3' })).rejects.toThrow(
+      'fluxcd/metadata.yaml:7:1: app_version holds the build token @APP_VERSION@',
+    );
     await expect(bumpVersions({ appDir: app, appVersion: true })).rejects.toThrow('cannot work out the version after app_version "@APP_VERSION@"');
   });
 });

@@ -10,7 +10,6 @@ import { bumpField, bumpToRelease, listImages, writeChanges } from '../../src/ed
 import { writeApp } from '../support/app-fixture.js';
 import { failure, flotilla } from '../support/cli.js';
 
-
 const OLD = {
   web: 'docker.io/library/nginx:1.24',
   db: 'docker.io/library/mariadb:10.6',
@@ -99,7 +98,12 @@ describe('images list', () => {
       'template overrides/templates/web.yaml.hbs:4',
     ]);
     expect(web?.lands).toEqual([
-      expect.objectContaining({ chart: 'web', path: 'images.tags.web', chartDefault: { file: 'charts/web/values.yaml', line: 3, column: 5 }, chartInApp: true }),
+      expect.objectContaining({
+        chart: 'web',
+        path: 'images.tags.web',
+        chartDefault: { file: 'charts/web/values.yaml', line: 3, column: 5 },
+        chartInApp: true,
+      }),
     ]);
     const perBackend = inventory.fields.find((f) => f.field === 'db_volume_ceph');
     expect(perBackend?.reference).toBeUndefined();
@@ -130,7 +134,9 @@ describe('images bump --to RELEASE', () => {
     const expected: Record<string, string> = {
       'overrides/deployment.yaml': FILES['overrides/deployment.yaml'].replace('release: "1.0"', 'release: "2.0"'),
       'overrides/static/web.yaml': FILES['overrides/static/web.yaml'].replace(`web: ${OLD.web}`, `web: ${NEW.web}`).replace(`'${OLD.web}'`, `'${NEW.web}'`),
-      'overrides/static/db.yaml': FILES['overrides/static/db.yaml'].replace(`"${OLD.db}"`, `"${NEW.db}"`).replace(`db_volume: ${OLD.dbVolume}`, `db_volume: ${NEW.dbVolume}`),
+      'overrides/static/db.yaml': FILES['overrides/static/db.yaml']
+        .replace(`"${OLD.db}"`, `"${NEW.db}"`)
+        .replace(`db_volume: ${OLD.dbVolume}`, `db_volume: ${NEW.dbVolume}`),
       'overrides/templates/web.yaml.hbs': FILES['overrides/templates/web.yaml.hbs'].replace(OLD.web, NEW.web),
     };
     for (const [file, text] of before) expect(read(app, file), file).toBe(expected[file] ?? text);
@@ -154,7 +160,7 @@ describe('images bump --to RELEASE', () => {
     });
     const result = await bumpToRelease(app, '2.0');
     expect(result.notes).toEqual([
-      'web: overrides/static/web.yaml:3:5 holds docker.io/library/nginx:1.25, not release 1.0\'s docker.io/library/nginx:1.24; left as it is',
+      "web: overrides/static/web.yaml:3:5 holds docker.io/library/nginx:1.25, not release 1.0's docker.io/library/nginx:1.24; left as it is",
       'db: the custom image docker.io/library/mariadb:10.6.20 (overrides/deployment.yaml:5:5) stays; custom images win over the release',
       'overrides/templates/web.yaml.hbs:4:12: docker.io/library/nginx:1.24 is the image of several fields that differ in release 2.0 (docker.io/library/nginx:1.27, docker.io/library/nginx:1.27-alpine); left as it is',
     ]);
@@ -200,9 +206,14 @@ describe('images bump --field', () => {
     const lvm = await bumpField(app, new Map([['db_volume_lvm', 'quay.io/vendor/db-volume-lvm:3.1']]));
     await writeChanges(lvm.changes);
     expect(read(app, 'overrides/deployment.yaml')).toBe(
-      FILES['overrides/deployment.yaml'].replace('  domain: example.org\n', '  domain: example.org\n  customImages:\n    db_volume_lvm: quay.io/vendor/db-volume-lvm:3.1\n'),
+      FILES['overrides/deployment.yaml'].replace(
+        '  domain: example.org\n',
+        '  domain: example.org\n  customImages:\n    db_volume_lvm: quay.io/vendor/db-volume-lvm:3.1\n',
+      ),
     );
-    expect(lvm.notes).toEqual(['db_volume_lvm: release 1.0 has no image for it; set as a custom image (main.customImages.db_volume_lvm) in overrides/deployment.yaml']);
+    expect(lvm.notes).toEqual([
+      'db_volume_lvm: release 1.0 has no image for it; set as a custom image (main.customImages.db_volume_lvm) in overrides/deployment.yaml',
+    ]);
     // The app now resolves it: the next list shows the custom image.
     const listed = await listImages(app);
     expect(listed.fields.find((f) => f.field === 'db_volume_lvm')).toMatchObject({ reference: 'quay.io/vendor/db-volume-lvm:3.1', source: 'custom' });
@@ -213,7 +224,9 @@ describe('images bump --field', () => {
     await expect(bumpField(app, new Map([['dbb', 'docker.io/x:1']]))).rejects.toThrow(
       'image field dbb lands nowhere: it is not in overrides/versions/images.yaml (fields: db, db_volume, db_volume_ceph, db_volume_lvm, web, web_proxy)',
     );
-    await expect(bumpField(app, new Map([['db', 'docker.io/library/mariadb']]))).rejects.toThrow('--field db=docker.io/library/mariadb: has no tag or digest; pin every image');
+    await expect(bumpField(app, new Map([['db', 'docker.io/library/mariadb']]))).rejects.toThrow(
+      '--field db=docker.io/library/mariadb: has no tag or digest; pin every image',
+    );
     await expect(bumpField(app, new Map([['db', 'Docker.io/Library/MariaDB:1']]))).rejects.toThrow('not a valid image reference');
   });
 });
@@ -223,7 +236,9 @@ describe('flotilla images bump (CLI)', () => {
     const app = imagesApp();
     const { stdout, stderr } = await flotilla('images', 'bump', app, '--to', '2.0', '--dry-run');
     expect(stdout).toContain(`--- a/overrides/static/web.yaml\n+++ b/overrides/static/web.yaml\n`);
-    expect(stdout).toContain(`-    web: ${OLD.web}   # the frontend\n-    proxy: '${OLD.web}'\n+    web: ${NEW.web}   # the frontend\n+    proxy: '${NEW.web}'\n`);
+    expect(stdout).toContain(
+      `-    web: ${OLD.web}   # the frontend\n-    proxy: '${OLD.web}'\n+    web: ${NEW.web}   # the frontend\n+    proxy: '${NEW.web}'\n`,
+    );
     expect(stderr).toContain(`overrides/static/db.yaml:4:5: db: ${OLD.db} → ${NEW.db}\n`);
     expect(stderr).toContain('dry run: ');
     for (const [file, text] of Object.entries(FILES)) expect(read(app, file)).toBe(text);

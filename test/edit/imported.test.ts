@@ -25,7 +25,10 @@ describe('an imported StarlingX app', () => {
     const inventory = await listImages(app);
     expect(inventory.release).toBe('imported');
     const api = inventory.fields.find((f) => f.field === 'keystone_api');
-    expect(api?.places.map((p) => `${p.kind} ${p.location.file}:${p.location.line}`)).toEqual(['catalog overrides/versions/imported.yaml:14', 'static overrides/static/keystone.yaml:5']);
+    expect(api?.places.map((p) => `${p.kind} ${p.location.file}:${p.location.line}`)).toEqual([
+      'catalog overrides/versions/imported.yaml:14',
+      'static overrides/static/keystone.yaml:5',
+    ]);
     expect(inventory.fields.map((f) => f.field)).toContain('keystone:images.tags.rally\\.test');
   });
 

@@ -10,7 +10,6 @@ import { EditRefusedError, editOverrides, parseAssignment, parseValuePath, Unkno
 import { baseApp, writeApp } from '../support/app-fixture.js';
 import { failure, flotilla } from '../support/cli.js';
 
-
 /** A StarlingX-style static overrides file: license header, markers, every quoting style, anchors, tokens. */
 export const GNARLY = `#
 # Copyright (c) 2025 Wind River Systems, Inc.
@@ -82,7 +81,9 @@ describe('overrides set: only the edited scalars change', () => {
 
   it('keeps each scalar quoting style, and quotes only what would read back as something else', async () => {
     const app = gnarlyApp();
-    await set(app, ["images.tags.quoted=it's", 'images.tags.double=tab\there', 'images.pull_policy=yes', 'images.tags.db=docker.io/library/mariadb:11.4'], { asString: true });
+    await set(app, ["images.tags.quoted=it's", 'images.tags.double=tab\there', 'images.pull_policy=yes', 'images.tags.db=docker.io/library/mariadb:11.4'], {
+      asString: true,
+    });
     expect(read(app)).toBe(
       GNARLY.replace(`'quoted': 'single ''style'''`, `'quoted': 'it''s'`)
         .replace(`"double": "double\\tstyle"`, `"double": "tab\\there"`)
@@ -230,14 +231,18 @@ describe('overrides set: refusals', () => {
       'overrides/static/web.yaml:33:11: conf.copies is an alias (*replicas) of the anchor &replicas at line 19: editing through it would change every use of the anchor; edit it there',
     );
     const two = gnarlyApp({ 'overrides/static/web.yaml': 'a: 1\n---\nb: 2\n' });
-    await expect(editOverrides({ appDir: two, chart: 'web', set: [parseAssignment('pod.replicas=1')] })).rejects.toThrow('overrides/static/web.yaml:2:1: holds several YAML documents; flotilla edits files with one (values files have one)');
+    await expect(editOverrides({ appDir: two, chart: 'web', set: [parseAssignment('pod.replicas=1')] })).rejects.toThrow(
+      'overrides/static/web.yaml:2:1: holds several YAML documents; flotilla edits files with one (values files have one)',
+    );
   });
 
   it('refuses a bad path and an unknown chart with the nearest name', async () => {
     expect(() => parseAssignment('a..b=1')).toThrow('path "a..b": empty key');
     expect(() => parseAssignment('novalue')).toThrow('expected PATH=VALUE, got "novalue"');
     expect(parseValuePath('a\\.b.c[2].d')).toEqual(['a.b', 'c', 2, 'd']);
-    await expect(editOverrides({ appDir: gnarlyApp(), chart: 'webb', set: [parseAssignment('a=1')] })).rejects.toThrow('no chart "webb" in fluxcd/releases.yaml; did you mean "web"? (charts: db, web)');
+    await expect(editOverrides({ appDir: gnarlyApp(), chart: 'webb', set: [parseAssignment('a=1')] })).rejects.toThrow(
+      'no chart "webb" in fluxcd/releases.yaml; did you mean "web"? (charts: db, web)',
+    );
   });
 });
 
@@ -247,7 +252,9 @@ describe('overrides set --file', () => {
     const file = 'overrides/versions/2.0.yaml';
     const change = await editOverrides({ appDir: app, file, set: [parseAssignment('images.web=docker.io/library/nginx:1.28')] });
     expect(change.after).toBe(readFileSync(join(app, file), 'utf8').replace('nginx:1.27', 'nginx:1.28'));
-    await expect(editOverrides({ appDir: app, file, set: [parseAssignment('images.wbe=docker.io/library/nginx:1.28')] })).rejects.toThrow('did you mean images.web?');
+    await expect(editOverrides({ appDir: app, file, set: [parseAssignment('images.wbe=docker.io/library/nginx:1.28')] })).rejects.toThrow(
+      'did you mean images.web?',
+    );
     await expect(editOverrides({ appDir: app, file, set: [parseAssignment('images.web=docker.io/library/nginx')] })).rejects.toThrow(
       'image web: has no tag or digest; pin every image',
     );
@@ -255,14 +262,18 @@ describe('overrides set --file', () => {
 
   it('checks overrides/versions/images.yaml after the edit', async () => {
     const app = writeApp();
-    await expect(editOverrides({ appDir: app, file: 'overrides/versions/images.yaml', set: [parseAssignment('web.web=images..web')], asString: true })).rejects.toThrow(
+    await expect(
+      editOverrides({ appDir: app, file: 'overrides/versions/images.yaml', set: [parseAssignment('web.web=images..web')], asString: true }),
+    ).rejects.toThrow(
       'the edit would leave overrides/versions/images.yaml invalid; nothing was written:\n  overrides/versions/images.yaml:2:3: error: image field web → chart web: expected a dotted value path such as images.tags.web, or {repository: image.repository, tag: image.tag, digest: image.digest} (digest optional) (at web.web)',
     );
   });
 
   it('edits the deployment spec and metadata against their schemas', async () => {
     const app = writeApp();
-    await expect(editOverrides({ appDir: app, file: 'overrides/deployment.yaml', set: [parseAssignment('main.relase="1.0"')] })).rejects.toThrow('did you mean main.release?');
+    await expect(editOverrides({ appDir: app, file: 'overrides/deployment.yaml', set: [parseAssignment('main.relase="1.0"')] })).rejects.toThrow(
+      'did you mean main.release?',
+    );
     const spec = await editOverrides({ appDir: app, file: 'overrides/deployment.yaml', set: [parseAssignment('main.release="1.0"')] });
     expect(spec.after).toBe(readFileSync(join(app, 'overrides/deployment.yaml'), 'utf8').replace('release: "2.0"', 'release: "1.0"'));
     const metadata = await editOverrides({ appDir: app, file: 'fluxcd/metadata.yaml', set: [parseAssignment('maintain_user_overrides=no')] });
@@ -322,7 +333,9 @@ describe('flotilla overrides set|unset (CLI)', () => {
     const app = gnarlyApp();
     const refused = await failure('overrides', 'set', app, 'web', 'pod.replicas=1');
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe('flotilla: overrides/static/web.yaml:18:3: pod.replicas holds a map; the new value is a scalar (pass --force to change its kind)\n');
+    expect(refused.stderr).toBe(
+      'flotilla: overrides/static/web.yaml:18:3: pod.replicas holds a map; the new value is a scalar (pass --force to change its kind)\n',
+    );
     const usage = await failure('overrides', 'set', app, 'web', 'pod.replicas');
     expect(usage.code).toBe(2);
     expect(usage.stderr).toBe('flotilla: expected PATH=VALUE, got "pod.replicas"\n');
@@ -379,7 +392,9 @@ describe('the editor and anchors, aliases and block scalars', () => {
 
   it('keeps an anchor when its block is replaced, and refuses to remove a node aliases still use', () => {
     const editor = new YamlFileEditor('base: &b\n  a: 1\ncopy: *b\n', 'f.yaml');
-    expect(() => editor.unset(['base'])).toThrow('f.yaml:2:3: base carries the anchor &b, used by *b at line 3; removing it would break them (edit those first)');
+    expect(() => editor.unset(['base'])).toThrow(
+      'f.yaml:2:3: base carries the anchor &b, used by *b at line 3; removing it would break them (edit those first)',
+    );
     editor.set(['base'], 'x', { force: true });
     expect(editor.text).toBe('base: &b x\ncopy: *b\n');
   });

@@ -16,7 +16,6 @@ import { failure, flotilla } from '../support/cli.js';
 import { freePort, startRegistry, type TestRegistry } from '../support/registry.js';
 import { startTokenRegistry, writeDockerConfig, type TokenRegistry } from '../support/registry-auth.js';
 
-
 const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 const sha256 = (bytes: Buffer) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 const USER = { username: 'builder', password: 'tr0ub4dor' };
@@ -24,8 +23,16 @@ const USER = { username: 'builder', password: 'tr0ub4dor' };
 /** Pushes config + layer + manifest under `ref`'s tag; returns the manifest digest computed here from the bytes sent. */
 async function pushImage(client: OciClient, ref: string, kind: 'oci' | 'docker', marker: string): Promise<{ digest: string; size: number; mediaType: string }> {
   const repo = parseReference(ref);
-  const config = await client.pushBlob(repo, json({ architecture: 'amd64', os: 'linux', marker }), kind === 'oci' ? 'application/vnd.oci.image.config.v1+json' : 'application/vnd.docker.container.image.v1+json');
-  const layer = await client.pushBlob(repo, Buffer.from(`layer ${marker}`), kind === 'oci' ? 'application/vnd.oci.image.layer.v1.tar+gzip' : 'application/vnd.docker.image.rootfs.diff.tar.gzip');
+  const config = await client.pushBlob(
+    repo,
+    json({ architecture: 'amd64', os: 'linux', marker }),
+    kind === 'oci' ? 'application/vnd.oci.image.config.v1+json' : 'application/vnd.docker.container.image.v1+json',
+  );
+  const layer = await client.pushBlob(
+    repo,
+    Buffer.from(`layer ${marker}`),
+    kind === 'oci' ? 'application/vnd.oci.image.layer.v1.tar+gzip' : 'application/vnd.docker.image.rootfs.diff.tar.gzip',
+  );
   const mediaType = kind === 'oci' ? MediaType.ociManifest : MediaType.dockerManifest;
   const bytes = json({ schemaVersion: 2, mediaType, config, layers: [layer] });
   await client.pushManifest(repo, bytes, mediaType);
@@ -120,9 +127,13 @@ describe('images pin', () => {
         .replace(`library/proxy:1.0`, at('library/proxy:1.0', pushed.proxy)),
     );
     expect(read(app, 'overrides/static/db.yaml')).toBe(
-      files['overrides/static/db.yaml'].replace(`library/db:1.0`, at('library/db:1.0', pushed.db)).replace('private/volume:1.0', at('private/volume:1.0', pushed.volume)),
+      files['overrides/static/db.yaml']
+        .replace(`library/db:1.0`, at('library/db:1.0', pushed.db))
+        .replace('private/volume:1.0', at('private/volume:1.0', pushed.volume)),
     );
-    expect(read(app, 'overrides/templates/web.yaml.hbs')).toBe(files['overrides/templates/web.yaml.hbs'].replace('library/proxy:1.0', at('library/proxy:1.0', pushed.proxy)));
+    expect(read(app, 'overrides/templates/web.yaml.hbs')).toBe(
+      files['overrides/templates/web.yaml.hbs'].replace('library/proxy:1.0', at('library/proxy:1.0', pushed.proxy)),
+    );
     // Every catalog release is pinned, not only main.release's.
     expect(read(app, 'overrides/versions/1.0.yaml')).toBe(
       files['overrides/versions/1.0.yaml']
@@ -130,7 +141,9 @@ describe('images pin', () => {
         .replace(`library/db:1.0-1.0`, at('library/db:1.0-1.0', pushed.db1))
         .replace(`library/proxy:1.0`, at('library/proxy:1.0', pushed.proxy)),
     );
-    expect(result.skipped.map((s) => `${s.reference}: ${s.reason}`)).toEqual(['@IMAGE_PREFIX@/site/tool:1: holds a build token: the registry is known only when the app is built']);
+    expect(result.skipped.map((s) => `${s.reference}: ${s.reason}`)).toEqual([
+      '@IMAGE_PREFIX@/site/tool:1: holds a build token: the registry is known only when the app is built',
+    ]);
     expect(result.pinned.find((p) => p.digest === pushed.db)?.mediaType).toBe(MediaType.ociIndex);
     expect(result.pinned.find((p) => p.digest === pushed.proxy)?.mediaType).toBe(MediaType.dockerManifestList);
     expect(result.pinned.find((p) => p.digest === pushed.web)?.mediaType).toBe(MediaType.dockerManifest);
@@ -152,7 +165,8 @@ describe('images pin', () => {
         .replace(`library/proxy:5.0`, `library/proxy:5.0@${pushed.proxy}`),
     );
     // main.release's entry and what belongs to it (static overrides, templates) stay as they were.
-    for (const file of ['overrides/versions/2.0.yaml', 'overrides/static/db.yaml', 'overrides/templates/web.yaml.hbs']) expect(read(app, file)).toBe(files[file as keyof typeof files]);
+    for (const file of ['overrides/versions/2.0.yaml', 'overrides/static/db.yaml', 'overrides/templates/web.yaml.hbs'])
+      expect(read(app, file)).toBe(files[file as keyof typeof files]);
     expect((await checkPins(app, { registryConfig: dockerConfig, releases: ['1.0'] })).map((c) => c.status)).toEqual(['current', 'current', 'current']);
     await expect(pinImages(app, { releases: ['3.0'] })).rejects.toThrow('--release 3.0: no release "3.0"');
   });
@@ -170,7 +184,9 @@ describe('images pin', () => {
     const message = (error as Error).message;
     expect(message).toMatch(/^2 image lookups failed; nothing was written:\n/);
     expect(message).toContain(`\n  overrides/static/web.yaml:3:5: error: image ${open.host}/library/web:9.9: tag 9.9 not found in ${open.host}\n`);
-    expect(message).toContain(`\n  overrides/static/web.yaml:4:5: error: image 127.0.0.1:${port}/library/gone:1: cannot reach http://127.0.0.1:${port} (ECONNREFUSED)`);
+    expect(message).toContain(
+      `\n  overrides/static/web.yaml:4:5: error: image 127.0.0.1:${port}/library/gone:1: cannot reach http://127.0.0.1:${port} (ECONNREFUSED)`,
+    );
     for (const [file, text] of Object.entries(broken)) expect(read(brokenApp, file)).toBe(text);
     // Without the credentials the secured registry refuses: also a lookup failure, nothing written.
     const empty = join(tempDir(), 'config.json');

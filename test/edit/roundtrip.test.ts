@@ -12,7 +12,10 @@ import { describe, expect, it } from 'vitest';
 import { YamlFileEditor, type ValuePath } from '../../src/edit/index.js';
 
 const repo = resolve(import.meta.dirname, '../..');
-const yamlIn = (dir: string) => readdirSync(join(repo, dir)).filter((f) => f.endsWith('.yaml')).map((f) => join(dir, f));
+const yamlIn = (dir: string) =>
+  readdirSync(join(repo, dir))
+    .filter((f) => f.endsWith('.yaml'))
+    .map((f) => join(dir, f));
 const FILES = [
   ...yamlIn('overrides/static'),
   ...readdirSync(join(repo, 'charts'))
@@ -63,7 +66,8 @@ function setIn(data: unknown, path: ValuePath, value: unknown): unknown {
 }
 
 /** At most `n` items, spread over the list. */
-const sample = <T,>(items: readonly T[], n: number) => (items.length <= n ? [...items] : Array.from({ length: n }, (_, i) => items[Math.floor((i * items.length) / n)] as T));
+const sample = <T>(items: readonly T[], n: number) =>
+  items.length <= n ? [...items] : Array.from({ length: n }, (_, i) => items[Math.floor((i * items.length) / n)] as T);
 
 describe.each(FILES)('%s', (file) => {
   const text = readFileSync(join(repo, file), 'utf8');

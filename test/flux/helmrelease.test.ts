@@ -28,7 +28,17 @@ describe('the HelmRelease type', () => {
   });
 
   it('reads a condition by type', () => {
-    const hr = readHelmRelease(doc({ status: { conditions: [{ type: 'Ready', status: 'False', reason: 'UpgradeFailed' }, { type: 'Released', status: 'False', reason: 'UpgradeFailed' }, { type: 'Bogus' }] } }))!;
+    const hr = readHelmRelease(
+      doc({
+        status: {
+          conditions: [
+            { type: 'Ready', status: 'False', reason: 'UpgradeFailed' },
+            { type: 'Released', status: 'False', reason: 'UpgradeFailed' },
+            { type: 'Bogus' },
+          ],
+        },
+      }),
+    )!;
     expect(condition(hr, 'Released')).toMatchObject({ type: 'Released', status: 'False', reason: 'UpgradeFailed' });
     expect(condition(hr, 'Stalled')).toBeUndefined();
     expect(condition(hr, 'Bogus')).toBeUndefined(); // no status: not a condition

@@ -32,7 +32,12 @@ describe('HelmRelease generation', () => {
       driftDetection: { mode: 'warn' },
       maxHistory: 5,
       install: { disableHooks: false, disableWait: false, crds: 'CreateReplace', createNamespace: true, remediation: { retries: 3 } },
-      upgrade: { disableHooks: false, disableWait: false, cleanupOnFail: true, remediation: { retries: -1, strategy: 'uninstall', remediateLastFailure: true } },
+      upgrade: {
+        disableHooks: false,
+        disableWait: false,
+        cleanupOnFail: true,
+        remediation: { retries: -1, strategy: 'uninstall', remediateLastFailure: true },
+      },
       valuesFrom: [
         { kind: 'Secret', name: 'db-static-overrides', valuesKey: 'db-static-overrides.yaml' },
         { kind: 'Secret', name: 'db-system-overrides', valuesKey: 'db-system-overrides.yaml' },

@@ -38,7 +38,9 @@ const where = (objects: Obj[]) => objects.map((o) => `${o.kind} ${o.metadata.nam
 
 describe('namespaces', () => {
   it('deploys a release, and both its Secrets, in its own namespace; dependsOn names the dependency’s namespace', async () => {
-    const objects = await kustomized(`defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database, namespace: data}\n  - {name: web, chart: web, service: frontend, dependsOn: [db]}\n`);
+    const objects = await kustomized(
+      `defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database, namespace: data}\n  - {name: web, chart: web, service: frontend, dependsOn: [db]}\n`,
+    );
     expect(where(objects)).toEqual([
       'HelmRelease data/db',
       'HelmRelease demo/web',
@@ -51,12 +53,18 @@ describe('namespaces', () => {
     const web = objects.find((o) => o.metadata.name === 'web')!;
     expect(web.spec?.dependsOn).toEqual([{ name: 'db', namespace: 'data' }]);
     // The release outside the repository's namespace names it; the others keep StarlingX's plain sourceRef.
-    expect(objects.find((o) => o.metadata.name === 'db')!.spec?.chart?.spec.sourceRef).toEqual({ kind: 'HelmRepository', name: 'starlingx', namespace: 'demo' });
+    expect(objects.find((o) => o.metadata.name === 'db')!.spec?.chart?.spec.sourceRef).toEqual({
+      kind: 'HelmRepository',
+      name: 'starlingx',
+      namespace: 'demo',
+    });
     expect(web.spec?.chart?.spec.sourceRef).toEqual({ kind: 'HelmRepository', name: 'starlingx' });
   });
 
   it('keeps StarlingX’s layout (namespace in the top kustomization) when every release shares the app’s namespace', async () => {
-    const objects = await kustomized(`defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database}\n  - {name: web, chart: web, service: frontend, dependsOn: [db]}\n`);
+    const objects = await kustomized(
+      `defaults:\n  namespace: demo\nreleases:\n  - {name: db, chart: db, service: database}\n  - {name: web, chart: web, service: frontend, dependsOn: [db]}\n`,
+    );
     expect(new Set(objects.map((o) => o.metadata.namespace))).toEqual(new Set(['demo']));
   });
 

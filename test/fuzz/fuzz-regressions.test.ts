@@ -8,12 +8,19 @@ import { FlotillaError } from '../../src/diagnostics/index.js';
 import { parseYaml, YamlSyntaxError } from '../../src/document/index.js';
 import { yamlOf } from '../../src/verify/bundle.js';
 
-const bundleWith = (text: string) => ({ path: 'fuzz.tgz', files: new Map([['x.yaml', Buffer.from(text)]]), directories: [], budget: new DecompressionBudget(1 << 30) });
+const bundleWith = (text: string) => ({
+  path: 'fuzz.tgz',
+  files: new Map([['x.yaml', Buffer.from(text)]]),
+  directories: [],
+  budget: new DecompressionBudget(1 << 30),
+});
 
 describe('fuzz regressions', () => {
   it('a map or list used as a map key is a YAML error at its line (was: "Merge sources must be maps" from the yaml library, uncaught)', () => {
     expect(() => parseYaml('? <<: *x', 'v.yaml', { layer: 'static' })).toThrow(YamlSyntaxError);
-    expect(() => parseYaml('a: 1\n? [x, y]\n: 2\n', 'v.yaml', { layer: 'static' })).toThrow(/^v\.yaml:2:3: a map key must be a plain value, not a map or a list$/);
+    expect(() => parseYaml('a: 1\n? [x, y]\n: 2\n', 'v.yaml', { layer: 'static' })).toThrow(
+      /^v\.yaml:2:3: a map key must be a plain value, not a map or a list$/,
+    );
   });
 
   it('an empty or comments-only bundle file is no document (was: an error without a line)', () => {

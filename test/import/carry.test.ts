@@ -62,9 +62,17 @@ function enrich(f: StxFixture): void {
   );
   // An extra resource in a release folder, and a patch read from a file of the folder.
   edit(f.dir, `${M}/ingress/kustomization.yaml`, '  - helmrelease.yaml\n', '  - helmrelease.yaml\n  - ingress-class.yaml\n');
-  write(f.dir, `${M}/ingress/ingress-class.yaml`, '# The cluster\'s ingress class, shipped with the app.\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: nginx-openstack\nspec:\n  controller: k8s.io/ingress-nginx\n');
+  write(
+    f.dir,
+    `${M}/ingress/ingress-class.yaml`,
+    "# The cluster's ingress class, shipped with the app.\napiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata:\n  name: nginx-openstack\nspec:\n  controller: k8s.io/ingress-nginx\n",
+  );
   edit(f.dir, `${M}/mariadb/kustomization.yaml`, 'patches:\n', 'patches:\n  - path: timeout-patch.yaml\n');
-  write(f.dir, `${M}/mariadb/timeout-patch.yaml`, 'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: mariadb\nspec:\n  timeout: 50m\n');
+  write(
+    f.dir,
+    `${M}/mariadb/timeout-patch.yaml`,
+    'apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: mariadb\nspec:\n  timeout: 50m\n',
+  );
   // HelmRelease fields flotilla does not model.
   const hr = `${M}/keystone/helmrelease.yaml`;
   edit(f.dir, hr, '  labels:\n', '  annotations:\n    meta.helm.sh/owner: keystone-team\n  labels:\n');
@@ -106,7 +114,11 @@ function enrich(f: StxFixture): void {
     `${M}/keystone-public/helmrelease.yaml`,
     copy('helmrelease.yaml').replace('  name: keystone\n', '  name: keystone-public\n').replace('osh-openstack-keystone', 'osh-openstack-keystone-public'),
   );
-  write(f.dir, `${M}/keystone-public/keystone-public-static-overrides.yaml`, '# The public endpoint.\nendpoints:\n  identity:\n    port:\n      api:\n        public: 443\n');
+  write(
+    f.dir,
+    `${M}/keystone-public/keystone-public-static-overrides.yaml`,
+    '# The public endpoint.\nendpoints:\n  identity:\n    port:\n      api:\n        public: 443\n',
+  );
   write(f.dir, `${M}/keystone-public/keystone-public-system-overrides.yaml`, '');
 }
 
@@ -128,12 +140,19 @@ describe('import carries every field, and the build reproduces it', () => {
 
   it('imports, warning only about the external dependency and the charts whose releases differ', () => {
     expect(report.warnings.map(formatDiagnostic)).toEqual([
-      expect.stringMatching(/^fluxcd-manifests\/keystone\/helmrelease\.yaml:\d+:7: warning: dependsOn cert-manager\/cert-manager is not a release of this app: kept as an external dependency/),
-      expect.stringMatching(/^fluxcd-manifests\/keystone-public\/helmrelease\.yaml:\d+:7: warning: dependsOn cert-manager\/cert-manager is not a release of this app/),
+      expect.stringMatching(
+        /^fluxcd-manifests\/keystone\/helmrelease\.yaml:\d+:7: warning: dependsOn cert-manager\/cert-manager is not a release of this app: kept as an external dependency/,
+      ),
+      expect.stringMatching(
+        /^fluxcd-manifests\/keystone-public\/helmrelease\.yaml:\d+:7: warning: dependsOn cert-manager\/cert-manager is not a release of this app/,
+      ),
       expect.stringMatching(/warning: releases of chart keystone have static overrides of their own: its images stay in them/),
     ]);
     expect(app.warnings.map((w) => w.message)).toEqual(
-      ['keystone', 'keystone-public'].map((r) => `release "${r}" depends on HelmRelease cert-manager/cert-manager, which this app does not deploy: Flux waits for it, flotilla does not (it must be installed by another app)`),
+      ['keystone', 'keystone-public'].map(
+        (r) =>
+          `release "${r}" depends on HelmRelease cert-manager/cert-manager, which this app does not deploy: Flux waits for it, flotilla does not (it must be installed by another app)`,
+      ),
     );
     expect(app.releases.map((r) => [r.name, r.chart, r.staticOverrides])).toEqual([
       ['ingress', 'ingress', 'overrides/static/ingress.yaml'],
@@ -149,7 +168,12 @@ describe('import carries every field, and the build reproduces it', () => {
   it('ships every original manifest field for field: HelmReleases, kustomizations, the HelmRepository, static overrides byte for byte', () => {
     const originalDir = join(fixture.dir, M);
     const originals = listFiles(originalDir);
-    expect([...shipped.keys()].filter((p) => p.startsWith(`${M}/`)).map((p) => p.slice(M.length + 1)).sort()).toEqual(originals);
+    expect(
+      [...shipped.keys()]
+        .filter((p) => p.startsWith(`${M}/`))
+        .map((p) => p.slice(M.length + 1))
+        .sort(),
+    ).toEqual(originals);
 
     for (const file of originals) {
       const original = readFileSync(join(originalDir, file));
@@ -173,13 +197,21 @@ describe('import carries every field, and the build reproduces it', () => {
     const change = await editOverrides({ appDir: out, chart: 'keystone-public', set: [parseAssignment('endpoints.identity.port.api.public=8443')] });
     expect(change.file).toBe('overrides/static/keystone-public.yaml');
     expect(change.after).toContain('public: 8443');
-    expect((await editOverrides({ appDir: out, chart: 'keystone', set: [parseAssignment('conf.keystone.DEFAULT.debug=true')] })).file).toBe('overrides/static/keystone.yaml');
+    expect((await editOverrides({ appDir: out, chart: 'keystone', set: [parseAssignment('conf.keystone.DEFAULT.debug=true')] })).file).toBe(
+      'overrides/static/keystone.yaml',
+    );
   });
 
   it('verify accepts the build, noting the extra resource', async () => {
     const dir = tempDir();
     const file = join(dir, 'stx-demo-1.0-3.tgz');
-    writeFileSync(file, writeTarGz([...shipped].map(([path, data]) => ({ path, data })), { dotRoot: true }));
+    writeFileSync(
+      file,
+      writeTarGz(
+        [...shipped].map(([path, data]) => ({ path, data })),
+        { dotRoot: true },
+      ),
+    );
     const report = await verifyBundle(file);
     expect(report.problems).toEqual([]);
     expect(report.warnings).toContain('fluxcd-manifests also yields IngressClass nginx-openstack (an extra resource of the app)');
@@ -189,13 +221,15 @@ describe('import carries every field, and the build reproduces it', () => {
     const dir = tempDir();
     for (const [path, data] of shipped) if (path.startsWith(`${M}/`)) write(dir, path, data);
     const ours = loadAll((await kubectl(['kustomize', join(dir, M)])).stdout);
-    const theirs = (loadAll((await kubectl(['kustomize', join(fixture.dir, M)])).stdout) as Record<string, Record<string, Record<string, unknown>>>[]).map((o) => {
-      if (o.kind === ('HelmRelease' as unknown)) {
-        const chart = (o.spec!.chart as { spec: { version: string; chart: string } }).spec;
-        if (chart.version === VERSION_PLACEHOLDER) chart.version = CHART_VERSIONS[chart.chart]!;
-      }
-      return o;
-    });
+    const theirs = (loadAll((await kubectl(['kustomize', join(fixture.dir, M)])).stdout) as Record<string, Record<string, Record<string, unknown>>>[]).map(
+      (o) => {
+        if (o.kind === ('HelmRelease' as unknown)) {
+          const chart = (o.spec!.chart as { spec: { version: string; chart: string } }).spec;
+          if (chart.version === VERSION_PLACEHOLDER) chart.version = CHART_VERSIONS[chart.chart]!;
+        }
+        return o;
+      },
+    );
     expect(ours).toEqual(theirs);
   });
 });

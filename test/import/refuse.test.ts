@@ -85,12 +85,21 @@ describe('import refuses what it cannot represent, at file:line', () => {
 
   it('valuesFrom other than static then system Secret', async () => {
     const f = await stxFixture();
-    edit(f.dir, HR('glance'), '      valuesKey: glance-system-overrides.yaml\n', '      valuesKey: glance-system-overrides.yaml\n      targetPath: conf\n    - kind: ConfigMap\n      name: site-values\n');
+    edit(
+      f.dir,
+      HR('glance'),
+      '      valuesKey: glance-system-overrides.yaml\n',
+      '      valuesKey: glance-system-overrides.yaml\n      targetPath: conf\n    - kind: ConfigMap\n      name: site-values\n',
+    );
     edit(f.dir, HR('keystone'), '      valuesKey: keystone-static-overrides.yaml\n', '');
     const { lines } = await rejected(f);
-    expect(lines.join('\n')).toContain(`${HR('glance')}:${lineOf(f, HR('glance'), 'name: glance-system-overrides') - 1}:7: error: spec.valuesFrom[1]: targetPath cannot be imported`);
+    expect(lines.join('\n')).toContain(
+      `${HR('glance')}:${lineOf(f, HR('glance'), 'name: glance-system-overrides') - 1}:7: error: spec.valuesFrom[1]: targetPath cannot be imported`,
+    );
     expect(lines.join('\n')).toContain('spec.valuesFrom[2]: an extra values source ({"kind":"ConfigMap","name":"site-values"})');
-    expect(lines.join('\n')).toContain(`${HR('keystone')}:${lineOf(f, HR('keystone'), 'name: keystone-static-overrides') - 1}:7: error: spec.valuesFrom[0]: valuesKey is missing (Flux would read values.yaml)`);
+    expect(lines.join('\n')).toContain(
+      `${HR('keystone')}:${lineOf(f, HR('keystone'), 'name: keystone-static-overrides') - 1}:7: error: spec.valuesFrom[0]: valuesKey is missing (Flux would read values.yaml)`,
+    );
   });
 
   it('metadata.name different from its folder, an old apiVersion, a hash-suffixed secretGenerator', async () => {
@@ -99,8 +108,12 @@ describe('import refuses what it cannot represent, at file:line', () => {
     edit(f.dir, HR('keystone'), 'apiVersion: "helm.toolkit.fluxcd.io/v2"', 'apiVersion: helm.toolkit.fluxcd.io/v2beta1');
     edit(f.dir, KUST('glance'), 'generatorOptions:\n  disableNameSuffixHash: true\n', '');
     const { lines } = await rejected(f);
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${HR('ingress')}:4:3: error: metadata.name "nginx-ingress" differs from its folder "ingress"`)));
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${HR('keystone')}:1:1: error: apiVersion "helm.toolkit.fluxcd.io/v2beta1" cannot be imported`)));
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${HR('ingress')}:4:3: error: metadata.name "nginx-ingress" differs from its folder "ingress"`)),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${HR('keystone')}:1:1: error: apiVersion "helm.toolkit.fluxcd.io/v2beta1" cannot be imported`)),
+    );
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${KUST('glance')}:1:1: error: generatorOptions.disableNameSuffixHash must be true`)));
   });
 
@@ -143,11 +156,19 @@ describe('import refuses what it cannot represent, at file:line', () => {
   it('a base with two repositories, a HelmRepository field Flux does not have', async () => {
     const f = await stxFixture();
     edit(f.dir, 'fluxcd-manifests/base/kustomization.yaml', /$/, '  - mirror.yaml\n');
-    write(f.dir, 'fluxcd-manifests/base/mirror.yaml', 'apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: mirror\nspec:\n  url: https://charts.example.org\n');
-    expect((await rejected(f)).lines).toEqual(['fluxcd-manifests/base/mirror.yaml:1:1: error: base/ holds 2 HelmRepositories (starlingx, mirror); flotilla points every release at one']);
+    write(
+      f.dir,
+      'fluxcd-manifests/base/mirror.yaml',
+      'apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: mirror\nspec:\n  url: https://charts.example.org\n',
+    );
+    expect((await rejected(f)).lines).toEqual([
+      'fluxcd-manifests/base/mirror.yaml:1:1: error: base/ holds 2 HelmRepositories (starlingx, mirror); flotilla points every release at one',
+    ]);
     const typo = await stxFixture();
     edit(typo.dir, 'fluxcd-manifests/base/helmrepository.yaml', '  interval: 1m', '  intervall: 1m');
-    expect((await rejected(typo)).lines).toEqual(['fluxcd-manifests/base/helmrepository.yaml:7:3: error: unknown key "intervall"; did you mean "interval"? (at spec.intervall)']);
+    expect((await rejected(typo)).lines).toEqual([
+      'fluxcd-manifests/base/helmrepository.yaml:7:3: error: unknown key "intervall"; did you mean "interval"? (at spec.intervall)',
+    ]);
   });
 });
 
@@ -189,12 +210,17 @@ describe('import warns about harmless differences and goes on', () => {
 
   it('says when the build will list the folders in another order, and which shipped charts no release uses', async () => {
     const f = await stxFixture('in-charts');
-    edit(f.dir, 'fluxcd-manifests/kustomization.yaml', '  - ingress\n  - mariadb\n  - keystone\n  - glance\n', '  - glance\n  - keystone\n  - mariadb\n  - ingress\n');
+    edit(
+      f.dir,
+      'fluxcd-manifests/kustomization.yaml',
+      '  - ingress\n  - mariadb\n  - keystone\n  - glance\n',
+      '  - glance\n  - keystone\n  - mariadb\n  - ingress\n',
+    );
     write(f.dir, 'charts/unused/Chart.yaml', 'apiVersion: v2\nname: unused\nversion: 1.0.0\n');
     const out = targetDir();
     const report = await importStarlingxApp(f.dir, out);
     expect(report.warnings.map(formatDiagnostic)).toEqual([
-      'fluxcd-manifests/kustomization.yaml:7:5: warning: flotilla build lists the release folders in apply order (ingress, mariadb, keystone, glance); the release table keeps this file\'s order (kustomize output order only, Flux follows dependsOn)',
+      "fluxcd-manifests/kustomization.yaml:7:5: warning: flotilla build lists the release folders in apply order (ingress, mariadb, keystone, glance); the release table keeps this file's order (kustomize output order only, Flux follows dependsOn)",
       `warning: chart ${join(f.dir, 'charts', 'unused')} is not used by any release (nor as a dependency): not imported`,
     ]);
     const app = await loadApp(out);
@@ -205,7 +231,9 @@ describe('import warns about harmless differences and goes on', () => {
     const f = await stxFixture();
     edit(f.dir, 'fluxcd-manifests/kustomization.yaml', '  - glance\n', '');
     const { report, warnings } = await accepted(f);
-    expect(warnings).toEqual(['fluxcd-manifests/kustomization.yaml:1:1: warning: release folder glance/ is not listed in resources: not imported (StarlingX does not deploy it either)']);
+    expect(warnings).toEqual([
+      'fluxcd-manifests/kustomization.yaml:1:1: warning: release folder glance/ is not listed in resources: not imported (StarlingX does not deploy it either)',
+    ]);
     expect(report.releases.map((r) => r.name)).toEqual(['ingress', 'mariadb', 'keystone']);
   });
 

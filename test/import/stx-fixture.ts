@@ -109,7 +109,11 @@ export async function stxTarball(): Promise<string> {
     entries.push({ path: `fluxcd-manifests/${file}`, data: readFileSync(join(fixture.dir, 'fluxcd-manifests', file)) });
   }
   // Source charts are packaged too: a StarlingX tarball ships archives only.
-  const env = { HELM_CONFIG_HOME: join(fixture.packaged, '..', 'helm'), HELM_CACHE_HOME: join(fixture.packaged, '..', 'helm'), HELM_DATA_HOME: join(fixture.packaged, '..', 'helm') };
+  const env = {
+    HELM_CONFIG_HOME: join(fixture.packaged, '..', 'helm'),
+    HELM_CACHE_HOME: join(fixture.packaged, '..', 'helm'),
+    HELM_DATA_HOME: join(fixture.packaged, '..', 'helm'),
+  };
   for (const chart of ['ingress', 'keystone']) {
     await helm(['package', '--dependency-update', join(fixture.dir, 'charts', chart), '--destination', fixture.packaged], { env });
   }

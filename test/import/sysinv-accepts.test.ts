@@ -57,14 +57,22 @@ describe('import accepts what sysinv accepts, and the result builds', () => {
 
   it('warns, at the line, about every name in disabled_charts the app does not ship, and about from_version', () => {
     const warnings = report.warnings.map(formatDiagnostic);
-    expect(warnings).toContainEqual(expect.stringMatching(/^fluxcd\/metadata\.yaml:7:5: warning: disabled_charts: no chart "keystone-api-proxy"; did you mean "keystone"\?.*it disables nothing here/));
+    expect(warnings).toContainEqual(
+      expect.stringMatching(
+        /^fluxcd\/metadata\.yaml:7:5: warning: disabled_charts: no chart "keystone-api-proxy"; did you mean "keystone"\?.*it disables nothing here/,
+      ),
+    );
     expect(warnings).toContainEqual(expect.stringMatching(/^fluxcd\/metadata\.yaml:8:5: warning: disabled_charts: no chart "dcdbsync"/));
-    expect(warnings).toContainEqual(expect.stringMatching(/^fluxcd\/metadata\.yaml:10:3: warning: unknown metadata key "from_version" is ignored; did you mean "from_versions"\?/));
+    expect(warnings).toContainEqual(
+      expect.stringMatching(/^fluxcd\/metadata\.yaml:10:3: warning: unknown metadata key "from_version" is ignored; did you mean "from_versions"\?/),
+    );
   });
 
   it('builds with a warning about the extraObjects list over the chart map, with both places; the list wins', () => {
     const clash = built.valuesWarnings.map(formatDiagnostic).find((w) => w.includes('type clash at extraObjects'));
-    expect(clash).toMatch(/^overrides\/static\/keystone\.yaml:\d+:\d+: warning: release "keystone": type clash at extraObjects: chart keystone \(charts\/keystone\/values\.yaml:\d+:\d+\) sets a map, but static \(overrides\/static\/keystone\.yaml:\d+:\d+\) sets a list/);
+    expect(clash).toMatch(
+      /^overrides\/static\/keystone\.yaml:\d+:\d+: warning: release "keystone": type clash at extraObjects: chart keystone \(charts\/keystone\/values\.yaml:\d+:\d+\) sets a map, but static \(overrides\/static\/keystone\.yaml:\d+:\d+\) sets a list/,
+    );
   });
 
   it('builds, shipping the original static overrides and metadata byte for byte', async () => {
@@ -72,7 +80,8 @@ describe('import accepts what sysinv accepts, and the result builds', () => {
     expect(shipped.get('metadata.yaml')?.equals(readFileSync(join(fixture.dir, 'metadata.yaml')))).toBe(true);
     const originals = listFiles(join(fixture.dir, 'fluxcd-manifests')).filter((f) => f.endsWith('-overrides.yaml'));
     expect(originals.length).toBeGreaterThan(3);
-    for (const file of originals) expect(shipped.get(`fluxcd-manifests/${file}`)?.equals(readFileSync(join(fixture.dir, 'fluxcd-manifests', file))), file).toBe(true);
+    for (const file of originals)
+      expect(shipped.get(`fluxcd-manifests/${file}`)?.equals(readFileSync(join(fixture.dir, 'fluxcd-manifests', file))), file).toBe(true);
   });
 });
 
@@ -83,7 +92,9 @@ describe('import refuses, before writing anything, an app that would not build',
     const out = targetDir();
     const error = await importStarlingxApp(fixture.dir, out, { charts: fixture.charts }).catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).message).toMatch(/overrides\/static\/keystone\.yaml:\d+:\d+: error: release "keystone": image: image reference "repo::tag" is malformed/);
+    expect((error as Error).message).toMatch(
+      /overrides\/static\/keystone\.yaml:\d+:\d+: error: release "keystone": image: image reference "repo::tag" is malformed/,
+    );
     expect(listFiles(out)).toEqual([]);
   });
 });

@@ -20,7 +20,16 @@ function rawTarGz(entries: { path: string; data?: string; type?: 'File' | 'Symbo
   const blocks: Buffer[] = [];
   for (const e of entries) {
     const data = Buffer.from(e.data ?? '');
-    const header = new Header({ path: e.path, mode: 0o644, uid: 0, gid: 0, size: e.type === 'SymbolicLink' ? 0 : data.length, mtime: new Date(0), type: e.type ?? 'File', linkpath: e.linkpath ?? '' });
+    const header = new Header({
+      path: e.path,
+      mode: 0o644,
+      uid: 0,
+      gid: 0,
+      size: e.type === 'SymbolicLink' ? 0 : data.length,
+      mtime: new Date(0),
+      type: e.type ?? 'File',
+      linkpath: e.linkpath ?? '',
+    });
     header.encode();
     blocks.push(header.block as Buffer);
     if (e.type !== 'SymbolicLink') blocks.push(data, Buffer.alloc((512 - (data.length % 512)) % 512));
@@ -38,7 +47,9 @@ describe('APP_DIR', () => {
     mkdirSync(out);
     writeFileSync(join(out, 'notes.txt'), 'mine\n');
     await expect(importStarlingxApp(f.dir, out, { charts: f.charts })).rejects.toThrow(ImportTargetError);
-    await expect(importStarlingxApp(f.dir, out, { charts: f.charts })).rejects.toThrow(/is not empty \(notes\.txt\); use --force to replace its fluxcd\/, charts\/, overrides\/ folders/);
+    await expect(importStarlingxApp(f.dir, out, { charts: f.charts })).rejects.toThrow(
+      /is not empty \(notes\.txt\); use --force to replace its fluxcd\/, charts\/, overrides\/ folders/,
+    );
     expect(readdirSync(out)).toEqual(['notes.txt']);
   });
 
@@ -82,9 +93,30 @@ describe('APP_DIR', () => {
 
 describe('hostile or odd chart archives', () => {
   it.each([
-    ['a ".." entry', [{ path: 'glance/Chart.yaml', data: chartYaml }, { path: '../../evil.txt', data: 'pwned' }], /path has a "\.\." segment/],
-    ['an absolute entry', [{ path: 'glance/Chart.yaml', data: chartYaml }, { path: '/tmp/evil.txt', data: 'pwned' }], /absolute path/],
-    ['a symbolic link', [{ path: 'glance/Chart.yaml', data: chartYaml }, { path: 'glance/templates', type: 'SymbolicLink' as const, linkpath: '/etc' }], /symbolic link/],
+    [
+      'a ".." entry',
+      [
+        { path: 'glance/Chart.yaml', data: chartYaml },
+        { path: '../../evil.txt', data: 'pwned' },
+      ],
+      /path has a "\.\." segment/,
+    ],
+    [
+      'an absolute entry',
+      [
+        { path: 'glance/Chart.yaml', data: chartYaml },
+        { path: '/tmp/evil.txt', data: 'pwned' },
+      ],
+      /absolute path/,
+    ],
+    [
+      'a symbolic link',
+      [
+        { path: 'glance/Chart.yaml', data: chartYaml },
+        { path: 'glance/templates', type: 'SymbolicLink' as const, linkpath: '/etc' },
+      ],
+      /symbolic link/,
+    ],
   ])('refuses an archive with %s before writing anything', async (_what, entries, reason) => {
     const f = await stxFixture();
     writeFileSync(join(f.packaged, 'glance-0.4.2.tgz'), rawTarGz(entries));
@@ -92,7 +124,10 @@ describe('hostile or odd chart archives', () => {
     const error = await importStarlingxApp(f.dir, out, { charts: f.charts }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ImportRejectedError);
     const lines = (error as ImportRejectedError).diagnostics.map(formatDiagnostic);
-    expect(lines.some((l) => l.includes('chart archive') && l.includes('glance-0.4.2.tgz') && reason.test(l)), lines.join('\n')).toBe(true);
+    expect(
+      lines.some((l) => l.includes('chart archive') && l.includes('glance-0.4.2.tgz') && reason.test(l)),
+      lines.join('\n'),
+    ).toBe(true);
     expect(existsSync(out)).toBe(false);
     expect(existsSync(join(f.packaged, '..', 'evil.txt'))).toBe(false);
   });

@@ -99,14 +99,18 @@ describe('flotilla init', () => {
 describe('the version catalog is optional', () => {
   it('an app with a catalog needs main.release, and a release the catalog lacks says which file to create', async () => {
     const noRelease = writeApp({ 'overrides/deployment.yaml': 'features:\n  services: [frontend]\n' });
-    await expect(loadApp(noRelease)).rejects.toThrow(/main\.release is not set, and the app has a version catalog \(overrides\/versions\/\): set it to one of 1\.0, 2\.0/);
+    await expect(loadApp(noRelease)).rejects.toThrow(
+      /main\.release is not set, and the app has a version catalog \(overrides\/versions\/\): set it to one of 1\.0, 2\.0/,
+    );
     const noCatalog = writeApp({
       'overrides/versions/1.0.yaml': null,
       'overrides/versions/2.0.yaml': null,
       'overrides/versions/images.yaml': null,
       'overrides/templates/web.yaml.hbs': null,
     });
-    await expect(loadApp(noCatalog)).rejects.toThrow(/release "2\.0" is not in the version catalog: the app has none; create overrides\/versions\/2\.0\.yaml .*or remove main\.release/);
+    await expect(loadApp(noCatalog)).rejects.toThrow(
+      /release "2\.0" is not in the version catalog: the app has none; create overrides\/versions\/2\.0\.yaml .*or remove main\.release/,
+    );
     writeFileSync(join(noCatalog, 'overrides/deployment.yaml'), 'features:\n  services: [frontend]\n');
     const loaded = await loadApp(noCatalog);
     expect(loaded.target.release).toBe('');

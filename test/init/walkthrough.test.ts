@@ -67,7 +67,10 @@ describe.skipIf(!CORPUS)('docs/first-app.md, run as written', () => {
       chmodSync(join(bin, name), 0o755);
     };
     script('flotilla', `exec "${process.execPath}" "${join(REPO, 'dist', 'cli', 'flotilla.cjs')}" "$@"\n`);
-    script('helm', `if [ "$1" = pull ]; then\n  echo "(test) helm pull $2: copied from the corpus" >&2\n  cp -R "${pulled}/$(basename "$2")" .\n  exit 0\nfi\nexec "${toolPath('helm')}" "$@"\n`);
+    script(
+      'helm',
+      `if [ "$1" = pull ]; then\n  echo "(test) helm pull $2: copied from the corpus" >&2\n  cp -R "${pulled}/$(basename "$2")" .\n  exit 0\nfi\nexec "${toolPath('helm')}" "$@"\n`,
+    );
     script(
       'npm',
       `if [ "$1" = install ]; then\n  echo "(test) npm install: linked from ${REPO}" >&2\n  mkdir -p node_modules/.bin\n  ln -s "${REPO}" node_modules/flotilla\n` +
@@ -76,7 +79,14 @@ describe.skipIf(!CORPUS)('docs/first-app.md, run as written', () => {
     );
     // A fresh environment for the nested vitest `npm test` runs (none of this one's own variables).
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS' && k !== 'TEST'));
-    env = { ...inherited, PATH: `${bin}:${process.env.PATH ?? ''}`, REGISTRY: registry, KUBECONFIG: cluster.kubeconfigPath, FLOTILLA_BUILD_SERVER: '0', FLOTILLA_STATE_DIR: join(work, '.state') };
+    env = {
+      ...inherited,
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+      REGISTRY: registry,
+      KUBECONFIG: cluster.kubeconfigPath,
+      FLOTILLA_BUILD_SERVER: '0',
+      FLOTILLA_STATE_DIR: join(work, '.state'),
+    };
     cwd = work;
   }, 240_000);
 
@@ -106,7 +116,14 @@ describe.skipIf(!CORPUS)('docs/first-app.md, run as written', () => {
 
   it('reaches an applied app, updates and removes it, from an empty folder', async () => {
     const blocks = shellBlocks(readFileSync(PAGE, 'utf8'));
-    expect(blocks.map((b) => b.heading)).toEqual(['1. Create the app', '2. Values that ship with the app', '3. Images, pinned', '4. A plugin computing values, with its test', '5. Build, sign, verify', '6. The lifecycle']);
+    expect(blocks.map((b) => b.heading)).toEqual([
+      '1. Create the app',
+      '2. Values that ship with the app',
+      '3. Images, pinned',
+      '4. A plugin computing values, with its test',
+      '5. Build, sign, verify',
+      '6. The lifecycle',
+    ]);
     const ran: BlockRun[] = [];
     for (const [i, block] of blocks.entries()) {
       const run = await runBlock(block.script);

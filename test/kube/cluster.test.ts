@@ -49,7 +49,8 @@ describe('kube on the dev cluster', () => {
       (objects) => ((objects.get(`${NS}/target`) as { data?: Record<string, string> } | undefined)?.data?.ready === 'yes' ? 'seen' : undefined),
       { waitingFor: 'target to be ready', timeoutMs: 20_000 },
     );
-    const listsOf = () => cluster.requests.filter((r) => r.method === 'GET' && r.url.startsWith(`/api/v1/namespaces/${NS}/configmaps`) && !r.url.includes('watch=true'));
+    const listsOf = () =>
+      cluster.requests.filter((r) => r.method === 'GET' && r.url.startsWith(`/api/v1/namespaces/${NS}/configmaps`) && !r.url.includes('watch=true'));
     while (listsOf().length < 1) await new Promise((resolve) => setTimeout(resolve, 10));
     for (let i = 0; i < 10; i++) cluster.apply(configMap(`noise-${i}`, { i: String(i) }));
     cluster.apply(configMap('target', { ready: 'yes' }));
@@ -90,7 +91,10 @@ describe('kube on the dev cluster', () => {
   });
 
   it('times out naming what it waited for', async () => {
-    const waiting = watchUntil(client, { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS }, () => undefined, { waitingFor: () => 'nothing in particular', timeoutMs: 300 });
+    const waiting = watchUntil(client, { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS }, () => undefined, {
+      waitingFor: () => 'nothing in particular',
+      timeoutMs: 300,
+    });
     await expect(waiting).rejects.toThrow(new WaitTimeoutError('timed out after 300ms waiting for nothing in particular'));
   });
 
@@ -108,7 +112,7 @@ describe('kube on the dev cluster', () => {
     await second.release();
   });
 
-  it('judges a lease by its renewals as this process sees them, not by the other machine\'s clock', async () => {
+  it("judges a lease by its renewals as this process sees them, not by the other machine's clock", async () => {
     // The first holder renews every second; a second operator whose clock runs 60 s ahead reads its renewTime as a minute old.
     const first = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'apply', holder: 'one', durationSeconds: 3 });
     const realNow = Date.now.bind(Date);
@@ -124,7 +128,12 @@ describe('kube on the dev cluster', () => {
     await first.release();
     // A lease whose holder is gone, stamped by a clock far ahead of ours: taken over once it stayed unchanged for its duration.
     const future = new Date(realNow() + 3_600_000).toISOString();
-    cluster.apply({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'clock', namespace: NS }, spec: { holderIdentity: 'gone', leaseDurationSeconds: 1, acquireTime: future, renewTime: future } });
+    cluster.apply({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name: 'clock', namespace: NS },
+      spec: { holderIdentity: 'gone', leaseDurationSeconds: 1, acquireTime: future, renewTime: future },
+    });
     const taken = await acquireLease(client, { namespace: NS, name: 'clock', operation: 'apply', holder: 'three' });
     expect(taken.tookOver).toMatchObject({ holder: 'gone', lastRenewed: future });
     await taken.release();

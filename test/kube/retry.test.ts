@@ -5,12 +5,32 @@
  * itself, its attempts and the last error.
  */
 import { describe, expect, it } from 'vitest';
-import { Conflict, DEFAULT_RETRY_POLICY, kubeError, NotFound, retryDelay, Unavailable, withRetry, type KubeCall, type RetryClock } from '../../src/kube/index.js';
+import {
+  Conflict,
+  DEFAULT_RETRY_POLICY,
+  kubeError,
+  NotFound,
+  retryDelay,
+  Unavailable,
+  withRetry,
+  type KubeCall,
+  type RetryClock,
+} from '../../src/kube/index.js';
 
 const CALL: KubeCall = { verb: 'apply', kind: 'HelmRelease', namespace: 'openstack', name: 'glance' };
 
 /** client-node's ApiException, by shape: status, Status body, response headers (lower-case, as node-fetch gives them). */
-const apiError = (code: number, headers: Record<string, string> = {}, details?: object) => ({ code, body: JSON.stringify({ kind: 'Status', code, reason: code === 429 ? 'TooManyRequests' : 'ServiceUnavailable', message: `injected ${code}`, ...(details ? { details } : {}) }), headers });
+const apiError = (code: number, headers: Record<string, string> = {}, details?: object) => ({
+  code,
+  body: JSON.stringify({
+    kind: 'Status',
+    code,
+    reason: code === 429 ? 'TooManyRequests' : 'ServiceUnavailable',
+    message: `injected ${code}`,
+    ...(details ? { details } : {}),
+  }),
+  headers,
+});
 /** node-fetch's error for a connection the server closed. */
 const reset = () => Object.assign(new Error('request to http://127.0.0.1/x failed, reason: socket hang up'), { code: 'ECONNRESET', type: 'system' });
 
@@ -50,7 +70,9 @@ describe('the retry policy', () => {
     expect(error).toBeInstanceOf(Unavailable);
     // Equal jitter: between half the ceiling and the ceiling, the ceiling doubling up to maxDelayMs.
     expect([0, 1, 2, 3, 4, 5].map((attempt) => retryDelay(error, attempt, policy, () => 0))).toEqual([50, 100, 200, 400, 500, 500]);
-    expect([0, 1, 2, 3, 4, 5].map((attempt) => retryDelay(error, attempt, policy, () => 0.999999))).toEqual([100, 200, 400, 800, 1000, 1000].map((ms) => expect.closeTo(ms, 2)));
+    expect([0, 1, 2, 3, 4, 5].map((attempt) => retryDelay(error, attempt, policy, () => 0.999999))).toEqual(
+      [100, 200, 400, 800, 1000, 1000].map((ms) => expect.closeTo(ms, 2)),
+    );
     for (const status of [500, 502, 504]) expect(retryDelay(kubeError(CALL, apiError(status)), 0, policy, () => 0)).toBe(50);
     expect(retryDelay(kubeError(CALL, apiError(429)), 0, policy, () => 0)).toBe(50);
   });
@@ -81,7 +103,9 @@ describe('the retry policy', () => {
     const call = scripted(Array.from({ length: 100 }, () => apiError(503)));
     const failure = withRetry(CALL, call.run, typed, policy, clock);
     await expect(failure).rejects.toBeInstanceOf(Unavailable);
-    await expect(failure).rejects.toThrow(/^cannot apply HelmRelease openstack\/glance: injected 503 \(HTTP 503 ServiceUnavailable; gave up after 6 attempts in 1\.7s\)$/);
+    await expect(failure).rejects.toThrow(
+      /^cannot apply HelmRelease openstack\/glance: injected 503 \(HTTP 503 ServiceUnavailable; gave up after 6 attempts in 1\.7s\)$/,
+    );
     // 100 + 200 + 400 + 500 + 500 = 1.7 s slept; the next 500 would pass the 2 s bound, so it is not started.
     expect(clock.slept).toEqual([100, 200, 400, 500, 500]);
   });

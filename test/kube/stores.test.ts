@@ -21,11 +21,12 @@ const passwordPlugin = chartPlugin(
 function fakeSecretsApi(): { server: Server; secrets: Map<string, { data: Record<string, string> }>; requests: string[] } {
   const secrets = new Map<string, { data: Record<string, string> }>();
   const requests: string[] = [];
-  const body = (req: IncomingMessage) => new Promise<string>((resolve) => {
-    let text = '';
-    req.on('data', (c: Buffer) => (text += c.toString()));
-    req.on('end', () => resolve(text));
-  });
+  const body = (req: IncomingMessage) =>
+    new Promise<string>((resolve) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => resolve(text));
+    });
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     requests.push(`${req.method} ${req.url}`);
     const send = (code: number, payload: object) => {
@@ -39,7 +40,9 @@ function fakeSecretsApi(): { server: Server; secrets: Map<string, { data: Record
       // Slow reads let two writers both miss the Secret, then race to create it.
       await new Promise((r) => setTimeout(r, 20));
       const secret = secrets.get(`${one[1]}/${one[2]}`);
-      return secret ? send(200, { apiVersion: 'v1', kind: 'Secret', metadata: { name: one[2], namespace: one[1] }, data: secret.data }) : status(404, 'NotFound');
+      return secret
+        ? send(200, { apiVersion: 'v1', kind: 'Secret', metadata: { name: one[2], namespace: one[1] }, data: secret.data })
+        : status(404, 'NotFound');
     }
     if (req.method === 'POST' && all) {
       const secret = JSON.parse(await body(req)) as { metadata: { name: string }; data: Record<string, string> };

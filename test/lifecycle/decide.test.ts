@@ -37,12 +37,21 @@ describe('the decision step', () => {
     ['remove-failed', 'proceed', 'proceed', 'refuse', 'refuse', 'refuse'],
   ])('%s: apply %s, remove %s, delete %s, update %s, upload %s', (state, apply, remove, del, update, upload) => {
     const facts = record(state);
-    expect([kind(facts, APPLY), kind(facts, REMOVE), kind(facts, DELETE), kind(facts, UPDATE_3), kind(facts, UPLOAD_2)]).toEqual([apply, remove, del, update, upload]);
+    expect([kind(facts, APPLY), kind(facts, REMOVE), kind(facts, DELETE), kind(facts, UPDATE_3), kind(facts, UPLOAD_2)]).toEqual([
+      apply,
+      remove,
+      del,
+      update,
+      upload,
+    ]);
   });
 
   it('delete proceeds only with no release in the cluster', () => {
     expect(kind(record('uploaded', { deployed: [] }), DELETE)).toBe('proceed');
-    expect(decide(record('uploaded'), DELETE)).toEqual({ kind: 'refuse', reason: 'app is uploaded with 1 release(s) in the cluster; remove it first (flotilla remove app)' });
+    expect(decide(record('uploaded'), DELETE)).toEqual({
+      kind: 'refuse',
+      reason: 'app is uploaded with 1 release(s) in the cluster; remove it first (flotilla remove app)',
+    });
   });
 
   it('an interrupted update (killed while updating, or aborted) is resumed by update to the same version, and apply says so', () => {
@@ -63,7 +72,10 @@ describe('the decision step', () => {
   });
 
   it('upload of another version names update; an app not there is uploaded, nothing else', () => {
-    expect(decide(record('applied'), { operation: 'upload', version: '3', source: 'app-3.tgz' })).toEqual({ kind: 'refuse', reason: 'Application-upload rejected: app exists (version 2, applied); use flotilla update app-3.tgz' });
+    expect(decide(record('applied'), { operation: 'upload', version: '3', source: 'app-3.tgz' })).toEqual({
+      kind: 'refuse',
+      reason: 'Application-upload rejected: app exists (version 2, applied); use flotilla update app-3.tgz',
+    });
     expect(kind(undefined, UPLOAD_2)).toBe('proceed');
     expect(kind(undefined, APPLY)).toBe('refuse');
   });

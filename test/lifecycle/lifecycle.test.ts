@@ -101,7 +101,9 @@ describe('the default app on the dev cluster', () => {
     const fault = cluster.faults.failRelease('openstack/glance', { times: 1, message: 'injected: glance fails once' });
     try {
       const apply = await cli('apply', APP, '--timeout', '5m');
-      expect(apply.stderr).toContain('upgrading glance: attempt 2 of 4, last: Helm upgrade failed for release openstack/osh-openstack-glance with chart glance@');
+      expect(apply.stderr).toContain(
+        'upgrading glance: attempt 2 of 4, last: Helm upgrade failed for release openstack/osh-openstack-glance with chart glance@',
+      );
       expect(apply.code).toBe(0);
       expect(fault.hits).toBe(1);
       expect((await show()).state).toBe('applied');
@@ -116,7 +118,14 @@ describe('the default app on the dev cluster', () => {
     // The password does reach the release, through its system overrides Secret.
     expect(secretText('openstack', 'mariadb-system-overrides', 'mariadb-system-overrides.yaml')).toContain(password);
     await cli('override', 'set', APP, 'mariadb', '--set', 'conf.tuning.max_connections=500');
-    const outputs = await Promise.all([cli('show', APP), cli('show', APP, '-o', 'json'), cli('diff', APP), cli('diff', APP, '-o', 'json'), cli('override', 'show', APP, 'mariadb'), cli('apply', APP)]);
+    const outputs = await Promise.all([
+      cli('show', APP),
+      cli('show', APP, '-o', 'json'),
+      cli('diff', APP),
+      cli('diff', APP, '-o', 'json'),
+      cli('override', 'show', APP, 'mariadb'),
+      cli('apply', APP),
+    ]);
     for (const output of outputs) {
       expect(output.stdout + output.stderr).not.toContain(password);
     }
@@ -130,7 +139,12 @@ describe('the default app on the dev cluster', () => {
     const set = await cli('override', 'set', APP, 'mariadb', '--set', `endpoints.oslo_db.auth.admin.password=${chosen}`);
     try {
       expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: '' });
-      const outputs = await Promise.all([cli('diff', APP), cli('diff', APP, '-o', 'json'), cli('override', 'show', APP, 'mariadb'), cli('show', APP, '-o', 'json')]);
+      const outputs = await Promise.all([
+        cli('diff', APP),
+        cli('diff', APP, '-o', 'json'),
+        cli('override', 'show', APP, 'mariadb'),
+        cli('show', APP, '-o', 'json'),
+      ]);
       for (const output of outputs) expect(output.stdout + output.stderr).not.toContain(chosen);
       expect(set.stdout).not.toContain(chosen);
       expect(outputs[0]?.stdout).toContain('endpoints.oslo_db.auth.admin.password: "<secret>" → "<secret>"');
@@ -181,7 +195,7 @@ describe('the default app on the dev cluster', () => {
     }
   });
 
-  it('fails fast on a bad override, with Helm\'s message and the layer that set the value', async () => {
+  it("fails fast on a bad override, with Helm's message and the layer that set the value", async () => {
     // --no-check: override set itself would refuse the value (truthful-state.test.ts); here the apply meets it.
     await cli('override', 'set', APP, 'keystone', '--no-check', '--reuse-values', '--set', 'pod.replicas.api=many');
     try {
@@ -244,8 +258,13 @@ describe('the default app on the dev cluster', () => {
     expect(secretText('openstack', 'glance-system-overrides', 'glance-system-overrides.yaml')).toMatch(/debug: true/);
   });
 
-  it('refuses to remove while nova reports compute instances, with the plugin\'s reason', async () => {
-    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${APP}-records`, namespace: 'openstack' }, data: { 'nova.instances': '["vm-1"]' } });
+  it("refuses to remove while nova reports compute instances, with the plugin's reason", async () => {
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: `${APP}-records`, namespace: 'openstack' },
+      data: { 'nova.instances': '["vm-1"]' },
+    });
     const remove = await cli('remove', APP);
     expect(remove.code).toBe(1);
     expect(remove.stderr).toContain('1 compute instance(s) still exist (vm-1); delete or migrate them first');

@@ -55,10 +55,12 @@ describe('objects too large for the API server', () => {
 });
 
 describe('the data size the API server counts', () => {
-  it('counts a Secret\'s data decoded and its stringData as text, a ConfigMap\'s data as text and its binaryData decoded', () => {
+  it("counts a Secret's data decoded and its stringData as text, a ConfigMap's data as text and its binaryData decoded", () => {
     const meta = { metadata: { name: 'x' } };
     const base64 = (bytes: number) => Buffer.alloc(bytes, 7).toString('base64');
-    expect(dataBytes({ apiVersion: 'v1', kind: 'Secret', ...meta, data: { a: base64(1000), b: base64(24) }, stringData: { c: 'é'.repeat(10) } } as never)).toBe(1000 + 24 + 20);
+    expect(dataBytes({ apiVersion: 'v1', kind: 'Secret', ...meta, data: { a: base64(1000), b: base64(24) }, stringData: { c: 'é'.repeat(10) } } as never)).toBe(
+      1000 + 24 + 20,
+    );
     expect(dataBytes({ apiVersion: 'v1', kind: 'ConfigMap', ...meta, data: { a: 'x'.repeat(300) }, binaryData: { b: base64(700) } } as never)).toBe(300 + 700);
     expect(dataBytes({ apiVersion: 'v1', kind: 'Service', ...meta, data: { a: 'x'.repeat(300) } } as never)).toBe(0);
   });

@@ -25,7 +25,9 @@ describe('names made from an app', () => {
   it("a password name leaves the Secret's name within 253 characters for any app name", () => {
     const longest = 'p'.repeat(PASSWORD_NAME_MAX);
     expect(() => checkPasswordName(longest)).not.toThrow();
-    expect(() => checkPasswordName(`${longest}p`)).toThrow('password name "' + `${longest}p` + '" must be at most 180 lower-case letters, digits and dashes (it names a Secret)');
+    expect(() => checkPasswordName(`${longest}p`)).toThrow(
+      'password name "' + `${longest}p` + '" must be at most 180 lower-case letters, digits and dashes (it names a Secret)',
+    );
     const store = new SecretPasswordStore({} as Pick<KubeClient, 'core'>, 'openstack', 'a'.repeat(63));
     // The longest app name and the longest password name make a Secret name of exactly 253: the bound is tight.
     expect(store.secretName(longest)).toHaveLength(253);

@@ -40,7 +40,9 @@ describe('apply plans', () => {
     expect(normal.releases.map((r) => r.name)).toEqual(['db', 'web']);
     const lean = await planApply(host, { mode: 'lean', deployed: ['db', 'web'] });
     expect(lean).toMatchObject({ partial: false, removed: ['web'] });
-    await expect(planApply(host, { mode: 'broken' })).rejects.toThrow('apply mode "broken": release web depends on db, which the kustomize operator (plugins/001_kustomize.ts) leaves out');
+    await expect(planApply(host, { mode: 'broken' })).rejects.toThrow(
+      'apply mode "broken": release web depends on db, which the kustomize operator (plugins/001_kustomize.ts) leaves out',
+    );
     await expect(planApply(host, { mode: 'upgrade' })).rejects.toThrow('unknown apply mode "upgrade"; this app knows: normal, restore, lean, broken');
   });
 

@@ -32,7 +32,8 @@ describe('refusals', () => {
     const apply = await cli('apply', APP);
     expect(apply).toMatchObject({
       code: 1,
-      stderr: 'flotilla: this cluster has no Flux: helmreleases.helm.toolkit.fluxcd.io (helm.toolkit.fluxcd.io/v2) is not served by context flotilla-dev; install Flux (helm-controller and source-controller) first\n',
+      stderr:
+        'flotilla: this cluster has no Flux: helmreleases.helm.toolkit.fluxcd.io (helm.toolkit.fluxcd.io/v2) is not served by context flotilla-dev; install Flux (helm-controller and source-controller) first\n',
     });
   });
 
@@ -57,14 +58,23 @@ describe('refusals', () => {
     const upload = await cli('upload', ref);
     expect(upload.stderr).toBe('delivering the charts to ' + cluster.chartRepository + '\n');
     expect(upload).toMatchObject({ code: 0, stdout: `${APP} 25.03-0: uploaded (charts in ${cluster.chartRepository})\n` });
-    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({ apiVersion: 'flotilla/v1', kind: 'AppList', items: [{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 }, running: false }] });
+    expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({
+      apiVersion: 'flotilla/v1',
+      kind: 'AppList',
+      items: [{ name: APP, version: '25.03-0', state: 'uploaded', progress: { ready: 0, total: 12, percent: 0 }, running: false }],
+    });
     expect((await cli('delete', APP)).code).toBe(0);
   });
 
   it('requires a valid signature when the cluster has a signing key', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
     const config = cluster.get('v1', 'ConfigMap', SYSTEM_NAMESPACE, 'flotilla-config') as { data: Record<string, string> };
-    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'flotilla-config', namespace: SYSTEM_NAMESPACE }, data: { ...config.data, signingKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() } });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'flotilla-config', namespace: SYSTEM_NAMESPACE },
+      data: { ...config.data, signingKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+    });
     try {
       const unsigned = await cli('upload', bundle);
       expect(unsigned.code).toBe(1);
@@ -80,9 +90,18 @@ describe('refusals', () => {
   });
 
   it('exits 2 on bad usage, naming the flag', async () => {
-    expect(await cli('apply', APP, '--timeout', 'soon')).toMatchObject({ code: 2, stderr: 'flotilla: --timeout soon: expected a duration such as 30m, 1h or 90s\n' });
-    expect(await cli('show', APP, '-o', 'xml')).toMatchObject({ code: 2, stderr: "flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid. Allowed choices are table, json, yaml. (see --help)\n" });
-    expect(await cli('upload', bundle, '--chart-repo', 'ftp://x/y')).toMatchObject({ code: 2, stderr: 'flotilla: --chart-repo ftp://x/y: expected oci://HOST/PATH or http(s)://HOST/PATH\n' });
+    expect(await cli('apply', APP, '--timeout', 'soon')).toMatchObject({
+      code: 2,
+      stderr: 'flotilla: --timeout soon: expected a duration such as 30m, 1h or 90s\n',
+    });
+    expect(await cli('show', APP, '-o', 'xml')).toMatchObject({
+      code: 2,
+      stderr: "flotilla: option '-o, --output <FORMAT>' argument 'xml' is invalid. Allowed choices are table, json, yaml. (see --help)\n",
+    });
+    expect(await cli('upload', bundle, '--chart-repo', 'ftp://x/y')).toMatchObject({
+      code: 2,
+      stderr: 'flotilla: --chart-repo ftp://x/y: expected oci://HOST/PATH or http(s)://HOST/PATH\n',
+    });
     expect(await cli('apply', APP, '--context', 'prod')).toMatchObject({ code: 2, stderr: expect.stringContaining('no context "prod" in $KUBECONFIG') });
     expect((await cli('apply')).code).toBe(2);
     expect((await cli('override', 'set', APP, 'keystone', '--reuse-values', '--reset-values')).code).toBe(2);

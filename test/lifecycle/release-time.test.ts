@@ -72,10 +72,18 @@ beforeAll(async () => {
   writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: slow\nversion: 1.0.0\n');
   writeFileSync(join(chart, 'templates', 'config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n');
   const helm = process.env.FLOTILLA_HELM!;
-  const archive = execFileSync(helm, ['package', chart, '--destination', join(chart, '..')], { encoding: 'utf8' }).trim().split(' ').pop()!;
+  const archive = execFileSync(helm, ['package', chart, '--destination', join(chart, '..')], { encoding: 'utf8' })
+    .trim()
+    .split(' ')
+    .pop()!;
   execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
   cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  cluster.apply({ apiVersion: 'source.toolkit.fluxcd.io/v1', kind: 'HelmRepository', metadata: { name: 'registry', namespace: NS }, spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' } });
+  cluster.apply({
+    apiVersion: 'source.toolkit.fluxcd.io/v1',
+    kind: 'HelmRepository',
+    metadata: { name: 'registry', namespace: NS },
+    spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
+  });
   // The chart pulled once before the cases: what they time is the releases alone.
   await applyChain(['warm'], 'warm-up');
 }, 120_000);
@@ -85,7 +93,7 @@ afterAll(async () => {
 });
 
 describe("a release's own time", () => {
-  it('counts from when the release is written: a chain longer than one release\'s time, each release within its own, is waited for to the end', async () => {
+  it("counts from when the release is written: a chain longer than one release's time, each release within its own, is waited for to the end", async () => {
     const slow = ['a', 'b', 'c'].map((name) => cluster.faults.slowRelease(`${NS}/${name}`, SLOW_MS));
     try {
       // The chain takes at least 3 × SLOW_MS, more than OWN_TIME_MS: counted from the start of the wait, c would fail.
@@ -102,7 +110,9 @@ describe("a release's own time", () => {
       const failure = await applyChain(['d', 'e'], 'chain-2').catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(ReleaseFailedError);
       expect(failure).toMatchObject({ release: 'e', reason: 'Timeout' });
-      expect((failure as Error).message).toMatch(/not Ready within its own time \(8s: .*\); Flux last said: Progressing: Running 'install' action with timeout of 1m0s/);
+      expect((failure as Error).message).toMatch(
+        /not Ready within its own time \(8s: .*\); Flux last said: Progressing: Running 'install' action with timeout of 1m0s/,
+      );
     } finally {
       slow.clear();
     }

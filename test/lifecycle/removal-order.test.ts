@@ -5,7 +5,13 @@ const release = (name: string, dependsOn: string[] = []) => ({ name, dependsOn }
 
 describe('removal order', () => {
   it('removes dependants before what they depend on, keeps the table order otherwise, and ends on a cycle or an unknown name', () => {
-    const order = removalOrder([release('nova', ['keystone', 'placement']), release('keystone', ['mariadb']), release('mariadb'), release('placement', ['keystone']), release('horizon', ['keystone', 'gone'])]);
+    const order = removalOrder([
+      release('nova', ['keystone', 'placement']),
+      release('keystone', ['mariadb']),
+      release('mariadb'),
+      release('placement', ['keystone']),
+      release('horizon', ['keystone', 'gone']),
+    ]);
     expect(order.map((r) => r.name)).toEqual(['horizon', 'nova', 'placement', 'keystone', 'mariadb']);
     expect(removalOrder([release('a', ['b']), release('b', ['a'])]).map((r) => r.name)).toEqual(['a', 'b']);
   });

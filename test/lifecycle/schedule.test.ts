@@ -8,7 +8,12 @@ import { describe, expect, it } from 'vitest';
 import { criticalPathMs, DEPENDENCY_REQUEUE_MS, releaseTimeMs, SOURCE_FETCH_MS, WriteSchedule, type ScheduledRelease } from '../../src/lifecycle/schedule.js';
 
 const OVERHEAD = DEPENDENCY_REQUEUE_MS + SOURCE_FETCH_MS;
-const release = (key: string, dependsOn: string[] = [], spec: ScheduledRelease<string>['spec'] = {}): ScheduledRelease<string> => ({ key, dependsOn, spec, object: key });
+const release = (key: string, dependsOn: string[] = [], spec: ScheduledRelease<string>['spec'] = {}): ScheduledRelease<string> => ({
+  key,
+  dependsOn,
+  spec,
+  object: key,
+});
 // The default app's shape: infra, keystone on infra, services on keystone, nova on services; `other/x` is outside the apply.
 const APP = [
   release('os/mariadb'),
@@ -39,7 +44,7 @@ describe('the write schedule', () => {
 });
 
 describe("a release's own time", () => {
-  it('is its Helm timeout for each attempt its remediation allows, plus Flux\'s overheads', () => {
+  it("is its Helm timeout for each attempt its remediation allows, plus Flux's overheads", () => {
     expect(releaseTimeMs({})).toBe(5 * 60_000 + OVERHEAD);
     expect(releaseTimeMs({ timeout: '30m', upgrade: { remediation: { retries: 3 } } })).toBe(4 * 30 * 60_000 + OVERHEAD);
     expect(releaseTimeMs({ timeout: '30m', upgrade: { timeout: '10m', remediation: { retries: 1 } } })).toBe(2 * 10 * 60_000 + OVERHEAD);

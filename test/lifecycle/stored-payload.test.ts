@@ -39,7 +39,8 @@ afterAll(async () => {
 });
 
 const secret = (name: string) => cluster.get('v1', 'Secret', SYSTEM_NAMESPACE, name) as Secret | undefined;
-const putSecret = (s: Secret) => cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: s.metadata.name, namespace: SYSTEM_NAMESPACE }, data: s.data });
+const putSecret = (s: Secret) =>
+  cluster.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: s.metadata.name, namespace: SYSTEM_NAMESPACE }, data: s.data });
 const sha256 = async (bytes: Buffer) => (await import('node:crypto')).createHash('sha256').update(bytes).digest('hex');
 
 /** The stored payload rewritten as an attacker with write access to Secrets in flotilla-system would: plugins.mjs, its manifest hash and the checksums. */
@@ -48,7 +49,9 @@ async function tamperPayload(): Promise<{ archive: string; pieces: string[] }> {
   const names = Array.from({ length: count }, (_, i) => (i === 0 ? PAYLOAD : `${PAYLOAD}-${i}`));
   const files = readTarGzSafelySync(Buffer.concat(names.map((n) => Buffer.from(secret(n)!.data.payload!, 'base64'))));
   const entry = 'plugins/plugins.mjs';
-  const code = Buffer.from(`import { writeFileSync as flotillaTamper } from 'node:fs';\nflotillaTamper(${JSON.stringify(marker)}, 'ran');\n${files.get(entry)!.toString('utf8')}`);
+  const code = Buffer.from(
+    `import { writeFileSync as flotillaTamper } from 'node:fs';\nflotillaTamper(${JSON.stringify(marker)}, 'ran');\n${files.get(entry)!.toString('utf8')}`,
+  );
   files.set(entry, code);
   const manifest = JSON.parse(files.get('plugins/manifest.json')!.toString('utf8')) as { files: Record<string, string> };
   manifest.files['plugins.mjs'] = await sha256(code);
@@ -69,7 +72,11 @@ async function tamperPayload(): Promise<{ archive: string; pieces: string[] }> {
 }
 
 /** The app record as kept: gzipped JSON, base64 inside the Secret's (base64) data. */
-const readRecord = (): Record<string, unknown> => JSON.parse(gunzipSync(Buffer.from(Buffer.from(secret(RECORD)!.data.record!, 'base64').toString('utf8'), 'base64')).toString('utf8')) as Record<string, unknown>;
+const readRecord = (): Record<string, unknown> =>
+  JSON.parse(gunzipSync(Buffer.from(Buffer.from(secret(RECORD)!.data.record!, 'base64').toString('utf8'), 'base64')).toString('utf8')) as Record<
+    string,
+    unknown
+  >;
 const writeRecord = (record: unknown) =>
   putSecret({ metadata: { name: RECORD }, data: { record: Buffer.from(gzipSync(Buffer.from(JSON.stringify(record))).toString('base64')).toString('base64') } });
 
@@ -91,7 +98,11 @@ describe('the stored payload', () => {
   it('is refused by apply and diff when changed in the cluster, naming the Secret and how to upload again', async () => {
     expect((await cli('upload', bundle)).code).toBe(0);
     await tamperPayload();
-    await expectRefused(new RegExp(`^flotilla: Secret ${SYSTEM_NAMESPACE}/${PAYLOAD} \\(the stored bundle of ${APP}-25.03-0.tgz\\) is not what upload stored: .*upload the tarball again \\(flotilla upload ${APP}-25.03-0.tgz\\)\\n$`));
+    await expectRefused(
+      new RegExp(
+        `^flotilla: Secret ${SYSTEM_NAMESPACE}/${PAYLOAD} \\(the stored bundle of ${APP}-25.03-0.tgz\\) is not what upload stored: .*upload the tarball again \\(flotilla upload ${APP}-25.03-0.tgz\\)\\n$`,
+      ),
+    );
     // The same tarball again stores the payload anew; the refusals left the state as it was.
     expect((await cli('upload', bundle)).code).toBe(0);
     expect(readRecord()).toMatchObject({ state: 'uploaded' });
@@ -103,14 +114,21 @@ describe('the stored payload', () => {
     copyFileSync(bundle, signed);
     await signBundleFile(signed, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString());
     const config = cluster.get('v1', 'ConfigMap', SYSTEM_NAMESPACE, 'flotilla-config') as { data: Record<string, string> };
-    cluster.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'flotilla-config', namespace: SYSTEM_NAMESPACE }, data: { ...config.data, signingKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() } });
+    cluster.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'flotilla-config', namespace: SYSTEM_NAMESPACE },
+      data: { ...config.data, signingKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() },
+    });
     try {
       expect((await cli('upload', signed)).code).toBe(0);
       const digests = await tamperPayload();
       const record = readRecord() as { bundle: Record<string, unknown> };
       writeRecord({ ...record, bundle: { ...record.bundle, payloadDigests: digests } });
       await expectRefused(
-        new RegExp(`^flotilla: the stored bundle ${SYSTEM_NAMESPACE}/${PAYLOAD} is not signed by the signing key \\(checksum.sha256.sig is not a valid signature of its checksum.sha256\\) \\(the cluster's flotilla-config has a signingKey\\); upload the tarball again`),
+        new RegExp(
+          `^flotilla: the stored bundle ${SYSTEM_NAMESPACE}/${PAYLOAD} is not signed by the signing key \\(checksum.sha256.sig is not a valid signature of its checksum.sha256\\) \\(the cluster's flotilla-config has a signingKey\\); upload the tarball again`,
+        ),
       );
       expect((await cli('upload', signed)).code).toBe(0);
     } finally {
@@ -121,9 +139,14 @@ describe('the stored payload', () => {
   it('refuses an app record with a field that is not what flotilla writes, naming the field', async () => {
     const record = readRecord() as { bundle: Record<string, unknown> };
     writeRecord({ ...record, bundle: { ...record.bundle, sha256: 'not a digest' } });
-    await expectRefused(new RegExp(`^flotilla: Secret ${SYSTEM_NAMESPACE}/${RECORD}: the app record's bundle.sha256 is missing or invalid \\(expected a sha256 in hex\\)`), ['apply']);
+    await expectRefused(
+      new RegExp(`^flotilla: Secret ${SYSTEM_NAMESPACE}/${RECORD}: the app record's bundle.sha256 is missing or invalid \\(expected a sha256 in hex\\)`),
+      ['apply'],
+    );
     const { payloadDigests: _dropped, ...withoutDigests } = record.bundle;
     writeRecord({ ...record, bundle: withoutDigests });
-    await expectRefused(/the app record holds no digests of the stored bundle .* \(bundle\.payloadDigests\): it cannot be checked; upload the tarball again/, ['diff']);
+    await expectRefused(/the app record holds no digests of the stored bundle .* \(bundle\.payloadDigests\): it cannot be checked; upload the tarball again/, [
+      'diff',
+    ]);
   }, 240_000);
 });

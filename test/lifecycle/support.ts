@@ -63,10 +63,15 @@ export async function stopStarted(): Promise<void> {
 export function flotilla(kubeconfig: string, args: readonly string[]): Promise<CliResult> {
   return new Promise((done) => {
     started(
-      execFile(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        done({ code, stdout, stderr });
-      }),
+      execFile(
+        process.execPath,
+        [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), ...args],
+        { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          done({ code, stdout, stderr });
+        },
+      ),
     );
   });
 }
@@ -77,7 +82,9 @@ export function flotilla(kubeconfig: string, args: readonly string[]): Promise<C
  * kill -9 leaves it. Resolves with what the child said on stderr.
  */
 export async function killAtFirstReady(script: string, args: readonly string[]): Promise<string> {
-  const child = started(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = started(
+    spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   const exited = new Promise<void>((done) => child.on('exit', () => done()));
   let said = '';
   child.stderr.on('data', (chunk: Buffer) => (said += chunk.toString('utf8')));

@@ -20,7 +20,8 @@ const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 const show = async (): Promise<AppView> => JSON.parse((await cli('show', APP, '-o', 'json')).stdout) as AppView;
 const HR = 'helm.toolkit.fluxcd.io/v2';
 const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
-const requestedAt = (name: string) => (cluster.get(HR, 'HelmRelease', 'openstack', name)?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.[REQUESTED_AT];
+const requestedAt = (name: string) =>
+  (cluster.get(HR, 'HelmRelease', 'openstack', name)?.metadata as { annotations?: Record<string, string> } | undefined)?.annotations?.[REQUESTED_AT];
 
 /** The view's progress is what its releases say: Ready ones counted, the one named as waited on not Ready. */
 function expectProgressFromReleases(view: AppView): void {
@@ -104,7 +105,8 @@ describe('state that tells the truth', () => {
     await watching;
     for (const name of before.keys()) {
       const dependsOn = ((cluster.get(HR, 'HelmRelease', 'openstack', name)?.spec as { dependsOn?: { name: string }[] }).dependsOn ?? []).map((d) => d.name);
-      for (const dependency of dependsOn) expect(order.indexOf(`${name} written`), `${name} after ${dependency}: ${order.join(', ')}`).toBeGreaterThan(order.indexOf(`${dependency} ready`));
+      for (const dependency of dependsOn)
+        expect(order.indexOf(`${name} written`), `${name} after ${dependency}: ${order.join(', ')}`).toBeGreaterThan(order.indexOf(`${dependency} ready`));
     }
   }, 240_000);
 
@@ -119,7 +121,8 @@ describe('state that tells the truth', () => {
       expect(view.progress?.current).toBe('keystone');
       // keystone's dependants, asked to reconcile by the same apply, wait for it as Flux makes them wait.
       expect(view.flux[0]).toMatch(/^keystone: Flux gave up — (Install|Upgrade)Failed: /);
-      for (const line of view.flux.slice(1)) expect(line).toMatch(/^(glance|placement|cinder|neutron|nova|horizon|clients): Flux is still reconciling — DependencyNotReady: /);
+      for (const line of view.flux.slice(1))
+        expect(line).toMatch(/^(glance|placement|cinder|neutron|nova|horizon|clients): Flux is still reconciling — DependencyNotReady: /);
     } finally {
       await cli('override', 'delete', APP, 'keystone');
     }
@@ -129,7 +132,9 @@ describe('state that tells the truth', () => {
   it('override set warns about a key the chart does not know and refuses a value its schema forbids', async () => {
     const typo = await cli('override', 'set', APP, 'keystone', '--set', 'pod.replica.api=2');
     expect(typo.code).toBe(0);
-    expect(typo.stderr).toContain('warning: keystone: user overrides sets pod.replica, a key unknown to keystone/values.yaml and keystone/values.schema.json; did you mean pod.replicas?');
+    expect(typo.stderr).toContain(
+      'warning: keystone: user overrides sets pod.replica, a key unknown to keystone/values.yaml and keystone/values.schema.json; did you mean pod.replicas?',
+    );
     const strict = await cli('override', 'set', APP, 'keystone', '--strict', '--set', 'pod.replica.api=3');
     expect(strict.code).toBe(1);
     const invalid = await cli('override', 'set', APP, 'keystone', '--set', 'pod.replicas.api=many');
@@ -181,7 +186,9 @@ describe('state that tells the truth', () => {
     expect(await show(), `the update child said: ${said}`).toMatchObject({ state: 'updating', version: '25.03-1', previousVersion: '25.03-0' });
     const apply = await cli('apply', APP);
     expect(apply.code).toBe(1);
-    expect(apply.stderr).toContain(`flotilla: ${APP}: the update from 25.03-0 to 25.03-1 did not finish (updating); finish it with flotilla update ${v1.split('/').at(-1)}`);
+    expect(apply.stderr).toContain(
+      `flotilla: ${APP}: the update from 25.03-0 to 25.03-1 did not finish (updating); finish it with flotilla update ${v1.split('/').at(-1)}`,
+    );
     const update = await cli('update', v1);
     expect(update.code).toBe(0);
     expect(update.stderr).toContain('resuming the update from 25.03-0 to 25.03-1');
@@ -209,8 +216,16 @@ describe('state that tells the truth', () => {
     const forced = await cli('remove', APP, '--force');
     expect(forced.stderr).toContain('resuming the suspended HelmRelease openstack/glance so Flux uninstalls it');
     expect(forced.code).toBe(0);
-    for (const [apiVersion, kind] of [['apps/v1', 'Deployment'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'DaemonSet'], ['batch/v1', 'Job'], ['v1', 'Service']] as const) {
-      const owned = cluster.list(apiVersion, kind).filter((o) => (o.metadata as { labels?: Record<string, string> }).labels?.['helm.toolkit.fluxcd.io/namespace'] === 'openstack');
+    for (const [apiVersion, kind] of [
+      ['apps/v1', 'Deployment'],
+      ['apps/v1', 'StatefulSet'],
+      ['apps/v1', 'DaemonSet'],
+      ['batch/v1', 'Job'],
+      ['v1', 'Service'],
+    ] as const) {
+      const owned = cluster
+        .list(apiVersion, kind)
+        .filter((o) => (o.metadata as { labels?: Record<string, string> }).labels?.['helm.toolkit.fluxcd.io/namespace'] === 'openstack');
       expect(owned.map((o) => (o.metadata as { name: string }).name)).toEqual([]);
     }
   }, 240_000);

@@ -77,10 +77,14 @@ describe('plugin code of an unsigned tarball', () => {
     const upload = await cli('upload', evil);
     expect(upload.code).toBe(0);
     const diff = await cli('diff', APP, evil);
-    expect(diff.stderr).toMatch(new RegExp(`plugin \\w+ \\(plugins/\\d{3}_\\w+\\.ts\\) getOverrides for release [\\w-]+ failed: tried to write ${onApply}: plugins may not write files`));
+    expect(diff.stderr).toMatch(
+      new RegExp(`plugin \\w+ \\(plugins/\\d{3}_\\w+\\.ts\\) getOverrides for release [\\w-]+ failed: tried to write ${onApply}: plugins may not write files`),
+    );
     const apply = await cli('apply', APP);
     expect(apply.code).toBe(1);
-    expect(apply.stderr).toMatch(new RegExp(`plugin \\w+ \\(plugins/\\d{3}_\\w+\\.ts\\) getOverrides for release [\\w-]+ failed: tried to write ${onApply}: plugins may not write files`));
+    expect(apply.stderr).toMatch(
+      new RegExp(`plugin \\w+ \\(plugins/\\d{3}_\\w+\\.ts\\) getOverrides for release [\\w-]+ failed: tried to write ${onApply}: plugins may not write files`),
+    );
     expect(existsSync(onLoad)).toBe(false);
     expect(existsSync(onApply)).toBe(false);
   }, 240_000);

@@ -18,7 +18,11 @@ let cluster: DevCluster;
 const bundles: Record<string, string> = {};
 const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 const show = async (): Promise<AppView> => JSON.parse((await cli('show', APP, '-o', 'json')).stdout) as AppView;
-const helmReleases = () => cluster.list('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'openstack').map((r) => (r as { metadata: { name: string } }).metadata.name).sort();
+const helmReleases = () =>
+  cluster
+    .list('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'openstack')
+    .map((r) => (r as { metadata: { name: string } }).metadata.name)
+    .sort();
 const ALL = ['cinder', 'clients', 'glance', 'horizon', 'keystone', 'mariadb', 'memcached', 'neutron', 'nova', 'ovn', 'placement', 'rabbitmq'];
 
 /** A full (not partial) mode `lean` without the dashboard and the clients. */
@@ -36,7 +40,13 @@ export default class Modes extends KustomizeOperator {
 
 const edit = (root: string, file: string, change: (text: string) => string) => writeFileSync(join(root, file), change(readFileSync(join(root, file), 'utf8')));
 const withModes = (root: string) => writeFileSync(join(root, 'plugins', '005_modes.ts'), KUSTOMIZE_OPERATOR);
-const withoutDashboard = (root: string) => edit(root, 'overrides/deployment.yaml', (t) => t.replace('services: [identity, image, block-storage, compute, networking, dashboard, clients]', 'services: [identity, image, block-storage, compute, networking, clients]'));
+const withoutDashboard = (root: string) =>
+  edit(root, 'overrides/deployment.yaml', (t) =>
+    t.replace(
+      'services: [identity, image, block-storage, compute, networking, dashboard, clients]',
+      'services: [identity, image, block-storage, compute, networking, clients]',
+    ),
+  );
 /** keystone at a chart version that cannot render. */
 const brokenKeystone = (version: string) => (root: string) => {
   edit(root, 'charts/keystone/Chart.yaml', (t) => t.replace(/^version: .*$/m, `version: ${version}`));
@@ -51,8 +61,21 @@ beforeAll(async () => {
     buildDefaultApp({ version: '25.03-1', edit: (root) => edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('    - "^25\\\\.03-[0-9]+$"\n', '')) }),
     buildDefaultApp({ version: '25.03-2', edit: (root) => (withoutDashboard(root), brokenKeystone('0.1.1')(root)) }),
     // Does not keep user overrides.
-    buildDefaultApp({ version: '25.03-3', edit: (root) => (withoutDashboard(root), edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('maintain_user_overrides: true', 'maintain_user_overrides: false'))) }),
-    buildDefaultApp({ version: '25.03-4', edit: (root) => (withoutDashboard(root), brokenKeystone('0.1.2')(root), edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('update_failure_no_rollback: false', 'update_failure_no_rollback: true'))) }),
+    buildDefaultApp({
+      version: '25.03-3',
+      edit: (root) => (
+        withoutDashboard(root),
+        edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('maintain_user_overrides: true', 'maintain_user_overrides: false'))
+      ),
+    }),
+    buildDefaultApp({
+      version: '25.03-4',
+      edit: (root) => (
+        withoutDashboard(root),
+        brokenKeystone('0.1.2')(root),
+        edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('update_failure_no_rollback: false', 'update_failure_no_rollback: true'))
+      ),
+    }),
   ]);
   [bundles.modes, bundles.onlyFrom2409, bundles.brokenNoDashboard, bundles.noDashboard, bundles.brokenNoRollback] = built;
 }, 300_000);
@@ -98,7 +121,11 @@ describe('lifecycle gaps on the dev cluster', () => {
     // util-linux script(1) runs the CLI on a pseudo-terminal and copies what it drew to stdout.
     const command = [process.execPath, join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP].map((a) => `'${a}'`).join(' ');
     const drawn = await new Promise<string>((done, fail) =>
-      started(execFile('script', ['-qec', command, '/dev/null'], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } }, (error, stdout) => (error ? fail(error) : done(stdout)))),
+      started(
+        execFile('script', ['-qec', command, '/dev/null'], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } }, (error, stdout) =>
+          error ? fail(error) : done(stdout),
+        ),
+      ),
     );
     const bars = [...drawn.matchAll(/\r\x1b\[K\[([#.]{24})\] (\d+)\/12 ready(?:, waiting for (\w+))? \(\d+s\)/g)];
     expect(bars.length).toBeGreaterThan(1);
@@ -115,7 +142,12 @@ describe('lifecycle gaps on the dev cluster', () => {
     await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
     const slow = cluster.faults.slowRelease('glance', 30_000);
     try {
-      const child = started(spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP], { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] }));
+      const child = started(
+        spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'flotilla.cjs'), 'apply', APP], {
+          env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        }),
+      );
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       const applied = new Promise<CliResult>((done) => child.on('close', (code) => done({ code: code ?? -1, stdout: '', stderr })));
@@ -136,13 +168,21 @@ describe('lifecycle gaps on the dev cluster', () => {
   }, 120_000);
 
   it('fails at once on a suspended release instead of taking its old Ready for this apply', async () => {
-    const suspend = (suspended: boolean) => cluster.apply({ apiVersion: 'helm.toolkit.fluxcd.io/v2', kind: 'HelmRelease', metadata: { name: 'keystone', namespace: 'openstack' }, spec: { suspend: suspended } });
+    const suspend = (suspended: boolean) =>
+      cluster.apply({
+        apiVersion: 'helm.toolkit.fluxcd.io/v2',
+        kind: 'HelmRelease',
+        metadata: { name: 'keystone', namespace: 'openstack' },
+        spec: { suspend: suspended },
+      });
     suspend(true);
     try {
       await cli('override', 'set', APP, 'keystone', '--set', 'conf.keystone.DEFAULT.debug=true');
       const apply = await cli('apply', APP, '--timeout', '5m');
       expect(apply.code).toBe(1);
-      expect(apply.stderr).toContain('flotilla: release keystone failed: Suspended: spec.suspend is true: Flux ignores this apply until the release is resumed (flux resume helmrelease keystone -n openstack)');
+      expect(apply.stderr).toContain(
+        'flotilla: release keystone failed: Suspended: spec.suspend is true: Flux ignores this apply until the release is resumed (flux resume helmrelease keystone -n openstack)',
+      );
       expect((await show()).history.at(-1)).toMatchObject({ operation: 'apply', result: 'failed', reason: expect.stringContaining('Suspended') });
     } finally {
       suspend(false);
@@ -156,7 +196,9 @@ describe('lifecycle gaps on the dev cluster', () => {
     const stored = cluster.list('v1', 'Secret', SYSTEM_NAMESPACE).map((s) => (s as { metadata: { name: string } }).metadata.name);
     const update = await cli('update', bundles.onlyFrom2409!);
     expect(update).toMatchObject({ code: 1, stdout: '' });
-    expect(update.stderr).toBe(`flotilla: ${APP} 25.03-1 may update only from versions matching ^24\\.09-[0-9]+$ (upgrades.from_versions); the cluster has 25.03-0\n`);
+    expect(update.stderr).toBe(
+      `flotilla: ${APP} 25.03-1 may update only from versions matching ^24\\.09-[0-9]+$ (upgrades.from_versions); the cluster has 25.03-0\n`,
+    );
     expect(await show()).toEqual(before);
     expect(cluster.list('v1', 'Secret', SYSTEM_NAMESPACE).map((s) => (s as { metadata: { name: string } }).metadata.name)).toEqual(stored);
   });
@@ -202,7 +244,12 @@ describe('lifecycle gaps on the dev cluster', () => {
     expect(update.stderr).not.toContain('recovering');
     const view = await show();
     expect(view).toMatchObject({ version: '25.03-4', state: 'apply-failed' });
-    expect(view.history.at(-1)).toMatchObject({ operation: 'update', version: '25.03-4', result: 'failed', reason: expect.stringContaining('not recovered to 25.03-3 (update_failure_no_rollback)') });
+    expect(view.history.at(-1)).toMatchObject({
+      operation: 'update',
+      version: '25.03-4',
+      result: 'failed',
+      reason: expect.stringContaining('not recovered to 25.03-3 (update_failure_no_rollback)'),
+    });
     expect(view.history.some((h) => h.operation === 'recover' && h.version === '25.03-3')).toBe(false);
     expect(view.releases.find((r) => r.name === 'keystone')?.ready).not.toBe(true);
   });

@@ -41,7 +41,8 @@ function chart(name: string, fields: readonly string[]): Files {
 /** The app at version 1.0-N, its spec targeting catalog release N.0; mq's image is the same in every release. */
 async function buildPhased(n: number): Promise<string> {
   const fields = Object.values(CHARTS).flat();
-  const catalog = (r: number) => `release: "${r}.0"\nimages:\n${fields.map((f) => `  ${f}: example.org/${f.replace('_', '-')}:${f === 'mq' ? 1 : r}\n`).join('')}`;
+  const catalog = (r: number) =>
+    `release: "${r}.0"\nimages:\n${fields.map((f) => `  ${f}: example.org/${f.replace('_', '-')}:${f === 'mq' ? 1 : r}\n`).join('')}`;
   const files: Files = {
     'fluxcd/metadata.yaml': `app_name: ${APP}\napp_version: 1.0-${n}\nsupported_k8s_version:\n  minimum: v1.29.0\nmaintain_user_overrides: true\n`,
     'fluxcd/releases.yaml': `defaults:
@@ -149,7 +150,13 @@ describe('staged update on the dev cluster', () => {
     expect(writes.sort()).toEqual(['api@', 'compute@', 'db@', 'mq@']);
     expect(record().versions).toMatchObject({ target: '1.0', deployed: '1.0' });
     expect(record().versions?.phase).toBeUndefined();
-    expect(images()).toEqual({ 'api-api': 'example.org/api:1', 'api-api-agent': 'example.org/api-agent:1', 'compute-compute': 'example.org/compute:1', 'db-db': 'example.org/db:1', 'mq-mq': 'example.org/mq:1' });
+    expect(images()).toEqual({
+      'api-api': 'example.org/api:1',
+      'api-api-agent': 'example.org/api-agent:1',
+      'compute-compute': 'example.org/compute:1',
+      'db-db': 'example.org/db:1',
+      'mq-mq': 'example.org/mq:1',
+    });
   });
 
   it('updates phase by phase: a phase with nothing to change and one whose releases are off skipped; a held data plane waits for continue; deployed set only at the end', async () => {
@@ -162,9 +169,20 @@ describe('staged update on the dev cluster', () => {
     expect(update.stderr).not.toContain('post hooks');
     expect(writes).toEqual(['db@database', 'api@control-plane']);
     // The data plane's images are the ones it ran: compute untouched, api's agent held back while api itself moved on.
-    expect(images()).toEqual({ 'api-api': 'example.org/api:2', 'api-api-agent': 'example.org/api-agent:1', 'compute-compute': 'example.org/compute:1', 'db-db': 'example.org/db:2', 'mq-mq': 'example.org/mq:1' });
+    expect(images()).toEqual({
+      'api-api': 'example.org/api:2',
+      'api-api-agent': 'example.org/api-agent:1',
+      'compute-compute': 'example.org/compute:1',
+      'db-db': 'example.org/db:2',
+      'mq-mq': 'example.org/mq:1',
+    });
     expect(await show()).toMatchObject({ state: 'applied', phase: 'dataplane', held: 'dataplane' });
-    expect(JSON.parse((await cli('version', 'status', APP, '-o', 'json')).stdout)).toMatchObject({ target: '2.0', deployed: '1.0', phase: 'dataplane', held: 'dataplane' });
+    expect(JSON.parse((await cli('version', 'status', APP, '-o', 'json')).stdout)).toMatchObject({
+      target: '2.0',
+      deployed: '1.0',
+      phase: 'dataplane',
+      held: 'dataplane',
+    });
     expect((await cli('show', APP)).stdout).toContain(`phase:     dataplane (held: flotilla version continue ${APP} --phase dataplane)`);
     expect(record().versions).toMatchObject({ target: '2.0', deployed: '1.0', phase: 'dataplane', held: 'dataplane' });
     // Applying again keeps the hold: the phases before it have nothing to change.
@@ -173,7 +191,11 @@ describe('staged update on the dev cluster', () => {
     expect(again.result.stdout).toContain('held before update phase dataplane');
 
     const typo = await cli('apply', APP, '--hold', 'datapalne');
-    expect(typo).toMatchObject({ code: 2, stderr: 'flotilla: --hold datapalne: no update phase "datapalne"; did you mean "dataplane"? (update phases: cache, control-plane, database, dataplane, messaging)\n' });
+    expect(typo).toMatchObject({
+      code: 2,
+      stderr:
+        'flotilla: --hold datapalne: no update phase "datapalne"; did you mean "dataplane"? (update phases: cache, control-plane, database, dataplane, messaging)\n',
+    });
     expect((await show()).history.at(-1)).toMatchObject({ operation: 'apply', result: 'refused' });
     const refused = await cli('version', 'continue', APP, '--phase', 'database');
     expect(refused).toMatchObject({ code: 2, stderr: `flotilla: ${APP}: update phase database is not held (held: dataplane); nothing to continue\n` });
@@ -183,14 +205,23 @@ describe('staged update on the dev cluster', () => {
     expect(go.stderr).toContain('running update and apply post hooks');
     expect((await show()).history.at(-1)).toMatchObject({ operation: 'update', result: 'succeeded' });
     expect(dataplane.sort()).toEqual(['api@dataplane', 'compute@dataplane']);
-    expect(images()).toEqual({ 'api-api': 'example.org/api:2', 'api-api-agent': 'example.org/api-agent:2', 'compute-compute': 'example.org/compute:2', 'db-db': 'example.org/db:2', 'mq-mq': 'example.org/mq:1' });
+    expect(images()).toEqual({
+      'api-api': 'example.org/api:2',
+      'api-api-agent': 'example.org/api-agent:2',
+      'compute-compute': 'example.org/compute:2',
+      'db-db': 'example.org/db:2',
+      'mq-mq': 'example.org/mq:1',
+    });
     expect(record().versions).toMatchObject({ target: '2.0', deployed: '2.0', holdAt: [] });
     expect(record().versions?.phase).toBeUndefined();
     expect(await show()).toMatchObject({ phase: null, held: null });
   });
 
   it('resumes an update killed with SIGKILL in the data-plane phase at that phase: the phases before it are not written again', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'update-child.ts'), cluster.kubeconfigPath, bundles[2]!], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test', 'lifecycle', 'update-child.ts'), cluster.kubeconfigPath, bundles[2]!], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<void>((done) => child.on('exit', () => done()));
     const steps: string[] = [];
     for await (const line of createInterface(child.stdout)) {
@@ -209,7 +240,13 @@ describe('staged update on the dev cluster', () => {
     expect(resumed.stderr).toContain('phase database: skipped (nothing to change');
     expect(resumed.stderr).toContain('phase control-plane: skipped (nothing to change');
     expect(writes.sort()).toEqual(['api@dataplane', 'compute@dataplane']);
-    expect(images()).toEqual({ 'api-api': 'example.org/api:3', 'api-api-agent': 'example.org/api-agent:3', 'compute-compute': 'example.org/compute:3', 'db-db': 'example.org/db:3', 'mq-mq': 'example.org/mq:1' });
+    expect(images()).toEqual({
+      'api-api': 'example.org/api:3',
+      'api-api-agent': 'example.org/api-agent:3',
+      'compute-compute': 'example.org/compute:3',
+      'db-db': 'example.org/db:3',
+      'mq-mq': 'example.org/mq:1',
+    });
     expect(record().versions).toMatchObject({ deployed: '3.0' });
     expect((await show()).history.slice(-2).map((h) => [h.operation, h.result])).toEqual([
       ['update', 'killed'],
@@ -217,18 +254,26 @@ describe('staged update on the dev cluster', () => {
     ]);
   }, 120_000);
 
-  it('stops at a failing phase with the release and Flux\'s message; the recovery writes back only the phases that changed', async () => {
+  it("stops at a failing phase with the release and Flux's message; the recovery writes back only the phases that changed", async () => {
     const failing = cluster.faults.failRender('api', { message: 'api cannot render at 4.0', valuesContaining: 'example.org/api:4' });
     try {
       const { result: update, writes } = await writesDuring(() => cli('update', bundles[3]!));
       expect(update.code).toBe(1);
-      expect(update.stderr).toMatch(/update phase control-plane: release api failed: \w+: [^\n]*api cannot render at 4\.0[^\n]*; the later phases were not started\nrecovered: phased is back at 1\.0-3, applied/);
+      expect(update.stderr).toMatch(
+        /update phase control-plane: release api failed: \w+: [^\n]*api cannot render at 4\.0[^\n]*; the later phases were not started\nrecovered: phased is back at 1\.0-3, applied/,
+      );
       // The update stopped at control-plane; the recovery put back database and control-plane, and skipped the data plane it never changed.
       // api, reverted to the config it runs, is in sync for Flux but keeps its failed upgrade on Ready (helm-controller#1362):
       // it is asked once for a forced upgrade (docs/lifecycle.md, the readiness table), which renders its old config again.
       expect(writes).toEqual(['db@database', 'api@control-plane', 'db@database', 'api@control-plane', 'api@control-plane-forced']);
       expect(update.stderr).toMatch(/phase dataplane: skipped \(nothing to change[^\n]*\n[^]*recovered/);
-      expect(images()).toEqual({ 'api-api': 'example.org/api:3', 'api-api-agent': 'example.org/api-agent:3', 'compute-compute': 'example.org/compute:3', 'db-db': 'example.org/db:3', 'mq-mq': 'example.org/mq:1' });
+      expect(images()).toEqual({
+        'api-api': 'example.org/api:3',
+        'api-api-agent': 'example.org/api-agent:3',
+        'compute-compute': 'example.org/compute:3',
+        'db-db': 'example.org/db:3',
+        'mq-mq': 'example.org/mq:1',
+      });
       expect(record().versions).toMatchObject({ target: '3.0', deployed: '3.0', holdAt: [] });
       expect(record().versions?.phase).toBeUndefined();
     } finally {
@@ -240,14 +285,19 @@ describe('staged update on the dev cluster', () => {
     expect(await cli('version', 'target', APP, '4.0')).toMatchObject({ code: 0 });
     // Phases cannot be written without waiting on each: refused before anything is written.
     const noWait = await writesDuring(() => cli('apply', APP, '--no-wait'));
-    expect(noWait.result).toMatchObject({ code: 2, stderr: expect.stringContaining('runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait') });
+    expect(noWait.result).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait'),
+    });
     expect(noWait.writes).toEqual([]);
     expect(record()).toMatchObject({ state: 'applied', versions: { deployed: '3.0' } });
     const failing = cluster.faults.failRender('api', { message: 'api cannot render at 4.0', valuesContaining: 'example.org/api:4' });
     try {
       const { result: apply, writes } = await writesDuring(() => cli('apply', APP));
       expect(apply.code).toBe(1);
-      expect(apply.stderr).toMatch(/update phase control-plane: release api failed: \w+: [^\n]*api cannot render at 4\.0[^\n]*; the later phases were not started\n$/);
+      expect(apply.stderr).toMatch(
+        /update phase control-plane: release api failed: \w+: [^\n]*api cannot render at 4\.0[^\n]*; the later phases were not started\n$/,
+      );
       expect(writes).toEqual(['db@database', 'api@control-plane']);
       // compute and api's agent run what they ran; db, in the phase before, moved on.
       expect(images()).toMatchObject({ 'api-api-agent': 'example.org/api-agent:3', 'compute-compute': 'example.org/compute:3', 'db-db': 'example.org/db:4' });

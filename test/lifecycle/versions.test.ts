@@ -20,7 +20,10 @@ let cluster: DevCluster;
 let bundle: string;
 let hotfix: { reference: string; digest: string };
 const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
-const status = async () => JSON.parse((await cli('version', 'status', 'demo', '-o', 'json')).stdout) as Record<string, unknown> & { images: Record<string, { reference: string; source: string }> };
+const status = async () =>
+  JSON.parse((await cli('version', 'status', 'demo', '-o', 'json')).stdout) as Record<string, unknown> & {
+    images: Record<string, { reference: string; source: string }>;
+  };
 const webRelease = () => cluster.get('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'demo', 'web') as { metadata: { annotations: Record<string, string> } };
 
 /**
@@ -62,7 +65,7 @@ afterAll(async () => {
 });
 
 describe('flotilla version', () => {
-  it('status after upload: the spec\'s release targeted, nothing deployed, the catalog newest first, each image with its source', async () => {
+  it("status after upload: the spec's release targeted, nothing deployed, the catalog newest first, each image with its source", async () => {
     expect((await cli('upload', bundle)).code).toBe(0);
     const s = await status();
     expect(s).toMatchObject({ app: 'demo', target: '1.0', targetSet: null, deployed: null, phase: null, held: null });
@@ -74,7 +77,7 @@ describe('flotilla version', () => {
     expect(s.images.web).toEqual({ reference: 'docker.io/library/nginx:1.24', source: 'catalog of release 1.0' });
     expect(s.serviceDefaults).toEqual({ modern: { value: false, source: 'release 1.0' } });
     const table = (await cli('version', 'status', 'demo')).stdout;
-    expect(table).toContain('target:     1.0 (the deployment spec\'s main.release)');
+    expect(table).toContain("target:     1.0 (the deployment spec's main.release)");
     expect(table).toMatch(/^web\s+docker\.io\/library\/nginx:1\.24\s+catalog of release 1\.0$/m);
   });
 
@@ -89,10 +92,14 @@ describe('flotilla version', () => {
   it('target refuses an unknown release and a jump past the next one, each saying what to do', async () => {
     const unknown = await cli('version', 'target', 'demo', '9.0');
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
-    expect(unknown.stderr).toBe('flotilla: release "9.0" is neither available nor known to this app (did you mean "3.0"?); available: 3.0, 2.0, 1.0. Upload a bundle whose catalog (overrides/versions/) has it first\n');
+    expect(unknown.stderr).toBe(
+      'flotilla: release "9.0" is neither available nor known to this app (did you mean "3.0"?); available: 3.0, 2.0, 1.0. Upload a bundle whose catalog (overrides/versions/) has it first\n',
+    );
     const jump = await cli('version', 'target', 'demo', '3.0');
     expect(jump.code).toBe(1);
-    expect(jump.stderr).toContain('1.0 → 3.0 skips releases: the app updates one release at a time (next: 2.0), and its metadata names no skip-level jump from 1.0');
+    expect(jump.stderr).toContain(
+      '1.0 → 3.0 skips releases: the app updates one release at a time (next: 2.0), and its metadata names no skip-level jump from 1.0',
+    );
     expect((await status()).target).toBe('1.0');
   });
 
@@ -102,7 +109,12 @@ describe('flotilla version', () => {
     const bad = await cli('version', 'image', 'set', 'demo', 'web', 'Not/A:Ref!');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^flotilla: custom image web: "Not\/A:Ref!" not a valid image reference/);
-    const list = (JSON.parse((await cli('version', 'image', 'list', 'demo', '-o', 'json')).stdout) as { kind: string; images: Record<string, { reference: string; by: string }> }).images;
+    const list = (
+      JSON.parse((await cli('version', 'image', 'list', 'demo', '-o', 'json')).stdout) as {
+        kind: string;
+        images: Record<string, { reference: string; by: string }>;
+      }
+    ).images;
     expect(list.web?.reference).toBe(`${hotfix.reference}@${hotfix.digest}`);
     expect(list.web?.by).toMatch(/@/);
     expect((await status()).images.web?.source).toMatch(/^custom image web, set \S+ by \S+/);
@@ -136,14 +148,16 @@ describe('flotilla version', () => {
   it('refuses a downgrade below the deployed release; --force says so loudly', async () => {
     const down = await cli('version', 'target', 'demo', '1.0');
     expect(down.code).toBe(1);
-    expect(down.stderr).toBe('flotilla: 1.0 is older than 2.0: downgrades are refused (OpenStack\'s database migrations run forward only). Target 2.0 or a newer release; --force exists for development clusters only\n');
+    expect(down.stderr).toBe(
+      "flotilla: 1.0 is older than 2.0: downgrades are refused (OpenStack's database migrations run forward only). Target 2.0 or a newer release; --force exists for development clusters only\n",
+    );
     const forced = await cli('version', 'target', 'demo', '1.0', '--force');
     expect(forced.stderr).toMatch(/^warning: DOWNGRADE FORCED: 2\.0 → 1\.0\./);
     expect(forced.code).toBe(0);
     expect((await status()).target).toBe('1.0');
   });
 
-  it('an update to a bundle without the target\'s release keeps it known and carries it out from the catalog entry kept', async () => {
+  it("an update to a bundle without the target's release keeps it known and carries it out from the catalog entry kept", async () => {
     const update = await cli('update', await buildDemo(true));
     expect(update.code).toBe(0);
     const s = await status();

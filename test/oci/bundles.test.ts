@@ -26,7 +26,11 @@ import { flotilla } from '../support/cli.js';
 import { startRegistry, type TestRegistry } from '../support/registry.js';
 import { startTokenRegistry, writeDockerConfig, type TokenRegistry } from '../support/registry-auth.js';
 
-const failure = (...args: string[]) => flotilla(...args).then(() => expect.fail('expected a non-zero exit'), (e: { code: number; stdout: string; stderr: string }) => e);
+const failure = (...args: string[]) =>
+  flotilla(...args).then(
+    () => expect.fail('expected a non-zero exit'),
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
 
 const anonymous = () => new OciClient({ credentials: { credentialFor: () => undefined } });
 
@@ -38,7 +42,10 @@ let registry: TestRegistry;
 beforeAll(async () => {
   built = (await buildApp(writeApp(), { outDir: tempDir() })).file;
   const pair = generateKeyPairSync('ed25519');
-  keys = { privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  keys = {
+    privateKey: pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
   signed = join(tempDir(), 'demo-1.0-1.tgz');
   writeFileSync(signed, readFileSync(built));
   await signBundleFile(signed, keys.privateKey);
@@ -113,35 +120,57 @@ describe('pushBundle and pullBundle', () => {
     const client = anonymous();
     await pushBundle(client, built, `oci://${registry.host}/apps/bounded:1`);
     await expect(pullBundle(client, `oci://${registry.host}/apps/bounded:1`, tempDir(), { maxBytes: 1000 })).rejects.toThrow(ContentTooLarge);
-    await expect(pullBundle(client, `oci://${registry.host}/apps/bounded:1`, tempDir(), { maxBytes: 1000 })).rejects.toThrow(/the tarball is \d+ bytes, more than the 1000 allowed/);
+    await expect(pullBundle(client, `oci://${registry.host}/apps/bounded:1`, tempDir(), { maxBytes: 1000 })).rejects.toThrow(
+      /the tarball is \d+ bytes, more than the 1000 allowed/,
+    );
 
     // A manifest that claims a huge layer (an existing blob, a lying size): refused from the manifest alone.
     const repo = parseReference(`${registry.host}/apps/liar`);
     const config = await client.pushBlob(repo, Buffer.from('{"app":"demo","version":"1"}'), MediaType.flotillaAppConfig);
     const real = await client.pushBlob(repo, Buffer.from('a small tarball'), MediaType.flotillaAppBundle);
     const huge = { ...real, size: 2 ** 50 };
-    await client.pushManifest(repo.withTag('1'), Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config, layers: [huge] })), MediaType.ociManifest);
+    await client.pushManifest(
+      repo.withTag('1'),
+      Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config, layers: [huge] })),
+      MediaType.ociManifest,
+    );
     const dest = tempDir();
-    await expect(pullBundle(client, `${registry.host}/apps/liar:1`, dest)).rejects.toThrow(/the tarball is 1125899906842624 bytes, more than the 4294967296 allowed/);
+    await expect(pullBundle(client, `${registry.host}/apps/liar:1`, dest)).rejects.toThrow(
+      /the tarball is 1125899906842624 bytes, more than the 4294967296 allowed/,
+    );
     expect(readdirSync(dest)).toEqual([]);
 
     // A Helm chart (or any other artifact) is not a bundle.
     const helmConfig = await client.pushBlob(repo, Buffer.from('{}'), MediaType.helmConfig);
     const chartLayer = await client.pushBlob(repo, Buffer.from('chart'), MediaType.helmChart);
-    await client.pushManifest(repo.withTag('chart'), Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: helmConfig, layers: [chartLayer] })), MediaType.ociManifest);
+    await client.pushManifest(
+      repo.withTag('chart'),
+      Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: helmConfig, layers: [chartLayer] })),
+      MediaType.ociManifest,
+    );
     await expect(pullBundle(client, `${registry.host}/apps/liar:chart`, tempDir())).rejects.toThrow(NotABundle);
-    await expect(pullBundle(client, `${registry.host}/apps/liar:chart`, tempDir())).rejects.toThrow(/not a flotilla bundle \(config application\/vnd.cncf.helm.config.v1\+json\)/);
+    await expect(pullBundle(client, `${registry.host}/apps/liar:chart`, tempDir())).rejects.toThrow(
+      /not a flotilla bundle \(config application\/vnd.cncf.helm.config.v1\+json\)/,
+    );
 
     // A config whose app would escape the destination folder.
     const evil = await client.pushBlob(repo, Buffer.from('{"app":"../../etc","version":"1"}'), MediaType.flotillaAppConfig);
     const tarLayer = await client.pushBlob(repo, Buffer.from('x'), MediaType.flotillaAppBundle);
-    await client.pushManifest(repo.withTag('evil'), Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: evil, layers: [tarLayer] })), MediaType.ociManifest);
+    await client.pushManifest(
+      repo.withTag('evil'),
+      Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: evil, layers: [tarLayer] })),
+      MediaType.ociManifest,
+    );
     await expect(pullBundle(client, `${registry.host}/apps/liar:evil`, tempDir())).rejects.toThrow(/app "..\/..\/etc" is not a name/);
 
     const plainFile = join(tempDir(), 'file');
     writeFileSync(plainFile, '');
-    await expect(pullBundle(client, `${registry.host}/apps/bounded:1`, join(plainFile, 'dest'))).rejects.toThrow(`${join(plainFile, 'dest')}: cannot create the download folder (a part of the path is not a folder)`);
-    await expect(pullBundle(client, `${registry.host}/apps/bounded:2`, tempDir())).rejects.toThrow(`${registry.host}/apps/bounded:2: tag 2 not found in ${registry.host}`);
+    await expect(pullBundle(client, `${registry.host}/apps/bounded:1`, join(plainFile, 'dest'))).rejects.toThrow(
+      `${join(plainFile, 'dest')}: cannot create the download folder (a part of the path is not a folder)`,
+    );
+    await expect(pullBundle(client, `${registry.host}/apps/bounded:2`, tempDir())).rejects.toThrow(
+      `${registry.host}/apps/bounded:2: tag 2 not found in ${registry.host}`,
+    );
   });
 
   it('refuses a file that is not an application tarball, naming it', async () => {
@@ -165,17 +194,39 @@ describe('flotilla push', () => {
     const pushed = JSON.parse(stdout) as { reference: string; digest: string; signed: boolean; status: string };
     expect(pushed).toMatchObject({ app: 'demo', version: '1.0-1', signed: true, status: 'pushed' });
     expect(pushed.reference).toBe(`${secure.host}/apps/demo:1.0-1@${pushed.digest}`);
-    const yaml = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config, '--insecure-registry', secure.host, '--insecure-registry', 'other.example:5000', '--output', 'yaml');
+    const yaml = await flotilla(
+      'push',
+      signed,
+      `oci://${secure.host}/apps/demo:1.0-1`,
+      '--registry-config',
+      config,
+      '--insecure-registry',
+      secure.host,
+      '--insecure-registry',
+      'other.example:5000',
+      '--output',
+      'yaml',
+    );
     expect(yaml.stdout).toContain(`status: unchanged\n`);
     expect(yaml.stdout).toContain(`digest: ${pushed.digest}\n`);
     const again = await flotilla('push', signed, `oci://${secure.host}/apps/demo:1.0-1`, '--registry-config', config);
-    expect(again.stdout).toMatch(new RegExp(`^already there: demo 1\\.0-1 \\([0-9.]+ MiB, signed\\)\\n  ${secure.host.replace(/\./g, '\\.')}/apps/demo:1\\.0-1@sha256:[0-9a-f]{64}\\n$`));
+    expect(again.stdout).toMatch(
+      new RegExp(`^already there: demo 1\\.0-1 \\([0-9.]+ MiB, signed\\)\\n  ${secure.host.replace(/\./g, '\\.')}/apps/demo:1\\.0-1@sha256:[0-9a-f]{64}\\n$`),
+    );
   });
 
   it('exits 1 with one line when the registry refuses or cannot be reached, and 2 on bad usage', async () => {
-    const denied = await failure('push', signed, `oci://${secure.host}/apps/demo`, '--registry-config', writeDockerConfig(tempDir(), 'elsewhere.example', user));
+    const denied = await failure(
+      'push',
+      signed,
+      `oci://${secure.host}/apps/demo`,
+      '--registry-config',
+      writeDockerConfig(tempDir(), 'elsewhere.example', user),
+    );
     expect(denied.code).toBe(1);
-    expect(denied.stderr).toBe(`flotilla: ${secure.host}/apps/demo:1.0-1: the token service ${secure.realm.replace(/\/token$/, '')} requires credentials for ${secure.host}, and the registry config has none\n`);
+    expect(denied.stderr).toBe(
+      `flotilla: ${secure.host}/apps/demo:1.0-1: the token service ${secure.realm.replace(/\/token$/, '')} requires credentials for ${secure.host}, and the registry config has none\n`,
+    );
     const missingConfig = await failure('push', signed, `oci://${secure.host}/apps/demo`, '--registry-config', join(tempDir(), 'none.json'));
     expect(missingConfig.code).toBe(1);
     expect(missingConfig.stderr).toMatch(/^flotilla: .*none\.json: cannot read the registry config \(no such file or folder\)\n$/);

@@ -136,7 +136,9 @@ describe('charts in an OCI registry', () => {
     const [again] = await pushCharts(client, target, [{ label: first.fileName, bytes: first.bytes }]);
     expect(again).toEqual({ ...pushed, status: 'unchanged' });
 
-    const changed = await packaged(join(work.dir, 'src5'), 'cinder', { 'templates/extra.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: extra\n' });
+    const changed = await packaged(join(work.dir, 'src5'), 'cinder', {
+      'templates/extra.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: extra\n',
+    });
     expect(changed.version).toBe(first.version);
     const fresh = await packaged(join(work.dir, 'src6'), 'horizon');
     const error = await pushCharts(client, target, [
@@ -162,7 +164,9 @@ describe('charts in an OCI registry', () => {
   it('refuses a target that is not oci://HOST/PATH without a tag, and a file that is not a chart', async () => {
     await expect(pushCharts(client, `${registry.host}/charts`, [])).rejects.toThrow(InvalidReference);
     await expect(pushCharts(client, `oci://${registry.host}/charts:1.0`, [])).rejects.toThrow(/names no tag or digest/);
-    await expect(pushCharts(client, `oci://${registry.host}/charts`, [{ label: 'notes.txt', bytes: Buffer.from('not a chart') }])).rejects.toThrow(/notes\.txt/);
+    await expect(pushCharts(client, `oci://${registry.host}/charts`, [{ label: 'notes.txt', bytes: Buffer.from('not a chart') }])).rejects.toThrow(
+      /notes\.txt/,
+    );
   });
 });
 
@@ -185,11 +189,15 @@ describe('a Helm HTTP repository in a folder', () => {
     // Another chart and another version of the first: both added, nothing dropped.
     const nova = await packaged(join(work.dir, 'b'), 'nova');
     const glance2 = await packaged(join(work.dir, 'c'), 'glance', {}, '0.4.0');
-    const second = await publishToFolder(repo, [
-      { label: nova.fileName, bytes: nova.bytes },
-      { label: glance2.fileName, bytes: glance2.bytes },
-      { label: glance.fileName, bytes: glance.bytes },
-    ], { created: '2026-02-01T00:00:00Z' });
+    const second = await publishToFolder(
+      repo,
+      [
+        { label: nova.fileName, bytes: nova.bytes },
+        { label: glance2.fileName, bytes: glance2.bytes },
+        { label: glance.fileName, bytes: glance.bytes },
+      ],
+      { created: '2026-02-01T00:00:00Z' },
+    );
     expect(second.added.map((c) => `${c.name}-${c.version}`)).toEqual(['nova-0.3.1', 'glance-0.4.0']);
     expect(second.unchanged.map((c) => `${c.name}-${c.version}`)).toEqual(['glance-0.3.1']);
     const merged = parse(readFileSync(second.index, 'utf8'));
@@ -225,7 +233,9 @@ describe('a Helm HTTP repository in a folder', () => {
     const cinder = await packaged(join(work.dir, 'd'), 'cinder');
     await publishToFolder(repo, [{ label: cinder.fileName, bytes: cinder.bytes }], { created: '2026-01-01T00:00:00Z' });
     const index = readFileSync(join(repo, 'index.yaml'));
-    const changed = await packaged(join(work.dir, 'e'), 'cinder', { 'templates/extra.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: extra\n' });
+    const changed = await packaged(join(work.dir, 'e'), 'cinder', {
+      'templates/extra.yaml': 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: extra\n',
+    });
     const keystone = await packaged(join(work.dir, 'f'), 'keystone');
     const error = await publishToFolder(repo, [
       { label: keystone.fileName, bytes: keystone.bytes },
@@ -242,7 +252,9 @@ describe('a Helm HTTP repository in a folder', () => {
     const repo = join(work.dir, 'bad');
     await writeTree(repo, { 'index.yaml': 'apiVersion: v2\nentries: {}\n' });
     const glance = await packaged(join(work.dir, 'g'), 'glance');
-    await expect(publishToFolder(repo, [{ label: glance.fileName, bytes: glance.bytes }])).rejects.toThrow(/index.yaml: not a Helm repository index \(expected apiVersion: v1\)/);
+    await expect(publishToFolder(repo, [{ label: glance.fileName, bytes: glance.bytes }])).rejects.toThrow(
+      /index.yaml: not a Helm repository index \(expected apiVersion: v1\)/,
+    );
     await writeTree(repo, { 'index.yaml': 'apiVersion: v1\nentries:\n  glance: 3\n' });
     await expect(publishToFolder(repo, [{ label: glance.fileName, bytes: glance.bytes }])).rejects.toThrow(/entries.glance must be a list/);
   });

@@ -32,7 +32,11 @@ const json = (value: unknown) => Buffer.from(JSON.stringify(value));
 /** An image (config + one layer) pushed with the given schema; returns the manifest's bytes and descriptor. */
 async function pushImage(client: OciClient, ref: string, kind: 'oci' | 'docker', marker: string): Promise<Descriptor> {
   const repo = parseReference(ref);
-  const config = await client.pushBlob(repo, json({ architecture: 'amd64', os: 'linux', marker, rootfs: { type: 'layers', diff_ids: [] } }), kind === 'oci' ? OCI_CONFIG : DOCKER_CONFIG);
+  const config = await client.pushBlob(
+    repo,
+    json({ architecture: 'amd64', os: 'linux', marker, rootfs: { type: 'layers', diff_ids: [] } }),
+    kind === 'oci' ? OCI_CONFIG : DOCKER_CONFIG,
+  );
   const layer = await client.pushBlob(repo, Buffer.from(`layer ${marker}`), kind === 'oci' ? OCI_LAYER : DOCKER_LAYER);
   const mediaType = kind === 'oci' ? MediaType.ociManifest : MediaType.dockerManifest;
   return client.pushManifest(repo, json({ schemaVersion: 2, mediaType, config, layers: [layer] }), mediaType);
@@ -185,7 +189,9 @@ describe('OciClient against docker-registry', () => {
       expect(late).toBeInstanceOf(RegistryUnreachable);
       expect((late as Error).message).toBe(`${silentHost}/images/app:v1: cannot reach http://${silentHost} (timed out)`);
       const quick = new OciClient({ credentials: { credentialFor: () => undefined }, retryDelaysMs: [10, 10] });
-      await expect(quick.resolve(`${failingHost}/images/app:v1`)).rejects.toThrow(`${failingHost}/images/app:v1: reading the manifest: ${failingHost} answered UNAVAILABLE: storage is read-only`);
+      await expect(quick.resolve(`${failingHost}/images/app:v1`)).rejects.toThrow(
+        `${failingHost}/images/app:v1: reading the manifest: ${failingHost} answered UNAVAILABLE: storage is read-only`,
+      );
       // HEAD and GET, each tried three times.
       expect(failures).toBe(6);
     } finally {
@@ -207,7 +213,13 @@ describe('OciClient against docker-registry', () => {
     const port = await freePort();
     await new Promise<void>((resolve) => trickling.listen(port, '127.0.0.1', resolve));
     try {
-      const watchful = new OciClient({ credentials: { credentialFor: () => undefined }, timeoutMs: 20_000, blobTimeoutMs: 20_000, idleTimeoutMs: 300, retryDelaysMs: [] });
+      const watchful = new OciClient({
+        credentials: { credentialFor: () => undefined },
+        timeoutMs: 20_000,
+        blobTimeoutMs: 20_000,
+        idleTimeoutMs: 300,
+        retryDelaysMs: [],
+      });
       const error = await watchful.getManifest(`127.0.0.1:${port}/images/app:v1`).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RegistryUnreachable);
       expect((error as Error).message).toBe(`127.0.0.1:${port}/images/app:v1: http://127.0.0.1:${port} sent nothing for 0.3 s; giving up`);
@@ -239,10 +251,14 @@ describe('OciClient against docker-registry', () => {
     await client.downloadBlob(repo, chunked, out, { maxBytes: 1024 * 1024 });
     expect(statSync(out).size).toBe(data.length);
     await expect(client.downloadBlob(repo, chunked, join(work, 'refused.bin'), { maxBytes: 1000 })).rejects.toThrow(/more than the 1000 allowed/);
-    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(`${join(work, 'absent.bin')}: cannot read the file to upload (no such file or folder)`);
+    await expect(client.pushBlobFile(repo, join(work, 'absent.bin'), 'application/octet-stream')).rejects.toThrow(
+      `${join(work, 'absent.bin')}: cannot read the file to upload (no such file or folder)`,
+    );
     const notAFolder = join(work, 'plain-file');
     writeFileSync(notAFolder, '');
-    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(`${join(notAFolder, 'out.bin')}: cannot write the download (a part of the path is not a folder)`);
+    await expect(client.downloadBlob(repo, chunked, join(notAFolder, 'out.bin'), { maxBytes: 1024 * 1024 })).rejects.toThrow(
+      `${join(notAFolder, 'out.bin')}: cannot write the download (a part of the path is not a folder)`,
+    );
     expect(await client.blobExists(repo, `sha256:${'1'.repeat(64)}`)).toBe(false);
   });
 
@@ -285,7 +301,9 @@ describe('OciClient authentication', () => {
       expect(registry.tokenRequests.length).toBeGreaterThan(0);
       expect(registry.tokenRequests.every((r) => r.user === user.username)).toBe(true);
       // The registry names the actions in no set order.
-      const scopes = registry.tokenRequests.flatMap((r) => r.scope.map((s) => s.replace(/:([a-z,]+)$/, (_m, actions: string) => `:${actions.split(',').sort().join(',')}`)));
+      const scopes = registry.tokenRequests.flatMap((r) =>
+        r.scope.map((s) => s.replace(/:([a-z,]+)$/, (_m, actions: string) => `:${actions.split(',').sort().join(',')}`)),
+      );
       expect(scopes).toContain('repository:secure/app:pull,push');
       // Tokens are reused: a second resolve asks for none.
       const before = registry.tokenRequests.length;
@@ -317,7 +335,11 @@ describe('OciClient authentication', () => {
       expect(registry.tokenRequests.some((r) => r.user === undefined && r.scope.includes('repository:public/app:pull'))).toBe(true);
       const error = await pushImage(anonymous, `${registry.host}/public/app:v2`, 'oci', 'anonymous').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Unauthorized);
-      expect((error as Error).message).toMatch(new RegExp(`${registry.host}/public/app:v2: ${registry.host} refused anonymous access to push \\(UNAUTHORIZED: .*\\); the registry config has no credentials for it`));
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `${registry.host}/public/app:v2: ${registry.host} refused anonymous access to push \\(UNAUTHORIZED: .*\\); the registry config has no credentials for it`,
+        ),
+      );
     });
   });
 
@@ -353,13 +375,17 @@ describe('OciClient authentication', () => {
       const anonymous = new OciClient({ credentials: { credentialFor: () => undefined } });
       const error = await anonymous.resolve(`${registry.host}/basic/app:v1`).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Unauthorized);
-      expect((error as Error).message).toBe(`${registry.host}/basic/app:v1: ${registry.host} requires a username and password, and the registry config has none for it`);
+      expect((error as Error).message).toBe(
+        `${registry.host}/basic/app:v1: ${registry.host} requires a username and password, and the registry config has none for it`,
+      );
       const wrong = new OciClient({ credentials: { credentialFor: () => ({ kind: 'basic', username: user.username, password: 'nope' }) } });
       await expect(wrong.resolve(`${registry.host}/basic/app:v1`)).rejects.toThrow(`${registry.host} refused the credentials`);
     });
   });
 
   it('names a missing --registry-config file', () => {
-    expect(() => new OciClient({ registryConfig: join(work, 'absent.json') })).toThrow(/absent.json: cannot read the registry config \(no such file or folder\)/);
+    expect(() => new OciClient({ registryConfig: join(work, 'absent.json') })).toThrow(
+      /absent.json: cannot read the registry config \(no such file or folder\)/,
+    );
   });
 });

@@ -121,8 +121,13 @@ describe('credentialsFromConfig', () => {
     const log = join(bin, 'asked');
     // A helper speaking docker's protocol: the server on stdin, JSON on stdout, "credentials not found" when it has none.
     const helper = (name: string, answers: Record<string, string>) => {
-      const cases = Object.entries(answers).map(([server, json]) => `  ${JSON.stringify(server)}) echo '${json}' ;;`).join('\n');
-      writeFileSync(join(bin, `docker-credential-${name}`), `#!/bin/sh\nread server\necho "${name} $server" >> ${JSON.stringify(log)}\ncase "$server" in\n${cases}\n  *) echo "credentials not found in native keychain"; exit 1 ;;\nesac\n`);
+      const cases = Object.entries(answers)
+        .map(([server, json]) => `  ${JSON.stringify(server)}) echo '${json}' ;;`)
+        .join('\n');
+      writeFileSync(
+        join(bin, `docker-credential-${name}`),
+        `#!/bin/sh\nread server\necho "${name} $server" >> ${JSON.stringify(log)}\ncase "$server" in\n${cases}\n  *) echo "credentials not found in native keychain"; exit 1 ;;\nesac\n`,
+      );
       chmodSync(join(bin, `docker-credential-${name}`), 0o755);
     };
     helper('store', { 'https://index.docker.io/v1/': '{"ServerURL":"x","Username":"hub","Secret":"hubpw"}' });
@@ -131,7 +136,11 @@ describe('credentialsFromConfig', () => {
     process.env.PATH = `${bin}:${path}`;
     try {
       const store = credentialsFromConfig(
-        JSON.stringify({ credsStore: 'store', credHelpers: { 'gcr.example': 'cloud', 'broken.example': 'absent' }, auths: { 'inline.example': { auth: auth('i:p') }, 'docker.io': {} } }),
+        JSON.stringify({
+          credsStore: 'store',
+          credHelpers: { 'gcr.example': 'cloud', 'broken.example': 'absent' },
+          auths: { 'inline.example': { auth: auth('i:p') }, 'docker.io': {} },
+        }),
         'config.json',
       );
       expect(store.credentialFor('docker.io')).toEqual({ kind: 'basic', username: 'hub', password: 'hubpw' });
@@ -139,7 +148,9 @@ describe('credentialsFromConfig', () => {
       expect(store.credentialFor('inline.example')).toEqual({ kind: 'basic', username: 'i', password: 'p' });
       expect(store.credentialFor('other.example')).toBeUndefined();
       expect(store.credentialFor('docker.io')).toEqual({ kind: 'basic', username: 'hub', password: 'hubpw' });
-      expect(() => store.credentialFor('broken.example')).toThrow(/config.json: credential helper docker-credential-absent for broken.example cannot run \(no such file or folder\)/);
+      expect(() => store.credentialFor('broken.example')).toThrow(
+        /config.json: credential helper docker-credential-absent for broken.example cannot run \(no such file or folder\)/,
+      );
       // Each registry is asked once.
       expect(readFileSync(log, 'utf8')).toBe('store https://index.docker.io/v1/\ncloud gcr.example\nstore other.example\n');
     } finally {

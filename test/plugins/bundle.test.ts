@@ -55,7 +55,11 @@ describe('bundlePlugins', () => {
         { order: 20, name: 'web', file: 'plugins/020_web.ts', kind: 'chart', chart: 'web', overridesLine: 5, chartLine: 4 },
       ],
       files: { 'plugins.mjs': sha256(bundle.files.get('plugins.mjs')!) },
-      sources: Object.fromEntries(Object.keys(files).sort().map((f) => [f, sha256(readFileSync(join(root, f)))])),
+      sources: Object.fromEntries(
+        Object.keys(files)
+          .sort()
+          .map((f) => [f, sha256(readFileSync(join(root, f)))]),
+      ),
     });
     expect(bundle.manifest).toEqual(manifest);
     const code = text(bundle, 'plugins.mjs');
@@ -79,7 +83,9 @@ describe('bundlePlugins', () => {
   });
 
   it('reports compile errors at file:line', async () => {
-    const root = writeApp({ 'plugins/010_web.ts': `import { ChartPlugin } from 'flotilla/plugin';\nexport default class extends ChartPlugin {\n  readonly chart = 'web'\n  oops(: void {}\n}\n` });
+    const root = writeApp({
+      'plugins/010_web.ts': `import { ChartPlugin } from 'flotilla/plugin';\nexport default class extends ChartPlugin {\n  readonly chart = 'web'\n  oops(: void {}\n}\n`,
+    });
     const error = await bundlePlugins(root).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginBuildError);
     expect((error as Error).message).toMatch(/^cannot compile the app's plugins:\n {2}plugins\/010_web\.ts:4:\d+: /);
@@ -115,10 +121,12 @@ describe('bundlePlugins', () => {
       writeFileSync(join(root, 'plugins/010_web.ts'), importing('./lib/helper.js'));
       mkdirSync(join(root, 'plugins/lib'));
       symlinkSync(join(outside, 'helper.js'), join(root, 'plugins/lib/helper.js'));
-      await expect(bundlePlugins(root)).rejects.toThrow(/plugins\/010_web\.ts:2:17: import "\.\/lib\/helper\.js" resolves to .*\/outside\/helper\.js, outside the app/);
+      await expect(bundlePlugins(root)).rejects.toThrow(
+        /plugins\/010_web\.ts:2:17: import "\.\/lib\/helper\.js" resolves to .*\/outside\/helper\.js, outside the app/,
+      );
     });
 
-    it('of the app\'s own node_modules packages, wherever they are linked from, are bundled; --follow-external-symlinks allows the rest', async () => {
+    it("of the app's own node_modules packages, wherever they are linked from, are bundled; --follow-external-symlinks allows the rest", async () => {
       const { root, outside } = appBesideAFile({ 'plugins/010_web.ts': importing('registry-config') });
       mkdirSync(join(outside, 'registry-config'));
       writeFileSync(join(outside, 'registry-config', 'package.json'), '{"name": "registry-config", "main": "index.js", "type": "module"}\n');
@@ -137,7 +145,9 @@ describe('bundlePlugins', () => {
       'plugins/010_web.ts: the default export does not extend ChartPlugin, AppLifecycle or KustomizeOperator',
     );
     await expect(bundlePlugins(writeApp({ 'plugins/010_web.ts': `export const x = 1;\n` }))).rejects.toBeInstanceOf(PluginLoadError);
-    await expect(bundlePlugins(writeApp({ 'plugins/10_web.ts': chartPlugin('web') }))).rejects.toThrow('plugins/10_web.ts: a plugin file is named NNN_<name>.ts');
+    await expect(bundlePlugins(writeApp({ 'plugins/10_web.ts': chartPlugin('web') }))).rejects.toThrow(
+      'plugins/10_web.ts: a plugin file is named NNN_<name>.ts',
+    );
     await expect(bundlePlugins(writeApp({ 'plugins/010_web.ts': chartPlugin('web'), 'plugins/010_db.ts': chartPlugin('db') }))).rejects.toThrow(
       'plugins/010_db.ts and plugins/010_web.ts share the order 010',
     );
@@ -201,7 +211,9 @@ describe('loadPluginBundle', () => {
     await expect(verifyPluginBundle(dir)).rejects.toBeInstanceOf(TamperedBundleError);
     const error = await loadPluginBundle(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TamperedBundleError);
-    expect((error as Error).message).toMatch(/plugins\.mjs: sha256 [0-9a-f]{64} does not match the manifest \([0-9a-f]{64}\); the plugin bundle was changed after it was built, refusing to load it$/);
+    expect((error as Error).message).toMatch(
+      /plugins\.mjs: sha256 [0-9a-f]{64} does not match the manifest \([0-9a-f]{64}\); the plugin bundle was changed after it was built, refusing to load it$/,
+    );
   });
 
   it('refuses a file the manifest does not list, and reports a missing one', async () => {
@@ -220,7 +232,9 @@ describe('loadPluginBundle', () => {
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
     manifest.plugins[2].chart = 'db';
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest));
-    await expect(loadPluginBundle(dir)).rejects.toThrow('plugins/020_web.ts: the manifest says a chart plugin for chart db, the code is a chart plugin for chart web');
+    await expect(loadPluginBundle(dir)).rejects.toThrow(
+      'plugins/020_web.ts: the manifest says a chart plugin for chart db, the code is a chart plugin for chart web',
+    );
 
     manifest.plugins[2].chart = 'web';
     manifest.entry = '../plugins.mjs';

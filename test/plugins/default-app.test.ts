@@ -29,18 +29,31 @@ function deployment(replace: [string | RegExp, string][]): string {
   return file;
 }
 
-describe('the default app\'s plugins', () => {
+describe("the default app's plugins", () => {
   it('type-check with their tests (plugins/tsconfig.json)', async () => {
-    const result = await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'plugins', 'tsconfig.json')], { cwd: ROOT }).catch(
-      (e: { stdout?: string }) => ({ stdout: e.stdout ?? '', failed: true }),
-    );
+    const result = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'plugins', 'tsconfig.json')],
+      { cwd: ROOT },
+    ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? '', failed: true }));
     expect(result).not.toHaveProperty('failed');
   });
 
   it('bundle into the manifest order lifecycle, infra, control plane', async () => {
     const bundle = await bundlePlugins(ROOT);
     expect(bundle.manifest.plugins.map((p) => `${p.order} ${p.kind === 'chart' ? p.chart : p.kind}`)).toEqual([
-      '1 lifecycle', '10 mariadb', '20 rabbitmq', '30 keystone', '40 glance', '50 cinder', '60 placement', '70 nova', '80 ovn', '90 neutron', '100 horizon', '110 clients',
+      '1 lifecycle',
+      '10 mariadb',
+      '20 rabbitmq',
+      '30 keystone',
+      '40 glance',
+      '50 cinder',
+      '60 placement',
+      '70 nova',
+      '80 ovn',
+      '90 neutron',
+      '100 horizon',
+      '110 clients',
     ]);
     expect(Object.keys(bundle.manifest.sources)).toContain('plugins/lib/openstack.ts');
   });
@@ -64,7 +77,9 @@ describe('the default app\'s plugins', () => {
       const v = await computeReleaseValues(app, app.graph.byName.get(name)!, { plugin: host.overridesProvider() });
       return Object.fromEntries(explain(v).map((l) => [l.path.join('.'), l.value]));
     };
-    const [mariadb, keystone, glance, nova, neutron, rabbitmq] = await Promise.all(['mariadb', 'keystone', 'glance', 'nova', 'neutron', 'rabbitmq'].map(values));
+    const [mariadb, keystone, glance, nova, neutron, rabbitmq] = await Promise.all(
+      ['mariadb', 'keystone', 'glance', 'nova', 'neutron', 'rabbitmq'].map(values),
+    );
     const root = mariadb!['endpoints.oslo_db.auth.admin.password'];
     expect(root).toMatch(/^[A-Za-z0-9]{32}$/);
     for (const chart of [keystone, glance, nova]) expect(chart!['endpoints.oslo_db.auth.admin.password']).toBe(root);
@@ -78,7 +93,12 @@ describe('the default app\'s plugins', () => {
   it('run the app-wide check before apply: the default spec passes, images in Ceph without a Ceph backend do not', async () => {
     const ok = await loadAppPlugins(await loadApp(ROOT), { mode: 'offline', stateDir: tempDir() });
     expect((await ok.runHooks({ operation: 'apply', timing: 'pre', kind: 'check' })).map((r) => r.hook)).toEqual(['apply.pre.check', 'check(apply)']);
-    const noCeph = await loadApp(ROOT, { deployment: deployment([['      ceph: {}\n', ''], ['  policies: enhanced', '  policies: enhanced\n  glance: {storage: rbd}']]) });
+    const noCeph = await loadApp(ROOT, {
+      deployment: deployment([
+        ['      ceph: {}\n', ''],
+        ['  policies: enhanced', '  policies: enhanced\n  glance: {storage: rbd}'],
+      ]),
+    });
     const host = await loadAppPlugins(noCeph, { mode: 'offline', stateDir: tempDir() });
     const error = await host.runStage({ operation: 'apply', timing: 'pre' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationRefusedError);

@@ -6,7 +6,9 @@ import MariadbPlugin, { DELETE_DATA_RECORD } from '../../plugins/010_mariadb.js'
 function cluster(records: Record<string, JsonValue>): { ctx: ChartContext; deleted: ObjectSelector[]; log: { level: string; message: string }[] } {
   const deleted: ObjectSelector[] = [];
   const matching = (selector: ObjectSelector) =>
-    selector.kind === 'PersistentVolumeClaim' && selector.labelSelector.includes('app.kubernetes.io/instance=osh-openstack-mariadb') ? ['data-mariadb-server-0'] : [];
+    selector.kind === 'PersistentVolumeClaim' && selector.labelSelector.includes('app.kubernetes.io/instance=osh-openstack-mariadb')
+      ? ['data-mariadb-server-0']
+      : [];
   const kube: ClusterObjects = {
     namespace: 'openstack',
     list: async (selector) => matching(selector),
@@ -21,25 +23,38 @@ function cluster(records: Record<string, JsonValue>): { ctx: ChartContext; delet
 
 describe('plugin 010_mariadb', () => {
   it('sets the shared root password', async () => {
-    expect(await new MariadbPlugin().getOverrides(testChartContext('mariadb'))).toEqual({ endpoints: { oslo_db: { auth: { admin: { password: 'test-password-mariadb-root' } } } } });
+    expect(await new MariadbPlugin().getOverrides(testChartContext('mariadb'))).toEqual({
+      endpoints: { oslo_db: { auth: { admin: { password: 'test-password-mariadb-root' } } } },
+    });
   });
 
   it('keeps the data volumes on remove, and says so', async () => {
     const { ctx, deleted, log } = cluster({});
     await new MariadbPlugin().postRemove(ctx);
     expect(deleted).toEqual([]);
-    expect(log).toEqual([{ level: 'warn', message: `kept 1 data volume(s): data-mariadb-server-0; record ${DELETE_DATA_RECORD}: true to delete them on remove` }]);
+    expect(log).toEqual([
+      { level: 'warn', message: `kept 1 data volume(s): data-mariadb-server-0; record ${DELETE_DATA_RECORD}: true to delete them on remove` },
+    ]);
   });
 
   it('deletes them when asked', async () => {
     const { ctx, deleted } = cluster({ [DELETE_DATA_RECORD]: true });
     await new MariadbPlugin().postRemove(ctx);
-    expect(deleted).toEqual([{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: 'openstack', labelSelector: 'app.kubernetes.io/instance=osh-openstack-mariadb,app.kubernetes.io/component=server' }]);
+    expect(deleted).toEqual([
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        namespace: 'openstack',
+        labelSelector: 'app.kubernetes.io/instance=osh-openstack-mariadb,app.kubernetes.io/component=server',
+      },
+    ]);
   });
 
   it('only reports offline', async () => {
     const ctx = testChartContext('mariadb', { records: { [DELETE_DATA_RECORD]: true } });
     await new MariadbPlugin().postRemove(ctx);
-    expect(ctx.log.lines.map((l) => l.message)).toEqual(['would delete the data volumes (app.kubernetes.io/instance=osh-openstack-mariadb,app.kubernetes.io/component=server)']);
+    expect(ctx.log.lines.map((l) => l.message)).toEqual([
+      'would delete the data volumes (app.kubernetes.io/instance=osh-openstack-mariadb,app.kubernetes.io/component=server)',
+    ]);
   });
 });

@@ -10,7 +10,9 @@ describe('plugins 080_ovn and 090_neutron', () => {
     expect(new OvnPlugin().getOverrides(testChartContext('ovn', features({ backend: 'ovn', tunnelInterface: 'eth1' })))).toEqual({
       network: { interface: { tunnel: 'eth1' }, encap_type: 'geneve' },
     });
-    expect(new OvnPlugin().getOverrides(testChartContext('ovn', features({ backend: 'ovn' })))).toEqual({ network: { interface: { tunnel: '' }, encap_type: 'geneve' } });
+    expect(new OvnPlugin().getOverrides(testChartContext('ovn', features({ backend: 'ovn' })))).toEqual({
+      network: { interface: { tunnel: '' }, encap_type: 'geneve' },
+    });
     const geneve = await new NeutronPlugin().getOverrides(testChartContext('neutron', features({ backend: 'ovn' })));
     expect(geneve).toMatchObject({ conf: { plugins: { ml2_conf: { ml2: { tenant_network_types: ['geneve'] }, ml2_type_geneve: { max_header_size: 38 } } } } });
   });

@@ -5,7 +5,12 @@ import NovaPlugin, { INSTANCES_RECORD } from '../../plugins/070_nova.js';
 /** A cluster-mode context whose records (the `<app>-records` ConfigMap in a real cluster) hold `records`. */
 function clusterContext(records: Record<string, JsonValue>): ChartContext {
   const offline = testChartContext('nova');
-  return { ...offline, records: new MemoryRecordStore(records), mode: 'cluster', kube: { namespace: 'openstack', list: async () => [], deleteAll: async () => [] } };
+  return {
+    ...offline,
+    records: new MemoryRecordStore(records),
+    mode: 'cluster',
+    kube: { namespace: 'openstack', list: async () => [], deleteAll: async () => [] },
+  };
 }
 
 describe('plugin 070_nova', () => {

@@ -23,9 +23,15 @@ const origins = (values: Awaited<ReturnType<typeof computeReleaseValues>>) =>
   Object.fromEntries(explain(values).map((l) => [l.path.join('.'), `${l.origin.layer} ${l.origin.location.file}:${l.origin.location.line}`]));
 
 describe('the plugin layer (values layer 5)', () => {
-  it('sees the resolved images: the target release\'s with custom images on top', async () => {
-    const imagePlugin = chartPlugin('web', `  override getOverrides(ctx: ChartContext): Values {\n    return { seen: { web: ctx.version.images.web, db: ctx.version.images.db } };\n  }`);
-    const deployment = baseApp()['overrides/deployment.yaml']!.replace('  domain: example.org\n', '  domain: example.org\n  customImages:\n    web: registry.example.org/web:hotfix-2\n');
+  it("sees the resolved images: the target release's with custom images on top", async () => {
+    const imagePlugin = chartPlugin(
+      'web',
+      `  override getOverrides(ctx: ChartContext): Values {\n    return { seen: { web: ctx.version.images.web, db: ctx.version.images.db } };\n  }`,
+    );
+    const deployment = baseApp()['overrides/deployment.yaml']!.replace(
+      '  domain: example.org\n',
+      '  domain: example.org\n  customImages:\n    web: registry.example.org/web:hotfix-2\n',
+    );
     const { app, host } = await pluginFixture({ 'plugins/010_web.ts': imagePlugin, 'overrides/deployment.yaml': deployment });
     const values = await computeReleaseValues(app, app.graph.byName.get('web')!, { plugin: host.overridesProvider() });
     expect(values.systemOverrides).toMatchObject({ seen: { web: 'registry.example.org/web:hotfix-2', db: 'docker.io/library/mariadb:11.4' } });
@@ -60,7 +66,11 @@ describe('the plugin layer (values layer 5)', () => {
       'overrides/deployment.yaml': baseApp()['overrides/deployment.yaml']!.replace('release: "2.0"', 'release: "1.0"'),
     });
     const mode = async (f: typeof modern) =>
-      ((await computeReleaseValues(f.app, f.app.graph.byName.get('web')!, { plugin: f.host.overridesProvider() })).systemOverrides as { conf: { mode: string } }).conf.mode;
+      (
+        (await computeReleaseValues(f.app, f.app.graph.byName.get('web')!, { plugin: f.host.overridesProvider() })).systemOverrides as {
+          conf: { mode: string };
+        }
+      ).conf.mode;
     expect(await mode(modern)).toBe('plugin-modern');
     expect(await mode(classic)).toBe('plugin-classic');
   });
@@ -82,23 +92,41 @@ describe('the plugin layer (values layer 5)', () => {
 
   it('refuses values that contain themselves or nest past what YAML may hold, naming the path; takes a value shared by two keys', async () => {
     const cases: [string, string][] = [
-      ['const conf: Record<string, unknown> = { a: 1 }; conf.self = { back: conf }; return { conf } as Values;', 'returned a map or list that contains itself at conf.self.back; Helm values are a tree'],
-      ['const list: unknown[] = [1]; list.push(list); return { list } as unknown as Values;', 'returned a map or list that contains itself at list.1; Helm values are a tree'],
+      [
+        'const conf: Record<string, unknown> = { a: 1 }; conf.self = { back: conf }; return { conf } as Values;',
+        'returned a map or list that contains itself at conf.self.back; Helm values are a tree',
+      ],
+      [
+        'const list: unknown[] = [1]; list.push(list); return { list } as unknown as Values;',
+        'returned a map or list that contains itself at list.1; Helm values are a tree',
+      ],
       ['return { list: [1, undefined, 2] } as unknown as Values;', 'returned undefined in a list at list[1]'],
       ['return { list: [1, , 2] } as unknown as Values;', 'returned undefined in a list at list[1]'],
-      ['let deep: Record<string, unknown> = {}; const top = deep; for (let i = 0; i < 300; i++) { deep.d = {}; deep = deep.d as Record<string, unknown>; } return top as Values;', 'returned values nested more than 256 levels deep at ' + Array(256).fill('d').join('.')],
+      [
+        'let deep: Record<string, unknown> = {}; const top = deep; for (let i = 0; i < 300; i++) { deep.d = {}; deep = deep.d as Record<string, unknown>; } return top as Values;',
+        'returned values nested more than 256 levels deep at ' + Array(256).fill('d').join('.'),
+      ],
     ];
     for (const [body, message] of cases) {
       const { app, host } = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Values { ${body} }`) });
-      await expect(host.overrides(app.graph.byName.get('web')!)).rejects.toThrow(`plugin web (plugins/010_web.ts) getOverrides for release web failed: ${message}`);
+      await expect(host.overrides(app.graph.byName.get('web')!)).rejects.toThrow(
+        `plugin web (plugins/010_web.ts) getOverrides for release web failed: ${message}`,
+      );
     }
-    const shared = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Values { const tls = { enabled: true }; return { a: { tls }, b: { tls } }; }`) });
-    expect(toPlain((await shared.host.overrides(shared.app.graph.byName.get('web')!))!)).toEqual({ a: { tls: { enabled: true } }, b: { tls: { enabled: true } } });
+    const shared = await pluginFixture({
+      'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Values { const tls = { enabled: true }; return { a: { tls }, b: { tls } }; }`),
+    });
+    expect(toPlain((await shared.host.overrides(shared.app.graph.byName.get('web')!))!)).toEqual({
+      a: { tls: { enabled: true } },
+      b: { tls: { enabled: true } },
+    });
   });
 
   it('fails computeReleaseValues when getOverrides throws or runs past its limit', async () => {
     const throwing = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Values { throw new Error('no keystone'); }`) });
-    await expect(computeReleaseValues(throwing.app, throwing.app.graph.byName.get('web')!, { plugin: throwing.host.overridesProvider() })).rejects.toBeInstanceOf(PluginHookError);
+    await expect(
+      computeReleaseValues(throwing.app, throwing.app.graph.byName.get('web')!, { plugin: throwing.host.overridesProvider() }),
+    ).rejects.toBeInstanceOf(PluginHookError);
     const slow = await pluginFixture(
       { 'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(): Promise<Values> { return new Promise(() => {}); }`) },
       { timeLimits: { getOverrides: 30 } },
@@ -108,7 +136,10 @@ describe('the plugin layer (values layer 5)', () => {
 
   it('gives plugins a frozen spec: a plugin cannot change what later plugins see', async () => {
     const { app, host } = await pluginFixture({
-      'plugins/010_web.ts': chartPlugin('web', `  override getOverrides(ctx: ChartContext): Values { (ctx.spec.features as Record<string, unknown>).services = []; return {}; }`),
+      'plugins/010_web.ts': chartPlugin(
+        'web',
+        `  override getOverrides(ctx: ChartContext): Values { (ctx.spec.features as Record<string, unknown>).services = []; return {}; }`,
+      ),
     });
     await expect(host.overrides(app.graph.byName.get('web')!)).rejects.toThrow(/read.only|not extensible|Cannot assign/);
     expect(app.spec.features.services).toEqual(['frontend']);

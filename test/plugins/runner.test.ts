@@ -145,7 +145,7 @@ describe('a check hook refuses', () => {
     const { host, log } = await pluginFixture({
       'plugins/005_lifecycle.ts': lifecycle().replace(
         'pre: { check: say, resource: say',
-        "pre: { check: (ctx) => { say(ctx); return refuse('features.storage names backend \"nfs\", which the spec does not define'); }, resource: say",
+        'pre: { check: (ctx) => { say(ctx); return refuse(\'features.storage names backend "nfs", which the spec does not define\'); }, resource: say',
       ),
       'plugins/010_db.ts': loggingChart('db'),
     });
@@ -191,7 +191,9 @@ describe('a hook that fails', () => {
     const failing = await pluginFixture(files(`  override preApply(): void { throw new Error('database unreachable'); }`));
     const error = await failing.host.runStage({ operation: 'apply', timing: 'pre' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginHookError);
-    expect((error as PluginHookError).message).toBe('plugins/010_db.ts:8:37: plugin db (plugins/010_db.ts) preApply for release db failed: database unreachable');
+    expect((error as PluginHookError).message).toBe(
+      'plugins/010_db.ts:8:37: plugin db (plugins/010_db.ts) preApply for release db failed: database unreachable',
+    );
     expect((error as PluginHookError).site).toEqual({ plugin: 'db', file: 'plugins/010_db.ts', hook: 'preApply', release: 'db' });
     expect(((error as PluginHookError).cause as Error).message).toBe('database unreachable');
     expect(lines(failing.log)).toEqual(['db: check(apply) db', 'web: check(apply) web']);
@@ -208,11 +210,15 @@ describe('a hook that fails', () => {
   });
 
   it('a lifecycle check that throws fails rather than refuses', async () => {
-    const { host } = await pluginFixture({ 'plugins/005_lifecycle.ts': lifecycle("upload: { pre: { check: () => { throw new Error('cannot read the spec'); } } },") });
+    const { host } = await pluginFixture({
+      'plugins/005_lifecycle.ts': lifecycle("upload: { pre: { check: () => { throw new Error('cannot read the spec'); } } },"),
+    });
     const error = await host.runHooks({ operation: 'upload', timing: 'pre', kind: 'check' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PluginHookError);
     expect(error).not.toBeInstanceOf(OperationRefusedError);
-    expect((error as Error).message).toBe('plugins/005_lifecycle.ts:11:43: plugin lifecycle (plugins/005_lifecycle.ts) upload.pre.check failed: cannot read the spec');
+    expect((error as Error).message).toBe(
+      'plugins/005_lifecycle.ts:11:43: plugin lifecycle (plugins/005_lifecycle.ts) upload.pre.check failed: cannot read the spec',
+    );
   });
 });
 

@@ -16,7 +16,9 @@ import { chartPlugin, pluginFixture } from './fixtures.js';
 const releaseOf = (app: App, name: string) => app.releases.find((r) => r.name === name)!;
 /** The web plugin's getOverrides doing `body` (which may return), and the error its host gives. */
 async function overridesError(body: string, imports = ''): Promise<Error> {
-  const { host, app } = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', `  override async getOverrides(ctx: ChartContext): Promise<Values> {\n${body}\n    return {};\n  }`, imports) });
+  const { host, app } = await pluginFixture({
+    'plugins/010_web.ts': chartPlugin('web', `  override async getOverrides(ctx: ChartContext): Promise<Values> {\n${body}\n    return {};\n  }`, imports),
+  });
   return host.overrides(releaseOf(app, 'web')).then(
     () => new Error('getOverrides succeeded'),
     (error: unknown) => error as Error,
@@ -41,8 +43,12 @@ describe('the plugin process refuses what plugins may not do', () => {
   });
 
   it('starting a process or a worker thread', async () => {
-    expect(said(await overridesError(`    execFileSync('true');`, "import { execFileSync } from 'node:child_process';"))).toBe(`${failed} tried to start a process: plugins may not start processes`);
-    expect(said(await overridesError(`    new Worker('0', { eval: true });`, "import { Worker } from 'node:worker_threads';"))).toBe(`${failed} tried to start a worker thread: plugins may not start threads`);
+    expect(said(await overridesError(`    execFileSync('true');`, "import { execFileSync } from 'node:child_process';"))).toBe(
+      `${failed} tried to start a process: plugins may not start processes`,
+    );
+    expect(said(await overridesError(`    new Worker('0', { eval: true });`, "import { Worker } from 'node:worker_threads';"))).toBe(
+      `${failed} tried to start a worker thread: plugins may not start threads`,
+    );
   });
 
   describe('the network', () => {
@@ -55,10 +61,18 @@ describe('the plugin process refuses what plugins may not do', () => {
       await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
       const { port } = server.address() as AddressInfo;
       const net = "import net from 'node:net';\nimport dns from 'node:dns';";
-      expect(said(await overridesError(`    await fetch('http://127.0.0.1:${port}/');`))).toBe(`${failed} tried to open a network connection to 127.0.0.1:${port}: plugins have no network (the cluster is ctx.kube)`);
-      expect(said(await overridesError(`    net.connect(${port}, '127.0.0.1');`, net))).toBe(`${failed} tried to open a network connection to 127.0.0.1:${port}: plugins have no network (the cluster is ctx.kube)`);
-      expect((await overridesError(`    await dns.promises.lookup('example.org');`, net)).message).toMatch(/tried to open a network connection to example\.org: plugins have no network/);
-      expect((await overridesError(`    net.createServer().listen(0);`, net)).message).toMatch(/tried to open a network connection to localhost:0: plugins have no network/);
+      expect(said(await overridesError(`    await fetch('http://127.0.0.1:${port}/');`))).toBe(
+        `${failed} tried to open a network connection to 127.0.0.1:${port}: plugins have no network (the cluster is ctx.kube)`,
+      );
+      expect(said(await overridesError(`    net.connect(${port}, '127.0.0.1');`, net))).toBe(
+        `${failed} tried to open a network connection to 127.0.0.1:${port}: plugins have no network (the cluster is ctx.kube)`,
+      );
+      expect((await overridesError(`    await dns.promises.lookup('example.org');`, net)).message).toMatch(
+        /tried to open a network connection to example\.org: plugins have no network/,
+      );
+      expect((await overridesError(`    net.createServer().listen(0);`, net)).message).toMatch(
+        /tried to open a network connection to localhost:0: plugins have no network/,
+      );
       expect(connections).toBe(0);
     });
   });
@@ -75,7 +89,9 @@ describe('the plugin process refuses what plugins may not do', () => {
 
   it('a bundle whose top level writes fails to load, naming the plugin file and what it tried', async () => {
     const target = join(tempDir(), 'pwned');
-    const error = await pluginFixture({ 'plugins/010_web.ts': chartPlugin('web', '', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(target)}, 'x');`) }).catch((e: unknown) => e as Error);
+    const error = await pluginFixture({
+      'plugins/010_web.ts': chartPlugin('web', '', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(target)}, 'x');`),
+    }).catch((e: unknown) => e as Error);
     expect(error).toBeInstanceOf(PluginBundleError);
     expect((error as Error).message).toBe(`plugins/: loading the plugins failed (plugins/010_web.ts:3): tried to write ${target}: plugins may not write files`);
     expect(existsSync(target)).toBe(false);
@@ -86,8 +102,11 @@ describe('limits', () => {
   it('a hook in an endless loop is stopped at its time limit; the next call runs in a new process', async () => {
     const { host, app } = await pluginFixture(
       {
-        'plugins/010_web.ts': chartPlugin('web', '  override getOverrides(ctx: ChartContext): Values { if (ctx.spec.main.release !== "none") for (;;) {} return {}; }'),
-        'plugins/005_db.ts': chartPlugin('db', "  override getOverrides(): Values { return { up: true }; }"),
+        'plugins/010_web.ts': chartPlugin(
+          'web',
+          '  override getOverrides(ctx: ChartContext): Values { if (ctx.spec.main.release !== "none") for (;;) {} return {}; }',
+        ),
+        'plugins/005_db.ts': chartPlugin('db', '  override getOverrides(): Values { return { up: true }; }'),
       },
       { timeLimits: { getOverrides: 300 } },
     );

@@ -35,7 +35,10 @@ function asProject(root: string): void {
       include: ['plugins/**/*.ts', 'test/**/*.ts'],
     }),
   );
-  writeFileSync(join(root, 'vitest.config.mjs'), `export default { resolve: { alias: { 'flotilla/plugin': ${JSON.stringify(api)} } }, test: { include: ['test/**/*.test.ts'] } };\n`);
+  writeFileSync(
+    join(root, 'vitest.config.mjs'),
+    `export default { resolve: { alias: { 'flotilla/plugin': ${JSON.stringify(api)} } }, test: { include: ['test/**/*.test.ts'] } };\n`,
+  );
 }
 
 /** The environment without this vitest's own variables, so the nested run is a fresh one. */
@@ -43,7 +46,9 @@ const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k
 
 describe('flotilla plugin new', () => {
   it('scaffolds a typed plugin with the next free order and a test; both compile and the test passes', async () => {
-    const root = writeApp({ 'plugins/010_db.ts': `import { ChartPlugin } from 'flotilla/plugin';\nexport default class Db extends ChartPlugin {\n  readonly chart = 'db';\n}\n` });
+    const root = writeApp({
+      'plugins/010_db.ts': `import { ChartPlugin } from 'flotilla/plugin';\nexport default class Db extends ChartPlugin {\n  readonly chart = 'db';\n}\n`,
+    });
     asProject(root);
     const app = await loadApp(root);
     const result = await scaffoldPlugin(app, 'web');
@@ -55,10 +60,14 @@ describe('flotilla plugin new', () => {
     );
     expect(tsc).not.toHaveProperty('failed');
 
-    const vitest = await run(process.execPath, [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', root, '--config', join(root, 'vitest.config.mjs')], {
-      cwd: root,
-      env: cleanEnv(),
-    }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: `${e.stdout ?? ''}${e.stderr ?? ''}`, failed: true }));
+    const vitest = await run(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--root', root, '--config', join(root, 'vitest.config.mjs')],
+      {
+        cwd: root,
+        env: cleanEnv(),
+      },
+    ).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: `${e.stdout ?? ''}${e.stderr ?? ''}`, failed: true }));
     expect(vitest).not.toHaveProperty('failed');
     expect(vitest.stdout).toMatch(/Tests\s+.*2 passed/);
 
@@ -90,7 +99,10 @@ describe('a stand-alone app after flotilla plugin new', () => {
     expect(manifest.devDependencies.flotilla).toBe(`file:${ROOT}`);
     // From npm's cache when it holds the test tools (as after flotilla's own install), else from the registry.
     const npm = (args: string[]) =>
-      run('npm', args, { cwd: root, env: cleanEnv(), maxBuffer: 1 << 24 }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: `${e.stdout ?? ''}${e.stderr ?? ''}`, failed: true }));
+      run('npm', args, { cwd: root, env: cleanEnv(), maxBuffer: 1 << 24 }).catch((e: { stdout?: string; stderr?: string }) => ({
+        stdout: `${e.stdout ?? ''}${e.stderr ?? ''}`,
+        failed: true,
+      }));
     const install = await npm(['install', '--prefer-offline', '--no-audit', '--no-fund']);
     expect(install, install.stdout).not.toHaveProperty('failed');
     const test = await npm(['test']);

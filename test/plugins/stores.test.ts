@@ -47,4 +47,3 @@ describe('offline password and record stores', () => {
     expect(await records.get('nova.instances')).toBeUndefined();
   });
 });
-

@@ -29,9 +29,12 @@ const state = async (root: string, target: string, deployed?: string): Promise<A
   return { ...afterUpload(undefined, app.catalog, app.metadata.appVersion, target), ...(deployed ? { deployed } : {}) };
 };
 
-describe('the default app\'s plugins across both catalog releases', () => {
+describe("the default app's plugins across both catalog releases", () => {
   it('glance serves the model its HelmRelease annotation says: uWSGI for 2025.1, the proxy for 2024.1', async () => {
-    for (const [target, deployed, mode, wsgi] of [['2025.1', '2024.1', 'wsgi', 'true'], ['2024.1', undefined, 'proxy', 'false']] as const) {
+    for (const [target, deployed, mode, wsgi] of [
+      ['2025.1', '2024.1', 'wsgi', 'true'],
+      ['2024.1', undefined, 'proxy', 'false'],
+    ] as const) {
       const app = assembleApp(directoryAppSource(ROOT), { versions: await state(ROOT, target, deployed) });
       expect(app.serviceDefaultAnnotations('glance')['glance.openstack.org/wsgi']).toBe(wsgi);
       expect((await pluginValues(app, 'glance')).api).toEqual({ mode });
@@ -51,7 +54,7 @@ describe('the default app\'s plugins across both catalog releases', () => {
     expect((await pluginValues(app, 'glance')).api).toEqual({ mode: 'proxy' });
   }, 60_000);
 
-  it('cinder gives each backend the cluster\'s custom image for it, the rest the release\'s default', async () => {
+  it("cinder gives each backend the cluster's custom image for it, the rest the release's default", async () => {
     const pinned = 'registry.example/vendor/cinder-volume:2025.1-1@sha256:' + 'd'.repeat(64);
     const app0 = await loadApp(ROOT);
     const versions = withCustomImage(await state(ROOT, '2025.1'), 'cinder_volume.ceph', pinned, app0.catalog, { by: 'ops', now: '2026-11-28T00:00:00Z' });
@@ -64,19 +67,34 @@ describe('the default app\'s plugins across both catalog releases', () => {
   }, 60_000);
 });
 
-describe('a plugin\'s context', () => {
-  it('carries the target, the deployed release and each image\'s source', async () => {
-    const plugin = chartPlugin('web', `  override async getOverrides(ctx: ChartContext): Promise<Values> {
+describe("a plugin's context", () => {
+  it("carries the target, the deployed release and each image's source", async () => {
+    const plugin = chartPlugin(
+      'web',
+      `  override async getOverrides(ctx: ChartContext): Promise<Values> {
     return { seen: { release: ctx.version.release, target: ctx.version.target, deployed: ctx.version.deployed, web: ctx.version.images.web ?? null, webSource: ctx.version.imageSources.web ?? null, dbSource: ctx.version.imageSources.db ?? null } };
-  }`);
+  }`,
+    );
     const fixture = await pluginFixture({ 'plugins/010_web.ts': plugin });
     const offline = toPlain((await fixture.host.overrides(fixture.app.releases.find((r) => r.name === 'web')!))!) as { seen: unknown };
-    expect(offline.seen).toEqual({ release: '2.0', target: '2.0', deployed: null, web: 'docker.io/library/nginx:1.27', webSource: 'release', dbSource: 'release' });
+    expect(offline.seen).toEqual({
+      release: '2.0',
+      target: '2.0',
+      deployed: null,
+      web: 'docker.io/library/nginx:1.27',
+      webSource: 'release',
+      dbSource: 'release',
+    });
 
     const hotfix = 'registry.example/web:1.0-hotfix@sha256:' + 'e'.repeat(64);
-    const versions = withCustomImage({ ...afterUpload(undefined, fixture.app.catalog, '1.0-1', '1.0'), deployed: '1.0' }, 'web', hotfix, fixture.app.catalog, { by: 'ops', now: '2026-11-28T00:00:00Z' });
+    const versions = withCustomImage({ ...afterUpload(undefined, fixture.app.catalog, '1.0-1', '1.0'), deployed: '1.0' }, 'web', hotfix, fixture.app.catalog, {
+      by: 'ops',
+      now: '2026-11-28T00:00:00Z',
+    });
     const cluster = assembleApp(directoryAppSource(fixture.root), { versions });
-    const values = toPlain((await (await loadAppPlugins(cluster, { mode: 'offline', stateDir: fixture.stateDir })).overrides(cluster.releases.find((r) => r.name === 'web')!))!) as { seen: unknown };
+    const values = toPlain(
+      (await (await loadAppPlugins(cluster, { mode: 'offline', stateDir: fixture.stateDir })).overrides(cluster.releases.find((r) => r.name === 'web')!))!,
+    ) as { seen: unknown };
     expect(values.seen).toEqual({ release: '1.0', target: '1.0', deployed: '1.0', web: hotfix, webSource: 'custom', dbSource: 'release' });
   }, 60_000);
 });

@@ -21,7 +21,7 @@ describe('preflight through the real helm', () => {
     expect(web?.objects.map((o) => `${o.kind}/${o.name}`).sort()).toEqual(['ConfigMap/demo-web-conf', 'Deployment/demo-web']);
   });
 
-  it('catches a broken override with Helm\'s own message and the layer that set the value', async () => {
+  it("catches a broken override with Helm's own message and the layer that set the value", async () => {
     const dir = writeApp({
       'overrides/sizes/small.yaml': `services:\n  frontend:\n    web:\n      values:\n        pod:\n          replicas: two\n`,
     });
@@ -38,7 +38,7 @@ describe('preflight through the real helm', () => {
     expect(report.checks.find((c) => c.release.name === 'db')?.ok).toBe(true);
   });
 
-  it('reports a failing chart template with Helm\'s message', async () => {
+  it("reports a failing chart template with Helm's message", async () => {
     const broken = writeApp({ 'charts/web/templates/extra.yaml': `{{ .Values.pod.replicas.count | required "pod.replicas.count is required" }}\n` });
     const failing = (await preflight(await Session.fromDirectory(broken))).checks.find((c) => c.release.name === 'web');
     expect(failing?.ok).toBe(false);
@@ -68,7 +68,11 @@ describe('preflight through the real helm', () => {
       'keystone/templates/configmap.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keystone-etc\n  labels:\n{{ include "helm-toolkit.snippets.kubernetes_metadata_labels" . | indent 4 }}\ndata:\n  image: {{ .Values.images.tags.keystone_api }}\n`,
     });
     const app = writeFiles(join(root, 'app'), {
-      ...Object.fromEntries(Object.entries((await import('../support/app-fixture.js')).baseApp()).filter(([k]) => !k.startsWith('charts/web') && !k.startsWith('overrides/templates') && !k.startsWith('overrides/static'))),
+      ...Object.fromEntries(
+        Object.entries((await import('../support/app-fixture.js')).baseApp()).filter(
+          ([k]) => !k.startsWith('charts/web') && !k.startsWith('overrides/templates') && !k.startsWith('overrides/static'),
+        ),
+      ),
       'fluxcd/releases.yaml': `releases:\n  - name: db\n    chart: db\n    service: database\n  - name: keystone\n    chart: keystone\n    path: ../openstack-helm/keystone\n    service: frontend\n    namespace: openstack\n    dependsOn: [db]\n`,
       'overrides/versions/images.yaml': `web:\n  keystone: images.tags.keystone_api\ndb:\n  db: images.tags.db\n`,
       'overrides/deployment.yaml': `main:\n  release: "2.0"\nfeatures:\n  services: [frontend]\n`,
@@ -92,7 +96,9 @@ describe('flotilla preflight (CLI)', () => {
     const ok = await run(process.execPath, [cli, 'preflight', writeApp()]);
     expect(ok.stdout).toMatch(/ok\s+db\s+2 objects \(ConfigMap, Deployment\)/);
     expect(ok.stdout).toContain('all 2 releases render');
-    const bad = writeApp({ 'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: standard\n  domain: example.org\nfeatures:\n  services: [frontend]\ncommon:\n  groups:\n    apps:\n      values:\n        pod:\n          replicas: -1\n` });
+    const bad = writeApp({
+      'overrides/deployment.yaml': `main:\n  release: "2.0"\n  preset: standard\n  domain: example.org\nfeatures:\n  services: [frontend]\ncommon:\n  groups:\n    apps:\n      values:\n        pod:\n          replicas: -1\n`,
+    });
     const failed = await run(process.execPath, [cli, 'preflight', bad]).catch((e: { code: number; stdout: string }) => e);
     expect((failed as { code: number }).code).toBe(1);
     expect((failed as { stdout: string }).stdout).toMatch(/FAIL\s+web/);

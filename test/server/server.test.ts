@@ -7,7 +7,18 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { askServer, installationOf, listServers, runOnServer, serve, serverPlace, serverStatus, stopServers, type RunRequest, type ServerPlace } from '../../src/server/index.js';
+import {
+  askServer,
+  installationOf,
+  listServers,
+  runOnServer,
+  serve,
+  serverPlace,
+  serverStatus,
+  stopServers,
+  type RunRequest,
+  type ServerPlace,
+} from '../../src/server/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
 function place(bundle = 'file:///opt/flotilla/dist/cli/flotilla-0123456789abcdef.cjs'): ServerPlace {
@@ -34,9 +45,12 @@ function collect() {
 describe('serverPlace', () => {
   it('names one server per installation and environment, ignoring what a shell sets per call', () => {
     const cache = tempDir('flotilla-srv-');
-    const at = (env: NodeJS.ProcessEnv, bundle = 'file:///a/dist/cli/flotilla-00000000000000aa.cjs') => serverPlace(cache, installationOf(bundle), { create: true, env })!;
+    const at = (env: NodeJS.ProcessEnv, bundle = 'file:///a/dist/cli/flotilla-00000000000000aa.cjs') =>
+      serverPlace(cache, installationOf(bundle), { create: true, env })!;
     const base = { HOME: '/home/u', PATH: '/usr/bin' };
-    expect(at({ ...base, PWD: '/x', OLDPWD: '/y', SHLVL: '2', _: '/usr/bin/env', FLOTILLA_BUILD_SERVER: '1', npm_lifecycle_event: 'x' }).socket).toBe(at(base).socket);
+    expect(at({ ...base, PWD: '/x', OLDPWD: '/y', SHLVL: '2', _: '/usr/bin/env', FLOTILLA_BUILD_SERVER: '1', npm_lifecycle_event: 'x' }).socket).toBe(
+      at(base).socket,
+    );
     expect(at({ ...base, FLOTILLA_HELM: '/other/helm' }).socket).not.toBe(at(base).socket);
     expect(at(base, 'file:///a/dist/cli/flotilla-00000000000000bb.cjs').key).not.toBe(at(base).key);
     expect(installationOf('file:///a/dist/cli/flotilla-00000000000000bb.cjs').contentHash).toBe('00000000000000bb');

@@ -10,7 +10,12 @@ import { chartPlugin } from '../plugins/fixtures.js';
 
 describe('the session', () => {
   it('assembles the App of a built tarball in memory, the same App as its source tree, with the same values', async () => {
-    const root = writeApp({ 'plugins/010_web.ts': chartPlugin('web', `  override async getOverrides(ctx: ChartContext): Promise<Values> { return { conf: { secret: await ctx.passwords.getOrGenerate('web-db') } }; }`) });
+    const root = writeApp({
+      'plugins/010_web.ts': chartPlugin(
+        'web',
+        `  override async getOverrides(ctx: ChartContext): Promise<Values> { return { conf: { secret: await ctx.passwords.getOrGenerate('web-db') } }; }`,
+      ),
+    });
     const built = await buildApp(root, { outDir: tempDir(), cacheDir: false });
     const stateDir = tempDir('flotilla-state-');
     const fromTarball = await Session.fromBundle(built.file, { plugins: { stateDir } });
@@ -20,7 +25,9 @@ describe('the session', () => {
     expect(app.root).toBe(built.file);
     const source = await loadApp(root);
     expect(app.metadata).toEqual(source.metadata);
-    expect(app.releases.map((r) => [r.name, r.chart, r.namespace, r.releaseName, r.dependsOn])).toEqual(source.releases.map((r) => [r.name, r.chart, r.namespace, r.releaseName, r.dependsOn]));
+    expect(app.releases.map((r) => [r.name, r.chart, r.namespace, r.releaseName, r.dependsOn])).toEqual(
+      source.releases.map((r) => [r.name, r.chart, r.namespace, r.releaseName, r.dependsOn]),
+    );
     expect(app.enabled.map((r) => r.name)).toEqual(source.enabled.map((r) => r.name));
     expect(app.spec).toEqual(source.spec);
     expect([...app.images]).toEqual([...source.images]);
@@ -44,7 +51,9 @@ describe('the session', () => {
     files.set('app/overrides/deployment.yaml', Buffer.from('main:\n  release: "2.0"\n  size: huge\n'));
     const broken = join(tempDir(), 'demo-1.0-1.tgz');
     writeFileSync(broken, writeTarGz([...files].map(([path, data]) => ({ path, data }))));
-    await expect(Session.fromBundle(broken)).rejects.toThrow(/overrides\/deployment\.yaml:3:\d+: error: size "huge" not found \(overrides\/sizes\/huge\.yaml\); available: small/);
+    await expect(Session.fromBundle(broken)).rejects.toThrow(
+      /overrides\/deployment\.yaml:3:\d+: error: size "huge" not found \(overrides\/sizes\/huge\.yaml\); available: small/,
+    );
     await expect(Session.fromBundle(broken.replace(/\.tgz$/, '.zip'))).rejects.toThrow(/must end in \.tgz or \.tar\.gz/);
   });
 });

@@ -30,7 +30,10 @@ interface Exported {
 }
 
 async function exportApp(deployment: string, dir: string, env: NodeJS.ProcessEnv, ...extra: string[]): Promise<Exported> {
-  const { stdout } = await run(process.execPath, [cli, 'starlingx', 'export', root, '--deployment', deployment, '-d', dir, '-o', 'json', ...extra], { env, maxBuffer: 1 << 26 });
+  const { stdout } = await run(process.execPath, [cli, 'starlingx', 'export', root, '--deployment', deployment, '-d', dir, '-o', 'json', ...extra], {
+    env,
+    maxBuffer: 1 << 26,
+  });
   return JSON.parse(stdout) as Exported;
 }
 
@@ -116,12 +119,24 @@ describe('flotilla starlingx export of the core preset', () => {
     const images: string[] = [];
     for (const release of exported.releases) {
       const folder = join(unpacked, 'fluxcd-manifests', release.release);
-      const hr = load(readFileSync(join(folder, 'helmrelease.yaml'), 'utf8')) as { spec: { releaseName: string; chart: { spec: { chart: string; version: string } } } };
+      const hr = load(readFileSync(join(folder, 'helmrelease.yaml'), 'utf8')) as {
+        spec: { releaseName: string; chart: { spec: { chart: string; version: string } } };
+      };
       const { chart, version } = hr.spec.chart.spec;
       // Flux's order: static overrides, then the system overrides Secret the platform fills with the user overrides apply.sh stores.
       const { stdout } = await run(
         toolPath('helm'),
-        ['template', hr.spec.releaseName, join(unpacked, 'charts', `${chart}-${version}.tgz`), '-n', release.namespace, '-f', join(folder, `${release.release}-static-overrides.yaml`), '-f', join(out, release.file)],
+        [
+          'template',
+          hr.spec.releaseName,
+          join(unpacked, 'charts', `${chart}-${version}.tgz`),
+          '-n',
+          release.namespace,
+          '-f',
+          join(folder, `${release.release}-static-overrides.yaml`),
+          '-f',
+          join(out, release.file),
+        ],
         { maxBuffer: 1 << 26 },
       );
       const own = renderedImages(loadAll(stdout));

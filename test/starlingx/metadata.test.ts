@@ -28,7 +28,9 @@ const metadataWith = (range: string) => `app_name: demo\napp_version: 1.0-1\nsup
 
 describe('supported_k8s_version and the platform', () => {
   it("the default app's range admits every Kubernetes current StarlingX runs, 1.35 included", async () => {
-    const metadata = load(readFileSync(resolve(import.meta.dirname, '../../fluxcd/metadata.yaml'), 'utf8')) as { supported_k8s_version: { minimum: string; maximum: string } };
+    const metadata = load(readFileSync(resolve(import.meta.dirname, '../../fluxcd/metadata.yaml'), 'utf8')) as {
+      supported_k8s_version: { minimum: string; maximum: string };
+    };
     const { minimum, maximum } = metadata.supported_k8s_version;
     for (const cluster of ['v1.32.2', 'v1.33.0', 'v1.34.1', 'v1.35.0', 'v1.35.2']) {
       expect(looseCompare(cluster, minimum), cluster).toBeGreaterThanOrEqual(0);
@@ -52,9 +54,13 @@ describe('supported_k8s_version and the platform', () => {
     expect(high.metadata.platformWarnings.map((w) => w.message)).toEqual([
       expect.stringMatching(/^supported_k8s_version\.minimum v1\.33\.0 is above v1\.32\.2, the oldest Kubernetes StarlingX runs/),
     ]);
-    const { stderr } = await run(process.execPath, [resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs'), 'build', lowApp, '-d', tempDir(), '--no-server'], {
-      env: { ...process.env, FLOTILLA_STATE_DIR: tempDir() },
-    });
+    const { stderr } = await run(
+      process.execPath,
+      [resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs'), 'build', lowApp, '-d', tempDir(), '--no-server'],
+      {
+        env: { ...process.env, FLOTILLA_STATE_DIR: tempDir() },
+      },
+    );
     expect(stderr).toMatch(/fluxcd\/metadata\.yaml:5:\d+: warning: supported_k8s_version\.maximum v1\.32\.2 is below v1\.35\.2/);
   });
 });

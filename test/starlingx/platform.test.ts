@@ -31,7 +31,10 @@ const PLUGIN = chartPlugin(
 const app = () =>
   writeApp({
     'plugins/010_web.ts': PLUGIN,
-    'overrides/deployment.yaml': readFileSync(join(writeApp(), 'overrides/deployment.yaml'), 'utf8').replace('services: [frontend]', 'services: [frontend, database]'),
+    'overrides/deployment.yaml': readFileSync(join(writeApp(), 'overrides/deployment.yaml'), 'utf8').replace(
+      'services: [frontend]',
+      'services: [frontend, database]',
+    ),
   });
 
 describe('flotilla overrides --all -d DIR', () => {
@@ -45,7 +48,10 @@ describe('flotilla overrides --all -d DIR', () => {
     expect(stdout).toMatch(/^db\s+db\s+demo\s+db\.yaml\s+/m);
     expect(stdout).toMatch(/^web\s+web\s+demo\s+web\.yaml\s+/m);
 
-    const web = load(readFileSync(join(out, 'web.yaml'), 'utf8')) as { conf: { admin: { password: string }; mode: string; greeting?: string }; pod: { replicas: number } };
+    const web = load(readFileSync(join(out, 'web.yaml'), 'utf8')) as {
+      conf: { admin: { password: string }; mode: string; greeting?: string };
+      pod: { replicas: number };
+    };
     expect(web.conf.admin.password).toBe('kept-from-the-store'); // plugin layer, password from the offline store
     expect(web.conf.mode).toBe('modern'); // template layer
     expect(web.pod.replicas).toBe(2); // common.groups layer
@@ -89,7 +95,8 @@ describe('flotilla verify on the StarlingX platform path', () => {
     const report = await verifyBundle(built.file);
     expect(report.problems).toEqual([]);
     const platform = report.warnings.filter((w) => w.startsWith('StarlingX platform:'));
-    const tail = 'applied by StarlingX it gets only its static overrides: deploy it with what flotilla starlingx export APP_DIR -d DIR writes (docs/starlingx.md)';
+    const tail =
+      'applied by StarlingX it gets only its static overrides: deploy it with what flotilla starlingx export APP_DIR -d DIR writes (docs/starlingx.md)';
     expect(platform).toEqual([
       `StarlingX platform: release db depends on layers the platform will not compute (images 2.0 (overrides/versions/2.0.yaml); common.charts); ${tail}`,
       'StarlingX platform: release web depends on layers the platform will not compute (template (overrides/templates/web.yaml.hbs); images 2.0 (overrides/versions/2.0.yaml); ' +

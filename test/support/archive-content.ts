@@ -71,7 +71,19 @@ function omitEmpty(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(omitEmpty);
   if (value === null || typeof value !== 'object') return value;
   const kept = Object.entries(value).map(([key, field]) => [key, omitEmpty(field)] as const);
-  return Object.fromEntries(kept.filter(([, field]) => !(field === null || field === '' || field === false || field === 0 || (Array.isArray(field) && field.length === 0) || (typeof field === 'object' && Object.keys(field).length === 0))));
+  return Object.fromEntries(
+    kept.filter(
+      ([, field]) =>
+        !(
+          field === null ||
+          field === '' ||
+          field === false ||
+          field === 0 ||
+          (Array.isArray(field) && field.length === 0) ||
+          (typeof field === 'object' && Object.keys(field).length === 0)
+        ),
+    ),
+  );
 }
 
 /**
@@ -79,7 +91,12 @@ function omitEmpty(value: unknown): unknown {
  * the same paths but `.helmignore`, each Chart.yaml equal once parsed
  * (and passed through `chartYaml`), every other file equal byte for byte.
  */
-export function expectSameChart(label: string, ours: ReadonlyMap<string, Buffer>, theirs: ReadonlyMap<string, Buffer>, chartYaml: (parsed: unknown) => unknown = (parsed) => parsed): void {
+export function expectSameChart(
+  label: string,
+  ours: ReadonlyMap<string, Buffer>,
+  theirs: ReadonlyMap<string, Buffer>,
+  chartYaml: (parsed: unknown) => unknown = (parsed) => parsed,
+): void {
   const paths = (files: ReadonlyMap<string, Buffer>) => [...files.keys()].filter((path) => !isHelmignore(path)).sort();
   expect(paths(ours), label).toEqual(paths(theirs));
   for (const path of paths(ours)) {
@@ -111,7 +128,13 @@ export function chartDifferences(ours: ReadonlyMap<string, Buffer>, theirs: Read
     const [a, b] = [ours.get(path), theirs.get(path)];
     if (a === undefined) problems.push(`${path}: only in helm's`);
     else if (b === undefined) problems.push(`${path}: only in flotilla's`);
-    else if (isChartYaml(path) ? !isDeepStrictEqual(omitEmpty(load(a.toString('utf8'))), omitEmpty(load(b.toString('utf8')))) : /(^|\/)Chart\.lock$/.test(path) ? !isDeepStrictEqual(lockContent(a), lockContent(b)) : !a.equals(b)) {
+    else if (
+      isChartYaml(path)
+        ? !isDeepStrictEqual(omitEmpty(load(a.toString('utf8'))), omitEmpty(load(b.toString('utf8'))))
+        : /(^|\/)Chart\.lock$/.test(path)
+          ? !isDeepStrictEqual(lockContent(a), lockContent(b))
+          : !a.equals(b)
+    ) {
       problems.push(`${path}: differs`);
     }
   }

@@ -36,7 +36,9 @@ export function corpusCharts(corpus: string): string[] {
 
 /** The names of a corpus chart's dependencies from a repository (those from `file://` the chart carries itself). */
 export function corpusDependencies(corpus: string, chart: string): string[] {
-  return (chartFile(corpus, chart).dependencies ?? []).filter((dependency) => !dependency.repository?.startsWith('file://')).map((dependency) => dependency.name);
+  return (chartFile(corpus, chart).dependencies ?? [])
+    .filter((dependency) => !dependency.repository?.startsWith('file://'))
+    .map((dependency) => dependency.name);
 }
 
 /** Copies a corpus chart's folder (read-only there) as a user's writable checkout, without Chart.lock (its digests name the repository's archives) unless asked. */
@@ -102,10 +104,16 @@ function shareCorpusChart(corpus: string, chart: string, charts: string): void {
  * dependencies held as `dependencies` says, one release per chart. Returns
  * the released charts' names.
  */
-export function writeCorpusApp(corpus: string, root: string, charts: readonly string[] = corpusCharts(corpus), dependencies: CorpusDependencies = 'vendored'): string[] {
+export function writeCorpusApp(
+  corpus: string,
+  root: string,
+  charts: readonly string[] = corpusCharts(corpus),
+  dependencies: CorpusDependencies = 'vendored',
+): string[] {
   const releases: string[] = [];
   if (dependencies === 'mapped') {
-    for (const name of readdirSync(corpus).filter((n) => existsSync(join(corpus, n, 'Chart.yaml')))) copyChart(join(corpus, name), join(root, 'charts', name), true);
+    for (const name of readdirSync(corpus).filter((n) => existsSync(join(corpus, n, 'Chart.yaml'))))
+      copyChart(join(corpus, name), join(root, 'charts', name), true);
   }
   charts.forEach((chart, c) => {
     if (dependencies === 'vendored') vendorCorpusChart(corpus, chart, join(root, 'charts', chart));
@@ -114,7 +122,12 @@ export function writeCorpusApp(corpus: string, root: string, charts: readonly st
     releases.push(`  - name: ${chart}\n    chart: ${chart}\n    service: s${c}\n    group: apps\n`);
   });
   write(root, 'fluxcd/metadata.yaml', 'app_name: corpus\napp_version: 1.0-0\nsupported_k8s_version:\n  minimum: v1.29.0\n');
-  const mapping = dependencies === 'mapped' ? `chartRepositories:\n${corpusRepositories(corpus).map((url) => `  ${url}: charts\n`).join('')}` : '';
+  const mapping =
+    dependencies === 'mapped'
+      ? `chartRepositories:\n${corpusRepositories(corpus)
+          .map((url) => `  ${url}: charts\n`)
+          .join('')}`
+      : '';
   write(root, 'fluxcd/releases.yaml', `${mapping}defaults:\n  namespace: apps\n  timeout: 30m\nreleases:\n${releases.join('')}`);
   write(root, 'overrides/deployment.yaml', `main:\n  release: "2025.1"\nfeatures:\n  services: [${charts.map((_, c) => `s${c}`).join(', ')}]\n`);
   write(root, 'overrides/versions/2025.1.yaml', 'release: "2025.1"\nimages: {}\n');

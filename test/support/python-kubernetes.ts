@@ -22,7 +22,9 @@ const importable = (): boolean => {
 export function ensurePythonKubernetes(): string {
   if (importable()) return DEBIAN_PYTHON;
   if (process.getuid?.() !== 0) {
-    throw new Error(`the Python kubernetes client is missing from ${DEBIAN_PYTHON}: install Debian's python3-kubernetes package (apt-get install -y python3-kubernetes)`);
+    throw new Error(
+      `the Python kubernetes client is missing from ${DEBIAN_PYTHON}: install Debian's python3-kubernetes package (apt-get install -y python3-kubernetes)`,
+    );
   }
   execFileSync('apt-get', ['update'], { stdio: 'ignore' });
   execFileSync('apt-get', ['install', '-y', 'python3-kubernetes'], { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });

@@ -63,11 +63,18 @@ async function listen(server: Server): Promise<number> {
  * `advertisedRealm` makes the registry name another token URL than the
  * service's (to test what a client refuses to send where).
  */
-export async function startTokenRegistry(users: readonly TestUser[], options: { anonymousPull?: boolean; advertisedRealm?: string } = {}): Promise<TokenRegistry> {
+export async function startTokenRegistry(
+  users: readonly TestUser[],
+  options: { anonymousPull?: boolean; advertisedRealm?: string } = {},
+): Promise<TokenRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-token-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=flotilla-test-token-issuer'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=flotilla-test-token-issuer'],
+    { stdio: 'ignore' },
+  );
   const key = createPrivateKey(readFileSync(keyFile));
   const certDer = new X509Certificate(readFileSync(certFile)).raw;
   const issuer = 'flotilla-test-issuer';

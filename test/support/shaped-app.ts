@@ -59,7 +59,11 @@ const HELMIGNORE = '# generated\n*.bak\n.git/\nscratch/\n';
 /** The files of one chart (Chart.yaml written apart), `count` in all, with the shapes listed above. */
 function chartFiles(random: Random, chart: string, count: number): Map<string, string | Buffer> {
   const files = new Map<string, string | Buffer>();
-  if (count >= 2) files.set('values.yaml', `replicas: ${between(random, 1, 5)}\nimage:\n  tag: "${between(random, 1, 9)}.${between(random, 0, 9)}"\n${pick(random, WORDS)}: ${pick(random, WORDS)}\n`);
+  if (count >= 2)
+    files.set(
+      'values.yaml',
+      `replicas: ${between(random, 1, 5)}\nimage:\n  tag: "${between(random, 1, 9)}.${between(random, 0, 9)}"\n${pick(random, WORDS)}: ${pick(random, WORDS)}\n`,
+    );
   while (files.size < count - 1) {
     const kind = random();
     const depth = between(random, 0, 4);
@@ -67,7 +71,11 @@ function chartFiles(random: Random, chart: string, count: number): Map<string, s
     const base = folders === '' ? 'templates' : `templates/${folders}`;
     if (kind < 0.55) files.set(`${base}/${pick(random, WORDS)}-${files.size}.yaml`, text(random, between(random, 40, 6000)));
     else if (kind < 0.62) files.set(`files/${folders === '' ? '' : `${folders}/`}blob-${files.size}.bin`, binary(random, between(random, 1, 20_000)));
-    else if (kind < 0.7 && random() < 0.25) files.set(`files/large-${files.size}.${random() < 0.5 ? 'json' : 'bin'}`, random() < 0.5 ? text(random, between(random, 65 * 1024, 200 * 1024)) : binary(random, between(random, 65 * 1024, 160 * 1024)));
+    else if (kind < 0.7 && random() < 0.25)
+      files.set(
+        `files/large-${files.size}.${random() < 0.5 ? 'json' : 'bin'}`,
+        random() < 0.5 ? text(random, between(random, 65 * 1024, 200 * 1024)) : binary(random, between(random, 65 * 1024, 160 * 1024)),
+      );
     else if (kind < 0.8) {
       // The whole name in the archive, `<chart>/templates/…`, from 95 to 110 bytes: ustar's 100 on both sides.
       const length = between(random, 95, 110) - chart.length - '/templates/'.length;
@@ -86,7 +94,14 @@ function chartYaml(name: string, version: string, type: 'application' | 'library
 }
 
 /** Writes chart `name` into `dir` with `count` files and the given dependencies (folders below `charts/` written by the caller). */
-function writeChart(random: Random, dir: string, name: string, count: number, type: 'application' | 'library', dependencies: readonly { name: string; repository?: string }[]): void {
+function writeChart(
+  random: Random,
+  dir: string,
+  name: string,
+  count: number,
+  type: 'application' | 'library',
+  dependencies: readonly { name: string; repository?: string }[],
+): void {
   write(dir, 'Chart.yaml', chartYaml(name, `0.${between(random, 1, 9)}.${between(random, 0, 20)}`, type, dependencies));
   for (const [path, data] of chartFiles(random, name, count)) write(dir, path, data);
   if (random() < 0.5) write(dir, '.helmignore', HELMIGNORE);

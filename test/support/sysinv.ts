@@ -84,7 +84,8 @@ const firstPartIsDomain = (v: string): boolean => /^[A-Za-z0-9-]+(\.[A-Za-z0-9-]
 function withLocalRegistry(images: Values): Values {
   const out: Values = {};
   for (const [k, v] of Object.entries(images)) {
-    if (typeof v === 'string' && v !== '' && !/^.+:.+\//.test(v) && !TAG_LIST.includes(k)) out[k] = `registry.local:9001/${firstPartIsDomain(v) ? v : `docker.io/${v}`}`;
+    if (typeof v === 'string' && v !== '' && !/^.+:.+\//.test(v) && !TAG_LIST.includes(k))
+      out[k] = `registry.local:9001/${firstPartIsDomain(v) ? v : `docker.io/${v}`}`;
     else if (isDict(v)) out[k] = withLocalRegistry(v);
     else out[k] = v;
   }

@@ -26,8 +26,82 @@ export function yamlFiles(dir = REPO, out: string[] = []): string[] {
 }
 
 // Scalars whose reading differs between YAML 1.1 and 1.2, or between plain and quoted, and text that looks like syntax.
-const WORDS = ['yes', 'no', 'y', 'n', 'on', 'off', 'true', 'False', '0755', '0o17', '0x1F', '0b101', '1_000', '190:20:30', '1.5', '1e3', '.inf', '-.Inf', '.NaN', '~', 'null', '', ' ', 'a b', 'a: b', '- x', '#c', 'x #c', '"q"', "'s'", 'line1\nline2', 'tail\n', '  lead', 'ünï', '2024-01-01', '12:30', '<<', '*a', '&a', '!t', '@x', '[1]', '{a: 1}', 'x,y', '1.0', '-0', '+1', '007', 'v1.2'];
-const INSERTS = [' ', '\n', ':', '-', '#', '"', "'", '[', ']', '{', '}', ',', '&a ', '*a', '!!str ', '!!int ', '!append ', '? ', '\t', '|', '>', '<<: *a\n', '---\n'];
+const WORDS = [
+  'yes',
+  'no',
+  'y',
+  'n',
+  'on',
+  'off',
+  'true',
+  'False',
+  '0755',
+  '0o17',
+  '0x1F',
+  '0b101',
+  '1_000',
+  '190:20:30',
+  '1.5',
+  '1e3',
+  '.inf',
+  '-.Inf',
+  '.NaN',
+  '~',
+  'null',
+  '',
+  ' ',
+  'a b',
+  'a: b',
+  '- x',
+  '#c',
+  'x #c',
+  '"q"',
+  "'s'",
+  'line1\nline2',
+  'tail\n',
+  '  lead',
+  'ünï',
+  '2024-01-01',
+  '12:30',
+  '<<',
+  '*a',
+  '&a',
+  '!t',
+  '@x',
+  '[1]',
+  '{a: 1}',
+  'x,y',
+  '1.0',
+  '-0',
+  '+1',
+  '007',
+  'v1.2',
+];
+const INSERTS = [
+  ' ',
+  '\n',
+  ':',
+  '-',
+  '#',
+  '"',
+  "'",
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  '&a ',
+  '*a',
+  '!!str ',
+  '!!int ',
+  '!append ',
+  '? ',
+  '\t',
+  '|',
+  '>',
+  '<<: *a\n',
+  '---\n',
+];
 
 /**
  * Scans `text` with the line scanner and, when it reads the text, holds it to
@@ -94,8 +168,61 @@ export function generatedYaml(count: number, seed: number): string[] {
 }
 
 // What values files hold, and text at the edges of one-line block YAML: block scalars, keys with spaces or colons, flow collections.
-const BLOCK_WORDS = [...WORDS, 'multi\nline\n', 'kept\n\n', '  indented\nx', 'a\n\nb', 'x: y\nz', '#x\n', 'a.b/c-d', 'x:y', '?x', '-x', ':x', 'a:', 'é', '250m', 'role:admin or role:member'];
-export const BLOCK_INSERTS = [' ', '  ', '\n', '\n  ', '\n- ', ':', ': ', '-', '- ', '#', ' #', '"', "'", '\\', '[', ']', '{', '}', '[]', '{}', ',', '|', '>', '|-\n', '>+\n', '+', '?', '2', '&a ', '*a', '!!str ', '\t', '---\n', 'k: v\n', '  k:\n'];
+const BLOCK_WORDS = [
+  ...WORDS,
+  'multi\nline\n',
+  'kept\n\n',
+  '  indented\nx',
+  'a\n\nb',
+  'x: y\nz',
+  '#x\n',
+  'a.b/c-d',
+  'x:y',
+  '?x',
+  '-x',
+  ':x',
+  'a:',
+  'é',
+  '250m',
+  'role:admin or role:member',
+];
+export const BLOCK_INSERTS = [
+  ' ',
+  '  ',
+  '\n',
+  '\n  ',
+  '\n- ',
+  ':',
+  ': ',
+  '-',
+  '- ',
+  '#',
+  ' #',
+  '"',
+  "'",
+  '\\',
+  '[',
+  ']',
+  '{',
+  '}',
+  '[]',
+  '{}',
+  ',',
+  '|',
+  '>',
+  '|-\n',
+  '>+\n',
+  '+',
+  '?',
+  '2',
+  '&a ',
+  '*a',
+  '!!str ',
+  '\t',
+  '---\n',
+  'k: v\n',
+  '  k:\n',
+];
 
 /** Documents as people and tools write values files (block style, some flow, block scalars), some mangled. */
 export function generatedBlockYaml(count: number, seed: number): string[] {
@@ -107,7 +234,13 @@ export function generatedBlockYaml(count: number, seed: number): string[] {
       r < 0.5
         ? dump(
             { root: randomValue(rnd, BLOCK_WORDS, 4), x: randomValue(rnd, BLOCK_WORDS, 2) },
-            { indent: 1 + Math.floor(rnd() * 3), seqNoIndent: rnd() < 0.5, seqInlineFirst: rnd() < 0.7, flowLevel: rnd() < 0.3 ? Math.floor(rnd() * 4) : -1, lineWidth: rnd() < 0.2 ? 20 : 80 },
+            {
+              indent: 1 + Math.floor(rnd() * 3),
+              seqNoIndent: rnd() < 0.5,
+              seqInlineFirst: rnd() < 0.7,
+              flowLevel: rnd() < 0.3 ? Math.floor(rnd() * 4) : -1,
+              lineWidth: rnd() < 0.2 ? 20 : 80,
+            },
           )
         : stringify({ root: randomValue(rnd, BLOCK_WORDS, 4) }, { version: '1.1', indentSeq: rnd() < 0.5 });
     texts.push(mangled(text, rnd, Math.floor(rnd() * 3), BLOCK_INSERTS));

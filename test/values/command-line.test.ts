@@ -22,13 +22,19 @@ describe('--set within the bounds Helm sets', () => {
     expect(list.a).toHaveLength(65537);
     expect(list.a[65536]).toBe(1);
     expect(set(`${names(31)}=1`)).toBeDefined();
-    expect(() => set('a[65537]=1')).toThrow(new SetExpressionError('set', 'a[65537]=1', 'index 65537 in "a[65537]" is greater than the largest Helm takes, 65536'));
+    expect(() => set('a[65537]=1')).toThrow(
+      new SetExpressionError('set', 'a[65537]=1', 'index 65537 in "a[65537]" is greater than the largest Helm takes, 65536'),
+    );
     expect(() => set('a[100000000000]=1')).toThrow(SetExpressionError);
     expect(() => set(`${names(32)}=1`)).toThrow(`"${names(32)}" nests 31 levels of names; Helm takes at most 30`);
 
     const chart = mkdtempSync(join(tmpdir(), 'flotilla-set-'));
     writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: c\nversion: 0.1.0\n');
-    const helmSays = (expression: string) => helm(['template', 'x', chart, '--set', expression]).then(() => 'ok', (error: Error) => error.message);
+    const helmSays = (expression: string) =>
+      helm(['template', 'x', chart, '--set', expression]).then(
+        () => 'ok',
+        (error: Error) => error.message,
+      );
     expect(await helmSays('a[65536]=1')).toBe('ok');
     expect(await helmSays('a[65537]=1')).toMatch(/index of 65537 is greater than maximum supported index of 65536/);
     expect(await helmSays(`${names(31)}=1`)).toBe('ok');
@@ -58,7 +64,10 @@ describe('--set made into the values given before it', () => {
       { f: true, sets: ['list[0].k.j=1', 'll[0].a=1'] },
     ];
     for (const { f, sets } of cases) {
-      const ours = commandLineValues([...(f ? [{ kind: 'file' as const, file, text: fileText }] : []), ...sets.map((expression) => ({ kind: 'set' as const, expression }))]);
+      const ours = commandLineValues([
+        ...(f ? [{ kind: 'file' as const, file, text: fileText }] : []),
+        ...sets.map((expression) => ({ kind: 'set' as const, expression })),
+      ]);
       const rendered = await helm(['template', 'x', chart, ...(f ? ['-f', file] : []), ...sets.flatMap((expression) => ['--set', expression])]);
       const helms = JSON.parse(/^values: (.*)$/m.exec(rendered.stdout)![1]!) as unknown;
       expect(toPlain(ours!), `${f ? '-f ' : ''}${sets.join(' ')}`).toEqual(helms);
@@ -81,13 +90,16 @@ describe('--set made into the values given before it', () => {
 
 describe('override set --set (values layer 8)', () => {
   it('reads an expression as --set does: its commas, escapes, types and bounds', () => {
-    const override = (expression: string) => JSON.parse(JSON.stringify(applyOverrideChange(undefined, { files: [], sets: [expression], mode: 'reset' }))) as unknown;
+    const override = (expression: string) =>
+      JSON.parse(JSON.stringify(applyOverrideChange(undefined, { files: [], sets: [expression], mode: 'reset' }))) as unknown;
     for (const expression of ['conf.a\\.b[1]=true', 'n=007', 'l={x,2}', 'a\\=b=1', 'a=1,b=2', 'list[2]=x,list[0]=y', 'u=null,s=a\\,b']) {
       expect(override(expression), expression).toEqual(toPlain(set(expression)!));
     }
     expect(override('a=1,b=2')).toEqual({ a: 1, b: 2 });
     expect(override('a\\=b=1')).toEqual({ 'a=b': 1 });
-    expect(() => override('a[4000000000]=x')).toThrow(new SetExpressionError('set', 'a[4000000000]=x', 'index 4000000000 in "a[4000000000]" is greater than the largest Helm takes, 65536'));
+    expect(() => override('a[4000000000]=x')).toThrow(
+      new SetExpressionError('set', 'a[4000000000]=x', 'index 4000000000 in "a[4000000000]" is greater than the largest Helm takes, 65536'),
+    );
     expect(() => override(`${names(32)}=1`)).toThrow(/nests 31 levels of names; Helm takes at most 30/);
     expect(() => override('novalue')).toThrow(new SetExpressionError('set', 'novalue', '"novalue" is not PATH=VALUE'));
   });

@@ -33,7 +33,8 @@ type Layers = Record<(typeof LAYERS)[number] | 'chart', { [key: string]: PlainVa
 
 function generator(random: () => number) {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
-  const scalar = (): PlainValue => pick<() => PlainValue>([() => Math.floor(random() * 5), () => pick(['x', 'y', 'on', '']), () => random() < 0.5, () => null])();
+  const scalar = (): PlainValue =>
+    pick<() => PlainValue>([() => Math.floor(random() * 5), () => pick(['x', 'y', 'on', '']), () => random() < 0.5, () => null])();
   const value = (depth: number): PlainValue => {
     const roll = random();
     if (depth < 3 && roll < 0.45) return map(depth + 1);

@@ -41,7 +41,12 @@ function paramPath(text: string): DocPath {
   return text
     .replace(/\\\./g, '\u0000')
     .split('.')
-    .flatMap((segment) => segment.split(/\[(\d+)\]/).filter((p) => p !== '').map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/\u0000/g, '.'))));
+    .flatMap((segment) =>
+      segment
+        .split(/\[(\d+)\]/)
+        .filter((p) => p !== '')
+        .map((p) => (/^\d+$/.test(p) ? Number(p) : p.replace(/\u0000/g, '.'))),
+    );
 }
 
 /** Maps whose content a chart copies into a Kubernetes object as it is: users set any field of the object's type there. */
@@ -75,7 +80,12 @@ describe.runIf(present)('the key check on the Bitnami corpus', () => {
   });
 
   it('leaves Kubernetes fields below the open maps alone, and flags a misspelt key with the key meant', () => {
-    const field = (path: DocPath) => (/securitycontext$/i.test(String(path[path.length - 1])) ? 'supplementalGroups' : /affinity$/i.test(String(path[path.length - 1])) ? 'nodeAffinity' : 'example.org/team');
+    const field = (path: DocPath) =>
+      /securitycontext$/i.test(String(path[path.length - 1]))
+        ? 'supplementalGroups'
+        : /affinity$/i.test(String(path[path.length - 1]))
+          ? 'nodeAffinity'
+          : 'example.org/team';
     let open = 0;
     let typos = 0;
     for (const chart of all) {

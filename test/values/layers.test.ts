@@ -96,7 +96,8 @@ services:
   it('accepts plugin and user layers through providers, above the spec and at the top', async () => {
     const app = await loadApp(writeApp());
     const values = await computeReleaseValues(app, app.graph.byName.get('web')!, {
-      plugin: async (r) => fromPlain({ conf: { banner: 'from-plugin', plugin: r.chart } }, { layer: 'plugin web', location: { file: 'plugins/web.ts', line: 0, column: 0 } }),
+      plugin: async (r) =>
+        fromPlain({ conf: { banner: 'from-plugin', plugin: r.chart } }, { layer: 'plugin web', location: { file: 'plugins/web.ts', line: 0, column: 0 } }),
       user: async () => fromPlain({ pod: { replicas: 5 } }, { layer: 'user', location: { file: 'cluster:user-overrides/web', line: 0, column: 0 } }),
     });
     const o = origins(values);
@@ -122,7 +123,13 @@ services:
     const kinds = new Map(values.layers.filter((l) => l.root).map((l) => [l.kind, l.label]));
     expect([...kinds.keys()]).toEqual(['chart', 'static', 'template', 'images', 'custom-images', 'policy', 'plugin', 'common', 'group', 'service', 'user']);
     const content = values.systemOverrides as Record<string, Record<string, unknown>>;
-    expect(content.conf).toMatchObject({ host: 'web.example.org', policy: { admin_required: 'role:admin' }, fromPlugin: true, banner: 'from-service', fromUser: 'yes' }); // 2, 4, 5, 7, 8
+    expect(content.conf).toMatchObject({
+      host: 'web.example.org',
+      policy: { admin_required: 'role:admin' },
+      fromPlugin: true,
+      banner: 'from-service',
+      fromUser: 'yes',
+    }); // 2, 4, 5, 7, 8
     expect(content.images).toEqual({ tags: { web: 'docker.io/library/nginx:1.27', sidecar: 'registry.example.org/db:1' } }); // 3, custom images
     expect(content.labels).toEqual({ team: 'platform', tier: 'standard' }); // 6 (common.charts)
     expect(content.pod).toEqual({ replicas: 7 }); // 6 (group), then 8 on top
@@ -139,7 +146,12 @@ services:
     expect(app.spec.services.frontend?.web?.values).toMatchObject({ conf: { banner: 'from-service' } });
     // between values layers (static below the common layer): the release's clashes, the map wins
     const { values } = await webValues({ 'overrides/presets/standard.yaml': `common:\n  charts:\n    values:\n      list:\n        x: 1\n` });
-    expect(values.clashes.map((c) => `${c.path.join('.')}: ${c.lowerKind} at ${c.lower.location.file}:${c.lower.location.line} under ${c.upperKind} at ${c.upper.location.file}:${c.upper.location.line}`)).toEqual([
+    expect(
+      values.clashes.map(
+        (c) =>
+          `${c.path.join('.')}: ${c.lowerKind} at ${c.lower.location.file}:${c.lower.location.line} under ${c.upperKind} at ${c.upper.location.file}:${c.upper.location.line}`,
+      ),
+    ).toEqual([
       'list: a list at overrides/static/web.yaml:5 under a map at overrides/presets/standard.yaml:4',
       'list: a list at charts/web/values.yaml:9 under a map at overrides/presets/standard.yaml:4',
     ]);
@@ -147,9 +159,10 @@ services:
     expect(explain(values, { all: true }).find((l) => l.path.join('.') === 'list.x')?.value).toBe(1);
     // strictValues in the release table makes the spec's clash an error
     const releases = readFileSync(join(writeApp({}), 'fluxcd/releases.yaml'), 'utf8');
-    await expect(webValues({ 'overrides/sizes/small.yaml': small, 'fluxcd/releases.yaml': `strictValues: true\n${releases}` })).rejects.toThrow(/error: type clash at services\.frontend\.web\.values\.conf/);
+    await expect(webValues({ 'overrides/sizes/small.yaml': small, 'fluxcd/releases.yaml': `strictValues: true\n${releases}` })).rejects.toThrow(
+      /error: type clash at services\.frontend\.web\.values\.conf/,
+    );
   });
-
 });
 
 describe('values templates', () => {
@@ -157,7 +170,9 @@ describe('values templates', () => {
     const template = `conf:\n  host: web.{{main.domain}}\n  port: {{features.web.port}}\n`;
     const error = await webValues({ 'overrides/templates/web.yaml.hbs': template }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TemplateError);
-    expect((error as Error).message).toMatch(/^overrides\/templates\/web\.yaml\.hbs:3:\d+: "features\.web" is not set \(templates are strict\); read an optional value with \(lookup features "web"\)/);
+    expect((error as Error).message).toMatch(
+      /^overrides\/templates\/web\.yaml\.hbs:3:\d+: "features\.web" is not set \(templates are strict\); read an optional value with \(lookup features "web"\)/,
+    );
   });
 
   it('reads optional fields with lookup', async () => {
@@ -177,7 +192,11 @@ describe('values templates', () => {
   });
 
   it('reports template syntax errors and invalid rendered YAML at the template line', async () => {
-    await expect(webValues({ 'overrides/templates/web.yaml.hbs': 'conf:\n  a: {{#if x}}\n' })).rejects.toThrow('web.yaml.hbs:3:1: template syntax error: the template ends inside a block: a {{#…}} has no {{/…}}');
-    await expect(webValues({ 'overrides/templates/web.yaml.hbs': 'conf:\n  a: 1\n\n  b: [{{main.domain}}\n' })).rejects.toThrow(/web\.yaml\.hbs:4:\d+: .*in the rendered output/);
+    await expect(webValues({ 'overrides/templates/web.yaml.hbs': 'conf:\n  a: {{#if x}}\n' })).rejects.toThrow(
+      'web.yaml.hbs:3:1: template syntax error: the template ends inside a block: a {{#…}} has no {{/…}}',
+    );
+    await expect(webValues({ 'overrides/templates/web.yaml.hbs': 'conf:\n  a: 1\n\n  b: [{{main.domain}}\n' })).rejects.toThrow(
+      /web\.yaml\.hbs:4:\d+: .*in the rendered output/,
+    );
   });
 });

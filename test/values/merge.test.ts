@@ -70,9 +70,13 @@ describe('merge rules', () => {
       expect(e.path).toEqual(['conf', 'policy']);
     }
     // the other direction, and lists against maps
-    expect(() => mergeNodes(layer('a', 'x: 1'), layer('b', 'x: {w: 1}'))).toThrow(/type clash at x: a \(a.yaml:1:1\) sets a number, but b \(b.yaml:1:1\) sets a map/);
+    expect(() => mergeNodes(layer('a', 'x: 1'), layer('b', 'x: {w: 1}'))).toThrow(
+      /type clash at x: a \(a.yaml:1:1\) sets a number, but b \(b.yaml:1:1\) sets a map/,
+    );
     expect(() => mergeNodes(layer('a', 'x: {w: 1}'), layer('b', 'x: [1]'))).toThrow(/sets a list/);
-    expect(() => mergeNodes(layer('a', 'x: {w: 1}'), layer('b', 'x: !append [1]'))).toThrow(/cannot edit a list at x: b \(b.yaml:1:1\) uses list edits \(!append\), but a \(a.yaml:1:1\) sets a map/);
+    expect(() => mergeNodes(layer('a', 'x: {w: 1}'), layer('b', 'x: !append [1]'))).toThrow(
+      /cannot edit a list at x: b \(b.yaml:1:1\) uses list edits \(!append\), but a \(a.yaml:1:1\) sets a map/,
+    );
     expect(() => mergeNodes(layer('a', 'x: 3'), layer('b', 'x: !append [1]'))).toThrow(/cannot edit a list at x/);
   });
 

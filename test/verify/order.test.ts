@@ -41,7 +41,10 @@ function recordTools(): () => string[] {
   const dir = tempDir();
   const log = join(dir, 'runs.log');
   writeFileSync(log, '');
-  for (const [name, real] of [['helm', realHelm], ['kubectl', realKubectl]] as const) {
+  for (const [name, real] of [
+    ['helm', realHelm],
+    ['kubectl', realKubectl],
+  ] as const) {
     const script = join(dir, name);
     writeFileSync(script, `#!/bin/sh\necho "${name} $1" >> "${log}"\nexec "${real}" "$@"\n`);
     chmodSync(script, 0o755);
@@ -54,7 +57,10 @@ const variant = (change: (files: Map<string, Buffer>) => void, options: { keepCh
 
 const keys = () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
 };
 
 describe('verify order: checksums, signature, layout, then tools', () => {
@@ -66,9 +72,15 @@ describe('verify order: checksums, signature, layout, then tools', () => {
 
   it('runs no tool on a tarball that fails its checksums, and reports only that', async () => {
     const runs = recordTools();
-    const tampered = variant((f) => f.set('charts/web-0.1.0.tgz', writeTarGz([{ path: 'web/Chart.yaml', data: 'apiVersion: v2\nname: web\nversion: 0.1.0\n' }])), { keepChecksums: true });
+    const tampered = variant(
+      (f) => f.set('charts/web-0.1.0.tgz', writeTarGz([{ path: 'web/Chart.yaml', data: 'apiVersion: v2\nname: web\nversion: 0.1.0\n' }])),
+      { keepChecksums: true },
+    );
     const report = await verifyBundle(tampered);
-    expect(report.problems).toEqual([expect.stringMatching(/^checksum\.sha256:\d+: charts\/web-0\.1\.0\.tgz checksum mismatch/), expect.stringMatching(/^checksum\.md5:\d+: charts\/web-0\.1\.0\.tgz checksum mismatch/)]);
+    expect(report.problems).toEqual([
+      expect.stringMatching(/^checksum\.sha256:\d+: charts\/web-0\.1\.0\.tgz checksum mismatch/),
+      expect.stringMatching(/^checksum\.md5:\d+: charts\/web-0\.1\.0\.tgz checksum mismatch/),
+    ]);
     expect(runs()).toEqual([]);
   });
 
@@ -91,15 +103,26 @@ describe('verify order: checksums, signature, layout, then tools', () => {
     const tar = rawTar([...[...files].map(([name, data]) => ({ name, data })), { name: 'hooks/', type: '5' }, { name: 'metadata.yaml.d/', type: '5' }]);
     writeFileSync(withFolder, gzipSync(tar));
     const report = await verifyBundle(withFolder);
-    expect(report.problems).toEqual([expect.stringMatching(/^unexpected entry hooks\/ \(an application tarball holds/), expect.stringMatching(/^unexpected entry metadata\.yaml\.d\//)]);
+    expect(report.problems).toEqual([
+      expect.stringMatching(/^unexpected entry hooks\/ \(an application tarball holds/),
+      expect.stringMatching(/^unexpected entry metadata\.yaml\.d\//),
+    ]);
     expect(runs()).toEqual([]);
   });
 
   it('refuses a kustomization naming a URL or anything outside the tarball before kustomize runs', async () => {
     const runs = recordTools();
     const remote = variant((f) => {
-      f.set('fluxcd-manifests/base/kustomization.yaml', Buffer.from('resources:\n  - helmrepository.yaml\n  - https://example.com/evil.yaml\n  - github.com/org/repo//deploy?ref=v1\n  - ../../../../etc\n  - /etc/passwd\n'));
-      f.set('fluxcd-manifests/web/kustomization.yaml', Buffer.from(`${f.get('fluxcd-manifests/web/kustomization.yaml')}helmCharts:\n  - name: x\n    repo: https://charts.example.com\n`));
+      f.set(
+        'fluxcd-manifests/base/kustomization.yaml',
+        Buffer.from(
+          'resources:\n  - helmrepository.yaml\n  - https://example.com/evil.yaml\n  - github.com/org/repo//deploy?ref=v1\n  - ../../../../etc\n  - /etc/passwd\n',
+        ),
+      );
+      f.set(
+        'fluxcd-manifests/web/kustomization.yaml',
+        Buffer.from(`${f.get('fluxcd-manifests/web/kustomization.yaml')}helmCharts:\n  - name: x\n    repo: https://charts.example.com\n`),
+      );
     });
     const report = await verifyBundle(remote);
     expect(report.problems).toEqual(
@@ -118,10 +141,21 @@ describe('verify order: checksums, signature, layout, then tools', () => {
 describe('no external tool on refused content', () => {
   it('runs neither helm nor kubectl once a manifest is refused (an alias bomb in a HelmRelease)', async () => {
     const runs = recordTools();
-    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`)].join('\n');
+    const laughs = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(', ')}]`,
+      ),
+    ].join('\n');
     const bomb = variant((f) => f.set('fluxcd-manifests/web/helmrelease.yaml', Buffer.from(`${f.get('fluxcd-manifests/web/helmrelease.yaml')}${laughs}\n`)));
     const report = await verifyBundle(bomb);
-    expect(report.problems).toContainEqual(expect.stringMatching(/fluxcd-manifests\/web\/helmrelease\.yaml:\d+:\d+: aliases expand to more than 100000 values/));
+    expect(report.problems).toContainEqual(
+      expect.stringMatching(/fluxcd-manifests\/web\/helmrelease\.yaml:\d+:\d+: aliases expand to more than 100000 values/),
+    );
     expect(runs()).toEqual([]);
   });
 });
@@ -141,7 +175,7 @@ describe('external tools run fenced', () => {
     await expect(helm(['lint', 'x'])).rejects.toThrow(/helm lint did not finish within 0\.5 s and was stopped \(FLOTILLA_TOOL_TIMEOUT raises the limit\)/);
   });
 
-  it('caps a tool\'s memory', async () => {
+  it("caps a tool's memory", async () => {
     process.env.FLOTILLA_TOOL_MEMORY = '64';
     await expect(helm(['version'])).rejects.toThrow(/ran out of its 64 MiB memory limit; FLOTILLA_TOOL_MEMORY raises it/);
     delete process.env.FLOTILLA_TOOL_MEMORY;

@@ -15,7 +15,10 @@ const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');
 
 const pair = () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  return {
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
 };
 
 const PLUGIN = `import { ChartPlugin } from 'flotilla/plugin';
@@ -46,7 +49,9 @@ describe('signing', () => {
     await signBundleFile(signed, keys.privateKey);
     expect((await readTarGzSafely(signed)).get(SIGNATURE_FILE)?.toString()).toMatch(/^[A-Za-z0-9+/]{86}==\n$/);
     expect((await verifyBundle(signed, { publicKey: keys.publicKey })).problems).toEqual([]);
-    expect((await verifyBundle(signed, { publicKey: other.publicKey })).problems).toEqual([`${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`]);
+    expect((await verifyBundle(signed, { publicKey: other.publicKey })).problems).toEqual([
+      `${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`,
+    ]);
     expect((await verifyBundle(copyOf(built), { publicKey: keys.publicKey })).problems).toEqual([
       `${SIGNATURE_FILE} is missing: the tarball is not signed (flotilla sign BUNDLE --key PRIVATE.pem)`,
     ]);
@@ -63,10 +68,17 @@ describe('signing', () => {
     const files = await readTarGzSafely(signed);
     files.set('app/overrides/deployment.yaml', Buffer.from('main: {release: "1.0"}\n'));
     const entries = [...files].filter(([p]) => !p.startsWith('checksum.')).map(([path, data]) => ({ path, data }));
-    const forged = writeTarGz([...entries, { path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) }, { path: SIGNATURE_FILE, data: files.get(SIGNATURE_FILE)! }]);
+    const forged = writeTarGz([
+      ...entries,
+      { path: 'checksum.md5', data: md5sumFile(entries) },
+      { path: 'checksum.sha256', data: sha256sumFile(entries) },
+      { path: SIGNATURE_FILE, data: files.get(SIGNATURE_FILE)! },
+    ]);
     const path = join(tempDir(), 'demo-1.0-1.tgz');
     writeFileSync(path, forged);
-    expect((await verifyBundle(path, { publicKey: keys.publicKey })).problems).toEqual([`${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`]);
+    expect((await verifyBundle(path, { publicKey: keys.publicKey })).problems).toEqual([
+      `${SIGNATURE_FILE}: not a valid signature of checksum.sha256 by the given key`,
+    ]);
   });
 
   it('refuses a signed tarball repacked so that other readers extract something else (two pax headers, a sparse name)', async () => {
@@ -90,10 +102,15 @@ describe('signing', () => {
     spawnSync('tar', ['-xzf', twoPax, '-C', gnu]);
     expect(readFileSync(join(gnu, chart)).length).toBe(0); // what GNU tar installs is not what was signed
     const refused = await verifyBundle(twoPax, { publicKey: keys.publicKey });
-    expect(refused.problems).toEqual(['archive rejected (demo-1.0-1.tgz): entry "PaxHeader/web": a pax header follows a pax header for the same entry (readers disagree on which applies)']);
+    expect(refused.problems).toEqual([
+      'archive rejected (demo-1.0-1.tgz): entry "PaxHeader/web": a pax header follows a pax header for the same entry (readers disagree on which applies)',
+    ]);
 
     // A sparse record renames the entry for GNU tar only.
-    const sparse = repack((name, data) => [pax(['path', name], ['GNU.sparse.name', 'charts/evil-6.6.6.tgz'], ['GNU.sparse.major', '1'], ['GNU.sparse.minor', '0']), { name, data }]);
+    const sparse = repack((name, data) => [
+      pax(['path', name], ['GNU.sparse.name', 'charts/evil-6.6.6.tgz'], ['GNU.sparse.major', '1'], ['GNU.sparse.minor', '0']),
+      { name, data },
+    ]);
     expect((await verifyBundle(sparse, { publicKey: keys.publicKey })).problems).toEqual([
       'archive rejected (demo-1.0-1.tgz): entry "PaxHeader/web": pax header has the sparse-file record "GNU.sparse.name" (GNU tar alone applies it, extracting another name or size than other readers)',
     ]);
@@ -120,7 +137,10 @@ describe('signing', () => {
     const signed = copyOf(built);
     expect((await run(process.execPath, [cli, 'sign', signed, '--key', join(dir, 'key.pem')])).stdout).toContain(': signed');
     expect((await run(process.execPath, [cli, 'verify', signed, '--key', join(dir, 'key.pub')])).stdout).toContain('verified');
-    const wrong = (await run(process.execPath, [cli, 'verify', signed, '--key', join(dir, 'other.pub')]).catch((e: unknown) => e)) as { code: number; stdout: string };
+    const wrong = (await run(process.execPath, [cli, 'verify', signed, '--key', join(dir, 'other.pub')]).catch((e: unknown) => e)) as {
+      code: number;
+      stdout: string;
+    };
     expect(wrong.code).toBe(1);
     expect(wrong.stdout).toContain('not a valid signature');
   });
@@ -137,7 +157,10 @@ describe('plugins in the tarball', () => {
     files.set('plugins/plugins.mjs', Buffer.from(`${files.get('plugins/plugins.mjs')!.toString()}\nprocess.exit(99);\n`));
     const entries = [...files].filter(([p]) => !p.startsWith('checksum.')).map(([path, data]) => ({ path, data }));
     const path = join(tempDir(), 'demo-1.0-1.tgz');
-    writeFileSync(path, writeTarGz([...entries, { path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) }]));
+    writeFileSync(
+      path,
+      writeTarGz([...entries, { path: 'checksum.md5', data: md5sumFile(entries) }, { path: 'checksum.sha256', data: sha256sumFile(entries) }]),
+    );
     const problems = (await verifyBundle(path)).problems;
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^plugins: plugins\/plugins\.mjs: sha256 [0-9a-f]{64} does not match the manifest/);

@@ -8,7 +8,11 @@ import { join } from 'node:path';
 import { md5sumFile, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
-export function tarballVariant(files: ReadonlyMap<string, Buffer>, change: (files: Map<string, Buffer>) => void, options: { keepChecksums?: boolean } = {}): string {
+export function tarballVariant(
+  files: ReadonlyMap<string, Buffer>,
+  change: (files: Map<string, Buffer>) => void,
+  options: { keepChecksums?: boolean } = {},
+): string {
   const changed = new Map(files);
   change(changed);
   if (!options.keepChecksums) {

@@ -43,7 +43,11 @@ describe('flotilla verify', () => {
       variant((f) => f.set('fluxcd-manifests/web/web-static-overrides.yaml', Buffer.from('conf: {banner: evil}\n')), { keepChecksums: true }),
     );
     expect(report.ok).toBe(false);
-    expect(report.problems).toContainEqual(expect.stringMatching(/^checksum\.sha256:\d+: fluxcd-manifests\/web\/web-static-overrides\.yaml checksum mismatch \(expected [0-9a-f]{64}, got [0-9a-f]{64}\)$/));
+    expect(report.problems).toContainEqual(
+      expect.stringMatching(
+        /^checksum\.sha256:\d+: fluxcd-manifests\/web\/web-static-overrides\.yaml checksum mismatch \(expected [0-9a-f]{64}, got [0-9a-f]{64}\)$/,
+      ),
+    );
     expect(report.problems).toContainEqual(expect.stringMatching(/^checksum\.md5:\d+: fluxcd-manifests\/web\/web-static-overrides\.yaml checksum mismatch/));
   });
 
@@ -59,7 +63,10 @@ describe('flotilla verify', () => {
       variant((f) => {
         f.delete('plugins/manifest.json');
         f.set('metadata.yaml', Buffer.from('app_name: demo\napp_version: 1.0-1\nsupported_k8s_version: {minimum: "1.x"}\n'));
-        f.set('fluxcd-manifests/web/helmrelease.yaml', Buffer.from(f.get('fluxcd-manifests/web/helmrelease.yaml')!.toString().replace('version: 0.1.0', 'version: 0.2.0')));
+        f.set(
+          'fluxcd-manifests/web/helmrelease.yaml',
+          Buffer.from(f.get('fluxcd-manifests/web/helmrelease.yaml')!.toString().replace('version: 0.1.0', 'version: 0.2.0')),
+        );
         f.set('stray.txt', Buffer.from('?'));
       }),
     );
@@ -73,15 +80,23 @@ describe('flotilla verify', () => {
     );
   });
 
-  it('checks every shipped Flux object against flotilla\'s schema of the Flux API, at its line', async () => {
+  it("checks every shipped Flux object against flotilla's schema of the Flux API, at its line", async () => {
     const report = await verifyBundle(
       variant((f) => {
         const hr = f.get('fluxcd-manifests/web/helmrelease.yaml')!.toString();
         f.set('fluxcd-manifests/web/helmrelease.yaml', Buffer.from(hr.replace('  upgrade:\n', '  upgrade:\n    createNamespace: true\n')));
-        f.set('fluxcd-manifests/base/helmrepository.yaml', Buffer.from(f.get('fluxcd-manifests/base/helmrepository.yaml')!.toString().replace('interval: 1m', 'interval: 1 minute')));
+        f.set(
+          'fluxcd-manifests/base/helmrepository.yaml',
+          Buffer.from(f.get('fluxcd-manifests/base/helmrepository.yaml')!.toString().replace('interval: 1m', 'interval: 1 minute')),
+        );
       }),
     );
-    const line = (file: string, text: string) => goodFiles.get(file)!.toString().split('\n').findIndex((l) => l.includes(text)) + 1;
+    const line = (file: string, text: string) =>
+      goodFiles
+        .get(file)!
+        .toString()
+        .split('\n')
+        .findIndex((l) => l.includes(text)) + 1;
     expect(report.problems).toEqual(
       expect.arrayContaining([
         `fluxcd-manifests/web/helmrelease.yaml:${line('fluxcd-manifests/web/helmrelease.yaml', '  upgrade:') + 1}:5: error: unknown key "createNamespace" (at spec.upgrade.createNamespace)`,
@@ -98,7 +113,12 @@ describe('flotilla verify', () => {
     // The same objects, shipped by a table that declares StarlingX's Flux: refused, naming both versions.
     const files = await readTarGzSafely(latest);
     const starlingx = tarballVariant(files, (f) => f.set('app/fluxcd/releases.yaml', Buffer.from(releases.replace('fluxVersion: latest\n', ''))));
-    const line = files.get('fluxcd-manifests/web/helmrelease.yaml')!.toString().split('\n').findIndex((l) => l.includes('postRenderStrategy')) + 1;
+    const line =
+      files
+        .get('fluxcd-manifests/web/helmrelease.yaml')!
+        .toString()
+        .split('\n')
+        .findIndex((l) => l.includes('postRenderStrategy')) + 1;
     expect((await verifyBundle(starlingx)).problems).toEqual([
       `fluxcd-manifests/web/helmrelease.yaml:${line}:3: error: field spec.postRenderStrategy exists from helm-controller v1.6.0; this app targets helm-controller v1.5.3 (fluxVersion: starlingx) (at spec.postRenderStrategy)`,
     ]);
@@ -108,12 +128,30 @@ describe('flotilla verify', () => {
     const noSecret = await verifyBundle(variant((f) => f.delete('fluxcd-manifests/db/db-system-overrides.yaml')));
     // A file the kustomization names but the tarball lacks is named before kustomize runs.
     expect(noSecret.problems).toEqual(['fluxcd-manifests/db/kustomization.yaml: secretGenerator[1].files[0] "db-system-overrides.yaml" is not in the tarball']);
-    const unknownField = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/kustomization.yaml', Buffer.from(`${f.get('fluxcd-manifests/db/kustomization.yaml')}bogusField: 1\n`))));
+    const unknownField = await verifyBundle(
+      variant((f) => f.set('fluxcd-manifests/db/kustomization.yaml', Buffer.from(`${f.get('fluxcd-manifests/db/kustomization.yaml')}bogusField: 1\n`))),
+    );
     expect(unknownField.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests does not build with kubectl kustomize: .*bogusField/));
-    const badYaml = await verifyBundle(variant((f) => f.set('fluxcd-manifests/db/helmrelease.yaml', Buffer.from('apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: db\n'))));
+    const badYaml = await verifyBundle(
+      variant((f) =>
+        f.set('fluxcd-manifests/db/helmrelease.yaml', Buffer.from('apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: db\n')),
+      ),
+    );
     expect(badYaml.problems).toContainEqual(expect.stringMatching(/^fluxcd-manifests\/db\/helmrelease\.yaml:4:1: invalid YAML: /));
-    const brokenChart = await verifyBundle(variant((f) => f.set('charts/db-0.1.0.tgz', writeTarGz([{ path: 'db/Chart.yaml', data: 'apiVersion: v2\nname: db\nversion: 0.1.0\n' }, { path: 'db/templates/x.yaml', data: '{{ .Values.a.b.c }\n' }]))));
-    expect(brokenChart.problems).toContainEqual(expect.stringMatching(/^charts\/db-0\.1\.0\.tgz: helm lint failed: \[ERROR\] templates\/: parse error at \(db\/templates\/x\.yaml:1\)/));
+    const brokenChart = await verifyBundle(
+      variant((f) =>
+        f.set(
+          'charts/db-0.1.0.tgz',
+          writeTarGz([
+            { path: 'db/Chart.yaml', data: 'apiVersion: v2\nname: db\nversion: 0.1.0\n' },
+            { path: 'db/templates/x.yaml', data: '{{ .Values.a.b.c }\n' },
+          ]),
+        ),
+      ),
+    );
+    expect(brokenChart.problems).toContainEqual(
+      expect.stringMatching(/^charts\/db-0\.1\.0\.tgz: helm lint failed: \[ERROR\] templates\/: parse error at \(db\/templates\/x\.yaml:1\)/),
+    );
   });
 
   it('refuses charts that reference no container image', async () => {
@@ -138,7 +176,14 @@ describe('flotilla verify', () => {
     ['a hard link', [{ name: 'charts/hard.tgz', type: '1', linkname: 'metadata.yaml' }], /hard link/],
     ['a device', [{ name: 'dev', type: '3' }], /device/],
     ['a FIFO', [{ name: 'fifo', type: '6' }], /FIFO|fifo|pipe/i],
-    ['a duplicate name', [{ name: 'app/dup.yaml', data: 'a' }, { name: 'app/./dup.yaml', data: 'b' }], /duplicate|more than once/i],
+    [
+      'a duplicate name',
+      [
+        { name: 'app/dup.yaml', data: 'a' },
+        { name: 'app/./dup.yaml', data: 'b' },
+      ],
+      /duplicate|more than once/i,
+    ],
   ])('refuses a tarball with %s before writing anything', async (_, entries, message) => {
     const report = await verifyBundle(hostile(entries));
     expect(report.ok).toBe(false);
@@ -180,7 +225,14 @@ describe('flotilla inspect', () => {
       ['web', 'web', '0.1.0', ['db']],
     ]);
     const refs = new Set(report.images.map((i) => i.reference));
-    expect([...refs].sort()).toEqual(['docker.io/library/mariadb:10.6', 'docker.io/library/mariadb:11.4', 'docker.io/library/nginx:1.24', 'docker.io/library/nginx:1.27', 'example/db:0', 'example/web:0']);
+    expect([...refs].sort()).toEqual([
+      'docker.io/library/mariadb:10.6',
+      'docker.io/library/mariadb:11.4',
+      'docker.io/library/nginx:1.24',
+      'docker.io/library/nginx:1.27',
+      'example/db:0',
+      'example/web:0',
+    ]);
     const { stdout } = await run(process.execPath, [cli, 'inspect', good]);
     expect(stdout).toMatch(/^web\s+demo\s+demo-web\s+web@0\.1\.0\s+db$/m);
   });

@@ -35,7 +35,9 @@ describe('an image field landing as repository + tag', () => {
   }, 60_000);
 
   const containerImage = (manifest: string): string | undefined => {
-    const deployment = (loadAll(manifest) as { kind?: string; spec?: { template: { spec: { containers: { image: string }[] } } } }[]).find((doc) => doc?.kind === 'Deployment');
+    const deployment = (loadAll(manifest) as { kind?: string; spec?: { template: { spec: { containers: { image: string }[] } } } }[]).find(
+      (doc) => doc?.kind === 'Deployment',
+    );
     return deployment?.spec?.template.spec.containers[0]?.image;
   };
 
@@ -44,7 +46,10 @@ describe('an image field landing as repository + tag', () => {
     writeFileSync(join(app, 'overrides/deployment.yaml'), 'main:\n  release: v1\nfeatures:\n  services: [web]\n');
     const values = await flotilla('overrides', app, 'web', '-o', 'json');
     expect(values.code, values.stderr).toBe(0);
-    expect((JSON.parse(values.stdout) as { values: { image: unknown } }).values.image).toEqual({ repository: 'registry.example:5000/shop/nginx', tag: `1.27@${DIGEST}` });
+    expect((JSON.parse(values.stdout) as { values: { image: unknown } }).values.image).toEqual({
+      repository: 'registry.example:5000/shop/nginx',
+      tag: `1.27@${DIGEST}`,
+    });
     const rendered = await flotilla('template', app, 'web');
     expect(rendered.code, rendered.stderr).toBe(0);
     expect(containerImage(rendered.stdout)).toBe(`registry.example:5000/shop/nginx:1.27@${DIGEST}`);
@@ -68,6 +73,8 @@ describe('an image field landing as repository + tag', () => {
     writeFileSync(join(app, 'overrides/versions/images.yaml'), 'web:\n  web: {repository: image.repository}\n');
     const refused = await flotilla('releases', app);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/overrides\/versions\/images\.yaml:2:\d+: error: image field web → chart web: expected .*\{repository: image\.repository, tag: image\.tag, digest: image\.digest\} \(digest optional\); repository and tag are required/);
+    expect(refused.stderr).toMatch(
+      /overrides\/versions\/images\.yaml:2:\d+: error: image field web → chart web: expected .*\{repository: image\.repository, tag: image\.tag, digest: image\.digest\} \(digest optional\); repository and tag are required/,
+    );
   });
 });

@@ -55,7 +55,19 @@ describe('releases', () => {
   });
 
   it('an upload makes its catalog available newest first; releases of earlier bundles stay known, marked', () => {
-    const older = { ...uploaded(), available: [...uploaded().available, { release: '2023.2', bundle: '24.09-1', inBundle: true, images: { keystone_api: 'docker.io/openstackhelm/keystone:2023.2-ubuntu_jammy' }, serviceDefaults: {} }] };
+    const older = {
+      ...uploaded(),
+      available: [
+        ...uploaded().available,
+        {
+          release: '2023.2',
+          bundle: '24.09-1',
+          inBundle: true,
+          images: { keystone_api: 'docker.io/openstackhelm/keystone:2023.2-ubuntu_jammy' },
+          serviceDefaults: {},
+        },
+      ],
+    };
     const next = afterUpload(older, app.catalog, '25.03-1', '2025.1');
     expect(next.available.map((a) => [a.release, a.bundle, a.inBundle])).toEqual([
       ['2025.1', '25.03-1', true],
@@ -78,7 +90,9 @@ describe('an update whose bundle changes main.release', () => {
       /^bundle 25\.03-1 changes main\.release, and so the target, from 2025\.1 to 2024\.1, which is refused: 2024\.1 is older than 2025\.1: downgrades are refused/,
     );
     const at2024 = deployedTarget(uploaded());
-    expect(() => afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', { skipLevel: [] })).toThrow(/from 2024\.1 to 2025\.1, which is refused: 2024\.1 → 2025\.1 skips releases/);
+    expect(() => afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', { skipLevel: [] })).toThrow(
+      /from 2024\.1 to 2025\.1, which is refused: 2024\.1 → 2025\.1 skips releases/,
+    );
     const moved = afterSpecUpload(at2024, app.catalog, '25.03-1', '2025.1', app.metadata.releaseUpgrades);
     expect(moved).toMatchObject({ target: '2025.1', deployed: '2024.1' });
     expect(moved.targetSet).toBeUndefined();
@@ -97,7 +111,9 @@ describe('version target refuses, saying why and what to do', () => {
 
   it('a downgrade, unless --force, which says so loudly', () => {
     const at2025 = deployedTarget(retarget(uploaded(), '2025.1', app.metadata.releaseUpgrades, WHO).versions);
-    expect(refusal(() => retarget(at2025, '2024.1', app.metadata.releaseUpgrades, WHO))).toMatch(/^2024\.1 is older than 2025\.1: downgrades are refused .*--force exists for development clusters only$/);
+    expect(refusal(() => retarget(at2025, '2024.1', app.metadata.releaseUpgrades, WHO))).toMatch(
+      /^2024\.1 is older than 2025\.1: downgrades are refused .*--force exists for development clusters only$/,
+    );
     const forced = retarget(at2025, '2024.1', app.metadata.releaseUpgrades, { ...WHO, force: true });
     expect(forced.versions.target).toBe('2024.1');
     expect(forced.warnings[0]).toMatch(/^DOWNGRADE FORCED: 2025\.1 → 2024\.1\./);
@@ -133,17 +149,25 @@ describe('custom images', () => {
     expect(customImageTarget('glance_api', app.catalog)).toBe('glance_api');
     expect(customImageTarget('cinder_volume.ceph', app.catalog)).toBe('cinder_volume_ceph');
     expect(customImageTarget('cinder_volume.default', app.catalog)).toBe('cinder_volume');
-    expect(refusal(() => customImageTarget('glance-api', app.catalog))).toMatch(/^"glance-api" is not an image field of the app \(did you mean "glance_api"\?\)/);
+    expect(refusal(() => customImageTarget('glance-api', app.catalog))).toMatch(
+      /^"glance-api" is not an image field of the app \(did you mean "glance_api"\?\)/,
+    );
     expect(refusal(() => customImageTarget('cinder_volume.netapp', app.catalog))).toBe(
       'cinder_volume has no backend "netapp": known backends default, lvm, ceph, nfs (a backend without its own image uses cinder_volume.default; a new backend is a cinder_volume_<backend> field in overrides/versions/images.yaml)',
     );
     // glance_api_proxy is a field of its own, not a backend of glance_api.
-    expect(refusal(() => customImageTarget('glance_api.proxy', app.catalog))).toBe('"glance_api" has no per-backend images: FIELD.<backend> works for the fields images.yaml lists under backendMaps (cinder_volume)');
+    expect(refusal(() => customImageTarget('glance_api.proxy', app.catalog))).toBe(
+      '"glance_api" has no per-backend images: FIELD.<backend> works for the fields images.yaml lists under backendMaps (cinder_volume)',
+    );
   });
 
   it('are references of the distribution grammar, pinned', () => {
-    expect(refusal(() => withCustomImage(uploaded(), 'glance_api', 'Registry.example/UPPER:1', app.catalog, WHO))).toMatch(/^custom image glance_api: "Registry.example\/UPPER:1" not a valid image reference/);
-    expect(refusal(() => withCustomImage(uploaded(), 'glance_api', 'registry.example/glance', app.catalog, WHO))).toMatch(/has no tag or digest; pin every image$/);
+    expect(refusal(() => withCustomImage(uploaded(), 'glance_api', 'Registry.example/UPPER:1', app.catalog, WHO))).toMatch(
+      /^custom image glance_api: "Registry.example\/UPPER:1" not a valid image reference/,
+    );
+    expect(refusal(() => withCustomImage(uploaded(), 'glance_api', 'registry.example/glance', app.catalog, WHO))).toMatch(
+      /has no tag or digest; pin every image$/,
+    );
     expect(refusal(() => withoutCustomImage(uploaded(), 'glance_api'))).toBe('no custom image is set for glance_api; set: none');
   });
 
@@ -166,7 +190,20 @@ describe('custom images', () => {
   });
 
   it('a target known only from an earlier bundle resolves from the catalog entry the record kept', () => {
-    const state = { ...uploaded(), available: [...uploaded().available, { release: '2023.2', bundle: '24.09-1', inBundle: false, images: { glance_api: 'docker.io/openstackhelm/glance:2023.2-ubuntu_jammy' }, serviceDefaults: { glanceWsgi: false } }], target: '2023.2' };
+    const state = {
+      ...uploaded(),
+      available: [
+        ...uploaded().available,
+        {
+          release: '2023.2',
+          bundle: '24.09-1',
+          inBundle: false,
+          images: { glance_api: 'docker.io/openstackhelm/glance:2023.2-ubuntu_jammy' },
+          serviceDefaults: { glanceWsgi: false },
+        },
+      ],
+      target: '2023.2',
+    };
     const cluster = assembleApp(directoryAppSource(ROOT), { versions: state });
     expect(cluster.images.get('glance_api')).toMatchObject({ reference: 'docker.io/openstackhelm/glance:2023.2-ubuntu_jammy', source: 'release' });
     expect(cluster.images.get('glance_api')?.location.file).toBe('release 2023.2 (known from bundle 24.09-1)');
@@ -176,8 +213,14 @@ describe('custom images', () => {
 describe('service defaults', () => {
   it('become the annotations of the affected HelmReleases, for both catalog releases', () => {
     const at = (release: string) => assembleApp(directoryAppSource(ROOT), { versions: { ...uploaded(), target: release } });
-    expect(at('2024.1').serviceDefaultAnnotations('glance')).toEqual({ 'glance.openstack.org/wsgi': 'false', 'rabbitmq.openstack.org/transient-quorum-queue': 'false' });
-    expect(at('2025.1').serviceDefaultAnnotations('glance')).toEqual({ 'glance.openstack.org/wsgi': 'true', 'rabbitmq.openstack.org/transient-quorum-queue': 'true' });
+    expect(at('2024.1').serviceDefaultAnnotations('glance')).toEqual({
+      'glance.openstack.org/wsgi': 'false',
+      'rabbitmq.openstack.org/transient-quorum-queue': 'false',
+    });
+    expect(at('2025.1').serviceDefaultAnnotations('glance')).toEqual({
+      'glance.openstack.org/wsgi': 'true',
+      'rabbitmq.openstack.org/transient-quorum-queue': 'true',
+    });
     expect(at('2025.1').serviceDefaultAnnotations('mariadb')).toEqual({ 'mariadb.openstack.org/auto-upgrade': 'true' });
     expect(at('2025.1').serviceDefaultAnnotations('horizon')).toEqual({});
   });
@@ -195,7 +238,7 @@ describe('service defaults', () => {
     expect(one.serviceDefaults.get('modern')).toEqual({ value: false, source: 'release' });
   });
 
-  it('once declared, a release\'s undeclared service default is a warning at its line', async () => {
+  it("once declared, a release's undeclared service default is a warning at its line", async () => {
     const demo = await loadApp(writeApp({ 'overrides/service-defaults.yaml': `other:\n  fallback: 1\n` }));
     expect(demo.warnings.map((w) => `${w.location?.file}:${w.location?.line}: ${w.message}`)).toEqual([
       'overrides/versions/1.0.yaml:6: serviceDefaults.modern of release 1.0 is not declared in overrides/service-defaults.yaml: a release lacking it gets no fallback, and no HelmRelease is annotated with it',
@@ -205,7 +248,9 @@ describe('service defaults', () => {
   });
 
   it('a declaration that is not one is refused at its line', async () => {
-    await expect(loadApp(writeApp({ 'overrides/service-defaults.yaml': `modern:\n  fallback: [1]\n  annotation: "not a key!"\n  charts: [web]\n` }))).rejects.toThrow(
+    await expect(
+      loadApp(writeApp({ 'overrides/service-defaults.yaml': `modern:\n  fallback: [1]\n  annotation: "not a key!"\n  charts: [web]\n` })),
+    ).rejects.toThrow(
       /overrides\/service-defaults\.yaml:2:\d+: error: service default modern: "fallback" must be a boolean, number or string[\s\S]*overrides\/service-defaults\.yaml:3:\d+: error: service default modern: "annotation" must be an annotation key/,
     );
   });
@@ -218,8 +263,18 @@ describe('the version state read back from the cluster', () => {
       name: 'demo',
       state: 'uploaded' as const,
       bundle: {
-        version: '1.0-1', sha256: 'a'.repeat(64), source: 'demo-1.0-1.tgz', payload: 'flotilla-bundle-demo-1.0-1', charts: [], releases: [],
-        repository: { url: 'oci://127.0.0.1:5000/charts', type: 'oci' as const }, maintainUserOverrides: true, updateFailureNoRollback: false, fromVersions: [], applyProgressAdjust: 0, uploaded: WHO.now,
+        version: '1.0-1',
+        sha256: 'a'.repeat(64),
+        source: 'demo-1.0-1.tgz',
+        payload: 'flotilla-bundle-demo-1.0-1',
+        charts: [],
+        releases: [],
+        repository: { url: 'oci://127.0.0.1:5000/charts', type: 'oci' as const },
+        maintainUserOverrides: true,
+        updateFailureNoRollback: false,
+        fromVersions: [],
+        applyProgressAdjust: 0,
+        uploaded: WHO.now,
       },
       userOverrides: {},
       deployed: [],
@@ -228,7 +283,9 @@ describe('the version state read back from the cluster', () => {
     };
     expect(decodeRecord(encodeRecord(record), 'Secret x').versions?.customImages.glance_api?.reference).toBe(PINNED);
     const tampered = { ...record, versions: { ...record.versions, customImages: { glance_api: { reference: 42, set: WHO.now, by: WHO.by } } } };
-    expect(() => decodeRecord(encodeRecord(tampered as never), 'Secret x')).toThrow("Secret x: the app record's versions.customImages.glance_api.reference is missing or invalid (expected a string)");
+    expect(() => decodeRecord(encodeRecord(tampered as never), 'Secret x')).toThrow(
+      "Secret x: the app record's versions.customImages.glance_api.reference is missing or invalid (expected a string)",
+    );
     const noTarget = { ...record, versions: { ...record.versions, target: undefined } };
     expect(() => decodeRecord(encodeRecord(noTarget as never), 'Secret x')).toThrow("the app record's versions.target is missing or invalid");
   });

@@ -17,9 +17,25 @@ export interface SessionCommandOptions {
 }
 
 /** `options` as an object, or (as the lifecycle commands call it) the deployment file, with `plugins` after it. */
-export async function openSessionForCommand(appDir: string | undefined, options: SessionCommandOptions | string = {}, plugins?: Partial<PluginHostOptions>): Promise<Session> {
-  const { deployment, commandLine, plugins: pluginOptions, strict } = typeof options === 'string' ? { deployment: options, commandLine: undefined, plugins, strict: false } : { ...options, plugins: plugins ?? options.plugins };
-  const session = await Session.fromDirectory(appDir ?? '.', { deployment, strict, ...(commandLine ? { commandLine } : {}), ...(pluginOptions ? { plugins: pluginOptions } : {}) });
+export async function openSessionForCommand(
+  appDir: string | undefined,
+  options: SessionCommandOptions | string = {},
+  plugins?: Partial<PluginHostOptions>,
+): Promise<Session> {
+  const {
+    deployment,
+    commandLine,
+    plugins: pluginOptions,
+    strict,
+  } = typeof options === 'string'
+    ? { deployment: options, commandLine: undefined, plugins, strict: false }
+    : { ...options, plugins: plugins ?? options.plugins };
+  const session = await Session.fromDirectory(appDir ?? '.', {
+    deployment,
+    strict,
+    ...(commandLine ? { commandLine } : {}),
+    ...(pluginOptions ? { plugins: pluginOptions } : {}),
+  });
   printWarnings(session.app.warnings);
   return session;
 }
@@ -50,7 +66,11 @@ export async function commandLineSources(flags: ValuesFlags): Promise<CommandLin
       return { kind: 'file' as const, file, text: text.toString('utf8') };
     }),
   );
-  const sources = [...files, ...flags.set.map((expression) => ({ kind: 'set' as const, expression })), ...flags.setString.map((expression) => ({ kind: 'set-string' as const, expression }))];
+  const sources = [
+    ...files,
+    ...flags.set.map((expression) => ({ kind: 'set' as const, expression })),
+    ...flags.setString.map((expression) => ({ kind: 'set-string' as const, expression })),
+  ];
   commandLineValues(sources); // a malformed --set is a usage error now, not a failure of each release later
   return sources;
 }
@@ -64,5 +84,8 @@ export interface SelectionFlags {
 export function addSelectionOptions(command: Command): Command {
   return command
     .option('-l, --selector <KEY=VALUE>', 'only releases matching every KEY=VALUE (group, service, chart, namespace, name or a release label; != negates)')
-    .option('--kube-version <VERSION>', "Kubernetes version to render for, checked against each chart's kubeVersion (default: metadata supported_k8s_version.minimum)");
+    .option(
+      '--kube-version <VERSION>',
+      "Kubernetes version to render for, checked against each chart's kubeVersion (default: metadata supported_k8s_version.minimum)",
+    );
 }

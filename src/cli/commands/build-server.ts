@@ -4,7 +4,18 @@ import { join } from 'node:path';
 import { KeptBuilds } from '../../build/index.js';
 import { FlotillaError } from '../../diagnostics/index.js';
 import { userCacheDir } from '../../files/index.js';
-import { installationOf, listServers, serve, serverPlace, SERVERS_FOLDER, serversFolder, serverStatus, stopServers, type PrepareFrom, type ServerStatus } from '../../server/index.js';
+import {
+  installationOf,
+  listServers,
+  serve,
+  serverPlace,
+  SERVERS_FOLDER,
+  serversFolder,
+  serverStatus,
+  stopServers,
+  type PrepareFrom,
+  type ServerStatus,
+} from '../../server/index.js';
 import type { CommandContext, RegisterContext } from '../context.js';
 import { formatTable, printData } from '../output.js';
 import { integerAtLeast, outputOption, UsageError } from '../options.js';
@@ -30,16 +41,23 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
     .action(async (opts: { idleTimeout: number; prepare?: string }) => {
       const prepareFrom = opts.prepare === undefined ? undefined : parsePrepareFrom(opts.prepare);
       const folder = join(userCacheDir(), SERVERS_FOLDER);
-      if (!serversFolder(userCacheDir(), true)) throw new FlotillaError(`no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them`);
+      if (!serversFolder(userCacheDir(), true))
+        throw new FlotillaError(`no build server: ${folder} must be a folder of this user's alone (mode 0700), so nobody else can run builds as them`);
       const installation = installationOf(import.meta.url);
       const place = serverPlace(userCacheDir(), installation, { create: true });
-      if (!place) throw new FlotillaError(`no build server: a socket in ${folder} would have a path longer than a socket's path may be; set FLOTILLA_CACHE_DIR to a shorter folder`);
+      if (!place)
+        throw new FlotillaError(
+          `no build server: a socket in ${folder} would have a path longer than a socket's path may be; set FLOTILLA_CACHE_DIR to a shorter folder`,
+        );
       const other = await serverStatus(place.socket);
       if (other) throw new FlotillaError(`a build server already runs for this installation and environment (pid ${other.pid})`);
       const kept = new KeptBuilds();
       /** The build `from` started the server with (and `extra` arguments), made in memory only, its output unheard; rejects unless it succeeds. */
       const inMemory = async (from: PrepareFrom, extra: readonly string[], cancelled?: AbortSignal): Promise<void> => {
-        const code = await runAsClient({ argv: [...from.argv, ...extra], cwd: from.cwd }, { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true, cancelled });
+        const code = await runAsClient(
+          { argv: [...from.argv, ...extra], cwd: from.cwd },
+          { io: { out: () => {}, err: () => {} }, kept, prepareOnly: true, cancelled },
+        );
         if (code !== 0) throw new Error(`the build in memory exited ${code}`);
       };
       io.err(`build server ${process.pid} listening on ${place.socket}`);
@@ -57,7 +75,8 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
         warmUp: prepareFrom && { afterIdleMillis: WARM_UP_AFTER_IDLE_MILLIS, run: (cut) => inMemory(prepareFrom, ['--no-cache', '--no-typecheck'], cut) },
         // With --expose-gc (as a started server has): the young generation emptied between builds, not during one.
         afterCommand: () => (globalThis as { gc?: (options: { type: 'minor' }) => void }).gc?.({ type: 'minor' }),
-        run: async (request, output, cancelled) => runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept, cancelled }),
+        run: async (request, output, cancelled) =>
+          runAsClient(request, { io: { out: (line) => output.out(`${line}\n`), err: (line) => output.err(`${line}\n`) }, kept, cancelled }),
       });
       await kept.close();
       io.err(`build server ${process.pid} stopped`);
@@ -83,7 +102,16 @@ export function register(program: Command, { io, runCommandLine }: RegisterConte
           ? 'no build server runs'
           : formatTable(
               ['PID', 'STARTED', 'BUILDS', 'PREPARED', 'IDLE', 'STOPS AFTER IDLE', 'PEAK MEMORY', 'APPS'],
-              servers.map((s) => [String(s.pid), s.startedAt, String(s.commandsRun), `${s.preparedBuilds.made} (${s.preparedBuilds.used} used)`, `${s.idleSeconds}s`, `${s.stopsAfterIdleSeconds}s`, `${s.peakMemoryMiB} MiB`, s.apps.join(',') || '-']),
+              servers.map((s) => [
+                String(s.pid),
+                s.startedAt,
+                String(s.commandsRun),
+                `${s.preparedBuilds.made} (${s.preparedBuilds.used} used)`,
+                `${s.idleSeconds}s`,
+                `${s.stopsAfterIdleSeconds}s`,
+                `${s.peakMemoryMiB} MiB`,
+                s.apps.join(',') || '-',
+              ]),
             ),
       );
     });
@@ -108,7 +136,8 @@ function parsePrepareFrom(json: string): PrepareFrom {
     value = undefined;
   }
   const { argv, cwd } = (value ?? {}) as Partial<PrepareFrom>;
-  if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string') || typeof cwd !== 'string') throw new UsageError('--prepare takes {"argv": [strings], "cwd": "folder"} as JSON');
+  if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string') || typeof cwd !== 'string')
+    throw new UsageError('--prepare takes {"argv": [strings], "cwd": "folder"} as JSON');
   return { argv, cwd };
 }
 

@@ -72,7 +72,15 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
         sha256: result.sha256,
         size: result.size,
         releases: result.app.releases.length,
-        charts: result.charts.map(({ name, version, fileName, sha256, size, reused, releases }) => ({ name, version, fileName, sha256, size, reused, releases })),
+        charts: result.charts.map(({ name, version, fileName, sha256, size, reused, releases }) => ({
+          name,
+          version,
+          fileName,
+          sha256,
+          size,
+          reused,
+          releases,
+        })),
         bumped: Object.fromEntries([...result.bumped].map(([chart, [from, to]]) => [chart, { from, to }])),
       };
       printData(io, opts.output, 'Build', data, () => {
@@ -92,10 +100,15 @@ export function register(program: Command, { io, kept, prepareOnly, cancelled }:
 
 async function watchForever(appDir: string, options: BuildOptions, io: Output): Promise<void> {
   const watch = watchApp(appDir, options, (build) => {
-    const why = build.changed.length > 0 ? ` after ${build.changed.slice(0, 3).join(', ')}${build.changed.length > 3 ? ` (+${build.changed.length - 3})` : ''} changed` : '';
+    const why =
+      build.changed.length > 0
+        ? ` after ${build.changed.slice(0, 3).join(', ')}${build.changed.length > 3 ? ` (+${build.changed.length - 3})` : ''} changed`
+        : '';
     if (build.ok) {
       const reused = build.result.charts.filter((c) => c.reused).length;
-      io.out(`built ${build.result.file} in ${build.millis.toFixed(0)} ms${why}: ${build.result.charts.length} charts (${reused} reused), sha256 ${build.result.sha256.slice(0, 12)}`);
+      io.out(
+        `built ${build.result.file} in ${build.millis.toFixed(0)} ms${why}: ${build.result.charts.length} charts (${reused} reused), sha256 ${build.result.sha256.slice(0, 12)}`,
+      );
     } else io.out([`build failed in ${build.millis.toFixed(0)} ms${why}:`, build.error.message, ...hintsFor(build.error)].join('\n'));
   });
   io.out(`watching ${appDir}; Ctrl-C stops`);

@@ -52,9 +52,12 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): { 
           if (tty) {
             const width = 24;
             const filled = Math.round((percent / 100) * width);
-            stream.write(`\r\x1b[K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${ready}/${total} ready${current ? `, waiting for ${current}` : ''} (${seconds(event.elapsedMs)})`);
+            stream.write(
+              `\r\x1b[K[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${ready}/${total} ready${current ? `, waiting for ${current}` : ''} (${seconds(event.elapsedMs)})`,
+            );
             barShown = true;
-          } else if (current === undefined && ready === total) line(`all ${total} release(s) ready (${seconds(event.elapsedMs)}); overall completion ${percent}%`);
+          } else if (current === undefined && ready === total)
+            line(`all ${total} release(s) ready (${seconds(event.elapsedMs)}); overall completion ${percent}%`);
           break;
         }
       }

@@ -2,7 +2,13 @@
 import { unifiedDiff, writeChanges, type FileChange } from '../../edit/index.js';
 import { printData, type Output } from '../output.js';
 
-export async function showAndWrite(io: Output, format: string, changes: readonly FileChange[], dryRun: boolean | undefined, extra: Readonly<Record<string, unknown>> = {}): Promise<void> {
+export async function showAndWrite(
+  io: Output,
+  format: string,
+  changes: readonly FileChange[],
+  dryRun: boolean | undefined,
+  extra: Readonly<Record<string, unknown>> = {},
+): Promise<void> {
   const changed = changes.filter((c) => c.before !== c.after);
   const files = changed.map((c) => ({ file: c.file, diff: unifiedDiff(c) }));
   printData(io, format, 'FileChanges', { ...extra, files, written: changed.length > 0 && dryRun !== true }, () => files.map((f) => f.diff.replace(/\n$/, '')));

@@ -51,7 +51,10 @@ export function register(program: Command, { io }: CommandContext): void {
       if ((opts.to === undefined) === (opts.field.length === 0)) throw new UsageError('give either --to RELEASE or --field FIELD=REF');
       const result = opts.to !== undefined ? await bumpToRelease(appDir, opts.to) : await bumpField(appDir, parseFieldArguments(opts.field));
       printBump(result, io);
-      await showAndWrite(io, opts.output, result.changes, opts.dryRun, { rewritten: result.rewritten.map((r) => ({ field: r.field, from: r.place.reference, to: r.to, at: formatLocation(r.place.location) })), notes: result.notes });
+      await showAndWrite(io, opts.output, result.changes, opts.dryRun, {
+        rewritten: result.rewritten.map((r) => ({ field: r.field, from: r.place.reference, to: r.to, at: formatLocation(r.place.location) })),
+        notes: result.notes,
+      });
     });
   images
     .command('pin')
@@ -61,15 +64,35 @@ export function register(program: Command, { io }: CommandContext): void {
     .option('--insecure-registry <HOST>', 'reach this registry over plain HTTP (repeatable; loopback always is)', collect, [])
     .option('--check', 'change nothing; exit 1 when a pinned digest no longer exists or a tag points elsewhere')
     .option('--repin', 'resolve already pinned references again and replace their digest')
-    .option('--release <RELEASE>', 'only this catalog release (repeatable; default: every release of overrides/versions/)', (v: string, all: string[]) => [...all, v], [])
+    .option(
+      '--release <RELEASE>',
+      'only this catalog release (repeatable; default: every release of overrides/versions/)',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
     .option('--dry-run', 'print the diff and write nothing')
     .addOption(outputOption())
     .action(async (appDir: string, opts: PinCommandOptions) => {
-      const options = { registryConfig: opts.registryConfig, insecureRegistries: opts.insecureRegistry, repin: opts.repin, ...(opts.release.length > 0 ? { releases: opts.release } : {}) };
+      const options = {
+        registryConfig: opts.registryConfig,
+        insecureRegistries: opts.insecureRegistry,
+        repin: opts.repin,
+        ...(opts.release.length > 0 ? { releases: opts.release } : {}),
+      };
       if (opts.check) {
         const checks = await checkPins(appDir, options);
-        const items = checks.map((c) => ({ reference: c.reference, status: c.status, detail: c.detail, places: c.places.map((p) => formatLocation(p.location)) }));
-        printData(io, opts.output, 'PinCheckList', { items }, () => formatTable(['REFERENCE', 'STATUS', 'DETAIL', 'WRITTEN AT'], items.map((c) => [c.reference, c.status, c.detail, c.places.join(', ')])));
+        const items = checks.map((c) => ({
+          reference: c.reference,
+          status: c.status,
+          detail: c.detail,
+          places: c.places.map((p) => formatLocation(p.location)),
+        }));
+        printData(io, opts.output, 'PinCheckList', { items }, () =>
+          formatTable(
+            ['REFERENCE', 'STATUS', 'DETAIL', 'WRITTEN AT'],
+            items.map((c) => [c.reference, c.status, c.detail, c.places.join(', ')]),
+          ),
+        );
         const failed = checks.filter((c) => c.status === 'digest-gone' || c.status === 'tag-moved' || c.status === 'tag-gone');
         if (failed.length > 0) {
           const moved = failed.some((c) => c.status === 'tag-moved');
@@ -81,10 +104,17 @@ export function register(program: Command, { io }: CommandContext): void {
         return;
       }
       const result = await pinImages(appDir, options);
-      const pinned = result.pinned.map((image) => ({ reference: image.reference, digest: image.digest, places: image.places.map((p) => formatLocation(p.location)) }));
+      const pinned = result.pinned.map((image) => ({
+        reference: image.reference,
+        digest: image.digest,
+        places: image.places.map((p) => formatLocation(p.location)),
+      }));
       for (const image of pinned) io.err(`pinned ${image.reference} → ${image.digest} (${image.places.join(', ')})`);
       for (const image of result.skipped) io.err(`skipped ${image.reference}: ${image.reason}`);
-      await showAndWrite(io, opts.output, result.changes, opts.dryRun, { pinned, skipped: result.skipped.map((s) => ({ reference: s.reference, reason: s.reason })) });
+      await showAndWrite(io, opts.output, result.changes, opts.dryRun, {
+        pinned,
+        skipped: result.skipped.map((s) => ({ reference: s.reference, reason: s.reason })),
+      });
     });
 }
 
@@ -102,15 +132,30 @@ function inventoryTable(inventory: ImageInventory): string[] {
   const rows: string[][] = [];
   for (const field of inventory.fields) {
     for (const place of field.places) {
-      const what = place.kind === 'catalog' ? `catalog ${inventory.release}` : place.kind === 'static' ? `static overrides of ${place.chart}` : place.kind === 'custom' ? 'custom image' : 'template text';
+      const what =
+        place.kind === 'catalog'
+          ? `catalog ${inventory.release}`
+          : place.kind === 'static'
+            ? `static overrides of ${place.chart}`
+            : place.kind === 'custom'
+              ? 'custom image'
+              : 'template text';
       rows.push([field.field, place.reference, `set: ${what}`, formatLocation(place.location)]);
     }
     for (const landing of field.lands) {
-      rows.push([field.field, field.reference ?? '-', `lands: ${landing.chart} ${landing.path}${landing.chartInApp ? '' : ' (chart not in the app)'}`, formatLocation(landing.chartDefault ?? landing.declaredAt)]);
+      rows.push([
+        field.field,
+        field.reference ?? '-',
+        `lands: ${landing.chart} ${landing.path}${landing.chartInApp ? '' : ' (chart not in the app)'}`,
+        formatLocation(landing.chartDefault ?? landing.declaredAt),
+      ]);
     }
     if (field.places.length === 0 && field.lands.length === 0) rows.push([field.field, field.reference ?? '-', 'lands nowhere', '-']);
   }
-  return [formatTable(['FIELD', 'REFERENCE', 'WHAT', 'WHERE'], rows), `\n${inventory.fields.length} image fields${inventory.release ? ` (release ${inventory.release})` : ''}`];
+  return [
+    formatTable(['FIELD', 'REFERENCE', 'WHAT', 'WHERE'], rows),
+    `\n${inventory.fields.length} image fields${inventory.release ? ` (release ${inventory.release})` : ''}`,
+  ];
 }
 
 function printBump(result: ImageBumpResult, io: Output): void {

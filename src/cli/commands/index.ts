@@ -49,7 +49,20 @@ export const commands: Readonly<Record<string, () => CommandModule>> = {
  * test/architecture/imports.test.ts walks each one's modules for a TLS
  * client. A new command joins only if it never will open one.
  */
-export const COMMANDS_WITHOUT_TLS: readonly string[] = ['build', 'build-server', 'template', 'releases', 'preflight', 'verify', 'inspect', 'sign', 'policy', 'plugin', 'import', 'init'];
+export const COMMANDS_WITHOUT_TLS: readonly string[] = [
+  'build',
+  'build-server',
+  'template',
+  'releases',
+  'preflight',
+  'verify',
+  'inspect',
+  'sign',
+  'policy',
+  'plugin',
+  'import',
+  'init',
+];
 
 /**
  * The commands that print no data of their own, so take no `-o`: each with

@@ -36,20 +36,30 @@ export async function withProgress<T>(run: (events: (event: LifecycleEvent) => v
 /** What upload, apply, update, remove and version continue print: the app's state once they end (and the phase it is held before, if any). */
 export function printOutcome(io: Output, format: string, record: AppRecord, detail = ''): void {
   const held = record.versions?.held ?? null;
-  printData(io, format, 'AppState', { name: record.name, version: record.bundle.version, state: record.state, held, chartRepository: record.bundle.repository.url }, () =>
-    `${record.name} ${record.bundle.version}: ${record.state}${detail}${held ? ` (held before update phase ${held}: flotilla version continue ${record.name} --phase ${held})` : ''}`,
+  printData(
+    io,
+    format,
+    'AppState',
+    { name: record.name, version: record.bundle.version, state: record.state, held, chartRepository: record.bundle.repository.url },
+    () =>
+      `${record.name} ${record.bundle.version}: ${record.state}${detail}${held ? ` (held before update phase ${held}: flotilla version continue ${record.name} --phase ${held})` : ''}`,
   );
 }
 
 /** `--hold PHASE`, repeatable: update phases to stop before (docs/versions.md). */
-const HOLD_OPTION = ['--hold <PHASE>', 'stop a staged update before this update phase until `flotilla version continue APP --phase PHASE` (repeatable; kept in the cluster)'] as const;
+const HOLD_OPTION = [
+  '--hold <PHASE>',
+  'stop a staged update before this update phase until `flotilla version continue APP --phase PHASE` (repeatable; kept in the cluster)',
+] as const;
 
 function historyRows(history: readonly HistoryEntry[]): string[][] {
   return history.map((h) => [h.started.replace(/\.\d+Z$/, 'Z'), h.operation, h.version, h.result ?? 'running', h.reason?.split('\n')[0] ?? '']);
 }
 
 function showTable(view: AppView): string {
-  const progress = view.progress ? `${view.progress.percent}% (${view.progress.ready}/${view.progress.total} ready${view.progress.current ? `, waiting for ${view.progress.current}` : ''})` : '-';
+  const progress = view.progress
+    ? `${view.progress.percent}% (${view.progress.ready}/${view.progress.total} ready${view.progress.current ? `, waiting for ${view.progress.current}` : ''})`
+    : '-';
   const head = [
     `name:      ${view.name}`,
     `version:   ${view.version}${view.previousVersion ? ` (updating from ${view.previousVersion})` : ''}`,
@@ -62,7 +72,14 @@ function showTable(view: AppView): string {
   ].join('\n');
   const releases = formatTable(
     ['RELEASE', 'NAMESPACE', 'READY', 'STATE', 'REASON', 'MESSAGE'],
-    view.releases.map((r) => [r.name, r.namespace, r.ready === null ? '-' : String(r.ready), r.suspended ? 'suspended' : r.state, r.reason ?? '', (r.attempt ?? r.message ?? '').split('\n')[0] ?? '']),
+    view.releases.map((r) => [
+      r.name,
+      r.namespace,
+      r.ready === null ? '-' : String(r.ready),
+      r.suspended ? 'suspended' : r.state,
+      r.reason ?? '',
+      (r.attempt ?? r.message ?? '').split('\n')[0] ?? '',
+    ]),
   );
   const history = formatTable(['STARTED', 'OPERATION', 'VERSION', 'RESULT', 'REASON'], historyRows(view.history));
   return `${head}\n\n${releases}\n\n${history}`;
@@ -79,26 +96,47 @@ export function register(program: Command, { io }: CommandContext): void {
     .option('--registry-config <FILE>', 'Docker-style credentials for the registry (default ~/.docker/config.json)')
     .action(async (bundle: string, flags: Flags & ChartRepoFlags) => {
       const { parseChartRepository, uploadApp } = await import('../../lifecycle/index.js');
-      const chartRepository = flags.chartRepo ? parseChartRepository(flags.chartRepo, { ...(flags.plainHttp ? { plainHttp: true } : {}), ...(flags.chartRepoDir ? { dir: flags.chartRepoDir } : {}) }) : undefined;
+      const chartRepository = flags.chartRepo
+        ? parseChartRepository(flags.chartRepo, { ...(flags.plainHttp ? { plainHttp: true } : {}), ...(flags.chartRepoDir ? { dir: flags.chartRepoDir } : {}) })
+        : undefined;
       const client = await connectFor(flags);
       const record = await withProgress((events) =>
-        uploadApp(client, bundle, { events, ...(chartRepository ? { chartRepository } : {}), ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}) }),
+        uploadApp(client, bundle, {
+          events,
+          ...(chartRepository ? { chartRepository } : {}),
+          ...(flags.registryConfig ? { registryConfig: flags.registryConfig } : {}),
+        }),
       );
       printOutcome(io, flags.output, record, ` (charts in ${record.bundle.repository.url})`);
     });
 
   clusterCommand(program, 'apply', 'apply an uploaded app: hooks, overrides, one server-side apply, then watch every HelmRelease until Ready')
     .argument('<APP>', 'app name')
-    .option('--mode <MODE>', 'apply mode of the app\'s kustomize operator', 'normal')
+    .option('--mode <MODE>', "apply mode of the app's kustomize operator", 'normal')
     .option('--wait', 'wait until every release is Ready (the default)')
     .option('--no-wait', 'return after the server-side apply; the app stays applying until an apply that waits')
-    .option('--timeout <DURATION>', "a bound on the whole wait (e.g. 2h); default: the critical path of the releases' own times (each its Helm timeout per attempt plus Flux's overheads)")
+    .option(
+      '--timeout <DURATION>',
+      "a bound on the whole wait (e.g. 2h); default: the critical path of the releases' own times (each its Helm timeout per attempt plus Flux's overheads)",
+    )
     .option(...HOLD_OPTION, collect)
     .action(async (app: string, flags: Flags & { mode: string; wait: boolean; timeout?: string; hold?: string[] }) => {
       const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { applyApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(io, flags.output, await withProgress((events) => applyApp(client, app, { mode: flags.mode, wait: flags.wait, ...(timeoutMs !== undefined ? { timeoutMs } : {}), ...(flags.hold ? { hold: flags.hold } : {}), events })));
+      printOutcome(
+        io,
+        flags.output,
+        await withProgress((events) =>
+          applyApp(client, app, {
+            mode: flags.mode,
+            wait: flags.wait,
+            ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+            ...(flags.hold ? { hold: flags.hold } : {}),
+            events,
+          }),
+        ),
+      );
     });
 
   clusterCommand(program, 'update', 'update an applied app to the version in BUNDLE; on failure recover to the version it had')
@@ -137,7 +175,11 @@ export function register(program: Command, { io }: CommandContext): void {
       printOutcome(io, flags.output, await withProgress((events) => removeApp(client, app, { timeoutMs, events, force: flags.force === true })));
     });
 
-  clusterCommand(program, 'delete', 'forget an uploaded (not applied) app: its record and stored bundle; its passwords, plugin records and namespaces stay unless --purge')
+  clusterCommand(
+    program,
+    'delete',
+    'forget an uploaded (not applied) app: its record and stored bundle; its passwords, plugin records and namespaces stay unless --purge',
+  )
     .argument('<APP>', 'app name')
     .option('--purge', "also delete the app's password Secrets, plugin records and the namespaces flotilla created for it")
     .action(async (app: string, flags: Flags & { purge?: boolean }) => {
@@ -174,7 +216,7 @@ export function register(program: Command, { io }: CommandContext): void {
     );
   });
 
-  clusterCommand(program, 'show', 'one app: state, version, progress, each release\'s Ready condition, the operation history')
+  clusterCommand(program, 'show', "one app: state, version, progress, each release's Ready condition, the operation history")
     .argument('<APP>', 'app name')
     .action(async (app: string, flags: Flags) => {
       const { showApp } = await import('../../lifecycle/index.js');
@@ -207,7 +249,11 @@ function formatValue(value: unknown): string {
 }
 
 function registerDiff(program: Command, io: Output): void {
-  clusterCommand(program, 'diff', 'what an apply (or an update to BUNDLE) would change: per release, values and rendered objects (-o table: a unified diff); exit 0 no change, 1 changes, 2 error')
+  clusterCommand(
+    program,
+    'diff',
+    'what an apply (or an update to BUNDLE) would change: per release, values and rendered objects (-o table: a unified diff); exit 0 no change, 1 changes, 2 error',
+  )
     .argument('<APP>', 'app name')
     .argument('[BUNDLE]', 'application tarball of another version')
     .option('--show-secrets', 'print passwords, tokens, keys and Secret data instead of <secret>')
@@ -235,7 +281,13 @@ function diffText(report: DiffReport): string[] {
       const sign = v.before === undefined ? '+' : v.after === undefined ? '-' : '~';
       lines.push(`  ${sign} ${v.path}: ${sign === '~' ? `${formatValue(v.before)} → ${formatValue(v.after)}` : formatValue(v.after ?? v.before)}`);
     }
-    for (const o of release.objects) lines.push(...o.diff.replace(/\n$/, '').split('\n').map((l) => (l ? `  ${l}` : l)));
+    for (const o of release.objects)
+      lines.push(
+        ...o.diff
+          .replace(/\n$/, '')
+          .split('\n')
+          .map((l) => (l ? `  ${l}` : l)),
+      );
   }
   if (!report.changed) lines.push(`${report.app}: no changes`);
   return lines;
@@ -249,7 +301,9 @@ function valuesTable(values: { [key: string]: JsonValue }): string {
 }
 
 function registerOverride(program: Command, io: Output): void {
-  const override = program.command('override').description('user overrides (values layer 8) of one release (or chart) of an app, kept in the cluster per chart; applied by the next apply');
+  const override = program
+    .command('override')
+    .description('user overrides (values layer 8) of one release (or chart) of an app, kept in the cluster per chart; applied by the next apply');
   clusterCommand(override, 'set', 'set the user overrides of RELEASE (a release name, or its chart name)')
     .argument('<APP>', 'app name')
     .argument('<RELEASE>', 'release name, or chart name (user overrides are kept per chart)')
@@ -257,18 +311,38 @@ function registerOverride(program: Command, io: Output): void {
     .option('--set <PATH=VALUE...>', 'one value (a.b[0].c=VALUE; true/false/null/integers typed), after the files')
     .option('--reuse-values', 'merge into the user overrides kept')
     .option('--reset-values', 'replace the user overrides kept (the default)')
-    .option('--no-check', "store without checking keys against the chart or rendering it with helm template")
+    .option('--no-check', 'store without checking keys against the chart or rendering it with helm template')
     .option('--strict', 'a key the chart does not know is an error, not a warning')
     .option('--show-secrets', 'print passwords, tokens, keys and values the chart schema marks secret instead of <secret>')
-    .action(async (app: string, name: string, flags: Flags & { values?: string[]; set?: string[]; reuseValues?: boolean; resetValues?: boolean; check: boolean; strict?: boolean; showSecrets?: boolean }) => {
-      const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
-      if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
-      const files = await readValuesFiles(flags.values ?? []);
-      const client = await connectFor(flags);
-      const { chart, shown, warnings } = await setOverrides(client, app, name, { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' }, { check: flags.check, strict: flags.strict === true, showSecrets: flags.showSecrets === true });
-      for (const warning of warnings) io.err(`warning: ${warning}`);
-      printData(io, flags.output, 'UserOverrides', { app, chart, values: shown }, () => valuesTable(shown));
-    });
+    .action(
+      async (
+        app: string,
+        name: string,
+        flags: Flags & {
+          values?: string[];
+          set?: string[];
+          reuseValues?: boolean;
+          resetValues?: boolean;
+          check: boolean;
+          strict?: boolean;
+          showSecrets?: boolean;
+        },
+      ) => {
+        const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
+        if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
+        const files = await readValuesFiles(flags.values ?? []);
+        const client = await connectFor(flags);
+        const { chart, shown, warnings } = await setOverrides(
+          client,
+          app,
+          name,
+          { files, sets: flags.set ?? [], mode: flags.reuseValues ? 'reuse' : 'reset' },
+          { check: flags.check, strict: flags.strict === true, showSecrets: flags.showSecrets === true },
+        );
+        for (const warning of warnings) io.err(`warning: ${warning}`);
+        printData(io, flags.output, 'UserOverrides', { app, chart, values: shown }, () => valuesTable(shown));
+      },
+    );
   clusterCommand(override, 'show', 'the user overrides of RELEASE (a release name, or its chart name)')
     .argument('<APP>', 'app name')
     .argument('<RELEASE>', 'release name, or chart name')
@@ -284,6 +358,8 @@ function registerOverride(program: Command, io: Output): void {
     .action(async (app: string, name: string, flags: Flags) => {
       const { deleteOverrides } = await import('../../lifecycle/index.js');
       const { chart, deleted } = await deleteOverrides(await connectFor(flags), app, name);
-      printData(io, flags.output, 'UserOverridesDeleted', { app, chart, deleted }, () => (deleted ? `${app} ${chart}: user overrides deleted` : `${app} ${chart}: had no user overrides`));
+      printData(io, flags.output, 'UserOverridesDeleted', { app, chart, deleted }, () =>
+        deleted ? `${app} ${chart}: user overrides deleted` : `${app} ${chart}: had no user overrides`,
+      );
     });
 }

@@ -63,15 +63,20 @@ export function register(program: Command, { io }: CommandContext): void {
     const [name] = names;
     const plugins = opts.stateDir ? { stateDir: opts.stateDir } : {};
     const commandLine = await commandLineSources(opts);
-    if (opts.output === VALUES_FORMAT && (name === undefined || opts.explain)) throw new UsageError(`-o ${VALUES_FORMAT} is for the system overrides of one release, without --explain`);
+    if (opts.output === VALUES_FORMAT && (name === undefined || opts.explain))
+      throw new UsageError(`-o ${VALUES_FORMAT} is for the system overrides of one release, without --explain`);
     if (name === undefined) {
-      if (!opts.all || opts.destination === undefined) throw new UsageError("give a release (RELEASE), or --all -d DIR to export every release's system overrides");
+      if (!opts.all || opts.destination === undefined)
+        throw new UsageError("give a release (RELEASE), or --all -d DIR to export every release's system overrides");
       if (opts.explain) throw new UsageError('--explain is for one release (RELEASE)');
       if (commandLine.length > 0) throw new UsageError('-f/--set/--set-string are for one release (RELEASE): the export is what StarlingX computes');
       const session = await openSessionForCommand(appDir, { deployment: opts.deployment, plugins });
       const exported = await exportSystemOverrides(session, { dir: opts.destination });
       printData(io, opts.output ?? 'table', 'OverridesExport', { ...exported }, () => [
-        formatTable(['RELEASE', 'CHART', 'NAMESPACE', 'FILE', 'TOP-LEVEL KEYS'], exported.releases.map((r) => [r.release, r.chart, r.namespace, r.file, r.keys.join(',') || '-'])),
+        formatTable(
+          ['RELEASE', 'CHART', 'NAMESPACE', 'FILE', 'TOP-LEVEL KEYS'],
+          exported.releases.map((r) => [r.release, r.chart, r.namespace, r.file, r.keys.join(',') || '-']),
+        ),
         `\n${exported.releases.length} files and ${exported.script} written (passwords in clear: keep the folder private)`,
       ]);
       return;
@@ -97,16 +102,36 @@ export function register(program: Command, { io }: CommandContext): void {
       const rows = values.systemTree ? leaves(values.systemTree).map((l) => [formatPath(l.path), JSON.stringify(redact(l.value, l.path))]) : [];
       // The default: the values as a file Helm takes (-f), nothing around them.
       if ((opts.output ?? VALUES_FORMAT) === VALUES_FORMAT) return io.out(dumpYaml(systemOverrides).replace(/\n$/, ''));
-      printData(io, opts.output ?? 'table', 'SystemOverrides', { release: release.name, chart: release.chart, namespace: release.namespace, values: systemOverrides }, () => formatTable(['PATH', 'VALUE'], rows));
+      printData(
+        io,
+        opts.output ?? 'table',
+        'SystemOverrides',
+        { release: release.name, chart: release.chart, namespace: release.namespace, values: systemOverrides },
+        () => formatTable(['PATH', 'VALUE'], rows),
+      );
       return;
     }
-    const rows = (opts.history ? history(values, { all: opts.all }) : explain(values, { all: opts.all }).map((l) => ({ ...l, overridden: false }))).map((l) => ({
-      ...l,
-      value: redact(l.value, l.path),
+    const rows = (opts.history ? history(values, { all: opts.all }) : explain(values, { all: opts.all }).map((l) => ({ ...l, overridden: false }))).map(
+      (l) => ({
+        ...l,
+        value: redact(l.value, l.path),
+      }),
+    );
+    const items = rows.map((l) => ({
+      path: formatPath(l.path),
+      value: l.value,
+      layer: l.origin.layer,
+      ...l.origin.location,
+      ...(opts.history ? { overridden: l.overridden } : {}),
     }));
-    const items = rows.map((l) => ({ path: formatPath(l.path), value: l.value, layer: l.origin.layer, ...l.origin.location, ...(opts.history ? { overridden: l.overridden } : {}) }));
     printData(io, opts.output ?? 'table', 'ValueOrigins', { release: release.name, items }, () => {
-      const table = rows.map((l) => [formatPath(l.path), truncate(JSON.stringify(l.value)), l.origin.layer, formatLocation(l.origin.location), ...(opts.history ? [l.overridden ? 'overridden' : 'wins'] : [])]);
+      const table = rows.map((l) => [
+        formatPath(l.path),
+        truncate(JSON.stringify(l.value)),
+        l.origin.layer,
+        formatLocation(l.origin.location),
+        ...(opts.history ? [l.overridden ? 'overridden' : 'wins'] : []),
+      ]);
       const winners = rows.filter((l) => !l.overridden);
       const layers = new Set(winners.map((l) => l.origin.layer));
       return [
@@ -130,7 +155,15 @@ export function register(program: Command, { io }: CommandContext): void {
     .option('--new', 'accept a path the chart values.yaml / schema does not know')
     .action(async (appDir: string, operands: string[], opts: EditCommandOptions) => {
       const { chart, rest } = splitOperands(operands, opts.file, 'PATH=VALUE');
-      const change = await editOverrides({ appDir, chart, file: opts.file, set: rest.map(parseAssignment), asString: opts.string, allowNew: opts.new, force: opts.force });
+      const change = await editOverrides({
+        appDir,
+        chart,
+        file: opts.file,
+        set: rest.map(parseAssignment),
+        asString: opts.string,
+        allowNew: opts.new,
+        force: opts.force,
+      });
       await showAndWrite(io, opts.output, [change], opts.dryRun);
     });
   editCommand('unset', 'remove keys or list items from static overrides (or --file), keeping every comment', 'PATH').action(

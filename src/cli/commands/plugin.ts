@@ -37,7 +37,9 @@ export function register(program: Command, { io }: CommandContext): void {
       const result = await typecheckPlugins(appDir);
       if (result.problems.length > 0) process.exitCode = 1;
       if (result.problems.length > 0 && opts.output === 'table') throw new PluginTypeError(result.problems);
-      printData(io, opts.output, 'PluginCheck', { ...result }, () => (result.checked ? `${PLUGINS_DIR}/ type-checks` : `no TypeScript files under ${PLUGINS_DIR}/`));
+      printData(io, opts.output, 'PluginCheck', { ...result }, () =>
+        result.checked ? `${PLUGINS_DIR}/ type-checks` : `no TypeScript files under ${PLUGINS_DIR}/`,
+      );
     });
 
   plugin
@@ -55,7 +57,10 @@ export function register(program: Command, { io }: CommandContext): void {
         p.name,
         p.kind,
         p.kind === 'chart' ? p.chart : '-',
-        app.releases.filter((r) => host.pluginFor(r.name) === p).map((r) => r.name).join(',') || '-',
+        app.releases
+          .filter((r) => host.pluginFor(r.name) === p)
+          .map((r) => r.name)
+          .join(',') || '-',
         p.file,
       ]);
       const items = host.plugins.map((p) => ({

@@ -55,7 +55,10 @@ export function classifyInputs(paths: readonly string[]): Inputs {
 }
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 function setChoice(value: string | undefined): SetChoice {
@@ -124,7 +127,9 @@ export async function runLint(paths: readonly string[], opts: LintCommandOptions
   let what: string;
   if (inputs.kind === 'app') {
     if (opts.defaults?.length || opts.declaredRoles || opts.stack || opts.valuesPath) {
-      throw new UsageError('--defaults, --declared-roles, --stack and --values-path are for policy files, not an app (an app declares the place in its policy set: policyPaths)');
+      throw new UsageError(
+        '--defaults, --declared-roles, --stack and --values-path are for policy files, not an app (an app declares the place in its policy set: policyPaths)',
+      );
     }
     const result = await lintApp(inputs.root, { set: setChoice(opts.set), ...(opts.chart ? { chart: opts.chart } : {}) });
     findings = result.findings;
@@ -213,11 +218,7 @@ function pick(loaded: LoadedPolicies, chart: string | undefined, section: string
   }
   if (chart === undefined) throw new UsageError('--chart is required with an app folder');
   const entry = loaded.policies.get(chart);
-  const policy = pickPolicy(
-    { charts: new Map([[chart, { chart, layers: [], sections: entry?.sections ?? new Map() }]]) },
-    chart,
-    section,
-  );
+  const policy = pickPolicy({ charts: new Map([[chart, { chart, layers: [], sections: entry?.sections ?? new Map() }]]) }, chart, section);
   return { policy, ...(entry?.set ? { set: entry.set } : {}) };
 }
 
@@ -245,7 +246,10 @@ export async function runCheck(paths: readonly string[], opts: CheckCommandOptio
   printData(io, opts.output ?? 'table', 'PolicyDecision', { action: decision.action, allowed: decision.allowed, roles, trace: decision.trace }, () => {
     const where = [chart, section ?? (policy.section || undefined)].filter((s) => s).join('/');
     const implied = roles.length > assigned.length ? ` (implied: ${roles.slice(assigned.length).join(', ')})` : '';
-    return [`${decision.allowed ? 'ALLOW' : 'DENY'}  ${where ? `${where}  ` : ''}${opts.action}  roles: ${assigned.join(', ') || '(none)'}${implied}`, ...formatTrace(decision.trace)];
+    return [
+      `${decision.allowed ? 'ALLOW' : 'DENY'}  ${where ? `${where}  ` : ''}${opts.action}  roles: ${assigned.join(', ') || '(none)'}${implied}`,
+      ...formatTrace(decision.trace),
+    ];
   });
   return decision.allowed ? 0 : EXIT_DENY;
 }
@@ -328,14 +332,19 @@ export async function runMatrix(paths: readonly string[], opts: MatrixCommandOpt
       return;
     }
     if (tables.length > 1) io.out(`${i > 0 ? '\n' : ''}${scope}`);
-    io.out(formatTable(['ACTION', ...roles], rows.map((r) => [r.action, ...r.cells])));
+    io.out(
+      formatTable(
+        ['ACTION', ...roles],
+        rows.map((r) => [r.action, ...r.cells]),
+      ),
+    );
   });
   if (format === 'json' || format === 'yaml') printData(io, format, 'PolicyMatrix', { roles, items: data }, () => []);
   else if (format === 'csv') {
     io.out(csvLine([loaded.kind === 'app' ? 'chart' : 'policy', 'action', ...roles]));
     for (const row of csvRows) io.out(csvLine(row));
   } else {
-    io.out('\nyes: any resource · project: the caller\'s project · own: the caller\'s own · no: never · others: not the caller\'s own (unusual)');
+    io.out("\nyes: any resource · project: the caller's project · own: the caller's own · no: never · others: not the caller's own (unusual)");
   }
   return 0;
 }
@@ -348,7 +357,10 @@ function csvLine(cells: readonly string[]): string {
 
 /** `os_compute_api:servers:*` → a RegExp; `*` matches anything, `?` one character. */
 function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 

@@ -30,7 +30,10 @@ export function register(program: Command, { io }: CommandContext): void {
     const { app } = session;
     const releases = selectReleases(app.releases, app.enabled, names, opts.selector);
     const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion, offline: opts.offline });
-    printWarnings(report.checks.flatMap((c) => c.warnings), io);
+    printWarnings(
+      report.checks.flatMap((c) => c.warnings),
+      io,
+    );
     const failed = report.checks.filter((c) => !c.ok).length;
     if (failed > 0) process.exitCode = 1;
     const items = report.checks.map((c) => ({
@@ -48,7 +51,10 @@ export function register(program: Command, { io }: CommandContext): void {
       const lines: string[] = [];
       lines.push(
         `preflight ${app.metadata.appName} ${app.metadata.appVersion}` +
-          [main.release ? `release ${main.release}` : '', main.preset ? `preset ${main.preset}` : '', main.size ? `size ${main.size}` : ''].filter((s) => s !== '').map((s, i) => (i === 0 ? `: ${s}` : `, ${s}`)).join('') +
+          [main.release ? `release ${main.release}` : '', main.preset ? `preset ${main.preset}` : '', main.size ? `size ${main.size}` : '']
+            .filter((s) => s !== '')
+            .map((s, i) => (i === 0 ? `: ${s}` : `, ${s}`))
+            .join('') +
           '; ' +
           `${releases.length} release(s) (${app.enabled.length} of ${app.releases.length} enabled by the spec)`,
       );
@@ -68,7 +74,8 @@ export function register(program: Command, { io }: CommandContext): void {
             lines.push(`          ${formatPath(leaf.path)} = ${JSON.stringify(leaf.value)}  ← ${leaf.origin.layer} (${formatLocation(leaf.origin.location)})`);
           }
         }
-        for (const path of check.unset) lines.push(`        ${path} is set by no layer (not in the chart's values.yaml, nor any override): a typo, or a value to give`);
+        for (const path of check.unset)
+          lines.push(`        ${path} is set by no layer (not in the chart's values.yaml, nor any override): a typo, or a value to give`);
       }
       lines.push(failed === 0 ? `all ${report.checks.length} releases render` : `${failed} of ${report.checks.length} releases failed to render`);
       return lines;

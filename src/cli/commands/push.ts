@@ -26,6 +26,13 @@ export function register(program: Command, { io }: CommandContext): void {
       const client = new OciClient({ registryConfig: opts.registryConfig, insecureRegistries: opts.insecureRegistry });
       const pushed = await pushBundle(client, bundle, target, { force: opts.force });
       const what = pushed.status === 'unchanged' ? 'already there' : 'pushed';
-      printData(io, opts.output, 'Push', { ...pushed }, () => `${what}: ${pushed.app} ${pushed.version} (${(pushed.size / 1048576).toFixed(1)} MiB, ${pushed.signed ? 'signed' : 'unsigned'})\n  ${pushed.reference}`);
+      printData(
+        io,
+        opts.output,
+        'Push',
+        { ...pushed },
+        () =>
+          `${what}: ${pushed.app} ${pushed.version} (${(pushed.size / 1048576).toFixed(1)} MiB, ${pushed.signed ? 'signed' : 'unsigned'})\n  ${pushed.reference}`,
+      );
     });
 }

@@ -15,7 +15,9 @@ interface ExportOptions {
 }
 
 export function register(program: Command, { io }: CommandContext): void {
-  const command = program.command('starlingx').description("the StarlingX platform path: deploy an app with StarlingX's own `system application-*` commands (docs/starlingx.md)");
+  const command = program
+    .command('starlingx')
+    .description("the StarlingX platform path: deploy an app with StarlingX's own `system application-*` commands (docs/starlingx.md)");
   command
     .command('export')
     .description(

@@ -19,7 +19,7 @@ interface TemplateCommandOptions extends ValuesFlags, SelectionFlags {
 export function register(program: Command, { io }: CommandContext): void {
   const command = program
     .command('template')
-    .description("the Kubernetes objects of each enabled release rendered with its final values (what helm-controller applies), like helm template")
+    .description('the Kubernetes objects of each enabled release rendered with its final values (what helm-controller applies), like helm template')
     .argument('[APP_DIR]', 'app source tree (default: .; a first word that is not a folder is a release)')
     .argument('[RELEASE...]', 'releases (or charts) to render; default: every release the spec enables')
     .option('--deployment <FILE>', 'deployment spec to use instead of overrides/deployment.yaml')
@@ -34,10 +34,15 @@ export function register(program: Command, { io }: CommandContext): void {
     const enabled = new Set(app.enabled.map((r) => r.name));
     for (const r of releases) if (!enabled.has(r.name)) io.err(`warning: release "${r.name}" is not enabled by the spec; rendered because it was named`);
     const report = await preflight(session, { concurrency: opts.jobs, releases, kubeVersion: opts.kubeVersion, offline: opts.offline });
-    printWarnings(report.checks.flatMap((c) => c.warnings), io);
+    printWarnings(
+      report.checks.flatMap((c) => c.warnings),
+      io,
+    );
     const failed = report.checks.filter((c) => !c.ok);
     if (failed.length > 0) {
-      throw new FlotillaError(`${failed.length} release(s) failed to render:\n${failed.map((c) => `  ${c.release.name}: ${(c.error ?? '').split('\n').join('\n    ')}`).join('\n')}`);
+      throw new FlotillaError(
+        `${failed.length} release(s) failed to render:\n${failed.map((c) => `  ${c.release.name}: ${(c.error ?? '').split('\n').join('\n    ')}`).join('\n')}`,
+      );
     }
     for (const check of report.checks) {
       const manifest = check.manifest ?? '';

@@ -8,7 +8,8 @@ import { outputOption } from '../options.js';
 
 /** Where a tarball's plugin code ran, said by verify and inspect (docs/security.md, "Plugin code"). */
 const PLUGIN_CODE = {
-  'plugin-process': 'plugins: ran in the plugin process (no file writes, no reads but the bundle, no network, processes or threads) to compute every release\'s values',
+  'plugin-process':
+    "plugins: ran in the plugin process (no file writes, no reads but the bundle, no network, processes or threads) to compute every release's values",
   none: 'plugins: none',
   'not-run': 'plugins: not run (verify stopped before computing values)',
 } as const;
@@ -55,14 +56,28 @@ export function register(program: Command, { io }: CommandContext): void {
         for (const image of report.images) unique.set(image.reference, [...(unique.get(image.reference) ?? []), image.where]);
         return [
           `${report.app} ${report.version}\n`,
-          formatTable(['CHART', 'VERSION', 'APP VERSION', 'FILES', 'SIZE'], report.charts.map((c) => [c.name, c.version, c.appVersion ?? '-', String(c.files), `${(c.size / 1024).toFixed(1)} KiB`])),
+          formatTable(
+            ['CHART', 'VERSION', 'APP VERSION', 'FILES', 'SIZE'],
+            report.charts.map((c) => [c.name, c.version, c.appVersion ?? '-', String(c.files), `${(c.size / 1024).toFixed(1)} KiB`]),
+          ),
           '',
           formatTable(
             ['RELEASE', 'NAMESPACE', 'HELM RELEASE', 'CHART', 'DEPENDS ON'],
-            report.releases.map((r) => [r.name, r.namespace ?? '-', r.releaseName ?? '-', `${r.chart ?? '?'}@${r.version ?? '?'}`, r.dependsOn.join(',') || '-']),
+            report.releases.map((r) => [
+              r.name,
+              r.namespace ?? '-',
+              r.releaseName ?? '-',
+              `${r.chart ?? '?'}@${r.version ?? '?'}`,
+              r.dependsOn.join(',') || '-',
+            ]),
           ),
           '',
-          formatTable(['IMAGE', 'REFERENCED BY'], [...unique].sort((a, b) => a[0].localeCompare(b[0])).map(([ref, where]) => [ref, where.length > 1 ? `${where[0]} (+${where.length - 1})` : (where[0] ?? '')])),
+          formatTable(
+            ['IMAGE', 'REFERENCED BY'],
+            [...unique]
+              .sort((a, b) => a[0].localeCompare(b[0]))
+              .map(([ref, where]) => [ref, where.length > 1 ? `${where[0]} (+${where.length - 1})` : (where[0] ?? '')]),
+          ),
           ...(report.plugins.length > 0 ? [`\nplugins: ${report.plugins.join(', ')} (listed from the plugin manifest; none of their code was run)`] : []),
         ];
       });

@@ -14,6 +14,10 @@ export function registerContinue(version: Command, io: Output): void {
       const timeoutMs = flags.timeout !== undefined ? parseDuration(flags.timeout, '--timeout') : undefined;
       const { continueApp } = await import('../../lifecycle/index.js');
       const client = await connectFor(flags);
-      printOutcome(io, flags.output, await withProgress((events) => continueApp(client, app, flags.phase, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events })));
+      printOutcome(
+        io,
+        flags.output,
+        await withProgress((events) => continueApp(client, app, flags.phase, { ...(timeoutMs !== undefined ? { timeoutMs } : {}), events })),
+      );
     });
 }

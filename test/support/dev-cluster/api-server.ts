@@ -151,7 +151,14 @@ export class ApiServer {
         // kubectl's typed create sub-commands send protobuf; the fixture reads the few kinds they create.
         const decoded = contentType.includes('protobuf') ? decodeProtobuf(raw) : undefined;
         if (!decoded) {
-          throw unsupportedMediaType(['application/json', 'application/yaml', 'application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml', 'application/strategic-merge-patch+json']);
+          throw unsupportedMediaType([
+            'application/json',
+            'application/yaml',
+            'application/json-patch+json',
+            'application/merge-patch+json',
+            'application/apply-patch+yaml',
+            'application/strategic-merge-patch+json',
+          ]);
         }
         body = JSON.stringify(decoded);
       }
@@ -183,7 +190,13 @@ export class ApiServer {
       throw badRequest(`the object provided is unrecognized: ${(error as Error).message}`);
     }
     const spec = isObject(review) && isObject(review.spec) ? review.spec : {};
-    this.send(req, res, 201, { kind: 'SelfSubjectAccessReview', apiVersion: 'authorization.k8s.io/v1', metadata: { creationTimestamp: null }, spec, status: { allowed: true } });
+    this.send(req, res, 201, {
+      kind: 'SelfSubjectAccessReview',
+      apiVersion: 'authorization.k8s.io/v1',
+      metadata: { creationTimestamp: null },
+      spec,
+      status: { allowed: true },
+    });
   }
 
   private readBody(req: IncomingMessage): Promise<Buffer> {
@@ -193,7 +206,18 @@ export class ApiServer {
       let size = 0;
       req.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > limit) reject(new ApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'the request body is too large', reason: 'RequestEntityTooLarge', code: 413 }));
+        if (size > limit)
+          reject(
+            new ApiError({
+              kind: 'Status',
+              apiVersion: 'v1',
+              metadata: {},
+              status: 'Failure',
+              message: 'the request body is too large',
+              reason: 'RequestEntityTooLarge',
+              code: 413,
+            }),
+          );
         else chunks.push(chunk);
       });
       req.on('end', () => resolve(Buffer.concat(chunks)));
@@ -235,7 +259,12 @@ export class ApiServer {
     } else if (path === '/openapi/v2') {
       const accept = req.headers.accept ?? '';
       if (accept && !accept.includes('json') && !accept.includes('*/*')) {
-        this.send(req, res, 406, { ...noSuchResource().status, code: 406, reason: 'NotAcceptable', message: 'only application/json is served by the dev cluster test fixture' });
+        this.send(req, res, 406, {
+          ...noSuchResource().status,
+          code: 406,
+          reason: 'NotAcceptable',
+          message: 'only application/json is served by the dev cluster test fixture',
+        });
         return true;
       }
       body = discovery.openApiV2(types, this.crdSchema);
@@ -252,14 +281,23 @@ export class ApiServer {
 
   private typesHash(): string {
     return createHash('sha256')
-      .update(this.cluster.types.all().map((t) => `${t.group}/${t.version}/${t.plural}`).sort().join(','))
+      .update(
+        this.cluster.types
+          .all()
+          .map((t) => `${t.group}/${t.version}/${t.plural}`)
+          .sort()
+          .join(','),
+      )
       .digest('hex')
       .slice(0, 16)
       .toUpperCase();
   }
 
   private route(pathname: string): Route | undefined {
-    const parts = pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
+    const parts = pathname
+      .split('/')
+      .filter((p) => p !== '')
+      .map(decodeURIComponent);
     let group: string;
     let version: string;
     let rest: string[];
@@ -357,7 +395,10 @@ export class ApiServer {
     }
   }
 
-  private deleteOptions(q: URLSearchParams, body: unknown): { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean } {
+  private deleteOptions(
+    q: URLSearchParams,
+    body: unknown,
+  ): { propagationPolicy?: string; preconditions?: { uid?: string; resourceVersion?: string }; dryRun?: boolean } {
     const fromBody = isObject(body) ? body : {};
     const policy = q.get('propagationPolicy') ?? (typeof fromBody.propagationPolicy === 'string' ? fromBody.propagationPolicy : undefined);
     if (policy && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
@@ -372,13 +413,24 @@ export class ApiServer {
   }
 
   /** A watch: JSON lines, one event each, until the client goes, timeoutSeconds passes, or the server stops. */
-  private watch(req: IncomingMessage, res: ServerResponse, type: ResourceType, namespace: string | undefined, q: URLSearchParams, asTable: boolean, include: IncludeObject): void {
+  private watch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    type: ResourceType,
+    namespace: string | undefined,
+    q: URLSearchParams,
+    asTable: boolean,
+    include: IncludeObject,
+  ): void {
     this.record(req, 200);
     res.writeHead(200, { 'Content-Type': JSON_TYPE, 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
     res.flushHeaders();
     const write = (event: WatchEvent) => {
       if (res.destroyed || res.writableEnded) return;
-      const object = asTable && event.type !== 'ERROR' && event.type !== 'BOOKMARK' ? toTable(type, [event.object], String(this.cluster.store.resourceVersion), include) : event.object;
+      const object =
+        asTable && event.type !== 'ERROR' && event.type !== 'BOOKMARK'
+          ? toTable(type, [event.object], String(this.cluster.store.resourceVersion), include)
+          : event.object;
       res.write(`${JSON.stringify({ type: event.type, object })}\n`);
     };
     let stop: () => void = () => undefined;

@@ -101,8 +101,7 @@ const DATA_MAX_BYTES = 1024 * 1024;
 const resourceKey = (type: ResourceType): string => `${type.group}/${type.plural}`;
 
 /** The manager name the real server derives from a User-Agent (`kubectl/v1.35.2 (...)` → `kubectl`). */
-const managerOf = (options: WriteOptions): string =>
-  options.fieldManager ?? (options.userAgent ? options.userAgent.split('/')[0]!.trim() : 'unknown');
+const managerOf = (options: WriteOptions): string => options.fieldManager ?? (options.userAgent ? options.userAgent.split('/')[0]!.trim() : 'unknown');
 
 export class Cluster {
   readonly types = new ResourceTypes();
@@ -179,13 +178,18 @@ export class Cluster {
         throw badRequest('continue key is not valid: illegal base64 data');
       }
       if (token.rv < this.store.oldestResumable) {
-        throw new ApiError({ ...expired(token.rv, this.store.oldestResumable).status, message: 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.' });
+        throw new ApiError({
+          ...expired(token.rv, this.store.oldestResumable).status,
+          message: 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        });
       }
       items = items.filter((o) => `${metaOf(o).namespace ?? ''}/${metaOf(o).name}` > token.start);
     }
     if (query.limit && query.limit > 0 && items.length > query.limit) {
       const last = items[query.limit - 1]!;
-      metadata.continue = Buffer.from(JSON.stringify({ rv: this.store.resourceVersion, start: `${metaOf(last).namespace ?? ''}/${metaOf(last).name}` })).toString('base64');
+      metadata.continue = Buffer.from(
+        JSON.stringify({ rv: this.store.resourceVersion, start: `${metaOf(last).namespace ?? ''}/${metaOf(last).name}` }),
+      ).toString('base64');
       metadata.remainingItemCount = items.length - query.limit;
       items = items.slice(0, query.limit);
     }
@@ -236,11 +240,21 @@ export class Cluster {
         continue;
       }
       for (const [key, value] of Object.entries(map)) {
-        if (typeof value !== 'string') causes.push({ reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(value)}: must be a string`, field: `metadata.${field}.${key}` });
+        if (typeof value !== 'string')
+          causes.push({
+            reason: 'FieldValueTypeInvalid',
+            message: `Invalid value: ${JSON.stringify(value)}: must be a string`,
+            field: `metadata.${field}.${key}`,
+          });
         // A label's value, as the real server's validation has it (annotations take any text).
-        else if (field === 'labels' && value.length > 63) causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": must be no more than 63 characters`, field: 'metadata.labels' });
+        else if (field === 'labels' && value.length > 63)
+          causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": must be no more than 63 characters`, field: 'metadata.labels' });
         else if (field === 'labels' && !LABEL_VALUE.test(value)) {
-          causes.push({ reason: 'FieldValueInvalid', message: `Invalid value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`, field: 'metadata.labels' });
+          causes.push({
+            reason: 'FieldValueInvalid',
+            message: `Invalid value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+            field: 'metadata.labels',
+          });
         }
       }
     }
@@ -253,15 +267,22 @@ export class Cluster {
     }
     if (type.kind === 'ConfigMap' && isObject(object.data)) {
       for (const [key, value] of Object.entries(object.data)) {
-        if (typeof value !== 'string') causes.push({ reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(value)}: must be a string`, field: `data.${key}` });
+        if (typeof value !== 'string')
+          causes.push({ reason: 'FieldValueTypeInvalid', message: `Invalid value: ${JSON.stringify(value)}: must be a string`, field: `data.${key}` });
       }
     }
     // The real server's size rule (MaxSecretSize, for both kinds): every value of data (and binaryData), decoded, together.
     if ((type.kind === 'Secret' || type.kind === 'ConfigMap') && type.group === '') {
       const values = (field: Json | undefined) => (isObject(field) ? Object.values(field).filter((v): v is string => typeof v === 'string') : []);
       const decoded = (field: Json | undefined) => values(field).reduce((sum, v) => sum + Buffer.from(v, 'base64').length, 0);
-      const bytes = type.kind === 'Secret' ? decoded(object.data) : values(object.data).reduce((sum, v) => sum + Buffer.byteLength(v), 0) + decoded(object.binaryData);
-      if (bytes > DATA_MAX_BYTES) causes.push({ reason: 'FieldValueTooLong', message: `Too long: may not be more than ${DATA_MAX_BYTES} bytes`, field: type.kind === 'Secret' ? 'data' : '[]' });
+      const bytes =
+        type.kind === 'Secret' ? decoded(object.data) : values(object.data).reduce((sum, v) => sum + Buffer.byteLength(v), 0) + decoded(object.binaryData);
+      if (bytes > DATA_MAX_BYTES)
+        causes.push({
+          reason: 'FieldValueTooLong',
+          message: `Too long: may not be more than ${DATA_MAX_BYTES} bytes`,
+          field: type.kind === 'Secret' ? 'data' : '[]',
+        });
     }
     if (causes.length > 0) throw invalid(type, name, causes);
   }
@@ -413,7 +434,11 @@ export class Cluster {
       return options.dryRun ? next : this.served(type, this.store.commit(resourceKey(type), 'DELETED', next));
     }
     const timeless = (fields: Json | undefined) => (Array.isArray(fields) ? fields.map((e) => (isObject(e) ? { ...e, time: null } : e)) : null);
-    const comparable = (o: JsonObject, m: JsonObject) => ({ ...o, apiVersion: null, metadata: { ...m, resourceVersion: null, managedFields: timeless(m.managedFields) } });
+    const comparable = (o: JsonObject, m: JsonObject) => ({
+      ...o,
+      apiVersion: null,
+      metadata: { ...m, resourceVersion: null, managedFields: timeless(m.managedFields) },
+    });
     if (before && deepEqual(comparable(before, before.metadata as JsonObject), comparable(next, meta))) {
       // A no-op write keeps the resourceVersion and sends no event, as on a real server.
       return this.served(type, before);
@@ -432,7 +457,8 @@ export class Cluster {
     if (type.namespaced) meta.namespace = namespace;
     else delete meta.namespace;
     object.metadata = meta;
-    if (typeof object.kind === 'string' && object.kind !== type.kind) throw badRequest(`the kind of the provided object (${object.kind}) does not match the kind of the resource (${type.kind})`);
+    if (typeof object.kind === 'string' && object.kind !== type.kind)
+      throw badRequest(`the kind of the provided object (${object.kind}) does not match the kind of the resource (${type.kind})`);
     this.validate(type, object, name);
     this.checkNamespaceOpen(type, namespace, name);
     if (this.store.get(resourceKey(type), namespace, name)) throw alreadyExists(type, name);
@@ -454,11 +480,14 @@ export class Cluster {
     if (!isObject(body)) throw badRequest('the body of the request must be an object');
     const before = this.existing(type, namespace, name);
     const meta = isObject(body.metadata) ? body.metadata : {};
-    if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
+    if (meta.name !== undefined && meta.name !== name)
+      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
     const rv = meta.resourceVersion;
     if (rv === undefined || rv === '' || rv === null) {
       if (!type.unconditionalUpdate) {
-        throw invalid(type, name, [{ reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' }]);
+        throw invalid(type, name, [
+          { reason: 'FieldValueInvalid', message: 'Invalid value: 0x0: must be specified for an update', field: 'metadata.resourceVersion' },
+        ]);
       }
     } else if (rv !== metaOf(before).resourceVersion) throw conflict(type, name);
     return this.commitWrite(type, before, body, options, subresource);
@@ -467,7 +496,9 @@ export class Cluster {
   patch(type: ResourceType, namespace: string, name: string, contentType: string, body: string, options: WriteOptions = {}, subresource?: string): JsonObject {
     const mediaType = contentType.split(';')[0]!.trim();
     if (mediaType === PATCH_TYPES.apply) return this.apply(type, namespace, name, body, options, subresource);
-    const accepted = type.strategicMerge ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.apply, PATCH_TYPES.strategic] : [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.apply];
+    const accepted = type.strategicMerge
+      ? [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.apply, PATCH_TYPES.strategic]
+      : [PATCH_TYPES.json, PATCH_TYPES.merge, PATCH_TYPES.apply];
     if (!accepted.includes(mediaType as (typeof accepted)[number])) throw unsupportedMediaType(accepted);
     let patch: Json;
     try {
@@ -483,7 +514,12 @@ export class Cluster {
     if (!isObject(next)) throw badRequest('the patch did not produce an object');
     const meta = isObject(next.metadata) ? next.metadata : {};
     // A resourceVersion in a patch is a precondition.
-    if (isObject(patch) && isObject(patch.metadata) && typeof patch.metadata.resourceVersion === 'string' && patch.metadata.resourceVersion !== metaOf(before).resourceVersion) {
+    if (
+      isObject(patch) &&
+      isObject(patch.metadata) &&
+      typeof patch.metadata.resourceVersion === 'string' &&
+      patch.metadata.resourceVersion !== metaOf(before).resourceVersion
+    ) {
       throw conflict(type, name);
     }
     if (meta.name !== name) throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`);
@@ -492,7 +528,8 @@ export class Cluster {
 
   /** Server-side apply (PATCH with application/apply-patch+yaml). */
   apply(type: ResourceType, urlNamespace: string, name: string, body: string, options: WriteOptions, subresource?: string): JsonObject {
-    if (!options.fieldManager) throw badRequest('PATCH is not supported for apply requests without a field manager: fieldManager is required for apply requests');
+    if (!options.fieldManager)
+      throw badRequest('PATCH is not supported for apply requests without a field manager: fieldManager is required for apply requests');
     let applied: unknown;
     try {
       applied = load(body);
@@ -505,7 +542,8 @@ export class Cluster {
     }
     if (applied.kind !== type.kind) throw badRequest(`the kind of the applied object (${applied.kind}) does not match the kind of the resource (${type.kind})`);
     const appliedMeta = isObject(applied.metadata) ? applied.metadata : {};
-    if (appliedMeta.name !== undefined && appliedMeta.name !== name) throw badRequest(`the name of the object (${String(appliedMeta.name)}) does not match the name on the URL (${name})`);
+    if (appliedMeta.name !== undefined && appliedMeta.name !== name)
+      throw badRequest(`the name of the object (${String(appliedMeta.name)}) does not match the name on the URL (${name})`);
     const namespace = this.namespaceOf(type, urlNamespace, applied);
     const manager = options.fieldManager;
     const part = this.partOf(type, subresource);
@@ -536,7 +574,14 @@ export class Cluster {
     if (!stored) {
       if (subresource) throw notFound(type, name);
       this.checkNamespaceOpen(type, namespace, name);
-      const entry: ManagedFieldsEntry = { manager, operation: 'Apply', apiVersion, time: now(), fieldsType: 'FieldsV1', fieldsV1: toFieldsV1(desired.values()) };
+      const entry: ManagedFieldsEntry = {
+        manager,
+        operation: 'Apply',
+        apiVersion,
+        time: now(),
+        fieldsType: 'FieldsV1',
+        fieldsV1: toFieldsV1(desired.values()),
+      };
       const object: JsonObject = { apiVersion, kind: type.kind, ...config };
       this.validate(type, object, name);
       return this.commitWrite(type, undefined, object, options, undefined, [entry as unknown as JsonObject]);
@@ -584,7 +629,15 @@ export class Cluster {
       }
     }
     merged = applyMerge(merged, config) as JsonObject;
-    const ownEntry: ManagedFieldsEntry = own ?? { manager, operation: 'Apply', apiVersion, time: now(), fieldsType: 'FieldsV1', fieldsV1: {}, ...(subresource ? { subresource } : {}) };
+    const ownEntry: ManagedFieldsEntry = own ?? {
+      manager,
+      operation: 'Apply',
+      apiVersion,
+      time: now(),
+      fieldsType: 'FieldsV1',
+      fieldsV1: {},
+      ...(subresource ? { subresource } : {}),
+    };
     ownEntry.fieldsV1 = toFieldsV1(desired.values());
     ownEntry.time = now();
     ownEntry.apiVersion = apiVersion;
@@ -607,11 +660,22 @@ export class Cluster {
       const meta = object.metadata as JsonObject;
       const spec = isObject(object.spec) ? object.spec : {};
       const status = isObject(object.status) ? object.status : {};
-      const selector = isObject(spec.selector) && isObject(spec.selector.matchLabels) ? Object.entries(spec.selector.matchLabels).map(([k, v]) => `${k}=${String(v)}`).join(',') : '';
+      const selector =
+        isObject(spec.selector) && isObject(spec.selector.matchLabels)
+          ? Object.entries(spec.selector.matchLabels)
+              .map(([k, v]) => `${k}=${String(v)}`)
+              .join(',')
+          : '';
       return {
         kind: 'Scale',
         apiVersion: 'autoscaling/v1',
-        metadata: { name: meta.name!, namespace: meta.namespace!, uid: meta.uid!, resourceVersion: meta.resourceVersion!, creationTimestamp: meta.creationTimestamp! },
+        metadata: {
+          name: meta.name!,
+          namespace: meta.namespace!,
+          uid: meta.uid!,
+          resourceVersion: meta.resourceVersion!,
+          creationTimestamp: meta.creationTimestamp!,
+        },
         spec: { replicas: typeof spec.replicas === 'number' ? spec.replicas : 1 },
         status: { replicas: typeof status.replicas === 'number' ? status.replicas : 0, selector },
       };
@@ -621,14 +685,21 @@ export class Cluster {
     let requested: Json;
     try {
       const parsed = JSON.parse(write.body) as Json;
-      requested = mediaType === PATCH_TYPES.json ? jsonPatch(view(current), parsed) : mediaType === 'application/json' ? parsed : mergePatch(view(current), parsed);
+      requested =
+        mediaType === PATCH_TYPES.json ? jsonPatch(view(current), parsed) : mediaType === 'application/json' ? parsed : mergePatch(view(current), parsed);
     } catch (error) {
       if (error instanceof ApiError) throw error;
       throw badRequest(`error decoding scale: ${(error as Error).message}`);
     }
     const replicas = isObject(requested) && isObject(requested.spec) ? requested.spec.replicas : undefined;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid(type, name, [{ reason: 'FieldValueInvalid', message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`, field: 'spec.replicas' }]);
+      throw invalid(type, name, [
+        {
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: ${JSON.stringify(replicas ?? null)}: must be greater than or equal to 0`,
+          field: 'spec.replicas',
+        },
+      ]);
     }
     const rv = isObject(requested) && isObject(requested.metadata) ? requested.metadata.resourceVersion : undefined;
     if (mediaType === 'application/json' && typeof rv === 'string' && rv !== '' && rv !== metaOf(current).resourceVersion) throw conflict(type, name);
@@ -643,7 +714,11 @@ export class Cluster {
     const pre = options.preconditions;
     if (pre?.uid && pre.uid !== meta.uid) throw conflict(type, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid}`);
     if (pre?.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
-      throw conflict(type, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`);
+      throw conflict(
+        type,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`,
+      );
     }
     const finalizers = [...(meta.finalizers ?? [])];
     if (type.kind === 'Namespace' || finalizers.length > 0) {
@@ -764,7 +839,13 @@ export class Cluster {
         if (matches(object)) send({ type: 'ADDED', object: this.served(type, object) });
       }
       if (query.sendInitialEvents && query.allowWatchBookmarks) {
-        send({ type: 'BOOKMARK', object: { ...this.bookmark(type), metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } } });
+        send({
+          type: 'BOOKMARK',
+          object: {
+            ...this.bookmark(type),
+            metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } },
+          },
+        });
       }
     } else {
       const from = Number(rv);

@@ -63,7 +63,15 @@ export function resourceList(types: ResourceTypes, groupName: string, version: s
       resources.push({ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
     }
     if (t.scaleSubresource) {
-      resources.push({ name: `${t.plural}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: `${t.plural}/scale`,
+        singularName: '',
+        namespaced: t.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: ['get', 'patch', 'update'],
+      });
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group: groupName, version }), resources };
@@ -111,7 +119,12 @@ export function openApiV3Root(types: ResourceTypes, hash: string): JsonObject {
 
 const queryParam = (name: string, type: 'string' | 'boolean' = 'string'): JsonObject => ({ name, in: 'query', schema: { type, uniqueItems: true } });
 
-export function openApiV3GroupVersion(types: ResourceTypes, groupName: string, version: string, crdSchemas: (t: ResourceType) => JsonObject | undefined): JsonObject | undefined {
+export function openApiV3GroupVersion(
+  types: ResourceTypes,
+  groupName: string,
+  version: string,
+  crdSchemas: (t: ResourceType) => JsonObject | undefined,
+): JsonObject | undefined {
   const served = types.all().filter((t) => t.group === groupName && t.version === version);
   if (served.length === 0) return undefined;
   const paths: JsonObject = {};

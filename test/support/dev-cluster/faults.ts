@@ -57,8 +57,7 @@ interface ReleaseRule<T> {
 }
 
 /** `ns/name` matches that release; a bare `name` matches it in any namespace. */
-const releaseMatches = (rule: string, namespace: string, name: string): boolean =>
-  rule.includes('/') ? rule === `${namespace}/${name}` : rule === name;
+const releaseMatches = (rule: string, namespace: string, name: string): boolean => (rule.includes('/') ? rule === `${namespace}/${name}` : rule === name);
 
 export class Faults {
   private readonly requestRules: RequestRule[] = [];
@@ -72,7 +71,11 @@ export class Faults {
 
   /** The next `times` requests matching get `status` (a Status body as the real server sends). */
   failRequests(failure: RequestFailure): FaultHandle {
-    return this.addRequestRule(failure, { kind: 'fail', status: failure.status, ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}) });
+    return this.addRequestRule(failure, {
+      kind: 'fail',
+      status: failure.status,
+      ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}),
+    });
   }
 
   /** Matching requests get no answer: the server closes their connection (a server dying mid-request). */
@@ -90,7 +93,13 @@ export class Faults {
 
   /** Renders of the release fail with `message` (as helm's error) until cleared or `times` runs out. */
   failRender(release: string, failure: RenderFailure = {}): FaultHandle {
-    const rule: ReleaseRule<string | undefined> = { release, value: failure.message, remaining: failure.times ?? Infinity, hits: 0, ...(failure.valuesContaining !== undefined ? { valuesContaining: failure.valuesContaining } : {}) };
+    const rule: ReleaseRule<string | undefined> = {
+      release,
+      value: failure.message,
+      remaining: failure.times ?? Infinity,
+      hits: 0,
+      ...(failure.valuesContaining !== undefined ? { valuesContaining: failure.valuesContaining } : {}),
+    };
     this.renderRules.push(rule);
     return this.handle(rule, this.renderRules);
   }
@@ -142,7 +151,13 @@ export class Faults {
   /** For the Flux simulation: the injected render error for a release, if any (consumes one). */
   renderFailure(namespace: string, name: string, values: unknown): string | undefined {
     const text = JSON.stringify(values);
-    return this.take(this.renderRules, namespace, name, 'render failure', (rule) => rule.valuesContaining === undefined || text.includes(rule.valuesContaining));
+    return this.take(
+      this.renderRules,
+      namespace,
+      name,
+      'render failure',
+      (rule) => rule.valuesContaining === undefined || text.includes(rule.valuesContaining),
+    );
   }
 
   /** For the Flux simulation: the injected failure of a recorded release action, if any (consumes one). */
@@ -150,7 +165,13 @@ export class Faults {
     return this.take(this.releaseRules, namespace, name, 'release failure');
   }
 
-  private take(rules: Array<ReleaseRule<string | undefined>>, namespace: string, name: string, what: string, applies: (rule: ReleaseRule<string | undefined>) => boolean = () => true): string | undefined {
+  private take(
+    rules: Array<ReleaseRule<string | undefined>>,
+    namespace: string,
+    name: string,
+    what: string,
+    applies: (rule: ReleaseRule<string | undefined>) => boolean = () => true,
+  ): string | undefined {
     const rule = rules.find((r) => r.remaining > 0 && releaseMatches(r.release, namespace, name) && applies(r));
     if (!rule) return undefined;
     rule.remaining--;

@@ -25,7 +25,18 @@ export interface ManagedFieldsEntry {
 
 const SET_LISTS = new Set(['metadata.finalizers']);
 /** Identity and system fields: nobody owns them. */
-const UNOWNED_METADATA = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink']);
+const UNOWNED_METADATA = new Set([
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'selfLink',
+]);
 
 export const pathKey = (path: FieldPath): string => JSON.stringify(path);
 

@@ -78,11 +78,9 @@ const CHART_TEMPLATE = object(
   { description: 'The template of the HelmChart source-controller builds for this release.' },
 );
 
-const CHART_REF = object(
-  { apiVersion: string(), kind: enumOf(['OCIRepository', 'HelmChart']), name: name(), namespace: name(63) },
-  ['kind', 'name'],
-  { description: 'A source-controller object holding the chart artifact (instead of chart).' },
-);
+const CHART_REF = object({ apiVersion: string(), kind: enumOf(['OCIRepository', 'HelmChart']), name: name(), namespace: name(63) }, ['kind', 'name'], {
+  description: 'A source-controller object holding the chart artifact (instead of chart).',
+});
 
 const REMEDIATION_COMMON = {
   retries: integer({ description: 'Attempts after the first failure; negative means unlimited.' }),
@@ -90,10 +88,7 @@ const REMEDIATION_COMMON = {
   remediateLastFailure: boolean(),
 };
 
-const ACTION_STRATEGY = object(
-  { name: enumOf(['RemediateOnFailure', 'RetryOnFailure']), retryInterval: duration() },
-  ['name'],
-);
+const ACTION_STRATEGY = object({ name: enumOf(['RemediateOnFailure', 'RetryOnFailure']), retryInterval: duration() }, ['name']);
 
 const CRDS_POLICY = enumOf(['Skip', 'Create', 'CreateReplace']);
 
@@ -147,10 +142,9 @@ const HELM_RELEASE_SPEC = object(
     releaseName: string({ minLength: 1, maxLength: 53, description: 'Helm release name; defaults to [targetNamespace-]name.' }),
     targetNamespace: name(63),
     storageNamespace: name(63),
-    dependsOn: list(
-      object({ name: string(), namespace: string(), readyExpr: string() }, ['name']),
-      { description: 'HelmReleases that must be Ready (for their current generation) before this one is reconciled.' },
-    ),
+    dependsOn: list(object({ name: string(), namespace: string(), readyExpr: string() }, ['name']), {
+      description: 'HelmReleases that must be Ready (for their current generation) before this one is reconciled.',
+    }),
     timeout: duration('Time to wait for any individual Kubernetes operation; defaults to 5m0s.'),
     maxHistory: integer({ description: 'Number of Helm release revisions kept; 0 for no limit; defaults to 5.' }),
     serviceAccountName: name(),
@@ -207,7 +201,9 @@ const HELM_RELEASE_SPEC = object(
       }),
     ),
     commonMetadata: object({ labels: stringMap(), annotations: stringMap() }),
-    healthCheckExprs: list(object({ apiVersion: string(), kind: string(), current: string(), inProgress: string(), failed: string() }, ['apiVersion', 'current', 'kind'])),
+    healthCheckExprs: list(
+      object({ apiVersion: string(), kind: string(), current: string(), inProgress: string(), failed: string() }, ['apiVersion', 'current', 'kind']),
+    ),
     waitStrategy: object({ name: string() }, ['name']),
   },
   ['interval'],
@@ -252,7 +248,11 @@ const HELM_CHART_SPEC = object(
     ignoreMissingValuesFiles: boolean(),
     suspend: boolean(),
     verify: object(
-      { provider: enumOf(['cosign', 'notation'], { default: 'cosign' }), secretRef: localReference(), matchOIDCIdentity: list(object({ issuer: string(), subject: string() }, ['issuer', 'subject'])) },
+      {
+        provider: enumOf(['cosign', 'notation'], { default: 'cosign' }),
+        secretRef: localReference(),
+        matchOIDCIdentity: list(object({ issuer: string(), subject: string() }, ['issuer', 'subject'])),
+      },
       ['provider'],
     ),
     accessFrom: ACCESS_FROM,
@@ -300,7 +300,10 @@ function crd(group: string, kind: string, plural: string, shortNames: string[], 
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}`, labels: { 'app.kubernetes.io/part-of': 'flux', 'app.kubernetes.io/component': group.split('.')[0]! + '-controller' } },
+    metadata: {
+      name: `${plural}.${group}`,
+      labels: { 'app.kubernetes.io/part-of': 'flux', 'app.kubernetes.io/component': group.split('.')[0]! + '-controller' },
+    },
     spec: {
       group,
       scope: 'Namespaced',
@@ -318,26 +321,56 @@ function crd(group: string, kind: string, plural: string, shortNames: string[], 
 }
 
 export const FLUX_CRDS: JsonObject[] = [
-  crd('helm.toolkit.fluxcd.io', 'HelmRelease', 'helmreleases', ['hr'], [['v2', schemaWith(HELM_RELEASE_SPEC)], ['v2beta2', OPEN]], [AGE, READY, STATUS]),
-  crd('source.toolkit.fluxcd.io', 'HelmRepository', 'helmrepositories', ['helmrepo'], [['v1', schemaWith(HELM_REPOSITORY_SPEC)], ['v1beta2', OPEN]], [
-    { name: 'URL', type: 'string', jsonPath: '.spec.url' },
-    AGE,
-    READY,
-    STATUS,
-  ]),
-  crd('source.toolkit.fluxcd.io', 'HelmChart', 'helmcharts', ['hc'], [['v1', schemaWith(HELM_CHART_SPEC)], ['v1beta2', OPEN]], [
-    { name: 'Chart', type: 'string', jsonPath: '.spec.chart' },
-    { name: 'Version', type: 'string', jsonPath: '.spec.version' },
-    { name: 'Source Kind', type: 'string', jsonPath: '.spec.sourceRef.kind' },
-    { name: 'Source Name', type: 'string', jsonPath: '.spec.sourceRef.name' },
-    AGE,
-    READY,
-    STATUS,
-  ]),
-  crd('source.toolkit.fluxcd.io', 'OCIRepository', 'ocirepositories', ['ocirepo'], [['v1', schemaWith(OCI_REPOSITORY_SPEC)], ['v1beta2', OPEN]], [
-    { name: 'URL', type: 'string', jsonPath: '.spec.url' },
-    READY,
-    STATUS,
-    AGE,
-  ]),
+  crd(
+    'helm.toolkit.fluxcd.io',
+    'HelmRelease',
+    'helmreleases',
+    ['hr'],
+    [
+      ['v2', schemaWith(HELM_RELEASE_SPEC)],
+      ['v2beta2', OPEN],
+    ],
+    [AGE, READY, STATUS],
+  ),
+  crd(
+    'source.toolkit.fluxcd.io',
+    'HelmRepository',
+    'helmrepositories',
+    ['helmrepo'],
+    [
+      ['v1', schemaWith(HELM_REPOSITORY_SPEC)],
+      ['v1beta2', OPEN],
+    ],
+    [{ name: 'URL', type: 'string', jsonPath: '.spec.url' }, AGE, READY, STATUS],
+  ),
+  crd(
+    'source.toolkit.fluxcd.io',
+    'HelmChart',
+    'helmcharts',
+    ['hc'],
+    [
+      ['v1', schemaWith(HELM_CHART_SPEC)],
+      ['v1beta2', OPEN],
+    ],
+    [
+      { name: 'Chart', type: 'string', jsonPath: '.spec.chart' },
+      { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+      { name: 'Source Kind', type: 'string', jsonPath: '.spec.sourceRef.kind' },
+      { name: 'Source Name', type: 'string', jsonPath: '.spec.sourceRef.name' },
+      AGE,
+      READY,
+      STATUS,
+    ],
+  ),
+  crd(
+    'source.toolkit.fluxcd.io',
+    'OCIRepository',
+    'ocirepositories',
+    ['ocirepo'],
+    [
+      ['v1', schemaWith(OCI_REPOSITORY_SPEC)],
+      ['v1beta2', OPEN],
+    ],
+    [{ name: 'URL', type: 'string', jsonPath: '.spec.url' }, READY, STATUS, AGE],
+  ),
 ];

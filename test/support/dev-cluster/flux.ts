@@ -133,7 +133,8 @@ class Remediation {
     this.failures = Number(status[`${action}Failures`] ?? 0);
     this.strategy = action === 'install' ? 'uninstall' : String(remediation.strategy ?? 'rollback');
     // Install: only when asked. Upgrade: by default when there are retries.
-    this.remediateLastFailure = typeof remediation.remediateLastFailure === 'boolean' ? remediation.remediateLastFailure : action === 'upgrade' && this.retries > 0;
+    this.remediateLastFailure =
+      typeof remediation.remediateLastFailure === 'boolean' ? remediation.remediateLastFailure : action === 'upgrade' && this.retries > 0;
   }
 
   /** `retries: N` is N+1 attempts; negative is unlimited. */
@@ -482,7 +483,8 @@ export class FluxSimulation {
       for (const hr of this.releases()) {
         const hrMeta = metaOf(hr);
         const chartRef = this.chartRefOf(hr);
-        const owner = kind === 'HelmChart' && labels['helm.toolkit.fluxcd.io/name'] === hrMeta.name && labels['helm.toolkit.fluxcd.io/namespace'] === hrMeta.namespace;
+        const owner =
+          kind === 'HelmChart' && labels['helm.toolkit.fluxcd.io/name'] === hrMeta.name && labels['helm.toolkit.fluxcd.io/namespace'] === hrMeta.namespace;
         if (owner || (chartRef && chartRef.kind === kind && `${chartRef.namespace}/${chartRef.name}` === ref)) this.schedule('HelmRelease', hr);
       }
     }
@@ -516,7 +518,13 @@ export class FluxSimulation {
   // ---- status writes ---------------------------------------------------------
 
   /** Merges `status` into the object's status through the status subresource (no-op when unchanged). */
-  private writeStatus(resource: { group: string; version: string; plural: string }, namespace: string, name: string, status: JsonObject, manager: string): void {
+  private writeStatus(
+    resource: { group: string; version: string; plural: string },
+    namespace: string,
+    name: string,
+    status: JsonObject,
+    manager: string,
+  ): void {
     const type = this.type(resource);
     // Read without a copy: only the update below writes, from a new object.
     const current = type ? this.cluster.peek(type, namespace, name) : undefined;
@@ -526,7 +534,14 @@ export class FluxSimulation {
     if (Array.isArray(next.conditions)) next.conditions = this.stampConditions(current, next.conditions as unknown as Condition[]) as unknown as Json;
     if (deepEqual(next, current.status)) return;
     try {
-      this.cluster.update(type, namespace, name, { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next }, { fieldManager: manager }, 'status');
+      this.cluster.update(
+        type,
+        namespace,
+        name,
+        { ...current, apiVersion: apiVersionOf(type), kind: type.kind, status: next },
+        { fieldManager: manager },
+        'status',
+      );
     } catch (error) {
       if (error instanceof ApiError && (error.code === 404 || error.code === 409)) return;
       throw error;
@@ -579,7 +594,8 @@ export class FluxSimulation {
         // source-controller v1 keeps an OCI HelmRepository static: an empty status, no Ready condition;
         // HelmCharts read its URL when they pull.
         const type = this.type(HELM_REPO)!;
-        if (isObject(repo.status) && Object.keys(repo.status).length > 0) this.cluster.update(type, namespace, name, { ...repo, status: {} }, { fieldManager: SOURCE_MANAGER }, 'status');
+        if (isObject(repo.status) && Object.keys(repo.status).length > 0)
+          this.cluster.update(type, namespace, name, { ...repo, status: {} }, { fieldManager: SOURCE_MANAGER }, 'status');
         return;
       }
       const indexUrl = `${url.replace(/\/+$/, '')}/index.yaml`;
@@ -599,17 +615,44 @@ export class FluxSimulation {
       const artifact: Artifact =
         current?.revision === revision
           ? current
-          : { path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`, url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`, revision, digest: revision, lastUpdateTime: now(), size: text.length };
+          : {
+              path: `helmrepository/${namespace}/${name}/index-${revision.slice(7)}.yaml`,
+              url: `http://source-controller.flux-system.svc.cluster.local./helmrepository/${namespace}/${name}/index.yaml`,
+              revision,
+              digest: revision,
+              lastUpdateTime: now(),
+              size: text.length,
+            };
       this.writeStatus(
         HELM_REPO,
         namespace,
         name,
-        { observedGeneration: generation!, url: artifact.url, artifact: artifact as unknown as Json, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message: `stored artifact: revision '${revision}'` }, { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message: `stored artifact: revision '${revision}'` }] as unknown as Json },
+        {
+          observedGeneration: generation!,
+          url: artifact.url,
+          artifact: artifact as unknown as Json,
+          conditions: [
+            { type: 'Ready', status: 'True', reason: 'Succeeded', message: `stored artifact: revision '${revision}'` },
+            { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message: `stored artifact: revision '${revision}'` },
+          ] as unknown as Json,
+        },
         SOURCE_MANAGER,
       );
     } catch (error) {
       const failure = error instanceof ReconcileFailure ? error : new ReconcileFailure('Failed', (error as Error).message);
-      this.writeStatus(HELM_REPO, namespace, name, { observedGeneration: generation!, conditions: [{ type: 'Ready', status: 'False', reason: failure.reason, message: failure.message }, { type: 'FetchFailed', status: 'True', reason: failure.reason, message: failure.message }] as unknown as Json }, SOURCE_MANAGER);
+      this.writeStatus(
+        HELM_REPO,
+        namespace,
+        name,
+        {
+          observedGeneration: generation!,
+          conditions: [
+            { type: 'Ready', status: 'False', reason: failure.reason, message: failure.message },
+            { type: 'FetchFailed', status: 'True', reason: failure.reason, message: failure.message },
+          ] as unknown as Json,
+        },
+        SOURCE_MANAGER,
+      );
       this.backOff('HelmRepository', repo);
     }
   }
@@ -623,7 +666,11 @@ export class FluxSimulation {
   private chartRefOf(hr: JsonObject): Reference | undefined {
     const spec = isObject(hr.spec) ? hr.spec : {};
     if (!isObject(spec.chartRef)) return undefined;
-    return { kind: String(spec.chartRef.kind ?? ''), name: String(spec.chartRef.name ?? ''), namespace: String(spec.chartRef.namespace ?? metaOf(hr).namespace ?? '') };
+    return {
+      kind: String(spec.chartRef.kind ?? ''),
+      name: String(spec.chartRef.name ?? ''),
+      namespace: String(spec.chartRef.namespace ?? metaOf(hr).namespace ?? ''),
+    };
   }
 
   private async reconcileHelmChart(namespace: string, name: string): Promise<void> {
@@ -634,10 +681,23 @@ export class FluxSimulation {
     const generation = metaOf(chart).generation!;
     const source = this.chartSource(chart);
     const fail = (reason: string, message: string) => {
-      this.writeStatus(HELM_CHART, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason, message }, { type: 'FetchFailed', status: 'True', reason, message }] as unknown as Json }, SOURCE_MANAGER);
+      this.writeStatus(
+        HELM_CHART,
+        namespace,
+        name,
+        {
+          observedGeneration: generation,
+          conditions: [
+            { type: 'Ready', status: 'False', reason, message },
+            { type: 'FetchFailed', status: 'True', reason, message },
+          ] as unknown as Json,
+        },
+        SOURCE_MANAGER,
+      );
       this.backOff('HelmChart', chart);
     };
-    if (source.kind !== 'HelmRepository') return void fail('SourceUnavailable', `unsupported source kind '${source.kind}': the dev cluster test fixture serves charts from HelmRepository sources`);
+    if (source.kind !== 'HelmRepository')
+      return void fail('SourceUnavailable', `unsupported source kind '${source.kind}': the dev cluster test fixture serves charts from HelmRepository sources`);
     const repo = this.find(HELM_REPO, source.namespace, source.name);
     if (!repo) return void fail('SourceUnavailable', `failed to get source: helmrepositories.source.toolkit.fluxcd.io "${source.name}" not found`);
     const repoSpec = isObject(repo.spec) ? repo.spec : {};
@@ -674,7 +734,17 @@ export class FluxSimulation {
         HELM_CHART,
         namespace,
         name,
-        { observedGeneration: generation, observedChartName: metadata.name, observedSourceArtifactRevision: (isObject(repo.status) && isObject(repo.status.artifact) ? repo.status.artifact.revision : '') ?? '', url: artifact.url, artifact: artifact as unknown as Json, conditions: [{ type: 'Ready', status: 'True', reason: 'ChartPullSucceeded', message }, { type: 'ArtifactInStorage', status: 'True', reason: 'ChartPullSucceeded', message }] as unknown as Json },
+        {
+          observedGeneration: generation,
+          observedChartName: metadata.name,
+          observedSourceArtifactRevision: (isObject(repo.status) && isObject(repo.status.artifact) ? repo.status.artifact.revision : '') ?? '',
+          url: artifact.url,
+          artifact: artifact as unknown as Json,
+          conditions: [
+            { type: 'Ready', status: 'True', reason: 'ChartPullSucceeded', message },
+            { type: 'ArtifactInStorage', status: 'True', reason: 'ChartPullSucceeded', message },
+          ] as unknown as Json,
+        },
         SOURCE_MANAGER,
       );
     } catch (error) {
@@ -740,17 +810,44 @@ export class FluxSimulation {
       this.checkLoopback(url);
       const chart = typeof ref.digest === 'string' ? `${url}@${ref.digest}` : url;
       const version = typeof ref.tag === 'string' ? ref.tag : typeof ref.semver === 'string' ? ref.semver : undefined;
-      const file = await this.queue.limited(() => this.helm.pull({ chart, ...(version ? { version } : {}), plainHttp: spec.insecure === true }, join(this.artifacts, 'ocirepository', namespace, name)));
+      const file = await this.queue.limited(() =>
+        this.helm.pull({ chart, ...(version ? { version } : {}), plainHttp: spec.insecure === true }, join(this.artifacts, 'ocirepository', namespace, name)),
+      );
       const metadata = await this.helm.metadata(file);
       const digest = sha256(readFileSync(file));
       this.succeeded('OCIRepository', namespace, name);
       const artifact = this.storeArtifact(repo, 'ocirepository', file, `${metadata.version}@${digest}`);
       this.artifactFiles.set(artifact.path, file);
       const message = `stored artifact for digest '${artifact.revision}'`;
-      this.writeStatus(OCI_REPO, namespace, name, { observedGeneration: generation, url: artifact.url, artifact: artifact as unknown as Json, conditions: [{ type: 'Ready', status: 'True', reason: 'Succeeded', message }, { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message }] as unknown as Json }, SOURCE_MANAGER);
+      this.writeStatus(
+        OCI_REPO,
+        namespace,
+        name,
+        {
+          observedGeneration: generation,
+          url: artifact.url,
+          artifact: artifact as unknown as Json,
+          conditions: [
+            { type: 'Ready', status: 'True', reason: 'Succeeded', message },
+            { type: 'ArtifactInStorage', status: 'True', reason: 'Succeeded', message },
+          ] as unknown as Json,
+        },
+        SOURCE_MANAGER,
+      );
     } catch (error) {
       const message = error instanceof ReconcileFailure ? error.message : `failed to pull artifact from '${url}': ${(error as Error).message}`;
-      this.writeStatus(OCI_REPO, namespace, name, { observedGeneration: generation, conditions: [{ type: 'Ready', status: 'False', reason: error instanceof ReconcileFailure ? error.reason : 'OCIArtifactPullFailed', message }] as unknown as Json }, SOURCE_MANAGER);
+      this.writeStatus(
+        OCI_REPO,
+        namespace,
+        name,
+        {
+          observedGeneration: generation,
+          conditions: [
+            { type: 'Ready', status: 'False', reason: error instanceof ReconcileFailure ? error.reason : 'OCIArtifactPullFailed', message },
+          ] as unknown as Json,
+        },
+        SOURCE_MANAGER,
+      );
       this.backOff('OCIRepository', repo);
     }
   }
@@ -770,7 +867,12 @@ export class FluxSimulation {
     const spec = isObject(hr.spec) ? hr.spec : {};
     const meta = metaOf(hr);
     const targetNamespace = typeof spec.targetNamespace === 'string' && spec.targetNamespace ? spec.targetNamespace : meta.namespace!;
-    let releaseName = typeof spec.releaseName === 'string' && spec.releaseName ? spec.releaseName : typeof spec.targetNamespace === 'string' && spec.targetNamespace ? `${spec.targetNamespace}-${meta.name}` : meta.name;
+    let releaseName =
+      typeof spec.releaseName === 'string' && spec.releaseName
+        ? spec.releaseName
+        : typeof spec.targetNamespace === 'string' && spec.targetNamespace
+          ? `${spec.targetNamespace}-${meta.name}`
+          : meta.name;
     if (releaseName.length > 53) {
       // helm-controller shortens long names: the first 40 characters, a dash and a 12-character hash.
       releaseName = `${releaseName.slice(0, 40)}-${createHash('sha256').update(releaseName).digest('hex').slice(0, 12)}`;
@@ -795,7 +897,10 @@ export class FluxSimulation {
       const source = this.cluster.find(type, namespace, name);
       if (!source) {
         if (ref.optional === true) continue;
-        throw new ReconcileFailure('ValuesError', `could not resolve ${kind} chart values reference '${namespace}/${name}' with key '${key}': ${kind === 'ConfigMap' ? 'configmaps' : 'secrets'} "${name}" not found`);
+        throw new ReconcileFailure(
+          'ValuesError',
+          `could not resolve ${kind} chart values reference '${namespace}/${name}' with key '${key}': ${kind === 'ConfigMap' ? 'configmaps' : 'secrets'} "${name}" not found`,
+        );
       }
       const data = isObject(source.data) ? source.data : {};
       const raw = data[key];
@@ -839,7 +944,11 @@ export class FluxSimulation {
     const desired = {
       apiVersion: 'source.toolkit.fluxcd.io/v1',
       kind: 'HelmChart',
-      metadata: { name: chartName, namespace: chartNamespace, labels: { 'helm.toolkit.fluxcd.io/name': meta.name, 'helm.toolkit.fluxcd.io/namespace': meta.namespace! } },
+      metadata: {
+        name: chartName,
+        namespace: chartNamespace,
+        labels: { 'helm.toolkit.fluxcd.io/name': meta.name, 'helm.toolkit.fluxcd.io/namespace': meta.namespace! },
+      },
       spec: {
         chart: template.chart ?? '',
         version: template.version ?? '*',
@@ -867,7 +976,8 @@ export class FluxSimulation {
       if (!resource) throw new ReconcileFailure('ArtifactFailed', `unsupported chartRef kind '${chartRef.kind}'`);
       label = `${chartRef.kind} '${chartRef.namespace}/${chartRef.name}'`;
       source = this.find(resource, chartRef.namespace, chartRef.name);
-      if (!source) throw new ReconcileFailure('ArtifactFailed', `could not get Source object: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
+      if (!source)
+        throw new ReconcileFailure('ArtifactFailed', `could not get Source object: ${resource.plural}.${resource.group} "${chartRef.name}" not found`);
     } else {
       const [namespace, name] = (helmChart ?? '/').split('/') as [string, string];
       label = `HelmChart '${helmChart}'`;
@@ -911,7 +1021,16 @@ export class FluxSimulation {
       return undefined;
     }
     if (!meta.finalizers?.includes(FLUX_FINALIZER)) {
-      hr = this.cluster.patch(hrType, namespace, name, 'application/json-patch+json', JSON.stringify([{ op: 'add', path: meta.finalizers ? '/metadata/finalizers/-' : '/metadata/finalizers', value: meta.finalizers ? FLUX_FINALIZER : [FLUX_FINALIZER] }]), { fieldManager: MANAGER });
+      hr = this.cluster.patch(
+        hrType,
+        namespace,
+        name,
+        'application/json-patch+json',
+        JSON.stringify([
+          { op: 'add', path: meta.finalizers ? '/metadata/finalizers/-' : '/metadata/finalizers', value: meta.finalizers ? FLUX_FINALIZER : [FLUX_FINALIZER] },
+        ]),
+        { fieldManager: MANAGER },
+      );
     }
     const key = `HelmRelease/${namespace}/${name}`;
     const generation = metaOf(hr).generation!;
@@ -979,7 +1098,12 @@ export class FluxSimulation {
         // Read uncached, as helm-controller does: Ready=True is not enough, it must be for the dependency's current generation.
         const other = this.cluster.peek(hrType, dep.namespace, dep.name);
         const otherStatus = other && isObject(other.status) ? other.status : {};
-        if (!other) return notReady('DependencyNotReady', `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`, this.requeueDependencyMs);
+        if (!other)
+          return notReady(
+            'DependencyNotReady',
+            `unable to get '${dep.namespace}/${dep.name}' dependency: helmreleases.helm.toolkit.fluxcd.io "${dep.name}" not found`,
+            this.requeueDependencyMs,
+          );
         if (otherStatus.observedGeneration !== metaOf(other).generation || readyCondition(other)?.status !== 'True') {
           return notReady('DependencyNotReady', `dependency '${dep.namespace}/${dep.name}' is not ready`, this.requeueDependencyMs);
         }
@@ -1013,7 +1137,12 @@ export class FluxSimulation {
     }
     status.storageNamespace = target.storageNamespace;
     const resetRequested = request(RESET_AT, 'lastHandledResetAt');
-    if (resetRequested || status.lastAttemptedGeneration !== generation || status.lastAttemptedRevision !== chart.version || status.lastAttemptedConfigDigest !== configDigest) {
+    if (
+      resetRequested ||
+      status.lastAttemptedGeneration !== generation ||
+      status.lastAttemptedRevision !== chart.version ||
+      status.lastAttemptedConfigDigest !== configDigest
+    ) {
       clearFailures(status);
     }
     Object.assign(status, { lastAttemptedGeneration: generation, lastAttemptedRevision: chart.version, lastAttemptedConfigDigest: configDigest });
@@ -1035,7 +1164,12 @@ export class FluxSimulation {
         else if (get('Remediated')?.status === 'True') {
           // In sync after a rollback to what is now wanted: Released replaces Remediated.
           drop('Remediated');
-          set('Released', 'True', 'UpgradeSucceeded', `Helm upgrade succeeded for release ${history[0]!.namespace}/${history[0]!.name}.v${history[0]!.version} with chart ${history[0]!.chartName}@${history[0]!.chartVersion}`);
+          set(
+            'Released',
+            'True',
+            'UpgradeSucceeded',
+            `Helm upgrade succeeded for release ${history[0]!.namespace}/${history[0]!.name}.v${history[0]!.version} with chart ${history[0]!.chartName}@${history[0]!.chartVersion}`,
+          );
         }
       } else if (state === 'absent') {
         if (remediation('install').exhausted && !forced) return stall('install');
@@ -1077,7 +1211,11 @@ export class FluxSimulation {
         status.lastAttemptedReleaseAction = next;
         drop('TestSuccess', 'Remediated');
         const outcome = await this.releaseAction(hr, next, target, values, file, chart, configDigest);
-        if (outcome.snapshot) history = [outcome.snapshot, ...history.map((s) => (outcome.ok && s.status === 'deployed' ? { ...s, status: 'superseded' } : s))].slice(0, outcome.maxHistory);
+        if (outcome.snapshot)
+          history = [outcome.snapshot, ...history.map((s) => (outcome.ok && s.status === 'deployed' ? { ...s, status: 'superseded' } : s))].slice(
+            0,
+            outcome.maxHistory,
+          );
         const reason = next === 'install' ? (outcome.ok ? 'InstallSucceeded' : 'InstallFailed') : outcome.ok ? 'UpgradeSucceeded' : 'UpgradeFailed';
         set('Released', outcome.ok ? 'True' : 'False', reason, outcome.message);
         conditions = summarize(conditions);
@@ -1092,7 +1230,10 @@ export class FluxSimulation {
           status[`${next}Failures`] = Number(status[`${next}Failures`] ?? 0) + 1;
         }
       } else {
-        const done = next === 'rollback' ? this.rollbackRemediation({ namespace, name }, target, typeof spec.maxHistory === 'number' ? spec.maxHistory : 5) : this.uninstallRemediation(target, history);
+        const done =
+          next === 'rollback'
+            ? this.rollbackRemediation({ namespace, name }, target, typeof spec.maxHistory === 'number' ? spec.maxHistory : 5)
+            : this.uninstallRemediation(target, history);
         if (done.snapshot) history = [done.snapshot, ...history.map((s) => (s.status === 'deployed' ? { ...s, status: 'superseded' } : s))];
         set('Remediated', 'True', done.reason, done.message);
         conditions = summarize(conditions);
@@ -1110,13 +1251,19 @@ export class FluxSimulation {
   }
 
   /** Where the Helm release stands against what is wanted (helm-controller's DetermineReleaseState, without tests and drift). */
-  private releaseState(target: ReleaseTarget, history: Snapshot[], chart: ChartMetadata, configDigest: string): 'absent' | 'unmanaged' | 'failed' | 'out-of-sync' | 'in-sync' {
+  private releaseState(
+    target: ReleaseTarget,
+    history: Snapshot[],
+    chart: ChartMetadata,
+    configDigest: string,
+  ): 'absent' | 'unmanaged' | 'failed' | 'out-of-sync' | 'in-sync' {
     const latest = this.storage.list(target.storageNamespace, target.releaseName)[0];
     if (!latest) return 'absent';
     const observed = history[0];
     if (!observed || observed.version !== latest.version) return 'unmanaged';
     if (latest.info.status === 'failed') return 'failed';
-    if (latest.chart.metadata.name !== chart.name || latest.chart.metadata.version !== chart.version || observed.configDigest !== configDigest) return 'out-of-sync';
+    if (latest.chart.metadata.name !== chart.name || latest.chart.metadata.version !== chart.version || observed.configDigest !== configDigest)
+      return 'out-of-sync';
     return 'in-sync';
   }
 
@@ -1132,7 +1279,15 @@ export class FluxSimulation {
    * (render, values schema, ownership conflict) stores nothing; one after
    * (applying the objects, waiting for them) stores a failed revision.
    */
-  private async releaseAction(hr: JsonObject, action: 'install' | 'upgrade', target: ReleaseTarget, values: JsonObject, chartFile: string, chart: ChartMetadata, configDigest: string): Promise<ActionOutcome> {
+  private async releaseAction(
+    hr: JsonObject,
+    action: 'install' | 'upgrade',
+    target: ReleaseTarget,
+    values: JsonObject,
+    chartFile: string,
+    chart: ChartMetadata,
+    configDigest: string,
+  ): Promise<ActionOutcome> {
     const meta = metaOf(hr);
     const [namespace, name] = [meta.namespace!, meta.name];
     const spec = isObject(hr.spec) ? hr.spec : {};
@@ -1149,8 +1304,23 @@ export class FluxSimulation {
     const failed = (error: Error, stored: boolean, manifest: string): ActionOutcome => {
       const message = `Helm ${action} failed for release ${releaseRef} with chart ${chartLabel}: ${error.message}`;
       if (!stored) return { ok: false, stored, message, maxHistory };
-      this.storage.store(storageNamespace, releaseName, { revision, status: 'failed', chart, config: values, manifest, description: message, started, maxHistory });
-      return { ok: false, stored, message, maxHistory, snapshot: this.snapshot(releaseName, targetNamespace, revision, 'failed', chart, configDigest, started) };
+      this.storage.store(storageNamespace, releaseName, {
+        revision,
+        status: 'failed',
+        chart,
+        config: values,
+        manifest,
+        description: message,
+        started,
+        maxHistory,
+      });
+      return {
+        ok: false,
+        stored,
+        message,
+        maxHistory,
+        snapshot: this.snapshot(releaseName, targetNamespace, revision, 'failed', chart, configDigest, started),
+      };
     };
     let manifest: string;
     let objects: JsonObject[];
@@ -1204,7 +1374,16 @@ export class FluxSimulation {
     } catch (error) {
       return failed(error as Error, true, manifest);
     }
-    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart, config: values, manifest, description: action === 'install' ? 'Install complete' : 'Upgrade complete', started, maxHistory });
+    this.storage.store(storageNamespace, releaseName, {
+      revision,
+      status: 'deployed',
+      chart,
+      config: values,
+      manifest,
+      description: action === 'install' ? 'Install complete' : 'Upgrade complete',
+      started,
+      maxHistory,
+    });
     return {
       ok: true,
       stored: true,
@@ -1219,11 +1398,21 @@ export class FluxSimulation {
     const { releaseName, targetNamespace, storageNamespace } = target;
     const releases = this.storage.list(storageNamespace, releaseName);
     const previous = releases.find((r) => r.info.status === 'deployed' || r.info.status === 'superseded');
-    if (!previous) return { reason: 'RollbackFailed', message: `Helm rollback failed for release ${targetNamespace}/${releaseName}: no previous release to roll back to` };
+    if (!previous)
+      return { reason: 'RollbackFailed', message: `Helm rollback failed for release ${targetNamespace}/${releaseName}: no previous release to roll back to` };
     const revision = releases[0]!.version + 1;
     this.applyObjects(this.parseManifest(previous.manifest, targetNamespace), releaseName, targetNamespace, owner.namespace, owner.name, false);
     this.prune(this.inventory(releases[0]!.manifest, targetNamespace), this.parseManifest(previous.manifest, targetNamespace));
-    this.storage.store(storageNamespace, releaseName, { revision, status: 'deployed', chart: previous.chart.metadata, config: previous.config, manifest: previous.manifest, description: `Rollback to ${previous.version}`, started: now(), maxHistory });
+    this.storage.store(storageNamespace, releaseName, {
+      revision,
+      status: 'deployed',
+      chart: previous.chart.metadata,
+      config: previous.config,
+      manifest: previous.manifest,
+      description: `Rollback to ${previous.version}`,
+      started: now(),
+      maxHistory,
+    });
     const configDigest = sha256(JSON.stringify(previous.config));
     return {
       reason: 'RollbackSucceeded',
@@ -1240,7 +1429,10 @@ export class FluxSimulation {
     this.storage.remove(storageNamespace, releaseName);
     const observed = history[0];
     const label = observed ? `${observed.chartName}@${observed.chartVersion}` : '';
-    return { reason: 'UninstallSucceeded', message: `Helm uninstall remediation for release ${targetNamespace}/${releaseName}.v${latest?.version ?? observed?.version ?? 0} with chart ${label} succeeded` };
+    return {
+      reason: 'UninstallSucceeded',
+      message: `Helm uninstall remediation for release ${targetNamespace}/${releaseName}.v${latest?.version ?? observed?.version ?? 0} with chart ${label} succeeded`,
+    };
   }
 
   /** A core/v1 Event about the release, as helm-controller records one (kubectl describe shows them). */
@@ -1254,7 +1446,14 @@ export class FluxSimulation {
         meta.namespace!,
         {
           metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}` },
-          involvedObject: { kind: 'HelmRelease', namespace: meta.namespace!, name: meta.name, uid: meta.uid!, apiVersion: apiVersionOf(this.type(HR)!), resourceVersion: meta.resourceVersion! },
+          involvedObject: {
+            kind: 'HelmRelease',
+            namespace: meta.namespace!,
+            name: meta.name,
+            uid: meta.uid!,
+            apiVersion: apiVersionOf(this.type(HR)!),
+            resourceVersion: meta.resourceVersion!,
+          },
           reason,
           message,
           type,
@@ -1272,7 +1471,15 @@ export class FluxSimulation {
     }
   }
 
-  private snapshot(releaseName: string, namespace: string, version: number, status: string, chart: ChartMetadata, configDigest: string, started: string): Snapshot {
+  private snapshot(
+    releaseName: string,
+    namespace: string,
+    version: number,
+    status: string,
+    chart: ChartMetadata,
+    configDigest: string,
+    started: string,
+  ): Snapshot {
     return {
       name: releaseName,
       namespace,
@@ -1344,7 +1551,11 @@ export class FluxSimulation {
       if (!isObject(doc) || typeof doc.kind !== 'string') continue;
       const annotations = isObject(doc.metadata) && isObject(doc.metadata.annotations) ? doc.metadata.annotations : {};
       const hook = annotations['helm.sh/hook'];
-      if (typeof hook === 'string' && (hook.includes('test') || String(annotations['helm.sh/hook-delete-policy'] ?? 'before-hook-creation').includes('hook-succeeded'))) continue;
+      if (
+        typeof hook === 'string' &&
+        (hook.includes('test') || String(annotations['helm.sh/hook-delete-policy'] ?? 'before-hook-creation').includes('hook-succeeded'))
+      )
+        continue;
       const type = this.cluster.types.byKind(String(doc.apiVersion ?? ''), doc.kind);
       const metadata = isObject(doc.metadata) ? doc.metadata : {};
       if (type?.namespaced && !metadata.namespace) doc.metadata = { ...metadata, namespace };
@@ -1377,29 +1588,50 @@ export class FluxSimulation {
       expect('annotation', 'meta.helm.sh/release-namespace', releaseNamespace);
       if (problems.length > 0) {
         const where = type.namespaced ? ` in namespace "${meta.namespace}"` : '';
-        throw new HelmError(`rendered manifests contain a resource that already exists. Unable to continue with ${action}: ${type.kind} "${meta.name}"${where} exists and cannot be imported into the current release: invalid ownership metadata; ${problems.join('; ')}`);
+        throw new HelmError(
+          `rendered manifests contain a resource that already exists. Unable to continue with ${action}: ${type.kind} "${meta.name}"${where} exists and cannot be imported into the current release: invalid ownership metadata; ${problems.join('; ')}`,
+        );
       }
     }
   }
 
   /** Stores rendered objects as Helm would: labelled, annotated, server-side applied by helm-controller. */
-  private applyObjects(objects: JsonObject[], releaseName: string, releaseNamespace: string, hrNamespace: string, hrName: string, createNamespace: boolean): void {
+  private applyObjects(
+    objects: JsonObject[],
+    releaseName: string,
+    releaseNamespace: string,
+    hrNamespace: string,
+    hrName: string,
+    createNamespace: boolean,
+  ): void {
     const nsType = this.cluster.types.get('', 'v1', 'namespaces')!;
-    if (createNamespace && !this.cluster.find(nsType, '', releaseNamespace)) this.cluster.create(nsType, '', { metadata: { name: releaseNamespace } }, { fieldManager: MANAGER });
+    if (createNamespace && !this.cluster.find(nsType, '', releaseNamespace))
+      this.cluster.create(nsType, '', { metadata: { name: releaseNamespace } }, { fieldManager: MANAGER });
     for (const object of objects) {
       const metadata = isObject(object.metadata) ? object.metadata : {};
       const objectName = String(metadata.name ?? '');
       const objectNamespace = typeof metadata.namespace === 'string' ? metadata.namespace : '';
       const type = this.cluster.types.byKind(String(object.apiVersion ?? ''), String(object.kind));
       if (!type) {
-        throw new HelmError(`unable to build kubernetes objects from release manifest: resource mapping not found for name: "${objectName}" namespace: "${objectNamespace}" from "": no matches for kind "${String(object.kind)}" in version "${String(object.apiVersion)}"\nensure CRDs are installed first`);
+        throw new HelmError(
+          `unable to build kubernetes objects from release manifest: resource mapping not found for name: "${objectName}" namespace: "${objectNamespace}" from "": no matches for kind "${String(object.kind)}" in version "${String(object.apiVersion)}"\nensure CRDs are installed first`,
+        );
       }
       const labelled: JsonObject = {
         ...object,
         metadata: {
           ...metadata,
-          labels: { ...(isObject(metadata.labels) ? metadata.labels : {}), 'app.kubernetes.io/managed-by': 'Helm', 'helm.toolkit.fluxcd.io/name': hrName, 'helm.toolkit.fluxcd.io/namespace': hrNamespace },
-          annotations: { ...(isObject(metadata.annotations) ? metadata.annotations : {}), 'meta.helm.sh/release-name': releaseName, 'meta.helm.sh/release-namespace': releaseNamespace },
+          labels: {
+            ...(isObject(metadata.labels) ? metadata.labels : {}),
+            'app.kubernetes.io/managed-by': 'Helm',
+            'helm.toolkit.fluxcd.io/name': hrName,
+            'helm.toolkit.fluxcd.io/namespace': hrNamespace,
+          },
+          annotations: {
+            ...(isObject(metadata.annotations) ? metadata.annotations : {}),
+            'meta.helm.sh/release-name': releaseName,
+            'meta.helm.sh/release-namespace': releaseNamespace,
+          },
         },
       };
       try {
@@ -1430,7 +1662,9 @@ export class FluxSimulation {
 
   /** Deletes what the previous revision had and the new one does not. */
   private prune(previous: InventoryEntry[], current: JsonObject[]): void {
-    const keep = new Set(current.map((o) => `${String(o.kind)}/${String((o.metadata as JsonObject).namespace ?? '')}/${String((o.metadata as JsonObject).name)}`));
+    const keep = new Set(
+      current.map((o) => `${String(o.kind)}/${String((o.metadata as JsonObject).namespace ?? '')}/${String((o.metadata as JsonObject).name)}`),
+    );
     for (const entry of previous) if (!keep.has(`${entry.kind}/${entry.namespace}/${entry.name}`)) this.deleteEntry(entry);
   }
 
@@ -1458,7 +1692,14 @@ export class FluxSimulation {
     }
     const finalizers = meta.finalizers.filter((f) => f !== FLUX_FINALIZER);
     try {
-      this.cluster.patch(hrType, meta.namespace!, meta.name, 'application/merge-patch+json', JSON.stringify({ metadata: { finalizers: finalizers.length ? finalizers : null, resourceVersion: meta.resourceVersion } }), { fieldManager: MANAGER });
+      this.cluster.patch(
+        hrType,
+        meta.namespace!,
+        meta.name,
+        'application/merge-patch+json',
+        JSON.stringify({ metadata: { finalizers: finalizers.length ? finalizers : null, resourceVersion: meta.resourceVersion } }),
+        { fieldManager: MANAGER },
+      );
     } catch (error) {
       // A conflict means the object changed meanwhile: the change event reconciles it again.
       if (!(error instanceof ApiError && (error.code === 409 || error.code === 404))) throw error;

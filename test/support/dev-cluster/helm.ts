@@ -135,7 +135,11 @@ export class Helm {
   private async run(args: string[]): Promise<string> {
     const { stdout, stderr, error } = await this.runner.run(this.binary, args, { env: this.env, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 });
     if (error === undefined) return stdout;
-    const text = (stderr || error).trim().split('\n').filter((l) => !l.startsWith('WARNING:') && !/^level=WARN/.test(l)).join('\n');
+    const text = (stderr || error)
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('WARNING:') && !/^level=WARN/.test(l))
+      .join('\n');
     throw new HelmError(text.replace(/^Error: /, ''));
   }
 
@@ -187,7 +191,18 @@ export class Helm {
   async render(request: RenderRequest): Promise<string> {
     const valuesFile = join(mkdtempSync(join(this.workDir, 'values-')), 'values.json');
     writeFileSync(valuesFile, JSON.stringify(request.values ?? {}));
-    const args = ['template', request.releaseName, request.chartPath, '--namespace', request.namespace, '-f', valuesFile, '--skip-tests', '--kube-version', request.kubeVersion];
+    const args = [
+      'template',
+      request.releaseName,
+      request.chartPath,
+      '--namespace',
+      request.namespace,
+      '-f',
+      valuesFile,
+      '--skip-tests',
+      '--kube-version',
+      request.kubeVersion,
+    ];
     if (request.upgrade) args.push('--is-upgrade');
     if (request.includeCrds) args.push('--include-crds');
     if (request.noHooks) args.push('--no-hooks');

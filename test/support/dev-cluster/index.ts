@@ -157,10 +157,15 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
     const httpRepo = await serveFolder(repoDir);
     cleanups.push(() => httpRepo.close());
     const chartRepository = registry ? `oci://${registry.host}/charts` : undefined;
-    cluster.create(cluster.type('', 'v1', 'configmaps'), CONFIG_NAMESPACE, {
-      metadata: { name: CONFIG_MAP, labels: { 'app.kubernetes.io/managed-by': 'flotilla-dev-cluster' } },
-      data: chartRepository ? { chartRepository, chartRepositoryPlainHttp: 'true' } : {},
-    }, { fieldManager: 'dev-cluster' });
+    cluster.create(
+      cluster.type('', 'v1', 'configmaps'),
+      CONFIG_NAMESPACE,
+      {
+        metadata: { name: CONFIG_MAP, labels: { 'app.kubernetes.io/managed-by': 'flotilla-dev-cluster' } },
+        data: chartRepository ? { chartRepository, chartRepositoryPlainHttp: 'true' } : {},
+      },
+      { fieldManager: 'dev-cluster' },
+    );
     cleanups.push(startWorkloadControllers(cluster));
     await apiServer.listen();
     cleanups.push(() => apiServer.close());
@@ -196,7 +201,10 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
       apply(object) {
         const type = typeOf(String(object.apiVersion), String(object.kind));
         const meta = (object.metadata ?? {}) as { name?: string; namespace?: string };
-        return cluster.apply(type, meta.namespace ?? (type.namespaced ? 'default' : ''), String(meta.name), JSON.stringify(object), { fieldManager: 'dev-cluster-test', force: true });
+        return cluster.apply(type, meta.namespace ?? (type.namespaced ? 'default' : ''), String(meta.name), JSON.stringify(object), {
+          fieldManager: 'dev-cluster-test',
+          force: true,
+        });
       },
       releaseReady(namespace, name) {
         const hr = cluster.find(typeOf('helm.toolkit.fluxcd.io/v2', 'HelmRelease'), namespace, name);

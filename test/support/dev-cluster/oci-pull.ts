@@ -40,7 +40,10 @@ export async function resolveOciChart(reference: string, version: string): Promi
   const tag = version.replace(/\+/g, '_');
   const response = await fetch(`${base}/manifests/${tag}`, { headers: { Accept: MANIFEST } });
   // Helm's own words for a missing tag, so a failed pull reads as it does from helm.
-  if (!response.ok) throw new HelmError(`failed to perform "FetchReference" on source: ${host}/${repository}:${tag}: ${response.status === 404 ? 'not found' : `${response.status} ${response.statusText}`}`);
+  if (!response.ok)
+    throw new HelmError(
+      `failed to perform "FetchReference" on source: ${host}/${repository}:${tag}: ${response.status === 404 ? 'not found' : `${response.status} ${response.statusText}`}`,
+    );
   const body = Buffer.from(await response.arrayBuffer());
   const manifest = JSON.parse(body.toString('utf8')) as { layers?: { mediaType?: string; digest?: string }[] };
   const layer = manifest.layers?.find((l) => l.mediaType === CHART_LAYER);

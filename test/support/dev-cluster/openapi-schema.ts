@@ -122,16 +122,22 @@ export function validate(value: Json | undefined, schema: JsonObject, path = '')
   if (typeof value === 'string') {
     const length = [...value].length;
     if (typeof schema.maxLength === 'number' && length > schema.maxLength) invalid(`Too long: may not be longer than ${schema.maxLength}`, 'FieldValueTooLong');
-    if (typeof schema.minLength === 'number' && length < schema.minLength) invalid(`Invalid value: ${shown(value)}: ${field} in body should be at least ${schema.minLength} chars long`);
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value)) invalid(`Invalid value: ${shown(value)}: ${field} in body should match '${schema.pattern}'`);
+    if (typeof schema.minLength === 'number' && length < schema.minLength)
+      invalid(`Invalid value: ${shown(value)}: ${field} in body should be at least ${schema.minLength} chars long`);
+    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern).test(value))
+      invalid(`Invalid value: ${shown(value)}: ${field} in body should match '${schema.pattern}'`);
   }
   if (typeof value === 'number') {
-    if (typeof schema.minimum === 'number' && value < schema.minimum) invalid(`Invalid value: ${value}: ${field} in body should be greater than or equal to ${schema.minimum}`);
-    if (typeof schema.maximum === 'number' && value > schema.maximum) invalid(`Invalid value: ${value}: ${field} in body should be less than or equal to ${schema.maximum}`);
+    if (typeof schema.minimum === 'number' && value < schema.minimum)
+      invalid(`Invalid value: ${value}: ${field} in body should be greater than or equal to ${schema.minimum}`);
+    if (typeof schema.maximum === 'number' && value > schema.maximum)
+      invalid(`Invalid value: ${value}: ${field} in body should be less than or equal to ${schema.maximum}`);
   }
   if (Array.isArray(value)) {
-    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems) invalid(`Too many: ${value.length}: must have at most ${schema.maxItems} items`, 'FieldValueTooMany');
-    if (typeof schema.minItems === 'number' && value.length < schema.minItems) invalid(`Invalid value: ${value.length}: ${field} in body should have at least ${schema.minItems} items`);
+    if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
+      invalid(`Too many: ${value.length}: must have at most ${schema.maxItems} items`, 'FieldValueTooMany');
+    if (typeof schema.minItems === 'number' && value.length < schema.minItems)
+      invalid(`Invalid value: ${value.length}: ${field} in body should have at least ${schema.minItems} items`);
     if (isObject(schema.items)) value.forEach((item, i) => causes.push(...validate(item, schema.items as JsonObject, `${path}[${i}]`)));
     return causes;
   }

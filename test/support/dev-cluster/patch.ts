@@ -8,8 +8,7 @@ import { badRequest } from './status.js';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const clone = <T>(value: T): T => structuredClone(value);
 
@@ -37,7 +36,10 @@ export function mergePatch(target: Json | undefined, patch: Json): Json {
 const decodePointer = (pointer: string): string[] => {
   if (pointer === '') return [];
   if (!pointer.startsWith('/')) throw badRequest(`the server rejected our request due to an error in our request: invalid JSON pointer "${pointer}"`);
-  return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 };
 
 function parentOf(doc: Json, path: string[], op: string): { parent: JsonObject | Json[]; key: string } {
@@ -45,7 +47,9 @@ function parentOf(doc: Json, path: string[], op: string): { parent: JsonObject |
   for (const segment of path.slice(0, -1)) {
     const next: Json | undefined = Array.isArray(node) ? node[Number(segment)] : isObject(node) ? node[segment] : undefined;
     if (next === undefined || next === null || typeof next !== 'object') {
-      throw badRequest(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "/${path.join('/')}": missing value`);
+      throw badRequest(
+        `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "/${path.join('/')}": missing value`,
+      );
     }
     node = next;
   }
@@ -67,10 +71,14 @@ export function jsonPatch(doc: Json, operations: unknown): Json {
   if (!Array.isArray(operations)) throw badRequest('the server rejected our request due to an error in our request: a JSON patch must be a list of operations');
   let result = clone(doc);
   for (const raw of operations) {
-    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') throw badRequest('the server rejected our request due to an error in our request: invalid JSON patch operation');
+    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string')
+      throw badRequest('the server rejected our request due to an error in our request: invalid JSON patch operation');
     const op = raw.op;
     const path = decodePointer(raw.path);
-    const missing = () => badRequest(`the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${raw.path as string}": missing value`);
+    const missing = () =>
+      badRequest(
+        `the server rejected our request due to an error in our request: ${op} operation does not apply: doc is missing path: "${raw.path as string}": missing value`,
+      );
     const remove = (at: string[]): Json => {
       const { parent, key } = parentOf(result, at, op);
       if (Array.isArray(parent)) {

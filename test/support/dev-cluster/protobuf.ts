@@ -75,7 +75,11 @@ const base64 = (b: Buffer): Json => b.toString('base64');
 function objectMeta(buffer: Buffer): JsonObject {
   const fs = fields(buffer);
   const meta: JsonObject = {};
-  const strings: Array<[number, string]> = [[1, 'name'], [2, 'generateName'], [3, 'namespace']];
+  const strings: Array<[number, string]> = [
+    [1, 'name'],
+    [2, 'generateName'],
+    [3, 'namespace'],
+  ];
   for (const [n, key] of strings) {
     const f = one(fs, n);
     if (f) meta[key] = text(f);
@@ -110,8 +114,27 @@ const accessReview = (fs: Field[]): JsonObject => {
   const nonResource = one(specFields, 2);
   return {
     spec: {
-      ...(resource ? { resourceAttributes: strings(resource.value as Buffer, [[1, 'namespace'], [2, 'verb'], [3, 'group'], [4, 'version'], [5, 'resource'], [6, 'subresource'], [7, 'name']]) } : {}),
-      ...(nonResource ? { nonResourceAttributes: strings(nonResource.value as Buffer, [[1, 'path'], [2, 'verb']]) } : {}),
+      ...(resource
+        ? {
+            resourceAttributes: strings(resource.value as Buffer, [
+              [1, 'namespace'],
+              [2, 'verb'],
+              [3, 'group'],
+              [4, 'version'],
+              [5, 'resource'],
+              [6, 'subresource'],
+              [7, 'name'],
+            ]),
+          }
+        : {}),
+      ...(nonResource
+        ? {
+            nonResourceAttributes: strings(nonResource.value as Buffer, [
+              [1, 'path'],
+              [2, 'verb'],
+            ]),
+          }
+        : {}),
     },
   };
 };
@@ -133,12 +156,20 @@ const DECODERS: Record<string, (fs: Field[]) => JsonObject> = {
     const type = one(fs, 3);
     const stringData = map(fs, 4, utf8);
     const immutable = bool(one(fs, 5));
-    return { ...(data ? { data } : {}), ...(type ? { type: text(type) } : {}), ...(stringData ? { stringData } : {}), ...(immutable !== undefined ? { immutable } : {}) };
+    return {
+      ...(data ? { data } : {}),
+      ...(type ? { type: text(type) } : {}),
+      ...(stringData ? { stringData } : {}),
+      ...(immutable !== undefined ? { immutable } : {}),
+    };
   },
   'v1/ServiceAccount': (fs) => {
     const pullSecrets = all(fs, 3).map((f) => ({ name: text(one(fields(f.value as Buffer), 1)!) }));
     const automount = bool(one(fs, 4));
-    return { ...(pullSecrets.length ? { imagePullSecrets: pullSecrets } : {}), ...(automount !== undefined ? { automountServiceAccountToken: automount } : {}) };
+    return {
+      ...(pullSecrets.length ? { imagePullSecrets: pullSecrets } : {}),
+      ...(automount !== undefined ? { automountServiceAccountToken: automount } : {}),
+    };
   },
 };
 

@@ -41,12 +41,10 @@ export interface PrinterColumn {
 }
 
 /** `group/version` as apiVersion spells it (`v1` for the core group). */
-export const apiVersionOf = (type: Pick<ResourceType, 'group' | 'version'>): string =>
-  type.group ? `${type.group}/${type.version}` : type.version;
+export const apiVersionOf = (type: Pick<ResourceType, 'group' | 'version'>): string => (type.group ? `${type.group}/${type.version}` : type.version);
 
 /** How Status messages name a resource: `configmaps`, `helmreleases.helm.toolkit.fluxcd.io`. */
-export const qualifiedResource = (type: Pick<ResourceType, 'group' | 'plural'>): string =>
-  type.group ? `${type.plural}.${type.group}` : type.plural;
+export const qualifiedResource = (type: Pick<ResourceType, 'group' | 'plural'>): string => (type.group ? `${type.plural}.${type.group}` : type.plural);
 
 interface BuiltIn {
   group: string;
@@ -71,20 +69,80 @@ const BUILT_INS: BuiltIn[] = [
   { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true, shortNames: ['pvc'], status: true },
   { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true, shortNames: ['po'], status: true, categories: ['all'] },
   { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true, shortNames: ['ev'] },
-  { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true, shortNames: ['deploy'], status: true, generation: true, scale: true, categories: ['all'] },
-  { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', namespaced: true, shortNames: ['sts'], status: true, generation: true, scale: true, categories: ['all'] },
-  { group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', namespaced: true, shortNames: ['ds'], status: true, generation: true, categories: ['all'] },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'Deployment',
+    plural: 'deployments',
+    namespaced: true,
+    shortNames: ['deploy'],
+    status: true,
+    generation: true,
+    scale: true,
+    categories: ['all'],
+  },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'StatefulSet',
+    plural: 'statefulsets',
+    namespaced: true,
+    shortNames: ['sts'],
+    status: true,
+    generation: true,
+    scale: true,
+    categories: ['all'],
+  },
+  {
+    group: 'apps',
+    version: 'v1',
+    kind: 'DaemonSet',
+    plural: 'daemonsets',
+    namespaced: true,
+    shortNames: ['ds'],
+    status: true,
+    generation: true,
+    categories: ['all'],
+  },
   { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true, status: true, generation: true, categories: ['all'] },
-  { group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', namespaced: true, shortNames: ['cj'], status: true, generation: true, categories: ['all'] },
+  {
+    group: 'batch',
+    version: 'v1',
+    kind: 'CronJob',
+    plural: 'cronjobs',
+    namespaced: true,
+    shortNames: ['cj'],
+    status: true,
+    generation: true,
+    categories: ['all'],
+  },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role', plural: 'roles', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'RoleBinding', plural: 'rolebindings', namespaced: true },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole', plural: 'clusterroles', namespaced: false },
   { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRoleBinding', plural: 'clusterrolebindings', namespaced: false },
-  { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true, shortNames: ['pdb'], status: true, generation: true },
+  {
+    group: 'policy',
+    version: 'v1',
+    kind: 'PodDisruptionBudget',
+    plural: 'poddisruptionbudgets',
+    namespaced: true,
+    shortNames: ['pdb'],
+    status: true,
+    generation: true,
+  },
   { group: 'networking.k8s.io', version: 'v1', kind: 'Ingress', plural: 'ingresses', namespaced: true, shortNames: ['ing'], status: true, generation: true },
   { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true, shortNames: ['netpol'], generation: true },
   { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true },
-  { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false, shortNames: ['crd', 'crds'], status: true, generation: true },
+  {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    kind: 'CustomResourceDefinition',
+    plural: 'customresourcedefinitions',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    status: true,
+    generation: true,
+  },
 ];
 
 const builtIn = (b: BuiltIn): ResourceType => ({

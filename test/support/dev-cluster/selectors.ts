@@ -8,9 +8,7 @@ import { isObject, type JsonObject } from './patch.js';
 import { badRequest } from './status.js';
 
 type Requirement =
-  | { op: 'eq' | 'neq'; key: string; value: string }
-  | { op: 'in' | 'notin'; key: string; values: string[] }
-  | { op: 'exists' | 'absent'; key: string };
+  { op: 'eq' | 'neq'; key: string; value: string } | { op: 'in' | 'notin'; key: string; values: string[] } | { op: 'exists' | 'absent'; key: string };
 
 export type Selector = (labels: Record<string, string>) => boolean;
 
@@ -87,7 +85,19 @@ export type FieldSelector = (object: JsonObject) => boolean;
 
 /** The fields each kind can be selected by, besides metadata.name and metadata.namespace (as the real server registers them). */
 const SELECTABLE: Record<string, readonly string[]> = {
-  Event: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'],
+  Event: [
+    'involvedObject.kind',
+    'involvedObject.namespace',
+    'involvedObject.name',
+    'involvedObject.uid',
+    'involvedObject.apiVersion',
+    'involvedObject.resourceVersion',
+    'involvedObject.fieldPath',
+    'reason',
+    'reportingComponent',
+    'source',
+    'type',
+  ],
   Secret: ['type'],
   Pod: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP'],
 };

@@ -53,14 +53,16 @@ export const notFound = (type: Pick<ResourceType, 'group' | 'plural'>, name: str
   failure(404, 'NotFound', `${qualifiedResource(type)} "${name}" not found`, detailsOf(type, name));
 
 /** 404 for a URL that names no served resource (the real server's plain "the server could not find the requested resource"). */
-export const noSuchResource = (): ApiError =>
-  failure(404, 'NotFound', 'the server could not find the requested resource', {});
+export const noSuchResource = (): ApiError => failure(404, 'NotFound', 'the server could not find the requested resource', {});
 
 export const alreadyExists = (type: ResourceType, name: string): ApiError =>
   failure(409, 'AlreadyExists', `${qualifiedResource(type)} "${name}" already exists`, detailsOf(type, name));
 
-export const conflict = (type: ResourceType, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again'): ApiError =>
-  failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": ${why}`, detailsOf(type, name));
+export const conflict = (
+  type: ResourceType,
+  name: string,
+  why = 'the object has been modified; please apply your changes to the latest version and try again',
+): ApiError => failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(type)} "${name}": ${why}`, detailsOf(type, name));
 
 export const applyConflict = (causes: StatusCause[]): ApiError =>
   failure(
@@ -81,8 +83,7 @@ export const invalid = (type: ResourceType, name: string, causes: StatusCause[])
 
 export const badRequest = (message: string): ApiError => failure(400, 'BadRequest', message);
 
-export const methodNotAllowed = (): ApiError =>
-  failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
+export const methodNotAllowed = (): ApiError => failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {});
 
 export const unsupportedMediaType = (accepted: readonly string[]): ApiError =>
   failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}`, {});
@@ -92,12 +93,14 @@ export const forbiddenTerminating = (type: ResourceType, name: string, namespace
     403,
     'Forbidden',
     `${qualifiedResource(type)} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-    { ...detailsOf(type, name), causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }] },
+    {
+      ...detailsOf(type, name),
+      causes: [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }],
+    },
   );
 
 /** The watch error a real server sends for a resourceVersion older than its history. */
-export const expired = (requested: number, oldest: number): ApiError =>
-  failure(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
+export const expired = (requested: number, oldest: number): ApiError => failure(410, 'Expired', `too old resource version: ${requested} (${oldest})`);
 
 export const injected = (code: number, retryAfterSeconds?: number): ApiError => {
   const reasons: Record<number, [string, string]> = {

@@ -95,7 +95,15 @@ export class Store {
     const stored: JsonObject = { ...object, metadata: { ...(object.metadata as JsonObject), resourceVersion: String(this.revision) } };
     if (type === 'DELETED') byName.delete(key);
     else byName.set(key, stored);
-    const change: StoredChange = { resourceVersion: this.revision, type, resource, namespace, name: meta.name, object: stored, ...(previous ? { previous } : {}) };
+    const change: StoredChange = {
+      resourceVersion: this.revision,
+      type,
+      resource,
+      namespace,
+      name: meta.name,
+      object: stored,
+      ...(previous ? { previous } : {}),
+    };
     this.history.push(change);
     if (this.history.length > this.historySize) {
       const dropped = this.history.splice(0, this.history.length - this.historySize);

@@ -53,13 +53,26 @@ export function toTable(type: ResourceType, objects: JsonObject[], resourceVersi
     { name: 'Name', type: 'string', jsonPath: '.metadata.name', description: 'Name must be unique within a namespace.' },
     ...(type.printerColumns.length > 0
       ? type.printerColumns
-      : [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'CreationTimestamp is a timestamp representing the server time when this object was created.' }]),
+      : [
+          {
+            name: 'Age',
+            type: 'date',
+            jsonPath: '.metadata.creationTimestamp',
+            description: 'CreationTimestamp is a timestamp representing the server time when this object was created.',
+          },
+        ]),
   ];
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',
     metadata: { resourceVersion },
-    columnDefinitions: columns.map((c) => ({ name: c.name, type: c.type, format: c.name === 'Name' ? 'name' : '', description: c.description ?? '', priority: c.priority ?? 0 })),
+    columnDefinitions: columns.map((c) => ({
+      name: c.name,
+      type: c.type,
+      format: c.name === 'Name' ? 'name' : '',
+      description: c.description ?? '',
+      priority: c.priority ?? 0,
+    })),
     rows: objects.map((object) => ({
       cells: columns.map((c) => cell(c, object)),
       ...(include === 'None'

@@ -16,7 +16,6 @@ const WORKLOADS: Record<string, string> = {
   'batch/jobs': 'Job',
 };
 
-
 function statusFor(kind: string, object: JsonObject): JsonObject {
   const spec = isObject(object.spec) ? object.spec : {};
   const replicas = typeof spec.replicas === 'number' ? spec.replicas : 1;
@@ -24,9 +23,22 @@ function statusFor(kind: string, object: JsonObject): JsonObject {
   const time = now();
   switch (kind) {
     case 'Job':
-      return { succeeded: 1, startTime: time, completionTime: time, conditions: [{ type: 'Complete', status: 'True', lastProbeTime: time, lastTransitionTime: time }] };
+      return {
+        succeeded: 1,
+        startTime: time,
+        completionTime: time,
+        conditions: [{ type: 'Complete', status: 'True', lastProbeTime: time, lastTransitionTime: time }],
+      };
     case 'DaemonSet':
-      return { observedGeneration, currentNumberScheduled: 1, desiredNumberScheduled: 1, numberReady: 1, numberAvailable: 1, updatedNumberScheduled: 1, numberMisscheduled: 0 };
+      return {
+        observedGeneration,
+        currentNumberScheduled: 1,
+        desiredNumberScheduled: 1,
+        numberReady: 1,
+        numberAvailable: 1,
+        updatedNumberScheduled: 1,
+        numberMisscheduled: 0,
+      };
     case 'StatefulSet':
       return { observedGeneration, replicas, readyReplicas: replicas, availableReplicas: replicas, currentReplicas: replicas, updatedReplicas: replicas };
     default:
@@ -37,8 +49,22 @@ function statusFor(kind: string, object: JsonObject): JsonObject {
         availableReplicas: replicas,
         updatedReplicas: replicas,
         conditions: [
-          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastTransitionTime: time, lastUpdateTime: time },
-          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${metaOf(object).name}" has successfully progressed.`, lastTransitionTime: time, lastUpdateTime: time },
+          {
+            type: 'Available',
+            status: 'True',
+            reason: 'MinimumReplicasAvailable',
+            message: 'Deployment has minimum availability.',
+            lastTransitionTime: time,
+            lastUpdateTime: time,
+          },
+          {
+            type: 'Progressing',
+            status: 'True',
+            reason: 'NewReplicaSetAvailable',
+            message: `ReplicaSet "${metaOf(object).name}" has successfully progressed.`,
+            lastTransitionTime: time,
+            lastUpdateTime: time,
+          },
         ],
       };
   }

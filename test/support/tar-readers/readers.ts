@@ -65,7 +65,8 @@ export function gnuTarListings(archives: readonly string[], work: string): Listi
   const out = join(work, 'gnu-tar');
   mkdirSync(out, { recursive: true });
   // --one-top-level creates the folder itself: no mkdir process per archive.
-  const loop = 'while read -r i archive; do tar -xf "$archive" --one-top-level="$OUT/$i" --no-same-owner --no-same-permissions -m 2>"$OUT/$i.err"; echo $? > "$OUT/$i.rc"; done';
+  const loop =
+    'while read -r i archive; do tar -xf "$archive" --one-top-level="$OUT/$i" --no-same-owner --no-same-permissions -m 2>"$OUT/$i.err"; echo $? > "$OUT/$i.rc"; done';
   const lines = archives.map((archive, i) => `${i} ${archive}`);
   const halves = [lines.filter((_, i) => i % 2 === 0), lines.filter((_, i) => i % 2 === 1)];
   const script = halves.map((_, n) => `${loop} < "$OUT/list${n}" &`).join('\n') + '\nwait\n';
@@ -156,7 +157,9 @@ export function nodeTarListing(tar: Buffer): Promise<Listing> {
       onReadEntry: (entry: ReadEntry) => {
         const chunks: Buffer[] = [];
         entry.on('data', (chunk: Buffer) => chunks.push(chunk));
-        entry.on('end', () => entries.push({ name: entry.path, type: NODE_TAR_TYPES[entry.type] ?? `other:${entry.type}`, sha256: sha256(Buffer.concat(chunks)) }));
+        entry.on('end', () =>
+          entries.push({ name: entry.path, type: NODE_TAR_TYPES[entry.type] ?? `other:${entry.type}`, sha256: sha256(Buffer.concat(chunks)) }),
+        );
       },
     });
     parser.on('warn', (code: string, message: string) => (error ??= `${code}: ${message}`));
