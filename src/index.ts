@@ -21,7 +21,7 @@ export {
   type FileChange,
   type OverrideEdit,
 } from './edit/index.js';
-export { signBundleFile } from './bundle/index.js';
+export { signBundleFile } from './tarball/index.js';
 export { loadAppPlugins } from './plugins/index.js';
 export { Session, type SessionOptions } from './session/index.js';
 export { FlotillaError, formatDiagnostic, type Diagnostic, type SourceLocation } from './diagnostics/index.js';

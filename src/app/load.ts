@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { DiagnosticsError, FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
 import type { ReadMemory } from '../files/index.js';
-import { getNode, parseJson, parseYaml, type ParsedText, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../document/index.js';
+import { getNode, parseJson, parseYaml, type ParsedText, type ParsedYaml, type ParseMemo, type ValueNode, type YamlParser } from '../yaml/index.js';
 import {
   checkCatalog,
   clusterCustomImages,
@@ -25,7 +25,7 @@ import {
   type ResolvedImage,
   type VersionCatalog,
   type VersionEntry,
-} from '../versions/index.js';
+} from '../catalog/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
 import { checkReferences } from './references.js';

@@ -4,7 +4,7 @@
  * ignores) are warnings that suggest the nearest known key.
  */
 import type { Diagnostic, DocPath } from '../diagnostics/index.js';
-import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { getNode, toPlain, type ValueNode } from '../yaml/index.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 import { DNS1123_LABEL_MAX, DNS1123_LABEL_SCHEMA, nearest } from '../names/index.js';
 

@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import type { Diagnostic, DocPath, SourceLocation } from '../diagnostics/index.js';
-import { getNode, type ValueNode } from '../document/index.js';
+import { getNode, type ValueNode } from '../yaml/index.js';
 import type { FileSource } from '../files/index.js';
 import { APP_FILES } from './layout.js';
 import { nearest, unknownName } from '../names/index.js';

@@ -4,7 +4,7 @@
  * what can be installed in parallel.
  */
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
-import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { getNode, toPlain, type ValueNode } from '../yaml/index.js';
 import { describeClash, mergeNodes, type KindClash } from '../values/index.js';
 import {
   DEFAULT_FLUX_TARGET,

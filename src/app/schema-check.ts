@@ -7,7 +7,7 @@ import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { FlotillaError, type Diagnostic, type DocPath } from '../diagnostics/index.js';
-import { closestNode, toPlain, type ParseMemo, type ValueNode } from '../document/index.js';
+import { closestNode, toPlain, type ParseMemo, type ValueNode } from '../yaml/index.js';
 import { compiledValidators } from './schemas.compiled.js';
 import { nearest } from '../names/index.js';
 

@@ -4,7 +4,7 @@
  * with the values rules, so every spec value keeps the file:line that set it.
  */
 import type { Diagnostic } from '../diagnostics/index.js';
-import { toPlain, type ValueNode } from '../document/index.js';
+import { toPlain, type ValueNode } from '../yaml/index.js';
 import { mergeNodes, type ClashSink } from '../values/index.js';
 import type { DeploymentSpec } from '../plugins/api.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';

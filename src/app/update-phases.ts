@@ -10,7 +10,7 @@
  * changes.
  */
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
-import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { getNode, toPlain, type ValueNode } from '../yaml/index.js';
 import { DNS1123_LABEL_MAX, unknownName } from '../names/index.js';
 import type { JsonSchema } from './schema-check.js';
 

@@ -5,10 +5,10 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { bundleMetadata, chartArchives, CHARTS_DIR, isBundleFileName, readTarGzSafely } from '../bundle/index.js';
+import { bundleMetadata, chartArchives, CHARTS_DIR, isBundleFileName, readTarGzSafely } from '../tarball/index.js';
 import { chartContentDigest, chartTree, packageChart, parseVersion, readChartArchive, type ChartSource } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { parseYamlValue } from '../document/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 
 export interface PreviousChart {
   readonly name: string;

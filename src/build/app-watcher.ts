@@ -2,7 +2,7 @@
  * What a long-lived process knows of an app's folders between builds (chart
  * fingerprints, symbolic-link checks: see WatchMemory), kept true by
  * watching them: a change below a folder drops what was known of it. Used
- * by `build --watch` and by the build server (src/server), which also needs
+ * by `build --watch` and by the build server (src/build-server), which also needs
  * to know that every change made before a build began has been seen: see
  * `caughtUp`.
  */

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, normalize, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../bundle/index.js';
+import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../tarball/index.js';
 import { createChartLoader, packageChart, readChartArchive, rewriteChartVersion } from '../charts/index.js';
 import { CacheFolder, type CacheNotes } from '../cache/index.js';
 import { BundleReuse } from './bundle-reuse.js';

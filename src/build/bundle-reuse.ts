@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { CacheFolder } from '../cache/index.js';
-import { pieceKey, tarEntryName, type DeflatePiece, type PieceRecord, type PieceSource, type TarWriteOptions, type WrittenArchive } from '../bundle/index.js';
+import { pieceKey, tarEntryName, type DeflatePiece, type PieceRecord, type PieceSource, type TarWriteOptions, type WrittenArchive } from '../tarball/index.js';
 
 const FORMAT = 'flotilla-bundle-pieces/3';
 const TABLE = 'bundle-pieces.json';

@@ -11,7 +11,7 @@ import {
   type AppMetadata,
   type JsonSchema,
 } from '../app/index.js';
-import { parseYaml, toPlain } from '../document/index.js';
+import { parseYaml, toPlain } from '../yaml/index.js';
 import { helmRepositorySpecSchema, type HelmRepositorySpec } from '../flux/index.js';
 import { ANNOTATIONS_SCHEMA, FLUX_DURATION_PATTERN, KUBE_OBJECT_NAME_SCHEMA, LABELS_SCHEMA } from '../names/index.js';
 

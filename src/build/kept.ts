@@ -1,6 +1,6 @@
 /**
  * Builds that keep what they learn for the next build of the same app in
- * this process: the build server's (src/server) answer to a one-shot
+ * this process: the build server's (src/build-server) answer to a one-shot
  * `flotilla build`. Each app gets an AppWatcher; before each build the
  * watcher catches up with every change made so far, so a build started
  * after an edit always sees it. The most recently built apps are kept, up
@@ -16,7 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { writeFileAtomic } from '../files/index.js';
 import { AppWatcher } from './app-watcher.js';
-import type { WrittenArchive } from '../bundle/index.js';
+import type { WrittenArchive } from '../tarball/index.js';
 import { buildApp, savePieceTable, type BuildOptions, type BuildResult } from './build.js';
 
 /** Apps kept at most: each holds folder watchers and its last tarball in memory. */

@@ -7,7 +7,7 @@
  * The file keeps just what the last build used.
  */
 import type { CacheFolder } from '../cache/index.js';
-import { dumpYaml } from '../document/index.js';
+import { dumpYaml } from '../yaml/index.js';
 
 /** Bumped when the YAML writer's output for the same value may change. */
 const FORMAT = 'flotilla-manifest-cache/2';

@@ -4,14 +4,14 @@
  * leaves every other byte (comments, order, quoting) untouched.
  *
  * The fields are read from the tree every reader of the app's YAML gets
- * (src/document), so the tree an app already parsed (App.chartYaml) serves
+ * (src/yaml), so the tree an app already parsed (App.chartYaml) serves
  * the chart loader too, and a build parses each Chart.yaml once. Only a
  * number written where text belongs needs the text as written (`2025.10`
  * is not the number's `2025.1`): that one case reads the document itself.
  */
 import { isMap, isScalar } from 'yaml';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { parseYaml, parseYamlDocument, parseYamlValue, toPlain, YamlSyntaxError, type MapNode, type ParsedText, type ParsedYaml, type ValueNode, type YamlDocument } from '../document/index.js';
+import { parseYaml, parseYamlDocument, parseYamlValue, toPlain, YamlSyntaxError, type MapNode, type ParsedText, type ParsedYaml, type ValueNode, type YamlDocument } from '../yaml/index.js';
 import { ChartFileError } from './errors.js';
 import { isValidVersion } from './semver.js';
 import type { ChartApiVersion, ChartDependency, ChartMaintainer, ChartMetadata, ChartType } from './types.js';

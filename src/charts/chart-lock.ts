@@ -8,8 +8,8 @@
  * Helm refuses to build from it; so does flotilla.
  */
 import { createHash } from 'node:crypto';
-import { FIXED_MTIME } from '../bundle/index.js';
-import { dumpYaml, parseYamlValue } from '../document/index.js';
+import { FIXED_MTIME } from '../tarball/index.js';
+import { dumpYaml, parseYamlValue } from '../yaml/index.js';
 import { ChartFileError } from './errors.js';
 import { goJson, sortedMaps } from './go-json.js';
 import type { ChartDependency } from './types.js';

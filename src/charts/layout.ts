@@ -3,7 +3,7 @@
  * and as packed in an archive: the chart's own files, then each dependency
  * unpacked under `charts/<chart name>/`, recursively.
  */
-import { compareBytewise } from '../bundle/index.js';
+import { compareBytewise } from '../tarball/index.js';
 import type { ChartFile, ChartSource } from './types.js';
 
 /** Files Helm writes first, in this order (helm chartutil.Save); the rest follow sorted. */

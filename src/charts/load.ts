@@ -23,9 +23,9 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, type DecompressionBudget } from '../tarball/index.js';
 import { FolderFingerprinter } from '../files/index.js';
-import type { ParsedText } from '../document/index.js';
+import type { ParsedText } from '../yaml/index.js';
 import { chartMetadata, parseChartYaml, parseRequirementsYaml } from './chart-file.js';
 import { CHART_LOCK, chartLockText, lockedVersions, parseChartLock, type LockedDependency } from './chart-lock.js';
 import { ChartArchiveError, ChartDependencyError, ChartError, ChartFileError, HelmignoreError } from './errors.js';

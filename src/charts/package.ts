@@ -15,7 +15,7 @@
  * large as Helm's.
  */
 import { createHash } from 'node:crypto';
-import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type DecompressionBudget, type TarEntry } from '../bundle/index.js';
+import { compareBytewise, readTarGzEntriesSync, writeTarGzAsync, type DecompressionBudget, type TarEntry } from '../tarball/index.js';
 import { parseChartYaml, rewriteChartVersion } from './chart-file.js';
 import { ChartFileError } from './errors.js';
 import { checkHelmLimits } from './helm-limits.js';

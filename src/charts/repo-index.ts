@@ -11,8 +11,8 @@
  */
 import { stringify } from 'yaml';
 import { FlotillaError } from '../diagnostics/index.js';
-import { compareBytewise } from '../bundle/index.js';
-import { parseYamlValue } from '../document/index.js';
+import { compareBytewise } from '../tarball/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 import type { PackagedChart } from './package.js';
 import { compareVersions, parseVersion } from './semver.js';
 import type { ChartDependency } from './types.js';

@@ -55,7 +55,7 @@ function cacheFile(bundlePath: string, contentHash: string): { dir: string; plac
   // The command word, or help: a run of `build --help` runs little of what a build does.
   const args = process.argv.slice(2);
   const command = /^[a-z][a-z-]{0,30}$/.test(args[0] ?? '') ? args[0] : '';
-  // V8 rejects a cache made under other flags by itself: a build server's (src/server start.ts) keeps its own.
+  // V8 rejects a cache made under other flags by itself: a build server's (src/build-server start.ts) keeps its own.
   // (Flags only: not what `-e` evaluates nor what is loaded before the CLI.)
   const flags = process.execArgv.filter((arg) => /^--(?!input-type|eval|print|require|import|loader|experimental-loader)/.test(arg));
   const variant = digest(JSON.stringify([process.version, process.arch, command, args.includes('--help') || args.includes('-h'), flags]));

@@ -4,7 +4,7 @@ import { consoleOutput, type Output } from './output.js';
 
 export interface CommandContext {
   readonly io: Output;
-  /** Set when the command runs in a build server (src/server): builds keep what they learn for the next one. */
+  /** Set when the command runs in a build server (src/build-server): builds keep what they learn for the next one. */
   readonly kept?: KeptBuilds;
   /** A build server preparing for a client's next builds: `build` makes its tarball in memory only and prints nothing. */
   readonly prepareOnly?: boolean;

@@ -1,7 +1,7 @@
 /**
  * The shipped CLI's entry: scripts/bundle-cli.mjs makes dist/cli/flotilla.cjs
  * of this file. A one-shot `flotilla build` is sent to a build server when
- * one serves it (src/server); any other command, or a build no server takes,
+ * one serves it (src/build-server); any other command, or a build no server takes,
  * runs here from the CLI bundle and V8's code cache (code-cache.ts, loaded
  * only then).
  *
@@ -11,7 +11,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { userCacheDir } from '../files/index.js';
-import { installationOf, runOnServer, serverPlace } from '../server/index.js';
+import { installationOf, runOnServer, serverPlace } from '../build-server/index.js';
 import { markStartedWithoutExtraCaCerts, restoreDeferredVariables } from './entry-shell.js';
 
 /** The folder this process runs in; undefined when it was removed since (Node cannot tell where it is then). */
@@ -64,7 +64,7 @@ export function launch(bundlePath: string, contentHash: string, launcher: string
       // Once the command has ended well (a failed one exits at once): started in the background.
       process.once('beforeExit', (code) => {
         if (code !== 0) return;
-        void import('../server/start.js').then(({ startServer }) => {
+        void import('../build-server/start.js').then(({ startServer }) => {
           const pid = startServer(place, launcher, command);
           // Said, as a background process should be, with how to do without it.
           if (pid !== undefined)

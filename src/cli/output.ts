@@ -4,13 +4,13 @@
  * errors, warnings, tables.
  */
 import { FlotillaError, formatDiagnostic, maskUrlCredentials, type Diagnostic } from '../diagnostics/index.js';
-// js-yaml's writer itself, not src/document's dumpYaml (the same text, held so by test/document/dump.test.ts):
+// js-yaml's writer itself, not src/yaml's dumpYaml (the same text, held so by test/yaml/dump.test.ts):
 // every command loads this module, and the YAML layer is loaded only by the commands that read YAML.
 import { dump } from 'js-yaml';
 import { systemFileError, type ExternalLink } from '../files/index.js';
 import { startedWithoutExtraCaCerts } from './entry-shell.js';
 
-/** Where a command writes its lines: the process's stdout and stderr, or a build server's client (src/server). */
+/** Where a command writes its lines: the process's stdout and stderr, or a build server's client (src/build-server). */
 export interface Output {
   out(line: string): void;
   err(line: string): void;

@@ -2,7 +2,7 @@
  * The flotilla command line as a function: argv in, exit code out. Each
  * command lives in ./commands/<name>.ts and only parses its options, calls
  * one module's public index and prints. main.ts runs it for this process; a
- * build server (src/server) runs it for a client's `flotilla build`.
+ * build server (src/build-server) runs it for a client's `flotilla build`.
  */
 import { Command, CommanderError } from 'commander';
 import { commands, type RegisterCommand } from './commands/index.js';

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ChartDependencyError, type RepositoryRequest } from '../charts/index.js';
-import { parseYamlValue } from '../document/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 import { chartVersionTag, MediaType, OciClient, OciReference, parseReference, type ImageManifest, type OciClientOptions } from '../oci/index.js';
 
 /** What a repository holds of one chart: its versions (as written) and how to fetch one. */

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { APP_FILES, loadApp, type App } from '../app/index.js';
 import { BUILD_TOKEN } from '../build/index.js';
 import { FlotillaError, formatLocation, type SourceLocation } from '../diagnostics/index.js';
-import { getNode, parseYaml, type ValueNode } from '../document/index.js';
-import { imageReferenceProblem, targetVersion } from '../versions/index.js';
+import { getNode, parseYaml, type ValueNode } from '../yaml/index.js';
+import { imageReferenceProblem, targetVersion } from '../catalog/index.js';
 import { ChangeSet, type FileChange } from './changes.js';
 import { formatValuePath, type ValuePath } from './path.js';
 

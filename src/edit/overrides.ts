@@ -22,8 +22,8 @@ import {
   type Release,
 } from '../app/index.js';
 import { DiagnosticsError, FlotillaError, type Diagnostic } from '../diagnostics/index.js';
-import { parseYaml, type ValueNode } from '../document/index.js';
-import { readImageTargets, readVersionFile } from '../versions/index.js';
+import { parseYaml, type ValueNode } from '../yaml/index.js';
+import { readImageTargets, readVersionFile } from '../catalog/index.js';
 import type { FileChange } from './changes.js';
 import { chartKeyReferences, checkKnownPath, schemaReference, type KeyReference } from '../values/index.js';
 import { formatValuePath, type Assignment, type ValuePath } from './path.js';

@@ -14,7 +14,7 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { DiagnosticsError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 import { ManifestUnknown, OciClient, parseReference, RegistryError, type OciClientOptions } from '../oci/index.js';
 import { unknownName } from '../names/index.js';
-import { UnknownReleaseError } from '../versions/index.js';
+import { UnknownReleaseError } from '../catalog/index.js';
 import { ChangeSet, type FileChange } from './changes.js';
 import { scanPlaces, setReference, type ImagePlace } from './images.js';
 

@@ -25,7 +25,7 @@ import {
 } from 'yaml';
 import { BUILD_TOKEN } from '../build/index.js';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
-import { parseYamlDocument, parseYamlValue, YamlSyntaxError } from '../document/index.js';
+import { parseYamlDocument, parseYamlValue, YamlSyntaxError } from '../yaml/index.js';
 import { formatValuePath, type PathSegment, type ValuePath } from './path.js';
 
 /** An edit the rules refuse; the message names the file:line and how to go ahead anyway. */

@@ -8,7 +8,7 @@
  *   <release>/<release>-static-overrides.yaml   static overrides as written (comments kept)
  *   <release>/<release>-system-overrides.yaml   empty; flotilla fills it at apply time
  */
-import { dumpYaml } from '../document/index.js';
+import { dumpYaml } from '../yaml/index.js';
 import { HELM_RELEASE_API, type HelmRelease, type HelmReleaseAction, type HelmReleaseSpec } from './helmrelease.js';
 import { overridesSecretName, overridesValuesFrom, overridesValuesKey, OVERRIDES_KINDS } from './overrides.js';
 

@@ -14,7 +14,7 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { compareBytewise, writeTarGz } from '../bundle/index.js';
+import { compareBytewise, writeTarGz } from '../tarball/index.js';
 import { chartTree, loadChart, loadChartArchive, parseChartYaml, type ChartSource } from '../charts/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import type { Problems } from './errors.js';

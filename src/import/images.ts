@@ -9,8 +9,8 @@
  * static overrides alone and are listed with the reason.
  */
 import type { SourceLocation } from '../diagnostics/index.js';
-import { getNode, type ValueNode } from '../document/index.js';
-import { imageReferenceProblem } from '../versions/index.js';
+import { getNode, type ValueNode } from '../yaml/index.js';
+import { imageReferenceProblem } from '../catalog/index.js';
 import type { HarvestedImage, SkippedImage } from './types.js';
 
 export interface StaticOverridesOfChart {

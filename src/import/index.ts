@@ -9,7 +9,7 @@
  */
 import { basename, join, resolve } from 'node:path';
 import { APP_FILES, dependencyWaves, readMetadata, type AppMetadata } from '../app/index.js';
-import { CHARTS_DIR, METADATA_FILE } from '../bundle/index.js';
+import { CHARTS_DIR, METADATA_FILE } from '../tarball/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
 import type { FileSource } from '../files/index.js';
 import { checkSourceTree } from '../files/index.js';

@@ -11,8 +11,8 @@
  */
 import { basename } from 'node:path';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { getNode, toPlain, type MapNode, type ValueNode } from '../document/index.js';
-import { MANIFESTS_DIR } from '../bundle/index.js';
+import { getNode, toPlain, type MapNode, type ValueNode } from '../yaml/index.js';
+import { MANIFESTS_DIR } from '../tarball/index.js';
 import { checkSchema } from '../app/index.js';
 import {
   FLUX_TREE,

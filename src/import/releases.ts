@@ -9,7 +9,7 @@
  */
 import { checkSchema, type ReleaseActionFlags, type ReleaseDependency } from '../app/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
-import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueNode } from '../document/index.js';
+import { deepEqual, getNode, toPlain, type MapNode, type PlainValue, type ValueNode } from '../yaml/index.js';
 import type { Problems } from './errors.js';
 import { VERSION_PLACEHOLDER, type ImportedRelease, type StxReleaseFolder } from './types.js';
 import { asMap, asString, locationOf, shown } from './yaml-read.js';

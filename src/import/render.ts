@@ -4,7 +4,7 @@
  * deployment spec and the version catalog. YAML goes through flotilla's one
  * writer (dumpYaml), which quotes strings YAML 1.1 readers would retype.
  */
-import { dumpYaml } from '../document/index.js';
+import { dumpYaml } from '../yaml/index.js';
 import { FLUX_DEFAULT_INTERVAL, FLUX_DEFAULT_TIMEOUT } from '../names/index.js';
 import { actionFlagsPlain } from './releases.js';
 import type { HarvestedImage, ImportedRelease, SkippedImage, StxManifests } from './types.js';

@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { isBundleFileName, openBundle } from '../bundle/index.js';
+import { isBundleFileName, openBundle } from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { directorySource, memorySource, type FileSource } from '../files/index.js';
 

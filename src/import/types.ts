@@ -6,7 +6,7 @@
 import type { FluxRelease } from '../flux/index.js';
 import type { ChartSource } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
-import type { MapNode, ValueNode } from '../document/index.js';
+import type { MapNode, ValueNode } from '../yaml/index.js';
 import type { ExternalLink } from '../files/index.js';
 
 /** What StarlingX writes in helmrelease.yaml where the build stamps the chart version. */

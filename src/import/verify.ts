@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { APP_FILES, loadApp, type App } from '../app/index.js';
 import { loadChart } from '../charts/index.js';
 import { DiagnosticsError, FlotillaError, formatPath, type Diagnostic, type DocPath } from '../diagnostics/index.js';
-import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../document/index.js';
+import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../yaml/index.js';
 import { FLUX_TREE, fluxManifestTree, helmReleaseManifest, KUSTOMIZE_API } from '../flux/index.js';
 import { Session } from '../session/index.js';
 import { chartFingerprint } from './charts.js';

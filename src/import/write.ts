@@ -13,7 +13,7 @@
  */
 import { lstat, mkdir, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import { checkEntryPath } from '../bundle/index.js';
+import { checkEntryPath } from '../tarball/index.js';
 import { isWithin, makeFolder, makeTempDir, realpathLoose, removeTempDir } from '../files/index.js';
 import { ImportTargetError } from './errors.js';
 

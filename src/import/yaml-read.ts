@@ -1,6 +1,6 @@
 /** Reading the source's YAML files with positions, and small helpers over the node trees. */
 import type { SourceLocation } from '../diagnostics/index.js';
-import { parseYaml, toPlain, yamlDocumentOffsets, type MapNode, type ValueNode } from '../document/index.js';
+import { parseYaml, toPlain, yamlDocumentOffsets, type MapNode, type ValueNode } from '../yaml/index.js';
 import type { Problems } from './errors.js';
 import type { FileSource } from '../files/index.js';
 import type { SourceYaml } from './types.js';

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { cp, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { APP_FILES } from '../app/index.js';
-import { extractTarGzSafely } from '../bundle/index.js';
+import { extractTarGzSafely } from '../tarball/index.js';
 import { parseChartYaml } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { isDns1123Label, nearest } from '../names/index.js';

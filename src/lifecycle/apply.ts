@@ -25,7 +25,7 @@ import { criticalPathMs, releaseTimeMs, WriteSchedule, type ScheduledRelease } f
 import type { HelmReleaseSpec } from '../flux/index.js';
 import { isHelmRelease, renderApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
-import { deployedTarget } from '../versions/index.js';
+import { deployedTarget } from '../catalog/index.js';
 
 /** How long one release may take to be uninstalled, or to finish a Helm action under way before a recovery, unless --timeout says otherwise. */
 export const DEFAULT_RELEASE_WAIT_MS = 30 * 60_000;

@@ -9,7 +9,7 @@
 import type { KubeClient } from '../kube/index.js';
 import { SecretRegistry, type JsonValue, type SecretPathRule } from '../plugins/index.js';
 import { chartKeyReferences, describeUnknownKey, mergePlain, schemaFileSecrecy, setExpressionInto, unknownKeys } from '../values/index.js';
-import { fromPlain, toPlain } from '../document/index.js';
+import { fromPlain, toPlain } from '../yaml/index.js';
 import { readFile } from 'node:fs/promises';
 import { readChartArchive } from '../charts/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';

@@ -26,7 +26,7 @@ import {
   writeTarGz,
   type OpenedBundle,
   type TarEntry,
-} from '../bundle/index.js';
+} from '../tarball/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { makeTempDir, removeTempDir, writeFolder } from '../files/index.js';
 import { isKubeObjectName, KUBE_OBJECT_NAME_MAX } from '../names/index.js';

@@ -15,11 +15,11 @@
  * nothing are not touched either.
  */
 import { assignPhases, type App, type Release, type UpdatePhase } from '../app/index.js';
-import { dumpYaml, parseYamlValue } from '../document/index.js';
+import { dumpYaml, parseYamlValue } from '../yaml/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesValuesKey } from '../flux/index.js';
 import { readObject, type KubeClient, type KubeObject } from '../kube/index.js';
 import { unknownName } from '../names/index.js';
-import { imageReferenceProblem, type AppVersions } from '../versions/index.js';
+import { imageReferenceProblem, type AppVersions } from '../catalog/index.js';
 import type { ReleaseValues } from '../values/index.js';
 import { LifecycleError, PhaseFailedError, PhaseUsageError, ReleaseFailedError } from './errors.js';
 import type { EventSink } from './events.js';

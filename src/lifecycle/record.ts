@@ -8,7 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1Secret } from '@kubernetes/client-node';
 import { AlreadyExists, APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
-import type { AppVersions } from '../versions/index.js';
+import type { AppVersions } from '../catalog/index.js';
 import { AppNotFoundError, LifecycleError } from './errors.js';
 
 /** Where flotilla keeps its own objects: app records, stored bundles, locks, its config. */
@@ -122,7 +122,7 @@ export interface AppRecord {
   readonly mode?: string;
   readonly progress?: Progress;
   readonly history: readonly HistoryEntry[];
-  /** The OpenStack version model (src/versions/state.ts, docs/versions.md); absent in records written before it. */
+  /** The OpenStack version model (src/catalog/state.ts, docs/versions.md); absent in records written before it. */
   readonly versions?: AppVersions;
 }
 

@@ -27,7 +27,7 @@ import { deletePayload } from './payload.js';
 import { completion, SYSTEM_NAMESPACE, type AppRecord } from './record.js';
 import { deleteRelease, removalOrder, type ReleaseKey } from './releases.js';
 import { loadVersion } from './version.js';
-import { withoutDeployed } from '../versions/index.js';
+import { withoutDeployed } from '../catalog/index.js';
 
 export interface RemoveOptions extends OperationOptions {
   /** How long to wait for each release to be gone. */

@@ -11,8 +11,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Release } from '../app/index.js';
-import { dumpYaml, parseYamlStream, parseYamlValue } from '../document/index.js';
-import { bundlePath, MANIFESTS_DIR } from '../bundle/index.js';
+import { dumpYaml, parseYamlStream, parseYamlValue } from '../yaml/index.js';
+import { bundlePath, MANIFESTS_DIR } from '../tarball/index.js';
 import { FLUX_TREE, HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName, overridesValuesKey } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
 import { kubectl } from '../tools/index.js';

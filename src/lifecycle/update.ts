@@ -15,7 +15,7 @@ import { LifecycleError, UpdateRefusedError } from './errors.js';
 import { decidedOrRefused, RecordHandle, reasonOf, withAppLock } from './operation.js';
 import { deletePayload } from './payload.js';
 import type { AppRecord, RecordedBundle } from './record.js';
-import { afterSpecUpload, afterUpload, deployedTarget } from '../versions/index.js';
+import { afterSpecUpload, afterUpload, deployedTarget } from '../catalog/index.js';
 import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
 export interface UpdateOptions extends ApplyOptions, UploadOptions {

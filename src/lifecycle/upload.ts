@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { App, AppMetadata } from '../app/index.js';
-import { chartArchives, openBundle, type OpenedBundle } from '../bundle/index.js';
+import { chartArchives, openBundle, type OpenedBundle } from '../tarball/index.js';
 import { readChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
@@ -24,7 +24,7 @@ import { deliverCharts, type DeliveryOptions } from './delivery.js';
 import { AppStateError, UploadRejectedError } from './errors.js';
 import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { payloadFiles, storePayload } from './payload.js';
-import { afterUpload } from '../versions/index.js';
+import { afterUpload } from '../catalog/index.js';
 import { type AppRecord, type ChartRepository, type RecordedBundle, type RecordedRelease, type StoredRecord } from './record.js';
 
 export interface UploadOptions extends OperationOptions, DeliveryOptions {

@@ -6,12 +6,12 @@
  * its fluxcd-manifests/ written out for kustomize.
  */
 import type { App, Release } from '../app/index.js';
-import type { OpenedBundle } from '../bundle/index.js';
-import { fromPlain, type ValueNode } from '../document/index.js';
+import type { OpenedBundle } from '../tarball/index.js';
+import { fromPlain, type ValueNode } from '../yaml/index.js';
 import { clusterStores, type KubeClient } from '../kube/index.js';
 import type { PluginHost } from '../plugins/index.js';
 import { Session } from '../session/index.js';
-import type { AppVersions } from '../versions/index.js';
+import type { AppVersions } from '../catalog/index.js';
 import type { LayerProvider, ReleaseValues } from '../values/index.js';
 import { readClusterConfig } from './config.js';
 import type { EventSink } from './events.js';

@@ -1,7 +1,7 @@
 /**
  * The version model on a cluster (docs/versions.md): `flotilla version
- * status | target | image`. The record keeps the state (src/versions
- * state.ts); src/versions owns its rules; here they meet the stored
+ * status | target | image`. The record keeps the state (src/catalog
+ * state.ts); src/catalog owns its rules; here they meet the stored
  * bundle: its catalog, its metadata's upgrade rules, the images it resolves.
  * A change is recorded only; the next apply carries it out.
  */
@@ -19,7 +19,7 @@ import {
   type AppVersions,
   type CustomImage,
   type ResolvedImage,
-} from '../versions/index.js';
+} from '../catalog/index.js';
 import { APP_FILES } from '../app/index.js';
 import { readClusterConfig } from './config.js';
 import { RecordHandle, withAppLock, type OperationOptions } from './operation.js';

@@ -12,9 +12,9 @@
  */
 import { basename, join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
-import { bundleMetadata, METADATA_FILE, openBundle, SIGNATURE_FILE } from '../bundle/index.js';
+import { bundleMetadata, METADATA_FILE, openBundle, SIGNATURE_FILE } from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { parseYamlValue } from '../document/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 import { asReference, digestOfFile, type OciClient } from './client.js';
 import { ContentTooLarge, InvalidReference, ManifestUnknown, RegistryProtocolError } from './errors.js';
 import { MediaType, type Descriptor, type ImageManifest } from './media-types.js';

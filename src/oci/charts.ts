@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { goJson, readChartArchive, ChartVersionConflictError, type ChartDependency, type ChartMetadata } from '../charts/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
-import { parseYamlValue } from '../document/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 import type { OciClient } from './client.js';
 import { InvalidReference, ManifestUnknown } from './errors.js';
 import { MediaType, type ImageManifest } from './media-types.js';

@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import type { Release } from '../app/index.js';
-import { fromPlain, YAML_LIMITS, type ValueNode } from '../document/index.js';
+import { fromPlain, YAML_LIMITS, type ValueNode } from '../yaml/index.js';
 import type { LayerProvider, ReleaseInfo } from '../values/index.js';
 import { bindPlugins, type PluginBinding } from './binding.js';
 import { bundlePlugins, writePluginBundle } from './bundle.js';

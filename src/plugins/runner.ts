@@ -14,7 +14,7 @@ import { helmValuesMapProblem } from './helm-values.js';
 import type { LoadedChartPlugin, LoadedPlugin } from './instantiate.js';
 import type { Invocation } from './sandbox-protocol.js';
 import { runWithTimeLimit } from './time-limit.js';
-import { YAML_LIMITS } from '../document/index.js';
+import { YAML_LIMITS } from '../yaml/index.js';
 import { isRefusal } from './verdict.js';
 
 export interface HookSelector {

@@ -5,7 +5,7 @@
 import { loadApp, type App, type Release } from '../app/index.js';
 import { chartMetadata } from '../charts/index.js';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
-import { describeKind, getNode, type ValueNode } from '../document/index.js';
+import { describeKind, getNode, type ValueNode } from '../yaml/index.js';
 import { buildLayers, type LayerKind as ValuesLayerKind, type LayerProviders } from '../values/index.js';
 import { PolicyLookupError } from './errors.js';
 import { nearest } from '../names/index.js';

@@ -2,12 +2,12 @@
  * Reads `conf.policy` maps out of YAML files with the position of every rule
  * (and of every character of every rule, so a parse error names the column
  * inside the rule even in quoted or block scalars). Aliases are resolved
- * from one walk of the document (src/document's resolveAlias), not one per alias.
+ * from one walk of the document (src/yaml's resolveAlias), not one per alias.
  */
 import { readFile } from 'node:fs/promises';
 import { isAlias, isMap, isScalar, isSeq, type LineCounter, type Document, type Node as YamlNode, type Scalar } from 'yaml';
 import type { Diagnostic, SourceLocation } from '../diagnostics/index.js';
-import { parseYamlDocument, resolveAlias, YamlSyntaxError } from '../document/index.js';
+import { parseYamlDocument, resolveAlias, YamlSyntaxError } from '../yaml/index.js';
 import { PolicyFileError } from './errors.js';
 import { legacyLayout } from './parser.js';
 import type { LayerKind, PolicyLayer, RuleSource } from './types.js';

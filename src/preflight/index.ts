@@ -11,7 +11,7 @@ import { loadChart, stageChart } from '../charts/index.js';
 import { appRepositoryResolver } from '../dependencies/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { FlotillaError, formatDiagnostic, type Diagnostic } from '../diagnostics/index.js';
-import { dumpYaml, parseYamlStream, type Leaf } from '../document/index.js';
+import { dumpYaml, parseYamlStream, type Leaf } from '../yaml/index.js';
 import { overridesValuesKey } from '../flux/index.js';
 import type { Session } from '../session/index.js';
 import { helm, ToolError } from '../tools/index.js';

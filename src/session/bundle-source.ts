@@ -11,8 +11,8 @@ import {
   MANIFESTS_DIR,
   readTarGzEntriesSync,
   type OpenedBundle,
-} from '../bundle/index.js';
-import { parseYamlValue } from '../document/index.js';
+} from '../tarball/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 import { memorySource } from '../files/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease } from '../flux/index.js';
 

@@ -1,5 +1,5 @@
 /**
- * The parse memo (src/document memo.ts) kept in a cache folder — the
+ * The parse memo (src/yaml memo.ts) kept in a cache folder — the
  * build's `<out>/.flotilla-cache` — so a new process parses only the files
  * that changed since the last one. The memo last used stays in memory too:
  * `build --watch` builds again in the same process, without reading it back.
@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CacheFolder } from '../cache/index.js';
-import { ParseMemo } from '../document/index.js';
+import { ParseMemo } from '../yaml/index.js';
 
 const MEMO_FILE = 'parsed-yaml.bin';
 /** The memo checks its own format and parser; the entry's inputs name the file's role. */

@@ -7,7 +7,7 @@
  * gives them) → the redactor for anything printed.
  */
 import { assembleApp, loadApp, type App, type LoadOptions, type Release } from '../app/index.js';
-import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { bundleFolder, openBundle, PLUGINS_DIR, type OpenedBundle } from '../tarball/index.js';
 import {
   createPluginHost,
   loadAppPlugins,
@@ -31,8 +31,8 @@ import {
 import { bundleAppSource } from './bundle-source.js';
 import { openParseMemo, saveParseMemo } from './parse-cache.js';
 import type { CacheFolder } from '../cache/index.js';
-import type { AppVersions } from '../versions/index.js';
-import type { ParseMemo } from '../document/index.js';
+import type { AppVersions } from '../catalog/index.js';
+import type { ParseMemo } from '../yaml/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 
 export interface SessionOptions {

@@ -16,7 +16,7 @@
  * - `tag:` / `imageTag:` a string (or null);
  * - any other map: entered.
  */
-import type { PlainValue } from '../document/index.js';
+import type { PlainValue } from '../yaml/index.js';
 
 /** One value sysinv reads as (part of) an image reference, at its path in the values. */
 export interface PlatformImageValue {

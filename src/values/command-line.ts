@@ -7,7 +7,7 @@
  * every value keeps where it was given, for `--explain`.
  */
 import { FlotillaError, formatPath } from '../diagnostics/index.js';
-import { describeKind, fromPlain, mapNode, parseYaml, seqNode, type Origin, type ValueNode } from '../document/index.js';
+import { describeKind, fromPlain, mapNode, parseYaml, seqNode, type Origin, type ValueNode } from '../yaml/index.js';
 import { describeOrigin, mergeNodes } from './merge.js';
 
 /** One command-line source of values, in the order given. */

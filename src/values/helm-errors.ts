@@ -3,7 +3,7 @@
  * message names, and which leaves (with their layer and place) those are.
  */
 import { formatPath, type DocPath } from '../diagnostics/index.js';
-import { closestNode, leaves, type Leaf, type ValueNode } from '../document/index.js';
+import { closestNode, leaves, type Leaf, type ValueNode } from '../yaml/index.js';
 
 /** Value paths a Helm error names: `.Values.a.b` in template errors, `/a/b` in schema errors. */
 export function pathsInHelmMessage(message: string): DocPath[] {

@@ -7,7 +7,7 @@
  * left to the chart.
  */
 import type { DocPath, SourceLocation } from '../diagnostics/index.js';
-import type { Origin, ValueNode } from '../document/index.js';
+import type { Origin, ValueNode } from '../yaml/index.js';
 import { malformedImageReference } from '../names/index.js';
 
 export interface ImageProblem {
@@ -85,7 +85,7 @@ export function imageProblems(root: ValueNode | undefined, checked: (origin: Ori
 /** For messages: a tree's plain value is never printed; the reference is (it is no secret, and the problem is in it). */
 export const describeImageProblem = (p: ImageProblem): string => `image reference ${JSON.stringify(p.reference)} is malformed: ${p.problem}`;
 
-/** Where an image field lands in a chart's values (src/versions' ImageTarget): one path, or the repository's with the tag's and digest's. */
+/** Where an image field lands in a chart's values (src/catalog' ImageTarget): one path, or the repository's with the tag's and digest's. */
 export interface ImageLanding {
   readonly path: readonly string[];
   readonly split?: { readonly tag: readonly string[]; readonly digest?: readonly string[] };

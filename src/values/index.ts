@@ -4,7 +4,7 @@
  * into what ships as static overrides and what flotilla writes as system overrides.
  */
 import { formatPath, type Diagnostic } from '../diagnostics/index.js';
-import { leaves, prune, toPlain, type Leaf, type Origin, type PlainValue, type ValueNode } from '../document/index.js';
+import { leaves, prune, toPlain, type Leaf, type Origin, type PlainValue, type ValueNode } from '../yaml/index.js';
 import { buildLayers, SYSTEM_LAYER_KINDS, type Layer, type LayerProviders, type ReleaseInfo, type ValuesSource } from './layers.js';
 import { coalesceWithChart, describeClash, mergeAll, type KindClash } from './merge.js';
 import { chartKeyReferences, describeUnknownKey, unknownKeys, type UnknownKey } from './known-keys.js';

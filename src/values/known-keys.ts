@@ -6,7 +6,7 @@
  * (`unknownKeys`) all ask it.
  */
 import { formatPath, type DocPath, type SourceLocation } from '../diagnostics/index.js';
-import { parseJson, parseYaml, toPlain, type ValueNode, type YamlParser } from '../document/index.js';
+import { parseJson, parseYaml, toPlain, type ValueNode, type YamlParser } from '../yaml/index.js';
 import { nearest } from '../names/index.js';
 
 /** A JSON Schema object (values.schema.json, flotilla's own schemas). */

@@ -8,7 +8,7 @@
  * Layer 1 ships as `<chart>-static-overrides`; 2–8 merge into `<chart>-system-overrides`.
  */
 import type { SourceLocation } from '../diagnostics/index.js';
-import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode, type YamlParser } from '../document/index.js';
+import { fromPlain, getNode, mapNode, parseYaml, relabel, type ValueNode, type YamlParser } from '../yaml/index.js';
 import { imageLandings, type ImageLanding } from './images.js';
 import { mergeNodes } from './merge.js';
 import { renderValuesTemplate } from './templates.js';
@@ -77,7 +77,7 @@ export interface ValuesSource {
     readonly serviceDefaults: Readonly<Record<string, unknown>>;
   };
   readonly catalog: { readonly targets: ReadonlyMap<string, readonly (ImageLanding & { readonly chart: string })[]> };
-  /** Resolved images: the target release's, custom ones on top (src/versions resolveImages). */
+  /** Resolved images: the target release's, custom ones on top (src/catalog resolveImages). */
   readonly images: ReadonlyMap<string, { readonly reference: string; readonly source: 'release' | 'custom'; readonly location: SourceLocation }>;
 }
 

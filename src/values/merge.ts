@@ -25,7 +25,7 @@ import {
   type Origin,
   type PlainValue,
   type ValueNode,
-} from '../document/index.js';
+} from '../yaml/index.js';
 
 export function describeOrigin(origin: Origin): string {
   return `${origin.layer} (${formatLocation(origin.location)})`;

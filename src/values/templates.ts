@@ -10,7 +10,7 @@
 import type Handlebars from 'handlebars';
 import { createRequire } from 'node:module';
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
-import { parseYaml, YamlSyntaxError, type ValueNode } from '../document/index.js';
+import { parseYaml, YamlSyntaxError, type ValueNode } from '../yaml/index.js';
 import { nearest } from '../names/index.js';
 
 export class TemplateError extends FlotillaError {}

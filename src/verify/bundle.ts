@@ -2,10 +2,10 @@
  * What an opened tarball holds, parsed: its chart archives and its releases.
  * Shared by verify and inspect.
  */
-import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { bundlePath, chartArchives, MANIFESTS_DIR, type OpenedBundle } from '../tarball/index.js';
 import { readChartArchive, type ChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { parseYamlValue } from '../document/index.js';
+import { parseYamlValue } from '../yaml/index.js';
 import { FLUX_TREE, fluxTreePath, readHelmRelease, type HelmReleaseSpec } from '../flux/index.js';
 
 /** A YAML file of the tarball as plain data; undefined when there is no such file; bad YAML is a {@link FlotillaError} naming the file and line. */

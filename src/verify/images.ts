@@ -5,9 +5,9 @@
  * images; each read with the distribution reference grammar (src/names).
  */
 import { APP_FILES } from '../app/index.js';
-import { APP_DIR, bundleFolder } from '../bundle/index.js';
+import { APP_DIR, bundleFolder } from '../tarball/index.js';
 import { formatLocation, formatPath } from '../diagnostics/index.js';
-import { parseYaml, type ValueNode } from '../document/index.js';
+import { parseYaml, type ValueNode } from '../yaml/index.js';
 import { malformedImageReference } from '../names/index.js';
 import { imagesIn } from '../values/index.js';
 import type { BundledChart } from './bundle.js';

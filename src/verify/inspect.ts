@@ -1,8 +1,8 @@
 /** `flotilla inspect`: what a tarball holds, read safely, nothing written. */
 import { basename } from 'node:path';
-import { bundleFolder, METADATA_FILE, openBundle, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { bundleFolder, METADATA_FILE, openBundle, PLUGINS_DIR, type OpenedBundle } from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import { parseJson } from '../document/index.js';
+import { parseJson } from '../yaml/index.js';
 import { FLUX_TREE } from '../flux/index.js';
 import { MANIFEST_FILE } from '../plugins/index.js';
 import { bundledCharts, bundledReleases, manifestPath, yamlOf } from './bundle.js';

@@ -7,7 +7,7 @@
  * run helm and pull charts. All of these are refused before kustomize runs.
  */
 import { posix } from 'node:path';
-import { MANIFESTS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { MANIFESTS_DIR, type OpenedBundle } from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { yamlOf } from './bundle.js';
 

@@ -7,9 +7,9 @@
  * the bundle: the chart runs on its defaults and static overrides. One
  * warning per enabled release that depends on such a layer says which.
  */
-import { bundleFolder, PLUGINS_DIR, type OpenedBundle } from '../bundle/index.js';
+import { bundleFolder, PLUGINS_DIR, type OpenedBundle } from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
-import type { ValueNode } from '../document/index.js';
+import type { ValueNode } from '../yaml/index.js';
 import { MANIFEST_FILE, parseManifest, type ManifestPlugin } from '../plugins/index.js';
 import { Session } from '../session/index.js';
 import { buildLayers, SYSTEM_LAYER_KINDS } from '../values/index.js';

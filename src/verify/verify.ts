@@ -25,12 +25,12 @@ import {
   TOP_LEVEL_ENTRIES,
   verifyChecksums,
   type OpenedBundle,
-} from '../bundle/index.js';
+} from '../tarball/index.js';
 import { MANIFEST_FILE, verifyPluginBundle } from '../plugins/index.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { withTempDir, writeFolder } from '../files/index.js';
 import { FlotillaError, formatDiagnostic } from '../diagnostics/index.js';
-import { parseYaml, parseYamlStream } from '../document/index.js';
+import { parseYaml, parseYamlStream } from '../yaml/index.js';
 import {
   FLUX_TREE,
   fluxTreePath,

@@ -70,8 +70,8 @@ describe('source structure', () => {
       'files/index.ts': "import { session } from '../session/index.js';",
       'session/index.ts': "import { kube } from '../kube/index.js';",
       'kube/index.ts': 'export const kube = 1;',
-      'charts/index.ts': "import { bundle } from '../bundle/index.js';",
-      'bundle/index.ts': "import { charts } from '../charts/index.js';",
+      'charts/index.ts': "import { bundle } from '../tarball/index.js';",
+      'tarball/index.ts': "import { charts } from '../charts/index.js';",
       'attic/index.ts': "import { files } from '../files/index.js';",
       'plugins/api.ts': 'export const api = 1;',
       'names/index.ts': "import { api } from '../plugins/api.js';",
@@ -79,7 +79,7 @@ describe('source structure', () => {
     expect(layeringViolations(broken)).toEqual([
       'files/index.ts imports session/index.ts: files is below session',
       'session/index.ts imports kube/index.ts: session and kube share a row and session may not use kube',
-      'bundle/index.ts imports charts/index.ts: bundle and charts share a row and bundle may not use charts',
+      'tarball/index.ts imports charts/index.ts: tarball and charts share a row and tarball may not use charts',
       'attic/index.ts: its folder attic is in no row of the layers',
     ]);
   });
@@ -95,10 +95,10 @@ describe('source structure', () => {
     expect(deepImports(broken)).toEqual(['cache/seal.ts imports files/user-cache.ts, past files/index.ts']);
   });
 
-  it('reads YAML only through src/document', () => {
+  it('reads YAML only through src/yaml', () => {
     const readers = /import\s*\{([^}]*)\}\s*from\s*'(yaml|js-yaml)'/g;
     const offenders = files
-      .filter((f) => !f.startsWith('document/'))
+      .filter((f) => !f.startsWith('yaml/'))
       .flatMap((f) =>
         [...(tree.get(f) ?? '').matchAll(readers)]
           .filter((m) =>
@@ -160,7 +160,7 @@ describe('source structure', () => {
   it('names tarball paths only in the layout module', () => {
     const tarballPath = /['"`](?:metadata\.yaml|fluxcd-manifests|checksum\.(?:md5|sha256)(?:\.sig)?|app\/|plugins\/manifest\.json)['"`/]/;
     const offenders = files
-      .filter((f) => f !== 'bundle/layout.ts')
+      .filter((f) => f !== 'tarball/layout.ts')
       .flatMap((f) =>
         (tree.get(f) ?? '')
           .split('\n')

@@ -34,8 +34,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['starlingx'],
   ['lifecycle', 'build', 'verify', 'import', 'preflight', 'policies', 'edit', 'init'],
   ['session', 'kube'],
-  ['plugins', 'values', 'flux', 'bundle', 'charts', 'oci', 'dependencies', 'versions', 'app'],
-  ['names', 'files', 'cache', 'document', 'diagnostics', 'tools', 'concurrency', 'server'],
+  ['plugins', 'values', 'flux', 'tarball', 'charts', 'oci', 'dependencies', 'catalog', 'app'],
+  ['names', 'files', 'cache', 'yaml', 'diagnostics', 'tools', 'concurrency', 'build-server'],
 ];
 
 /** Within a row, which folder may import which (the page's "Within the middle row" and "In the bottom row"). */
@@ -43,15 +43,15 @@ export const SAME_ROW_USES: Readonly<Record<string, readonly string[]>> = {
   edit: ['build'],
   lifecycle: ['verify'],
   plugins: ['app', 'values'],
-  app: ['values', 'versions', 'flux'],
-  oci: ['bundle', 'charts'],
+  app: ['values', 'catalog', 'flux'],
+  oci: ['tarball', 'charts'],
   dependencies: ['app', 'charts', 'oci'],
-  charts: ['bundle'],
+  charts: ['tarball'],
   files: ['diagnostics'],
-  document: ['diagnostics'],
+  yaml: ['diagnostics'],
   tools: ['diagnostics'],
   cache: ['files'],
-  server: ['cache', 'files'],
+  'build-server': ['cache', 'files'],
 };
 
 /**
@@ -62,9 +62,9 @@ export const PLUGIN_API = 'plugins/api.ts';
 
 /** Imports of one file past another folder's index.ts that are meant, with why. */
 export const DEEP_IMPORTS_ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  // Loaded only when a build server must be started: through server/index.ts the
+  // Loaded only when a build server must be started: through build-server/index.ts the
   // launcher every command starts from would carry the whole server.
-  'cli/launch.ts': ['server/start.ts'],
+  'cli/launch.ts': ['build-server/start.ts'],
 };
 
 /**

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
-import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
+import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/tarball/index.js';
 import { chartPlugin } from '../plugins/fixtures.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 import { failure, flotilla } from '../support/cli.js';

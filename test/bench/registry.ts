@@ -14,7 +14,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { finished } from 'node:stream/promises';
-import { writeTarGz } from '../../src/bundle/index.js';
+import { writeTarGz } from '../../src/tarball/index.js';
 import { loadChart, packageChart } from '../../src/charts/index.js';
 import { MediaType, OciClient, parseReference, pullBundle, pushBundle, pushCharts } from '../../src/oci/index.js';
 import { startRegistry } from '../support/registry.js';

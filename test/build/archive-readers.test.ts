@@ -14,7 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import { x as nodeTarExtract } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
-import { extractTarGzSafely, parseTarSafely } from '../../src/bundle/index.js';
+import { extractTarGzSafely, parseTarSafely } from '../../src/tarball/index.js';
 import { helm } from '../../src/tools/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 import { readWithGo } from '../support/go.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { load, loadAll } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { extractTarGzSafely, readTarGzSafely } from '../../src/bundle/index.js';
+import { extractTarGzSafely, readTarGzSafely } from '../../src/tarball/index.js';
 import { buildApp, ChartVersionError, UnresolvedTokenError } from '../../src/build/index.js';
 import { helm, kubectl } from '../../src/tools/index.js';
 import { tempDir, touchAll, writeApp } from '../support/app-fixture.js';

@@ -32,7 +32,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { load } from 'js-yaml';
 import { buildApp } from '../../src/build/index.js';
-import { bundleFromBytes, chartArchives, readTarGzEntriesSync } from '../../src/bundle/index.js';
+import { bundleFromBytes, chartArchives, readTarGzEntriesSync } from '../../src/tarball/index.js';
 import { mapConcurrently } from '../../src/concurrency/index.js';
 import { isDns1123Label } from '../../src/names/index.js';
 import { helm } from '../../src/tools/index.js';

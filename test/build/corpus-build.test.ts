@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
 import { helm } from '../../src/tools/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { expectSameChart, filesOfArchive } from '../support/archive-content.js';

@@ -3,7 +3,7 @@ import { load } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
+import { md5sumFile, readTarGzSafely, sha256sumFile, writeTarGz } from '../../src/tarball/index.js';
 import { buildApp, UnsupportedHelmRepoError } from '../../src/build/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';

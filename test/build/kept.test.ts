@@ -11,7 +11,7 @@ import { cpSync, existsSync, linkSync, readdirSync, readFileSync, renameSync, rm
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, KeptBuilds } from '../../src/build/index.js';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
 import { AppWatcher } from '../../src/build/app-watcher.js';
 import { baseApp, simpleChart, tempDir, touchAll, writeApp, writeFiles } from '../support/app-fixture.js';
 import { runCli } from '../../src/cli/program.js';

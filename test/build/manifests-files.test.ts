@@ -3,8 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
-import { readTarGzSafely } from '../../src/bundle/index.js';
-import { parseYamlStream } from '../../src/document/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
+import { parseYamlStream } from '../../src/yaml/index.js';
 import { kubectl } from '../../src/tools/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 

@@ -1,5 +1,5 @@
 /**
- * The build keeps the app's parsed YAML in its cache (src/document memo.ts,
+ * The build keeps the app's parsed YAML in its cache (src/yaml memo.ts,
  * src/session parse-cache.ts): a later build parses only what changed, and
  * gives the same bytes and the same errors as a build that parses everything.
  */
@@ -9,7 +9,7 @@ import { CacheFolder } from '../../src/cache/index.js';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
 import { buildApp } from '../../src/build/index.js';
-import { ParseMemo, parseYaml, type ParseOptions, type YamlParser } from '../../src/document/index.js';
+import { ParseMemo, parseYaml, type ParseOptions, type YamlParser } from '../../src/yaml/index.js';
 import { computeReleaseValues } from '../../src/values/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 

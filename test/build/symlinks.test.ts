@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync 
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { SourceTreeError } from '../../src/files/index.js';
 import { importStarlingxApp } from '../../src/import/index.js';

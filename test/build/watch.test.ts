@@ -1,7 +1,7 @@
 import { cpSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
 import { buildApp, watchApp, type WatchedBuild } from '../../src/build/index.js';
 import { tempDir, touchAll, writeApp } from '../support/app-fixture.js';
 

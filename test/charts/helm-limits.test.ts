@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeTarGzAsync } from '../../src/bundle/index.js';
+import { writeTarGzAsync } from '../../src/tarball/index.js';
 import { ChartSizeError, HELM_LOADER_LIMITS, loadChart, packageChart, stageChart } from '../../src/charts/index.js';
 import { helm } from '../../src/tools/index.js';
 import { tempDir, writeTree } from './fixtures.js';

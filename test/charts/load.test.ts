@@ -13,7 +13,7 @@ import {
   rewriteChartVersion,
   type ChartSource,
 } from '../../src/charts/index.js';
-import { parseYaml } from '../../src/document/index.js';
+import { parseYaml } from '../../src/yaml/index.js';
 import { helm } from '../../src/tools/index.js';
 import { serviceChart, tempDir, writeCheckout, writeTree } from './fixtures.js';
 

@@ -177,7 +177,7 @@ describe('readChartArchive', () => {
   it('unpacks a .tgz subchart nested in an archive when repackaging, and loads a .tgz path directly', async () => {
     const root = await writeCheckout(join(dir, 'co'), []);
     const toolkit = await packageChart(await loadChart(join(root, 'helm-toolkit')));
-    const { writeTarGz } = await import('../../src/bundle/index.js');
+    const { writeTarGz } = await import('../../src/tarball/index.js');
     const outer = writeTarGz(
       [
         { path: 'app/Chart.yaml', data: 'apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n  - {name: helm-toolkit, repository: "https://x.invalid"}\n' },
@@ -200,7 +200,7 @@ describe('readChartArchive', () => {
   });
 
   it('refuses archives that are not one chart folder', async () => {
-    const { writeTarGz } = await import('../../src/bundle/index.js');
+    const { writeTarGz } = await import('../../src/tarball/index.js');
     const twoTops = writeTarGz([
       { path: 'a/Chart.yaml', data: 'apiVersion: v2\nname: a\nversion: 0.1.0\n' },
       { path: 'b/x', data: 'x' },

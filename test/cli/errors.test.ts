@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { writeTarGz } from '../../src/bundle/index.js';
+import { writeTarGz } from '../../src/tarball/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { reportAndExit } from '../../src/cli/output.js';
-import { rawTarGz } from '../bundle/raw-tar.js';
+import { rawTarGz } from '../tarball/raw-tar.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');

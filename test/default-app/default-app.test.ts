@@ -5,7 +5,7 @@
  */
 import { cpSync, readdirSync, writeFileSync } from 'node:fs';
 import { loadAll } from 'js-yaml';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
 import { helm } from '../../src/tools/index.js';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
-import { bundleFromBytes, chartArchives } from '../../src/bundle/index.js';
+import { bundleFromBytes, chartArchives } from '../../src/tarball/index.js';
 import { cacheKey, inputDigest, sealEntry } from '../../src/cache/index.js';
 import { lockDigest, parseChartYaml } from '../../src/charts/index.js';
 import { chartContent, chartDifferences } from '../support/archive-content.js';

@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkSchema, loadApp } from '../../src/app/index.js';
-import { parseYaml } from '../../src/document/index.js';
-import { dumpYaml } from '../../src/document/index.js';
+import { parseYaml } from '../../src/yaml/index.js';
+import { dumpYaml } from '../../src/yaml/index.js';
 import { FLUX_VERSIONS, helmReleaseSchema, helmReleaseSchemas, helmRepositorySchema } from '../../src/flux/index.js';
 import { writeApp } from '../support/app-fixture.js';
 

@@ -3,9 +3,9 @@
  * crash cannot come back. Each names what it used to do.
  */
 import { describe, expect, it } from 'vitest';
-import { DecompressionBudget } from '../../src/bundle/index.js';
+import { DecompressionBudget } from '../../src/tarball/index.js';
 import { FlotillaError } from '../../src/diagnostics/index.js';
-import { parseYaml, YamlSyntaxError } from '../../src/document/index.js';
+import { parseYaml, YamlSyntaxError } from '../../src/yaml/index.js';
 import { yamlOf } from '../../src/verify/bundle.js';
 
 const bundleWith = (text: string) => ({

@@ -16,9 +16,9 @@ import {
   readTarGzEntriesSync,
   UnsafeArchiveError,
   writeTar,
-} from '../../src/bundle/index.js';
+} from '../../src/tarball/index.js';
 import { FlotillaError } from '../../src/diagnostics/index.js';
-import { fromPlain, parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
+import { fromPlain, parseYaml, toPlain, type PlainValue } from '../../src/yaml/index.js';
 import { scannedAsJsYaml } from '../support/yaml-texts.js';
 import { mergeNodes } from '../../src/values/index.js';
 import { yamlOf } from '../../src/verify/bundle.js';

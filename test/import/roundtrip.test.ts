@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadApp, type App } from '../../src/app/index.js';
 import { loadChart, stageChart } from '../../src/charts/index.js';
-import { parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
+import { parseYaml, toPlain, type PlainValue } from '../../src/yaml/index.js';
 import { fluxManifestTree } from '../../src/flux/index.js';
 import { importStarlingxApp, VERSION_PLACEHOLDER, type ImportReport } from '../../src/import/index.js';
 import { helm } from '../../src/tools/index.js';

@@ -7,7 +7,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll } from 'vitest';
-import { writeTarGz } from '../../src/bundle/index.js';
+import { writeTarGz } from '../../src/tarball/index.js';
 import { helm } from '../../src/tools/index.js';
 import { tempDir } from '../support/app-fixture.js';
 

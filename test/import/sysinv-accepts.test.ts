@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type BuildResult } from '../../src/build/index.js';
 import { formatDiagnostic } from '../../src/diagnostics/index.js';
-import { readTarGzSafely } from '../../src/bundle/index.js';
+import { readTarGzSafely } from '../../src/tarball/index.js';
 import { importStarlingxApp, type ImportReport } from '../../src/import/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { edit, listFiles, stxFixture, targetDir, write, type StxFixture } from './stx-fixture.js';

@@ -7,7 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { readTarGzSafelySync, signBundleFile, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafelySync, signBundleFile, writeTarGz } from '../../src/tarball/index.js';
 import { SYSTEM_NAMESPACE } from '../../src/lifecycle/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';

@@ -12,7 +12,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { md5sumFile, readTarGzSafelySync, sha256sumFile, signBundleFile, writeTarGz } from '../../src/bundle/index.js';
+import { md5sumFile, readTarGzSafelySync, sha256sumFile, signBundleFile, writeTarGz } from '../../src/tarball/index.js';
 import { SYSTEM_NAMESPACE } from '../../src/lifecycle/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';

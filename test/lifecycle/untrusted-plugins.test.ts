@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { md5sumFile, readTarGzSafelySync, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
+import { md5sumFile, readTarGzSafelySync, sha256sumFile, writeTarGz } from '../../src/tarball/index.js';
 import { sha256 } from '../../src/plugins/manifest.js';
 import { tempDir } from '../support/app-fixture.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';

@@ -7,7 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readTarGzSafely, SIGNATURE_FILE, signBundleFile } from '../../src/bundle/index.js';
+import { readTarGzSafely, SIGNATURE_FILE, signBundleFile } from '../../src/tarball/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
 import {

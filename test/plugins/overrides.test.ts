@@ -5,7 +5,7 @@ import { computeReleaseValues, explain } from '../../src/values/index.js';
 import { baseApp } from '../support/app-fixture.js';
 import { chartPlugin, pluginFixture } from './fixtures.js';
 import { Session } from '../../src/session/index.js';
-import { toPlain } from '../../src/document/index.js';
+import { toPlain } from '../../src/yaml/index.js';
 
 const webPlugin = chartPlugin(
   'web',

@@ -10,9 +10,9 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assembleApp, directoryAppSource, loadApp, type App } from '../../src/app/index.js';
-import { toPlain } from '../../src/document/index.js';
+import { toPlain } from '../../src/yaml/index.js';
 import { loadAppPlugins } from '../../src/plugins/index.js';
-import { afterUpload, withCustomImage, type AppVersions } from '../../src/versions/index.js';
+import { afterUpload, withCustomImage, type AppVersions } from '../../src/catalog/index.js';
 import { tempDir } from '../support/app-fixture.js';
 import { chartPlugin, pluginFixture } from './fixtures.js';
 

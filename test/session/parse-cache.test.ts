@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CacheFolder } from '../../src/cache/index.js';
-import { ParseMemo } from '../../src/document/index.js';
+import { ParseMemo } from '../../src/yaml/index.js';
 import { openParseMemo, saveParseMemo } from '../../src/session/parse-cache.js';
 import { tempDir } from '../support/app-fixture.js';
 

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafely, writeTarGz } from '../../src/tarball/index.js';
 import { loadApp } from '../../src/app/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { Session } from '../../src/session/index.js';

@@ -20,7 +20,7 @@ export default function setup(): () => void {
   // The CLI's code cache (src/cli/code-cache.ts), likewise; a few MB, removed after the run.
   const codeCache = process.env.FLOTILLA_CACHE_DIR === undefined ? mkdtempSync(join(tmpdir(), 'flotilla-test-cache-')) : undefined;
   if (codeCache) process.env.FLOTILLA_CACHE_DIR = codeCache;
-  // No build server (src/server) outlives a test: the tests of it turn it on themselves.
+  // No build server (src/build-server) outlives a test: the tests of it turn it on themselves.
   process.env.FLOTILLA_BUILD_SERVER = '0';
   ensureGo();
   return () => {

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { dump, parseEvents, type Event } from 'js-yaml';
 import { stringify } from 'yaml';
 import { expect } from 'vitest';
-import { YAML_LIMITS } from '../../src/document/index.js';
-import { scanBlockEvents } from '../../src/document/scan.js';
-import { eventDepthLimit } from '../../src/document/tree.js';
+import { YAML_LIMITS } from '../../src/yaml/index.js';
+import { scanBlockEvents } from '../../src/yaml/scan.js';
+import { eventDepthLimit } from '../../src/yaml/tree.js';
 import { seededRandom } from './random.js';
 
 const REPO = join(import.meta.dirname, '..', '..');

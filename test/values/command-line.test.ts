@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toPlain } from '../../src/document/index.js';
+import { toPlain } from '../../src/yaml/index.js';
 import { helm } from '../../src/tools/index.js';
 import { applyOverrideChange } from '../../src/lifecycle/index.js';
 import { commandLineValues, SetExpressionError } from '../../src/values/index.js';

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatPath } from '../../src/diagnostics/index.js';
-import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../../src/document/index.js';
+import { dumpYaml, parseYaml, toPlain, type PlainValue } from '../../src/yaml/index.js';
 import { computeReleaseValues, type ReleaseInfo, type ValuesSource } from '../../src/values/index.js';
 import { seededRandom } from '../support/random.js';
 

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatPath, type DocPath } from '../../src/diagnostics/index.js';
-import { parseYaml, type ValueNode } from '../../src/document/index.js';
+import { parseYaml, type ValueNode } from '../../src/yaml/index.js';
 import { chartKeyReferences, checkKnownPath, type KeyReference } from '../../src/values/index.js';
 
 const corpus = join(__dirname, '../../../shared/corpus/bitnami');

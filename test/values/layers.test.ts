@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
-import { fromPlain } from '../../src/document/index.js';
+import { fromPlain } from '../../src/yaml/index.js';
 import { computeReleaseValues, explain, TemplateError } from '../../src/values/index.js';
 import { writeApp } from '../support/app-fixture.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leaves, parseYaml, toPlain, type ValueNode } from '../../src/document/index.js';
+import { leaves, parseYaml, toPlain, type ValueNode } from '../../src/yaml/index.js';
 import { formatPath } from '../../src/diagnostics/index.js';
 import { coalesceWithChart, mergeAll, mergeNodes, mergePlain, ValueClashError, type KindClash } from '../../src/values/index.js';
 

@@ -1,11 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { paxRecord, rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
+import { paxRecord, rawTarGz, type RawEntry } from '../tarball/raw-tar.js';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { md5sumFile, readTarGzSafely, sha256sumFile, SIGNATURE_FILE, signBundleFile, SignatureKeyError, writeTarGz } from '../../src/bundle/index.js';
+import { md5sumFile, readTarGzSafely, sha256sumFile, SIGNATURE_FILE, signBundleFile, SignatureKeyError, writeTarGz } from '../../src/tarball/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { verifyBundle } from '../../src/verify/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';

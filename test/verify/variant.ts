@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { md5sumFile, sha256sumFile, writeTarGz } from '../../src/bundle/index.js';
+import { md5sumFile, sha256sumFile, writeTarGz } from '../../src/tarball/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
 export function tarballVariant(

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
+import { readTarGzSafely, writeTarGz } from '../../src/tarball/index.js';
 import { buildApp } from '../../src/build/index.js';
 import { inspectBundle, verifyBundle } from '../../src/verify/index.js';
-import { rawTarGz, type RawEntry } from '../bundle/raw-tar.js';
+import { rawTarGz, type RawEntry } from '../tarball/raw-tar.js';
 import { baseApp, tempDir, writeApp } from '../support/app-fixture.js';
 import { tarballVariant } from './variant.js';
 

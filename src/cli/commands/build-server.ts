@@ -15,7 +15,7 @@ import {
   stopServers,
   type PrepareFrom,
   type ServerStatus,
-} from '../../server/index.js';
+} from '../../build-server/index.js';
 import type { CommandContext, RegisterContext } from '../context.js';
 import { formatTable, printData } from '../output.js';
 import { integerAtLeast, outputOption, UsageError } from '../options.js';

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { FlotillaError, formatPath } from '../../diagnostics/index.js';
-import { fromPlain, leaves, parseYaml, toPlain } from '../../document/index.js';
+import { fromPlain, leaves, parseYaml, toPlain } from '../../yaml/index.js';
 import type { AppRecord, AppView, DiffReport, HistoryEntry, LifecycleEvent } from '../../lifecycle/index.js';
 import type { JsonValue } from '../../plugins/index.js';
 import type { CommandContext } from '../context.js';

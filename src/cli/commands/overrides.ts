@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 import { selectReleases, type App, type Release } from '../../app/index.js';
 import { DiagnosticsError, FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
-import { dumpYaml, leaves } from '../../document/index.js';
+import { dumpYaml, leaves } from '../../yaml/index.js';
 import { exportSystemOverrides } from '../../starlingx/index.js';
 import { explain, history } from '../../values/index.js';
 import type { CommandContext } from '../context.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { signBundleFile } from '../../bundle/index.js';
+import { signBundleFile } from '../../tarball/index.js';
 import { inspectBundle, verifyBundle } from '../../verify/index.js';
 import type { CommandContext } from '../context.js';
 import { formatTable, printData } from '../output.js';

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { VersionStatus } from '../../lifecycle/index.js';
-import type { CustomImage } from '../../versions/index.js';
+import type { CustomImage } from '../../catalog/index.js';
 import type { CommandContext } from '../context.js';
 import { formatTable, printData } from '../output.js';
 import { clusterCommand, collect, type ClusterFlags } from '../options.js';

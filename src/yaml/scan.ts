@@ -9,7 +9,7 @@
  * scalars over several lines, tabs, document markers, complex keys,
  * anything malformed) `scanBlockEvents` answers undefined and js-yaml reads
  * it, so whatever it accepts it must give exactly as js-yaml's
- * `parseEvents` does (test/document/scan.test.ts holds the two equal over
+ * `parseEvents` does (test/yaml/scan.test.ts holds the two equal over
  * this repository's YAML and tens of thousands of generated and mangled
  * documents; test/fuzz a property).
  */

@@ -1,7 +1,7 @@
 import { isMap, isScalar } from 'yaml';
 import { load as jsYamlLoad } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { parseYaml, parseYamlDocument, parseYamlStream, parseYamlValue, toPlain, YamlSyntaxError } from '../../src/document/index.js';
+import { parseYaml, parseYamlDocument, parseYamlStream, parseYamlValue, toPlain, YamlSyntaxError } from '../../src/yaml/index.js';
 
 // Words YAML 1.1 (Helm, Kubernetes) reads as booleans or numbers and YAML 1.2 as strings.
 const TEXT = 'a: yes\nb: n\nc: on\nmode: 0755\nwhen: 2025-01-01\nname: "y"\n';

@@ -1,5 +1,5 @@
 /**
- * The line scanner (src/document/scan.ts) against js-yaml's event parser:
+ * The line scanner (src/yaml/scan.ts) against js-yaml's event parser:
  * whatever text the scanner reads, it must give exactly js-yaml's events —
  * every offset, style, chomping and indentation — and js-yaml must read the
  * text too; whatever it does not read, it must leave to js-yaml
@@ -12,10 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EVENT_ID, SCALAR_STYLE, type Event } from 'js-yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseYamlValue, YAML_LIMITS } from '../../src/document/index.js';
-import { scanBlockEvents } from '../../src/document/scan.js';
+import { parseYamlValue, YAML_LIMITS } from '../../src/yaml/index.js';
+import { scanBlockEvents } from '../../src/yaml/scan.js';
 import { generateBenchApp, generateLargeTemplateApp } from '../bench/generate.js';
-import { eventDepthLimit } from '../../src/document/tree.js';
+import { eventDepthLimit } from '../../src/yaml/tree.js';
 import { seededRandom } from '../support/random.js';
 import { BLOCK_INSERTS, generatedBlockYaml, generatedYaml, mangled, scannedAsJsYaml, yamlFiles } from '../support/yaml-texts.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { crc32Combine, deflatePiece, joinGzip, storedPiece } from '../../src/bundle/index.js';
+import { crc32Combine, deflatePiece, joinGzip, storedPiece } from '../../src/tarball/index.js';
 
 /** Text like a library template: repetitive, so copies between files pay. */
 const template = (i: number): string =>

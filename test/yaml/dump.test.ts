@@ -1,5 +1,5 @@
 /**
- * flotilla's own YAML writer for plain values (src/document/dump.ts,
+ * flotilla's own YAML writer for plain values (src/yaml/dump.ts,
  * `plainYaml`) against js-yaml's `dump`, which it stands in for: wherever it
  * writes a value, the text must be js-yaml's byte for byte. Held over the
  * manifests a build writes and over thousands of generated values whose
@@ -9,8 +9,8 @@
 import { join } from 'node:path';
 import { dump } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { dumpYaml } from '../../src/document/index.js';
-import { plainYaml } from '../../src/document/dump.js';
+import { dumpYaml } from '../../src/yaml/index.js';
+import { plainYaml } from '../../src/yaml/dump.js';
 import { fluxManifestTree } from '../../src/flux/index.js';
 import { loadApp } from '../../src/app/index.js';
 import { seededRandom } from '../support/random.js';

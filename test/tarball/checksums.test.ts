@@ -13,7 +13,7 @@ import {
   verifyChecksums,
   writeTarGz,
   type TarEntry,
-} from '../../src/bundle/index.js';
+} from '../../src/tarball/index.js';
 
 let dir: string;
 beforeEach(async () => {

@@ -14,7 +14,7 @@ import {
   writeTarGz,
   type ArchiveLimits,
   type ArchiveProblem,
-} from '../../src/bundle/index.js';
+} from '../../src/tarball/index.js';
 import { gzipWithHeader, paxRecord, rawTar, rawTarGz, type RawEntry } from './raw-tar.js';
 import { nodeTarListing } from '../support/tar-readers/readers.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkEntryPath, compareBytewise } from '../../src/bundle/index.js';
+import { checkEntryPath, compareBytewise } from '../../src/tarball/index.js';
 
 const sign = (n: number) => Math.sign(n);
 

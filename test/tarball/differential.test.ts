@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create as tarCreate } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readTarGzEntriesSync, UnsafeArchiveError, writeTar } from '../../src/bundle/index.js';
+import { readTarGzEntriesSync, UnsafeArchiveError, writeTar } from '../../src/tarball/index.js';
 import { buildGoLister, gnuTarListings, goListings, listing, nodeTarListing, pythonListings, type Listing } from '../support/tar-readers/readers.js';
 import { seededRandom } from '../support/random.js';
 import { randomArchive, type GeneratedArchive } from './archive-generator.js';

@@ -17,7 +17,7 @@ import {
   type PieceSource,
   type TarEntry,
   type WrittenTarGz,
-} from '../../src/bundle/index.js';
+} from '../../src/tarball/index.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -137,7 +137,7 @@ describe('writeTarGz', () => {
 describe('header encoding', () => {
   it('writes plain names exactly as node-tar does, and long or non-ASCII names through node-tar', async () => {
     const { Header } = await import('tar');
-    const { writeTar } = await import('../../src/bundle/index.js');
+    const { writeTar } = await import('../../src/tarball/index.js');
     const names = ['a', 'Chart.yaml', 'svc01/charts/toolkit/templates/_snippet001.tpl', 'x'.repeat(99), 'x'.repeat(100), 'dir with space/f~!.txt'];
     for (const [i, path] of names.entries()) {
       for (const size of [0, 1, 511, 512, 12_345]) {
@@ -149,7 +149,7 @@ describe('header encoding', () => {
       }
     }
     // beyond the fast path: still readable and round-trips
-    const { readTarGzSafely, writeTarGz } = await import('../../src/bundle/index.js');
+    const { readTarGzSafely, writeTarGz } = await import('../../src/tarball/index.js');
     const long = `${'deep/'.repeat(30)}file.txt`;
     const files = await readTarGzSafely(
       writeTarGz([
@@ -162,7 +162,7 @@ describe('header encoding', () => {
 
   it('writes sizes and times of every width as node-tar does: ten octal digits and " \\0", or eleven and "\\0" (1 GiB and more, after 2004-01-10)', async () => {
     const { Header } = await import('tar');
-    const { entryHeader } = await import('../../src/bundle/tar-write.js');
+    const { entryHeader } = await import('../../src/tarball/tar-write.js');
     const times = [new Date(Date.UTC(2000, 0, 1)), new Date((8 ** 10 - 1) * 1000), new Date(8 ** 10 * 1000), new Date(Date.UTC(2026, 0, 1))];
     for (const mtime of times) {
       for (const size of [0, 12_345, 8 ** 9 + 7, 8 ** 10 - 1, 8 ** 10, 8 ** 11 - 1]) {
@@ -182,7 +182,7 @@ describe('header encoding', () => {
 
   it('with dotRoot, writes the ./ folder and each folder as node-tar writes directory headers, then ./-prefixed files', async () => {
     const { Header } = await import('tar');
-    const { writeTar, writeTarGz, readTarGzEntriesSync } = await import('../../src/bundle/index.js');
+    const { writeTar, writeTarGz, readTarGzEntriesSync } = await import('../../src/tarball/index.js');
     const entries = [
       { path: 'metadata.yaml', data: 'a' },
       { path: 'charts/x.tgz', data: 'b' },

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
-import { extractTarGzSafely, readTarGzSafely, writeTarGz } from '../../src/bundle/index.js';
+import { extractTarGzSafely, readTarGzSafely, writeTarGz } from '../../src/tarball/index.js';
 import { importStarlingxApp } from '../../src/import/index.js';
 import { inspectBundle, verifyBundle } from '../../src/verify/index.js';
 import { stxFixture, targetDir } from '../import/stx-fixture.js';

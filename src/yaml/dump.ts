@@ -9,7 +9,7 @@ import { dump, DUMP_SCHEMA } from 'js-yaml';
  * maps of names, versions and flags: {@link plainYaml} writes those itself,
  * as js-yaml would, at a fraction of its cost (a build writes a HelmRelease
  * and a kustomization per release, and js-yaml's writer is slow until its
- * code warms up); everything else goes to js-yaml. test/document/dump.test.ts
+ * code warms up); everything else goes to js-yaml. test/yaml/dump.test.ts
  * holds the two to the same text.
  */
 export function dumpYaml(value: unknown): string {

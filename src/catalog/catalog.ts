@@ -4,7 +4,7 @@
  * (where each image field lands: chart → value path).
  */
 import type { Diagnostic, DocPath, SourceLocation } from '../diagnostics/index.js';
-import { getNode, toPlain, type ValueNode } from '../document/index.js';
+import { getNode, toPlain, type ValueNode } from '../yaml/index.js';
 import { malformedImageReference, splitReference, type ReferenceParts } from '../names/index.js';
 
 export interface ImageSetting {

@@ -267,7 +267,7 @@ export function parseYaml(text: string, file: string, options: ParseOptions): Pa
   return roots && roots.length <= 1 ? { file, root: roots[0] } : documentTree(text, file, options);
 }
 
-/** The tree as the document reader makes it: what parseYaml falls back to, and what the fast reader is held to (test/document/tree.test.ts). */
+/** The tree as the document reader makes it: what parseYaml falls back to, and what the fast reader is held to (test/yaml/tree.test.ts). */
 export function documentTree(text: string, file: string, options: ParseOptions): ParsedYaml {
   const yaml = parseYamlDocument(text, file);
   return { file, root: treeOf(yaml.doc, yaml.locate, options) };

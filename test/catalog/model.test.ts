@@ -1,5 +1,5 @@
 /**
- * The version model's rules (src/versions/model.ts) over the default app's
+ * The version model's rules (src/catalog/model.ts) over the default app's
  * real catalog: what an upload makes available and known, each refusal of
  * `version target` with its message, custom image fields with per-backend
  * maps and an operator-set `default`, and service defaults with the
@@ -21,7 +21,7 @@ import {
   withoutCustomImage,
   withoutDeployed,
   type AppVersions,
-} from '../../src/versions/index.js';
+} from '../../src/catalog/index.js';
 import { writeApp } from '../support/app-fixture.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -12,7 +12,7 @@
 import { gunzipSync } from 'node:zlib';
 import { Header, Pax } from 'tar';
 import { describe, expect, it } from 'vitest';
-import { compareBytewise, FIXED_MTIME, writeTar, writeTarGz, writeTarGzAsync, type TarWriteOptions } from '../../src/bundle/index.js';
+import { compareBytewise, FIXED_MTIME, writeTar, writeTarGz, writeTarGzAsync, type TarWriteOptions } from '../../src/tarball/index.js';
 import { seededRandom } from '../support/random.js';
 
 const CASES = Number(process.env.FLOTILLA_WRITER_CASES ?? 400);

@@ -1,5 +1,5 @@
 /**
- * src/server on its own, with a stand-in command: what a client gets back,
+ * src/build-server on its own, with a stand-in command: what a client gets back,
  * the order commands run in, a client of another key refused, and the ways
  * a server stops (asked, idle, its socket's name taken by another).
  */
@@ -18,7 +18,7 @@ import {
   stopServers,
   type RunRequest,
   type ServerPlace,
-} from '../../src/server/index.js';
+} from '../../src/build-server/index.js';
 import { tempDir } from '../support/app-fixture.js';
 
 function place(bundle = 'file:///opt/flotilla/dist/cli/flotilla-0123456789abcdef.cjs'): ServerPlace {

@@ -10,8 +10,8 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { writeTarGz } from '../../src/bundle/index.js';
-import { parseYaml, parseYamlDocument, parseYamlStream, parseYamlValue, YamlSyntaxError, YAML_LIMITS } from '../../src/document/index.js';
+import { writeTarGz } from '../../src/tarball/index.js';
+import { parseYaml, parseYamlDocument, parseYamlStream, parseYamlValue, YamlSyntaxError, YAML_LIMITS } from '../../src/yaml/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
 
 const cli = resolve(import.meta.dirname, '../../dist/cli/flotilla.cjs');

@@ -1,5 +1,5 @@
 /**
- * The fast tree reader (js-yaml events, src/document/tree.ts) against the
+ * The fast tree reader (js-yaml events, src/yaml/tree.ts) against the
  * document reader it falls back to (`yaml`'s CST): wherever the fast reader
  * accepts a text, both must give the same tree — values, map order, and
  * every node's layer, file, line and column. Held over the YAML files of
@@ -8,8 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseYamlValue, YamlSyntaxError, type ValueNode } from '../../src/document/index.js';
-import { documentTree, fastTrees } from '../../src/document/parse.js';
+import { parseYamlValue, YamlSyntaxError, type ValueNode } from '../../src/yaml/index.js';
+import { documentTree, fastTrees } from '../../src/yaml/parse.js';
 import { generatedYaml, yamlFiles } from '../support/yaml-texts.js';
 
 /**

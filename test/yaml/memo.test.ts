@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { getNode, ParseMemo, parseYaml, YamlSyntaxError, type ParseOptions, type ValueNode } from '../../src/document/index.js';
+import { getNode, ParseMemo, parseYaml, YamlSyntaxError, type ParseOptions, type ValueNode } from '../../src/yaml/index.js';
 
 const VALUES = `# every kind of node the parser makes
 defaults: &defaults
