@@ -24,7 +24,7 @@ import {
   type EffectiveServiceDefault,
   type ResolvedImage,
   type VersionCatalog,
-  type VersionEntry,
+  type OpenStackReleaseEntry,
 } from '../catalog/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
 import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
@@ -72,7 +72,7 @@ export interface App {
   readonly specLayers: readonly SpecLayer[];
   readonly catalog: VersionCatalog;
   /** The target release's catalog entry, its serviceDefaults the effective ones (fallbacks filled in). */
-  readonly target: VersionEntry;
+  readonly target: OpenStackReleaseEntry;
   /** Each service default of the target and whether the release set it or the app's fallback applied. */
   readonly serviceDefaults: ReadonlyMap<string, EffectiveServiceDefault>;
   /** The images the charts get: the target release's, with `main.customImages` on top, then the cluster's custom images. */
@@ -309,7 +309,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
       ? targetEntry(catalog, versions)
       : targetVersion(catalog, spec.main.release, getNode(specNode, ['main', 'release'])?.origin.location);
   const serviceDefaults = effectiveServiceDefaults(catalog.defaults, catalogTarget.serviceDefaults);
-  const target: VersionEntry = { ...catalogTarget, serviceDefaults: Object.fromEntries([...serviceDefaults].map(([name, d]) => [name, d.value])) };
+  const target: OpenStackReleaseEntry = { ...catalogTarget, serviceDefaults: Object.fromEntries([...serviceDefaults].map(([name, d]) => [name, d.value])) };
   const custom = customImages(specNode);
   if (versions) for (const [field, image] of clusterCustomImages(versions, catalog)) custom.set(field, image);
   const resolved = resolveImages(catalog, target, custom);
@@ -354,7 +354,7 @@ function readCatalog(
   serviceDefaultsRoot: ValueNode | undefined,
   collect: (ds: readonly Diagnostic[]) => void,
 ): VersionCatalog {
-  const versions = new Map<string, VersionEntry>();
+  const versions = new Map<string, OpenStackReleaseEntry>();
   let targets = new Map<string, never[]>() as VersionCatalog['targets'];
   let backendMaps: VersionCatalog['backendMaps'] = new Set();
   for (const file of fileNames) {

@@ -12,7 +12,7 @@ export interface ImageSetting {
   readonly location: SourceLocation;
 }
 
-export interface VersionEntry {
+export interface OpenStackReleaseEntry {
   readonly release: string;
   readonly file: string;
   readonly images: ReadonlyMap<string, ImageSetting>;
@@ -34,7 +34,7 @@ export interface ImageTarget {
 const SPLIT_KEYS = ['repository', 'tag', 'digest'] as const;
 
 export interface VersionCatalog {
-  readonly versions: ReadonlyMap<string, VersionEntry>;
+  readonly versions: ReadonlyMap<string, OpenStackReleaseEntry>;
   /** image field → where it lands. */
   readonly targets: ReadonlyMap<string, readonly ImageTarget[]>;
   /** Image fields with one image per backend (images.yaml `backendMaps`). */
@@ -57,7 +57,11 @@ function diagnostic(message: string, location: SourceLocation | undefined, path:
   return { severity: 'error', message, location, path };
 }
 
-export function readVersionFile(root: ValueNode | undefined, file: string, expectedRelease: string): { entry?: VersionEntry; diagnostics: Diagnostic[] } {
+export function readVersionFile(
+  root: ValueNode | undefined,
+  file: string,
+  expectedRelease: string,
+): { entry?: OpenStackReleaseEntry; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const at = (path: DocPath) => (root ? getNode(root, path)?.origin.location : undefined) ?? { file, line: 0, column: 0 };
   if (!root || root.kind !== 'map') return { diagnostics: [diagnostic('expected a map with release, images and serviceDefaults', at([]), [])] };

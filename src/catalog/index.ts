@@ -1,21 +1,23 @@
 /**
- * Versions: the release catalog, the target release of a spec, and image
- * resolution (custom image if set, else the target release's default).
+ * The catalog of OpenStack releases an app ships (overrides/versions/), the
+ * target release of a spec, and image resolution (custom image if set, else
+ * the target release's default). In this folder "release" is an OpenStack
+ * release (2025.1), never a Helm release; types and functions say so.
  */
 import { FlotillaError, type Diagnostic, type SourceLocation } from '../diagnostics/index.js';
-import { imageReferenceProblem, type VersionCatalog, type VersionEntry } from './catalog.js';
+import { imageReferenceProblem, type VersionCatalog, type OpenStackReleaseEntry } from './catalog.js';
 
 export * from './catalog.js';
 export * from './model.js';
-export type { AppVersions, AvailableRelease, CustomImage } from './state.js';
+export type { AppVersions, AvailableOpenStackRelease, CustomImage } from './state.js';
 
-export class UnknownReleaseError extends FlotillaError {}
+export class UnknownOpenStackReleaseError extends FlotillaError {}
 
 /**
  * The target of an app without a version catalog: no images, no
  * serviceDefaults; its charts run the images their values set.
  */
-const NO_CATALOG_TARGET: VersionEntry = {
+const NO_CATALOG_TARGET: OpenStackReleaseEntry = {
   release: '',
   file: '',
   images: new Map(),
@@ -28,18 +30,21 @@ const NO_CATALOG_TARGET: VersionEntry = {
  * turns on: without `overrides/versions/<release>.yaml` files and without
  * `main.release` an app has {@link NO_CATALOG_TARGET}; with either, both.
  */
-export function targetVersion(catalog: VersionCatalog, release: string, location?: SourceLocation): VersionEntry {
+export function targetVersion(catalog: VersionCatalog, release: string, location?: SourceLocation): OpenStackReleaseEntry {
   const known = [...catalog.versions.keys()].sort();
   if (release === '') {
     if (known.length === 0) return NO_CATALOG_TARGET;
-    throw new UnknownReleaseError(`main.release is not set, and the app has a version catalog (overrides/versions/): set it to one of ${known.join(', ')}`, {
-      location,
-    });
+    throw new UnknownOpenStackReleaseError(
+      `main.release is not set, and the app has a version catalog (overrides/versions/): set it to one of ${known.join(', ')}`,
+      {
+        location,
+      },
+    );
   }
   const entry = catalog.versions.get(release);
   if (!entry) {
     const create = `create overrides/versions/${release}.yaml (release: "${release}", its images and serviceDefaults)`;
-    throw new UnknownReleaseError(
+    throw new UnknownOpenStackReleaseError(
       known.length === 0
         ? `release "${release}" is not in the version catalog: the app has none; ${create}, or remove main.release (an app without a catalog needs none)`
         : `release "${release}" is not in the version catalog (overrides/versions/); available: ${known.join(', ')}; or ${create}`,
@@ -65,7 +70,7 @@ export interface ResolvedImage {
  */
 export function resolveImages(
   catalog: VersionCatalog,
-  target: VersionEntry,
+  target: OpenStackReleaseEntry,
   custom: ReadonlyMap<string, { reference: string; location: SourceLocation }>,
 ): { images: Map<string, ResolvedImage>; diagnostics: Diagnostic[] } {
   const images = new Map<string, ResolvedImage>();

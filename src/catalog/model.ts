@@ -6,14 +6,14 @@
  */
 import { FlotillaError, type SourceLocation } from '../diagnostics/index.js';
 import { nearest } from '../names/index.js';
-import { imageReferenceProblem, type VersionCatalog, type VersionEntry } from './catalog.js';
-import type { AppVersions, AvailableRelease, CustomImage } from './state.js';
+import { imageReferenceProblem, type VersionCatalog, type OpenStackReleaseEntry } from './catalog.js';
+import type { AppVersions, AvailableOpenStackRelease, CustomImage } from './state.js';
 
 /** A target change, a custom image or a release the version model refuses; the message says why and what to do. */
 export class VersionRefusedError extends FlotillaError {}
 
 /** Orders release names by their numbers (2024.1 < 2024.2 < 2025.1), then as text. */
-export function compareReleases(a: string, b: string): number {
+export function compareOpenStackReleases(a: string, b: string): number {
   const numbers = (r: string) =>
     r
       .split(/[^0-9]+/)
@@ -35,10 +35,10 @@ const CADENCE = /^(\d{4})\.([12])$/;
  * The release one step after `release`: OpenStack's next (2024.1 → 2024.2 →
  * 2025.1) for names of its cadence, else the next newer one known.
  */
-export function nextRelease(release: string, known: readonly string[]): string | undefined {
+export function nextOpenStackRelease(release: string, known: readonly string[]): string | undefined {
   const cadence = CADENCE.exec(release);
   if (cadence) return cadence[2] === '1' ? `${cadence[1]}.2` : `${Number(cadence[1]) + 1}.1`;
-  return [...known].sort(compareReleases).find((r) => compareReleases(r, release) > 0);
+  return [...known].sort(compareOpenStackReleases).find((r) => compareOpenStackReleases(r, release) > 0);
 }
 
 /** What the app's metadata allows beyond one release at a time (`flotilla.releaseUpgrades.skipLevel`). */
@@ -46,13 +46,13 @@ export interface UpgradeRules {
   readonly skipLevel: readonly { readonly from: string; readonly to: string }[];
 }
 
-function snapshot(entry: VersionEntry, bundle: string, inBundle: boolean): AvailableRelease {
+function snapshot(entry: OpenStackReleaseEntry, bundle: string, inBundle: boolean): AvailableOpenStackRelease {
   return {
     release: entry.release,
     bundle,
     inBundle,
     images: Object.fromEntries([...entry.images].map(([field, image]) => [field, image.reference])),
-    serviceDefaults: structuredClone(entry.serviceDefaults) as AvailableRelease['serviceDefaults'],
+    serviceDefaults: structuredClone(entry.serviceDefaults) as AvailableOpenStackRelease['serviceDefaults'],
   };
 }
 
@@ -62,11 +62,11 @@ function snapshot(entry: VersionEntry, bundle: string, inBundle: boolean): Avail
  * (marked), the target kept when the operator set it, else the spec's.
  */
 export function afterUpload(previous: AppVersions | undefined, catalog: VersionCatalog, bundleVersion: string, specRelease: string): AppVersions {
-  const available = new Map<string, AvailableRelease>();
+  const available = new Map<string, AvailableOpenStackRelease>();
   for (const entry of catalog.versions.values()) available.set(entry.release, snapshot(entry, bundleVersion, true));
   for (const known of previous?.available ?? []) if (!available.has(known.release)) available.set(known.release, { ...known, inBundle: false });
   return {
-    available: [...available.values()].sort((a, b) => compareReleases(b.release, a.release)),
+    available: [...available.values()].sort((a, b) => compareOpenStackReleases(b.release, a.release)),
     target: previous?.targetSet ? previous.target : specRelease,
     ...(previous?.targetSet ? { targetSet: previous.targetSet } : {}),
     ...(previous?.deployed !== undefined ? { deployed: previous.deployed } : {}),
@@ -107,7 +107,7 @@ export function retarget(state: AppVersions, release: string, rules: UpgradeRule
   const from = state.deployed ?? state.target;
   if (release === state.target) return { versions: state, warnings: [`the target is already ${release}: nothing changes`] };
   if (from !== '' && from !== release) {
-    if (compareReleases(release, from) < 0) {
+    if (compareOpenStackReleases(release, from) < 0) {
       if (!options.force) {
         throw new VersionRefusedError(
           `${release} is older than ${from}: downgrades are refused (OpenStack's database migrations run forward only). Target ${from} or a newer release; --force exists for development clusters only`,
@@ -117,7 +117,7 @@ export function retarget(state: AppVersions, release: string, rules: UpgradeRule
         `DOWNGRADE FORCED: ${from} → ${release}. OpenStack does not support downgrades; databases migrated by ${from} may not work with ${release}. Use this on development clusters only`,
       );
     } else {
-      const step = nextRelease(from, known);
+      const step = nextOpenStackRelease(from, known);
       const skip = rules.skipLevel.some((pair) => pair.from === from && pair.to === release);
       if (release !== step && !skip) {
         const pairs = rules.skipLevel.filter((p) => p.from === from).map((p) => p.to);
@@ -211,7 +211,7 @@ export function withoutCustomImage(state: AppVersions, field: string): AppVersio
 }
 
 /** The catalog entry of the target: the bundle's, or one an earlier bundle shipped (kept in the record). */
-export function targetEntry(catalog: VersionCatalog, state: AppVersions): VersionEntry {
+export function targetEntry(catalog: VersionCatalog, state: AppVersions): OpenStackReleaseEntry {
   const own = catalog.versions.get(state.target);
   if (own) return own;
   const known = state.available.find((a) => a.release === state.target);

@@ -8,7 +8,7 @@
 import type { JsonValue } from '../plugins/api.js';
 
 /** A catalog release the cluster knows of. */
-export interface AvailableRelease {
+export interface AvailableOpenStackRelease {
   readonly release: string;
   /** The app version of the last uploaded bundle whose catalog has it. */
   readonly bundle: string;
@@ -31,7 +31,7 @@ export interface CustomImage {
 
 export interface AppVersions {
   /** Known catalog releases, newest first. */
-  readonly available: readonly AvailableRelease[];
+  readonly available: readonly AvailableOpenStackRelease[];
   /** The release the operator asked for (until then, the deployment spec's main.release); the next apply carries it out. */
   readonly target: string;
   /** When and by whom the target was set; absent while it follows the deployment spec's main.release. */

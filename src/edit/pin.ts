@@ -14,7 +14,7 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { DiagnosticsError, formatLocation, type Diagnostic } from '../diagnostics/index.js';
 import { ManifestUnknown, OciClient, parseReference, RegistryError, type OciClientOptions } from '../oci/index.js';
 import { unknownName } from '../names/index.js';
-import { UnknownReleaseError } from '../catalog/index.js';
+import { UnknownOpenStackReleaseError } from '../catalog/index.js';
 import { ChangeSet, type FileChange } from './changes.js';
 import { scanPlaces, setReference, type ImagePlace } from './images.js';
 
@@ -70,7 +70,7 @@ async function imageUses(app: App, releases?: readonly string[]): Promise<ImageU
   const known = [...app.catalog.versions.keys()].sort();
   for (const release of releases ?? []) {
     if (!app.catalog.versions.has(release))
-      throw new UnknownReleaseError(`--release ${release}: ${unknownName('release', release, known)} (overrides/versions/)`);
+      throw new UnknownOpenStackReleaseError(`--release ${release}: ${unknownName('release', release, known)} (overrides/versions/)`);
   }
   const wanted = (release: string) => releases === undefined || releases.includes(release);
   const places = await scanPlaces(app);

@@ -10,10 +10,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { assembleApp, directoryAppSource, loadApp, type App } from '../../src/app/index.js';
 import {
   afterUpload,
-  compareReleases,
+  compareOpenStackReleases,
   customImageTarget,
   deployedTarget,
-  nextRelease,
+  nextOpenStackRelease,
   retarget,
   VersionRefusedError,
   afterSpecUpload,
@@ -46,12 +46,12 @@ const refusal = (run: () => unknown): string => {
 
 describe('releases', () => {
   it('are ordered by their numbers, and OpenStack names step by its cadence', () => {
-    expect(['2025.1', '2023.2', '2024.1', '2024.2'].sort(compareReleases)).toEqual(['2023.2', '2024.1', '2024.2', '2025.1']);
-    expect(['10.0', '9.1', '9.10'].sort(compareReleases)).toEqual(['9.1', '9.10', '10.0']);
-    expect(nextRelease('2024.1', [])).toBe('2024.2');
-    expect(nextRelease('2024.2', [])).toBe('2025.1');
+    expect(['2025.1', '2023.2', '2024.1', '2024.2'].sort(compareOpenStackReleases)).toEqual(['2023.2', '2024.1', '2024.2', '2025.1']);
+    expect(['10.0', '9.1', '9.10'].sort(compareOpenStackReleases)).toEqual(['9.1', '9.10', '10.0']);
+    expect(nextOpenStackRelease('2024.1', [])).toBe('2024.2');
+    expect(nextOpenStackRelease('2024.2', [])).toBe('2025.1');
     // Other names step to the next known one.
-    expect(nextRelease('1.0', ['3.0', '2.0'])).toBe('2.0');
+    expect(nextOpenStackRelease('1.0', ['3.0', '2.0'])).toBe('2.0');
   });
 
   it('an upload makes its catalog available newest first; releases of earlier bundles stay known, marked', () => {
