@@ -10,7 +10,8 @@ import type { JsonValue } from '../../plugins/index.js';
 import type { CommandContext } from '../context.js';
 import { formatTable, printData, type Output } from '../output.js';
 import { clusterCommand, collect, parseDuration, type ClusterFlags } from '../options.js';
-import { connectFor, progressPrinter } from './cluster-options.js';
+import { connectFor } from './cluster-options.js';
+import { progressPrinter } from '../progress.js';
 import { FileAccessError, fileErrorText, readInputFile } from '../../files/index.js';
 
 /** Every cluster command's flags: the cluster's, and -o. */
