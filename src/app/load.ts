@@ -27,12 +27,12 @@ import {
   type OpenStackReleaseEntry,
 } from '../catalog/index.js';
 import { readMetadata, type AppMetadata } from './metadata.js';
-import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph } from './releases.js';
+import { buildReleaseGraph, readReleases, type Release, type ReleaseGraph, type ReleasesResult } from './releases.js';
 import { checkReferences } from './references.js';
 import { checkUpdatePhases, type UpdatePhase } from './update-phases.js';
 import { unknownName } from '../names/index.js';
 import type { FluxTarget } from '../flux/index.js';
-import { checkSchema, rememberedSchemaCheck, type JsonSchema } from './schema-check.js';
+import { checkSchema, rememberedSchemaCheck, type JsonSchema, type SchemaChecker } from './schema-check.js';
 import { APP_FILES } from './layout.js';
 import { directoryAppSource, type AppSource, type ChartFile } from './source.js';
 import { describeClash } from '../values/index.js';
@@ -153,51 +153,143 @@ function displayIn(root: string, abs: string): string {
 /**
  * Assembles an `App` from its source files, wherever they are kept (a
  * folder, or a tarball in memory): metadata, release table and graph, merged
- * deployment spec, version catalog. All problems found in one pass are
+ * deployment spec, version catalog. All problems found in one step are
  * reported together, each with file:line.
  */
 export function assembleApp(source: AppSource, options: AssembleOptions = {}): App {
+  const reading = appReading(source, options);
+  const problems = new Problems();
+  const { metadata, metadataRoot, table, chartYamls } = readMetadataAndReleases(reading, source, problems);
+  const graph = buildReleaseGraph(table.releases);
+  const { spec, specNode, specLayers, deploymentFile } = readSpec(reading, problems, options, table.strictValues);
+  const policySet = checkSpec(reading, problems, spec, specNode, deploymentFile, table.releases);
+  const catalog = readCatalog(reading, problems);
+  checkNames(reading, problems, table, specNode, metadataRoot, catalog);
+  const { target, serviceDefaults, images } = resolveTarget(catalog, spec, specNode, options.versions, problems);
+  const { files, root, parseFile, path } = reading;
+  return {
+    root,
+    source,
+    metadata,
+    releases: table.releases,
+    fluxTarget: table.fluxTarget,
+    strictValues: table.strictValues,
+    namespace: metadata.namespace ?? mostUsedNamespace(table.releases),
+    chartRepositories: table.chartRepositories,
+    updatePhases: table.updatePhases,
+    graph,
+    spec,
+    specNode,
+    specLayers,
+    catalog,
+    target,
+    serviceDefaults,
+    images,
+    ...(options.versions ? { versions: options.versions } : {}),
+    serviceDefaultAnnotations: (chart) => serviceDefaultAnnotations(catalog.defaults, serviceDefaults, chart),
+    policySet,
+    enabled: enabledReleases(table.releases, graph, spec, metadata),
+    warnings: problems.warnings,
+    parseYaml: parseFile,
+    path,
+    readText: (rel) => files.read(rel)?.toString('utf8'),
+    chartFile: (release, file) => source.chartFile(release, file),
+    chartYaml: (release) => chartYamls.get(release.chartPath),
+  };
+}
+
+/** How assembly reads the app's files: YAML parsed through the memo when there is one (tokens filled in first), schemas checked likewise. */
+interface AppReading {
+  readonly files: AppSource['files'];
+  readonly root: string;
+  readonly parseFile: YamlParser;
+  readonly check: SchemaChecker;
+  /** Absolute path of a file given relative to the app root. */
+  path(relativePath: string): string;
+  parseText(file: string, text: string, layer: string, allowListEdits: boolean): ParsedText;
+  /** An app file parsed; it must be there. */
+  read(rel: string, layer: string, allowListEdits?: boolean): ParsedYaml;
+  /** The names of the .yaml files in a folder of the app. */
+  yamlNames(folder: string): string[];
+}
+
+function appReading(source: AppSource, options: AssembleOptions): AppReading {
   const { files } = source;
   const root = files.path;
-  const path = (p: string) => (isAbsolute(p) ? p : join(root, p));
-  const errors: Diagnostic[] = [];
-  const warnings: Diagnostic[] = [];
-  const collect = (ds: readonly Diagnostic[]) => {
-    for (const d of ds) (d.severity === 'error' ? errors : warnings).push(d);
-  };
   const parseFile: YamlParser = options.parseMemo?.parse ?? parseYaml;
-  const check = options.parseMemo ? rememberedSchemaCheck(options.parseMemo) : checkSchema;
   const parseText = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedText => {
     const parsedText = options.transformText ? options.transformText(file, text) : text;
     return { text: parsedText, parsed: parseFile(parsedText, file, { layer, allowListEdits }) };
   };
-  const parse = (file: string, text: string, layer: string, allowListEdits: boolean): ParsedYaml => parseText(file, text, layer, allowListEdits).parsed;
-  const read = (rel: string, layer: string, allowListEdits = false): ParsedYaml => {
-    const data = files.read(rel);
-    if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
-    return parse(rel, data.toString('utf8'), layer, allowListEdits);
+  return {
+    files,
+    root,
+    parseFile,
+    check: options.parseMemo ? rememberedSchemaCheck(options.parseMemo) : checkSchema,
+    path: (p) => (isAbsolute(p) ? p : join(root, p)),
+    parseText,
+    read: (rel, layer, allowListEdits = false) => {
+      const data = files.read(rel);
+      if (data === undefined) throw new FlotillaError(`${root}: ${rel} is missing`);
+      return parseText(rel, data.toString('utf8'), layer, allowListEdits).parsed;
+    },
+    yamlNames: (folder) =>
+      files
+        .list(folder)
+        .filter((e) => e.kind === 'file' && e.name.endsWith('.yaml'))
+        .map((e) => e.name),
   };
-  const yamlNames = (folder: string) =>
-    files
-      .list(folder)
-      .filter((e) => e.kind === 'file' && e.name.endsWith('.yaml'))
-      .map((e) => e.name);
-  const failure = (summary: string) => new AppLoadError(summary, errors);
+}
 
-  if (files.kindOf(APP_FILES.metadata) !== 'file') {
-    throw new FlotillaError(`${root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
+/** What assembly found wrong: the errors of a step are reported together before the next step runs; the warnings go with the App. */
+class Problems {
+  readonly errors: Diagnostic[] = [];
+  readonly warnings: Diagnostic[] = [];
+
+  readonly collect = (found: readonly Diagnostic[]): void => {
+    for (const d of found) (d.severity === 'error' ? this.errors : this.warnings).push(d);
+  };
+
+  /** Throws every error found so far, under `summary`, if there is one. */
+  stopIfAny(summary: string): void {
+    if (this.errors.length > 0) throw new AppLoadError(summary, this.errors);
   }
-  const metadataDoc = read(APP_FILES.metadata, 'metadata');
-  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file, check);
-  collect(metadataResult.diagnostics);
+}
 
-  const releasesDoc = read(APP_FILES.releases, 'releases');
-  const releasesResult = readReleases(releasesDoc.root, releasesDoc.file, check);
-  collect(releasesResult.diagnostics);
+/** The metadata and the release table, each release's static overrides and chart found, and the Chart.yaml of each chart as parsed. */
+function readMetadataAndReleases(
+  reading: AppReading,
+  source: AppSource,
+  problems: Problems,
+): { metadata: AppMetadata; metadataRoot: ValueNode | undefined; table: ReleasesResult; chartYamls: Map<string, ParsedText> } {
+  if (reading.files.kindOf(APP_FILES.metadata) !== 'file') {
+    throw new FlotillaError(`${reading.root} is not a flotilla app: ${APP_FILES.metadata} is missing (see docs/app-format.md)`);
+  }
+  const metadataDoc = reading.read(APP_FILES.metadata, 'metadata');
+  const metadataResult = readMetadata(metadataDoc.root, metadataDoc.file, reading.check);
+  problems.collect(metadataResult.diagnostics);
+  const releasesDoc = reading.read(APP_FILES.releases, 'releases');
+  const table = readReleases(releasesDoc.root, releasesDoc.file, reading.check);
+  problems.collect(table.diagnostics);
+  const chartYamls = readReleaseCharts(reading, source, table.releases, releasesDoc.root, problems);
+  const { metadata } = metadataResult;
+  problems.stopIfAny('the app metadata or release table is invalid:');
+  if (!metadata) throw new AppLoadError('the app metadata or release table is invalid:', problems.errors);
+  return { metadata, metadataRoot: metadataDoc.root, table, chartYamls };
+}
+
+/** Each release's static overrides file and chart checked to be there, the chart's Chart.yaml parsed once per chart (by its path) and its name checked. */
+function readReleaseCharts(
+  reading: AppReading,
+  source: AppSource,
+  releases: readonly Release[],
+  releasesRoot: ValueNode | undefined,
+  problems: Problems,
+): Map<string, ParsedText> {
   const chartYamls = new Map<string, ParsedText>();
-  releasesResult.releases.forEach((release, index) => {
-    if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && files.kindOf(release.staticOverrides) !== 'file') {
-      errors.push({
+  releases.forEach((release, index) => {
+    if (release.staticOverrides !== `${APP_FILES.static}/${release.chart}.yaml` && reading.files.kindOf(release.staticOverrides) !== 'file') {
+      problems.errors.push({
         severity: 'error',
         message: `release "${release.name}": staticOverrides ${release.staticOverrides} not found`,
         location: release.location,
@@ -205,7 +297,7 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
     }
     const chartYaml = source.chartFile(release, 'Chart.yaml');
     if (!chartYaml) {
-      errors.push({
+      problems.errors.push({
         severity: 'error',
         message: `release "${release.name}": no chart at ${release.chartPath} (Chart.yaml not found)`,
         location: release.location,
@@ -213,97 +305,150 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
       return;
     }
     // Helm and the tarball know a chart by the name in its Chart.yaml: a release naming it otherwise would ship another chart.
-    const parsedChart = chartYamls.get(release.chartPath) ?? parseText(chartYaml.file, chartYaml.text, 'chart', false);
+    const parsedChart = chartYamls.get(release.chartPath) ?? reading.parseText(chartYaml.file, chartYaml.text, 'chart', false);
     chartYamls.set(release.chartPath, parsedChart);
     const named = getNode(parsedChart.parsed.root, ['name']);
     if (named?.kind === 'scalar' && named.value !== release.chart) {
-      errors.push({
+      problems.errors.push({
         severity: 'error',
         message: `release "${release.name}" names chart "${release.chart}", but ${release.chartPath}/Chart.yaml says "${String(named.value)}"`,
-        location: getNode(releasesDoc.root, ['releases', index, 'chart'])?.origin.location ?? release.location,
+        location: getNode(releasesRoot, ['releases', index, 'chart'])?.origin.location ?? release.location,
       });
     }
   });
-  const metadata = metadataResult.metadata;
-  if (errors.length > 0 || !metadata) throw failure('the app metadata or release table is invalid:');
-  const graph = buildReleaseGraph(releasesResult.releases);
+  return chartYamls;
+}
 
-  // Spec: the deployment file names the preset and size.
-  let deploymentDoc: ParsedYaml;
-  if (options.deployment) deploymentDoc = parse(options.deployment.file, options.deployment.text, 'deployment', true);
-  else if (files.kindOf(APP_FILES.deployment) === 'file') deploymentDoc = read(APP_FILES.deployment, 'deployment', true);
-  else throw new FlotillaError(`deployment spec ${path(APP_FILES.deployment)} not found`);
-  const deploymentLayer: SpecLayer = { label: 'deployment', file: deploymentDoc.file, root: deploymentDoc.root };
-  collect(checkSpecLayer(deploymentLayer, true, check));
-  if (errors.length > 0) throw failure('the deployment spec is invalid:');
-  const main = getNode(deploymentLayer.root, ['main']);
-  const chooseLayer = (kind: 'preset' | 'size', folder: string): SpecLayer | undefined => {
-    const nameNode = getNode(main, [kind]);
-    if (nameNode?.kind !== 'scalar' || typeof nameNode.value !== 'string') return undefined;
-    const file = `${folder}/${nameNode.value}.yaml`;
-    if (files.kindOf(file) !== 'file') {
-      const available = yamlNames(folder).map((f) => basename(f, '.yaml'));
-      errors.push({
-        severity: 'error',
-        message: `${kind} "${nameNode.value}" not found (${folder}/${nameNode.value}.yaml); available: ${available.sort().join(', ') || 'none'}`,
-        location: nameNode.origin.location,
-        path: ['main', kind],
-      });
-      return undefined;
-    }
-    const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file, root: read(file, `${kind} ${nameNode.value}`, true).root };
-    collect(checkSpecLayer(layer, false, check));
-    return layer;
-  };
-  const preset = chooseLayer('preset', APP_FILES.presets);
-  const size = chooseLayer('size', APP_FILES.sizes);
-  if (errors.length > 0) throw failure('the deployment spec is invalid:');
-  const specLayers = [preset, size, deploymentLayer].filter((l): l is SpecLayer => l !== undefined);
+/** The spec: the deployment file names the preset and size; the three layers merged, lowest first (a kind clash warns, or fails under strictValues). */
+function readSpec(
+  reading: AppReading,
+  problems: Problems,
+  options: AssembleOptions,
+  strictValues: boolean,
+): { spec: DeploymentSpec; specNode: ValueNode | undefined; specLayers: SpecLayer[]; deploymentFile: string } {
+  const deployment = readDeploymentLayer(reading, problems, options);
+  const main = getNode(deployment.root, ['main']);
+  const preset = namedSpecLayer(reading, problems, main, 'preset', APP_FILES.presets);
+  const size = namedSpecLayer(reading, problems, main, 'size', APP_FILES.sizes);
+  problems.stopIfAny('the deployment spec is invalid:');
+  const specLayers = [preset, size, deployment].filter((l): l is SpecLayer => l !== undefined);
   const { node: specNode, spec } = mergeSpec(specLayers, (clash) =>
-    collect([{ severity: releasesResult.strictValues ? 'error' : 'warning', message: describeClash(clash), location: clash.upper.location }]),
+    problems.collect([{ severity: strictValues ? 'error' : 'warning', message: describeClash(clash), location: clash.upper.location }]),
   );
+  return { spec, specNode, specLayers, deploymentFile: deployment.file };
+}
 
-  const featuresSchema = files.read(APP_FILES.featuresSchema);
+/** The deployment file: the one the options give, else the app's overrides/deployment.yaml; checked against its schema. */
+function readDeploymentLayer(reading: AppReading, problems: Problems, options: AssembleOptions): SpecLayer {
+  let doc: ParsedYaml;
+  if (options.deployment) doc = reading.parseText(options.deployment.file, options.deployment.text, 'deployment', true).parsed;
+  else if (reading.files.kindOf(APP_FILES.deployment) === 'file') doc = reading.read(APP_FILES.deployment, 'deployment', true);
+  else throw new FlotillaError(`deployment spec ${reading.path(APP_FILES.deployment)} not found`);
+  const layer: SpecLayer = { label: 'deployment', file: doc.file, root: doc.root };
+  problems.collect(checkSpecLayer(layer, true, reading.check));
+  problems.stopIfAny('the deployment spec is invalid:');
+  return layer;
+}
+
+/** The preset or size the deployment file names (`main.preset`, `main.size`), read from its folder and checked; none when not named or not found (an error). */
+function namedSpecLayer(reading: AppReading, problems: Problems, main: ValueNode | undefined, kind: 'preset' | 'size', folder: string): SpecLayer | undefined {
+  const nameNode = getNode(main, [kind]);
+  if (nameNode?.kind !== 'scalar' || typeof nameNode.value !== 'string') return undefined;
+  const file = `${folder}/${nameNode.value}.yaml`;
+  if (reading.files.kindOf(file) !== 'file') {
+    const available = reading.yamlNames(folder).map((f) => basename(f, '.yaml'));
+    problems.errors.push({
+      severity: 'error',
+      message: `${kind} "${nameNode.value}" not found (${folder}/${nameNode.value}.yaml); available: ${available.sort().join(', ') || 'none'}`,
+      location: nameNode.origin.location,
+      path: ['main', kind],
+    });
+    return undefined;
+  }
+  const layer: SpecLayer = { label: `${kind} ${nameNode.value}`, file, root: reading.read(file, `${kind} ${nameNode.value}`, true).root };
+  problems.collect(checkSpecLayer(layer, false, reading.check));
+  return layer;
+}
+
+/** The merged spec against the app: its features against the app's features schema, its services against the releases, its policy set present; returns the policy set. */
+function checkSpec(
+  reading: AppReading,
+  problems: Problems,
+  spec: DeploymentSpec,
+  specNode: ValueNode | undefined,
+  deploymentFile: string,
+  releases: readonly Release[],
+): string | undefined {
+  const featuresSchema = reading.files.read(APP_FILES.featuresSchema);
   if (featuresSchema) {
     const schema = parseJson(featuresSchema.toString('utf8'), APP_FILES.featuresSchema);
     if (schema === null || typeof schema !== 'object' || Array.isArray(schema))
       throw new FlotillaError(`${APP_FILES.featuresSchema}: a JSON Schema must be an object`);
     const features = getNode(specNode, ['features']);
-    collect(checkSchema(schema as JsonSchema, features, deploymentLayer.file, ['features'], APP_FILES.featuresSchema));
+    problems.collect(checkSchema(schema as JsonSchema, features, deploymentFile, ['features'], APP_FILES.featuresSchema));
   }
-  collect(checkServicesSection(specNode, releasesResult.releases));
+  problems.collect(checkServicesSection(specNode, releases));
   const policySet = selectedPolicySet(spec);
-  if (policySet !== undefined && files.kindOf(`${APP_FILES.policies}/${policySet}`) !== 'directory') {
-    const available = files
+  if (policySet !== undefined && reading.files.kindOf(`${APP_FILES.policies}/${policySet}`) !== 'directory') {
+    const available = reading.files
       .list(APP_FILES.policies)
       .filter((e) => e.kind === 'directory')
       .map((e) => e.name);
-    errors.push({
+    problems.errors.push({
       severity: 'error',
       message: `policy set "${policySet}" not found: ${APP_FILES.policies}/${policySet}/ does not exist; available: ${available.sort().join(', ') || 'none'}`,
       location: getNode(specNode, ['features', 'policies'])?.origin.location,
       path: ['features', 'policies'],
     });
   }
-  if (errors.length > 0) throw failure('the deployment spec is invalid:');
+  problems.stopIfAny('the deployment spec is invalid:');
+  return policySet;
+}
 
-  const catalog = readCatalog(
-    yamlNames(APP_FILES.versions).sort(),
-    (file, layer) => read(`${APP_FILES.versions}/${file}`, layer),
-    files.kindOf(APP_FILES.serviceDefaults) === 'file' ? read(APP_FILES.serviceDefaults, 'service defaults').root : undefined,
-    collect,
+/** The version catalog: the files of the versions folder (images.yaml and one per release), and the declared service defaults. */
+function readCatalog(reading: AppReading, problems: Problems): VersionCatalog {
+  const catalog = readCatalogFiles(
+    reading.yamlNames(APP_FILES.versions).sort(),
+    (file, layer) => reading.read(`${APP_FILES.versions}/${file}`, layer),
+    reading.files.kindOf(APP_FILES.serviceDefaults) === 'file' ? reading.read(APP_FILES.serviceDefaults, 'service defaults').root : undefined,
+    problems.collect,
   );
-  if (errors.length > 0) throw failure('the version catalog is invalid:');
-  collect(checkReferences({ releases: releasesResult.releases, specNode, metadataRoot: metadataDoc.root, imageTargets: catalog.targets, files }));
-  collect(
+  problems.stopIfAny('the version catalog is invalid:');
+  return catalog;
+}
+
+/** Every name the app refers to (releases, charts, image targets, files) exists, and the update phases name releases and image fields that do. */
+function checkNames(
+  reading: AppReading,
+  problems: Problems,
+  table: ReleasesResult,
+  specNode: ValueNode | undefined,
+  metadataRoot: ValueNode | undefined,
+  catalog: VersionCatalog,
+): void {
+  problems.collect(checkReferences({ releases: table.releases, specNode, metadataRoot, imageTargets: catalog.targets, files: reading.files }));
+  problems.collect(
     checkUpdatePhases(
-      releasesResult.updatePhases,
-      releasesResult.releases.map((r) => r.name),
+      table.updatePhases,
+      table.releases.map((r) => r.name),
       [...catalog.targets.keys()],
     ),
   );
-  if (errors.length > 0) throw failure('the app refers to names that do not exist:');
-  const versions = options.versions;
+  problems.stopIfAny('the app refers to names that do not exist:');
+}
+
+/**
+ * The target release (the cluster's, else the spec's `main.release`) with
+ * its effective service defaults, and the images the charts get: the
+ * target's, `main.customImages` on top, then the cluster's custom images.
+ */
+function resolveTarget(
+  catalog: VersionCatalog,
+  spec: DeploymentSpec,
+  specNode: ValueNode | undefined,
+  versions: AppVersions | undefined,
+  problems: Problems,
+): { target: VersionEntry; serviceDefaults: ReadonlyMap<string, EffectiveServiceDefault>; images: ReadonlyMap<string, ResolvedImage> } {
   const catalogTarget =
     versions && versions.target !== ''
       ? targetEntry(catalog, versions)
@@ -313,42 +458,12 @@ export function assembleApp(source: AppSource, options: AssembleOptions = {}): A
   const custom = customImages(specNode);
   if (versions) for (const [field, image] of clusterCustomImages(versions, catalog)) custom.set(field, image);
   const resolved = resolveImages(catalog, target, custom);
-  collect(resolved.diagnostics);
-  if (errors.length > 0) throw failure('the deployment spec is invalid:');
-
-  const enabled = enabledReleases(releasesResult.releases, graph, spec, metadata);
-  return {
-    root,
-    source,
-    metadata,
-    releases: releasesResult.releases,
-    fluxTarget: releasesResult.fluxTarget,
-    strictValues: releasesResult.strictValues,
-    namespace: metadata.namespace ?? mostUsedNamespace(releasesResult.releases),
-    chartRepositories: releasesResult.chartRepositories,
-    updatePhases: releasesResult.updatePhases,
-    graph,
-    spec,
-    specNode,
-    specLayers,
-    catalog,
-    target,
-    serviceDefaults,
-    images: resolved.images,
-    ...(versions ? { versions } : {}),
-    serviceDefaultAnnotations: (chart) => serviceDefaultAnnotations(catalog.defaults, serviceDefaults, chart),
-    policySet,
-    enabled,
-    warnings,
-    parseYaml: parseFile,
-    path,
-    readText: (rel) => files.read(rel)?.toString('utf8'),
-    chartFile: (release, file) => source.chartFile(release, file),
-    chartYaml: (release) => chartYamls.get(release.chartPath),
-  };
+  problems.collect(resolved.diagnostics);
+  problems.stopIfAny('the deployment spec is invalid:');
+  return { target, serviceDefaults, images: resolved.images };
 }
 
-function readCatalog(
+function readCatalogFiles(
   fileNames: readonly string[],
   read: (file: string, layer: string) => ParsedYaml,
   serviceDefaultsRoot: ValueNode | undefined,

@@ -5,7 +5,7 @@
  */
 import type { Diagnostic } from '../diagnostics/index.js';
 import { toPlain, type ValueNode } from '../yaml/index.js';
-import { mergeNodes, type ClashSink } from '../values/index.js';
+import { mergeAll, type ClashSink } from '../values/index.js';
 import type { DeploymentSpec } from '../plugins/api.js';
 import { checkSchema, type JsonSchema, type SchemaChecker } from './schema-check.js';
 
@@ -79,8 +79,7 @@ export function checkSpecLayer(layer: SpecLayer, isDeploymentFile: boolean, chec
 
 /** Merges spec layers lowest first; a kind clash goes to `onClash` (the higher layer wins), or without it throws ValueClashError. */
 export function mergeSpec(layers: readonly SpecLayer[], onClash?: ClashSink): { node: ValueNode | undefined; spec: DeploymentSpec } {
-  let node: ValueNode | undefined;
-  for (const layer of layers) if (layer.root) node = mergeNodes(node, layer.root, onClash);
+  const node = mergeAll(layers, onClash);
   const plain = (node ? toPlain(node) : {}) as unknown as Partial<DeploymentSpec>;
   const spec: DeploymentSpec = {
     main: { ...plain.main, release: plain.main?.release ?? '' },

@@ -6,7 +6,7 @@
  * caller's `run` (src/cli wires it to the CLI's own program).
  */
 import { lstatSync, renameSync, rmSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { receive, send, type Reply, type Request, type RunRequest, type ServerStatus, type WarmUpState } from './protocol.js';
 import type { CommandOutput } from './client.js';
 import type { ServerPlace } from './place.js';
@@ -47,138 +47,176 @@ const OWNERSHIP_CHECK_MILLIS = 2000;
 
 /** Serves until stopped; resolves when the server has closed. */
 export async function serve(options: ServeOptions): Promise<void> {
-  const { place } = options;
-  const startedAt = new Date();
-  let commandsRun = 0;
-  let lastActive = Date.now();
-  let queue: Promise<unknown> = Promise.resolve();
-  let stopping = false;
-  /** Commands queued or running. */
-  let pending = 0;
-  /** The warm-up: waiting for a quiet spell (again, when a command cut it short), started, or ended (done or failed: not tried again). */
-  let warmUp: WarmUpState = 'waiting';
-  let warmUpTimer: NodeJS.Timeout | undefined;
-  /** The warm-up under way, to cut short when a command comes. */
-  let warmingUp: AbortController | undefined;
-  /** (Re)starts the wait for the warm-up, which runs after a quiet spell. */
-  const awaitQuiet = (): void => {
-    const hook = options.warmUp;
-    if (warmUp !== 'waiting' || stopping || !hook) return;
-    clearTimeout(warmUpTimer);
-    warmUpTimer = setTimeout(() => {
-      if (warmUp !== 'waiting' || stopping) return;
-      // A command under way calls awaitQuiet again when it ends.
-      if (pending > 0) return;
-      warmUp = 'started';
-      queue = queue.then(async () => {
-        const cut = new AbortController();
-        warmingUp = cut;
-        // Ended by itself it counts, even when a command came just after; cut short, it waits for the next quiet spell.
-        warmUp = await hook.run(cut.signal).then(
-          () => 'done' as const,
-          () => (cut.signal.aborted ? ('waiting' as const) : ('failed' as const)),
-        );
-        warmingUp = undefined;
-      });
-    }, hook.afterIdleMillis);
-  };
+  const server = new RunningServer(options);
+  await server.listenInPlace();
+  server.prepareThenAwaitQuiet();
+  server.stopWhenIdleDisownedOrSignalled();
+  await server.closed;
+}
 
-  const server = createServer((socket) => handle(socket));
-  // Bound under a name of its own, then renamed into place in one step: a
-  // client never meets a half-made socket, and of two servers started at
-  // once the last renamed wins; the other sees the name is no longer its
-  // own and stops.
-  const temporary = `${place.socket}.${process.pid}.tmp`;
-  rmSync(temporary, { force: true });
-  await new Promise<void>((done, fail) => {
-    server.once('error', fail);
-    server.listen(temporary, () => done());
-  });
-  renameSync(temporary, place.socket);
-  if (options.prepare) queue = options.prepare().catch(() => undefined);
-  void queue.then(awaitQuiet);
-  const own = lstatSync(place.socket).ino;
-  const ownsName = (): boolean => {
+/** A listening server: the queue its commands run in one at a time, its warm-up, and what its status reports. */
+class RunningServer {
+  private readonly server: Server = createServer((socket) => this.handle(socket));
+  readonly closed = new Promise<void>((done) => this.server.on('close', done));
+  private readonly startedAt = new Date();
+  private commandsRun = 0;
+  private lastActive = Date.now();
+  /** The preparation, the commands and the warm-up, run one at a time in this order. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private stopping = false;
+  /** Commands queued or running. */
+  private pending = 0;
+  /** The warm-up: waiting for a quiet spell (again, when a command cut it short), started, or ended (done or failed: not tried again). */
+  private warmUp: WarmUpState = 'waiting';
+  private warmUpTimer: NodeJS.Timeout | undefined;
+  /** The warm-up under way, to cut short when a command comes. */
+  private warmingUp: AbortController | undefined;
+  /** The inode of the socket this server renamed into place: while the name has it, the name is this server's. */
+  private ownSocket: number | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: ServeOptions) {}
+
+  /**
+   * Bound under a name of its own, then renamed into place in one step: a
+   * client never meets a half-made socket, and of two servers started at
+   * once the last renamed wins; the other sees the name is no longer its
+   * own and stops.
+   */
+  async listenInPlace(): Promise<void> {
+    const { socket } = this.options.place;
+    const temporary = `${socket}.${process.pid}.tmp`;
+    rmSync(temporary, { force: true });
+    await new Promise<void>((done, fail) => {
+      this.server.once('error', fail);
+      this.server.listen(temporary, () => done());
+    });
+    renameSync(temporary, socket);
+    this.ownSocket = lstatSync(socket).ino;
+  }
+
+  /** The preparation runs first (its failure is nobody's); then the wait for a quiet spell to warm up in begins. */
+  prepareThenAwaitQuiet(): void {
+    if (this.options.prepare) this.queue = this.options.prepare().catch(() => undefined);
+    void this.queue.then(() => this.awaitQuiet());
+  }
+
+  /** Stops when idle, when another server took the socket's name, when its own code is gone, or on SIGTERM and SIGINT. */
+  stopWhenIdleDisownedOrSignalled(): void {
+    const { idleMillis } = this.options;
+    this.watchdog = setInterval(
+      () => {
+        if (!this.ownsName() || Date.now() - this.lastActive >= idleMillis || this.options.installed?.() === false) this.stop();
+      },
+      Math.min(OWNERSHIP_CHECK_MILLIS, idleMillis),
+    );
+    process.on('SIGTERM', this.stop);
+    process.on('SIGINT', this.stop);
+  }
+
+  private ownsName(): boolean {
     try {
-      return lstatSync(place.socket).ino === own;
+      return lstatSync(this.options.place.socket).ino === this.ownSocket;
     } catch {
       return false;
     }
-  };
+  }
 
-  const closed = new Promise<void>((done) => server.on('close', done));
-  const stop = (): void => {
-    if (stopping) return;
-    stopping = true;
-    clearInterval(watchdog);
-    clearTimeout(warmUpTimer);
-    process.off('SIGTERM', stop);
-    process.off('SIGINT', stop);
+  private readonly stop = (): void => {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearInterval(this.watchdog);
+    clearTimeout(this.warmUpTimer);
+    process.off('SIGTERM', this.stop);
+    process.off('SIGINT', this.stop);
     // Commands already queued still run; the socket goes at once.
-    if (ownsName()) rmSync(place.socket, { force: true });
-    void queue.finally(() => server.close());
+    if (this.ownsName()) rmSync(this.options.place.socket, { force: true });
+    void this.queue.finally(() => this.server.close());
   };
-  const watchdog = setInterval(
-    () => {
-      if (!ownsName() || Date.now() - lastActive >= options.idleMillis || options.installed?.() === false) stop();
-    },
-    Math.min(OWNERSHIP_CHECK_MILLIS, options.idleMillis),
-  );
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
 
-  const status = (): ServerStatus => ({
-    pid: process.pid,
-    socket: place.socket,
-    startedAt: startedAt.toISOString(),
-    commandsRun,
-    apps: options.apps(),
-    preparedBuilds: options.preparedBuilds?.() ?? { made: 0, used: 0 },
-    idleSeconds: Math.round((Date.now() - lastActive) / 1000),
-    warmedUp: warmUp === 'done',
-    warmUp,
-    stopsAfterIdleSeconds: Math.round(options.idleMillis / 1000),
-    peakMemoryMiB: Math.round(process.resourceUsage().maxRSS / 1024),
-  });
+  /** (Re)starts the wait for the warm-up, which runs after a quiet spell. */
+  private awaitQuiet(): void {
+    const hook = this.options.warmUp;
+    if (this.warmUp !== 'waiting' || this.stopping || !hook) return;
+    clearTimeout(this.warmUpTimer);
+    this.warmUpTimer = setTimeout(() => {
+      if (this.warmUp !== 'waiting' || this.stopping) return;
+      // A command under way calls awaitQuiet again when it ends.
+      if (this.pending > 0) return;
+      this.warmUp = 'started';
+      this.queue = this.queue.then(() => this.runWarmUp(hook));
+    }, hook.afterIdleMillis);
+  }
 
-  function handle(socket: Socket): void {
+  /** Ended by itself the warm-up counts, even when a command came just after; cut short, it waits for the next quiet spell. */
+  private async runWarmUp(hook: NonNullable<ServeOptions['warmUp']>): Promise<void> {
+    const cut = new AbortController();
+    this.warmingUp = cut;
+    this.warmUp = await hook.run(cut.signal).then(
+      () => 'done' as const,
+      () => (cut.signal.aborted ? ('waiting' as const) : ('failed' as const)),
+    );
+    this.warmingUp = undefined;
+  }
+
+  private status(): ServerStatus {
+    return {
+      pid: process.pid,
+      socket: this.options.place.socket,
+      startedAt: this.startedAt.toISOString(),
+      commandsRun: this.commandsRun,
+      apps: this.options.apps(),
+      preparedBuilds: this.options.preparedBuilds?.() ?? { made: 0, used: 0 },
+      idleSeconds: Math.round((Date.now() - this.lastActive) / 1000),
+      warmedUp: this.warmUp === 'done',
+      warmUp: this.warmUp,
+      stopsAfterIdleSeconds: Math.round(this.options.idleMillis / 1000),
+      peakMemoryMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    };
+  }
+
+  /** One request a connection: the status, stop, or a command to run. */
+  private handle(socket: Socket): void {
     socket.on('error', () => {});
     const reply = (message: Reply) => {
       if (!socket.destroyed) send(socket, message);
     };
     let asked = false;
     receive<Request>(socket, (request) => {
-      if (asked) return; // one request a connection
+      if (asked) return;
       asked = true;
       if (request.kind === 'status') {
-        reply({ kind: 'status', status: status() });
+        reply({ kind: 'status', status: this.status() });
         socket.end();
       } else if (request.kind === 'stop') {
         reply({ kind: 'stopping' });
         socket.end();
-        stop();
-      } else if (request.kind === 'run' && !stopping && request.key === place.key) {
-        // A client gone before its command ran or ended (Ctrl-C) cancels it.
-        const cancel = new AbortController();
-        socket.on('close', () => cancel.abort());
-        warmingUp?.abort();
-        pending++;
-        queue = queue
-          .then(() => runOne(request, reply, cancel.signal))
-          .finally(() => {
-            pending--;
-            socket.end();
-            awaitQuiet();
-          });
-      } else socket.destroy(); // stopping, or of another environment: the client builds by itself
+        this.stop();
+      } else if (request.kind === 'run' && !this.stopping && request.key === this.options.place.key) this.enqueue(request, socket, reply);
+      else socket.destroy(); // stopping, or of another environment: the client builds by itself
     });
   }
 
-  async function runOne(request: RunRequest, reply: (message: Reply) => void, cancelled: AbortSignal): Promise<void> {
+  /** A command runs after those before it and cuts a warm-up short; its client gone before it ran or ended (Ctrl-C) cancels it. */
+  private enqueue(request: RunRequest, socket: Socket, reply: (message: Reply) => void): void {
+    const cancel = new AbortController();
+    socket.on('close', () => cancel.abort());
+    this.warmingUp?.abort();
+    this.pending++;
+    this.queue = this.queue
+      .then(() => this.runOne(request, reply, cancel.signal))
+      .finally(() => {
+        this.pending--;
+        socket.end();
+        this.awaitQuiet();
+      });
+  }
+
+  private async runOne(request: RunRequest, reply: (message: Reply) => void, cancelled: AbortSignal): Promise<void> {
     if (cancelled.aborted) return; // never started: not a command run
-    lastActive = Date.now();
+    this.lastActive = Date.now();
     try {
-      const code = await options.run(
+      const code = await this.options.run(
         request,
         {
           out: (text) => reply({ kind: 'out', text }),
@@ -191,11 +229,9 @@ export async function serve(options: ServeOptions): Promise<void> {
       reply({ kind: 'err', text: `flotilla: the build server failed: ${(error as Error).message}\n` });
       reply({ kind: 'exit', code: 1 });
     } finally {
-      commandsRun++;
-      lastActive = Date.now();
-      setImmediate(() => options.afterCommand?.());
+      this.commandsRun++;
+      this.lastActive = Date.now();
+      setImmediate(() => this.options.afterCommand?.());
     }
   }
-
-  await closed;
 }

@@ -8,7 +8,16 @@ import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join, normalize, relative, resolve, sep } from 'node:path';
 import { APP_FILES, type App, type Release } from '../app/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleEntries, bundleFileName, tarGzInMemory, writeTarGzFile, type PieceSource, type WrittenArchive } from '../tarball/index.js';
+import {
+  BUNDLE_TAR_OPTIONS,
+  bundleEntries,
+  bundleFileName,
+  tarGzInMemory,
+  writeTarGzFile,
+  type PieceSource,
+  type TarEntry,
+  type WrittenArchive,
+} from '../tarball/index.js';
 import { createChartLoader, packageChart, readChartArchive, rewriteChartVersion } from '../charts/index.js';
 import { CacheFolder, type CacheNotes } from '../cache/index.js';
 import { BundleReuse } from './bundle-reuse.js';
@@ -27,11 +36,11 @@ import {
   type FileSource,
   type ReadMemory,
 } from '../files/index.js';
-import { fluxManifestTree, overridesSecretName } from '../flux/index.js';
+import { fluxManifestTree, overridesSecretName, type HelmRepositorySpec } from '../flux/index.js';
 import { FILE_NAME_PART_RULE, isFileNamePart, KUBE_DATA_MAX_BYTES } from '../names/index.js';
-import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins } from '../plugins/index.js';
+import { bundlePlugins, pluginBundleKey, PluginTypeError, typecheckPlugins, type TypecheckResult } from '../plugins/index.js';
 import { earlierTarball, nextPatchVersion, readPreviousCharts, unbumpedChange, type PreviousCharts, type VersionProblem } from './against.js';
-import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository } from './config.js';
+import { BUILD_CONFIG_FILE, readBuildConfig, resolveHelmRepository, type BuildConfig } from './config.js';
 import { substituteTokens } from './tokens.js';
 import { checkValuesOnce, type PassedReleases } from './values-check.js';
 import { Session } from '../session/index.js';
@@ -153,6 +162,60 @@ const APP_PAYLOAD = [APP_FILES.releases, 'overrides', APP_FILES.policies];
 const SOURCE_FOLDERS = ['fluxcd', 'overrides', 'policies', 'plugins', 'charts'];
 
 export async function buildApp(appDir: string, options: BuildOptions = {}): Promise<BuildResult> {
+  const root = await appFolder(appDir, options);
+  // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
+  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkLinks(join(root, folder), root, 'the app', options));
+  const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
+  const substitute = tokenSubstitution(config, options);
+  const cache = openBuildCache(options);
+  const { session, plugins, savePlugins } = await openBuildSession(appDir, root, substitute, cache, options);
+  const { app } = session;
+  externalLinks.push(...checkBeforeWriting(root, app, options));
+  // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
+  const repository = resolveHelmRepository(config, app.metadata, app.namespace);
+  const early = await startEarlyWork(root, app, cache, options);
+  const shipped = readShippedFiles(app, substitute);
+  // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
+  const values = await checkValuesOnce(session, valuesCheckInputs(shipped, plugins), cache, options.watched);
+  const { charts, bumped, cacheWrite: chartsWrite } = await finishEarlyWork(early);
+  const manifestCache = openManifestCache(cache, options);
+  const manifests = fluxManifests(app, config, repository, charts, shipped, manifestCache);
+  const entries = bundleEntries({ metadata: shipped.read(APP_FILES.metadata), charts: charts.map((c) => c.archive), manifests, plugins, app: shipped.payload });
+  // The piece table describes a file on disk: not saved for a tarball made in memory only.
+  const pieceTable = options.prepareOnly ? undefined : early.reuse;
+  const saveCaches = (archive: WrittenArchive) =>
+    Promise.all([values.write, chartsWrite, pieceTable?.save(archive), manifestCache?.save(), session.saveCache(), savePlugins?.()]);
+  const { file, outDir, written } = await writeTarball(app, entries, early.reuse, saveCaches, options);
+  keepForNextBuild(written, cache, saveCaches, options);
+  const sinceEarlier =
+    options.against === undefined && !options.prepareOnly ? await unbumpedSinceEarlier(outDir, app.metadata.appName, file, charts) : undefined;
+  return {
+    app,
+    valuesWarnings: values.warnings,
+    ...(sinceEarlier ? { sinceEarlier } : {}),
+    file,
+    sha256: written.sha256,
+    size: written.size,
+    bumped,
+    externalLinks,
+    charts: charts.map((chart) => builtChart(app, chart)),
+  };
+}
+
+function builtChart(app: App, { archive, reused }: CachedChart): BuiltChart {
+  return {
+    name: archive.name,
+    version: archive.version,
+    fileName: archive.fileName,
+    sha256: archive.sha256,
+    size: archive.bytes.length,
+    reused,
+    releases: app.releases.filter((r) => r.chart === archive.name).map((r) => r.name),
+  };
+}
+
+/** The app's folder, absolute: refused when it is not a folder, or when a build made in memory is asked to bump chart versions. */
+async function appFolder(appDir: string, options: BuildOptions): Promise<string> {
   // A build made in memory writes nothing anyone sees; --bump-changed writes Chart.yaml files.
   if (options.prepareOnly && options.bumpChanged) throw new FlotillaError('a build made in memory only cannot bump chart versions (--bump-changed)');
   const root = resolve(appDir);
@@ -160,27 +223,40 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     throw asFileAccessError(error, appDir);
   });
   if (!rootInfo.isDirectory()) throw new FlotillaError(`${appDir}: not a folder (an app source tree is a folder)`);
-  // Before anything is read: a link out of the app would pack a file of this machine into the tarball.
-  const treeOptions = { followExternal: options.followExternalSymlinks, rootName: 'the app' };
-  const checkTree = (dir: string, treeRoot: string, rootName: string): readonly ExternalLink[] => {
-    const known = options.watched?.linkChecks.get(dir);
-    if (known) return known;
-    const links = checkSourceTree(dir, treeRoot, { ...treeOptions, rootName });
-    options.watched?.linkChecks.set(dir, links);
-    return links;
-  };
-  const externalLinks = SOURCE_FOLDERS.flatMap((folder) => checkTree(join(root, folder), root, treeOptions.rootName));
-  const config = await readBuildConfig(join(root, BUILD_CONFIG_FILE), BUILD_CONFIG_FILE);
+  return root;
+}
+
+/** The links out of a folder the build reads (refused unless followed); a long-lived process checks a folder again only once it changed. */
+function checkLinks(dir: string, treeRoot: string, rootName: string, options: BuildOptions): readonly ExternalLink[] {
+  const known = options.watched?.linkChecks.get(dir);
+  if (known) return known;
+  const links = checkSourceTree(dir, treeRoot, { followExternal: options.followExternalSymlinks, rootName });
+  options.watched?.linkChecks.set(dir, links);
+  return links;
+}
+
+/** The build tokens' substitution: fluxcd/build.yaml's tokens, `--token` winning. */
+function tokenSubstitution(config: BuildConfig, options: BuildOptions): (file: string, text: string) => string {
   const tokens = new Map([...config.tokens, ...(options.tokens ?? [])]);
-  const substitute = (file: string, text: string) => substituteTokens(text, tokens, file);
+  return (file, text) => substituteTokens(text, tokens, file);
+}
+
+/** The build's cache folder: held to the folder rule, every entry checked as it is read (src/cache); none when disabled or when the folder fails the rule. */
+function openBuildCache(options: BuildOptions): CacheFolder | undefined {
   const cacheDir = cacheDirOf(options);
-  // Held to the folder rule, every entry checked as it is read (src/cache); none when the folder fails the rule.
-  const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
-  const { files: plugins, save: savePlugins } = await pluginFiles(
-    root,
-    options.followExternalSymlinks === true ? undefined : cache,
-    options.followExternalSymlinks === true,
-  );
+  return cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
+}
+
+/** The plugins bundled (or taken from the cache), and the session over the app as the build reads it: tokens filled in, the cache's parse memo, what a long-lived process read before. */
+async function openBuildSession(
+  appDir: string,
+  root: string,
+  substitute: (file: string, text: string) => string,
+  cache: CacheFolder | undefined,
+  options: BuildOptions,
+): Promise<{ session: Session; plugins: Map<string, Buffer>; savePlugins: (() => Promise<void>) | undefined }> {
+  const followExternal = options.followExternalSymlinks === true;
+  const { files: plugins, save: savePlugins } = await pluginFiles(root, followExternal ? undefined : cache, followExternal);
   const session = await Session.fromDirectory(appDir, {
     transformText: substitute,
     pluginBundle: plugins,
@@ -188,35 +264,66 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
     readMemory: options.watched?.files,
     strict: options.strict,
   });
-  const { app } = session;
+  return { session, plugins, savePlugins };
+}
+
+/**
+ * Before anything is written: the tarball's name, no output or cache folder
+ * inside a folder the build reads (the app's source folders and its
+ * charts, read from here on), and the links out of each chart kept outside
+ * the app (a release's `path`: its own root), which it returns.
+ */
+function checkBeforeWriting(root: string, app: App, options: BuildOptions): ExternalLink[] {
   refuseUnsafeFileName(app);
   const chartDirs = [...new Set(app.releases.map((r) => app.path(r.chartPath)))];
-  // Before anything is written: the folders read are the app's source folders and its charts (read from here on).
   refuseOwnOutput(root, [...SOURCE_FOLDERS.map((folder) => join(root, folder)), ...chartDirs], options);
-  for (const chartDir of chartDirs) {
-    // A chart kept outside the app (a release's `path`) is its own root.
-    if (!chartDir.startsWith(root + sep)) externalLinks.push(...checkTree(chartDir, chartDir, 'the chart folder'));
-  }
-  // Checked before any work: StarlingX serves app charts from the controller's chart server, in a repository it supports.
-  const repository = resolveHelmRepository(config, app.metadata, app.namespace);
+  return chartDirs.filter((dir) => !dir.startsWith(root + sep)).flatMap((dir) => checkLinks(dir, dir, 'the chart folder', options));
+}
 
+/** Work started before the app's files are read, which waits on other threads (the type-check; packaging, on gzip in the thread pool): the reading fills those waits. */
+interface EarlyWork {
+  readonly typecheck: Promise<TypecheckResult> | undefined;
+  readonly packaging: ReturnType<typeof packageCharts>;
+  /** The pieces of the last tarball, to copy while unchanged (with a cache). */
+  readonly reuse: BundleReuse | undefined;
+}
+
+async function startEarlyWork(root: string, app: App, cache: CacheFolder | undefined, options: BuildOptions): Promise<EarlyWork> {
   const typecheck = options.typecheck === false ? undefined : typecheckPlugins(root, { cache });
-  typecheck?.catch(() => undefined); // awaited below
+  typecheck?.catch(() => undefined); // awaited by finishEarlyWork
   const previous = options.against ? await readPreviousCharts(options.against) : undefined;
   const reuse = cache ? BundleReuse.open(cache, BUNDLE_TAR_OPTIONS, options.watched?.lastTarball) : undefined;
-  // Packaging waits on gzip in the thread pool; the reading below fills those waits.
   const mapping = JSON.stringify([...app.chartRepositories].sort(([a], [b]) => (a < b ? -1 : 1)));
   const packaging = packageCharts(app, previous, options, cache && reuse ? ChartCache.open(cache, reuse, options.watched, mapping) : undefined);
-  packaging.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
+  packaging.catch(() => undefined); // awaited by finishEarlyWork; a failure must not count as unhandled meanwhile
+  return { typecheck, packaging, reuse };
+}
 
-  // Many small files: read synchronously (no thread-pool round trips), each once.
+/** The plugins' type problems refused, then the packaged charts. */
+async function finishEarlyWork(early: EarlyWork): ReturnType<typeof packageCharts> {
+  const typeProblems = (await early.typecheck)?.problems ?? [];
+  if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
+  return early.packaging;
+}
+
+/** The app's files the tarball ships, each read once with its tokens filled in. */
+interface ShippedFiles {
+  read(rel: string): Buffer;
+  /** Release name → its static overrides' text ('' when it has no file). */
+  readonly staticOverrides: ReadonlyMap<string, string>;
+  /** The tarball's app/: path → bytes. */
+  readonly payload: ReadonlyMap<string, Buffer>;
+}
+
+/** Many small files: read synchronously (no thread-pool round trips), each once. */
+function readShippedFiles(app: App, substitute: (file: string, text: string) => string): ShippedFiles {
   const shipped = new Map<string, Buffer>();
-  const readShipped = (rel: string): Buffer => {
+  const read = (rel: string): Buffer => {
     let data = shipped.get(rel);
     if (!data) {
-      const read = app.source.files.read(rel);
-      if (!read) throw new FlotillaError(`${app.path(rel)}: no such file (it was there when the app was loaded)`);
-      data = Buffer.from(substitute(rel, read.toString('utf8')), 'utf8');
+      const text = app.source.files.read(rel);
+      if (!text) throw new FlotillaError(`${app.path(rel)}: no such file (it was there when the app was loaded)`);
+      data = Buffer.from(substitute(rel, text.toString('utf8')), 'utf8');
       shipped.set(rel, data);
     }
     return data;
@@ -224,67 +331,75 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   const staticOverrides = new Map<string, string>();
   for (const release of app.releases) {
     const rel = release.staticOverrides;
-    const text = app.source.files.kindOf(rel) === 'file' ? readShipped(rel) : undefined;
+    const text = app.source.files.kindOf(rel) === 'file' ? read(rel) : undefined;
     if (text !== undefined) refuseOversizedSecret(rel, release, text.length);
     staticOverrides.set(release.name, text?.toString('utf8') ?? '');
   }
   const payload = new Map<string, Buffer>();
-  for (const rel of payloadFiles(app)) payload.set(rel, readShipped(rel));
-  // What any other command refuses must not ship: every release's values computed, plugins loaded and bound.
-  const appInputs = new Map<string, string | Uint8Array>([
-    [APP_FILES.metadata, readShipped(APP_FILES.metadata)],
-    ...payload,
+  for (const rel of payloadFiles(app)) payload.set(rel, read(rel));
+  return { read, staticOverrides, payload };
+}
+
+/** What the values check of the releases depends on beyond their charts: the metadata, the app payload and the plugins. */
+function valuesCheckInputs(shipped: ShippedFiles, plugins: ReadonlyMap<string, Buffer>): Map<string, string | Uint8Array> {
+  return new Map<string, string | Uint8Array>([
+    [APP_FILES.metadata, shipped.read(APP_FILES.metadata)],
+    ...shipped.payload,
     ...[...plugins].map(([f, d]) => [`plugins/${f}`, d] as const),
   ]);
-  const { warnings: valuesWarnings, write: valuesWrite } = await checkValuesOnce(session, appInputs, cache, options.watched);
+}
 
-  const typeProblems = (await typecheck)?.problems ?? [];
-  if (typeProblems.length > 0) throw new PluginTypeError(typeProblems);
-  const { charts, bumped, cacheWrite: chartsWrite } = await packaging;
-  const chartVersions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
+/** The Flux manifests' YAML kept from the last build (see ManifestCache), and kept for the next one by a long-lived process. */
+function openManifestCache(cache: CacheFolder | undefined, options: BuildOptions): ManifestCache | undefined {
   const manifestCache = cache ? ManifestCache.open(cache, options.watched?.manifests) : undefined;
   if (options.watched && manifestCache) options.watched.manifests = manifestCache.used;
+  return manifestCache;
+}
+
+/** The tarball's fluxcd-manifests/: the generated tree, and the files the kustomizations name beyond it (extra resources, patch files) as they are. */
+function fluxManifests(
+  app: App,
+  config: BuildConfig,
+  repository: HelmRepositorySpec,
+  charts: readonly CachedChart[],
+  shipped: ShippedFiles,
+  manifestCache: ManifestCache | undefined,
+): Map<string, Buffer | string> {
   const manifests: Map<string, Buffer | string> = fluxManifestTree({
     releases: orderForApply(app),
-    chartVersions,
+    chartVersions: new Map(charts.map((c) => [c.archive.name, c.archive.version])),
     repository,
-    staticOverrides,
+    staticOverrides: shipped.staticOverrides,
     namespace: repository.namespace,
     kustomization: config.kustomization,
     baseKustomization: config.baseKustomization,
     dump: manifestCache?.dump,
   });
-  // Files the kustomizations name beyond the generated ones (extra resources, patch files), shipped as they are.
   for (const rel of filesBelow(app.source.files, APP_FILES.manifests)) {
     const inTree = rel.slice(APP_FILES.manifests.length + 1);
     if (manifests.has(inTree)) throw new FlotillaError(`${rel} would replace the generated fluxcd-manifests/${inTree}; flotilla writes that file itself`);
-    manifests.set(inTree, readShipped(rel));
+    manifests.set(inTree, shipped.read(rel));
   }
-  const entries = bundleEntries({
-    metadata: readShipped(APP_FILES.metadata),
-    charts: charts.map(({ archive }) => ({ name: archive.name, version: archive.version, bytes: archive.bytes, sha256: archive.sha256, md5: archive.md5 })),
-    manifests,
-    plugins,
-    app: payload,
-  });
+  return manifests;
+}
 
+/**
+ * The tarball written to the output folder (or made in memory only).
+ * Pieces (an entry, or a group of small ones) are taken from the previous
+ * tarball while unchanged; without a cache, the same pieces are all
+ * compressed anew, so the bytes are the same either way.
+ */
+async function writeTarball(
+  app: App,
+  entries: readonly TarEntry[],
+  reuse: BundleReuse | undefined,
+  saveCaches: (archive: WrittenArchive) => Promise<unknown>,
+  options: BuildOptions,
+): Promise<{ file: string; outDir: string; written: WrittenArchive }> {
   // `..` read as text, as join reads it in the tarball's path and refuseOwnOutput checked it: the folder made is the one written to.
   const outDir = normalize(options.outDir ?? '.');
   const file = join(outDir, bundleFileName(app.metadata.appName, app.metadata.appVersion));
-  // Pieces (an entry, or a group of small ones) are taken from the previous
-  // tarball while unchanged; without a cache, the same pieces are all
-  // compressed anew, so the bytes are the same either way.
   const tarOptions = { ...BUNDLE_TAR_OPTIONS, label: file, reuse: reuse ?? NOTHING_TO_REUSE };
-  // The piece table describes a file on disk: not saved for a tarball made in memory only.
-  const saveCaches = (archive: WrittenArchive) =>
-    Promise.all([
-      valuesWrite,
-      chartsWrite,
-      options.prepareOnly ? undefined : reuse?.save(archive),
-      manifestCache?.save(),
-      session.saveCache(),
-      savePlugins?.(),
-    ]);
   // A one-shot build saves its caches while the tarball is written and
   // flushed: the piece table is trusted only for a file of the recorded size
   // and CRC-32, so one saved before (or without) its tarball landing is never
@@ -292,39 +407,25 @@ export async function buildApp(appDir: string, options: BuildOptions = {}): Prom
   // process to save when idle (WatchMemory.unsavedCaches).
   const saveNow = options.watched ? undefined : saveCaches;
   options.cancelled?.throwIfAborted();
-  let written: WrittenArchive;
   if (options.prepareOnly) {
-    written = await tarGzInMemory(file, entries, tarOptions);
+    const written = await tarGzInMemory(file, entries, tarOptions);
     await saveNow?.(written);
-  } else {
-    await makeFolder(outDir);
-    written = await writeTarGzFile(file, entries, tarOptions, saveNow);
+    return { file, outDir, written };
   }
-  if (options.watched) {
-    options.watched.unsavedCaches = () => saveCaches(written);
-    if (cache) options.watched.lastTarball = written;
-  }
-  const sinceEarlier =
-    options.against === undefined && !options.prepareOnly ? await unbumpedSinceEarlier(outDir, app.metadata.appName, file, charts) : undefined;
-  return {
-    app,
-    valuesWarnings,
-    ...(sinceEarlier ? { sinceEarlier } : {}),
-    file,
-    sha256: written.sha256,
-    size: written.size,
-    bumped,
-    externalLinks,
-    charts: charts.map(({ archive, reused }) => ({
-      name: archive.name,
-      version: archive.version,
-      fileName: archive.fileName,
-      sha256: archive.sha256,
-      size: archive.bytes.length,
-      reused,
-      releases: app.releases.filter((r) => r.chart === archive.name).map((r) => r.name),
-    })),
-  };
+  await makeFolder(outDir);
+  return { file, outDir, written: await writeTarGzFile(file, entries, tarOptions, saveNow) };
+}
+
+/** What a long-lived process keeps of this build: its cache files to save when idle, and (with a cache) the tarball, whose pieces the next build copies. */
+function keepForNextBuild(
+  written: WrittenArchive,
+  cache: CacheFolder | undefined,
+  saveCaches: (archive: WrittenArchive) => Promise<unknown>,
+  options: BuildOptions,
+): void {
+  if (!options.watched) return;
+  options.watched.unsavedCaches = () => saveCaches(written);
+  if (cache) options.watched.lastTarball = written;
 }
 
 /**
@@ -503,8 +604,7 @@ export function cacheFolderGone(options: BuildOptions): boolean {
 
 /** Records where the pieces of a tarball written from memory lie (see KeptBuilds), for a later process to reuse them. */
 export function savePieceTable(options: BuildOptions, tarball: WrittenArchive): Promise<void> | undefined {
-  const cacheDir = cacheDirOf(options);
-  const cache = cacheDir === undefined ? undefined : CacheFolder.open(cacheDir, options.cacheNotes);
+  const cache = openBuildCache(options);
   return cache && BundleReuse.open(cache, BUNDLE_TAR_OPTIONS, tarball).save(tarball);
 }
 

@@ -17,6 +17,14 @@ export interface PluginBinding {
   readonly kustomize?: LoadedKustomizeOperator;
 }
 
+/** The binding rule: a chart plugin serves the releases of its chart, or only the one of them it names. */
+export function servesRelease(
+  plugin: { readonly kind: string; readonly chart?: string; readonly release?: string },
+  release: { readonly name: string; readonly chart: string },
+): boolean {
+  return plugin.kind === 'chart' && plugin.chart === release.chart && (plugin.release === undefined || plugin.release === release.name);
+}
+
 export function bindPlugins(plugins: readonly LoadedPlugin[], releases: readonly ReleaseRef[]): PluginBinding {
   const byRelease = new Map<string, LoadedChartPlugin>();
   let kustomize: LoadedKustomizeOperator | undefined;
@@ -55,10 +63,9 @@ function servedReleases(plugin: LoadedChartPlugin, releases: readonly ReleaseRef
       );
     if (release.chart !== plugin.chart)
       throw new PluginLoadError(`${describePlugin(plugin, plugin.releaseLine)}: release "${release.name}" uses chart ${release.chart}, not ${plugin.chart}`);
-    return [release];
   }
-  const ofChart = releases.filter((r) => r.chart === plugin.chart);
-  if (ofChart.length === 0) {
+  const served = releases.filter((release) => servesRelease(plugin, release));
+  if (served.length === 0) {
     throw new PluginLoadError(
       `${describePlugin(plugin, plugin.chartLine)}: chart: ${unknownName(
         'chart',
@@ -67,5 +74,5 @@ function servedReleases(plugin: LoadedChartPlugin, releases: readonly ReleaseRef
       )} — no release uses it`,
     );
   }
-  return ofChart;
+  return served;
 }

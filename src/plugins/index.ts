@@ -6,7 +6,7 @@
  * under time limits, provide values layer 5.
  */
 export * from './api.js';
-export { bindPlugins, type LoadedKustomizeOperator, type PluginBinding } from './binding.js';
+export { bindPlugins, servesRelease, type LoadedKustomizeOperator, type PluginBinding } from './binding.js';
 export { bundlePlugins, findOverridesLine, pluginBundleKey, writePluginBundle, type PluginBundle } from './bundle.js';
 export { discoverPluginFiles, nextFreeOrder, parsePluginFileName, PLUGINS_DIR, type PluginFile } from './discovery.js';
 export {

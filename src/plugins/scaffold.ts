@@ -8,6 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { discoverPluginFiles, nextFreeOrder, PLUGIN_TEST_SUFFIX, PLUGIN_TESTS_DIR, PLUGINS_DIR } from './discovery.js';
+import { servesRelease } from './binding.js';
 import { PluginLoadError } from './errors.js';
 import { loadAppPlugins, type PluginAppView } from './host.js';
 import { isLabelCharacters, unknownName } from '../names/index.js';
@@ -44,7 +45,7 @@ export async function scaffoldPlugin(app: PluginAppView & { readonly root: strin
 
   // Loading the existing plugins finds one already serving the chart (and proves they still build).
   const host = await loadAppPlugins(app, { mode: 'offline', passwords: { getOrGenerate: async () => '' } });
-  for (const r of release ? [release] : ofChart) {
+  for (const r of ofChart.filter((r) => servesRelease({ kind: 'chart', chart, release: options.release }, r))) {
     const existing = host.pluginFor(r.name);
     if (existing) throw new PluginLoadError(`${existing.file} already serves chart ${chart} (release ${r.name})`);
   }

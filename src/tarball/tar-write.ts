@@ -375,27 +375,33 @@ interface PiecePlan {
  * bytes however many pieces were reused.
  */
 function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): PiecePlan {
-  const level = options.level ?? DEFAULT_LEVEL;
-  const jobs: PieceJob[] = [];
   const laid = layOut(entries, options);
-  if (!options.reuse) {
-    let run: Buffer[] = [];
-    const endRun = (): void => {
-      if (run.length > 0) jobs.push({ kind: 'compress', raw: run.length === 1 ? run[0]! : Buffer.concat(run) });
-      run = [];
-    };
-    for (const { entry, header, data, pad } of laid) {
-      run.push(header);
-      if (entry.compression === 'stored') {
-        endRun();
-        jobs.push({ kind: 'ready', piece: storedPiece([data, pad]) });
-      } else run.push(data, pad);
-    }
-    run.push(END_OF_ARCHIVE);
-    endRun();
-    return { jobs };
+  return options.reuse ? planReusablePieces(laid, options.reuse, options.level ?? DEFAULT_LEVEL) : planOneStream(laid);
+}
+
+/** Without reuse: the entries compressed `inline` as one stream (split only by the stored pieces of `stored` entries). */
+function planOneStream(laid: readonly LaidOutEntry[]): PiecePlan {
+  const jobs: PieceJob[] = [];
+  let run: Buffer[] = [];
+  const endRun = (): void => {
+    if (run.length > 0) jobs.push({ kind: 'compress', raw: run.length === 1 ? run[0]! : Buffer.concat(run) });
+    run = [];
+  };
+  for (const { entry, header, data, pad } of laid) {
+    run.push(header);
+    if (entry.compression === 'stored') {
+      endRun();
+      jobs.push({ kind: 'ready', piece: storedPiece([data, pad]) });
+    } else run.push(data, pad);
   }
-  const reuse = options.reuse;
+  run.push(END_OF_ARCHIVE);
+  endRun();
+  return { jobs };
+}
+
+/** With reuse: a piece per stored or large entry and per group of small ones, each taken from `reuse` when known, then the end marker's piece. */
+function planReusablePieces(laid: readonly LaidOutEntry[], reuse: PieceSource, level: number): PiecePlan {
+  const jobs: PieceJob[] = [];
   const keys: string[] = [];
   let group: LaidOutEntry[] = [];
   let groupKeys: string[] = [];
@@ -415,15 +421,11 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
     groupKeys = [];
   };
   for (const laidOut of laid) {
-    const { entry, name, header, data, pad } = laidOut;
+    const { entry, name, data } = laidOut;
     const key = pieceKey(name, entry.sha256 ?? createHash('sha256').update(data).digest('hex'));
     if (entry.compression === 'stored' || data.length >= OWN_PIECE) {
       endGroup();
-      piece(key, () =>
-        entry.compression === 'stored'
-          ? { kind: 'ready', piece: storedPiece([header, data, pad]) }
-          : { kind: 'compress', raw: Buffer.concat([header, data, pad]) },
-      );
+      piece(key, () => ownPiece(laidOut));
       continue;
     }
     group.push(laidOut);
@@ -434,6 +436,13 @@ function planPieces(entries: readonly TarEntry[], options: TarWriteOptions): Pie
   jobs.push({ kind: 'ready', piece: endOfArchivePiece(level) });
   keys.push('');
   return { jobs, keys };
+}
+
+/** The piece of a stored or large entry: stored as it is, or compressed alone. */
+function ownPiece({ entry, header, data, pad }: LaidOutEntry): PieceJob {
+  return entry.compression === 'stored'
+    ? { kind: 'ready', piece: storedPiece([header, data, pad]) }
+    : { kind: 'compress', raw: Buffer.concat([header, data, pad]) };
 }
 
 /** The end marker compressed alone, by level: the same piece in every archive. */

@@ -10,7 +10,7 @@
 import { bundleFolder, PLUGINS_DIR, type OpenedBundle } from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import type { ValueNode } from '../yaml/index.js';
-import { MANIFEST_FILE, parseManifest, type ManifestPlugin } from '../plugins/index.js';
+import { MANIFEST_FILE, parseManifest, servesRelease, type ManifestPlugin } from '../plugins/index.js';
 import { Session } from '../session/index.js';
 import { buildLayers, SYSTEM_LAYER_KINDS } from '../values/index.js';
 
@@ -46,7 +46,7 @@ export async function starlingxPlatformGaps(bundle: OpenedBundle): Promise<strin
     });
     if (!layers) continue;
     const computed = layers.filter((l) => SYSTEM_LAYER_KINDS.has(l.kind) && hasValues(l.root)).map((l) => (l.file ? `${l.label} (${l.file})` : l.label));
-    const plugin = plugins.find((p) => p.kind === 'chart' && p.chart === release.chart && (p.release === undefined || p.release === release.name));
+    const plugin = plugins.find((p) => servesRelease(p, release));
     if (plugin) computed.push(`plugin ${plugin.name} (getOverrides, generated passwords)`);
     if (computed.length === 0) continue;
     warnings.push(

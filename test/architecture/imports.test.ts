@@ -5,7 +5,8 @@
  * folder only through its index.ts, no exported value nothing uses, the
  * public plugin API self-contained, tarball paths spelled only by the layout
  * module, no TLS client in the commands the `flotilla` entry starts without
- * NODE_EXTRA_CA_CERTS, and temporary folders made only by src/files.
+ * NODE_EXTRA_CA_CERTS, temporary folders made only by src/files, and each
+ * rule that has one owner defined nowhere else.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -19,7 +20,10 @@ import {
   LAYERS,
   layeringViolations,
   layersOfPage,
+  OWNED_RULES,
+  pendingGone,
   readSourceTree,
+  secondOwners,
   tempFolderMakers,
   timedExpectations,
   unusedExports,
@@ -134,6 +138,41 @@ describe('source structure', () => {
       'flux/overrides.ts: overridesSecret',
     ]);
     expect(unusedExports(broken)).toEqual(['flux/index.ts: overridesSecret', 'flux/overrides.ts: overridesSecret', 'flux/names.ts: isReady']);
+  });
+
+  it('defines each rule with one owner only there (OWNED_RULES)', () => {
+    expect(secondOwners(tree)).toEqual([]);
+    expect(pendingGone(tree)).toEqual([]);
+    // A second definition of each rule, in a made-up tree, is found at its line; its owner's is not.
+    const broken = made({
+      'values/merge.ts': "import merge from 'deepmerge';",
+      'app/releases.ts': "import merge from 'deepmerge';",
+      'lifecycle/readiness.ts': "const ready = condition(release, 'Ready');",
+      'verify/ready.ts': "// 'Ready' in a comment is no reading\nconst ok = release.status.conditions.find((c) => c.type === 'Ready');",
+      'lifecycle/version.ts': 'const namespace = app.metadata.namespace ?? mostUsed(app.releases);',
+      'lifecycle/render.ts': 'const url = `http://controller:8080/helm_charts/${repo}`;',
+      'build/chart-cache.ts': "import { createHmac } from 'node:crypto';",
+      'cli/options.ts': 'export class UsageError extends FlotillaError {}',
+      'cli/commands/cluster-options.ts':
+        "export class ClusterUsageError extends FlotillaError {}\nthrow new OverrideUsageError('x');\nprocess.stderr.write('x');",
+      'cli/commands/list.ts': "console.log(JSON.stringify({ apiVersion: 'flotilla/v1', kind: 'AppList' }));",
+    });
+    expect(secondOwners(broken, OWNED_RULES)).toEqual([
+      `app/releases.ts:1: ${OWNED_RULES[0]!.rule}`,
+      `verify/ready.ts:2: ${OWNED_RULES[1]!.rule}`,
+      `lifecycle/version.ts:1: ${OWNED_RULES[2]!.rule}`,
+      `lifecycle/render.ts:1: ${OWNED_RULES[3]!.rule}`,
+      `build/chart-cache.ts:1: ${OWNED_RULES[4]!.rule}`,
+      `cli/commands/cluster-options.ts:1: ${OWNED_RULES[5]!.rule}`,
+      `cli/commands/cluster-options.ts:2: ${OWNED_RULES[5]!.rule}`,
+      `cli/commands/cluster-options.ts:3: ${OWNED_RULES[6]!.rule}`,
+      `cli/commands/list.ts:1: ${OWNED_RULES[6]!.rule}`,
+      `cli/commands/list.ts:1: ${OWNED_RULES[7]!.rule}`,
+    ]);
+    // A pending file that no longer holds a second definition is named, so the list is emptied as the code is.
+    const pending = [{ rule: 'r', pattern: /'Ready'/, owners: ['lifecycle/readiness.ts'], pending: ['lifecycle/releases.ts'] }];
+    expect(secondOwners(made({ 'lifecycle/releases.ts': "condition(o, 'Ready')" }), pending)).toEqual([]);
+    expect(pendingGone(made({ 'lifecycle/releases.ts': 'readiness(o)' }), pending)).toEqual(['lifecycle/releases.ts: r']);
   });
 
   it("has no test whose pass condition is a wall-clock time (work is counted, speed is the benchmark's)", () => {

@@ -258,6 +258,104 @@ export function tempFolderMakers(tree: SourceTree): string[] {
     );
 }
 
+/**
+ * A rule of flotilla's with one owner (docs/architecture.md, "One owner per
+ * rule"), where a second definition can be told from the code: what such a
+ * definition looks like on a line, and the files (`cli/options.ts`) or
+ * folders (`values/`) that may hold it. Rules a pattern cannot tell (the
+ * namespace most releases use, the plugin-to-release binding) have one
+ * exported owner instead, which the page names.
+ */
+export interface OwnedRule {
+  readonly rule: string;
+  readonly pattern: RegExp;
+  readonly owners: readonly string[];
+  /** Only files below these are held to it (default: all of src/). */
+  readonly within?: readonly string[];
+  /**
+   * Files that still hold a second definition, to move to the owner (each
+   * named with whose scope it is): the test fails when one is added, and
+   * when one is gone, so the list is emptied as the code is.
+   */
+  readonly pending?: readonly string[];
+}
+
+export const OWNED_RULES: readonly OwnedRule[] = [
+  {
+    rule: 'the merge of layered trees (values layers, release defaults, user overrides, the spec): src/values, never a merge library',
+    pattern: /['"]deepmerge['"]|['"]lodash(\.merge|\/merge)?['"]/,
+    owners: ['values/'],
+  },
+  {
+    rule: "how a HelmRelease's Ready condition is read",
+    pattern: /['"]Ready['"]/,
+    owners: ['lifecycle/readiness.ts'],
+    // waitForSettled's "busy" and releaseStatus's ready column: src/lifecycle, whose owners (h28-boundary, h29-order) move them.
+    pending: ['lifecycle/releases.ts'],
+  },
+  {
+    rule: "the app's namespace (metadata flotilla.namespace, else the one most releases use): App.namespace, never the metadata field",
+    pattern: /\bapp\.metadata\.namespace\b/,
+    owners: ['app/'],
+  },
+  {
+    rule: "StarlingX's chart server, the default HelmRepository URL",
+    pattern: /helm_charts\//,
+    owners: ['build/config.ts'],
+  },
+  {
+    rule: "the cache entry format (sealed under the user's cache key, checked as read)",
+    pattern: /\b(sealEntry|openEntry|createHmac)\b/,
+    owners: ['cache/', 'cli/code-cache.ts'],
+  },
+  {
+    rule: "the CLI's usage error (exit 2)",
+    pattern: /\bclass\s+\w*UsageError\b|\bnew\s+(?!UsageError\b)\w+UsageError\b/,
+    owners: ['cli/options.ts'],
+    within: ['cli/'],
+  },
+  {
+    rule: "how a command writes: through its Output (src/cli/output.ts), never the process's streams",
+    pattern: /(?<![\w$])console\.|\bprocess\.(stdout|stderr)\b/,
+    owners: [],
+    within: ['cli/commands/'],
+  },
+  {
+    rule: 'the JSON and YAML shape of printed data (apiVersion flotilla/v1 and a kind)',
+    pattern: /['"`]flotilla\/v\d/,
+    owners: ['cli/output.ts'],
+  },
+];
+
+const isUnder = (file: string, places: readonly string[]): boolean => places.some((place) => (place.endsWith('/') ? file.startsWith(place) : file === place));
+
+/** Lines of src/ that define a rule a second time: outside the rule's owners, matching its pattern (comments aside). Pending files are left out. */
+export function secondOwners(tree: SourceTree, rules: readonly OwnedRule[] = OWNED_RULES): string[] {
+  return rules.flatMap((owned) =>
+    [...tree]
+      .filter(([file]) => (owned.within === undefined || isUnder(file, owned.within)) && !isUnder(file, owned.owners) && !(owned.pending ?? []).includes(file))
+      .flatMap(([file, text]) =>
+        codeOf(text)
+          .split('\n')
+          .flatMap((line, i) => (owned.pattern.test(line) ? [`${file}:${i + 1}: ${owned.rule}`] : [])),
+      ),
+  );
+}
+
+/** The pending files of each rule that no longer hold a second definition (to be taken off the list). */
+export function pendingGone(tree: SourceTree, rules: readonly OwnedRule[] = OWNED_RULES): string[] {
+  return rules.flatMap((owned) =>
+    (owned.pending ?? [])
+      .filter(
+        (file) =>
+          !codeOf(tree.get(file) ?? '')
+            .split('\n')
+            .some((line) => owned.pattern.test(line)),
+      )
+      .map((file) => `${file}: ${owned.rule}`),
+  );
+}
+
 /** Lines of tests that hold a run's duration to a bound (`expect(Date.now() - started).toBeLessThan(…)`): speed is the benchmark's. */
 export function timedExpectations(tests: SourceTree): string[] {
   const timed = /expect\(\s*\(?\s*(?:Date\.now\(\)|performance\.now\(\)|process\.hrtime(?:\.bigint)?\(\))\s*-/;

@@ -1,12 +1,11 @@
 /** Opening the app the way every command does: one session, the app's warnings printed on stderr; the values options of preflight, template and overrides. */
 import { FileAccessError, readInputFile } from '../../files/index.js';
 import type { Command } from 'commander';
-import { FlotillaError } from '../../diagnostics/index.js';
 import type { PluginHostOptions } from '../../plugins/index.js';
 import { Session } from '../../session/index.js';
 import { commandLineValues, type CommandLineValues } from '../../values/index.js';
 import { printWarnings } from '../output.js';
-import { collect } from '../options.js';
+import { collect, UsageError } from '../options.js';
 
 export interface SessionCommandOptions {
   readonly deployment?: string;
@@ -61,7 +60,7 @@ export async function commandLineSources(flags: ValuesFlags): Promise<CommandLin
   const files = await Promise.all(
     flags.values.map(async (file) => {
       const text = await readInputFile(file).catch((error: unknown) => {
-        throw error instanceof FileAccessError ? new FlotillaError(`-f ${error.message}`, { exitCode: 2 }) : error;
+        throw error instanceof FileAccessError ? new UsageError(`-f ${error.message}`) : error;
       });
       return { kind: 'file' as const, file, text: text.toString('utf8') };
     }),

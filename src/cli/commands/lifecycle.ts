@@ -9,8 +9,9 @@ import type { AppRecord, AppView, DiffReport, HistoryEntry, LifecycleEvent } fro
 import type { JsonValue } from '../../plugins/index.js';
 import type { CommandContext } from '../context.js';
 import { formatTable, printData, type Output } from '../output.js';
-import { clusterCommand, collect, parseDuration, type ClusterFlags } from '../options.js';
-import { connectFor, progressPrinter } from './cluster-options.js';
+import { clusterCommand, collect, parseDuration, UsageError, type ClusterFlags } from '../options.js';
+import { connectFor } from './cluster-options.js';
+import { progressPrinter } from '../progress.js';
 import { FileAccessError, fileErrorText, readInputFile } from '../../files/index.js';
 
 /** Every cluster command's flags: the cluster's, and -o. */
@@ -227,18 +228,17 @@ export function register(program: Command, { io }: CommandContext): void {
 
 /** Each -f FILE as a values map; a file that is not YAML or not a map is named with its line. */
 async function readValuesFiles(files: readonly string[]): Promise<{ [key: string]: never }[]> {
-  const { OverrideUsageError } = await import('../../lifecycle/index.js');
   const out: { [key: string]: never }[] = [];
   for (const file of files) {
     const text = await readInputFile(file).then(
       (bytes) => bytes.toString('utf8'),
       (error: unknown) => {
-        throw new OverrideUsageError(`-f ${file}: cannot read (${error instanceof FileAccessError ? error.reason : fileErrorText(error)})`);
+        throw new UsageError(`-f ${file}: cannot read (${error instanceof FileAccessError ? error.reason : fileErrorText(error)})`);
       },
     );
     const root = parseYaml(text, file, { layer: 'user' }).root;
     const value = root ? toPlain(root) : {};
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new OverrideUsageError(`-f ${file}: expected a map of values at the top`);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`-f ${file}: expected a map of values at the top`);
     out.push(value as { [key: string]: never });
   }
   return out;
@@ -328,8 +328,8 @@ function registerOverride(program: Command, io: Output): void {
           showSecrets?: boolean;
         },
       ) => {
-        const { setOverrides, OverrideUsageError } = await import('../../lifecycle/index.js');
-        if (flags.reuseValues && flags.resetValues) throw new OverrideUsageError('--reuse-values and --reset-values exclude each other');
+        const { setOverrides } = await import('../../lifecycle/index.js');
+        if (flags.reuseValues && flags.resetValues) throw new UsageError('--reuse-values and --reset-values exclude each other');
         const files = await readValuesFiles(flags.values ?? []);
         const client = await connectFor(flags);
         const { chart, shown, warnings } = await setOverrides(

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 
 import { selectReleases, type App, type Release } from '../../app/index.js';
-import { DiagnosticsError, FlotillaError, formatLocation, formatPath } from '../../diagnostics/index.js';
+import { DiagnosticsError, formatLocation, formatPath } from '../../diagnostics/index.js';
 import { dumpYaml, leaves } from '../../yaml/index.js';
 import { exportSystemOverrides } from '../../starlingx/index.js';
 import { explain, history } from '../../values/index.js';
@@ -179,7 +179,7 @@ export function register(program: Command, { io }: CommandContext): void {
 function splitOperands(operands: readonly string[], file: string | undefined, what: string): { chart?: string; rest: string[] } {
   const [first, ...others] = operands;
   const split = file === undefined ? { chart: first, rest: others } : { rest: [...operands] };
-  if (split.rest.length === 0) throw new FlotillaError(`expected at least one ${what}${file === undefined ? ' after the chart' : ''}`, { exitCode: 2 });
+  if (split.rest.length === 0) throw new UsageError(`expected at least one ${what}${file === undefined ? ' after the chart' : ''}`);
   return split;
 }
 
