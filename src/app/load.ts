@@ -448,7 +448,7 @@ function resolveTarget(
   specNode: ValueNode | undefined,
   versions: AppVersions | undefined,
   problems: Problems,
-): { target: VersionEntry; serviceDefaults: ReadonlyMap<string, EffectiveServiceDefault>; images: ReadonlyMap<string, ResolvedImage> } {
+): { target: OpenStackReleaseEntry; serviceDefaults: ReadonlyMap<string, EffectiveServiceDefault>; images: ReadonlyMap<string, ResolvedImage> } {
   const catalogTarget =
     versions && versions.target !== ''
       ? targetEntry(catalog, versions)
