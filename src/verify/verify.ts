@@ -82,103 +82,133 @@ const REQUIRED_FILES = [
 ];
 
 export async function verifyBundle(path: string, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const problems: string[] = [];
-  const warnings: string[] = [];
-  let pluginCode: VerifyReport['pluginCode'] = 'not-run';
-  const report = (): VerifyReport => ({ path, problems, warnings, ok: problems.length === 0, pluginCode });
+  const found: Findings = { problems: [], warnings: [] };
+  const report = (pluginCode: VerifyReport['pluginCode'] = 'not-run'): VerifyReport => ({ path, ...found, ok: found.problems.length === 0, pluginCode });
   let bundle: OpenedBundle;
   try {
     bundle = await openBundle(path);
   } catch (error) {
-    if (error instanceof FlotillaError) return { ...report(), problems: [error.message], ok: false };
-    throw error;
+    if (!(error instanceof FlotillaError)) throw error;
+    found.problems.push(error.message);
+    return report();
   }
-
   // Integrity, then authenticity: nothing else is read from bytes that are not the ones built and signed.
-  const trust = [...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem), ...signatureProblems(bundle, options.publicKey)];
-  if (trust.length > 0) return { ...report(), problems: trust, ok: false };
-  if (!options.publicKey && bundle.files.has(SIGNATURE_FILE)) warnings.push(`the tarball is signed; pass --key PUBLIC.pem to check the signature`);
-
+  found.problems.push(...trustProblems(bundle, options));
+  if (found.problems.length > 0) return report();
+  if (!options.publicKey && bundle.files.has(SIGNATURE_FILE)) found.warnings.push(`the tarball is signed; pass --key PUBLIC.pem to check the signature`);
   // Then the layout, folder entries included; an external tool sees the content only when it holds.
-  const layout = [...layoutProblems(bundle), ...kustomizationReferenceProblems(bundle)];
-  problems.push(...layout);
+  found.problems.push(...layoutProblems(bundle), ...kustomizationReferenceProblems(bundle));
+  checkMetadata(bundle, path, found);
+  const charts = await checkCharts(bundle, found);
+  const releases = checkReleases(bundle, charts, found);
+  // No external tool runs on content already refused (a manifest that is an alias bomb, a chart that does not load).
+  if (found.problems.length === 0) found.problems.push(...(await toolProblems(bundle, charts, releases, found.warnings)));
+  checkImages(bundle, charts, found);
+  found.warnings.push(...(await starlingxPlatformGaps(bundle)));
+  // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
+  return report(found.problems.length === 0 ? await checkAppAsShipped(bundle, options, found) : 'not-run');
+}
 
+/** What verify has found so far: problems fail it, warnings do not. */
+interface Findings {
+  readonly problems: string[];
+  readonly warnings: string[];
+}
+
+/** The checksum files (both required) and, with a key, the signature. */
+function trustProblems(bundle: OpenedBundle, options: VerifyOptions): string[] {
+  return [...verifyChecksums(bundle.files, { required: ['sha256', 'md5'] }).map(formatChecksumProblem), ...signatureProblems(bundle, options.publicKey)];
+}
+
+/** metadata.yaml against its schema, and the file's name against the app name and version it gives. */
+function checkMetadata(bundle: OpenedBundle, path: string, found: Findings): void {
   const metadataText = bundleMetadata(bundle.files)?.toString('utf8');
   let appId: { name: string; version: string } | undefined;
   if (metadataText !== undefined) {
     try {
       const result = readMetadata(parseYaml(metadataText, METADATA_FILE, { layer: 'metadata' }).root, METADATA_FILE);
-      for (const d of result.diagnostics) (d.severity === 'error' ? problems : warnings).push(formatDiagnostic(d));
+      for (const d of result.diagnostics) (d.severity === 'error' ? found.problems : found.warnings).push(formatDiagnostic(d));
       if (result.metadata) appId = { name: result.metadata.appName, version: result.metadata.appVersion };
     } catch (error) {
       if (!(error instanceof FlotillaError)) throw error;
-      problems.push(error.message);
+      found.problems.push(error.message);
     }
   }
   const fileName = path.split('/').pop() ?? path;
   const expectedName = appId && bundleFileName(appId.name, appId.version);
   if (expectedName && fileName !== expectedName && fileName !== expectedName.replace(/\.tgz$/, '.tar.gz')) {
-    warnings.push(`file name ${fileName} does not match the metadata (${expectedName})`);
+    found.warnings.push(`file name ${fileName} does not match the metadata (${expectedName})`);
   }
+}
 
-  const { charts, errors: chartErrors } = await bundledCharts(bundle);
-  problems.push(...chartErrors);
-  if (charts.length === 0 && chartErrors.length === 0) problems.push(`no chart archives under ${CHARTS_DIR}/`);
+/** The chart archives: each loads, at least one, each under the name its chart and version give. */
+async function checkCharts(bundle: OpenedBundle, found: Findings): Promise<BundledChart[]> {
+  const { charts, errors } = await bundledCharts(bundle);
+  found.problems.push(...errors);
+  if (charts.length === 0 && errors.length === 0) found.problems.push(`no chart archives under ${CHARTS_DIR}/`);
   for (const { file, archive } of charts) {
     const expected = chartArchivePath(archive.name, archive.version);
-    if (file !== expected) problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name ${expected}`);
+    if (file !== expected) found.problems.push(`${file}: holds chart ${archive.name} ${archive.version}; expected the name ${expected}`);
   }
+  return charts;
+}
 
+/**
+ * The release folders the top kustomization lists: every Flux object
+ * shipped against flotilla's schema of the Flux API of the version the app
+ * declares (its shipped release table's fluxVersion), so a field kubectl
+ * apply would refuse fails here, at its line; each HelmRelease's chart shipped at its version.
+ */
+function checkReleases(bundle: OpenedBundle, charts: readonly BundledChart[], found: Findings): BundledRelease[] {
   let releases: BundledRelease[] = [];
   try {
     releases = bundledReleases(bundle);
   } catch (error) {
     if (!(error instanceof FlotillaError)) throw error;
-    problems.push(error.message);
+    found.problems.push(error.message);
   }
-  if (releases.length === 0) problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
-  // Every Flux object shipped, against flotilla's schema of the Flux API of the version the app declares
-  // (its shipped release table's fluxVersion): a field kubectl apply would refuse fails here, at its line.
+  if (releases.length === 0) found.problems.push(`${manifestPath(FLUX_TREE.kustomization)} lists no release folders`);
   const helmReleaseSchema = helmReleaseSchemas(shippedFluxTarget(bundle)).object;
-  problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository)), helmRepositorySchema));
+  found.problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(FLUX_TREE.base, FLUX_TREE.helmRepository)), helmRepositorySchema));
   for (const release of releases)
-    problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
+    found.problems.push(...schemaProblems(bundle, manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease)), helmReleaseSchema));
   for (const release of releases) {
     const where = manifestPath(fluxTreePath(release.folder, FLUX_TREE.helmRelease));
     if (!bundle.files.has(where)) {
-      problems.push(`${where} is missing`);
+      found.problems.push(`${where} is missing`);
       continue;
     }
     const shipped = charts.find((c) => c.archive.name === release.chart);
-    if (!shipped) problems.push(`${where}: chart ${release.chart ?? '(none)'} is not shipped under ${CHARTS_DIR}/`);
+    if (!shipped) found.problems.push(`${where}: chart ${release.chart ?? '(none)'} is not shipped under ${CHARTS_DIR}/`);
     else if (shipped.archive.version !== release.version) {
-      problems.push(`${where}: chart version ${release.version ?? '(none)'} differs from the shipped ${shipped.file} (${shipped.archive.version})`);
+      found.problems.push(`${where}: chart version ${release.version ?? '(none)'} differs from the shipped ${shipped.file} (${shipped.archive.version})`);
     }
   }
+  return releases;
+}
 
-  // No external tool runs on content already refused (a manifest that is an alias bomb, a chart that does not load).
-  if (problems.length === 0) problems.push(...(await toolProblems(bundle, charts, releases, warnings)));
-
+/** The charts reference container images, each well formed. */
+function checkImages(bundle: OpenedBundle, charts: readonly BundledChart[], found: Findings): void {
   const images = bundleImages(bundle, charts);
-  if (images.length === 0) problems.push('the charts reference no container images');
+  if (images.length === 0) found.problems.push('the charts reference no container images');
   for (const image of images)
-    if (image.problem) problems.push(`${image.where}: image reference ${JSON.stringify(image.reference)} is malformed: ${image.problem}`);
-  warnings.push(...(await starlingxPlatformGaps(bundle)));
+    if (image.problem) found.problems.push(`${image.where}: image reference ${JSON.stringify(image.reference)} is malformed: ${image.problem}`);
+}
 
-  // The app as shipped must assemble, and every release's values compute, as apply time will (plugins offline).
-  if (problems.length === 0) {
-    try {
-      const session = await Session.fromBundle(bundle, { strict: options.strict === true });
-      // Loading runs the plugins' top level: in the plugin process, like every call after.
-      pluginCode = 'plugin-process';
-      if ((await session.plugins()).plugins.length === 0) pluginCode = 'none';
-      warnings.push(...(await session.checkAll()).map(formatDiagnostic));
-    } catch (error) {
-      if (!(error instanceof FlotillaError)) throw error;
-      problems.push(error.message);
-    }
+/** The app assembled from the tarball and every release's values computed (plugins offline); returns where plugin code ran. */
+async function checkAppAsShipped(bundle: OpenedBundle, options: VerifyOptions, found: Findings): Promise<VerifyReport['pluginCode']> {
+  let pluginCode: VerifyReport['pluginCode'] = 'not-run';
+  try {
+    const session = await Session.fromBundle(bundle, { strict: options.strict === true });
+    // Loading runs the plugins' top level: in the plugin process, like every call after.
+    pluginCode = 'plugin-process';
+    if ((await session.plugins()).plugins.length === 0) pluginCode = 'none';
+    found.warnings.push(...(await session.checkAll()).map(formatDiagnostic));
+  } catch (error) {
+    if (!(error instanceof FlotillaError)) throw error;
+    found.problems.push(error.message);
   }
-  return report();
+  return pluginCode;
 }
 
 /** helm lint per chart and kubectl kustomize, in a private temp folder holding only charts/, fluxcd-manifests/ and plugins/. */
