@@ -10,11 +10,12 @@ import { join } from 'node:path';
 import type { Release } from '../app/index.js';
 import { fromPlain, YAML_LIMITS, type ValueNode } from '../yaml/index.js';
 import type { LayerProvider, ReleaseInfo } from '../values/index.js';
-import { bindPlugins, type PluginBinding } from './binding.js';
+import { bindPlugins, type LoadedKustomizeOperator, type PluginBinding } from './binding.js';
 import { bundlePlugins, writePluginBundle } from './bundle.js';
 import type {
   ClusterObjects,
   DeploymentSpec,
+  OfflineContext,
   Operation,
   PasswordStore,
   PluginContext,
@@ -172,8 +173,18 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
   const enabled = app.enabled.map(refOf);
   const secrets = new SecretRegistry();
   for (const rule of options.secretPathRules ?? []) secrets.markSecretPaths(rule);
-  const sink = options.log ?? defaultLog;
+  const common = callContext(app, enabled, secrets, options);
+  const kube = options.cluster?.objects;
+  shareWithPluginProcess(bundle, common, kube, secrets, options.mode);
+  const env = hookEnvironment(bundle, binding, enabled, common, kube, secrets, options);
+  return pluginHost(bundle, binding, releases, enabled, env, secrets, options.mode);
+}
 
+/** What every call of a plugin gets, but its mode, cluster objects, logger and signal. */
+type CallContext = Omit<OfflineContext, 'mode' | 'kube' | 'log' | 'signal'>;
+
+/** The context every call shares: the app, its spec and version, the enabled releases, and the stores (the cluster's, or files of the user's), every password handed out remembered as a secret. */
+function callContext(app: PluginAppView, enabled: readonly ReleaseRef[], secrets: SecretRegistry, options: PluginHostOptions): CallContext {
   if (options.mode === 'cluster' && !options.cluster) throw new PluginModeError('cluster mode needs the cluster stores');
   if (options.mode === 'offline' && options.cluster) throw new PluginModeError('offline mode has no cluster; leave the cluster stores out');
   const stateDir = options.stateDir ?? defaultStateDir(app.metadata.appName);
@@ -186,7 +197,6 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     },
   };
   const records = options.cluster?.records ?? options.records ?? new LocalRecordStore(join(stateDir, 'records.json'));
-
   const version: VersionContext = {
     release: app.target.release,
     target: app.target.release,
@@ -195,7 +205,7 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     imageSources: Object.fromEntries([...app.images].map(([field, image]) => [field, image.source])),
     serviceDefaults: structuredClone(app.target.serviceDefaults),
   };
-  const common = {
+  return {
     app: { name: app.metadata.appName, version: app.metadata.appVersion },
     spec: structuredClone(app.spec),
     version,
@@ -204,28 +214,42 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     passwords,
     records,
   };
+}
+
+/** The plugins run in the plugin process: the data every call shares goes there once, frozen there, with the secrets to redact what it prints. */
+function shareWithPluginProcess(bundle: LoadedBundle, common: CallContext, kube: ClusterObjects | undefined, secrets: SecretRegistry, mode: PluginMode): void {
+  const instances = bundle.instances;
+  if (!instances) return;
+  const shared: SharedContext = {
+    app: common.app,
+    spec: common.spec,
+    version: common.version,
+    releases: common.releases,
+    applyMode: common.applyMode,
+    mode,
+    ...(kube ? { namespace: kube.namespace } : {}),
+  };
+  instances.sandbox.setContext(instances.set, shared);
+  instances.sandbox.redactWith(secrets);
+}
+
+/** How the hook runner reaches the plugins: each call's context, the releases a plugin serves, the call itself (in the plugin process), its time limit. */
+function hookEnvironment(
+  bundle: LoadedBundle,
+  binding: PluginBinding,
+  enabled: readonly ReleaseRef[],
+  common: CallContext,
+  kube: ClusterObjects | undefined,
+  secrets: SecretRegistry,
+  options: PluginHostOptions,
+): HookEnvironment {
+  const sink = options.log ?? defaultLog;
   const loggerFor = (plugin: LoadedPlugin): PluginLogger => {
     const emit = (level: PluginLogEntry['level']) => (message: string) => sink({ level, plugin: plugin.name, message: secrets.redactText(String(message)) });
     return { debug: emit('debug'), info: emit('info'), warn: emit('warn') };
   };
-  const kube = options.cluster?.objects;
-  // The plugins run in the plugin process: the data every call shares goes there once, frozen there.
   const instances = bundle.instances;
-  if (instances) {
-    const shared: SharedContext = {
-      app: common.app,
-      spec: common.spec,
-      version,
-      releases: enabled,
-      applyMode: common.applyMode,
-      mode: options.mode,
-      ...(kube ? { namespace: kube.namespace } : {}),
-    };
-    instances.sandbox.setContext(instances.set, shared);
-    instances.sandbox.redactWith(secrets);
-  }
-
-  const env: HookEnvironment = {
+  return {
     context(signal, plugin): PluginContext {
       const log = loggerFor(plugin);
       return kube ? { ...common, mode: 'cluster', kube, log, signal } : { ...common, mode: 'offline', log, signal };
@@ -254,26 +278,28 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     },
     ...(options.signal ? { signal: options.signal } : {}),
   };
+}
 
+/** The host over the bound plugins: their overrides as a values layer, their hooks, the kustomize operator, redaction. */
+function pluginHost(
+  bundle: LoadedBundle,
+  binding: PluginBinding,
+  releases: readonly ReleaseRef[],
+  enabled: readonly ReleaseRef[],
+  env: HookEnvironment,
+  secrets: SecretRegistry,
+  mode: PluginMode,
+): PluginHost {
   const refByName = (name: string): ReleaseRef => {
     const release = releases.find((r) => r.name === name);
     if (!release) throw new PluginError(`no release "${name}"`);
     return release;
   };
-
-  const operator = binding.kustomize;
-  const kustomizeOperator: KustomizeOperatorView | undefined = operator && {
-    file: operator.file,
-    modes: operator.modes,
-    isEnabled: async (release, mode) => (await callPlugin(operator, 'isEnabled', 'isEnabled', env, { method: 'isEnabled', release, mode }, release)) === true,
-    // Asked of the plugin for every mode it has when it was loaded: the answer is known without a call.
-    isPartial: (mode) => operator.partial[mode] ?? mode !== NORMAL_MODE,
-  };
-
+  const kustomizeOperator = kustomizeOperatorView(binding.kustomize, env);
   const host: PluginHost = {
     plugins: bundle.plugins,
     bundle,
-    mode: options.mode,
+    mode,
     pluginFor: (release) => binding.byRelease.get(release),
     overridesProvider: () => (release) => host.overrides(release),
     async overrides(release) {
@@ -295,6 +321,18 @@ export async function createPluginHost(app: PluginAppView, bundle: LoadedBundle,
     redact: (value, at) => secrets.redact(value, at),
   };
   return host;
+}
+
+function kustomizeOperatorView(operator: LoadedKustomizeOperator | undefined, env: HookEnvironment): KustomizeOperatorView | undefined {
+  return (
+    operator && {
+      file: operator.file,
+      modes: operator.modes,
+      isEnabled: async (release, mode) => (await callPlugin(operator, 'isEnabled', 'isEnabled', env, { method: 'isEnabled', release, mode }, release)) === true,
+      // Asked of the plugin for every mode it has when it was loaded: the answer is known without a call.
+      isPartial: (mode) => operator.partial[mode] ?? mode !== NORMAL_MODE,
+    }
+  );
 }
 
 /** An app's plugins from its source tree: bundled into a temporary folder, loaded from there like a shipped bundle. */
