@@ -255,114 +255,140 @@ export function readReleases(root: ValueNode | undefined, file: string, check: S
   if (!root || diagnostics.length > 0) return { fluxTarget, releases: [], strictValues: false, chartRepositories: new Map(), updatePhases: [], diagnostics };
   const table = toPlain(root) as unknown as { strictValues?: boolean; releases: RawRelease[]; chartRepositories?: Record<string, string> };
   const strictValues = table.strictValues === true;
-  const seen = new Map<string, number>();
-  // The values merge (src/values): maps merge, a release's own list or scalar replaces the default's.
-  const defaults = getNode(root, ['defaults']);
-  const raws = table.releases.map((_, index) => {
-    const entry = getNode(root, ['releases', index]) as ValueNode;
-    const onClash = (clash: KindClash) =>
-      diagnostics.push({
-        severity: strictValues ? 'error' : 'warning',
-        message: describeClash(clash, "the release's own value wins"),
-        location: clash.upper.location,
-      });
-    return toPlain(defaults ? mergeNodes(defaults, entry, onClash) : entry) as unknown as RawRelease;
-  });
-  const namespaceOf = new Map(raws.map((raw) => [raw.name, raw.namespace ?? 'default']));
-  const releases = raws.map((raw, index): Release => {
-    const location = getNode(root, ['releases', index])?.origin.location ?? { file, line: 0, column: 0 };
-    const releaseName = raw.releaseName ?? `${raw.releaseNamePrefix ?? ''}${raw.name}`;
-    if (seen.has(raw.name)) {
-      diagnostics.push({
-        severity: 'error',
-        message: `release "${raw.name}" is declared twice (first as releases[${seen.get(raw.name)}])`,
-        path: ['releases', index, 'name'],
-        location,
-      });
-    }
-    seen.set(raw.name, index);
-    if (releaseName.length > HELM_RELEASE_NAME_MAX) {
-      diagnostics.push({
-        severity: 'error',
-        message: `releaseName "${releaseName}" is ${releaseName.length} characters; Helm allows at most 53 (set releaseName or a shorter releaseNamePrefix)`,
-        path: ['releases', index],
-        location,
-      });
-    }
-    const dependencies = (raw.dependsOn ?? []).map((entry, i): ReleaseDependency => {
-      const ref = typeof entry === 'string' ? { name: entry } : entry;
-      const inApp = namespaceOf.get(ref.name);
-      // A {name, namespace} naming a release of the app in its own namespace is that release, not an external one.
-      if (inApp !== undefined && (typeof entry === 'string' || entry.namespace === inApp)) return { name: ref.name, namespace: inApp, external: false };
-      const at = getNode(root, ['releases', index, 'dependsOn', i])?.origin.location ?? location;
-      if (typeof entry === 'string') {
-        diagnostics.push({
-          severity: 'error',
-          message: `release "${raw.name}" dependsOn: ${unknownName('release', entry, namespaceOf.keys())}`,
-          path: ['releases', index, 'dependsOn', i],
-          location: at,
-        });
-        return { name: entry, namespace: '', external: false };
-      }
-      diagnostics.push({
-        severity: 'warning',
-        message: `release "${raw.name}" depends on HelmRelease ${entry.namespace}/${entry.name}, which this app does not deploy: Flux waits for it, flotilla does not (it must be installed by another app)`,
-        path: ['releases', index, 'dependsOn', i],
-        location: at,
-      });
-      return { name: entry.name, namespace: entry.namespace, external: true };
-    });
-    const seenDeps = new Set<string>();
-    for (const [i, dep] of dependencies.entries()) {
-      const key = `${dep.namespace}/${dep.name}`;
-      if (seenDeps.has(key)) {
-        diagnostics.push({
-          severity: 'error',
-          message: `release "${raw.name}" lists dependency ${dep.name} twice`,
-          path: ['releases', index, 'dependsOn', i],
-          location,
-        });
-      }
-      seenDeps.add(key);
-    }
-    if (raw.helmReleaseSpec?.values !== undefined) {
-      diagnostics.push({
-        severity: 'warning',
-        message: `release "${raw.name}": helmReleaseSpec.values are inline HelmRelease values; Flux applies them above both overrides Secrets, so no flotilla layer or user override can change them`,
-        path: ['releases', index, 'helmReleaseSpec', 'values'],
-        location: getNode(root, ['releases', index, 'helmReleaseSpec', 'values'])?.origin.location ?? location,
-      });
-    }
-    return {
-      name: raw.name,
-      chart: raw.chart,
-      chartPath: raw.path ?? `charts/${raw.chart}`,
-      service: raw.service,
-      group: raw.group,
-      namespace: raw.namespace ?? 'default',
-      releaseName,
-      dependsOn: dependencies.filter((d) => !d.external).map((d) => d.name),
-      dependencies,
-      timeout: raw.timeout ?? FLUX_DEFAULT_TIMEOUT,
-      install: { disableHooks: false, disableWait: false, ...raw.install },
-      upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
-      labels: raw.labels ?? {},
-      annotations: raw.annotations ?? {},
-      interval: raw.interval ?? FLUX_DEFAULT_INTERVAL,
-      helmReleaseSpec: raw.helmReleaseSpec ?? {},
-      kustomization: raw.kustomization ?? {},
-      staticOverrides: raw.staticOverrides ?? `overrides/static/${raw.chart}.yaml`,
-      location,
-    };
-  });
+  const raws = withDefaults(root, table.releases.length, strictValues, diagnostics);
+  const reading: TableReading = { root, file, namespaceOf: new Map(raws.map((raw) => [raw.name, raw.namespace ?? 'default'])), seen: new Map(), diagnostics };
   return {
     fluxTarget,
-    releases,
+    releases: raws.map((raw, index) => readRelease(raw, index, reading)),
     strictValues,
     chartRepositories: new Map(Object.entries(table.chartRepositories ?? {})),
     updatePhases: readUpdatePhases(root, file),
     diagnostics,
   };
+}
+
+/** The release table as it is read: where its entries are, each release's namespace by name, the names seen so far, the diagnostics found. */
+interface TableReading {
+  readonly root: ValueNode;
+  readonly file: string;
+  readonly namespaceOf: ReadonlyMap<string, string>;
+  readonly seen: Map<string, number>;
+  readonly diagnostics: Diagnostic[];
+}
+
+/** Each entry over the table's `defaults`, by the values merge (src/values): maps merge, a release's own list or scalar replaces the default's. */
+function withDefaults(root: ValueNode, count: number, strictValues: boolean, diagnostics: Diagnostic[]): RawRelease[] {
+  const defaults = getNode(root, ['defaults']);
+  const onClash = (clash: KindClash) =>
+    diagnostics.push({
+      severity: strictValues ? 'error' : 'warning',
+      message: describeClash(clash, "the release's own value wins"),
+      location: clash.upper.location,
+    });
+  return Array.from({ length: count }, (_, index) => {
+    const entry = getNode(root, ['releases', index]) as ValueNode;
+    return toPlain(defaults ? mergeNodes(defaults, entry, onClash) : entry) as unknown as RawRelease;
+  });
+}
+
+function readRelease(raw: RawRelease, index: number, reading: TableReading): Release {
+  const location = getNode(reading.root, ['releases', index])?.origin.location ?? { file: reading.file, line: 0, column: 0 };
+  const releaseName = raw.releaseName ?? `${raw.releaseNamePrefix ?? ''}${raw.name}`;
+  checkReleaseNames(raw, index, releaseName, location, reading);
+  const dependencies = readDependencies(raw, index, location, reading);
+  if (raw.helmReleaseSpec?.values !== undefined) {
+    reading.diagnostics.push({
+      severity: 'warning',
+      message: `release "${raw.name}": helmReleaseSpec.values are inline HelmRelease values; Flux applies them above both overrides Secrets, so no flotilla layer or user override can change them`,
+      path: ['releases', index, 'helmReleaseSpec', 'values'],
+      location: getNode(reading.root, ['releases', index, 'helmReleaseSpec', 'values'])?.origin.location ?? location,
+    });
+  }
+  return {
+    name: raw.name,
+    chart: raw.chart,
+    chartPath: raw.path ?? `charts/${raw.chart}`,
+    service: raw.service,
+    group: raw.group,
+    namespace: raw.namespace ?? 'default',
+    releaseName,
+    dependsOn: dependencies.filter((d) => !d.external).map((d) => d.name),
+    dependencies,
+    timeout: raw.timeout ?? FLUX_DEFAULT_TIMEOUT,
+    install: { disableHooks: false, disableWait: false, ...raw.install },
+    upgrade: { disableHooks: false, disableWait: false, ...raw.upgrade },
+    labels: raw.labels ?? {},
+    annotations: raw.annotations ?? {},
+    interval: raw.interval ?? FLUX_DEFAULT_INTERVAL,
+    helmReleaseSpec: raw.helmReleaseSpec ?? {},
+    kustomization: raw.kustomization ?? {},
+    staticOverrides: raw.staticOverrides ?? `overrides/static/${raw.chart}.yaml`,
+    location,
+  };
+}
+
+/** A release's name declared once, and its Helm release name within Helm's limit. */
+function checkReleaseNames(raw: RawRelease, index: number, releaseName: string, location: SourceLocation, reading: TableReading): void {
+  const first = reading.seen.get(raw.name);
+  if (first !== undefined) {
+    reading.diagnostics.push({
+      severity: 'error',
+      message: `release "${raw.name}" is declared twice (first as releases[${first}])`,
+      path: ['releases', index, 'name'],
+      location,
+    });
+  }
+  reading.seen.set(raw.name, index);
+  if (releaseName.length > HELM_RELEASE_NAME_MAX) {
+    reading.diagnostics.push({
+      severity: 'error',
+      message: `releaseName "${releaseName}" is ${releaseName.length} characters; Helm allows at most 53 (set releaseName or a shorter releaseNamePrefix)`,
+      path: ['releases', index],
+      location,
+    });
+  }
+}
+
+/** `dependsOn`: a name is a release of the app (an error when there is none), `{name, namespace}` elsewhere an external HelmRelease (a warning); none twice. */
+function readDependencies(raw: RawRelease, index: number, location: SourceLocation, reading: TableReading): ReleaseDependency[] {
+  const { namespaceOf, diagnostics } = reading;
+  const dependencies = (raw.dependsOn ?? []).map((entry, i): ReleaseDependency => {
+    const ref = typeof entry === 'string' ? { name: entry } : entry;
+    const inApp = namespaceOf.get(ref.name);
+    // A {name, namespace} naming a release of the app in its own namespace is that release, not an external one.
+    if (inApp !== undefined && (typeof entry === 'string' || entry.namespace === inApp)) return { name: ref.name, namespace: inApp, external: false };
+    const at = getNode(reading.root, ['releases', index, 'dependsOn', i])?.origin.location ?? location;
+    if (typeof entry === 'string') {
+      diagnostics.push({
+        severity: 'error',
+        message: `release "${raw.name}" dependsOn: ${unknownName('release', entry, namespaceOf.keys())}`,
+        path: ['releases', index, 'dependsOn', i],
+        location: at,
+      });
+      return { name: entry, namespace: '', external: false };
+    }
+    diagnostics.push({
+      severity: 'warning',
+      message: `release "${raw.name}" depends on HelmRelease ${entry.namespace}/${entry.name}, which this app does not deploy: Flux waits for it, flotilla does not (it must be installed by another app)`,
+      path: ['releases', index, 'dependsOn', i],
+      location: at,
+    });
+    return { name: entry.name, namespace: entry.namespace, external: true };
+  });
+  const seenDeps = new Set<string>();
+  for (const [i, dep] of dependencies.entries()) {
+    const key = `${dep.namespace}/${dep.name}`;
+    if (seenDeps.has(key)) {
+      diagnostics.push({
+        severity: 'error',
+        message: `release "${raw.name}" lists dependency ${dep.name} twice`,
+        path: ['releases', index, 'dependsOn', i],
+        location,
+      });
+    }
+    seenDeps.add(key);
+  }
+  return dependencies;
 }
 
 export class DependencyCycleError extends FlotillaError {
