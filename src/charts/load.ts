@@ -301,21 +301,50 @@ async function buildChart(
   ctx: LoadContext,
   known?: ParsedText,
 ): Promise<ChartSource> {
+  const metadata = readChartMetadata(files, where, known);
+  const { own, folders, archives } = partition(files, metadata.name);
+  const byName = await vendoredDependencies(metadata.name, folders, archives, origin, where, ancestry, ctx);
+  await resolveDeclaredDependencies(metadata, files, byName, origin, where, ancestry, ctx);
+  const dependencies: ResolvedDependency[] = [...byName.values()]
+    .sort((a, b) => compareBytewise(a.name, b.name))
+    .map(({ name, source, declared, chart }) => ({ name, source, declared, chart }));
+  addWrittenLock(metadata, files, own, dependencies);
+  return {
+    name: metadata.name,
+    version: metadata.version,
+    metadata,
+    origin,
+    chartFile: where('Chart.yaml'),
+    files: own,
+    dependencies,
+  };
+}
+
+/** Chart.yaml (as the app parsed it, when it gave the same text), its dependencies taken from requirements.yaml when there is one. */
+function readChartMetadata(files: ReadonlyMap<string, Buffer>, where: (rel: string) => string, known: ParsedText | undefined): ChartMetadata {
   const chartYaml = files.get('Chart.yaml');
   if (!chartYaml) throw new ChartFileError('Chart.yaml is missing', { file: where('Chart.yaml'), line: 0, column: 0 });
   const text = chartYaml.toString('utf8');
-  let metadata: ChartMetadata = known?.text === text ? chartMetadata(known) : parseChartYaml(text, where('Chart.yaml'));
+  const metadata: ChartMetadata = known?.text === text ? chartMetadata(known) : parseChartYaml(text, where('Chart.yaml'));
   const requirements = files.get('requirements.yaml');
-  if (requirements) {
-    // Helm reads requirements.yaml over Chart.yaml's dependencies (deprecated, v1 charts).
-    metadata = { ...metadata, dependencies: parseRequirementsYaml(requirements.toString('utf8'), where('requirements.yaml')) };
-  }
-  const { own, folders, archives } = partition(files, metadata.name);
+  // Helm reads requirements.yaml over Chart.yaml's dependencies (deprecated, v1 charts).
+  return requirements ? { ...metadata, dependencies: parseRequirementsYaml(requirements.toString('utf8'), where('requirements.yaml')) } : metadata;
+}
 
+/** The charts vendored under charts/, folders then archives, by name; one name vendored twice is refused. */
+async function vendoredDependencies(
+  chartName: string,
+  folders: ReadonlyMap<string, ReadonlyMap<string, Buffer>>,
+  archives: ReadonlyMap<string, Buffer>,
+  origin: ChartOrigin,
+  where: (rel: string) => string,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<Map<string, MutableDependency>> {
   const byName = new Map<string, MutableDependency>();
   const addVendored = (dep: MutableDependency, from: string): void => {
     const clash = byName.get(dep.name);
-    if (clash) throw new ChartDependencyError(metadata.name, dep.name, `vendored twice under charts/ (${from} and another entry)`);
+    if (clash) throw new ChartDependencyError(chartName, dep.name, `vendored twice under charts/ (${from} and another entry)`);
     byName.set(dep.name, dep);
   };
   for (const folder of [...folders.keys()].sort(compareBytewise)) {
@@ -330,7 +359,24 @@ async function buildChart(
     const chart = await chartFromArchive(archives.get(file)!, archiveOrigin, ancestry, ctx);
     addVendored({ name: chart.name, source: 'vendored-archive', declared: [], chart }, rel);
   }
+  return byName;
+}
 
+/**
+ * Each dependency Chart.yaml declares, matched to its chart in `byName`: a
+ * vendored one, a file:// folder, or one a repository resolves to (through
+ * `ctx.repositories`, at Chart.lock's version when there is one); one that
+ * is none of these is refused.
+ */
+async function resolveDeclaredDependencies(
+  metadata: ChartMetadata,
+  files: ReadonlyMap<string, Buffer>,
+  byName: Map<string, MutableDependency>,
+  origin: ChartOrigin,
+  where: (rel: string) => string,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<void> {
   let locked: readonly LockedDependency[] | undefined;
   const lockedVersion = (index: number): string | undefined => {
     const lock = files.get(CHART_LOCK);
@@ -342,21 +388,7 @@ async function buildChart(
     let entry = byName.get(dep.name);
     const repository = dep.repository ?? '';
     if (repository.startsWith('file://') && (!entry || entry.source === 'file')) {
-      if (origin.kind !== 'directory') {
-        throw new ChartDependencyError(metadata.name, dep.name, `${repository} cannot be resolved inside an archive; the archive must carry it under charts/`, dep.location);
-      }
-      const target = resolveFileRepository(origin.dir, repository);
-      const real = realpathOrUndefined(target);
-      if (real === undefined) throw new ChartDependencyError(metadata.name, dep.name, `${repository} points to ${target}, which does not exist`, dep.location);
-      if (entry && entry.identity !== real) {
-        throw new ChartDependencyError(metadata.name, dep.name, `two different charts are named ${JSON.stringify(dep.name)} (${repository} and an earlier entry)`, dep.location);
-      }
-      if (!entry) {
-        const chart = await loadDependencyFolder(target, real, metadata.name, dep, ancestry, ctx);
-        checkConstraint(metadata.name, dep, chart);
-        entry = { name: dep.name, source: 'file', declared: [], chart, identity: real };
-        byName.set(dep.name, entry);
-      }
+      entry = await fileDependency(metadata.name, dep, entry, origin, ancestry, ctx);
     } else if (repository !== '' && ctx.repositories && (!entry || entry.source === 'mapped' || entry.source === 'repository')) {
       const resolved = await resolveFromRepository(metadata.name, where('Chart.yaml'), dep, lockedVersion(index), ancestry, ctx);
       if (entry && entry.identity !== resolved.identity) {
@@ -367,7 +399,7 @@ async function buildChart(
           dep.location,
         );
       }
-      if (!entry) byName.set(dep.name, (entry = { name: dep.name, declared: [], ...resolved }));
+      entry ??= { name: dep.name, declared: [], ...resolved };
     }
     if (!entry) {
       const why =
@@ -376,29 +408,44 @@ async function buildChart(
           : `comes from ${repository} and is not vendored under charts/ (run \`helm dependency build\` and keep charts/, use a file:// path, or map the repository to a chart folder of the app)`;
       throw new ChartDependencyError(metadata.name, dep.name, why, dep.location);
     }
+    byName.set(dep.name, entry);
     entry.declared.push(dep);
   }
+}
 
-  const dependencies: ResolvedDependency[] = [...byName.values()]
-    .sort((a, b) => compareBytewise(a.name, b.name))
-    .map(({ name, source, declared, chart }) => ({ name, source, declared, chart }));
-  const fromRepositories = dependencies.some((d) => d.source === 'mapped' || d.source === 'repository');
-  // `helm dependency build` writes a Chart.lock into a chart that has none, and helm package ships it.
-  if (fromRepositories && metadata.apiVersion === 'v2' && !files.has(CHART_LOCK)) {
-    const versionOf = new Map(dependencies.map((d) => [d.name, d.chart.version]));
-    const locked = metadata.dependencies.map((d) => ({ name: d.name, repository: d.repository ?? '', version: versionOf.get(d.name)! }));
-    own.push({ path: CHART_LOCK, data: Buffer.from(chartLockText(metadata.dependencies, locked), 'utf8') });
-    own.sort((a, b) => compareBytewise(a.path, b.path));
+/** A file:// dependency: the folder it points at (only from a chart folder), loaded once; another entry of its name must be the same folder. */
+async function fileDependency(
+  chartName: string,
+  dep: ChartDependency,
+  entry: MutableDependency | undefined,
+  origin: ChartOrigin,
+  ancestry: Ancestry,
+  ctx: LoadContext,
+): Promise<MutableDependency> {
+  const repository = dep.repository ?? '';
+  if (origin.kind !== 'directory') {
+    throw new ChartDependencyError(chartName, dep.name, `${repository} cannot be resolved inside an archive; the archive must carry it under charts/`, dep.location);
   }
-  return {
-    name: metadata.name,
-    version: metadata.version,
-    metadata,
-    origin,
-    chartFile: where('Chart.yaml'),
-    files: own,
-    dependencies,
-  };
+  const target = resolveFileRepository(origin.dir, repository);
+  const real = realpathOrUndefined(target);
+  if (real === undefined) throw new ChartDependencyError(chartName, dep.name, `${repository} points to ${target}, which does not exist`, dep.location);
+  if (entry && entry.identity !== real) {
+    throw new ChartDependencyError(chartName, dep.name, `two different charts are named ${JSON.stringify(dep.name)} (${repository} and an earlier entry)`, dep.location);
+  }
+  if (entry) return entry;
+  const chart = await loadDependencyFolder(target, real, chartName, dep, ancestry, ctx);
+  checkConstraint(chartName, dep, chart);
+  return { name: dep.name, source: 'file', declared: [], chart, identity: real };
+}
+
+/** `helm dependency build` writes a Chart.lock into a chart that has none, and helm package ships it. */
+function addWrittenLock(metadata: ChartMetadata, files: ReadonlyMap<string, Buffer>, own: ChartFile[], dependencies: readonly ResolvedDependency[]): void {
+  const fromRepositories = dependencies.some((d) => d.source === 'mapped' || d.source === 'repository');
+  if (!fromRepositories || metadata.apiVersion !== 'v2' || files.has(CHART_LOCK)) return;
+  const versionOf = new Map(dependencies.map((d) => [d.name, d.chart.version]));
+  const locked = metadata.dependencies.map((d) => ({ name: d.name, repository: d.repository ?? '', version: versionOf.get(d.name)! }));
+  own.push({ path: CHART_LOCK, data: Buffer.from(chartLockText(metadata.dependencies, locked), 'utf8') });
+  own.sort((a, b) => compareBytewise(a.path, b.path));
 }
 
 /**
