@@ -18,14 +18,23 @@ import { existsSync, readdirSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { isMap, visit, type Document } from 'yaml';
-import type { Release } from '../app/index.js';
+import type { App, Release } from '../app/index.js';
 import { buildApp } from '../build/index.js';
-import { BUNDLE_TAR_OPTIONS, bundleFileName, bundlePath, changedBundleEntries, MANIFESTS_DIR, openBundle, writeTarGzFile } from '../tarball/index.js';
+import {
+  BUNDLE_TAR_OPTIONS,
+  bundleFileName,
+  bundlePath,
+  changedBundleEntries,
+  MANIFESTS_DIR,
+  openBundle,
+  writeTarGzFile,
+  type TarEntry,
+} from '../tarball/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { dumpYaml, parseYamlDocument, type PlainValue } from '../yaml/index.js';
 import { makeFolder, withTempDir } from '../files/index.js';
 import { FLUX_TREE, fluxTreePath, overridesValuesKey } from '../flux/index.js';
-import { kustomizationResources, planApply } from '../lifecycle/index.js';
+import { kustomizationResources, planApply, type ApplyPlan } from '../lifecycle/index.js';
 import { defaultStateDir } from '../plugins/index.js';
 import type { Session } from '../session/index.js';
 import { platformImageValues, withoutPaths, type PlatformImageValue } from './images.js';
@@ -226,14 +235,44 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
   const app = session.app;
   const dir = resolve(options.dir);
   refuseNonEmpty(dir, options.dir, 'the StarlingX export');
-
   // What apply refuses: its check hooks, and a plan the kustomize operator cannot make.
   const host = await session.plugins();
   await host.runHooks({ operation: 'apply', timing: 'pre', kind: 'check' });
   const plan = await planApply(host);
   const planned = new Set(plan.releases.map((r) => r.name));
+  const exported = await exportedValues(session, planned);
+  const tarball = await platformTarball(app, options.appDir, plan, exported);
+  await makeFolder(dir, { mode: 0o700 });
+  await writeTarGzFile(join(dir, tarball.name), tarball.entries, BUNDLE_TAR_OPTIONS);
+  const layers = 'values layers 2-7 (templates, plugin, policy set, common and service values); images are in the static overrides of the tarball.';
+  await writePrivately(
+    dir,
+    exported.map((e) => ({ name: e.file, text: valuesFileText(app.metadata.appName, e, layers) })),
+    { name: APPLY_SCRIPT, text: applyScript(app, tarball.name, exported) },
+  );
+  return {
+    dir,
+    tarball: join(dir, tarball.name),
+    script: join(dir, APPLY_SCRIPT),
+    passwordStore: options.passwordStore,
+    releases: exported.map(({ release, file, overrides, moved }) => ({
+      release: release.name,
+      chart: release.chart,
+      namespace: release.namespace,
+      file,
+      keys: keysOf(overrides),
+      movedImages: moved.map((m) => ({ path: m.path.join('.'), value: m.value })),
+    })),
+    leftOut: app.releases.filter((r) => !planned.has(r.name)).map((r) => r.name),
+  };
+}
 
-  const exported: (ReleaseFile & { readonly moved: readonly PlatformImageValue[] })[] = [];
+/** A planned release's values file, and the image values moved from it into the tarball's static overrides (where sysinv rewrites them). */
+type ExportedRelease = ReleaseFile & { readonly moved: readonly PlatformImageValue[] };
+
+/** Each planned release's system overrides, in apply order, without the image values the tarball carries instead. */
+async function exportedValues(session: Session, planned: ReadonlySet<string>): Promise<ExportedRelease[]> {
+  const exported: ExportedRelease[] = [];
   for (const release of inApplyOrder(session, planned)) {
     const values = await session.releaseValues(release);
     const moved = platformImageValues(values.systemOverrides);
@@ -247,10 +286,18 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
       moved,
     });
   }
+  return exported;
+}
 
-  const tarballName = bundleFileName(app.metadata.appName, app.metadata.appVersion);
-  const tarball = await withTempDir('starlingx-export', async (temp) => {
-    const built = await buildApp(options.appDir, { outDir: temp, cacheDir: false });
+/** The app built, then changed for the platform: the top kustomization limited to the plan's releases, the moved image values in the static overrides. */
+async function platformTarball(
+  app: App,
+  appDir: string,
+  plan: ApplyPlan,
+  exported: readonly ExportedRelease[],
+): Promise<{ readonly name: string; readonly entries: TarEntry[] }> {
+  return withTempDir('starlingx-export', async (temp) => {
+    const built = await buildApp(appDir, { outDir: temp, cacheDir: false });
     const bundle = await openBundle(built.file);
     const changes = new Map<string, Buffer>();
     const topPath = bundlePath(MANIFESTS_DIR, FLUX_TREE.kustomization);
@@ -273,11 +320,13 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
       for (const { path: valuePath, value } of moved) setKeepingLayout(doc, valuePath, value);
       changes.set(path, Buffer.from(doc.toString(), 'utf8'));
     }
-    return { name: tarballName, entries: changedBundleEntries(bundle, changes) };
+    return { name: bundleFileName(app.metadata.appName, app.metadata.appVersion), entries: changedBundleEntries(bundle, changes) };
   });
+}
 
-  const layers = 'values layers 2-7 (templates, plugin, policy set, common and service values); images are in the static overrides of the tarball.';
-  const script = [
+/** apply.sh: each exported release's overrides stored as user overrides, then the app applied. */
+function applyScript(app: App, tarballName: string, exported: readonly ExportedRelease[]): string {
+  return [
     '#!/bin/sh',
     `# Generated by \`flotilla starlingx export\` for ${app.metadata.appName} ${app.metadata.appVersion} (docs/starlingx.md).`,
     `# Run it on the active controller once \`system application-upload ${tarballName}\` has finished`,
@@ -293,26 +342,4 @@ export async function exportForPlatform(session: Session, options: PlatformExpor
     'system application-apply "$APP"',
     '',
   ].join('\n');
-  await makeFolder(dir, { mode: 0o700 });
-  await writeTarGzFile(join(dir, tarball.name), tarball.entries, BUNDLE_TAR_OPTIONS);
-  await writePrivately(
-    dir,
-    exported.map((e) => ({ name: e.file, text: valuesFileText(app.metadata.appName, e, layers) })),
-    { name: APPLY_SCRIPT, text: script },
-  );
-  return {
-    dir,
-    tarball: join(dir, tarball.name),
-    script: join(dir, APPLY_SCRIPT),
-    passwordStore: options.passwordStore,
-    releases: exported.map(({ release, file, overrides, moved }) => ({
-      release: release.name,
-      chart: release.chart,
-      namespace: release.namespace,
-      file,
-      keys: keysOf(overrides),
-      movedImages: moved.map((m) => ({ path: m.path.join('.'), value: m.value })),
-    })),
-    leftOut: app.releases.filter((r) => !planned.has(r.name)).map((r) => r.name),
-  };
 }
