@@ -10,13 +10,14 @@
  */
 import type { Release } from '../app/index.js';
 import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
-import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient, type KubeObject } from '../kube/index.js';
+import { FIELD_MANAGER, type KubeObject } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
 import { holdPhases, runStagedApply, stageApply, withVersions } from './phases.js';
-import { decidedOrRefused, ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
@@ -41,9 +42,9 @@ export interface ApplyOptions extends OperationOptions {
   readonly hold?: readonly string[];
 }
 
-export async function applyApp(client: KubeClient, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
-  return withAppLock(client, appName, 'apply', options, async (run) => {
-    await requireFlux(client);
+export async function applyApp(cluster: Cluster, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
+  return withAppLock(cluster, appName, 'apply', options, async (run) => {
+    await cluster.requireFlux();
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
     return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
@@ -101,10 +102,10 @@ export async function applyBundle(
   bundle: RecordedBundle,
   options: ApplyOptions & { readonly operation: OperationName },
 ): Promise<'applied' | 'submitted' | 'held'> {
-  const { client, events } = run;
+  const { cluster, events } = run;
   const started = Date.now();
   const step = (message: string) => events({ type: 'step', message });
-  const loaded = await loadVersion(client, bundle, handle.record.name, {
+  const loaded = await loadVersion(cluster, bundle, handle.record.name, {
     events,
     signal: run.signal,
     userOverrides: handle.record.userOverrides,
@@ -113,7 +114,7 @@ export async function applyBundle(
   });
   try {
     // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
-    for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
+    for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await cluster.objects.ensureNamespace(namespace);
     requireApplyMode(loaded.host, options.mode);
     if (options.hold && options.hold.length > 0) await holdPhases(handle, loaded.app.updatePhases, options.hold);
     // An update or a recovery applies a version like any apply: its own hooks run around the apply hooks.
@@ -147,10 +148,10 @@ export async function applyBundle(
       ...(options.mode ? { mode: options.mode } : {}),
     }));
     step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
-    await serverSideApply(client, set.namespaces);
+    await cluster.objects.apply(set.namespaces);
     // An apply that changes the image of a release in the cluster, of an app declaring update phases, goes phase by phase (phases.ts).
     const staged = await stageApply(
-      client,
+      cluster.objects,
       loaded.app,
       plan.releases.map((r) => r.name),
       set.objects,
@@ -161,11 +162,10 @@ export async function applyBundle(
         `this apply changes images of releases in the cluster: it runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait`,
       );
     // Sources first, then values, releases last: a HelmRelease never reconciles against a source or values not written yet.
-    for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
+    for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await cluster.objects.apply(group, { force: true });
     const writeReleases = async (batch: readonly ScheduledRelease<KubeObject>[]) => {
       if (batch.length > 0)
-        await serverSideApply(
-          client,
+        await cluster.objects.apply(
           batch.map((r) => r.object),
           { force: true },
         );
@@ -208,7 +208,7 @@ export async function applyBundle(
       for (const release of releases) ready.delete(release.name);
       report();
       try {
-        await waitForReleases(client, releases, {
+        await waitForReleases(cluster.objects, releases, {
           appName: handle.record.name,
           token,
           timeoutMs: options.timeoutMs ?? criticalPathMs(scheduled),
@@ -239,7 +239,7 @@ export async function applyBundle(
     try {
       if (staged) {
         const outcome = await runStagedApply(staged, {
-          client,
+          cluster: cluster.objects,
           handle,
           events,
           skipped: (releases) => {
@@ -247,7 +247,7 @@ export async function applyBundle(
             report();
           },
           deliver: async (secrets, helmReleases, token) => {
-            if (secrets.length > 0) await serverSideApply(client, secrets, { force: true });
+            if (secrets.length > 0) await cluster.objects.apply(secrets, { force: true });
             await deliver(helmReleases, token);
           },
         });
@@ -268,7 +268,7 @@ export async function applyBundle(
       const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
       for (const release of gone) {
         step(`removing ${release.name}: the plan no longer has it`);
-        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
+        await deleteRelease(cluster.objects, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
     }

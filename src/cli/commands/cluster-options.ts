@@ -3,13 +3,13 @@
  * the connection, and the progress display (a bar on a terminal, plain lines
  * otherwise) on stderr.
  */
-import type { KubeClient } from '../../kube/index.js';
-import type { LifecycleEvent } from '../../lifecycle/index.js';
+import type { Cluster, LifecycleEvent } from '../../lifecycle/index.js';
 import type { ClusterFlags } from '../options.js';
 
-export async function connectFor(flags: ClusterFlags): Promise<KubeClient> {
-  const { connect } = await import('../../kube/index.js');
-  return connect({ ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}) });
+/** The cluster the flags name, as the lifecycle asks for it (src/kube implements it over the Kubernetes API). */
+export async function connectFor(flags: ClusterFlags): Promise<Cluster> {
+  const { connect, kubeCluster } = await import('../../kube/index.js');
+  return kubeCluster(await connect({ ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}), ...(flags.context ? { context: flags.context } : {}) }));
 }
 
 function seconds(ms: number): string {
