@@ -11,28 +11,9 @@ import { LifecycleError, RecordFieldError, type AppRecord } from '../../src/life
 import { RecordHandle } from '../../src/lifecycle/operation.js';
 import { AppRecords, encodeRecord } from '../../src/lifecycle/record.js';
 import { memoryCluster } from '../support/memory-cluster.js';
+import { appRecord } from './record-fixture.js';
 
-const record = (name = 'app'): AppRecord => ({
-  name,
-  state: 'uploaded',
-  bundle: {
-    version: '1.0.0',
-    sha256: 'a'.repeat(64),
-    source: `${name}-1.0.0.tgz`,
-    payload: `flotilla-bundle-${name}-1.0.0`,
-    charts: [],
-    releases: [],
-    repository: { url: 'oci://registry.test/charts', type: 'oci' },
-    maintainUserOverrides: true,
-    updateFailureNoRollback: false,
-    fromVersions: [],
-    applyProgressAdjust: 0,
-    uploaded: '2026-01-01T00:00:00.000Z',
-  },
-  userOverrides: {},
-  deployed: [],
-  history: [],
-});
+const record = appRecord;
 
 async function stored(name = 'app') {
   const cluster = memoryCluster();
