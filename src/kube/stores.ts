@@ -127,29 +127,39 @@ export class ConfigMapRecordStore implements RecordStore {
     );
   }
 
-  private async change(edit: (data: Record<string, string>) => boolean): Promise<void> {
-    const call = { kind: 'ConfigMap', namespace: this.namespace, name: this.name };
-    for (let attempt = 0; ; attempt++) {
-      const current = await this.read();
-      const data = { ...current?.data };
-      if (!edit(data)) return;
-      try {
-        if (current) {
-          const body: V1ConfigMap = { ...current, data };
-          await kubeCall({ ...call, verb: 'update' }, () => this.client.core.replaceNamespacedConfigMap({ name: this.name, namespace: this.namespace, body }));
-        } else {
-          const body: V1ConfigMap = {
-            apiVersion: 'v1',
-            kind: 'ConfigMap',
-            metadata: { name: this.name, namespace: this.namespace, labels: { ...MANAGED_BY } },
-            data,
-          };
-          await kubeCall({ ...call, verb: 'create' }, () => this.client.core.createNamespacedConfigMap({ namespace: this.namespace, body }));
-        }
-        return;
-      } catch (error) {
-        if (!(error instanceof Conflict || error instanceof AlreadyExists) || attempt >= 5) throw error;
+  private change(edit: (data: Record<string, string>) => boolean): Promise<void> {
+    return changeConfigMap(this.client, this.namespace, this.name, edit);
+  }
+}
+
+/**
+ * Edits a ConfigMap's data (`edit` returns false to leave it): read, edit,
+ * write through the resourceVersion read (created when missing); a writer in
+ * between is a Conflict or AlreadyExists, and the change is made again on
+ * what it wrote.
+ */
+export async function changeConfigMap(
+  client: Pick<KubeClient, 'core'>,
+  namespace: string,
+  name: string,
+  edit: (data: Record<string, string>) => boolean,
+): Promise<void> {
+  const call = { kind: 'ConfigMap', namespace, name };
+  for (let attempt = 0; ; attempt++) {
+    const current = await kubeRead({ ...call, verb: 'read' }, () => client.core.readNamespacedConfigMap({ name, namespace }));
+    const data = { ...current?.data };
+    if (!edit(data)) return;
+    try {
+      if (current) {
+        const body: V1ConfigMap = { ...current, data };
+        await kubeCall({ ...call, verb: 'update' }, () => client.core.replaceNamespacedConfigMap({ name, namespace, body }));
+      } else {
+        const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { ...MANAGED_BY } }, data };
+        await kubeCall({ ...call, verb: 'create' }, () => client.core.createNamespacedConfigMap({ namespace, body }));
       }
+      return;
+    } catch (error) {
+      if (!(error instanceof Conflict || error instanceof AlreadyExists) || attempt >= 5) throw error;
     }
   }
 }

@@ -6,7 +6,8 @@
  * its run left running is closed as failed, so the next operation starts
  * clean. Flux may still be reconciling what the run wrote: `show` says so.
  */
-import { defaultHolder, requestAbort, type KubeClient } from '../kube/index.js';
+import { defaultHolder } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { AppStateError } from './errors.js';
 import { lockName, RecordHandle, withAppLock, type OperationOptions } from './operation.js';
 import { AppRecords, SYSTEM_NAMESPACE, type AppState } from './record.js';
@@ -24,12 +25,12 @@ export type AbortOutcome =
   | { readonly kind: 'requested'; readonly holder: string; readonly operation?: string }
   | { readonly kind: 'closed'; readonly from: AppState; readonly to: AppState };
 
-export async function abortApp(client: KubeClient, appName: string, options: OperationOptions = {}): Promise<AbortOutcome> {
+export async function abortApp(cluster: Cluster, appName: string, options: OperationOptions = {}): Promise<AbortOutcome> {
   const by = options.holder ?? defaultHolder();
-  await new AppRecords(client).get(appName);
-  const requested = await requestAbort(client, SYSTEM_NAMESPACE, lockName(appName), by);
+  await new AppRecords(cluster.records).get(appName);
+  const requested = await cluster.locks.requestAbort(SYSTEM_NAMESPACE, lockName(appName), by);
   // Taking the lock waits for a live holder to stop (it releases the lock), or for a dead one's lease to lapse.
-  return withAppLock(client, appName, 'abort', options, async (run) => {
+  return withAppLock(cluster, appName, 'abort', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const from = handle.record.state;
     if (requested && handle.record.history.at(-1)?.result === 'aborted') return { kind: 'requested', ...requested };

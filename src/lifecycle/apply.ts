@@ -10,20 +10,21 @@
  */
 import type { Release } from '../app/index.js';
 import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
-import { FIELD_MANAGER, requireFlux, serverSideApply, type KubeClient, type KubeObject } from '../kube/index.js';
+import { FIELD_MANAGER, type KubeObject } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
-import { holdPhases, runStagedApply, stageApply, withVersions } from './phases.js';
-import { decidedOrRefused, ensureNamespace, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
+import { holdPhases, runStagedApply, stageApply, withVersions, type StagedApply } from './phases.js';
+import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type LockedRun, type OperationOptions } from './operation.js';
 import { planApply, requireApplyMode, UnknownApplyModeError, type ApplyPlan } from './plan.js';
 import { completion, type AppRecord, type AppState, type OperationName, type Progress, type RecordedBundle } from './record.js';
 import { deleteRelease, removalOrder, waitForReleases, type ReleaseKey } from './releases.js';
 import { describeAttempt } from './readiness.js';
 import { criticalPathMs, releaseTimeMs, WriteSchedule, type ScheduledRelease } from './schedule.js';
 import type { HelmReleaseSpec } from '../flux/index.js';
-import { isHelmRelease, renderApplySet } from './render.js';
+import { isHelmRelease, renderApplySet, type ApplySet } from './render.js';
 import { loadVersion, type LoadedVersion } from './version.js';
 import { deployedTarget } from '../catalog/index.js';
 
@@ -41,9 +42,9 @@ export interface ApplyOptions extends OperationOptions {
   readonly hold?: readonly string[];
 }
 
-export async function applyApp(client: KubeClient, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
-  return withAppLock(client, appName, 'apply', options, async (run) => {
-    await requireFlux(client);
+export async function applyApp(cluster: Cluster, appName: string, options: ApplyOptions = {}): Promise<AppRecord> {
+  return withAppLock(cluster, appName, 'apply', options, async (run) => {
+    await cluster.requireFlux();
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     decidedOrRefused(handle.record, { operation: 'apply' }, run.events);
     return applyWithState(run, handle, handle.record.bundle, { ...options, operation: 'apply', running: 'applying', failed: 'apply-failed' });
@@ -94,187 +95,307 @@ export function heldReason(record: AppRecord): string {
   return `held before update phase ${phase}: the phases before it are Ready; go on with flotilla version continue ${record.name} --phase ${phase}`;
 }
 
-/** The apply itself, without the state bookkeeping. */
+/**
+ * The apply itself, without the state bookkeeping: the version loaded, then
+ * the steps of BundleApply in order. Returns how far it went: every
+ * release Ready (`applied`), written and not waited for (`submitted`), or
+ * stopped before a held update phase (`held`).
+ */
 export async function applyBundle(
   run: LockedRun,
   handle: RecordHandle,
   bundle: RecordedBundle,
   options: ApplyOptions & { readonly operation: OperationName },
 ): Promise<'applied' | 'submitted' | 'held'> {
-  const { client, events } = run;
   const started = Date.now();
-  const step = (message: string) => events({ type: 'step', message });
-  const loaded = await loadVersion(client, bundle, handle.record.name, {
-    events,
+  const loaded = await loadVersion(run.cluster, bundle, handle.record.name, {
+    events: run.events,
     signal: run.signal,
     userOverrides: handle.record.userOverrides,
     ...(handle.record.versions ? { versions: handle.record.versions } : {}),
     ...(options.mode ? { applyMode: options.mode } : {}),
   });
   try {
+    const apply = new BundleApply(run, handle, bundle, options, loaded, started);
+    await apply.prepare();
+    const rendered = await apply.render();
+    const staged = await apply.writeAllButReleases(rendered);
+    if (options.wait === false) {
+      await apply.submitReleases(rendered);
+      return 'submitted';
+    }
+    if ((await apply.deliverReleases(rendered, staged)) === 'held') return 'held';
+    await apply.runPostHooks();
+    await apply.removeReleasesLeftOut(rendered.plan);
+    return 'applied';
+  } finally {
+    await loaded.dispose();
+  }
+}
+
+/** What an apply computed before writing anything: the plan, each release's values, the objects, and the token they carry. */
+interface RenderedApply {
+  readonly plan: ApplyPlan;
+  readonly values: ReadonlyMap<string, ReleaseValues>;
+  readonly set: ApplySet;
+  readonly token: string;
+}
+
+/** One apply of a loaded version, step by step (applyBundle runs them in order). */
+class BundleApply {
+  /** An update or a recovery applies a version like any apply: its own hooks run around the apply hooks. */
+  private readonly stages: readonly ('update' | 'recover' | 'apply')[];
+  private readonly cluster: Cluster;
+
+  constructor(
+    private readonly run: LockedRun,
+    private readonly handle: RecordHandle,
+    private readonly bundle: RecordedBundle,
+    private readonly options: ApplyOptions & { readonly operation: OperationName },
+    private readonly loaded: LoadedVersion,
+    /** When the apply began, for the elapsed time progress reports. */
+    private readonly started: number,
+  ) {
+    this.cluster = run.cluster;
+    this.stages = options.operation === 'update' || options.operation === 'recover' ? [options.operation, 'apply'] : ['apply'];
+  }
+
+  private step(message: string): void {
+    this.run.events({ type: 'step', message });
+  }
+
+  /** Namespaces made, the mode and held phases checked, check hooks and pre hooks run (a check may refuse). */
+  async prepare(): Promise<void> {
+    const { app } = this.loaded;
     // Plugins keep passwords and records in the app's namespaces: they exist before any hook runs.
-    for (const namespace of new Set([loaded.namespace, ...loaded.app.releases.map((r) => r.namespace)])) await ensureNamespace(client, namespace);
-    requireApplyMode(loaded.host, options.mode);
-    if (options.hold && options.hold.length > 0) await holdPhases(handle, loaded.app.updatePhases, options.hold);
-    // An update or a recovery applies a version like any apply: its own hooks run around the apply hooks.
-    const stages = options.operation === 'update' || options.operation === 'recover' ? ([options.operation, 'apply'] as const) : (['apply'] as const);
-    step(`running ${stages.join(' and ')} checks and pre hooks`);
-    for (const operation of stages) await loaded.host.runStage({ operation, timing: 'pre' });
+    for (const namespace of new Set([this.loaded.namespace, ...app.releases.map((r) => r.namespace)])) await this.cluster.objects.ensureNamespace(namespace);
+    requireApplyMode(this.loaded.host, this.options.mode);
+    if (this.options.hold && this.options.hold.length > 0) await holdPhases(this.handle, app.updatePhases, this.options.hold);
+    this.step(`running ${this.stages.join(' and ')} checks and pre hooks`);
+    for (const operation of this.stages) await this.loaded.host.runStage({ operation, timing: 'pre' });
+  }
 
-    const plan = await planApply(loaded.host, { ...(options.mode ? { mode: options.mode } : {}), deployed: handle.record.deployed });
-    step(`computing the overrides of ${plan.releases.length} release(s)${plan.mode !== 'normal' ? ` (mode ${plan.mode})` : ''}`);
-    const values = await computeValues(loaded, plan);
-
+  /** The plan, each planned release's values and the objects to write; the releases that may now exist recorded first. */
+  async render(): Promise<RenderedApply> {
+    const { app } = this.loaded;
+    const plan = await planApply(this.loaded.host, { ...(this.options.mode ? { mode: this.options.mode } : {}), deployed: this.handle.record.deployed });
+    this.step(`computing the overrides of ${plan.releases.length} release(s)${plan.mode !== 'normal' ? ` (mode ${plan.mode})` : ''}`);
+    const values = await computeValues(this.loaded, plan);
     const token = new Date().toISOString();
-    const annotations = new Map(loaded.app.releases.map((r) => [r.name, loaded.app.serviceDefaultAnnotations(r.chart)]));
     const set = await renderApplySet({
-      appName: handle.record.name,
-      manifests: loaded.manifests,
-      releases: loaded.app.releases,
+      appName: this.handle.record.name,
+      manifests: this.loaded.manifests,
+      releases: app.releases,
       plan,
       values,
-      repository: bundle.repository,
+      repository: this.bundle.repository,
       token,
-      annotations,
+      annotations: new Map(app.releases.map((r) => [r.name, app.serviceDefaultAnnotations(r.chart)])),
     });
     // Recorded before anything is written: a run killed after this knows which releases may exist.
-    await handle.update((r) => ({
+    await this.handle.update((r) => ({
       ...r,
       deployed: union(
         r.deployed,
         plan.releases.map((p) => p.name),
       ),
-      ...(options.mode ? { mode: options.mode } : {}),
+      ...(this.options.mode ? { mode: this.options.mode } : {}),
     }));
-    step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
-    await serverSideApply(client, set.namespaces);
-    // An apply that changes the image of a release in the cluster, of an app declaring update phases, goes phase by phase (phases.ts).
+    return { plan, values, set, token };
+  }
+
+  /**
+   * Namespaces, then sources, then values (the overrides Secrets no update
+   * phase owns): a HelmRelease never reconciles against a source or values
+   * not written yet. Returns the staged apply when this one changes images
+   * of releases in the cluster (phases.ts).
+   */
+  async writeAllButReleases({ plan, values, set }: RenderedApply): Promise<StagedApply | undefined> {
+    this.step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
+    await this.cluster.objects.apply(set.namespaces);
     const staged = await stageApply(
-      client,
-      loaded.app,
+      this.cluster.objects,
+      this.loaded.app,
       plan.releases.map((r) => r.name),
       set.objects,
       values,
     );
-    if (staged && options.wait === false)
+    if (staged && this.options.wait === false)
       throw new PhaseUsageError(
         `this apply changes images of releases in the cluster: it runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait`,
       );
-    // Sources first, then values, releases last: a HelmRelease never reconciles against a source or values not written yet.
-    for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await serverSideApply(client, group, { force: true });
-    const writeReleases = async (batch: readonly ScheduledRelease<KubeObject>[]) => {
-      if (batch.length > 0)
-        await serverSideApply(
-          client,
-          batch.map((r) => r.object),
-          { force: true },
-        );
-    };
-    if (options.wait === false) {
-      // Nobody waits to write dependants later: wave by wave, so Flux's generation check holds a spec change.
-      for (const wave of WriteSchedule.waves(scheduledReleases(set.objects.filter(isHelmRelease)))) await writeReleases(wave);
-      return 'submitted';
+    for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await this.cluster.objects.apply(group, { force: true });
+    return staged;
+  }
+
+  /** `--no-wait`: the HelmReleases written wave by wave (nobody waits to write dependants later, so Flux's generation check holds a spec change). */
+  async submitReleases({ set }: RenderedApply): Promise<void> {
+    for (const wave of WriteSchedule.waves(scheduledReleases(set.objects.filter(isHelmRelease)))) await this.writeReleases(wave);
+  }
+
+  private async writeReleases(batch: readonly ScheduledRelease<KubeObject>[]): Promise<void> {
+    if (batch.length > 0)
+      await this.cluster.objects.apply(
+        batch.map((r) => r.object),
+        { force: true },
+      );
+  }
+
+  /** The HelmReleases written and waited Ready: phase by phase for a staged apply (which may stop at a held phase), else all at once. */
+  async deliverReleases(rendered: RenderedApply, staged: StagedApply | undefined): Promise<'applied' | 'held'> {
+    const progress = new ApplyProgress(this.run, this.handle, this.bundle, rendered.plan, staged, this.started);
+    try {
+      if (!staged) {
+        await this.deliver(rendered, progress, rendered.set.objects.filter(isHelmRelease), rendered.token);
+        return 'applied';
+      }
+      const outcome = await runStagedApply(staged, {
+        cluster: this.cluster.objects,
+        handle: this.handle,
+        events: this.run.events,
+        skipped: (releases) => progress.skipped(releases),
+        deliver: async (secrets, helmReleases, token) => {
+          if (secrets.length > 0) await this.cluster.objects.apply(secrets, { force: true });
+          await this.deliver(rendered, progress, helmReleases, token);
+        },
+      });
+      if (outcome === 'held') return 'held';
+      // Every phase ran or had nothing to change: no update phase is under way any more (a recovery's included).
+      await this.handle.update((r) => withVersions(r, ({ phase: _phase, held: _held, heldOperation: _heldOperation, ...v }) => v));
+      return 'applied';
+    } finally {
+      await progress.saved();
     }
-    const total = plan.releases.length;
-    // A staged apply counts the releases no phase writes from the start, and those of a skipped phase when it is skipped.
-    const phased = new Set(staged?.phases.flatMap((p) => p.releases) ?? []);
-    const ready = new Set<string>(staged ? plan.releases.map((r) => r.name).filter((name) => !phased.has(name)) : []);
-    let current: string | undefined;
-    const progress = (): Progress => completion(ready.size, total, bundle.applyProgressAdjust, current);
-    const report = () => events({ type: 'progress', progress: progress(), elapsedMs: Date.now() - started });
-    const saver = progressSaver(handle, progress);
+  }
+
+  /** Writes the HelmReleases, each once what it depends on is Ready for this request (schedule.ts), and waits until all are Ready. */
+  private async deliver({ plan, values }: RenderedApply, progress: ApplyProgress, helmReleases: readonly KubeObject[], token: string): Promise<void> {
+    const scheduled = scheduledReleases(helmReleases);
+    const schedule = new WriteSchedule(scheduled);
+    const writtenAt = new Map<string, number>();
+    const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
+    const writing = new AbortController();
+    let writes: Promise<void> = Promise.resolve();
+    const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
+      writes = writes
+        .then(async () => {
+          await this.writeReleases(batch);
+          for (const r of batch) writtenAt.set(r.key, Date.now());
+        })
+        .catch((error: unknown) => writing.abort(error));
+    };
+    writeWhenDue(schedule.first());
+    await writes;
+    if (writing.signal.aborted) throw writing.signal.reason;
+    const releases = helmReleases.map((o) => ({ name: o.metadata.name, namespace: o.metadata.namespace ?? this.loaded.namespace }));
+    progress.waitingFor(releases.map((r) => r.name));
     // Status hooks run one at a time, in the order releases become Ready; the first failure fails the apply.
     let statusHooks: Promise<unknown> = Promise.resolve();
-    /** Writes the HelmReleases, each once what it depends on is Ready for this request (schedule.ts), and waits until all are Ready. */
-    const deliver = async (helmReleases: readonly KubeObject[], token: string): Promise<void> => {
-      const scheduled = scheduledReleases(helmReleases);
-      const schedule = new WriteSchedule(scheduled);
-      const writtenAt = new Map<string, number>();
-      const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
-      const writing = new AbortController();
-      let writes: Promise<void> = Promise.resolve();
-      const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
-        writes = writes
-          .then(async () => {
-            await writeReleases(batch);
-            for (const r of batch) writtenAt.set(r.key, Date.now());
-          })
-          .catch((error: unknown) => writing.abort(error));
-      };
-      writeWhenDue(schedule.first());
-      await writes;
-      if (writing.signal.aborted) throw writing.signal.reason;
-      const releases = helmReleases.map((o) => ({ name: o.metadata.name, namespace: o.metadata.namespace ?? loaded.namespace }));
-      for (const release of releases) ready.delete(release.name);
-      report();
-      try {
-        await waitForReleases(client, releases, {
-          appName: handle.record.name,
-          token,
-          timeoutMs: options.timeoutMs ?? criticalPathMs(scheduled),
-          signal: AbortSignal.any([run.signal, writing.signal]),
-          writtenAt: (release) => writtenAt.get(`${release.namespace}/${release.name}`),
-          releaseTimeMs: (release) => timeOf.get(`${release.namespace}/${release.name}`) ?? 0,
-          onAttempt: (release, attempt) => events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
-          onWaiting: (release) => {
-            current = release?.name;
-            report();
-          },
-          onReady: (release) => {
-            writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
-            ready.add(release.name);
-            events({ type: 'release-ready', release: release.name, elapsedMs: Date.now() - started });
-            report();
-            saver.touch();
-            statusHooks = statusHooks.then(() => loaded.host.runStatus(release.name));
-          },
-        });
-        await statusHooks;
-      } catch (error) {
-        statusHooks.catch(() => undefined);
-        if (writing.signal.aborted) throw writing.signal.reason;
-        throw explainFailure(error, loaded, plan, values);
-      }
-    };
     try {
-      if (staged) {
-        const outcome = await runStagedApply(staged, {
-          client,
-          handle,
-          events,
-          skipped: (releases) => {
-            for (const name of releases) ready.add(name);
-            report();
-          },
-          deliver: async (secrets, helmReleases, token) => {
-            if (secrets.length > 0) await serverSideApply(client, secrets, { force: true });
-            await deliver(helmReleases, token);
-          },
-        });
-        if (outcome === 'held') return 'held';
-        // Every phase ran or had nothing to change: no update phase is under way any more (a recovery's included).
-        await handle.update((r) => withVersions(r, ({ phase: _phase, held: _held, heldOperation: _heldOperation, ...v }) => v));
-      } else await deliver(set.objects.filter(isHelmRelease), token);
-    } finally {
-      await saver.flush();
+      await waitForReleases(this.cluster.objects, releases, {
+        appName: this.handle.record.name,
+        token,
+        timeoutMs: this.options.timeoutMs ?? criticalPathMs(scheduled),
+        signal: AbortSignal.any([this.run.signal, writing.signal]),
+        writtenAt: (release) => writtenAt.get(`${release.namespace}/${release.name}`),
+        releaseTimeMs: (release) => timeOf.get(`${release.namespace}/${release.name}`) ?? 0,
+        onAttempt: (release, attempt) => this.run.events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
+        onWaiting: (release) => progress.current(release?.name),
+        onReady: (release) => {
+          writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
+          progress.releaseReady(release.name);
+          statusHooks = statusHooks.then(() => this.loaded.host.runStatus(release.name));
+        },
+      });
+      await statusHooks;
+    } catch (error) {
+      statusHooks.catch(() => undefined);
+      if (writing.signal.aborted) throw writing.signal.reason;
+      throw explainFailure(error, this.loaded, plan, values);
     }
+  }
 
-    step(`running ${stages.join(' and ')} post hooks`);
-    for (const operation of [...stages].reverse()) await loaded.host.runStage({ operation, timing: 'post' });
+  async runPostHooks(): Promise<void> {
+    this.step(`running ${this.stages.join(' and ')} post hooks`);
+    for (const operation of [...this.stages].reverse()) await this.loaded.host.runStage({ operation, timing: 'post' });
+  }
 
-    if (plan.removed.length > 0) {
-      // An update removes releases of the version it leaves: their namespace and dependsOn are recorded there.
-      const recorded = new Map([...(handle.record.previous?.releases ?? []), ...handle.record.bundle.releases].map((r) => [r.name, r]));
-      const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] }));
-      for (const release of gone) {
-        step(`removing ${release.name}: the plan no longer has it`);
-        await deleteRelease(client, release as ReleaseKey, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
-        await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
-      }
+  /** Releases the plan no longer has, deleted dependants first, each waited on until Flux has uninstalled it. */
+  async removeReleasesLeftOut(plan: ApplyPlan): Promise<void> {
+    if (plan.removed.length === 0) return;
+    // An update removes releases of the version it leaves: their namespace and dependsOn are recorded there.
+    const recorded = new Map([...(this.handle.record.previous?.releases ?? []), ...this.handle.record.bundle.releases].map((r) => [r.name, r]));
+    const gone = removalOrder(plan.removed.map((name) => recorded.get(name) ?? { name, namespace: this.loaded.namespace, dependsOn: [] }));
+    for (const release of gone) {
+      this.step(`removing ${release.name}: the plan no longer has it`);
+      await deleteRelease(this.cluster.objects, release as ReleaseKey, {
+        timeoutMs: this.options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS,
+        signal: this.run.signal,
+      });
+      await this.handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
     }
-    return 'applied';
-  } finally {
-    await loaded.dispose();
+  }
+}
+
+/**
+ * How far an apply's wait got: the plan's releases Ready (a staged apply
+ * counts those no phase writes from the start, and those of a skipped phase
+ * when it is skipped), reported as events and saved into the record at most
+ * once a second, and once at the end.
+ */
+class ApplyProgress {
+  private readonly readyNames: Set<string>;
+  private readonly total: number;
+  private waitedOn: string | undefined;
+  private readonly saver: { touch(): void; flush(): Promise<void> };
+
+  constructor(
+    private readonly run: LockedRun,
+    handle: RecordHandle,
+    private readonly bundle: RecordedBundle,
+    plan: ApplyPlan,
+    staged: StagedApply | undefined,
+    private readonly started: number,
+  ) {
+    this.total = plan.releases.length;
+    const phased = new Set(staged?.phases.flatMap((p) => p.releases) ?? []);
+    this.readyNames = new Set<string>(staged ? plan.releases.map((r) => r.name).filter((name) => !phased.has(name)) : []);
+    this.saver = progressSaver(handle, () => this.now());
+  }
+
+  private now(): Progress {
+    return completion(this.readyNames.size, this.total, this.bundle.applyProgressAdjust, this.waitedOn);
+  }
+
+  private report(): void {
+    this.run.events({ type: 'progress', progress: this.now(), elapsedMs: Date.now() - this.started });
+  }
+
+  /** These releases are written and waited on (again): not ready until they say so. */
+  waitingFor(releases: readonly string[]): void {
+    for (const name of releases) this.readyNames.delete(name);
+    this.report();
+  }
+
+  current(release: string | undefined): void {
+    this.waitedOn = release;
+    this.report();
+  }
+
+  releaseReady(release: string): void {
+    this.readyNames.add(release);
+    this.run.events({ type: 'release-ready', release, elapsedMs: Date.now() - this.started });
+    this.report();
+    this.saver.touch();
+  }
+
+  skipped(releases: readonly string[]): void {
+    for (const name of releases) this.readyNames.add(name);
+    this.report();
+  }
+
+  saved(): Promise<void> {
+    return this.saver.flush();
   }
 }
 

@@ -7,12 +7,9 @@
  * `signingKey` a PEM ed25519 public key: when set, upload refuses a tarball
  * without a valid signature by its private key.
  */
-import type { V1ConfigMap } from '@kubernetes/client-node';
-import { AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
+import type { SettingsStore } from './cluster.js';
 import { LifecycleError } from './errors.js';
-import { SYSTEM_NAMESPACE, type ChartRepository } from './record.js';
-
-const CONFIG_MAP = 'flotilla-config';
+import type { ChartRepository } from './record.js';
 
 export interface ClusterConfig {
   readonly chartRepository?: ChartRepository;
@@ -34,11 +31,8 @@ export function parseChartRepository(url: string, options: { readonly plainHttp?
   return { url: trimmed, type: 'default', ...(options.dir ? { dir: options.dir } : {}) };
 }
 
-export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promise<ClusterConfig> {
-  const map = await kubeRead({ verb: 'read', kind: 'ConfigMap', namespace: SYSTEM_NAMESPACE, name: CONFIG_MAP }, () =>
-    client.core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE }),
-  );
-  const data = map?.data ?? {};
+export async function readClusterConfig(settings: SettingsStore): Promise<ClusterConfig> {
+  const data = await settings.read();
   return {
     ...(data.chartRepository
       ? {
@@ -53,32 +47,10 @@ export async function readClusterConfig(client: Pick<KubeClient, 'core'>): Promi
 }
 
 /** Remembers the chart repository, so later commands need no `--chart-repo`. */
-export async function rememberChartRepository(client: Pick<KubeClient, 'core'>, repository: ChartRepository): Promise<void> {
-  const call = { kind: 'ConfigMap', namespace: SYSTEM_NAMESPACE, name: CONFIG_MAP };
-  const fields = {
+export function rememberChartRepository(settings: SettingsStore, repository: ChartRepository): Promise<void> {
+  return settings.merge({
     chartRepository: repository.url,
     chartRepositoryPlainHttp: repository.plainHttp ? 'true' : 'false',
     chartRepositoryDir: repository.dir ?? '',
-  };
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const map = await kubeRead({ ...call, verb: 'read' }, () => client.core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE }));
-    try {
-      if (map) {
-        const body: V1ConfigMap = { ...map, data: { ...map.data, ...fields } };
-        await kubeCall({ ...call, verb: 'update' }, () => client.core.replaceNamespacedConfigMap({ name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE, body }));
-      } else {
-        const body: V1ConfigMap = {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: CONFIG_MAP, namespace: SYSTEM_NAMESPACE, labels: { ...MANAGED_BY } },
-          data: fields,
-        };
-        await kubeCall({ ...call, verb: 'create' }, () => client.core.createNamespacedConfigMap({ namespace: SYSTEM_NAMESPACE, body }));
-      }
-      return;
-    } catch (error) {
-      // Someone wrote in between: read again.
-      if (!(error instanceof Conflict || error instanceof AlreadyExists)) throw error;
-    }
-  }
+  });
 }

@@ -5,16 +5,16 @@
  * skipped, the held one and those after it run, and `versions.deployed` is
  * set once the last is Ready.
  */
-import { requireFlux, type KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { applyWithState, type ApplyOptions } from './apply.js';
 import { PhaseUsageError } from './errors.js';
 import { decidedOrRefused, RecordHandle, withAppLock } from './operation.js';
 import { withVersions } from './phases.js';
 import type { AppRecord } from './record.js';
 
-export async function continueApp(client: KubeClient, appName: string, phase: string, options: ApplyOptions = {}): Promise<AppRecord> {
-  return withAppLock(client, appName, 'apply', options, async (run) => {
-    await requireFlux(client);
+export async function continueApp(cluster: Cluster, appName: string, phase: string, options: ApplyOptions = {}): Promise<AppRecord> {
+  return withAppLock(cluster, appName, 'apply', options, async (run) => {
+    await cluster.requireFlux();
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const versions = handle.record.versions;
     if (versions?.held !== phase && !versions?.holdAt?.includes(phase)) {

@@ -14,7 +14,8 @@ import { mapConcurrently } from '../concurrency/index.js';
 import { dumpYaml, parseYamlStream, parseYamlValue, type PlainValue } from '../yaml/index.js';
 import { mergePlain } from '../values/index.js';
 import { overridesSecretName, overridesValuesKey, type OverridesKind } from '../flux/index.js';
-import { kubeRead, type KubeClient } from '../kube/index.js';
+import type { KubeObject } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { helm } from '../tools/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
 import { readClusterConfig } from './config.js';
@@ -180,12 +181,14 @@ export async function render(
 }
 
 /** The values the cluster's overrides Secrets give a release now, or undefined when it has none. */
-async function clusterValues(client: KubeClient, release: Pick<Release, 'name' | 'namespace'>): Promise<Plain | undefined> {
+async function clusterValues(cluster: Cluster, release: Pick<Release, 'name' | 'namespace'>): Promise<Plain | undefined> {
   const read = async (kind: OverridesKind) => {
     const name = overridesSecretName(release.name, kind);
-    const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: release.namespace, name }, () =>
-      client.core.readNamespacedSecret({ name, namespace: release.namespace }),
-    );
+    const secret = await cluster.objects.read<KubeObject & { data?: Record<string, string> }>({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace: release.namespace },
+    });
     const data = secret?.data?.[overridesValuesKey(release.name, kind)];
     return secret ? (data ? parseYamlValue(Buffer.from(data, 'base64').toString('utf8'), `Secret ${release.namespace}/${name}`) : {}) : undefined;
   };
@@ -195,8 +198,8 @@ async function clusterValues(client: KubeClient, release: Pick<Release, 'name' |
   return fluxValues(staticValues, systemValues);
 }
 
-export async function diffApp(client: KubeClient, appName: string, options: DiffOptions = {}): Promise<DiffReport> {
-  const { record } = await new AppRecords(client).get(appName);
+export async function diffApp(cluster: Cluster, appName: string, options: DiffOptions = {}): Promise<DiffReport> {
+  const { record } = await new AppRecords(cluster.records).get(appName);
   const current = record.bundle;
   const loadOptions = {
     events: () => undefined,
@@ -210,17 +213,17 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
   let target = current.version;
   if (options.bundle) {
     const fetched = await fetchBundle(options.bundle);
-    const verified = await verifyForUpload(fetched.path, await readClusterConfig(client)).finally(() => fetched.dispose());
+    const verified = await verifyForUpload(fetched.path, await readClusterConfig(cluster.settings)).finally(() => fetched.dispose());
     chartFiles = new Map(
       await Promise.all(
         chartArchives(verified.bundle.files).map(async ([path, bytes]) => [(await readChartArchive(bytes, { label: path })).name, bytes] as const),
       ),
     );
     const userOverrides = verified.metadata.maintainUserOverrides ? record.userOverrides : {};
-    loaded = await loadVersionFrom(client, verified.bundle, appName, { ...loadOptions, userOverrides });
+    loaded = await loadVersionFrom(cluster, verified.bundle, appName, { ...loadOptions, userOverrides });
     target = verified.metadata.appVersion;
   } else {
-    loaded = await loadVersion(client, current, appName, loadOptions);
+    loaded = await loadVersion(cluster, current, appName, loadOptions);
   }
   const work = await makeTempDir('diff');
   try {
@@ -233,7 +236,7 @@ export async function diffApp(client: KubeClient, appName: string, options: Diff
     const releases = await mapConcurrently(wanted, options.concurrency ?? 3, async (release): Promise<ReleaseDiff> => {
       const values = await loaded.values(release);
       const after = fluxValues(values.staticOverrides, values.systemOverrides);
-      const before = record.deployed.includes(release.name) ? await clusterValues(client, release) : undefined;
+      const before = record.deployed.includes(release.name) ? await clusterValues(cluster, release) : undefined;
       const newChart: ChartSource = chartFiles
         ? await writeChart(work, release.chart, chartFiles)
         : { repository: current.repository, name: release.chart, version: current.releases.find((r) => r.name === release.name)?.chartVersion ?? '' };

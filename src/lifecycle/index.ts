@@ -1,10 +1,12 @@
 /**
  * The operator's lifecycle of an app on a cluster: upload, apply, update,
  * remove, delete, abort, list/show, user overrides and diff. It talks to the
- * cluster only through src/kube; its state lives in the cluster (record.ts).
+ * cluster only through the interfaces of cluster.ts (src/kube implements
+ * them); its state lives in the cluster (record.ts).
  */
 export { abortApp, type AbortOutcome } from './abort.js';
 export { continueApp } from './continue.js';
+export type { AppRecordStore, Cluster, EncodedRecord, LockStore, ObjectRef, ObjectStore, PayloadStore, RecordSummary, SettingsStore } from './cluster.js';
 export { applyApp, type ApplyOptions } from './apply.js';
 export { diffApp, type DiffOptions, type DiffReport, type ObjectChange, type ReleaseDiff, type ValueChange } from './diff.js';
 export { ChartRepositoryError, parseChartRepository, type ClusterConfig } from './config.js';

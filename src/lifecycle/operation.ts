@@ -5,9 +5,9 @@
  * and history updated on the way in and on the way out — so a failure says
  * why, and a run killed at any point leaves a state the next run converges from.
  */
-import type { V1Namespace } from '@kubernetes/client-node';
-import { acquireLease, AlreadyExists, Conflict, kubeCall, kubeRead, MANAGED_BY, type HeldLease, type KubeClient } from '../kube/index.js';
+import { Conflict, type HeldLease } from '../kube/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
+import type { Cluster } from './cluster.js';
 import { decide, type DecidedOperation, type Decision } from './decide.js';
 import { AppStateError } from './errors.js';
 import type { EventSink } from './events.js';
@@ -35,18 +35,6 @@ export interface OperationOptions {
 
 export function lockName(app: string): string {
   return `flotilla-lock-${app}`;
-}
-
-/** The namespace exists (created when missing): flotilla's own, or an app's. */
-export async function ensureNamespace(client: Pick<KubeClient, 'core'>, name: string): Promise<void> {
-  const existing = await kubeRead({ verb: 'read', kind: 'Namespace', name }, () => client.core.readNamespace({ name }));
-  if (existing) return;
-  const body: V1Namespace = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { ...MANAGED_BY } } };
-  try {
-    await kubeCall({ verb: 'create', kind: 'Namespace', name }, () => client.core.createNamespace({ body }));
-  } catch (error) {
-    if (!(error instanceof AlreadyExists)) throw error;
-  }
 }
 
 /** The record of one app during an operation: read once, written through its resourceVersion. */
@@ -91,7 +79,7 @@ export class RecordHandle {
 }
 
 export interface LockedRun {
-  readonly client: KubeClient;
+  readonly cluster: Cluster;
   readonly records: AppRecords;
   readonly lease: HeldLease;
   /** Aborted when the caller cancels or the lock is lost. */
@@ -101,15 +89,15 @@ export interface LockedRun {
 
 /** Runs `work` holding the app's lock; the lock is released however it ends. */
 export async function withAppLock<T>(
-  client: KubeClient,
+  cluster: Cluster,
   app: string,
   operation: OperationName,
   options: OperationOptions,
   work: (run: LockedRun) => Promise<T>,
 ): Promise<T> {
   const events = options.events ?? (() => undefined);
-  await ensureNamespace(client, SYSTEM_NAMESPACE);
-  const lease = await acquireLease(client, {
+  await cluster.objects.ensureNamespace(SYSTEM_NAMESPACE);
+  const lease = await cluster.locks.acquire({
     namespace: SYSTEM_NAMESPACE,
     name: lockName(app),
     operation,
@@ -123,9 +111,9 @@ export async function withAppLock<T>(
     });
   const signal = options.signal ? AbortSignal.any([options.signal, lease.lost]) : lease.lost;
   try {
-    const records = new AppRecords(client);
+    const records = new AppRecords(cluster.records);
     await closeKilledRun(records, app, lease.tookOver?.lastRenewed);
-    return await work({ client, records, lease, signal, events });
+    return await work({ cluster, records, lease, signal, events });
   } finally {
     await lease.release().catch(() => undefined);
   }

@@ -6,7 +6,7 @@
  * new values into the ones kept; `--reset-values` (the default, as in Helm)
  * replaces them.
  */
-import type { KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { SecretRegistry, type JsonValue, type SecretPathRule } from '../plugins/index.js';
 import { chartKeyReferences, describeUnknownKey, mergePlain, schemaFileSecrecy, setExpressionInto, unknownKeys } from '../values/index.js';
 import { fromPlain, toPlain } from '../yaml/index.js';
@@ -96,7 +96,7 @@ export interface OverridesSet {
 export class OverrideRejectedError extends LifecycleError {}
 
 export async function setOverrides(
-  client: KubeClient,
+  cluster: Cluster,
   appName: string,
   name: string,
   change: OverrideChange,
@@ -104,11 +104,11 @@ export async function setOverrides(
 ): Promise<OverridesSet> {
   if (change.files.length === 0 && change.sets.length === 0 && change.mode === 'reuse')
     throw new OverrideUsageError('nothing to set: give -f FILE or --set PATH=VALUE');
-  return withAppLock(client, appName, 'override', options, async (run) => {
+  return withAppLock(cluster, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const chart = overridesChart(handle.record, name);
     const values = applyOverrideChange(handle.record.userOverrides[chart], change);
-    const checked = options.check === false ? undefined : await checkOverrides(client, handle.record, chart, values, options.strict === true);
+    const checked = options.check === false ? undefined : await checkOverrides(cluster, handle.record, chart, values, options.strict === true);
     await handle.update((r) => ({ ...r, userOverrides: { ...r.userOverrides, [chart]: values } }));
     // The check pulled the chart already: its schema says what to redact; without the check it is pulled for that alone.
     const secrecy = options.showSecrets ? undefined : checked ? checked.secrecy : await chartSecrecy(handle.record, chart);
@@ -125,14 +125,14 @@ export async function setOverrides(
  * instead of at the next apply.
  */
 async function checkOverrides(
-  client: KubeClient,
+  cluster: Cluster,
   record: AppRecord,
   chart: string,
   values: Values,
   strict: boolean,
 ): Promise<{ warnings: string[]; secrecy: SecretPathRule | undefined }> {
   const work = await makeTempDir('override-check');
-  const loaded = await loadVersion(client, record.bundle, record.name, {
+  const loaded = await loadVersion(cluster, record.bundle, record.name, {
     events: () => undefined,
     userOverrides: { ...record.userOverrides, [chart]: values },
     readOnly: true,
@@ -167,12 +167,12 @@ async function checkOverrides(
 
 /** The user overrides kept for the chart `name` means (see overridesChart), as they may be printed unless `showSecrets`. */
 export async function showOverrides(
-  client: KubeClient,
+  cluster: Cluster,
   appName: string,
   name: string,
   options: { readonly showSecrets?: boolean } = {},
 ): Promise<{ readonly chart: string; readonly values: Values }> {
-  const { record } = await new AppRecords(client).get(appName);
+  const { record } = await new AppRecords(cluster.records).get(appName);
   const chart = overridesChart(record, name);
   const values = record.userOverrides[chart] ?? {};
   return { chart, values: options.showSecrets ? values : redactOverrides(values, await chartSecrecy(record, chart)) };
@@ -213,12 +213,12 @@ function redactOverrides(values: Values, secrecy: SecretPathRule | undefined): V
 
 /** Drops them; `deleted` says whether there were any. */
 export async function deleteOverrides(
-  client: KubeClient,
+  cluster: Cluster,
   appName: string,
   name: string,
   options: OperationOptions = {},
 ): Promise<{ readonly chart: string; readonly deleted: boolean }> {
-  return withAppLock(client, appName, 'override', options, async (run) => {
+  return withAppLock(cluster, appName, 'override', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const chart = overridesChart(handle.record, name);
     if (!(chart in handle.record.userOverrides)) return { chart, deleted: false };

@@ -8,7 +8,6 @@
  * server's object size limit.
  */
 import { createHash } from 'node:crypto';
-import type { V1Secret } from '@kubernetes/client-node';
 import {
   bundleFolder,
   bundleFromBytes,
@@ -30,11 +29,11 @@ import {
 import { readChartArchive } from '../charts/index.js';
 import { makeTempDir, removeTempDir, writeFolder } from '../files/index.js';
 import { isKubeObjectName, KUBE_OBJECT_NAME_MAX } from '../names/index.js';
-import { APP_LABEL, kubeCall, kubeRead, MANAGED_BY, NotFound, type KubeClient } from '../kube/index.js';
+import { SYSTEM_NAMESPACE } from '../kube/index.js';
+import type { PayloadStore } from './cluster.js';
 import { LifecycleError, PayloadIntegrityError } from './errors.js';
-import { SYSTEM_NAMESPACE, type PayloadDigests, type RecordedBundle } from './record.js';
+import type { PayloadDigests, RecordedBundle } from './record.js';
 
-const PAYLOAD_TYPE = 'flotilla.starlingx.io/bundle.v1';
 /** Bytes of payload per Secret: under a Secret's 1 MiB of data (KUBE_DATA_MAX_BYTES), and under the API server's 1.5 MiB request limit once base64-encoded. */
 const PIECE_BYTES = 700 * 1024;
 /** The chart files the payload keeps. */
@@ -75,44 +74,19 @@ export interface StoredPayload {
   readonly digests: PayloadDigests;
 }
 
-export async function storePayload(client: Pick<KubeClient, 'core'>, app: string, version: string, files: ReadonlyMap<string, Buffer>): Promise<StoredPayload> {
+/** The name of piece `index` of the payload stored under `base`. */
+function pieceName(base: string, index: number): string {
+  return index === 0 ? base : `${base}-${index}`;
+}
+
+export async function storePayload(payloads: PayloadStore, app: string, version: string, files: ReadonlyMap<string, Buffer>): Promise<StoredPayload> {
   const base = payloadSecretName(app, version);
   const entries: TarEntry[] = [...files].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([path, data]) => ({ path, data }));
   const archive = writeTarGz(entries);
   const pieces: Buffer[] = [];
   for (let offset = 0; offset < archive.length; offset += PIECE_BYTES) pieces.push(archive.subarray(offset, offset + PIECE_BYTES));
-  for (const [index, piece] of pieces.entries()) {
-    const name = index === 0 ? base : `${base}-${index}`;
-    const body: V1Secret = {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: PAYLOAD_TYPE,
-      metadata: {
-        name,
-        namespace: SYSTEM_NAMESPACE,
-        labels: { ...MANAGED_BY, [APP_LABEL]: app },
-        annotations: { 'flotilla.starlingx.io/pieces': String(pieces.length) },
-      },
-      data: { payload: piece.toString('base64') },
-    };
-    // Re-running an upload writes the same bytes again: replace what a killed run left.
-    const existing = await kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-      client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
-    );
-    if (existing) {
-      await kubeCall({ verb: 'update', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-        client.core.replaceNamespacedSecret({
-          name,
-          namespace: SYSTEM_NAMESPACE,
-          body: { ...body, metadata: { ...body.metadata, resourceVersion: existing.metadata?.resourceVersion } },
-        }),
-      );
-    } else {
-      await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-        client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
-      );
-    }
-  }
+  // Re-running an upload writes the same bytes again, over what a killed run left.
+  for (const [index, piece] of pieces.entries()) await payloads.write(app, pieceName(base, index), piece, pieces.length);
   return { name: base, digests: { archive: digestHex('sha256', archive), pieces: pieces.map((piece) => digestHex('sha256', piece)) } };
 }
 
@@ -126,31 +100,24 @@ export async function storePayload(client: Pick<KubeClient, 'core'>, app: string
  * not pass).
  */
 export async function readPayload(
-  client: Pick<KubeClient, 'core'>,
+  payloads: PayloadStore,
   bundle: Pick<RecordedBundle, 'payload' | 'payloadDigests' | 'charts' | 'source'>,
   signingKey?: string,
 ): Promise<OpenedBundle> {
   const base = bundle.payload;
   const again = `upload the tarball again (flotilla upload ${bundle.source})`;
-  const read = (name: string) =>
-    kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-      client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
-    );
+  const stored = `${SYSTEM_NAMESPACE}/${base}`;
   const digests = bundle.payloadDigests;
   if (!digests)
-    throw new PayloadIntegrityError(
-      `the app record holds no digests of the stored bundle ${SYSTEM_NAMESPACE}/${base} (bundle.payloadDigests): it cannot be checked; ${again}`,
-    );
-  const first = await read(base);
-  if (!first) throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is gone; ${again}`);
+    throw new PayloadIntegrityError(`the app record holds no digests of the stored bundle ${stored} (bundle.payloadDigests): it cannot be checked; ${again}`);
+  const first = await payloads.read(base);
+  if (!first) throw new LifecycleError(`the stored bundle ${stored} is gone; ${again}`);
   const count = digests.pieces.length;
   const pieces: Buffer[] = [];
   for (let index = 0; index < count; index++) {
-    const name = index === 0 ? base : `${base}-${index}`;
-    const secret = index === 0 ? first : await read(name);
-    if (!secret)
-      throw new LifecycleError(`the stored bundle ${SYSTEM_NAMESPACE}/${base} is incomplete (piece ${index} of ${count}, Secret ${name}, is gone); ${again}`);
-    const piece = Buffer.from(secret.data?.payload ?? '', 'base64');
+    const name = pieceName(base, index);
+    const piece = index === 0 ? first : await payloads.read(name);
+    if (!piece) throw new LifecycleError(`the stored bundle ${stored} is incomplete (piece ${index} of ${count}, Secret ${name}, is gone); ${again}`);
     if (digestHex('sha256', piece) !== digests.pieces[index]) {
       throw new PayloadIntegrityError(
         `Secret ${SYSTEM_NAMESPACE}/${name} (the stored bundle of ${bundle.source}) is not what upload stored: its sha256 differs from the one recorded; it was changed in the cluster; ${again}`,
@@ -160,11 +127,9 @@ export async function readPayload(
   }
   const archive = Buffer.concat(pieces);
   if (digestHex('sha256', archive) !== digests.archive)
-    throw new PayloadIntegrityError(
-      `the stored bundle ${SYSTEM_NAMESPACE}/${base} is not what upload stored (its sha256 differs from the one recorded); ${again}`,
-    );
+    throw new PayloadIntegrityError(`the stored bundle ${stored} is not what upload stored (its sha256 differs from the one recorded); ${again}`);
   const payload = bundleFromBytes(archive, `stored bundle ${base}`);
-  if (signingKey !== undefined) checkSignedPayload(payload.files, bundle, signingKey, `the stored bundle ${SYSTEM_NAMESPACE}/${base}`, again);
+  if (signingKey !== undefined) checkSignedPayload(payload.files, bundle, signingKey, `the stored bundle ${stored}`, again);
   return payload;
 }
 
@@ -189,18 +154,8 @@ function checkSignedPayload(files: ReadonlyMap<string, Buffer>, bundle: Pick<Rec
   if (problems.length > 0) throw refuse(`does not match its signed ${CHECKSUM_FILES.sha256} (${problems.map(formatChecksumProblem).join('; ')})`);
 }
 
-export async function deletePayload(client: Pick<KubeClient, 'core'>, base: string): Promise<void> {
-  for (let index = 0; ; index++) {
-    const name = index === 0 ? base : `${base}-${index}`;
-    try {
-      await kubeCall({ verb: 'delete', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-        client.core.deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
-      );
-    } catch (error) {
-      if (error instanceof NotFound) return;
-      throw error;
-    }
-  }
+export async function deletePayload(payloads: PayloadStore, base: string): Promise<void> {
+  for (let index = 0; await payloads.remove(pieceName(base, index)); index++);
 }
 
 /**

@@ -17,7 +17,8 @@
 import { assignPhases, type App, type Release, type UpdatePhase } from '../app/index.js';
 import { dumpYaml, parseYamlValue } from '../yaml/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesValuesKey } from '../flux/index.js';
-import { readObject, type KubeClient, type KubeObject } from '../kube/index.js';
+import type { KubeObject } from '../kube/index.js';
+import type { ObjectStore } from './cluster.js';
 import { unknownName } from '../names/index.js';
 import { imageReferenceProblem, type AppVersions } from '../catalog/index.js';
 import type { ReleaseValues } from '../values/index.js';
@@ -110,7 +111,7 @@ function overridesSecretOf(objects: readonly KubeObject[], release: string, kind
  * image reference.
  */
 async function deployedImages(
-  client: KubeClient,
+  cluster: ObjectStore,
   release: Release,
   secret: KubeObject | undefined,
   paths: readonly ImageSlot[],
@@ -118,7 +119,7 @@ async function deployedImages(
   const found = new Map<string, readonly unknown[]>();
   if (!secret || paths.length === 0) return found;
   const key = overridesValuesKey(release.name, 'system');
-  const live = await readObject(client, {
+  const live = await cluster.read({
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: secret.metadata.name, ...(secret.metadata.namespace ? { namespace: secret.metadata.namespace } : {}) },
@@ -147,7 +148,7 @@ async function deployedImages(
  * get another image.
  */
 export async function stageApply(
-  client: KubeClient,
+  cluster: ObjectStore,
   app: Pick<App, 'catalog' | 'releases' | 'updatePhases'>,
   planned: readonly string[],
   objects: readonly KubeObject[],
@@ -168,7 +169,7 @@ export async function stageApply(
         (o) => isHelmRelease(o) && o.metadata.name === release.name && (o.metadata.namespace ?? release.namespace) === release.namespace,
       );
       for (const object of [...secrets, ...(helmRelease ? [helmRelease] : [])]) owned.add(object);
-      const deployed = await deployedImages(client, release, system, paths);
+      const deployed = await deployedImages(cluster, release, system, paths);
       const wanted = values.get(release.name)?.systemOverrides;
       const changes = paths.some(
         (slot) => deployed.has(slot.key) && slotReference(deployed.get(slot.key) ?? []) !== slotReference(slot.paths.map((path) => valueAt(wanted, path))),
@@ -221,15 +222,15 @@ function stampPhase(objects: readonly KubeObject[], token: string): KubeObject[]
  * never skipped for its objects: the run may have written its Secrets and
  * not yet the reconcile request that makes Flux read them.
  */
-async function checkPhase(client: KubeClient, phase: PhaseWrite, interrupted: boolean): Promise<PhaseCheck> {
+async function checkPhase(cluster: ObjectStore, phase: PhaseWrite, interrupted: boolean): Promise<PhaseCheck> {
   if (phase.releases.length === 0) return { skip: true, why: 'none of its releases is enabled' };
   if (interrupted) return { skip: false };
   for (const secret of phase.secrets) {
-    const live = await readObject(client, secret);
+    const live = await cluster.read(secret);
     if (!live || !contains(secretData(live), secretData(secret))) return { skip: false };
   }
   for (const wanted of phase.helmReleases) {
-    const live = await readObject<KubeObject & HelmReleaseView>(client, { ...wanted, apiVersion: HELM_RELEASE_API });
+    const live = await cluster.read<KubeObject & HelmReleaseView>({ ...wanted, apiVersion: HELM_RELEASE_API });
     if (
       !live ||
       !contains((live as { spec?: unknown }).spec, (wanted as { spec?: unknown }).spec) ||
@@ -241,7 +242,7 @@ async function checkPhase(client: KubeClient, phase: PhaseWrite, interrupted: bo
 }
 
 export interface StagedRun {
-  readonly client: KubeClient;
+  readonly cluster: ObjectStore;
   readonly handle: RecordHandle;
   readonly events: EventSink;
   /** Writes a phase's overrides Secrets and HelmReleases (stamped with `token`) and waits until each release is Ready for it. */
@@ -260,7 +261,7 @@ export async function runStagedApply(staged: StagedApply, run: StagedRun): Promi
   const { handle, events } = run;
   const interrupted = handle.record.versions?.phase;
   for (const phase of staged.phases) {
-    const check = await checkPhase(run.client, phase, phase.name === interrupted);
+    const check = await checkPhase(run.cluster, phase, phase.name === interrupted);
     if (check.skip) {
       events({ type: 'step', message: `phase ${phase.name}: skipped (${check.why})` });
       run.skipped(phase.releases);

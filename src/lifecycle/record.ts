@@ -1,22 +1,19 @@
 /**
- * The app state record: one Secret per app in the system namespace,
- * `flotilla-app-<app>`, its `record` key holding the record as gzipped JSON
- * (the way Helm keeps a release). Writes go through the resourceVersion read,
- * so a concurrent writer is a Conflict, never a lost update.
+ * The app state record: one per app, encoded as gzipped JSON (the way Helm
+ * keeps a release) and kept by the cluster's AppRecordStore (cluster.ts;
+ * src/kube keeps it in the Secret `flotilla-app-<app>` of the system
+ * namespace). Writes go through the revision read, so a concurrent writer
+ * is a Conflict, never a lost update.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { V1Secret } from '@kubernetes/client-node';
-import { AlreadyExists, APP_LABEL, kubeCall, kubeRead, MANAGED_BY, type KubeClient } from '../kube/index.js';
+import { AlreadyExists, SYSTEM_NAMESPACE } from '../kube/index.js';
 import type { JsonValue } from '../plugins/index.js';
 import type { AppVersions } from '../catalog/index.js';
+import type { AppRecordStore } from './cluster.js';
 import { AppNotFoundError, LifecycleError } from './errors.js';
 
-/** Where flotilla keeps its own objects: app records, stored bundles, locks, its config. */
-export const SYSTEM_NAMESPACE = 'flotilla-system';
-const RECORD_TYPE = 'flotilla.starlingx.io/app.v1';
-const RECORD_KEY = 'record';
-/** Label telling app records from flotilla's other Secrets (listing by Secret type is not served everywhere). */
-const KIND_LABEL = 'flotilla.starlingx.io/kind';
+/** Where flotilla keeps its own objects (app records, stored bundles, locks, its config): src/kube says. */
+export { SYSTEM_NAMESPACE };
 
 /** StarlingX's application states. */
 const APP_STATES = [
@@ -128,10 +125,6 @@ export interface AppRecord {
 
 /** Entries kept in the history; older ones are dropped. */
 const HISTORY_LIMIT = 20;
-
-export function recordSecretName(app: string): string {
-  return `flotilla-app-${app}`;
-}
 
 export function encodeRecord(record: AppRecord): string {
   return gzipSync(Buffer.from(JSON.stringify(record), 'utf8')).toString('base64');
@@ -249,22 +242,13 @@ export interface StoredRecord {
   readonly resourceVersion: string;
 }
 
+/** The app records of a cluster, decoded and checked as they are read. */
 export class AppRecords {
-  constructor(private readonly client: Pick<KubeClient, 'core'>) {}
+  constructor(private readonly store: AppRecordStore) {}
 
   async read(app: string): Promise<StoredRecord | undefined> {
-    const name = recordSecretName(app);
-    const secret = await kubeRead({ verb: 'read', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-      this.client.core.readNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
-    );
-    if (!secret) return undefined;
-    const data = secret.data?.[RECORD_KEY];
-    if (data === undefined) throw new LifecycleError(`Secret ${SYSTEM_NAMESPACE}/${name} holds no "${RECORD_KEY}"`);
-    // The API base64-encodes Secret data; inside is the gzipped record, base64 again like Helm's.
-    return {
-      record: decodeRecord(Buffer.from(data, 'base64').toString('utf8'), `Secret ${SYSTEM_NAMESPACE}/${name}`),
-      resourceVersion: secret.metadata?.resourceVersion ?? '',
-    };
+    const stored = await this.store.read(app);
+    return stored && { record: decodeRecord(stored.text, stored.where), resourceVersion: stored.revision };
   }
 
   async get(app: string): Promise<StoredRecord> {
@@ -274,23 +258,13 @@ export class AppRecords {
   }
 
   async list(): Promise<AppRecord[]> {
-    const secrets = await kubeCall({ verb: 'list', kind: 'Secret', namespace: SYSTEM_NAMESPACE }, () =>
-      this.client.core.listNamespacedSecret({ namespace: SYSTEM_NAMESPACE, labelSelector: `${KIND_LABEL}=app-record` }),
-    );
-    return secrets.items
-      .filter((s) => s.type === RECORD_TYPE && s.data?.[RECORD_KEY] !== undefined)
-      .map((s) => decodeRecord(Buffer.from(s.data?.[RECORD_KEY] ?? '', 'base64').toString('utf8'), `Secret ${SYSTEM_NAMESPACE}/${s.metadata?.name}`))
-      .sort((a, b) => a.name.localeCompare(b.name));
+    return (await this.store.list()).map((stored) => decodeRecord(stored.text, stored.where)).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** Creates the record; AlreadyExists when there is another one (a retried create finding its own first attempt stored is no error). */
   async create(record: AppRecord): Promise<StoredRecord> {
-    const body = this.secret(record);
     try {
-      const created = await kubeCall({ verb: 'create', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name: recordSecretName(record.name) }, () =>
-        this.client.core.createNamespacedSecret({ namespace: SYSTEM_NAMESPACE, body }),
-      );
-      return { record, resourceVersion: created.metadata?.resourceVersion ?? '' };
+      return { record, resourceVersion: await this.store.create(record.name, encodeRecord(record), summaryOf(record)) };
     } catch (error) {
       const stored = error instanceof AlreadyExists ? await this.read(record.name) : undefined;
       if (stored && sameRecord(stored.record, record)) return stored;
@@ -300,49 +274,16 @@ export class AppRecords {
 
   /** Writes the record over the version read; Conflict when someone wrote in between. */
   async write(record: AppRecord, resourceVersion: string): Promise<StoredRecord> {
-    const name = recordSecretName(record.name);
-    const body = this.secret(record, resourceVersion);
-    const written = await kubeCall({ verb: 'update', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-      this.client.core.replaceNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE, body }),
-    );
-    return { record, resourceVersion: written.metadata?.resourceVersion ?? '' };
+    return { record, resourceVersion: await this.store.replace(record.name, encodeRecord(record), summaryOf(record), resourceVersion) };
   }
 
-  async remove(app: string): Promise<void> {
-    const name = recordSecretName(app);
-    await kubeRead({ verb: 'delete', kind: 'Secret', namespace: SYSTEM_NAMESPACE, name }, () =>
-      this.client.core.deleteNamespacedSecret({ name, namespace: SYSTEM_NAMESPACE }),
-    );
-  }
-
-  private secret(record: AppRecord, resourceVersion?: string): V1Secret {
-    return {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: RECORD_TYPE,
-      metadata: {
-        name: recordSecretName(record.name),
-        namespace: SYSTEM_NAMESPACE,
-        labels: {
-          ...MANAGED_BY,
-          [KIND_LABEL]: 'app-record',
-          [APP_LABEL]: record.name,
-          'flotilla.starlingx.io/state': record.state,
-          'flotilla.starlingx.io/version': labelSafe(record.bundle.version),
-        },
-        ...(resourceVersion ? { resourceVersion } : {}),
-      },
-      data: { [RECORD_KEY]: Buffer.from(encodeRecord(record), 'utf8').toString('base64') },
-    };
+  remove(app: string): Promise<void> {
+    return this.store.remove(app);
   }
 }
 
-/** Label values are at most 63 characters of [A-Za-z0-9._-]. */
-function labelSafe(value: string): string {
-  return value
-    .replace(/[^A-Za-z0-9._-]/g, '_')
-    .slice(0, 63)
-    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+function summaryOf(record: AppRecord): { state: string; version: string } {
+  return { state: record.state, version: record.bundle.version };
 }
 
 /** The record with one more history entry, the oldest dropped past the limit. */

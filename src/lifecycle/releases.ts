@@ -6,7 +6,8 @@
  */
 import { dependenciesFirst } from '../app/index.js';
 import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/index.js';
-import { APP_LABEL, deleteObject, listObjects, mergePatch, NotFound, watchUntil, type KubeClient, type KubeObject } from '../kube/index.js';
+import { APP_LABEL, NotFound, type KubeObject } from '../kube/index.js';
+import type { ObjectStore } from './cluster.js';
 import { ReleaseFailedError } from './errors.js';
 import { condition } from '../flux/index.js';
 import { describeAttempt, FORCE_AT, readiness, REQUESTED_AT, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
@@ -43,7 +44,7 @@ const keyOf = (r: ReleaseKey) => `${r.namespace}/${r.name}`;
  * `staleFailure`) is asked once for a forced upgrade, under a token of its
  * own: Flux's Ready is what its dependants wait for, so the wait does too.
  */
-export async function waitForReleases(client: KubeClient, releases: readonly ReleaseKey[], options: WaitOptions): Promise<void> {
+export async function waitForReleases(objects: ObjectStore, releases: readonly ReleaseKey[], options: WaitOptions): Promise<void> {
   const ready = new Set<string>();
   /** The request each release answers: the apply's token, or the token of the forced upgrade it was asked for. */
   const tokens = new Map<string, string>();
@@ -71,7 +72,7 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
     const token = `${options.token}-forced`;
     tokens.set(keyOf(release), token);
     const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
-    mergePatch(client, ref, { metadata: { annotations: { [REQUESTED_AT]: token, [FORCE_AT]: token } } }).catch((error: unknown) => stopped.abort(error));
+    objects.patch(ref, { metadata: { annotations: { [REQUESTED_AT]: token, [FORCE_AT]: token } } }).catch((error: unknown) => stopped.abort(error));
   };
   const checkTimes = setInterval(() => {
     const now = Date.now();
@@ -101,13 +102,12 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
   function waitForAll(): Promise<unknown> {
     return Promise.all(
       [...byNamespace].map(([namespace, wanted]) =>
-        watchUntil<KubeObject & HelmReleaseView, true>(
-          client,
+        objects.watch<KubeObject & HelmReleaseView, true>(
           { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${options.appName}` },
-          (objects) => {
+          (current) => {
             for (const release of wanted) {
               if (ready.has(keyOf(release))) continue;
-              const object = objects.get(keyOf(release));
+              const object = current.get(keyOf(release));
               if (!object) continue;
               const state = readiness(object, tokens.get(keyOf(release)) ?? options.token);
               if (state.state === 'failed') throw new ReleaseFailedError(release.name, state.reason, state.message);
@@ -153,7 +153,7 @@ export async function waitForReleases(client: KubeClient, releases: readonly Rel
  * way, which Helm would then find locked ("another operation is in progress").
  */
 export async function waitForSettled(
-  client: KubeClient,
+  objects: ObjectStore,
   appName: string,
   namespaces: readonly string[],
   options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
@@ -161,10 +161,9 @@ export async function waitForSettled(
   const busy = (release: HelmReleaseView) => condition(release, 'Reconciling')?.status === 'True' && condition(release, 'Ready')?.status === 'Unknown';
   await Promise.all(
     [...new Set(namespaces)].map((namespace) =>
-      watchUntil<KubeObject & HelmReleaseView, true>(
-        client,
+      objects.watch<KubeObject & HelmReleaseView, true>(
         { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` },
-        (objects) => ([...objects.values()].some(busy) ? undefined : true),
+        (current) => ([...current.values()].some(busy) ? undefined : true),
         {
           timeoutMs: options.timeoutMs,
           ...(options.signal ? { signal: options.signal } : {}),
@@ -182,22 +181,21 @@ export function removalOrder<T extends Pick<RecordedRelease, 'name' | 'dependsOn
 
 /** Deletes one release and its overrides Secrets, and waits until the HelmRelease is gone (Flux uninstalls it first). */
 export async function deleteRelease(
-  client: KubeClient,
+  objects: ObjectStore,
   release: ReleaseKey,
   options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
 ): Promise<void> {
   const ref = { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', metadata: { name: release.name, namespace: release.namespace } };
   // Waited on even when the delete found nothing: a retried delete whose first attempt was heard finds nothing
   // while Flux is still uninstalling (the watch's first list answers at once when it is gone).
-  await deleteObject(client, ref);
-  await watchUntil(
-    client,
+  await objects.delete(ref);
+  await objects.watch(
     { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace: release.namespace },
-    (objects) => (objects.has(keyOf(release)) ? undefined : true),
+    (current) => (current.has(keyOf(release)) ? undefined : true),
     { timeoutMs: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), waitingFor: `HelmRelease ${keyOf(release)} to be deleted` },
   );
   for (const name of OVERRIDES_KINDS.map((kind) => overridesSecretName(release.name, kind))) {
-    await deleteObject(client, { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: release.namespace } });
+    await objects.delete({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: release.namespace } });
   }
 }
 
@@ -222,21 +220,18 @@ export interface ReleaseStatus {
   readonly staleFailure?: boolean;
 }
 
-export async function releaseStatuses(client: KubeClient, appName: string, releases: readonly ReleaseKey[]): Promise<ReleaseStatus[]> {
+export async function releaseStatuses(objects: ObjectStore, appName: string, releases: readonly ReleaseKey[]): Promise<ReleaseStatus[]> {
   const namespaces = [...new Set(releases.map((r) => r.namespace))];
   const found = new Map<string, HelmReleaseView>();
   for (const namespace of namespaces) {
     // A cluster without Flux's API (removed since, or never there for an app only uploaded) has no release to show.
-    const listed = await listObjects<KubeObject & HelmReleaseView>(client, {
-      apiVersion: HELM_RELEASE_API,
-      kind: 'HelmRelease',
-      namespace,
-      labelSelector: `${APP_LABEL}=${appName}`,
-    }).catch((error: unknown) => {
-      if (error instanceof NotFound) return { items: [] };
-      throw error;
-    });
-    for (const item of listed.items) found.set(`${namespace}/${item.metadata.name}`, item);
+    const listed = await objects
+      .list<KubeObject & HelmReleaseView>({ apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` })
+      .catch((error: unknown) => {
+        if (error instanceof NotFound) return [];
+        throw error;
+      });
+    for (const item of listed) found.set(`${namespace}/${item.metadata.name}`, item);
   }
   return releases.map((release) => releaseStatus(release, found.get(keyOf(release))));
 }

@@ -6,20 +6,10 @@
  * uploaded app: its record, its stored bundles and its lock.
  */
 import { FLUX_OWNER_NAME, FLUX_OWNER_NAMESPACE, HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
-import {
-  APP_LABEL,
-  deleteObject,
-  discoverKind,
-  listObjects,
-  kubeRead,
-  MANAGED_BY,
-  mergePatch,
-  recordsConfigMapName,
-  type KubeClient,
-  type KubeObject,
-} from '../kube/index.js';
+import { APP_LABEL, MANAGED_BY, recordsConfigMapName, type KubeObject } from '../kube/index.js';
 import { OperationRefusedError } from '../plugins/index.js';
 import { DEFAULT_RELEASE_WAIT_MS } from './apply.js';
+import type { Cluster, ObjectStore } from './cluster.js';
 import { AppStateError, LifecycleError } from './errors.js';
 import type { EventSink } from './events.js';
 import { decidedOrRefused, lockName, RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
@@ -42,13 +32,13 @@ export class SuspendedReleasesError extends AppStateError {}
 /** Workloads the releases installed that are still there after every HelmRelease is gone. */
 export class LeftBehindError extends LifecycleError {}
 
-export async function removeApp(client: KubeClient, appName: string, options: RemoveOptions = {}): Promise<AppRecord> {
-  return withAppLock(client, appName, 'remove', options, async (run) => {
+export async function removeApp(cluster: Cluster, appName: string, options: RemoveOptions = {}): Promise<AppRecord> {
+  return withAppLock(cluster, appName, 'remove', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const before = handle.record.state;
     decidedOrRefused(handle.record, { operation: 'remove' }, run.events);
     // Read and checked before the state changes: a stored payload changed in the cluster refuses the remove, leaving the state as it was.
-    const loaded = await loadVersion(client, handle.record.bundle, appName, {
+    const loaded = await loadVersion(cluster, handle.record.bundle, appName, {
       events: run.events,
       signal: run.signal,
       userOverrides: handle.record.userOverrides,
@@ -60,7 +50,7 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
     try {
       const known = new Map(handle.record.bundle.releases.map((r) => [r.name, r]));
       const deployed = handle.record.deployed.map((name) => known.get(name) ?? { name, namespace: loaded.namespace, dependsOn: [] });
-      await resumeOrRefuseSuspended(client, appName, deployed, options.force === true, run.events);
+      await resumeOrRefuseSuspended(cluster.objects, appName, deployed, options.force === true, run.events);
       run.events({ type: 'step', message: 'running remove checks and pre hooks' });
       await loaded.host.runStage({ operation: 'remove', timing: 'pre' });
       const order = removalOrder(deployed);
@@ -68,12 +58,12 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
       for (const release of order) {
         run.events({ type: 'progress', progress: completion(removed, order.length, 0, release.name), elapsedMs: 0 });
         run.events({ type: 'step', message: `deleting HelmRelease ${release.namespace}/${release.name}` });
-        await deleteRelease(client, release, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
+        await deleteRelease(cluster.objects, release, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         removed++;
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
-      await requireNothingLeft(client, deployed);
-      await deleteSources(client, appName, [...new Set([loaded.namespace, ...deployed.map((r) => r.namespace)])]);
+      await requireNothingLeft(cluster.objects, deployed);
+      await deleteSources(cluster.objects, appName, [...new Set([loaded.namespace, ...deployed.map((r) => r.namespace)])]);
       run.events({ type: 'step', message: 'running remove post hooks' });
       await loaded.host.runStage({ operation: 'remove', timing: 'post' });
       // Nothing of any release runs any more: no release is deployed.
@@ -99,11 +89,17 @@ export async function removeApp(client: KubeClient, appName: string, options: Re
  * would stay. Refused, naming each with the command that resumes it; under
  * `--force` each is resumed (a merge patch of spec.suspend) so Flux uninstalls it.
  */
-async function resumeOrRefuseSuspended(client: KubeClient, appName: string, releases: readonly ReleaseKey[], force: boolean, events: EventSink): Promise<void> {
+async function resumeOrRefuseSuspended(
+  objects: ObjectStore,
+  appName: string,
+  releases: readonly ReleaseKey[],
+  force: boolean,
+  events: EventSink,
+): Promise<void> {
   const wanted = new Set(releases.map((r) => `${r.namespace}/${r.name}`));
   const suspended: KubeObject[] = [];
   for (const namespace of new Set(releases.map((r) => r.namespace))) {
-    const { items } = await listObjects<KubeObject & { spec?: { suspend?: boolean } }>(client, {
+    const items = await objects.list<KubeObject & { spec?: { suspend?: boolean } }>({
       apiVersion: HELM_RELEASE_API,
       kind: 'HelmRelease',
       namespace,
@@ -124,7 +120,7 @@ async function resumeOrRefuseSuspended(client: KubeClient, appName: string, rele
       type: 'warning',
       message: `resuming the suspended HelmRelease ${release.metadata.namespace}/${release.metadata.name} so Flux uninstalls it (--force)`,
     });
-    await mergePatch(client, release, { spec: { suspend: false } });
+    await objects.patch(release, { spec: { suspend: false } });
   }
 }
 
@@ -143,14 +139,14 @@ const WORKLOAD_KINDS = [
  * helm-controller labels what it installs with the HelmRelease's name and
  * namespace; anything still carrying those labels was not uninstalled.
  */
-async function requireNothingLeft(client: KubeClient, releases: readonly ReleaseKey[]): Promise<void> {
+async function requireNothingLeft(objects: ObjectStore, releases: readonly ReleaseKey[]): Promise<void> {
   const left: string[] = [];
   const byNamespace = new Map<string, Set<string>>();
   for (const r of releases) byNamespace.set(r.namespace, (byNamespace.get(r.namespace) ?? new Set()).add(r.name));
   for (const [hrNamespace, names] of byNamespace) {
     for (const kind of WORKLOAD_KINDS) {
-      if (!(await discoverKind(client, kind.apiVersion, kind.kind).catch(() => undefined))) continue;
-      const { items } = await listObjects(client, { ...kind, labelSelector: `${FLUX_OWNER_NAMESPACE}=${hrNamespace}` });
+      if (!(await objects.serves(kind.apiVersion, kind.kind).catch(() => false))) continue;
+      const items = await objects.list({ ...kind, labelSelector: `${FLUX_OWNER_NAMESPACE}=${hrNamespace}` });
       for (const item of items) {
         const owner = item.metadata.labels?.[FLUX_OWNER_NAME];
         if (owner && names.has(owner))
@@ -165,17 +161,17 @@ async function requireNothingLeft(client: KubeClient, releases: readonly Release
 }
 
 /** The HelmRepositories an apply wrote for the app (labelled with it), once no release uses them. */
-async function deleteSources(client: KubeClient, appName: string, namespaces: readonly string[]): Promise<void> {
+async function deleteSources(objects: ObjectStore, appName: string, namespaces: readonly string[]): Promise<void> {
   for (const namespace of namespaces) {
-    const { items: remaining } = await listObjects(client, {
+    const remaining = await objects.list({
       apiVersion: HELM_RELEASE_API,
       kind: 'HelmRelease',
       namespace,
       labelSelector: `${APP_LABEL}=${appName}`,
     });
     if (remaining.length > 0) continue;
-    const { items } = await listObjects(client, { apiVersion: SOURCE_API, kind: 'HelmRepository', namespace, labelSelector: `${APP_LABEL}=${appName}` });
-    for (const source of items) await deleteObject(client, source);
+    const sources = await objects.list({ apiVersion: SOURCE_API, kind: 'HelmRepository', namespace, labelSelector: `${APP_LABEL}=${appName}` });
+    for (const source of sources) await objects.delete(source);
   }
 }
 
@@ -196,45 +192,41 @@ export interface DeleteOutcome {
  * change). Its generated passwords, plugin records and namespaces stay too
  * (a later upload and apply finds the same passwords), unless `--purge`.
  */
-export async function deleteApp(client: KubeClient, appName: string, options: DeleteOptions = {}): Promise<DeleteOutcome> {
-  const outcome = await withAppLock(client, appName, 'delete', options, async (run) => {
+export async function deleteApp(cluster: Cluster, appName: string, options: DeleteOptions = {}): Promise<DeleteOutcome> {
+  const outcome = await withAppLock(cluster, appName, 'delete', options, async (run) => {
     const { record } = await run.records.get(appName);
     decidedOrRefused(record, { operation: 'delete' }, run.events);
     const others = (await run.records.list()).filter((r) => r.name !== appName);
-    const leftovers = await appLeftovers(client, appName, record, others);
-    for (const bundle of [record.bundle, record.previous]) if (bundle?.payload) await deletePayload(client, bundle.payload);
-    if (options.purge) for (const object of leftovers) await deleteObject(client, object);
+    const leftovers = await appLeftovers(cluster.objects, appName, record, others);
+    for (const bundle of [record.bundle, record.previous]) if (bundle?.payload) await deletePayload(cluster.payloads, bundle.payload);
+    if (options.purge) for (const object of leftovers) await cluster.objects.delete(object);
     await run.records.remove(appName);
     const names = leftovers.map((o) => `${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name}`);
     return options.purge ? { kept: [], purged: names } : { kept: names, purged: [] };
   });
   // The lock was released above; nothing of the app is left to guard.
-  await kubeRead({ verb: 'delete', kind: 'Lease', namespace: SYSTEM_NAMESPACE, name: lockName(appName) }, () =>
-    client.coordination.deleteNamespacedLease({ name: lockName(appName), namespace: SYSTEM_NAMESPACE }),
-  );
+  await cluster.locks.remove(SYSTEM_NAMESPACE, lockName(appName));
   return outcome;
 }
 
 /** What an app leaves behind after remove: its password Secrets and plugin records (labelled with it), and the namespaces flotilla created for it that no other app uses. */
-async function appLeftovers(client: KubeClient, appName: string, record: AppRecord, others: readonly AppRecord[]): Promise<KubeObject[]> {
+async function appLeftovers(objects: ObjectStore, appName: string, record: AppRecord, others: readonly AppRecord[]): Promise<KubeObject[]> {
   const namespaces = [...new Set(record.bundle.releases.map((r) => r.namespace))].sort();
   const found: KubeObject[] = [];
   for (const namespace of namespaces) {
     found.push(
-      ...(await listObjects(client, { apiVersion: 'v1', kind: 'Secret', namespace, labelSelector: `${APP_LABEL}=${appName}` })).items.map((o) => ({
+      ...(await objects.list({ apiVersion: 'v1', kind: 'Secret', namespace, labelSelector: `${APP_LABEL}=${appName}` })).map((o) => ({
         ...o,
         apiVersion: 'v1',
         kind: 'Secret',
       })),
     );
-    const records = await kubeRead({ verb: 'read', kind: 'ConfigMap', namespace, name: recordsConfigMapName(appName) }, () =>
-      client.core.readNamespacedConfigMap({ name: recordsConfigMapName(appName), namespace }),
-    );
+    const records = await objects.read({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: recordsConfigMapName(appName), namespace } });
     if (records) found.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: recordsConfigMapName(appName), namespace } });
   }
   const shared = new Set(others.flatMap((r) => r.bundle.releases.map((release) => release.namespace)));
   for (const namespace of namespaces.filter((n) => !shared.has(n))) {
-    const object = await kubeRead({ verb: 'read', kind: 'Namespace', name: namespace }, () => client.core.readNamespace({ name: namespace }));
+    const object = await objects.read({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
     if (object?.metadata?.labels?.['app.kubernetes.io/managed-by'] === MANAGED_BY['app.kubernetes.io/managed-by'])
       found.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   }

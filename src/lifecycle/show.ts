@@ -7,7 +7,7 @@
  * password can be.
  */
 import { dependenciesFirst } from '../app/index.js';
-import type { KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { AppRecords, completion, type AppRecord, type AppState, type HistoryEntry, type Progress, type RecordedRelease } from './record.js';
 import { releaseStatuses, type ReleaseStatus } from './releases.js';
 
@@ -62,21 +62,21 @@ function fluxDoing(status: ReleaseStatus): string {
   return 'Flux is still reconciling';
 }
 
-async function summarize(client: KubeClient, record: AppRecord): Promise<{ summary: AppSummary; statuses: ReleaseStatus[] }> {
-  const statuses = await releaseStatuses(client, record.name, record.bundle.releases);
+async function summarize(cluster: Cluster, record: AppRecord): Promise<{ summary: AppSummary; statuses: ReleaseStatus[] }> {
+  const statuses = await releaseStatuses(cluster.objects, record.name, record.bundle.releases);
   const running = isRunning(record);
   const progress = running ? (record.progress ?? null) : record.deployed.length > 0 ? progressNow(record, statuses) : (record.progress ?? null);
   return { summary: { name: record.name, version: record.bundle.version, state: record.state, progress, running }, statuses };
 }
 
-export async function listApps(client: KubeClient): Promise<AppSummary[]> {
-  const records = await new AppRecords(client).list();
-  return Promise.all(records.map(async (record) => (await summarize(client, record)).summary));
+export async function listApps(cluster: Cluster): Promise<AppSummary[]> {
+  const records = await new AppRecords(cluster.records).list();
+  return Promise.all(records.map(async (record) => (await summarize(cluster, record)).summary));
 }
 
-export async function showApp(client: KubeClient, appName: string): Promise<AppView> {
-  const { record } = await new AppRecords(client).get(appName);
-  const { summary, statuses } = await summarize(client, record);
+export async function showApp(cluster: Cluster, appName: string): Promise<AppView> {
+  const { record } = await new AppRecords(cluster.records).get(appName);
+  const { summary, statuses } = await summarize(cluster, record);
   const deployed = new Set(record.deployed);
   const flux = summary.running
     ? []

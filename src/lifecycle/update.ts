@@ -7,7 +7,7 @@
  * again, releases only N+1 had removed — unless N+1 says
  * `update_failure_no_rollback`. The history says what happened and why.
  */
-import type { KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { applyBundle, DEFAULT_RELEASE_WAIT_MS, heldReason, refusedBeforeChange, type ApplyOptions } from './apply.js';
 import { waitForSettled } from './releases.js';
 import { readClusterConfig } from './config.js';
@@ -26,18 +26,18 @@ export interface UpdateOptions extends ApplyOptions, UploadOptions {
 /** The update failed and the app was recovered to the version it left. */
 export class UpdateRecoveredError extends LifecycleError {}
 
-export async function updateApp(client: KubeClient, source: string, options: UpdateOptions = {}): Promise<AppRecord> {
+export async function updateApp(cluster: Cluster, source: string, options: UpdateOptions = {}): Promise<AppRecord> {
   const fetched = await fetchBundle(source, options);
   try {
-    return await updateTo(client, await verifyForUpload(fetched.path, await readClusterConfig(client)), options);
+    return await updateTo(cluster, await verifyForUpload(fetched.path, await readClusterConfig(cluster.settings)), options);
   } finally {
     await fetched.dispose();
   }
 }
 
-async function updateTo(client: KubeClient, verified: VerifiedBundle, options: UpdateOptions): Promise<AppRecord> {
+async function updateTo(cluster: Cluster, verified: VerifiedBundle, options: UpdateOptions): Promise<AppRecord> {
   const { appName, appVersion } = verified.metadata;
-  return withAppLock(client, appName, 'update', options, async (run) => {
+  return withAppLock(cluster, appName, 'update', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
     const before = handle.record.state;
     const resuming = decidedOrRefused(handle.record, { operation: 'update', version: appVersion }, run.events).kind === 'resume';
@@ -72,7 +72,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     let staged: RecordedBundle | undefined;
     try {
       run.events({ type: 'step', message: `uploading ${appName} ${appVersion}` });
-      staged = await stageBundle(client, verified, options.chartRepository ?? old.repository, options);
+      staged = await stageBundle(cluster, verified, options.chartRepository ?? old.repository, options);
       const bundle = staged;
       const userOverrides = verified.metadata.maintainUserOverrides ? oldOverrides : {};
       await handle.update((r) => ({ ...r, bundle, previous: old, previousUserOverrides: oldOverrides, userOverrides, versions: uploadedVersions }));
@@ -86,7 +86,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
         previousUserOverrides: undefined,
         ...(versions ? { versions: outcome === 'held' ? { ...versions, heldOperation: 'update' as const } : deployedTarget(versions) } : {}),
       });
-      if (old.payload !== bundle.payload) await deletePayload(client, old.payload).catch(() => undefined);
+      if (old.payload !== bundle.payload) await deletePayload(cluster.payloads, old.payload).catch(() => undefined);
       return done;
     } catch (error) {
       if (run.signal.aborted) {
@@ -105,7 +105,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
             previousUserOverrides: undefined,
           })
           .catch(() => undefined);
-        if (staged && staged.payload !== old.payload) await deletePayload(client, staged.payload).catch(() => undefined);
+        if (staged && staged.payload !== old.payload) await deletePayload(cluster.payloads, staged.payload).catch(() => undefined);
         throw error;
       }
       reason = reasonOf(error);
@@ -130,7 +130,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
     run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
     try {
       // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.
-      await waitForSettled(client, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], {
+      await waitForSettled(cluster.objects, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], {
         timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS,
         signal: run.signal,
       });
@@ -142,7 +142,7 @@ async function updateTo(client: KubeClient, verified: VerifiedBundle, options: U
       throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovery to ${old.version} failed too: ${reasonOf(error)}`);
     }
     await handle.end('applied', 'recovered', `recovered to ${old.version} after the update to ${appVersion} failed: ${reason}`);
-    if (failed.payload && failed.payload !== old.payload) await deletePayload(client, failed.payload).catch(() => undefined);
+    if (failed.payload && failed.payload !== old.payload) await deletePayload(cluster.payloads, failed.payload).catch(() => undefined);
     throw new UpdateRecoveredError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovered: ${appName} is back at ${old.version}, applied`);
   });
 }

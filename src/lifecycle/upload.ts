@@ -15,7 +15,7 @@ import { chartArchives, openBundle, type OpenedBundle } from '../tarball/index.j
 import { readChartArchive } from '../charts/index.js';
 import { FlotillaError } from '../diagnostics/index.js';
 import { makeTempDir, removeTempDir } from '../files/index.js';
-import type { KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { OciClient, pullBundle } from '../oci/index.js';
 import { Session } from '../session/index.js';
 import { verifyBundle } from '../verify/index.js';
@@ -85,7 +85,7 @@ export async function verifyForUpload(path: string, config: ClusterConfig): Prom
 
 /** Delivers the charts and stores the payload of a verified tarball; returns what the record keeps of it. */
 export async function stageBundle(
-  client: KubeClient,
+  cluster: Cluster,
   verified: VerifiedBundle,
   repository: ChartRepository,
   options: DeliveryOptions,
@@ -99,7 +99,7 @@ export async function stageBundle(
     charts.map((c) => ({ label: c.path, bytes: c.bytes })),
     options,
   );
-  const payload = await storePayload(client, metadata.appName, metadata.appVersion, await payloadFiles(bundle.files));
+  const payload = await storePayload(cluster.payloads, metadata.appName, metadata.appVersion, await payloadFiles(bundle.files));
   const versions = new Map(charts.map((c) => [c.archive.name, c.archive.version]));
   return {
     version: metadata.appVersion,
@@ -126,9 +126,9 @@ export async function stageBundle(
 }
 
 /** The repository to deliver to: the one given (then remembered), else the cluster's. */
-async function chooseRepository(client: KubeClient, config: ClusterConfig, given: ChartRepository | undefined): Promise<ChartRepository> {
+async function chooseRepository(cluster: Cluster, config: ClusterConfig, given: ChartRepository | undefined): Promise<ChartRepository> {
   if (given) {
-    await rememberChartRepository(client, given);
+    await rememberChartRepository(cluster.settings, given);
     return given;
   }
   if (config.chartRepository) return config.chartRepository;
@@ -137,35 +137,35 @@ async function chooseRepository(client: KubeClient, config: ClusterConfig, given
   });
 }
 
-export async function uploadApp(client: KubeClient, source: string, options: UploadOptions = {}): Promise<AppRecord> {
-  const config = await readClusterConfig(client);
+export async function uploadApp(cluster: Cluster, source: string, options: UploadOptions = {}): Promise<AppRecord> {
+  const config = await readClusterConfig(cluster.settings);
   const fetched = await fetchBundle(source, options);
   try {
-    return await uploadVerified(client, await verifyForUpload(fetched.path, config), source, config, options);
+    return await uploadVerified(cluster, await verifyForUpload(fetched.path, config), source, config, options);
   } finally {
     await fetched.dispose();
   }
 }
 
-async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path: string, config: ClusterConfig, options: UploadOptions): Promise<AppRecord> {
+async function uploadVerified(cluster: Cluster, verified: VerifiedBundle, path: string, config: ClusterConfig, options: UploadOptions): Promise<AppRecord> {
   const { appName, appVersion } = verified.metadata;
-  return withAppLock(client, appName, 'upload', options, async (run) => {
+  return withAppLock(cluster, appName, 'upload', options, async (run) => {
     const existing = await run.records.read(appName);
     if (existing) {
       const { state, bundle } = existing.record;
       // The same tarball again past its upload: its stored payload is written anew (one changed in the cluster is refused at use).
       const pastUpload = !['uploading', 'upload-failed', 'uploaded'].includes(state);
       if (pastUpload && bundle.version === appVersion && bundle.sha256 === verified.sha256)
-        return restorePayload(client, run, existing, verified, path, options);
+        return restorePayload(cluster, run, existing, verified, path, options);
       decidedOrRefused(existing.record, { operation: 'upload', version: appVersion, source: basename(path) }, run.events);
     }
-    const repository = await chooseRepository(client, config, options.chartRepository);
+    const repository = await chooseRepository(cluster, config, options.chartRepository);
     const placeholder = existing ?? (await run.records.create(newRecord(verified, repository)));
     const handle = new RecordHandle(run.records, placeholder);
     await handle.begin('upload', 'uploading', run.lease.holder, appVersion);
     try {
       run.events({ type: 'step', message: `delivering the charts to ${repository.url}` });
-      const bundle = await stageBundle(client, verified, repository, options, path.startsWith('oci://') ? path : basename(path));
+      const bundle = await stageBundle(cluster, verified, repository, options, path.startsWith('oci://') ? path : basename(path));
       const versions = afterUpload(handle.record.versions, verified.app.catalog, appVersion, verified.app.spec.main.release);
       return await handle.end('uploaded', 'succeeded', undefined, { bundle, versions, progress: { ready: 0, total: bundle.releases.length, percent: 0 } });
     } catch (error) {
@@ -177,7 +177,7 @@ async function uploadVerified(client: KubeClient, verified: VerifiedBundle, path
 
 /** Stores the payload of the version the app is at again, from the same tarball; the state stays. */
 async function restorePayload(
-  client: KubeClient,
+  cluster: Cluster,
   run: LockedRun,
   existing: StoredRecord,
   verified: VerifiedBundle,
@@ -189,7 +189,7 @@ async function restorePayload(
   await handle.begin('upload', state, run.lease.holder, recorded.version);
   try {
     run.events({ type: 'step', message: `restoring the stored bundle of ${recorded.version}` });
-    const bundle = await stageBundle(client, verified, recorded.repository, options, path.startsWith('oci://') ? path : basename(path));
+    const bundle = await stageBundle(cluster, verified, recorded.repository, options, path.startsWith('oci://') ? path : basename(path));
     return await handle.end(state, 'succeeded', 'stored bundle restored', { bundle });
   } catch (error) {
     await handle.end(state, 'failed', reasonOf(error)).catch(() => undefined);

@@ -8,7 +8,7 @@
 import type { App, Release } from '../app/index.js';
 import type { OpenedBundle } from '../tarball/index.js';
 import { fromPlain, type ValueNode } from '../yaml/index.js';
-import { clusterStores, type KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import type { PluginHost } from '../plugins/index.js';
 import { Session } from '../session/index.js';
 import type { AppVersions } from '../catalog/index.js';
@@ -50,14 +50,14 @@ function userOverridesProvider(appName: string, overrides: UserOverrides): Layer
   };
 }
 
-export async function loadVersion(client: KubeClient, bundle: RecordedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
+export async function loadVersion(cluster: Cluster, bundle: RecordedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
   // Checked against the upload's digests (and the signing key) before the app assembles or a plugin loads.
-  const { signingKey } = await readClusterConfig(client);
-  return loadVersionFrom(client, await readPayload(client, bundle, signingKey), appName, options);
+  const { signingKey } = await readClusterConfig(cluster.settings);
+  return loadVersionFrom(cluster, await readPayload(cluster.payloads, bundle, signingKey), appName, options);
 }
 
 /** The same, from a payload (or a whole tarball) in memory. */
-export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
+export async function loadVersionFrom(cluster: Cluster, payload: OpenedBundle, appName: string, options: LoadVersionOptions): Promise<LoadedVersion> {
   // The manifests are written while the app assembles and the plugins load: neither needs the other.
   const writing = writeManifests(payload);
   writing.catch(() => undefined);
@@ -69,7 +69,7 @@ export async function loadVersionFrom(client: KubeClient, payload: OpenedBundle,
         mode: 'cluster',
         // Asked for when the host loads, after the app (and so its namespace) is known.
         get cluster() {
-          return clusterStores(client, namespace, appName, { readOnly: options.readOnly === true });
+          return cluster.pluginStores(namespace, appName, { readOnly: options.readOnly === true });
         },
         ...(options.applyMode ? { applyMode: options.applyMode } : {}),
         ...(options.signal ? { signal: options.signal } : {}),

@@ -6,7 +6,7 @@
  * A change is recorded only; the next apply carries it out.
  */
 import type { App } from '../app/index.js';
-import type { KubeClient } from '../kube/index.js';
+import type { Cluster } from './cluster.js';
 import { OciClient, parseReference, type OciClientOptions } from '../oci/index.js';
 import { Session } from '../session/index.js';
 import {
@@ -61,9 +61,9 @@ function versionsOf(record: AppRecord, app: App): AppVersions {
 }
 
 /** The stored bundle's app, assembled with the record's version state (no plugin runs). */
-async function storedApp(client: KubeClient, record: AppRecord, versions?: AppVersions): Promise<App> {
-  const { signingKey } = await readClusterConfig(client);
-  const payload = await readPayload(client, record.bundle, signingKey);
+async function storedApp(cluster: Cluster, record: AppRecord, versions?: AppVersions): Promise<App> {
+  const { signingKey } = await readClusterConfig(cluster.settings);
+  const payload = await readPayload(cluster.payloads, record.bundle, signingKey);
   return (await Session.fromBundle(payload, versions ? { versions } : {})).app;
 }
 
@@ -72,10 +72,10 @@ function imageSource(image: ResolvedImage, release: string): string {
   return image.location.line > 0 ? `main.customImages (${image.location.file}:${image.location.line})` : image.location.file;
 }
 
-export async function versionStatus(client: KubeClient, appName: string): Promise<VersionStatus> {
-  const { record } = await new AppRecords(client).get(appName);
+export async function versionStatus(cluster: Cluster, appName: string): Promise<VersionStatus> {
+  const { record } = await new AppRecords(cluster.records).get(appName);
   // Without a version state (a record written before it) the bundle's own spec is the state: the same app.
-  const app = await storedApp(client, record, record.versions);
+  const app = await storedApp(cluster, record, record.versions);
   const versions = versionsOf(record, app);
   return {
     app: appName,
@@ -107,14 +107,14 @@ export interface TargetChangeOptions extends OperationOptions {
 
 /** Records `release` as the app's target (the next apply carries it out), or refuses with why and what to do. */
 export async function setVersionTarget(
-  client: KubeClient,
+  cluster: Cluster,
   appName: string,
   release: string,
   options: TargetChangeOptions = {},
 ): Promise<{ versions: AppVersions; warnings: string[] }> {
-  return withAppLock(client, appName, 'version', options, async (run) => {
+  return withAppLock(cluster, appName, 'version', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    const app = await storedApp(client, handle.record);
+    const app = await storedApp(cluster, handle.record);
     const { versions, warnings } = retarget(versionsOf(handle.record, app), release, app.metadata.releaseUpgrades, {
       ...(options.force ? { force: true } : {}),
       ...(options.ackCustomImages ? { ackCustomImages: true } : {}),
@@ -122,7 +122,7 @@ export async function setVersionTarget(
       now: new Date().toISOString(),
     });
     // The new target must assemble (its images land, custom ones included) before it is recorded.
-    await storedApp(client, handle.record, versions);
+    await storedApp(cluster, handle.record, versions);
     await handle.update((r) => ({ ...r, versions }));
     return { versions, warnings };
   });
@@ -136,19 +136,19 @@ export interface CustomImageOptions extends OperationOptions {
 
 /** Sets a custom image (FIELD or FIELD.<backend>); returns the reference stored (pinned with `resolve`). */
 export async function setCustomImage(
-  client: KubeClient,
+  cluster: Cluster,
   appName: string,
   field: string,
   reference: string,
   options: CustomImageOptions = {},
 ): Promise<CustomImage> {
-  return withAppLock(client, appName, 'version', options, async (run) => {
+  return withAppLock(cluster, appName, 'version', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    const app = await storedApp(client, handle.record);
+    const app = await storedApp(cluster, handle.record);
     customImageTarget(field, app.catalog);
     const stored = options.resolve ? await pinned(reference, options.registry ?? {}) : reference;
     const versions = withCustomImage(versionsOf(handle.record, app), field, stored, app.catalog, { by: run.lease.holder, now: new Date().toISOString() });
-    await storedApp(client, handle.record, versions);
+    await storedApp(cluster, handle.record, versions);
     await handle.update((r) => ({ ...r, versions }));
     return versions.customImages[field] as CustomImage;
   });
@@ -169,16 +169,16 @@ async function pinned(reference: string, registry: Pick<OciClientOptions, 'regis
   return `${reference}@${descriptor.digest}`;
 }
 
-export async function unsetCustomImage(client: KubeClient, appName: string, field: string, options: OperationOptions = {}): Promise<void> {
-  await withAppLock(client, appName, 'version', options, async (run) => {
+export async function unsetCustomImage(cluster: Cluster, appName: string, field: string, options: OperationOptions = {}): Promise<void> {
+  await withAppLock(cluster, appName, 'version', options, async (run) => {
     const handle = new RecordHandle(run.records, await run.records.get(appName));
-    const versions = withoutCustomImage(versionsOf(handle.record, await storedApp(client, handle.record)), field);
+    const versions = withoutCustomImage(versionsOf(handle.record, await storedApp(cluster, handle.record)), field);
     await handle.update((r) => ({ ...r, versions }));
   });
 }
 
 /** The custom images set, by the field the operator named. */
-export async function listCustomImages(client: KubeClient, appName: string): Promise<Readonly<Record<string, CustomImage>>> {
-  const { record } = await new AppRecords(client).get(appName);
+export async function listCustomImages(cluster: Cluster, appName: string): Promise<Readonly<Record<string, CustomImage>>> {
+  const { record } = await new AppRecords(cluster.records).get(appName);
   return record.versions?.customImages ?? {};
 }

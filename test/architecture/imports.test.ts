@@ -20,6 +20,7 @@ import {
   LAYERS,
   layeringViolations,
   layersOfPage,
+  narrowUseBreaches,
   OWNED_RULES,
   pendingGone,
   readSourceTree,
@@ -97,6 +98,24 @@ describe('source structure', () => {
       'cache/folder.ts': "import { userCacheDir } from '../files/index.js';",
     });
     expect(deepImports(broken)).toEqual(['cache/seal.ts imports files/user-cache.ts, past files/index.ts']);
+  });
+
+  it('reaches the cluster from the lifecycle only through the interfaces it declares (src/lifecycle/cluster.ts)', () => {
+    expect(narrowUseBreaches(tree)).toEqual([]);
+    // A client call, the client itself, the client library, or all of kube at once: each is found.
+    const broken = made({
+      'kube/index.ts': "export { kubeCall, type KubeClient, type KubeObject, Conflict } from './retry.js';",
+      'kube/retry.ts': 'export const kubeCall = 1;\nexport const Conflict = 1;\nexport interface KubeClient {}\nexport interface KubeObject {}',
+      'lifecycle/record.ts': "import { kubeCall, type KubeClient, type KubeObject, Conflict } from '../kube/index.js';",
+      'lifecycle/config.ts': "import type { V1ConfigMap } from '@kubernetes/client-node';\nimport * as kube from '../kube/index.js';",
+      'build/index.ts': "import { kubeCall } from '../kube/index.js';",
+    });
+    expect(narrowUseBreaches(broken)).toEqual([
+      'lifecycle/record.ts imports kubeCall from kube: lifecycle may not use it',
+      'lifecycle/record.ts imports KubeClient from kube: lifecycle may not use it',
+      'lifecycle/config.ts imports all of kube/index.ts: lifecycle may take only some names of kube',
+      'lifecycle/config.ts imports @kubernetes/client-node: lifecycle may not use it',
+    ]);
   });
 
   it('reads YAML only through src/yaml', () => {

@@ -246,6 +246,57 @@ export function deepImports(tree: SourceTree, allowed = DEEP_IMPORTS_ALLOWED): s
   return found;
 }
 
+/**
+ * Where a folder may take only some names of a lower one: the lifecycle
+ * reaches a cluster only through the interfaces it declares
+ * (src/lifecycle/cluster.ts), which src/kube implements; of src/kube it may
+ * use the words those interfaces speak (objects, selectors, watches, the
+ * lock's options), the typed errors a call ends with, and flotilla's own
+ * labels and names — never a client or a call.
+ */
+export const NARROW_USES: Readonly<Record<string, { readonly folder: string; readonly names: readonly string[]; readonly packages: readonly string[] }>> = {
+  lifecycle: {
+    folder: 'kube',
+    names: [
+      'KubeObject',
+      'KindSelector',
+      'WatchJudge',
+      'WatchOptions',
+      'LeaseOptions',
+      'HeldLease',
+      'AlreadyExists',
+      'Conflict',
+      'NotFound',
+      'APP_LABEL',
+      'MANAGED_BY',
+      'FIELD_MANAGER',
+      'SYSTEM_NAMESPACE',
+      'recordsConfigMapName',
+      'defaultHolder',
+    ],
+    packages: ['@kubernetes/client-node'],
+  },
+};
+
+/** Imports that reach past a narrow use (NARROW_USES): a name not allowed, all of a folder at once, or a package kept out. */
+export function narrowUseBreaches(tree: SourceTree, uses = NARROW_USES): string[] {
+  const found: string[] = [];
+  for (const [file, text] of tree) {
+    const use = uses[folderOf(file)];
+    if (!use) continue;
+    for (const i of importsOf(tree, file)) {
+      if (folderOf(i.target) !== use.folder) continue;
+      if (i.names === '*') found.push(`${file} imports all of ${i.target}: ${folderOf(file)} may take only some names of ${use.folder}`);
+      else
+        for (const n of i.names)
+          if (!use.names.includes(n.imported)) found.push(`${file} imports ${n.imported} from ${use.folder}: ${folderOf(file)} may not use it`);
+    }
+    for (const m of codeOf(text).matchAll(/(?:from|import\()\s*['"]([^.'"][^'"]*)['"]/g))
+      if (use.packages.includes(m[1]!)) found.push(`${file} imports ${m[1]}: ${folderOf(file)} may not use it`);
+  }
+  return found;
+}
+
 /** Lines outside src/files that make a temporary folder themselves. */
 export function tempFolderMakers(tree: SourceTree): string[] {
   const makers = /(?<![\w$])(mkdtemp|mkdtempSync|mkdtempDisposable|mkdtempDisposableSync)\b/;

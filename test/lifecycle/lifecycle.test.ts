@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { acquireLease, connect, type KubeClient } from '../../src/kube/index.js';
+import { acquireLease, connect, kubeCluster, type KubeClient } from '../../src/kube/index.js';
 import { applyApp, lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
 import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
 import { APP, buildDefaultApp, flotilla, killAtFirstReady, ROOT, started, stopStarted } from './support.js';
@@ -191,7 +191,7 @@ describe('the default app on the dev cluster', () => {
       }
       // The stopped run's 2 s lock lapses; the next apply takes it over.
       await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect((await applyApp(client, APP, {})).state).toBe('applied');
+      expect((await applyApp(kubeCluster(client), APP, {})).state).toBe('applied');
     }
   });
 
@@ -246,7 +246,7 @@ describe('the default app on the dev cluster', () => {
     slow.clear();
     expect((await show()).state).toBe('applying');
     // The next run watches the killed run's 2 s lock stay unrenewed for 2 s on its own clock, takes it over and converges.
-    const record = await applyApp(client, APP, {});
+    const record = await applyApp(kubeCluster(client), APP, {});
     expect(record.state).toBe('applied');
     const view = await show();
     expect(view.releases.every((r) => r.ready === true)).toBe(true);

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_LABEL, connect, serverSideApply, type KubeClient, type KubeObject } from '../../src/kube/index.js';
+import { APP_LABEL, connect, kubeCluster, serverSideApply, type KubeClient, type KubeObject } from '../../src/kube/index.js';
 import { ReleaseFailedError } from '../../src/lifecycle/index.js';
 import { REQUESTED_AT } from '../../src/lifecycle/readiness.js';
 import { waitForReleases, type ReleaseKey } from '../../src/lifecycle/releases.js';
@@ -47,7 +47,7 @@ async function applyChain(names: readonly string[], token: string): Promise<void
   await write(0);
   let writing: Promise<void> = Promise.resolve();
   await waitForReleases(
-    client,
+    kubeCluster(client).objects,
     names.map((name): ReleaseKey => ({ name, namespace: NS })),
     {
       appName: APP,
