@@ -83,17 +83,58 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
   }
   const kustomization = kustomizationExtras(topMap, ['namespace', 'resources'], problems);
   const originals: Originals = new Map([[FLUX_TREE.kustomization, toPlain(topMap) as Record<string, unknown>]]);
-
   const namespaceNode = topMap.entries.get('namespace');
-  let namespace = asString(namespaceNode);
+  const declared = declaredNamespace(namespaceNode, problems);
+  const listed = listedFolders(source, dir, top.file, topMap, problems);
+  if (!listed) return undefined;
+  const base = listed.baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), declared, problems, originals) : undefined;
+  const releases: StxReleaseFolder[] = [];
+  for (const folder of listed.folders) {
+    const release = readReleaseFolder(source, dir, folder.name, folder.at, problems, originals);
+    if (release) releases.push(release);
+  }
+  const repository = base?.repository;
+  const namespace = appNamespace(namespaceNode, declared, releases, repository, top.file, problems);
+  if (!base || !repository || namespace === undefined) return undefined;
+  const placed = releases.map((r) => placedRelease(r, namespaceNode, namespace, problems));
+  return {
+    dir,
+    namespace,
+    repository,
+    kustomization,
+    baseKustomization: base.kustomization,
+    releases: placed,
+    listed: listed.folders.map((f) => f.name),
+    originals,
+    extraFiles: extraFiles(source, dir, placed, originals),
+  };
+}
+
+/** The top kustomization's namespace, when it is a namespace name (an error when it is set to anything else). */
+function declaredNamespace(namespaceNode: ValueNode | undefined, problems: Problems): string | undefined {
+  const namespace = asString(namespaceNode);
   if (namespaceNode && (namespace === undefined || !isDns1123Label(namespace))) {
     problems.error(`namespace ${shown(namespaceNode)} is not a namespace name`, locationOf(namespaceNode), ['namespace']);
-    namespace = undefined;
+    return undefined;
   }
+  return namespace;
+}
 
+/**
+ * The top kustomization's resources: base (where it is listed) and the
+ * release folders, each a folder of `dir` listed once; a release folder
+ * left out is warned about. Undefined when there is no resources list.
+ */
+function listedFolders(
+  source: FileSource,
+  dir: string,
+  topFile: string,
+  topMap: MapNode,
+  problems: Problems,
+): { readonly baseAt: SourceLocation | undefined; readonly folders: readonly { name: string; at: SourceLocation }[] } | undefined {
   const resources = stringList(topMap.entries.get('resources'), problems, 'resources', 'resources');
   if (!resources) {
-    if (!topMap.entries.get('resources')) problems.error('has no resources: expected base and one folder per release', fileStart(top.file));
+    if (!topMap.entries.get('resources')) problems.error('has no resources: expected base and one folder per release', fileStart(topFile));
     return undefined;
   }
   const seen = new Set<string>();
@@ -124,62 +165,56 @@ export function readManifests(source: FileSource, problems: Problems, dir = MANI
   for (const entry of source.list(dir)) {
     if (entry.kind !== 'directory' || seen.has(entry.name) || source.kindOf(fluxTreePath(fluxTreePath(dir, entry.name), FLUX_TREE.helmRelease)) !== 'file')
       continue;
-    problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(top.file));
+    problems.warn(`release folder ${entry.name}/ is not listed in resources: not imported (StarlingX does not deploy it either)`, fileStart(topFile));
   }
   if (!baseAt) problems.error('resources do not list base (the folder with the HelmRepository)', locationOf(topMap.entries.get('resources') as ValueNode));
   if (folders.length === 0 && resources.length > 0)
     problems.error('resources list no release folder', locationOf(topMap.entries.get('resources') as ValueNode));
+  return { baseAt, folders };
+}
 
-  const base = baseAt ? readBase(source, fluxTreePath(dir, FLUX_TREE.base), namespace, problems, originals) : undefined;
-  const repository = base?.repository;
-  const releases: StxReleaseFolder[] = [];
-  for (const folder of folders) {
-    const release = readReleaseFolder(source, dir, folder.name, folder.at, problems, originals);
-    if (release) releases.push(release);
+/** The app's namespace: the top kustomization's; without one, the release folders' when they agree, else the HelmRepository's. */
+function appNamespace(
+  namespaceNode: ValueNode | undefined,
+  declared: string | undefined,
+  releases: readonly StxReleaseFolder[],
+  repository: StxHelmRepository | undefined,
+  topFile: string,
+  problems: Problems,
+): string | undefined {
+  if (declared !== undefined || namespaceNode) return declared;
+  const spaces = [...new Set(releases.map((r) => r.namespace).filter((n): n is string => n !== undefined))];
+  if (spaces.length === 1 && releases.every((r) => r.namespace !== undefined)) {
+    problems.warn(`has no namespace; flotilla writes the release folders' namespace "${spaces[0]}" there`, fileStart(topFile));
+    return spaces[0];
   }
+  // Each release keeps its own namespace; the app's (the repository's) is where base/ goes.
+  if (repository?.namespace !== undefined) return repository.namespace;
+  problems.error('has no namespace, the release folders do not agree on one, and the HelmRepository names none: set namespace', fileStart(topFile));
+  return undefined;
+}
 
-  if (namespace === undefined && !namespaceNode) {
-    const spaces = [...new Set(releases.map((r) => r.namespace).filter((n): n is string => n !== undefined))];
-    if (spaces.length === 1 && releases.every((r) => r.namespace !== undefined)) {
-      namespace = spaces[0] as string;
-      problems.warn(`has no namespace; flotilla writes the release folders' namespace "${namespace}" there`, fileStart(top.file));
-    } else if (repository?.namespace !== undefined) {
-      // Each release keeps its own namespace; the app's (the repository's) is where base/ goes.
-      namespace = repository.namespace;
-    } else {
-      problems.error('has no namespace, the release folders do not agree on one, and the HelmRepository names none: set namespace', fileStart(top.file));
-    }
-  }
-  if (!base || !repository || namespace === undefined) return undefined;
-  const placed = releases.map((r) => {
-    if (namespaceNode === undefined || r.namespace === undefined || r.namespace === namespace) return r;
-    // kustomize moves every resource below the top kustomization into its namespace: that is where the release runs.
-    problems.warn(
-      `release folder ${r.folder} sets namespace "${r.namespace}", but the top kustomization moves every resource into "${namespace}"; imported in "${namespace}", where it is deployed`,
-      r.listedAt,
-    );
-    return { ...r, namespace };
-  });
-  // Files the generator does not write (extra resources, patch files …), shipped as they are.
-  const extraFiles = new Map<string, Buffer>();
-  otherFiles(source, dir, '', [FLUX_TREE.kustomization], extraFiles);
+/** kustomize moves every resource below a top kustomization with a namespace into it: that is where the release runs. */
+function placedRelease(release: StxReleaseFolder, namespaceNode: ValueNode | undefined, namespace: string, problems: Problems): StxReleaseFolder {
+  if (namespaceNode === undefined || release.namespace === undefined || release.namespace === namespace) return release;
+  problems.warn(
+    `release folder ${release.folder} sets namespace "${release.namespace}", but the top kustomization moves every resource into "${namespace}"; imported in "${namespace}", where it is deployed`,
+    release.listedAt,
+  );
+  return { ...release, namespace };
+}
+
+/** Files the generator does not write (extra resources, patch files …), shipped as they are. */
+function extraFiles(source: FileSource, dir: string, releases: readonly StxReleaseFolder[], originals: Originals): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  otherFiles(source, dir, '', [FLUX_TREE.kustomization], files);
   const baseResources = (originals.get(fluxTreePath(FLUX_TREE.base, FLUX_TREE.kustomization))?.resources ?? []) as unknown[];
-  otherFiles(source, dir, FLUX_TREE.base, [FLUX_TREE.kustomization, ...baseResources.map((r) => folderName(String(r)) ?? '')], extraFiles);
-  for (const r of placed) {
+  otherFiles(source, dir, FLUX_TREE.base, [FLUX_TREE.kustomization, ...baseResources.map((r) => folderName(String(r)) ?? '')], files);
+  for (const r of releases) {
     const generated = [FLUX_TREE.kustomization, basename(r.helmRelease.file), overridesValuesKey(r.folder, 'static'), overridesValuesKey(r.folder, 'system')];
-    otherFiles(source, dir, r.folder, generated, extraFiles);
+    otherFiles(source, dir, r.folder, generated, files);
   }
-  return {
-    dir,
-    namespace,
-    repository,
-    kustomization,
-    baseKustomization: base.kustomization,
-    releases: placed,
-    listed: folders.map((f) => f.name),
-    originals,
-    extraFiles,
-  };
+  return files;
 }
 
 function readBase(
