@@ -11,7 +11,7 @@ import { basename, join, resolve } from 'node:path';
 import { APP_FILES, dependencyWaves, readMetadata, type AppMetadata } from '../app/index.js';
 import { CHARTS_DIR, METADATA_FILE } from '../tarball/index.js';
 import type { SourceLocation } from '../diagnostics/index.js';
-import type { FileSource } from '../files/index.js';
+import type { ExternalLink, FileSource } from '../files/index.js';
 import { checkSourceTree } from '../files/index.js';
 import { chartOutputFiles, findCharts, unusedCharts, type ChartNeed, type ChartPlace } from './charts.js';
 import { ImportRejectedError, ImportTargetError, Problems } from './errors.js';
@@ -49,49 +49,16 @@ const CATALOG_RELEASE = /^[A-Za-z0-9._-]+$/;
  */
 export async function importStarlingxApp(source: string, target: string, opts: ImportOptions = {}): Promise<ImportReport> {
   const catalogRelease = opts.catalogRelease ?? 'imported';
-  if (!CATALOG_RELEASE.test(catalogRelease) || catalogRelease === 'images') {
-    throw new ImportTargetError(
-      `catalog release ${JSON.stringify(catalogRelease)} cannot name a file overrides/versions/<release>.yaml (letters, digits, . _ -; not "images")`,
-    );
-  }
+  refuseCatalogRelease(catalogRelease);
   const src = await openSource(source);
   const chartDirs = (opts.charts ?? []).map((d) => resolve(d));
-  // Nothing is read through a link out of the source or a charts folder unless asked for.
-  const tree = { followExternal: opts.followExternalSymlinks };
-  const externalLinks = [
-    ...(src.kind === 'directory' ? checkSourceTree(src.path, src.path, { ...tree, rootName: 'the import source' }) : []),
-    ...chartDirs.flatMap((dir) => checkSourceTree(dir, dir, { ...tree, rootName: 'the charts folder' })),
-  ];
-  const places: ChartPlace[] =
-    chartDirs.length > 0
-      ? chartDirs.map((dir) => ({ kind: 'disk', dir, explicit: true }))
-      : src.kind === 'directory'
-        ? [{ kind: 'disk', dir: join(src.path, CHARTS_DIR), explicit: false }]
-        : [{ kind: 'tarball', source: src, dir: CHARTS_DIR }];
+  const externalLinks = checkLinks(src, chartDirs, opts);
+  const places = chartPlaces(src, chartDirs);
   const targetInfo = await checkTarget(target, [src.path, ...chartDirs], opts.force ?? false);
-  const problems = new Problems();
-
-  // Read and map everything, collecting every problem.
-  const { bytes: metadataBytes, metadata } = readStarlingxMetadata(src, problems);
-  const manifests = readManifests(src, problems);
-  const releases = manifests ? mapReleases(manifests, metadata, problems) : [];
-  checkApplyOrder(releases, problems);
-  const tokens = new BuildTokens(problems);
-  if (metadataBytes) tokens.note(metadataBytes, METADATA_FILE);
-  const statics = staticOverrides(releases, problems, tokens);
-  const excluded = excludedReleases(releases, metadata, problems);
-  const charts = problems.failed ? new Map<string, ImportedChart>() : await findCharts(chartNeeds(releases), places, problems);
-  if (!problems.failed) {
-    for (const path of await unusedCharts(places, charts.values())) {
-      problems.warn(`chart ${path} is not used by any release (nor as a dependency): not imported`);
-    }
-  }
-  if (problems.failed || !manifests || !metadata || metadataBytes === undefined) {
-    throw new ImportRejectedError(src.path, problems.items);
-  }
-
+  const read = await readAndMap(src, places);
   // The tree: staged, loaded back and compared, then moved into place.
   // The catalog sets images per chart: a chart whose releases carry static overrides of their own keeps its images there.
+  const { statics, releases, excluded, charts, manifests, metadata, problems } = read;
   const images = harvestImages(
     [...statics.byChart.values()].filter((r) => !statics.ownedCharts.has(r.chart)).map((r) => ({ chart: r.chart, root: r.source.staticOverrides.root })),
   );
@@ -100,12 +67,12 @@ export async function importStarlingxApp(source: string, target: string, opts: I
   const files = appTree({
     src,
     manifests,
-    metadataBytes,
+    metadataBytes: read.metadataBytes,
     releases,
     excluded,
     statics,
     images,
-    tokens: tokens.names(),
+    tokens: read.tokens.names(),
     catalogRelease,
     chartFiles: chartFiles.files,
   });
@@ -138,6 +105,52 @@ export async function importStarlingxApp(source: string, target: string, opts: I
     await discardStaged(targetInfo, staged);
     throw error;
   }
+}
+
+function refuseCatalogRelease(catalogRelease: string): void {
+  if (!CATALOG_RELEASE.test(catalogRelease) || catalogRelease === 'images') {
+    throw new ImportTargetError(
+      `catalog release ${JSON.stringify(catalogRelease)} cannot name a file overrides/versions/<release>.yaml (letters, digits, . _ -; not "images")`,
+    );
+  }
+}
+
+/** Nothing is read through a link out of the source or a charts folder unless asked for; returns the links followed. */
+function checkLinks(src: FileSource, chartDirs: readonly string[], opts: ImportOptions): ExternalLink[] {
+  const tree = { followExternal: opts.followExternalSymlinks };
+  return [
+    ...(src.kind === 'directory' ? checkSourceTree(src.path, src.path, { ...tree, rootName: 'the import source' }) : []),
+    ...chartDirs.flatMap((dir) => checkSourceTree(dir, dir, { ...tree, rootName: 'the charts folder' })),
+  ];
+}
+
+/** Where the charts are looked for: the folders given, else the source's charts/ (in its folder, or its tarball). */
+function chartPlaces(src: FileSource, chartDirs: readonly string[]): ChartPlace[] {
+  if (chartDirs.length > 0) return chartDirs.map((dir) => ({ kind: 'disk', dir, explicit: true }));
+  return src.kind === 'directory' ? [{ kind: 'disk', dir: join(src.path, CHARTS_DIR), explicit: false }] : [{ kind: 'tarball', source: src, dir: CHARTS_DIR }];
+}
+
+/** Everything read and mapped, every problem collected: refused (ImportRejectedError) when there is one. */
+async function readAndMap(src: FileSource, places: readonly ChartPlace[]) {
+  const problems = new Problems();
+  const { bytes: metadataBytes, metadata } = readStarlingxMetadata(src, problems);
+  const manifests = readManifests(src, problems);
+  const releases = manifests ? mapReleases(manifests, metadata, problems) : [];
+  checkApplyOrder(releases, problems);
+  const tokens = new BuildTokens(problems);
+  if (metadataBytes) tokens.note(metadataBytes, METADATA_FILE);
+  const statics = staticOverrides(releases, problems, tokens);
+  const excluded = excludedReleases(releases, metadata, problems);
+  const charts = problems.failed ? new Map<string, ImportedChart>() : await findCharts(chartNeeds(releases), places, problems);
+  if (!problems.failed) {
+    for (const path of await unusedCharts(places, charts.values())) {
+      problems.warn(`chart ${path} is not used by any release (nor as a dependency): not imported`);
+    }
+  }
+  if (problems.failed || !manifests || !metadata || metadataBytes === undefined) {
+    throw new ImportRejectedError(src.path, problems.items);
+  }
+  return { problems, metadataBytes, metadata, manifests, releases, tokens, statics, excluded, charts };
 }
 
 /** metadata.yaml: copied as written; checked as flotilla will check it. */
