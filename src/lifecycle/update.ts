@@ -12,9 +12,9 @@ import { applyBundle, DEFAULT_RELEASE_WAIT_MS, heldReason, refusedBeforeChange, 
 import { waitForSettled } from './releases.js';
 import { readClusterConfig } from './config.js';
 import { LifecycleError, UpdateRefusedError } from './errors.js';
-import { decidedOrRefused, RecordHandle, reasonOf, withAppLock } from './operation.js';
+import { decidedOrRefused, RecordHandle, reasonOf, withAppLock, type LockedRun } from './operation.js';
 import { deletePayload } from './payload.js';
-import type { AppRecord, RecordedBundle } from './record.js';
+import type { AppRecord, RecordedBundle, UserOverrides } from './record.js';
 import { afterSpecUpload, afterUpload, deployedTarget } from '../catalog/index.js';
 import { fetchBundle, fromVersionPatterns, stageBundle, verifyForUpload, type UploadOptions, type VerifiedBundle } from './upload.js';
 
@@ -44,22 +44,7 @@ async function updateTo(cluster: Cluster, verified: VerifiedBundle, options: Upd
     const old = resuming ? (handle.record.previous ?? handle.record.bundle) : handle.record.bundle;
     const oldOverrides = resuming ? (handle.record.previousUserOverrides ?? {}) : handle.record.userOverrides;
     const oldVersions = handle.record.versions;
-    if (!resuming) {
-      const dropped = Object.keys(oldOverrides)
-        .filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0)
-        .sort();
-      if (!verified.metadata.maintainUserOverrides && dropped.length > 0 && options.dropUserOverrides !== true) {
-        throw new UpdateRefusedError(
-          `${appName} ${appVersion} does not keep user overrides (maintain_user_overrides is false): the update would drop those of ${dropped.join(', ')} (flotilla override show ${appName} CHART); to update without them: --drop-user-overrides`,
-        );
-      }
-      const from = verified.metadata.upgrades.fromVersions;
-      if (from.length > 0 && !from.some((re) => re.test(old.version))) {
-        throw new UpdateRefusedError(
-          `${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`,
-        );
-      }
-    }
+    if (!resuming) refuseUnlessAllowed(verified, old, oldOverrides, options);
     // A new main.release changes a target that follows the spec: refused here, before anything changes, as `version target` would refuse it.
     const specRelease = verified.app.spec.main.release;
     const uploadedVersions = resuming
@@ -110,39 +95,82 @@ async function updateTo(cluster: Cluster, verified: VerifiedBundle, options: Upd
       }
       reason = reasonOf(error);
     }
-    if (verified.metadata.upgrades.updateFailureNoRollback) {
-      await handle.end('apply-failed', 'failed', `${reason}; not recovered to ${old.version} (update_failure_no_rollback)`);
-      throw new LifecycleError(
-        `update of ${appName} to ${appVersion} failed: ${reason}\nnot recovered to ${old.version}: the new version sets update_failure_no_rollback`,
-      );
-    }
-    await handle.end('recovering', 'failed', reason);
-    const failed = handle.record.bundle;
-    await handle.begin('recover', 'recovering', run.lease.holder, old.version);
-    await handle.update((r) => ({
-      ...r,
-      bundle: old,
-      userOverrides: oldOverrides,
-      versions: oldVersions,
-      previous: undefined,
-      previousUserOverrides: undefined,
-    }));
-    run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
-    try {
-      // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.
-      await waitForSettled(cluster.objects, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], {
-        timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS,
-        signal: run.signal,
-      });
-      await applyBundle(run, handle, old, { ...options, operation: 'recover' });
-    } catch (error) {
-      await handle
-        .end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`)
-        .catch(() => undefined);
-      throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovery to ${old.version} failed too: ${reasonOf(error)}`);
-    }
-    await handle.end('applied', 'recovered', `recovered to ${old.version} after the update to ${appVersion} failed: ${reason}`);
-    if (failed.payload && failed.payload !== old.payload) await deletePayload(cluster.payloads, failed.payload).catch(() => undefined);
-    throw new UpdateRecoveredError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovered: ${appName} is back at ${old.version}, applied`);
+    return recoverFromFailedUpdate(run, handle, { verified, old, oldOverrides, oldVersions, reason }, options);
   });
+}
+
+/** What an update refuses before it changes anything: user overrides the new version would drop, a version it may not update from. */
+function refuseUnlessAllowed(verified: VerifiedBundle, old: RecordedBundle, oldOverrides: UserOverrides, options: UpdateOptions): void {
+  const { appName, appVersion } = verified.metadata;
+  const dropped = Object.keys(oldOverrides)
+    .filter((chart) => Object.keys(oldOverrides[chart] ?? {}).length > 0)
+    .sort();
+  if (!verified.metadata.maintainUserOverrides && dropped.length > 0 && options.dropUserOverrides !== true) {
+    throw new UpdateRefusedError(
+      `${appName} ${appVersion} does not keep user overrides (maintain_user_overrides is false): the update would drop those of ${dropped.join(', ')} (flotilla override show ${appName} CHART); to update without them: --drop-user-overrides`,
+    );
+  }
+  const from = verified.metadata.upgrades.fromVersions;
+  if (from.length > 0 && !from.some((re) => re.test(old.version))) {
+    throw new UpdateRefusedError(
+      `${appName} ${appVersion} may update only from versions matching ${fromVersionPatterns(verified.metadata).join(', ')} (upgrades.from_versions); the cluster has ${old.version}`,
+    );
+  }
+}
+
+/** What the update left when it failed after changing the running version, and why. */
+interface FailedUpdate {
+  readonly verified: VerifiedBundle;
+  readonly old: RecordedBundle;
+  readonly oldOverrides: UserOverrides;
+  readonly oldVersions: AppRecord['versions'];
+  readonly reason: string;
+}
+
+/**
+ * After a failed update: the old version applied again (`recovering`, then
+ * `applied` and UpdateRecoveredError), unless the new version forbids it
+ * (update_failure_no_rollback: `apply-failed`). Always throws.
+ */
+async function recoverFromFailedUpdate(
+  run: LockedRun,
+  handle: RecordHandle,
+  { verified, old, oldOverrides, oldVersions, reason }: FailedUpdate,
+  options: UpdateOptions,
+): Promise<never> {
+  const { appName, appVersion } = verified.metadata;
+  if (verified.metadata.upgrades.updateFailureNoRollback) {
+    await handle.end('apply-failed', 'failed', `${reason}; not recovered to ${old.version} (update_failure_no_rollback)`);
+    throw new LifecycleError(
+      `update of ${appName} to ${appVersion} failed: ${reason}\nnot recovered to ${old.version}: the new version sets update_failure_no_rollback`,
+    );
+  }
+  await handle.end('recovering', 'failed', reason);
+  const failed = handle.record.bundle;
+  await handle.begin('recover', 'recovering', run.lease.holder, old.version);
+  await handle.update((r) => ({
+    ...r,
+    bundle: old,
+    userOverrides: oldOverrides,
+    versions: oldVersions,
+    previous: undefined,
+    previousUserOverrides: undefined,
+  }));
+  run.events({ type: 'warning', message: `update to ${appVersion} failed; recovering to ${old.version}` });
+  try {
+    // A release still upgrading (the update timed out on another) finishes or fails before the recovery writes over it.
+    await waitForSettled(run.cluster.objects, appName, [...new Set([...old.releases, ...failed.releases].map((r) => r.namespace))], {
+      timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS,
+      signal: run.signal,
+    });
+    await applyBundle(run, handle, old, { ...options, operation: 'recover' });
+  } catch (error) {
+    await handle
+      .end('apply-failed', 'failed', `recovery to ${old.version} after the failed update to ${appVersion} failed too: ${reasonOf(error)}`)
+      .catch(() => undefined);
+    throw new LifecycleError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovery to ${old.version} failed too: ${reasonOf(error)}`);
+  }
+  await handle.end('applied', 'recovered', `recovered to ${old.version} after the update to ${appVersion} failed: ${reason}`);
+  if (failed.payload && failed.payload !== old.payload) await deletePayload(run.cluster.payloads, failed.payload).catch(() => undefined);
+  throw new UpdateRecoveredError(`update of ${appName} to ${appVersion} failed: ${reason}\nrecovered: ${appName} is back at ${old.version}, applied`);
 }
