@@ -150,6 +150,21 @@ function handled(release: HelmReleaseView, token: string | undefined): boolean {
   );
 }
 
+/** What Flux's Ready condition says as it is: true, false, or null when Flux has not said (no condition, or Unknown). */
+export function readyAsReported(release: HelmReleaseView): { readonly ready: boolean | null; readonly reason?: string; readonly message?: string } {
+  const ready = condition(release, 'Ready');
+  return {
+    ready: !ready || ready.status === 'Unknown' ? null : ready.status === 'True',
+    ...(ready?.reason ? { reason: ready.reason } : {}),
+    ...(ready?.message ? { message: ready.message } : {}),
+  };
+}
+
+/** Whether helm-controller is running a Helm action on the release now (an install, upgrade or remediation): Reconciling, Ready Unknown. */
+export function helmActionUnderWay(release: HelmReleaseView): boolean {
+  return condition(release, 'Reconciling')?.status === 'True' && condition(release, 'Ready')?.status === 'Unknown';
+}
+
 /**
  * Where a release stands for the apply that stamped `token`. Without a token
  * (show, list) the current status is judged as it is.

@@ -9,8 +9,17 @@ import { HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName } from '../flux/
 import { APP_LABEL, NotFound, type KubeObject } from '../kube/index.js';
 import type { ObjectStore } from './cluster.js';
 import { ReleaseFailedError } from './errors.js';
-import { condition } from '../flux/index.js';
-import { describeAttempt, FORCE_AT, readiness, REQUESTED_AT, type Attempt, type HelmReleaseView, type Readiness } from './readiness.js';
+import {
+  describeAttempt,
+  FORCE_AT,
+  helmActionUnderWay,
+  readiness,
+  readyAsReported,
+  REQUESTED_AT,
+  type Attempt,
+  type HelmReleaseView,
+  type Readiness,
+} from './readiness.js';
 import type { RecordedRelease } from './record.js';
 
 export type ReleaseKey = Pick<RecordedRelease, 'name' | 'namespace'>;
@@ -158,12 +167,11 @@ export async function waitForSettled(
   namespaces: readonly string[],
   options: { readonly timeoutMs: number; readonly signal?: AbortSignal },
 ): Promise<void> {
-  const busy = (release: HelmReleaseView) => condition(release, 'Reconciling')?.status === 'True' && condition(release, 'Ready')?.status === 'Unknown';
   await Promise.all(
     [...new Set(namespaces)].map((namespace) =>
       objects.watch<KubeObject & HelmReleaseView, true>(
         { apiVersion: HELM_RELEASE_API, kind: 'HelmRelease', namespace, labelSelector: `${APP_LABEL}=${appName}` },
-        (current) => ([...current.values()].some(busy) ? undefined : true),
+        (current) => ([...current.values()].some(helmActionUnderWay) ? undefined : true),
         {
           timeoutMs: options.timeoutMs,
           ...(options.signal ? { signal: options.signal } : {}),
@@ -238,14 +246,14 @@ export async function releaseStatuses(objects: ObjectStore, appName: string, rel
 
 /** One release's status, from its HelmRelease (undefined when there is none). */
 export function releaseStatus(release: ReleaseKey, object: HelmReleaseView | undefined): ReleaseStatus {
-  const ready = object && condition(object, 'Ready');
+  const reported = object ? readyAsReported(object) : { ready: null };
   const verdict = object ? readiness(object) : undefined;
   // A failure is told by the verdict: while Flux retries one that stored nothing, Ready says only Progressing.
-  const told = verdict?.state === 'failed' ? verdict : ready;
+  const told = verdict?.state === 'failed' ? verdict : reported;
   return {
     name: release.name,
     namespace: release.namespace,
-    ready: !ready || ready.status === 'Unknown' ? null : ready.status === 'True',
+    ready: reported.ready,
     state: verdict?.state ?? 'absent',
     ...(told?.reason ? { reason: told.reason } : {}),
     ...(told?.message ? { message: told.message } : {}),

@@ -341,8 +341,6 @@ export const OWNED_RULES: readonly OwnedRule[] = [
     rule: "how a HelmRelease's Ready condition is read",
     pattern: /['"]Ready['"]/,
     owners: ['lifecycle/readiness.ts'],
-    // waitForSettled's "busy" and releaseStatus's ready column: src/lifecycle, whose owners (h28-boundary, h29-order) move them.
-    pending: ['lifecycle/releases.ts'],
   },
   {
     rule: "the app's namespace (metadata flotilla.namespace, else the one most releases use): App.namespace, never the metadata field",
