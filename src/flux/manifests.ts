@@ -132,6 +132,24 @@ function helmRepositoryManifest(repo: HelmRepositorySpec): Record<string, unknow
   };
 }
 
+/** Where the charts were delivered, as a HelmRepository names it. */
+export interface ChartDelivery {
+  readonly url: string;
+  readonly type: 'oci' | 'default';
+  /** Served over plain HTTP (Flux's `insecure`). */
+  readonly plainHttp?: boolean;
+}
+
+/**
+ * A HelmRepository's spec pointed at `source`: its url, `type: oci` for an
+ * OCI registry and `insecure` for plain HTTP, as Flux reads them; the other
+ * fields (interval, secretRef, timeout …) kept.
+ */
+export function helmRepositorySpecFor(spec: Readonly<Record<string, unknown>> | undefined, source: ChartDelivery): Record<string, unknown> {
+  const { type: _type, insecure: _insecure, ...rest } = spec ?? {};
+  return { ...rest, url: source.url, ...(source.type === 'oci' ? { type: 'oci' } : {}), ...(source.plainHttp ? { insecure: true } : {}) };
+}
+
 const toYaml = dumpYaml;
 
 export interface FluxTreeInput {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Release } from '../app/index.js';
 import { dumpYaml, parseYamlStream, parseYamlValue } from '../yaml/index.js';
 import { bundlePath, MANIFESTS_DIR } from '../tarball/index.js';
-import { FLUX_TREE, HELM_RELEASE_API, OVERRIDES_KINDS, overridesSecretName, overridesValuesKey } from '../flux/index.js';
+import { FLUX_TREE, HELM_RELEASE_API, helmRepositorySpecFor, OVERRIDES_KINDS, overridesSecretName, overridesValuesKey } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
 import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
@@ -104,15 +104,7 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
         : {}),
     };
     let spec = object.spec;
-    if (object.kind === 'HelmRepository') {
-      const { type: _type, insecure: _insecure, ...rest } = spec ?? {};
-      spec = {
-        ...rest,
-        url: input.repository.url,
-        ...(input.repository.type === 'oci' ? { type: 'oci' } : {}),
-        ...(input.repository.plainHttp ? { insecure: true } : {}),
-      };
-    }
+    if (object.kind === 'HelmRepository') spec = helmRepositorySpecFor(spec, input.repository);
     if (object.kind === 'Namespace') {
       namespaces.add(object.metadata.name);
       continue;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadApp } from '../../src/app/index.js';
-import { fluxManifestTree, helmReleaseManifest } from '../../src/flux/index.js';
+import { fluxManifestTree, helmReleaseManifest, helmRepositorySpecFor } from '../../src/flux/index.js';
 import { writeApp } from '../support/app-fixture.js';
 
 const releases = (table: string) => writeApp({ 'fluxcd/releases.yaml': table });
@@ -84,5 +84,22 @@ describe('HelmRelease generation', () => {
     ]);
     expect(tree.get('web/web-static-overrides.yaml')).toBe('# kept\nx: 1\n');
     expect(tree.get('web/kustomization.yaml')).toContain('disableNameSuffixHash: true');
+  });
+
+  it('points a HelmRepository at where the charts were delivered, keeping its other fields', () => {
+    const built = { url: 'http://127.0.0.1:8080/helm_charts/stx-platform', interval: '1m', secretRef: { name: 'auth' }, type: 'default', insecure: false };
+    expect(helmRepositorySpecFor(built, { url: 'oci://registry.local:5000/charts', type: 'oci', plainHttp: true })).toEqual({
+      url: 'oci://registry.local:5000/charts',
+      interval: '1m',
+      secretRef: { name: 'auth' },
+      type: 'oci',
+      insecure: true,
+    });
+    // An HTTP repository over TLS: neither type nor insecure, whatever the app's manifests said.
+    expect(helmRepositorySpecFor(built, { url: 'https://charts.example/stx', type: 'default' })).toEqual({
+      url: 'https://charts.example/stx',
+      interval: '1m',
+      secretRef: { name: 'auth' },
+    });
   });
 });
