@@ -12,7 +12,7 @@ import type { Release } from '../app/index.js';
 import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
 import { FIELD_MANAGER, type KubeObject } from '../kube/index.js';
 import type { Cluster } from './cluster.js';
-import { mapConcurrently } from '../concurrency/index.js';
+import { concurrencyLimit, mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
@@ -146,6 +146,8 @@ class BundleApply {
   /** An update or a recovery applies a version like any apply: its own hooks run around the apply hooks. */
   private readonly stages: readonly ('update' | 'recover' | 'apply')[];
   private readonly cluster: Cluster;
+  /** Sources and the releases' values, written before the HelmReleases that need them (set by writeAllButReleases). */
+  private prerequisites: ReleasePrerequisites | undefined;
 
   constructor(
     private readonly run: LockedRun,
@@ -205,9 +207,9 @@ class BundleApply {
   }
 
   /**
-   * Namespaces, then sources, then values (the overrides Secrets no update
-   * phase owns): a HelmRelease never reconciles against a source or values
-   * not written yet. Returns the staged apply when this one changes images
+   * Namespaces, then sources; each release's values (the overrides Secrets
+   * no update phase owns) go just before it (writeReleases): a HelmRelease
+   * never reconciles against a source or values not written yet. Returns the staged apply when this one changes images
    * of releases in the cluster (phases.ts).
    */
   async writeAllButReleases({ plan, values, set }: RenderedApply): Promise<StagedApply | undefined> {
@@ -224,7 +226,12 @@ class BundleApply {
       throw new PhaseUsageError(
         `this apply changes images of releases in the cluster: it runs in update phases, each waited on before the next (docs/versions.md); run it without --no-wait`,
       );
-    for (const group of applyGroups((staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)))) await this.cluster.objects.apply(group, { force: true });
+    this.prerequisites = releasePrerequisites(
+      (objects) => this.cluster.objects.apply(objects, { force: true }),
+      (staged?.shared ?? set.objects).filter((o) => !isHelmRelease(o)),
+      set.objects.filter(isHelmRelease),
+    );
+    await this.prerequisites.writeShared();
     return staged;
   }
 
@@ -234,11 +241,10 @@ class BundleApply {
   }
 
   private async writeReleases(batch: readonly ScheduledRelease<KubeObject>[]): Promise<void> {
-    if (batch.length > 0)
-      await this.cluster.objects.apply(
-        batch.map((r) => r.object),
-        { force: true },
-      );
+    if (batch.length === 0) return;
+    const objects = batch.map((r) => r.object);
+    await this.prerequisites?.writeValuesOf(objects);
+    await this.cluster.objects.apply(objects, { force: true });
   }
 
   /** The HelmReleases written and waited Ready: phase by phase for a staged apply (which may stop at a held phase), else all at once. */
@@ -275,18 +281,20 @@ class BundleApply {
     const writtenAt = new Map<string, number>();
     const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
     const writing = new AbortController();
-    let writes: Promise<void> = Promise.resolve();
-    const writeWhenDue = (batch: ScheduledRelease<KubeObject>[]) => {
-      writes = writes
-        .then(async () => {
-          await this.writeReleases(batch);
-          for (const r of batch) writtenAt.set(r.key, Date.now());
-        })
-        .catch((error: unknown) => writing.abort(error));
+    // Each dependant is written as soon as it is due, not behind the writes due before it: a tier turning Ready together is written at once.
+    const slot = concurrencyLimit(RELEASE_WRITES_AT_ONCE);
+    const writeWhenDue = (batch: readonly ScheduledRelease<KubeObject>[]) => {
+      for (const r of batch)
+        void slot(() => this.writeReleases([r])).then(
+          () => writtenAt.set(r.key, Date.now()),
+          (error: unknown) => writing.abort(error),
+        );
     };
-    writeWhenDue(schedule.first());
-    await writes;
-    if (writing.signal.aborted) throw writing.signal.reason;
+    const first = schedule.first();
+    await this.writeReleases(first);
+    for (const r of first) writtenAt.set(r.key, Date.now());
+    // The other releases' values are written while the first install; each dependant's write waits for its own.
+    this.prerequisites?.writeAllValues().catch(() => undefined);
     const releases = helmReleases.map((o) => ({ name: o.metadata.name, namespace: o.metadata.namespace ?? this.loaded.namespace }));
     progress.waitingFor(releases.map((r) => r.name));
     // Status hooks run one at a time, in the order releases become Ready; the first failure fails the apply.
@@ -423,10 +431,53 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
 
 const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
 
-/** Sources, then everything else (overrides Secrets): each group applied before the next starts. */
-function applyGroups(objects: readonly KubeObject[]): KubeObject[][] {
-  const rank = (o: KubeObject) => (SOURCE_KINDS.has(o.kind) ? 0 : 1);
-  return [0, 1].map((r) => objects.filter((o) => rank(o) === r)).filter((g) => g.length > 0);
+/** HelmReleases written at once while releases become Ready (each written as soon as what it depends on is Ready). */
+const RELEASE_WRITES_AT_ONCE = 8;
+
+interface ReleasePrerequisites {
+  /** Sources, then the objects no release reads its values from. */
+  writeShared(): Promise<void>;
+  /** The objects these HelmReleases read their values from, each written once. */
+  writeValuesOf(releases: readonly KubeObject[]): Promise<void>;
+  /** Every release's values not written yet. */
+  writeAllValues(): Promise<void>;
+}
+
+/**
+ * What must be in the cluster before a HelmRelease is written: every source,
+ * and the objects it reads its values from (`valuesFrom`). Shared objects
+ * (sources, then anything no release reads) are written first; a release's
+ * values just before it, each object once: the first releases do not wait
+ * for the values of all the others.
+ */
+function releasePrerequisites(
+  apply: (objects: readonly KubeObject[]) => Promise<unknown>,
+  objects: readonly KubeObject[],
+  helmReleases: readonly KubeObject[],
+): ReleasePrerequisites {
+  const keyOf = (kind: string, namespace: string | undefined, name: string) => `${kind}/${namespace ?? ''}/${name}`;
+  const byKey = new Map(objects.map((o) => [keyOf(o.kind, o.metadata.namespace, o.metadata.name), o]));
+  const valuesOf = (release: KubeObject): KubeObject[] =>
+    ((release.spec as HelmReleaseSpec | undefined)?.valuesFrom ?? []).flatMap((ref) => byKey.get(keyOf(ref.kind, release.metadata.namespace, ref.name)) ?? []);
+  const values = new Set(helmReleases.flatMap(valuesOf));
+  const written = new Map<KubeObject, Promise<unknown>>();
+  const write = async (batch: readonly KubeObject[]): Promise<void> => {
+    const missing = batch.filter((o) => !written.has(o));
+    if (missing.length > 0) {
+      const writing = apply(missing);
+      for (const o of missing) written.set(o, writing);
+    }
+    await Promise.all(batch.map((o) => written.get(o)));
+  };
+  return {
+    async writeShared() {
+      const shared = objects.filter((o) => !values.has(o));
+      await write(shared.filter((o) => SOURCE_KINDS.has(o.kind)));
+      await write(shared.filter((o) => !SOURCE_KINDS.has(o.kind)));
+    },
+    writeValuesOf: (releases) => write(releases.flatMap(valuesOf)),
+    writeAllValues: () => write([...values]),
+  };
 }
 
 /** The HelmReleases as the schedule reads them: `namespace/name` keys, dependsOn the same way. */

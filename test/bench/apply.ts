@@ -6,7 +6,8 @@
  * every release take BENCH_READY_MS (default 3000) from rendered to Ready.
  * Then `flotilla apply` runs as a user runs it, in a child process. Each of
  * BENCH_RUNS (default 3) runs reports where the time went — flotilla before
- * the first HelmRelease is written, each release's chart pull, wake-up, wait
+ * the first HelmRelease is written, how soon after its dependencies' Ready
+ * each dependant is written, each release's chart pull, wake-up, wait
  * for a helm slot, helm template, set delay, how soon flotilla reported it
  * Ready, how late the fixture's event loop ran, and the time above the
  * critical path split into those parts along the chain that finished last —
@@ -14,6 +15,9 @@
  *   - elapsed time against the critical path of the graph (the longest
  *     dependsOn chain × the ready time): the floor is 1.2×;
  *   - against applying the releases one after another (80 × the ready time);
+ *   - against Flux alone with every HelmRelease written at once, each level
+ *     of the chain waiting for the dependency requeue (BENCH_REQUEUE_MS,
+ *     default 30000 as helm-controller's, the fixture set to it);
  *   - against the chain as the fixture ran it (each release weighed by its
  *     measured time from eligible to Ready), plus flotilla's own time;
  *   - the peak memory (max RSS) of the `flotilla apply` process;
@@ -22,6 +26,9 @@
  * BENCH_VERBOSE=1 adds flotilla's requests up to its first HelmRelease and
  * its output lines; BENCH_CPU_PROF=DIR writes a V8 CPU profile of each
  * `flotilla apply` and `upload` into DIR (open it in Chrome's DevTools).
+ * BENCH_BASELINE_CLI=FILE takes turns with another build's CLI (a copy of
+ * its dist/ with node_modules beside it): each run applies with both, and
+ * the summary gives this build's figures against the baseline's, run by run.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +46,10 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const CONTROLLER_CONCURRENCY = Number(process.env.BENCH_CONTROLLER_CONCURRENCY ?? 8);
 const root = resolve(import.meta.dirname, '..', '..');
 const cli = join(root, 'dist', 'cli', 'flotilla.cjs');
+/** Another build's CLI (a copy of an earlier dist/, with node_modules beside it) to take turns with: each run applies with both, on fresh clusters. */
+const baselineCli = process.env.BENCH_BASELINE_CLI ? resolve(process.env.BENCH_BASELINE_CLI) : undefined;
+/** helm-controller's --requeue-dependency in the fixture (its default, as Flux's). */
+const REQUEUE_MS = Number(process.env.BENCH_REQUEUE_MS ?? 30_000);
 const work = mkdtempSync(join(tmpdir(), 'flotilla-bench-apply-'));
 
 function write(base: string, path: string, text: string): void {
@@ -129,6 +140,7 @@ interface TimedLine {
 
 /** Runs the CLI in a child, as a user would, reading its wall time, peak memory and each output line's arrival time. Asynchronously: the dev cluster answers from this process. */
 async function run(
+  cli: string,
   kubeconfig: string,
   args: readonly string[],
 ): Promise<{ startedAt: number; seconds: number; maxRssMiB: number; output: string; lines: TimedLine[]; status: number | null }> {
@@ -253,6 +265,8 @@ interface AboveCriticalPath {
   readonly startup: number;
   /** First HelmRelease written → the chain's first release written (the rest of the one server-side apply). */
   readonly writing: number;
+  /** Summed over the chain: the last dependency Ready → the release written (flotilla noticing the Ready and writing the dependant). */
+  readonly handoff: number;
   /** Summed over the chain: eligible → render queued (the wake-up, or a chart still being pulled). */
   readonly wake: number;
   /** Render queued → started (waiting for a helm slot). */
@@ -270,15 +284,39 @@ const chain = criticalPath(releases, () => 1);
 const byName = new Map(releases.map((r) => [r.name, r]));
 const names = releases.map((r) => r.name);
 const critical = chain * READY_MS;
+/**
+ * Flux alone, every HelmRelease written at once (as a kustomization applies
+ * them): a release waiting on a dependency checks it again every REQUEUE_MS,
+ * so each level of the chain starts at the first check after the level below
+ * is Ready. flotilla writes each dependant once what it depends on is Ready,
+ * so no release of its apply waits for a requeue: `critical` is its floor.
+ */
+const fluxAlone = (() => {
+  const finish = new Map<string, number>();
+  const of = (name: string): number => {
+    const known = finish.get(name);
+    if (known !== undefined) return known;
+    const depsReady = Math.max(0, ...(byName.get(name)?.dependsOn ?? []).map(of));
+    const f = Math.ceil(depsReady / REQUEUE_MS) * REQUEUE_MS + READY_MS;
+    finish.set(name, f);
+    return f;
+  };
+  return Math.max(...releases.map((r) => of(r.name)));
+})();
 const serial = releases.length * READY_MS;
 const edges = releases.reduce((sum, r) => sum + r.dependsOn.length, 0);
 
 /** One fresh dev cluster, the app uploaded, then `flotilla apply` timed and traced. */
-async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
+async function benchOnce(bundle: string, index: number, cli: string): Promise<RunFigures> {
   const timeline = new Timeline();
-  const cluster = await startDevCluster({ defaultReadyDelayMs: READY_MS, concurrency: CONTROLLER_CONCURRENCY, trace: (event) => timeline.trace(event) });
+  const cluster = await startDevCluster({
+    defaultReadyDelayMs: READY_MS,
+    requeueDependencyMs: REQUEUE_MS,
+    concurrency: CONTROLLER_CONCURRENCY,
+    trace: (event) => timeline.trace(event),
+  });
   try {
-    const upload = await run(cluster.kubeconfigPath, ['upload', bundle]);
+    const upload = await run(cli, cluster.kubeconfigPath, ['upload', bundle]);
     if (upload.status !== 0) throw new Error(`upload failed:\n${upload.output}`);
     await cluster.settled();
     timeline.follow(cluster);
@@ -286,7 +324,7 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const sampler = setInterval(() => load.push(loadavg()[0] ?? 0), 1000);
-    const apply = await run(cluster.kubeconfigPath, ['apply', 'bench', '--timeout', '30m']).finally(() => {
+    const apply = await run(cli, cluster.kubeconfigPath, ['apply', 'bench', '--timeout', '30m']).finally(() => {
       clearInterval(sampler);
       loop.disable();
     });
@@ -316,6 +354,12 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
       at = [...(byName.get(at)?.dependsOn ?? [])].sort((a, b) => (times(b).ready ?? 0) - (times(a).ready ?? 0))[0];
     }
     // One release's parts of its time from eligible to Ready.
+    /** The last of its dependencies Ready (undefined: none, or one never Ready). */
+    const dependenciesReady = (name: string): number | undefined => {
+      const deps = (byName.get(name)?.dependsOn ?? []).map((d) => times(d).ready);
+      return deps.length === 0 || deps.some((d) => d === undefined) ? undefined : Math.max(...(deps as number[]));
+    };
+    const handoff = (n: string) => (dependenciesReady(n) === undefined ? undefined : Math.max(0, gap(times(n).applied, dependenciesReady(n)) ?? NaN));
     const wake = (n: string) => gap(times(n).renderQueued, eligible(n));
     const slot = (n: string) => gap(times(n).renderStart, times(n).renderQueued);
     const template = (n: string) => gap(times(n).renderEnd, times(n).renderStart);
@@ -324,6 +368,7 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     const above: AboveCriticalPath = {
       startup: firstApplied - apply.startedAt,
       writing: (times(path[0]!).applied ?? NaN) - firstApplied,
+      handoff: path.slice(1).reduce((sum, n) => sum + (handoff(n) ?? NaN), 0),
       wake: along(wake),
       slot: along(slot),
       template: along(template),
@@ -337,6 +382,7 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     console.log(
       `  flotilla before the first HelmRelease is written  ${s(above.startup)} (process start, record and payload read, hooks, overrides, server-side apply)`,
     );
+    console.log(`  last dependency Ready → flotilla writes it        ${spread(names.map(handoff))} (its watch sees the Ready, then a server-side apply)`);
     console.log(
       `  HelmRelease written → its chart pulled           ${spread(names.map((n) => gap(times(n).chartReady, times(n).applied)))} (source-controller, while the dependencies install)`,
     );
@@ -355,7 +401,8 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
     );
     console.log(`  above the critical path: ${describeAbove(above)} = ${s(sumAbove(above))} (elapsed − critical ${s(figures.elapsed - critical)})`);
     const part = (ms: number | undefined) => (ms === undefined ? '?' : (ms / 1000).toFixed(2));
-    const parts = (n: string) => `wake ${part(wake(n))}, slot ${part(slot(n))}, template ${part(template(n))}, settle ${part(settle(n))}`;
+    const parts = (n: string) =>
+      `written ${part(handoff(n) ?? 0)}, wake ${part(wake(n))}, slot ${part(slot(n))}, template ${part(template(n))}, settle ${part(settle(n))}`;
     console.log(
       `  the chain that finished last: ${path.map((n) => `${n} (eligible → Ready ${s(gap(times(n).ready, eligible(n)) ?? NaN)}: ${parts(n)})`).join(' → ')}`,
     );
@@ -374,6 +421,7 @@ async function benchOnce(bundle: string, index: number): Promise<RunFigures> {
 const ABOVE_PARTS: readonly [keyof AboveCriticalPath, string][] = [
   ['startup', 'flotilla before the first HelmRelease'],
   ['writing', 'the rest of its server-side apply'],
+  ['handoff', 'dependency Ready → dependant written'],
   ['wake', 'eligible → render queued'],
   ['slot', 'waiting for a helm slot'],
   ['template', 'helm template'],
@@ -395,19 +443,12 @@ function summary(values: readonly number[], format: (v: number) => string): stri
     : format(median);
 }
 
-try {
-  const app = join(work, 'app');
-  generateApp(app, releases);
-  const built = await buildApp(app, { outDir: join(work, 'out'), cacheDir: false });
-  console.log(
-    `apply benchmark: ${releases.length} releases, ${edges} dependsOn edges, longest chain ${chain} releases; each release Ready ${READY_MS} ms after it renders; dev cluster TEST FIXTURE with ${CONTROLLER_CONCURRENCY} helm at once; ${RUNS} run(s) on ${cpus().length} CPUs`,
-  );
-  const runs: RunFigures[] = [];
-  for (let i = 1; i <= RUNS; i++) runs.push(await benchOnce(built.file, i));
+/** Prints the summary of `runs` (median and spread of each figure); returns the median ratio to the critical path. */
+function summarize(runs: readonly RunFigures[], label: string): number {
   const ratios = runs.map((r) => r.elapsed / critical);
   const median = medianOf(ratios);
   const loads = runs.flatMap((r) => r.load);
-  console.log(`summary over ${runs.length} run(s): median (min–max)`);
+  console.log(`summary of ${label} over ${runs.length} run(s): median (min–max)`);
   console.log(
     `  flotilla apply elapsed            ${summary(
       runs.map((r) => r.elapsed),
@@ -421,6 +462,12 @@ try {
     `  one after another                 ${s(serial)} (${releases.length} × ${READY_MS} ms) → ${summary(
       runs.map((r) => r.elapsed / serial),
       (v) => `${v.toFixed(3)}×`,
+    )}`,
+  );
+  console.log(
+    `  Flux alone, all written at once   ${s(fluxAlone)} (each level of the chain at the first dependency requeue, every ${REQUEUE_MS} ms, after the level below is Ready) → ${summary(
+      runs.map((r) => r.elapsed / fluxAlone),
+      (v) => `${v.toFixed(2)}×`,
     )}`,
   );
   console.log(
@@ -454,6 +501,36 @@ try {
   console.log(
     `  load average (1 min) during runs  mean ${(loads.reduce((a, b) => a + b, 0) / loads.length).toFixed(2)}, min ${Math.min(...loads).toFixed(2)}, max ${Math.max(...loads).toFixed(2)}`,
   );
+  return median;
+}
+
+try {
+  const app = join(work, 'app');
+  generateApp(app, releases);
+  const built = await buildApp(app, { outDir: join(work, 'out'), cacheDir: false });
+  console.log(
+    `apply benchmark: ${releases.length} releases, ${edges} dependsOn edges, longest chain ${chain} releases; each release Ready ${READY_MS} ms after it renders; dev cluster TEST FIXTURE with ${CONTROLLER_CONCURRENCY} helm at once; ${RUNS} run(s) on ${cpus().length} CPUs`,
+  );
+  const runs: RunFigures[] = [];
+  const baselineRuns: RunFigures[] = [];
+  for (let i = 1; i <= RUNS; i++) {
+    // With a baseline, the two CLIs take turns: each pair of runs meets the same load.
+    runs.push(await benchOnce(built.file, i, cli));
+    if (baselineCli) baselineRuns.push(await benchOnce(built.file, i, baselineCli));
+  }
+  const median = summarize(runs, 'this build');
+  if (baselineCli) {
+    summarize(baselineRuns, `the baseline ${baselineCli}`);
+    console.log(
+      `this build against the baseline, run by run: elapsed ${summary(
+        runs.map((r, i) => r.elapsed / (baselineRuns[i]?.elapsed ?? NaN)),
+        (v) => `${v.toFixed(2)}×`,
+      )}; before the first HelmRelease ${summary(
+        runs.map((r, i) => r.above.startup / (baselineRuns[i]?.above.startup ?? NaN)),
+        (v) => `${v.toFixed(2)}×`,
+      )}`,
+    );
+  }
   if (median > 1.2) process.exitCode = 1;
 } finally {
   rmSync(work, { recursive: true, force: true });
