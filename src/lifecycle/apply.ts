@@ -12,7 +12,7 @@ import type { Release } from '../app/index.js';
 import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
 import { FIELD_MANAGER, type KubeObject } from '../kube/index.js';
 import type { Cluster } from './cluster.js';
-import { concurrencyLimit, mapConcurrently } from '../concurrency/index.js';
+import { mapConcurrently } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
@@ -281,14 +281,14 @@ class BundleApply {
     const writtenAt = new Map<string, number>();
     const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
     const writing = new AbortController();
-    // Each dependant is written as soon as it is due, not behind the writes due before it: a tier turning Ready together is written at once.
-    const slot = concurrencyLimit(RELEASE_WRITES_AT_ONCE);
+    let writes: Promise<void> = Promise.resolve();
     const writeWhenDue = (batch: readonly ScheduledRelease<KubeObject>[]) => {
-      for (const r of batch)
-        void slot(() => this.writeReleases([r])).then(
-          () => writtenAt.set(r.key, Date.now()),
-          (error: unknown) => writing.abort(error),
-        );
+      writes = writes
+        .then(async () => {
+          await this.writeReleases(batch);
+          for (const r of batch) writtenAt.set(r.key, Date.now());
+        })
+        .catch((error: unknown) => writing.abort(error));
     };
     const first = schedule.first();
     await this.writeReleases(first);
@@ -430,9 +430,6 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
 }
 
 const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
-
-/** HelmReleases written at once while releases become Ready (each written as soon as what it depends on is Ready). */
-const RELEASE_WRITES_AT_ONCE = 8;
 
 interface ReleasePrerequisites {
   /** Sources, then the objects no release reads its values from. */
