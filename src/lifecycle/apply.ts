@@ -209,8 +209,9 @@ class BundleApply {
   /**
    * Namespaces, then sources; each release's values (the overrides Secrets
    * no update phase owns) go just before it (writeReleases): a HelmRelease
-   * never reconciles against a source or values not written yet. Returns the staged apply when this one changes images
-   * of releases in the cluster (phases.ts).
+   * never reconciles against a source or values not written yet. Returns
+   * the staged apply when this one changes images of releases in the
+   * cluster (phases.ts).
    */
   async writeAllButReleases({ plan, values, set }: RenderedApply): Promise<StagedApply | undefined> {
     this.step(`server-side apply (field manager ${FIELD_MANAGER}) of ${set.namespaces.length + set.objects.length} objects`);
