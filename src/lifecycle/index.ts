@@ -28,7 +28,8 @@ export { lockName, type OperationOptions } from './operation.js';
 export { kustomizationResources, planApply, UnknownApplyModeError, type ApplyPlan, type PlanOptions } from './plan.js';
 export { RecordFieldError, SYSTEM_NAMESPACE, type AppRecord, type AppState, type ChartRepository, type HistoryEntry, type Progress } from './record.js';
 export type { ReleaseStatus } from './releases.js';
-export { deleteApp, LeftBehindError, removeApp, SuspendedReleasesError, type DeleteOptions, type DeleteOutcome, type RemoveOptions } from './remove.js';
+export { deleteApp, removeApp, SuspendedReleasesError, type DeleteOptions, type DeleteOutcome, type RemoveOptions } from './remove.js';
+export { LeftBehindError } from './leftovers.js';
 export { listApps, showApp, type AppSummary, type AppView } from './show.js';
 export {
   applyOverrideChange,

@@ -5,14 +5,15 @@
  * post-remove hooks → `uploaded`. `flotilla delete APP` then forgets an
  * uploaded app: its record, its stored bundles and its lock.
  */
-import { FLUX_OWNER_NAME, FLUX_OWNER_NAMESPACE, HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
+import { HELM_RELEASE_API, SOURCE_API } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, recordsConfigMapName, type KubeObject } from '../kube/index.js';
 import { OperationRefusedError } from '../plugins/index.js';
 import { DEFAULT_RELEASE_WAIT_MS } from './apply.js';
 import type { Cluster, ObjectStore } from './cluster.js';
-import { AppStateError, LifecycleError } from './errors.js';
+import { AppStateError } from './errors.js';
 import type { EventSink } from './events.js';
 import { decidedOrRefused, lockName, RecordHandle, reasonOf, withAppLock, type OperationOptions } from './operation.js';
+import { describeKept, findLeftovers, leftBehindError, ownedObjects, type OwnedObject } from './leftovers.js';
 import { deletePayload } from './payload.js';
 import { completion, SYSTEM_NAMESPACE, type AppRecord } from './record.js';
 import { deleteRelease, removalOrder, type ReleaseKey } from './releases.js';
@@ -28,9 +29,6 @@ export interface RemoveOptions extends OperationOptions {
 
 /** A remove refused before it deleted anything: a release is suspended (Flux would delete it without uninstalling). */
 export class SuspendedReleasesError extends AppStateError {}
-
-/** Workloads the releases installed that are still there after every HelmRelease is gone. */
-export class LeftBehindError extends LifecycleError {}
 
 export async function removeApp(cluster: Cluster, appName: string, options: RemoveOptions = {}): Promise<AppRecord> {
   return withAppLock(cluster, appName, 'remove', options, async (run) => {
@@ -55,20 +53,32 @@ export async function removeApp(cluster: Cluster, appName: string, options: Remo
       await loaded.host.runStage({ operation: 'remove', timing: 'pre' });
       const order = removalOrder(deployed);
       let removed = 0;
+      const owned: OwnedObject[] = [];
       for (const release of order) {
+        // Read before the delete: Helm's storage goes with the uninstall.
+        owned.push(...(await ownedObjects(cluster.objects, release)));
         run.events({ type: 'progress', progress: completion(removed, order.length, 0, release.name), elapsedMs: 0 });
         run.events({ type: 'step', message: `deleting HelmRelease ${release.namespace}/${release.name}` });
         await deleteRelease(cluster.objects, release, { timeoutMs: options.timeoutMs ?? DEFAULT_RELEASE_WAIT_MS, signal: run.signal });
         removed++;
         await handle.update((r) => ({ ...r, deployed: r.deployed.filter((n) => n !== release.name) }));
       }
-      await requireNothingLeft(cluster.objects, deployed);
+      const { left, kept, checked } = await findLeftovers(cluster.objects, deployed, owned);
+      if (left.length > 0) {
+        // Their releases stay recorded as deployed: a remove run again checks them again.
+        const owners = new Set(left.map((o) => o.release));
+        const still = deployed.filter((r) => owners.has(`${r.namespace}/${r.name}`)).map((r) => r.name);
+        await handle.update((r) => ({ ...r, deployed: [...new Set([...r.deployed, ...still])].sort() }));
+        throw leftBehindError(appName, left);
+      }
+      run.events({ type: 'step', message: `no workload the releases installed remains (${checked} objects of their Helm manifests checked)` });
+      if (kept.length > 0) run.events({ type: 'warning', message: describeKept(kept) });
       await deleteSources(cluster.objects, appName, [...new Set([loaded.namespace, ...deployed.map((r) => r.namespace)])]);
       run.events({ type: 'step', message: 'running remove post hooks' });
       await loaded.host.runStage({ operation: 'remove', timing: 'post' });
       // Nothing of any release runs any more: no release is deployed.
       const versions = handle.record.versions;
-      return await handle.end('uploaded', 'succeeded', undefined, {
+      return await handle.end('uploaded', 'succeeded', kept.length > 0 ? describeKept(kept) : undefined, {
         progress: completion(0, handle.record.bundle.releases.length, 0),
         ...(versions ? { versions: withoutDeployed(versions) } : {}),
       });
@@ -122,42 +132,6 @@ async function resumeOrRefuseSuspended(
     });
     await objects.patch(release, { spec: { suspend: false } });
   }
-}
-
-/** Kinds a release's workload is made of: what must be gone once Flux has uninstalled it. */
-const WORKLOAD_KINDS = [
-  { apiVersion: 'apps/v1', kind: 'Deployment' },
-  { apiVersion: 'apps/v1', kind: 'StatefulSet' },
-  { apiVersion: 'apps/v1', kind: 'DaemonSet' },
-  { apiVersion: 'batch/v1', kind: 'Job' },
-  { apiVersion: 'batch/v1', kind: 'CronJob' },
-  { apiVersion: 'v1', kind: 'Service' },
-] as const;
-
-/**
- * After every HelmRelease is gone, nothing they installed may remain:
- * helm-controller labels what it installs with the HelmRelease's name and
- * namespace; anything still carrying those labels was not uninstalled.
- */
-async function requireNothingLeft(objects: ObjectStore, releases: readonly ReleaseKey[]): Promise<void> {
-  const left: string[] = [];
-  const byNamespace = new Map<string, Set<string>>();
-  for (const r of releases) byNamespace.set(r.namespace, (byNamespace.get(r.namespace) ?? new Set()).add(r.name));
-  for (const [hrNamespace, names] of byNamespace) {
-    for (const kind of WORKLOAD_KINDS) {
-      if (!(await objects.serves(kind.apiVersion, kind.kind).catch(() => false))) continue;
-      const items = await objects.list({ ...kind, labelSelector: `${FLUX_OWNER_NAMESPACE}=${hrNamespace}` });
-      for (const item of items) {
-        const owner = item.metadata.labels?.[FLUX_OWNER_NAME];
-        if (owner && names.has(owner))
-          left.push(`${kind.kind} ${item.metadata.namespace ? `${item.metadata.namespace}/` : ''}${item.metadata.name} (HelmRelease ${hrNamespace}/${owner})`);
-      }
-    }
-  }
-  if (left.length > 0)
-    throw new LeftBehindError(
-      `every HelmRelease is gone, but what they installed is still there: ${left.join(', ')}; Flux did not uninstall it (was the release suspended, or its uninstall kept?)`,
-    );
 }
 
 /** The HelmRepositories an apply wrote for the app (labelled with it), once no release uses them. */

@@ -10,11 +10,11 @@ import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { acquireLease, connect, kubeCluster, type KubeClient } from '../../src/kube/index.js';
 import { applyApp, lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, killAtFirstReady, ROOT, started, stopStarted } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, killAtFirstReady, ROOT, started, useDevCluster, workloadsOf } from './support.js';
 
 let cluster: DevCluster;
 let client: KubeClient;
@@ -28,29 +28,28 @@ const secretText = (namespace: string, name: string, key: string): string => {
   return Buffer.from(secret?.data?.[key] ?? '', 'base64').toString('utf8');
 };
 
-beforeAll(async () => {
-  cluster = await startDevCluster({ requeueDependencyMs: 250 });
-  client = await connect({ kubeconfig: cluster.kubeconfigPath });
-  [v0, v1, v2broken] = await Promise.all([
-    buildDefaultApp(),
-    buildDefaultApp({ version: '25.03-1' }),
-    // A version with a keystone chart that cannot render.
-    buildDefaultApp({
-      version: '25.03-2',
-      edit: (root) => {
-        const chart = join(root, 'charts', 'keystone');
-        writeFileSync(join(chart, 'Chart.yaml'), readFileSync(join(chart, 'Chart.yaml'), 'utf8').replace(/^version: .*$/m, 'version: 0.1.1'));
-        writeFileSync(join(chart, 'templates', 'broken.yaml'), '{{ fail "keystone 0.1.1 cannot render" }}\n');
-      },
-    }),
-  ]);
-}, 240_000);
-
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { requeueDependencyMs: 250 },
+  () =>
+    Promise.all([
+      buildDefaultApp(),
+      buildDefaultApp({ version: '25.03-1' }),
+      // A version with a keystone chart that cannot render.
+      buildDefaultApp({
+        version: '25.03-2',
+        edit: (root) => {
+          const chart = join(root, 'charts', 'keystone');
+          writeFileSync(join(chart, 'Chart.yaml'), readFileSync(join(chart, 'Chart.yaml'), 'utf8').replace(/^version: .*$/m, 'version: 0.1.1'));
+          writeFileSync(join(chart, 'templates', 'broken.yaml'), '{{ fail "keystone 0.1.1 cannot render" }}\n');
+        },
+      }),
+    ]),
+  async (dev, built) => {
+    cluster = dev;
+    client = await connect({ kubeconfig: cluster.kubeconfigPath });
+    [v0, v1, v2broken] = built;
+  },
+);
 
 describe('the default app on the dev cluster', () => {
   it('uploads, applies and shows every release Ready', async () => {
@@ -305,6 +304,16 @@ describe('the default app on the dev cluster', () => {
     expect(order.indexOf('nova')).toBeLessThan(order.indexOf('keystone'));
     expect(order.indexOf('keystone')).toBeLessThan(order.indexOf('mariadb'));
     expect(cluster.list('helm.toolkit.fluxcd.io/v2', 'HelmRelease', 'openstack')).toEqual([]);
+    // Checked, and said: nothing the releases installed is left but what a chart asks Helm to keep (glance's image volume claim).
+    expect(workloadsOf(cluster, 'openstack')).toEqual([]);
+    expect(Number(/no workload the releases installed remains \((\d+) objects of their Helm manifests checked\)/.exec(remove.stderr)?.[1])).toBeGreaterThan(12);
+    const kept = /kept by helm\.sh\/resource-policy: keep, as Helm keeps them: PersistentVolumeClaim openstack\/(glance-\S+) /.exec(remove.stderr)?.[1];
+    expect(cluster.get('v1', 'PersistentVolumeClaim', 'openstack', kept ?? 'none')).toBeDefined();
+    expect((await show()).history.at(-1)).toMatchObject({
+      operation: 'remove',
+      result: 'succeeded',
+      reason: expect.stringContaining(`PersistentVolumeClaim openstack/${kept}`),
+    });
     expect((await show()).state).toBe('uploaded');
     expect((await cli('delete', APP)).code).toBe(0);
     expect(JSON.parse((await cli('list', '-o', 'json')).stdout)).toEqual({ apiVersion: 'flotilla/v1', kind: 'AppList', items: [] });

@@ -6,26 +6,24 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HELM_RELEASE_API } from '../../src/flux/index.js';
 import { dataBytes } from '../../src/lifecycle/render.js';
 import { tempDir } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, stopStarted } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, useDevCluster } from './support.js';
 
 let cluster: DevCluster;
 let bundle: string;
 const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 
-beforeAll(async () => {
-  [cluster, bundle] = await Promise.all([startDevCluster({ requeueDependencyMs: 250 }), buildDefaultApp()]);
-}, 240_000);
-
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { requeueDependencyMs: 250 },
+  () => buildDefaultApp(),
+  (dev, built) => {
+    [cluster, bundle] = [dev, built];
+  },
+);
 
 describe('objects too large for the API server', () => {
   it('refuses an apply whose system overrides Secret would hold over 1 MiB, writing nothing and keeping the state; applies once they shrink', async () => {

@@ -6,26 +6,24 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readTarGzSafelySync, signBundleFile, writeTarGz } from '../../src/tarball/index.js';
 import { SYSTEM_NAMESPACE } from '../../src/lifecycle/index.js';
 import { tempDir } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, stopStarted } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, useDevCluster } from './support.js';
 
 let cluster: DevCluster;
 let bundle: string;
 const cli = (...args: string[]) => flotilla(cluster.kubeconfigPath, args);
 
-beforeAll(async () => {
-  [cluster, bundle] = await Promise.all([startDevCluster({ flux: false }), buildDefaultApp()]);
-}, 240_000);
-
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { flux: false },
+  () => buildDefaultApp(),
+  (dev, built) => {
+    [cluster, bundle] = [dev, built];
+  },
+);
 
 describe('refusals', () => {
   it('says so when the cluster has no Flux', async () => {

@@ -8,13 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { APP_LABEL, connect, kubeCluster, serverSideApply, type KubeClient, type KubeObject } from '../../src/kube/index.js';
 import { ReleaseFailedError } from '../../src/lifecycle/index.js';
 import { REQUESTED_AT } from '../../src/lifecycle/readiness.js';
 import { waitForReleases, type ReleaseKey } from '../../src/lifecycle/releases.js';
 import { tempDir } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { useDevCluster } from './support.js';
 
 const NS = 'timed';
 const APP = 'timed-app';
@@ -64,33 +65,34 @@ async function applyChain(names: readonly string[], token: string): Promise<void
   await writing;
 }
 
-beforeAll(async () => {
-  cluster = await startDevCluster({ requeueDependencyMs: 100 });
-  client = await connect({ kubeconfig: cluster.kubeconfigPath });
-  const chart = join(tempDir('flotilla-release-time-'), 'slow');
-  mkdirSync(join(chart, 'templates'), { recursive: true });
-  writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: slow\nversion: 1.0.0\n');
-  writeFileSync(join(chart, 'templates', 'config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n');
-  const helm = process.env.FLOTILLA_HELM!;
-  const archive = execFileSync(helm, ['package', chart, '--destination', join(chart, '..')], { encoding: 'utf8' })
-    .trim()
-    .split(' ')
-    .pop()!;
-  execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
-  cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  cluster.apply({
-    apiVersion: 'source.toolkit.fluxcd.io/v1',
-    kind: 'HelmRepository',
-    metadata: { name: 'registry', namespace: NS },
-    spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
-  });
-  // The chart pulled once before the cases: what they time is the releases alone.
-  await applyChain(['warm'], 'warm-up');
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { requeueDependencyMs: 100 },
+  async () => undefined,
+  async (dev) => {
+    cluster = dev;
+    client = await connect({ kubeconfig: cluster.kubeconfigPath });
+    const chart = join(tempDir('flotilla-release-time-'), 'slow');
+    mkdirSync(join(chart, 'templates'), { recursive: true });
+    writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: slow\nversion: 1.0.0\n');
+    writeFileSync(join(chart, 'templates', 'config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n');
+    const helm = process.env.FLOTILLA_HELM!;
+    const archive = execFileSync(helm, ['package', chart, '--destination', join(chart, '..')], { encoding: 'utf8' })
+      .trim()
+      .split(' ')
+      .pop()!;
+    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
+    cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    cluster.apply({
+      apiVersion: 'source.toolkit.fluxcd.io/v1',
+      kind: 'HelmRepository',
+      metadata: { name: 'registry', namespace: NS },
+      spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
+    });
+    // The chart pulled once before the cases: what they time is the releases alone.
+    await applyChain(['warm'], 'warm-up');
+  },
+  120_000,
+);
 
 describe("a release's own time", () => {
   it("counts from when the release is written: a chain longer than one release's time, each release within its own, is waited for to the end", async () => {

@@ -11,12 +11,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { md5sumFile, readTarGzSafelySync, sha256sumFile, signBundleFile, writeTarGz } from '../../src/tarball/index.js';
 import { SYSTEM_NAMESPACE } from '../../src/lifecycle/index.js';
 import { tempDir } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, stopStarted } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, useDevCluster } from './support.js';
 
 type Secret = { metadata: { name: string; annotations?: Record<string, string> }; type?: string; data: Record<string, string> };
 
@@ -28,15 +28,13 @@ const RECORD = `flotilla-app-${APP}`;
 const PIECE_BYTES = 700 * 1024;
 const marker = join(tempDir(), 'plugin-ran');
 
-beforeAll(async () => {
-  [cluster, bundle] = await Promise.all([startDevCluster(), buildDefaultApp()]);
-}, 240_000);
-
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  {},
+  () => buildDefaultApp(),
+  (dev, built) => {
+    [cluster, bundle] = [dev, built];
+  },
+);
 
 const secret = (name: string) => cluster.get('v1', 'Secret', SYSTEM_NAMESPACE, name) as Secret | undefined;
 const putSecret = (s: Secret) =>

@@ -7,8 +7,11 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
+import { connect, watchUntil, type KubeObject } from '../../src/kube/index.js';
 import { tempDir } from '../support/app-fixture.js';
+import { startDevCluster, type DevCluster, type DevClusterOptions } from '../support/dev-cluster/index.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const APP = 'flotilla-openstack';
@@ -96,4 +99,132 @@ export async function killAtFirstReady(script: string, args: readonly string[]):
   }
   await exited;
   return said;
+}
+
+/**
+ * The set-up every dev-cluster test file shares: before its tests, a dev
+ * cluster started while `prepare` runs (building the tarballs it needs),
+ * then `ready` given both (the file keeps them, uploads, connects); after
+ * each test the children it started are stopped; after all, the cluster.
+ */
+export function useDevCluster<T>(
+  options: DevClusterOptions,
+  prepare: () => Promise<T>,
+  ready: (cluster: DevCluster, prepared: T) => void | Promise<void>,
+  timeoutMs = 300_000,
+): void {
+  let cluster: DevCluster | undefined;
+  beforeAll(async () => {
+    const [started, prepared] = await Promise.all([startDevCluster(options).then((c) => (cluster = c)), prepare()]);
+    await ready(started, prepared);
+  }, timeoutMs);
+  afterEach(stopStarted);
+  afterAll(async () => {
+    await stopStarted();
+    await cluster?.stop();
+  });
+}
+
+const HELM_RELEASE = 'helm.toolkit.fluxcd.io/v2';
+const REQUESTED_AT = 'reconcile.fluxcd.io/requestedAt';
+
+type WatchedRelease = KubeObject & {
+  spec?: { dependsOn?: { name: string }[] };
+  status?: { lastHandledReconcileAt?: string; observedGeneration?: number; conditions?: { type: string; status: string }[] };
+};
+
+/**
+ * When, in the order a watch saw them, each HelmRelease's spec was written
+ * (its generation moved), it was asked to reconcile (a new requestedAt) and
+ * it was Ready for that request as helm-controller's dependency check sees
+ * it (the request handled, Ready=True, observedGeneration == generation).
+ */
+export interface ReleaseMoments {
+  specWritten?: number;
+  requested?: number;
+  ready?: number;
+  dependsOn: string[];
+}
+
+/**
+ * Watches the HelmReleases of `namespace` through an operation: `listed`
+ * resolves once the watch has seen them as they were before (start the
+ * operation then), `done` with each release's moments once every one is
+ * Ready for the operation.
+ */
+export function watchReleaseMoments(kubeconfig: string, namespace: string): { listed: Promise<void>; done: Promise<Map<string, ReleaseMoments>> } {
+  const before = new Map<string, { generation?: number; token?: string }>();
+  const moments = new Map<string, ReleaseMoments>();
+  let seen = 0;
+  let listed!: () => void;
+  const isListed = new Promise<void>((resolve) => (listed = resolve));
+  const done = connect({ kubeconfig }).then((client) =>
+    watchUntil<WatchedRelease, Map<string, ReleaseMoments>>(
+      client,
+      { apiVersion: HELM_RELEASE, kind: 'HelmRelease', namespace },
+      (objects, change) => {
+        if (change.type === 'LIST') {
+          for (const o of objects.values()) {
+            before.set(o.metadata.name, { generation: o.metadata.generation, token: o.metadata.annotations?.[REQUESTED_AT] });
+            moments.set(o.metadata.name, { dependsOn: [] });
+          }
+          listed();
+          return undefined;
+        }
+        const o = change.object!;
+        const was = before.get(o.metadata.name);
+        const at = moments.get(o.metadata.name);
+        if (!was || !at) return undefined;
+        at.dependsOn = (o.spec?.dependsOn ?? []).map((d) => d.name);
+        const token = o.metadata.annotations?.[REQUESTED_AT];
+        const requested = token !== was.token;
+        if (at.specWritten === undefined && (o.metadata.generation ?? 0) > (was.generation ?? 0)) at.specWritten = seen++;
+        if (at.requested === undefined && requested) at.requested = seen++;
+        const ready =
+          requested &&
+          o.status?.lastHandledReconcileAt === token &&
+          o.status?.observedGeneration === o.metadata.generation &&
+          o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        if (at.ready === undefined && ready) at.ready = seen++;
+        return [...moments.values()].every((m) => m.ready !== undefined) ? moments : undefined;
+      },
+      { timeoutMs: 280_000, waitingFor: `every HelmRelease in ${namespace} Ready for the operation` },
+    ),
+  );
+  // Until the caller awaits it, a failure must not go unhandled.
+  done.catch(() => listed());
+  return { listed: isListed, done };
+}
+
+/**
+ * No release's `moment` (its spec written, or its request) came before each
+ * of its dependencies was Ready for the operation; and every release had
+ * that moment, so the order was tested, not assumed.
+ */
+export function expectAfterDependencies(moments: ReadonlyMap<string, ReleaseMoments>, moment: 'specWritten' | 'requested'): void {
+  const story = [...moments].map(([name, m]) => `${name}: ${JSON.stringify(m)}`).join('; ');
+  for (const [name, m] of moments) {
+    expect(m[moment], `${name} ${moment}: ${story}`).toBeDefined();
+    for (const dependency of m.dependsOn)
+      expect(m[moment]!, `${name} ${moment} after ${dependency} Ready: ${story}`).toBeGreaterThan(moments.get(dependency)?.ready ?? Infinity);
+  }
+}
+
+/** Workloads (as `Kind namespace/name`) helm-controller installed for a HelmRelease of `namespace`: what must be gone after remove. */
+export function workloadsOf(cluster: DevCluster, namespace: string): string[] {
+  const kinds = [
+    ['apps/v1', 'Deployment'],
+    ['apps/v1', 'StatefulSet'],
+    ['apps/v1', 'DaemonSet'],
+    ['batch/v1', 'Job'],
+    ['batch/v1', 'CronJob'],
+    ['v1', 'Service'],
+  ] as const;
+  return kinds.flatMap(([apiVersion, kind]) =>
+    cluster
+      .list(apiVersion, kind)
+      .map((o) => o.metadata as { name: string; namespace?: string; labels?: Record<string, string> })
+      .filter((m) => m.labels?.['helm.toolkit.fluxcd.io/namespace'] === namespace)
+      .map((m) => `${kind} ${m.namespace}/${m.name}`),
+  );
 }

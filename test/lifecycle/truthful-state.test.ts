@@ -7,11 +7,10 @@
  * suspended, resumes it under --force, and leaves no workload; delete
  * --purge deletes what delete otherwise keeps.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connect, watchUntil, type KubeObject } from '../../src/kube/index.js';
+import { describe, expect, it } from 'vitest';
 import type { AppSummary, AppView } from '../../src/lifecycle/index.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, killAtFirstReady, stopStarted } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, expectAfterDependencies, flotilla, killAtFirstReady, useDevCluster, watchReleaseMoments, workloadsOf } from './support.js';
 
 let cluster: DevCluster;
 let v0: string;
@@ -32,25 +31,32 @@ function expectProgressFromReleases(view: AppView): void {
   else expect(ready.length).toBe(view.releases.length);
 }
 
-async function untilAllReady(): Promise<AppView> {
+/**
+ * show, again every 300 ms until `settled` holds of it or `timeoutMs` pass:
+ * the state Flux converges to after an operation, not the moment after it
+ * (on loaded cores Flux may not have said it yet). The caller asserts on
+ * what it returns, so a state never reached fails there, naming it.
+ */
+async function showUntil(settled: (view: AppView) => boolean, timeoutMs = 120_000): Promise<AppView> {
+  const end = Date.now() + timeoutMs;
   for (;;) {
     const view = await show();
-    if (view.releases.every((r) => r.state === 'ready')) return view;
+    if (settled(view) || Date.now() > end) return view;
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
 }
 
-beforeAll(async () => {
-  cluster = await startDevCluster({ requeueDependencyMs: 250 });
-  [v0, v1] = await Promise.all([buildDefaultApp(), buildDefaultApp({ version: '25.03-1' })]);
-  expect((await cli('upload', v0)).code).toBe(0);
-}, 300_000);
+const allReady = (view: AppView) => view.releases.every((r) => r.state === 'ready');
 
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { requeueDependencyMs: 250 },
+  () => Promise.all([buildDefaultApp(), buildDefaultApp({ version: '25.03-1' })]),
+  async (dev, built) => {
+    cluster = dev;
+    [v0, v1] = built;
+    expect((await cli('upload', v0)).code).toBe(0);
+  },
+);
 
 describe('state that tells the truth', () => {
   it('after --no-wait, show and list count progress from the releases, not from the run before', async () => {
@@ -60,7 +66,7 @@ describe('state that tells the truth', () => {
       const early = await show();
       expect(early.state).toBe('applying');
       expectProgressFromReleases(early);
-      const done = await untilAllReady();
+      const done = await showUntil(allReady);
       expect(done.progress).toMatchObject({ ready: 12, total: 12, percent: 100 });
       const [listed] = (JSON.parse((await cli('list', '-o', 'json')).stdout) as { items: AppSummary[] }).items;
       expect(listed).toMatchObject({ name: APP, state: 'applying', progress: { ready: 12, percent: 100 } });
@@ -74,40 +80,10 @@ describe('state that tells the truth', () => {
     // New values for keystone and glance move no HelmRelease's generation: only the order of writes keeps glance behind keystone.
     await cli('override', 'set', APP, 'keystone', '--set', 'conf.keystone.DEFAULT.debug=true');
     await cli('override', 'set', APP, 'glance', '--set', 'conf.glance.DEFAULT.debug=true');
-    const client = await connect({ kubeconfig: cluster.kubeconfigPath });
-    const before = new Map<string, string | undefined>();
-    const order: string[] = [];
-    let listed!: () => void;
-    const isListed = new Promise<void>((resolve) => (listed = resolve));
-    type Watched = KubeObject & { status?: { lastHandledReconcileAt?: string; conditions?: { type: string; status: string }[] } };
-    const watching = watchUntil<Watched, true>(
-      client,
-      { apiVersion: HR, kind: 'HelmRelease', namespace: 'openstack' },
-      (objects, change) => {
-        if (change.type === 'LIST') {
-          for (const o of objects.values()) before.set(o.metadata.name, o.metadata.annotations?.[REQUESTED_AT]);
-          listed();
-          return undefined;
-        }
-        const o = change.object!;
-        const { name } = o.metadata;
-        const token = o.metadata.annotations?.[REQUESTED_AT];
-        if (token === before.get(name)) return undefined;
-        if (!order.includes(`${name} written`)) order.push(`${name} written`);
-        const ready = o.status?.lastHandledReconcileAt === token && o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-        if (ready && !order.includes(`${name} ready`)) order.push(`${name} ready`);
-        return order.filter((e) => e.endsWith(' ready')).length === before.size ? true : undefined;
-      },
-      { timeoutMs: 200_000, waitingFor: 'every HelmRelease Ready for the apply' },
-    );
-    await isListed;
+    const watch = watchReleaseMoments(cluster.kubeconfigPath, 'openstack');
+    await watch.listed;
     expect((await cli('apply', APP)).code).toBe(0);
-    await watching;
-    for (const name of before.keys()) {
-      const dependsOn = ((cluster.get(HR, 'HelmRelease', 'openstack', name)?.spec as { dependsOn?: { name: string }[] }).dependsOn ?? []).map((d) => d.name);
-      for (const dependency of dependsOn)
-        expect(order.indexOf(`${name} written`), `${name} after ${dependency}: ${order.join(', ')}`).toBeGreaterThan(order.indexOf(`${dependency} ready`));
-    }
+    expectAfterDependencies(await watch.done, 'requested');
   }, 240_000);
 
   it('after a failed apply, show names what Flux gave up on and counts what is Ready', async () => {
@@ -115,14 +91,22 @@ describe('state that tells the truth', () => {
     try {
       const apply = await cli('apply', APP, '--timeout', '5m');
       expect(apply.code).toBe(1);
-      const view = await show();
+      // keystone's dependants, direct or through another, wait for it as Flux makes them wait: once Flux has looked at each.
+      const dependants = ['cinder', 'clients', 'glance', 'horizon', 'neutron', 'nova', 'placement'];
+      const gaveUp = /^keystone: Flux gave up — (Install|Upgrade)Failed: /;
+      const waiting = /^(glance|placement|cinder|neutron|nova|horizon|clients): Flux is still reconciling — DependencyNotReady: /;
+      const view = await showUntil(
+        (v) =>
+          gaveUp.test(v.flux[0] ?? '') &&
+          v.flux.slice(1).every((line) => waiting.test(line)) &&
+          dependants.every((name) => v.flux.some((line) => line.startsWith(`${name}: `))),
+      );
       expect(view.state).toBe('apply-failed');
       expectProgressFromReleases(view);
       expect(view.progress?.current).toBe('keystone');
-      // keystone's dependants, asked to reconcile by the same apply, wait for it as Flux makes them wait.
-      expect(view.flux[0]).toMatch(/^keystone: Flux gave up — (Install|Upgrade)Failed: /);
-      for (const line of view.flux.slice(1))
-        expect(line).toMatch(/^(glance|placement|cinder|neutron|nova|horizon|clients): Flux is still reconciling — DependencyNotReady: /);
+      expect(view.flux[0]).toMatch(gaveUp);
+      for (const line of view.flux.slice(1)) expect(line).toMatch(waiting);
+      expect(view.flux.map((line) => line.split(':')[0]).sort()).toEqual(['keystone', ...dependants].sort());
     } finally {
       await cli('override', 'delete', APP, 'keystone');
     }
@@ -171,7 +155,7 @@ describe('state that tells the truth', () => {
       expect(view.history.at(-1)).toMatchObject({ operation: 'apply', result: 'aborted' });
       expectProgressFromReleases(view);
       expect(view.flux).toEqual([expect.stringMatching(/^nova: Flux is still reconciling/)]);
-      const done = await untilAllReady();
+      const done = await showUntil(allReady);
       expect(done).toMatchObject({ state: 'apply-failed', progress: { ready: 12, percent: 100 }, flux: [] });
     } finally {
       slow.clear();
@@ -216,18 +200,7 @@ describe('state that tells the truth', () => {
     const forced = await cli('remove', APP, '--force');
     expect(forced.stderr).toContain('resuming the suspended HelmRelease openstack/glance so Flux uninstalls it');
     expect(forced.code).toBe(0);
-    for (const [apiVersion, kind] of [
-      ['apps/v1', 'Deployment'],
-      ['apps/v1', 'StatefulSet'],
-      ['apps/v1', 'DaemonSet'],
-      ['batch/v1', 'Job'],
-      ['v1', 'Service'],
-    ] as const) {
-      const owned = cluster
-        .list(apiVersion, kind)
-        .filter((o) => (o.metadata as { labels?: Record<string, string> }).labels?.['helm.toolkit.fluxcd.io/namespace'] === 'openstack');
-      expect(owned.map((o) => (o.metadata as { name: string }).name)).toEqual([]);
-    }
+    expect(workloadsOf(cluster, 'openstack')).toEqual([]);
   }, 240_000);
 
   it('delete --purge deletes the passwords and records delete otherwise keeps', async () => {

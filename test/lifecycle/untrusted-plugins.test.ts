@@ -6,12 +6,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { md5sumFile, readTarGzSafelySync, sha256sumFile, writeTarGz } from '../../src/tarball/index.js';
 import { sha256 } from '../../src/plugins/manifest.js';
 import { tempDir } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, stopStarted } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, useDevCluster } from './support.js';
 
 let cluster: DevCluster;
 let bundle: string;
@@ -50,15 +50,13 @@ function tampered(caught: boolean): string {
   return file;
 }
 
-beforeAll(async () => {
-  [cluster, bundle] = await Promise.all([startDevCluster(), buildDefaultApp()]);
-}, 240_000);
-
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  {},
+  () => buildDefaultApp(),
+  (dev, built) => {
+    [cluster, bundle] = [dev, built];
+  },
+);
 
 describe('plugin code of an unsigned tarball', () => {
   it('verify runs it only in the plugin process: a write at its top level is refused and reported', async () => {

@@ -9,10 +9,10 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lockName, SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { APP, buildDefaultApp, flotilla, ROOT, started, stopStarted, type CliResult } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { APP, buildDefaultApp, flotilla, ROOT, started, useDevCluster, type CliResult } from './support.js';
 
 let cluster: DevCluster;
 const bundles: Record<string, string> = {};
@@ -53,38 +53,36 @@ const brokenKeystone = (version: string) => (root: string) => {
   writeFileSync(join(root, 'charts', 'keystone', 'templates', 'broken.yaml'), `{{ fail "keystone ${version} cannot render" }}\n`);
 };
 
-beforeAll(async () => {
-  cluster = await startDevCluster({ requeueDependencyMs: 250 });
-  const built = await Promise.all([
-    buildDefaultApp({ edit: withModes }),
-    // Accepts updates from 24.09 only.
-    buildDefaultApp({ version: '25.03-1', edit: (root) => edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('    - "^25\\\\.03-[0-9]+$"\n', '')) }),
-    buildDefaultApp({ version: '25.03-2', edit: (root) => (withoutDashboard(root), brokenKeystone('0.1.1')(root)) }),
-    // Does not keep user overrides.
-    buildDefaultApp({
-      version: '25.03-3',
-      edit: (root) => (
-        withoutDashboard(root),
-        edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('maintain_user_overrides: true', 'maintain_user_overrides: false'))
-      ),
-    }),
-    buildDefaultApp({
-      version: '25.03-4',
-      edit: (root) => (
-        withoutDashboard(root),
-        brokenKeystone('0.1.2')(root),
-        edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('update_failure_no_rollback: false', 'update_failure_no_rollback: true'))
-      ),
-    }),
-  ]);
-  [bundles.modes, bundles.onlyFrom2409, bundles.brokenNoDashboard, bundles.noDashboard, bundles.brokenNoRollback] = built;
-}, 300_000);
-
-afterEach(stopStarted);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { requeueDependencyMs: 250 },
+  () =>
+    Promise.all([
+      buildDefaultApp({ edit: withModes }),
+      // Accepts updates from 24.09 only.
+      buildDefaultApp({ version: '25.03-1', edit: (root) => edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('    - "^25\\\\.03-[0-9]+$"\n', '')) }),
+      buildDefaultApp({ version: '25.03-2', edit: (root) => (withoutDashboard(root), brokenKeystone('0.1.1')(root)) }),
+      // Does not keep user overrides.
+      buildDefaultApp({
+        version: '25.03-3',
+        edit: (root) => (
+          withoutDashboard(root),
+          edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('maintain_user_overrides: true', 'maintain_user_overrides: false'))
+        ),
+      }),
+      buildDefaultApp({
+        version: '25.03-4',
+        edit: (root) => (
+          withoutDashboard(root),
+          brokenKeystone('0.1.2')(root),
+          edit(root, 'fluxcd/metadata.yaml', (t) => t.replace('update_failure_no_rollback: false', 'update_failure_no_rollback: true'))
+        ),
+      }),
+    ]),
+  (dev, built) => {
+    cluster = dev;
+    [bundles.modes, bundles.onlyFrom2409, bundles.brokenNoDashboard, bundles.noDashboard, bundles.brokenNoRollback] = built;
+  },
+);
 
 describe('lifecycle gaps on the dev cluster', () => {
   it('delivers the charts to a Helm HTTP repository: index.yaml and archives in its folder, the HelmRepository of type default', async () => {

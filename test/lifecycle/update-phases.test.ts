@@ -10,15 +10,15 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { connect, recordSecretName, watchUntil, type KubeClient, type KubeObject } from '../../src/kube/index.js';
 import { HELM_RELEASE_API } from '../../src/flux/index.js';
 import { SYSTEM_NAMESPACE, type AppView } from '../../src/lifecycle/index.js';
 import { decodeRecord, type AppRecord } from '../../src/lifecycle/record.js';
 import { tempDir, writeFiles, type Files } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { flotilla, ROOT } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { flotilla, ROOT, useDevCluster } from './support.js';
 
 const APP = 'phased';
 const NAMESPACE = 'phased';
@@ -131,15 +131,15 @@ async function writesDuring<T>(during: () => Promise<T>): Promise<{ result: T; w
   }
 }
 
-beforeAll(async () => {
-  cluster = await startDevCluster({ requeueDependencyMs: 250 });
-  client = await connect({ kubeconfig: cluster.kubeconfigPath });
-  bundles.push(...(await Promise.all([buildPhased(1), buildPhased(2), buildPhased(3), buildPhased(4)])));
-}, 240_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+useDevCluster(
+  { requeueDependencyMs: 250 },
+  () => Promise.all([buildPhased(1), buildPhased(2), buildPhased(3), buildPhased(4)]),
+  async (dev, built) => {
+    cluster = dev;
+    client = await connect({ kubeconfig: cluster.kubeconfigPath });
+    bundles.push(...built);
+  },
+);
 
 describe('staged update on the dev cluster', () => {
   it('installs without phases (nothing deployed yet) and records the deployed release at the end', async () => {

@@ -9,12 +9,12 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/build/index.js';
 import { MediaType, OciClient, parseReference } from '../../src/oci/index.js';
 import { tempDir, writeApp } from '../support/app-fixture.js';
-import { startDevCluster, type DevCluster } from '../support/dev-cluster/index.js';
-import { flotilla } from './support.js';
+import type { DevCluster } from '../support/dev-cluster/index.js';
+import { flotilla, useDevCluster } from './support.js';
 
 let cluster: DevCluster;
 let bundle: string;
@@ -55,13 +55,9 @@ async function pushHotfix(host: string): Promise<{ reference: string; digest: st
   return { reference, digest: `sha256:${createHash('sha256').update(manifest).digest('hex')}` };
 }
 
-beforeAll(async () => {
-  [cluster, bundle] = await Promise.all([startDevCluster(), buildDemo()]);
+useDevCluster({}, buildDemo, async (dev, built) => {
+  [cluster, bundle] = [dev, built];
   hotfix = await pushHotfix(cluster.registry!.host);
-}, 240_000);
-
-afterAll(async () => {
-  await cluster?.stop();
 });
 
 describe('flotilla version', () => {

@@ -94,6 +94,8 @@ interface InventoryEntry {
   kind: string;
   namespace: string;
   name: string;
+  /** `helm.sh/resource-policy: keep` in the manifest: Helm's uninstall and upgrade leave it. */
+  kept: boolean;
 }
 
 type ReleaseAction = 'install' | 'upgrade' | 'rollback' | 'uninstall';
@@ -1646,7 +1648,14 @@ export class FluxSimulation {
   private inventory(manifest: string, namespace: string): InventoryEntry[] {
     return this.parseManifest(manifest, namespace).map((o) => {
       const metadata = isObject(o.metadata) ? o.metadata : {};
-      return { apiVersion: String(o.apiVersion ?? ''), kind: String(o.kind), namespace: String(metadata.namespace ?? ''), name: String(metadata.name ?? '') };
+      const annotations = isObject(metadata.annotations) ? metadata.annotations : {};
+      return {
+        apiVersion: String(o.apiVersion ?? ''),
+        kind: String(o.kind),
+        namespace: String(metadata.namespace ?? ''),
+        name: String(metadata.name ?? ''),
+        kept: annotations['helm.sh/resource-policy'] === 'keep',
+      };
     });
   }
 
@@ -1665,12 +1674,12 @@ export class FluxSimulation {
     const keep = new Set(
       current.map((o) => `${String(o.kind)}/${String((o.metadata as JsonObject).namespace ?? '')}/${String((o.metadata as JsonObject).name)}`),
     );
-    for (const entry of previous) if (!keep.has(`${entry.kind}/${entry.namespace}/${entry.name}`)) this.deleteEntry(entry);
+    for (const entry of previous) if (!entry.kept && !keep.has(`${entry.kind}/${entry.namespace}/${entry.name}`)) this.deleteEntry(entry);
   }
 
-  /** Helm deletes in reverse install order; CRDs stay, as Helm keeps them. */
+  /** Helm deletes in reverse install order; CRDs stay, as Helm keeps them, and so does what asks to be kept (`helm.sh/resource-policy: keep`). */
   private uninstall(entries: InventoryEntry[]): void {
-    for (const entry of [...entries].reverse()) if (entry.kind !== 'CustomResourceDefinition') this.deleteEntry(entry);
+    for (const entry of [...entries].reverse()) if (entry.kind !== 'CustomResourceDefinition' && !entry.kept) this.deleteEntry(entry);
   }
 
   private async finalizeRelease(hrType: ResourceType, hr: JsonObject): Promise<void> {
