@@ -141,8 +141,8 @@ describe('state that tells the truth', () => {
 
   it('after abort, show says what Flux is still doing, and counts it when it is done', async () => {
     await cli('override', 'set', APP, 'nova', '--set', 'conf.nova.DEFAULT.debug=true');
-    // Slower than the holder takes to see the abort (its next renewal, within 10 s) and stop.
-    const slow = cluster.faults.slowRelease('nova', 25_000);
+    // Held until the test lets it go, however long the holder takes to see the abort (its next renewal) and stop.
+    const slow = cluster.faults.slowRelease('nova', 600_000);
     const before = requestedAt('nova');
     const apply = cli('apply', APP);
     try {
@@ -155,6 +155,7 @@ describe('state that tells the truth', () => {
       expect(view.history.at(-1)).toMatchObject({ operation: 'apply', result: 'aborted' });
       expectProgressFromReleases(view);
       expect(view.flux).toEqual([expect.stringMatching(/^nova: Flux is still reconciling/)]);
+      slow.clear();
       const done = await showUntil(allReady);
       expect(done).toMatchObject({ state: 'apply-failed', progress: { ready: 12, percent: 100 }, flux: [] });
     } finally {

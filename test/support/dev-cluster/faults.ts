@@ -62,7 +62,7 @@ const releaseMatches = (rule: string, namespace: string, name: string): boolean 
 export class Faults {
   private readonly requestRules: RequestRule[] = [];
   private readonly renderRules: Array<ReleaseRule<string | undefined>> = [];
-  private readonly slowRules: Array<ReleaseRule<number>> = [];
+  private readonly slowRules: Array<ReleaseRule<number> & { readonly cleared: Promise<void>; readonly end: () => void }> = [];
   private readonly releaseRules: Array<ReleaseRule<string | undefined>> = [];
   /** Milliseconds every release takes from rendered to Ready, unless slowRelease says otherwise. */
   defaultReadyDelayMs = 0;
@@ -115,18 +115,33 @@ export class Faults {
     return this.handle(rule, this.releaseRules);
   }
 
-  /** The release takes `delayMs` from rendered to Ready (longer than its timeout: the install times out). */
+  /**
+   * The release takes `delayMs` from rendered to Ready (longer than its
+   * timeout: the install times out). Clearing the fault ends a wait under
+   * way (within the timeout) at once: a release held until the test lets it go.
+   */
   slowRelease(release: string, delayMs: number): FaultHandle {
-    const rule: ReleaseRule<number> = { release, value: delayMs, remaining: Infinity, hits: 0 };
+    let end!: () => void;
+    const cleared = new Promise<void>((resolve) => (end = resolve));
+    const rule = { release, value: delayMs, remaining: Infinity, hits: 0, cleared, end };
     this.slowRules.push(rule);
-    return this.handle(rule, this.slowRules);
+    const handle = this.handle(rule, this.slowRules);
+    return {
+      get hits() {
+        return handle.hits;
+      },
+      clear() {
+        handle.clear();
+        end();
+      },
+    };
   }
 
   /** Removes every fault and resets the default ready delay. */
   clear(): void {
     this.requestRules.length = 0;
     this.renderRules.length = 0;
-    this.slowRules.length = 0;
+    for (const rule of this.slowRules.splice(0)) rule.end();
     this.releaseRules.length = 0;
     this.defaultReadyDelayMs = 0;
   }
@@ -179,10 +194,11 @@ export class Faults {
     return rule.value ?? `injected ${what} for release ${namespace}/${name} (dev cluster test fixture)`;
   }
 
-  readyDelay(namespace: string, name: string): number {
+  /** How long the release takes from rendered to Ready, and (when a slowRelease says so) when the test lets it go earlier. */
+  readyDelay(namespace: string, name: string): { ms: number; cleared?: Promise<void> } {
     const rule = this.slowRules.find((r) => releaseMatches(r.release, namespace, name));
     if (rule) rule.hits++;
-    return rule?.value ?? this.defaultReadyDelayMs;
+    return rule ? { ms: rule.value, cleared: rule.cleared } : { ms: this.defaultReadyDelayMs };
   }
 
   private addRequestRule(match: RequestMatch, action: RequestRule['action']): FaultHandle {

@@ -1367,12 +1367,12 @@ export class FluxSimulation {
       // Helm waits for the workloads: let their controllers (./workloads.ts) report first.
       await new Promise((resolve) => setImmediate(resolve));
       // With disableWait Helm does not wait for the objects: the action ends once they are stored.
-      const delay = actionSpec.disableWait === true ? 0 : this.faults.readyDelay(namespace, name);
+      const { ms: delay, cleared } = actionSpec.disableWait === true ? { ms: 0 } : this.faults.readyDelay(namespace, name);
       if (delay > timeoutMs) {
         await this.sleep(timeoutMs);
         throw new HelmError('context deadline exceeded');
       }
-      if (delay > 0) await this.sleep(delay);
+      if (delay > 0) await Promise.race([this.sleep(delay), ...(cleared ? [cleared] : [])]);
     } catch (error) {
       return failed(error as Error, true, manifest);
     }
