@@ -224,10 +224,9 @@ export async function acquireLeaseIn(storage: LeaseStorage, options: LeaseOption
       return;
     }
     const abort = lease.annotations[ABORT_ANNOTATION];
-    if (abort) {
-      lost.abort(new AbortRequestedError(`aborted: ${abort}`));
-      return;
-    }
+    if (abort && !lost.signal.aborted) lost.abort(new AbortRequestedError(`aborted: ${abort}`));
+    // Renewed on while the aborted operation winds down, until it releases the lock: whoever asked it
+    // to stop waits for a live holder, and must not take it for dead because it went quiet.
     await storage.replace(namespace, name, { ...lease, renewed: clock.wall() }, renewal);
   };
   // A failed renewal is retried at the next tick; the lease only lapses after a whole duration of failures.

@@ -114,7 +114,12 @@ describe('the app lock', () => {
     await other.clock.advance(1_000);
     expect(running.lost.reason).toBeInstanceOf(AbortRequestedError);
     expect((running.lost.reason as Error).message).toBe('aborted: requested by ops at 2026-01-01T00:00:00.000Z');
+    // Winding down, it renews on: a holder asked to stop is alive until it releases the lock.
+    const renewed = (await other.locks.leases.read(SYSTEM_NAMESPACE, NAME))!.renewed;
+    await other.clock.advance(60_000);
+    expect((await other.locks.leases.read(SYSTEM_NAMESPACE, NAME))!.renewed).not.toBe(renewed);
     await running.release();
+    expect(await other.locks.leases.read(SYSTEM_NAMESPACE, NAME)).toBeUndefined();
   });
 
   it('closes the run a dead holder left open as killed when an operation takes its lock over', async () => {
