@@ -62,9 +62,21 @@ describe('the atomic write', () => {
   it('leaves no partial file behind when the process is stopped (Ctrl-C) while it writes', async () => {
     const dir = tempDir();
     const target = join(dir, 'big.tgz');
-    // A process that writes a large file, as the build writes a large tarball, stopped halfway by SIGINT.
-    const script = `import(${JSON.stringify(pathToFileURL(resolve(import.meta.dirname, '../../dist/files/index.js')).href)}).then(({ writeFileAtomic }) => writeFileAtomic(${JSON.stringify(target)}, Buffer.alloc(512 * 1024 * 1024, 7)))`;
-    const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+    // A process writing a file, as the build writes a large tarball, stopped by SIGINT while it writes. Its write
+    // never finishes (the file handle's writeFile hangs once it has begun), so the signal always lands mid-write,
+    // however fast the disk or slow the machine.
+    const files = JSON.stringify(pathToFileURL(resolve(import.meta.dirname, '../../dist/files/index.js')).href);
+    const script = `
+      setInterval(() => {}, 60_000); // the process lives on, as a build does, until the signal
+      const { open } = await import('node:fs/promises');
+      const probe = await open(${JSON.stringify(dir)}, 'r');
+      const FileHandle = probe.constructor;
+      await probe.close();
+      const write = FileHandle.prototype.writeFile;
+      FileHandle.prototype.writeFile = function (data) { void write.call(this, data.subarray(0, 1024 * 1024)); return new Promise(() => {}); };
+      const { writeFileAtomic } = await import(${files});
+      await writeFileAtomic(${JSON.stringify(target)}, Buffer.alloc(64 * 1024 * 1024, 7));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
     const ended = new Promise<NodeJS.Signals | null>((done) => child.on('exit', (_code, signal) => done(signal)));
     let partial: string | undefined;
     for (let i = 0; i < 2000 && !partial; i++) {
