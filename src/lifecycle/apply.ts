@@ -12,7 +12,7 @@ import type { Release } from '../app/index.js';
 import { OperationRefusedError, type ReleaseRef } from '../plugins/index.js';
 import { FIELD_MANAGER, type KubeObject } from '../kube/index.js';
 import type { Cluster } from './cluster.js';
-import { mapConcurrently } from '../concurrency/index.js';
+import { mapConcurrently, PriorityWork } from '../concurrency/index.js';
 import { culpritsOf, describeOrigin, type ReleaseValues } from '../values/index.js';
 import { formatPath } from '../diagnostics/index.js';
 import { AppStateError, ObjectTooLargeError, PayloadIntegrityError, ReleaseFailedError, PhaseUsageError } from './errors.js';
@@ -282,15 +282,16 @@ class BundleApply {
     const writtenAt = new Map<string, number>();
     const timeOf = new Map(scheduled.map((r) => [r.key, Math.max(releaseTimeMs(r.spec, 'install'), releaseTimeMs(r.spec, 'upgrade'))]));
     const writing = new AbortController();
-    let writes: Promise<void> = Promise.resolve();
-    const writeWhenDue = (batch: readonly ScheduledRelease<KubeObject>[]) => {
-      writes = writes
-        .then(async () => {
-          await this.writeReleases(batch);
-          for (const r of batch) writtenAt.set(r.key, Date.now());
-        })
-        .catch((error: unknown) => writing.abort(error));
-    };
+    // Dependants are written as they fall due, the most urgent of all due first, a few at once.
+    const dueWrites = new PriorityWork<ScheduledRelease<KubeObject>>(
+      WRITES_AT_ONCE,
+      schedule.byUrgency,
+      async (release) => {
+        await this.writeReleases([release]);
+        writtenAt.set(release.key, Date.now());
+      },
+      (error) => writing.abort(error),
+    );
     const first = schedule.first();
     await this.writeReleases(first);
     for (const r of first) writtenAt.set(r.key, Date.now());
@@ -311,7 +312,7 @@ class BundleApply {
         onAttempt: (release, attempt) => this.run.events({ type: 'warning', message: describeAttempt(release.name, attempt) }),
         onWaiting: (release) => progress.current(release?.name),
         onReady: (release) => {
-          writeWhenDue(schedule.markReady(`${release.namespace}/${release.name}`));
+          dueWrites.add(schedule.markReady(`${release.namespace}/${release.name}`));
           progress.releaseReady(release.name);
           statusHooks = statusHooks.then(() => this.loaded.host.runStatus(release.name));
         },
@@ -429,6 +430,9 @@ function explainFailure(error: unknown, loaded: LoadedVersion, plan: ApplyPlan, 
   );
   return new ReleaseFailedError(error.release, error.reason, `${error.detail}\n${lines.join('\n')}`);
 }
+
+/** HelmRelease writes in flight at once while waiting (the first ones go in one batch): few, so that a release falling due waits behind few writes sent before it. */
+const WRITES_AT_ONCE = 4;
 
 const SOURCE_KINDS = new Set(['HelmRepository', 'OCIRepository', 'GitRepository', 'Bucket', 'HelmChart']);
 

@@ -64,15 +64,25 @@ export function criticalPathMs(releases: readonly ScheduledRelease<unknown>[]): 
   return releases.reduce((longest, r) => Math.max(longest, finish(r, new Set([r.key]))), 0);
 }
 
-/** Which releases may be written now: those whose dependencies in the set are all Ready. */
+/**
+ * Which releases may be written now: those whose dependencies in the set
+ * are all Ready, most urgent first. Urgent is the longest chain of
+ * dependants still ahead (counted in releases: Helm timeouts are bounds,
+ * not durations), then the most dependants, then the key. The API server
+ * and helm-controller's work queue take writes roughly in the order they
+ * come, so a release on the critical path written last of its wave starts
+ * last.
+ */
 export class WriteSchedule<T> {
   private readonly waiting: Map<string, ScheduledRelease<T>>;
   private readonly ready = new Set<string>();
   private readonly inSet: ReadonlySet<string>;
+  private readonly urgency: ReadonlyMap<string, { readonly chain: number; readonly dependants: number }>;
 
   constructor(releases: readonly ScheduledRelease<T>[]) {
     this.waiting = new Map(releases.map((r) => [r.key, r]));
     this.inSet = new Set(releases.map((r) => r.key));
+    this.urgency = urgencyOf(releases);
   }
 
   /** The releases written first: no dependency in the set. */
@@ -89,16 +99,48 @@ export class WriteSchedule<T> {
   private take(): ScheduledRelease<T>[] {
     const now = [...this.waiting.values()].filter((r) => r.dependsOn.every((dep) => !this.inSet.has(dep) || this.ready.has(dep)));
     for (const r of now) this.waiting.delete(r.key);
-    return now;
+    return now.sort(this.byUrgency);
   }
+
+  /** Orders releases, the most urgent first. */
+  readonly byUrgency = (a: ScheduledRelease<T>, b: ScheduledRelease<T>): number => {
+    const [ua, ub] = [this.urgency.get(a.key), this.urgency.get(b.key)];
+    return (ub?.chain ?? 0) - (ua?.chain ?? 0) || (ub?.dependants ?? 0) - (ua?.dependants ?? 0) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+  };
 
   /** Wave by wave, each after every release it depends on: for a run that does not wait (--no-wait). */
   static waves<T>(releases: readonly ScheduledRelease<T>[]): ScheduledRelease<T>[][] {
     const schedule = new WriteSchedule(releases);
     const waves: ScheduledRelease<T>[][] = [];
-    for (let wave = schedule.first(); wave.length > 0; wave = wave.flatMap((r) => schedule.markReady(r.key))) waves.push(wave);
+    for (let wave = schedule.first(); wave.length > 0; wave = wave.flatMap((r) => schedule.markReady(r.key)).sort(schedule.byUrgency)) waves.push(wave);
     // Whatever a cycle left waiting goes last.
-    if (schedule.waiting.size > 0) waves.push([...schedule.waiting.values()]);
+    if (schedule.waiting.size > 0) waves.push([...schedule.waiting.values()].sort(schedule.byUrgency));
     return waves;
   }
+}
+
+/** Per release: the most releases on a chain of dependants starting with it, and how many releases depend on it at all. */
+function urgencyOf(releases: readonly ScheduledRelease<unknown>[]): Map<string, { chain: number; dependants: number }> {
+  const dependantsOf = new Map<string, string[]>(releases.map((r) => [r.key, []]));
+  for (const r of releases) for (const dep of r.dependsOn) dependantsOf.get(dep)?.push(r.key);
+  const chain = new Map<string, number>();
+  const chainOf = (key: string, seen: ReadonlySet<string>): number => {
+    const known = chain.get(key);
+    if (known !== undefined) return known;
+    // A cycle is refused when the app is built; here it only must not loop.
+    const length = 1 + Math.max(0, ...(dependantsOf.get(key) ?? []).filter((d) => !seen.has(d)).map((d) => chainOf(d, new Set([...seen, d]))));
+    chain.set(key, length);
+    return length;
+  };
+  const allDependants = (key: string): Set<string> => {
+    const found = new Set<string>();
+    const stack = [...(dependantsOf.get(key) ?? [])];
+    for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+      if (found.has(next)) continue;
+      found.add(next);
+      stack.push(...(dependantsOf.get(next) ?? []));
+    }
+    return found;
+  };
+  return new Map(releases.map((r) => [r.key, { chain: chainOf(r.key, new Set([r.key])), dependants: allDependants(r.key).size }]));
 }

@@ -37,6 +37,26 @@ describe('the write schedule', () => {
     expect(keys(schedule.markReady('os/nova'))).toEqual([]);
   });
 
+  it('writes the most urgent first: the longest chain of dependants ahead, then the most dependants, then the key', () => {
+    // a1 leads a chain of three, b1 of two, c1 and c0 of one; d1 has one dependant, so it goes before c0 and c1.
+    const graph = [
+      release('root'),
+      release('c0', ['root']),
+      release('c1', ['root']),
+      release('b1', ['root']),
+      release('a1', ['root']),
+      release('d1', ['root']),
+      release('a2', ['a1']),
+      release('a3', ['a2']),
+      release('b2', ['b1', 'd1']),
+    ];
+    const schedule = new WriteSchedule(graph);
+    expect(keys(schedule.first())).toEqual(['root']);
+    expect(keys(schedule.markReady('root'))).toEqual(['a1', 'b1', 'd1', 'c0', 'c1']);
+    expect(keys([...graph].sort(schedule.byUrgency))).toEqual(['root', 'a1', 'a2', 'b1', 'd1', 'a3', 'b2', 'c0', 'c1']);
+    expect(WriteSchedule.waves(graph).map(keys)).toEqual([['root'], ['a1', 'b1', 'd1', 'c0', 'c1'], ['a2', 'b2'], ['a3']]);
+  });
+
   it('without a wait, writes wave by wave', () => {
     expect(WriteSchedule.waves(APP).map(keys)).toEqual([['os/mariadb', 'os/rabbitmq'], ['os/keystone'], ['os/glance', 'os/placement'], ['os/nova']]);
     expect(WriteSchedule.waves([release('a', ['b']), release('b', ['a']), release('c')]).map(keys)).toEqual([['c'], ['a', 'b']]);
