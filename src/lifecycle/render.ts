@@ -1,7 +1,8 @@
 /**
  * The objects one apply writes, made the way StarlingX makes them: the
  * tarball's fluxcd-manifests/ with the top kustomization's resources cut
- * down to the plan, built by the real `kubectl kustomize`; then the computed
+ * down to the plan, built by the real `kubectl kustomize` (or kept from
+ * its last build of the same files, kustomize.ts); then the computed
  * system overrides put into the Secrets it generated (in memory: they hold
  * passwords, and the folder kustomize reads is on disk), the
  * HelmRepository pointed at the repository the charts were delivered to,
@@ -15,11 +16,11 @@ import { dumpYaml, parseYamlStream, parseYamlValue } from '../yaml/index.js';
 import { bundlePath, MANIFESTS_DIR } from '../tarball/index.js';
 import { FLUX_TREE, HELM_RELEASE_API, helmRepositorySpecFor, OVERRIDES_KINDS, overridesSecretName, overridesValuesKey } from '../flux/index.js';
 import { APP_LABEL, MANAGED_BY, type KubeObject } from '../kube/index.js';
-import { kubectl } from '../tools/index.js';
 import type { ReleaseValues } from '../values/index.js';
 import { formatBytes } from '../diagnostics/index.js';
 import { KUBE_DATA_MAX_BYTES } from '../names/index.js';
 import { LifecycleError, ObjectTooLargeError } from './errors.js';
+import { kustomizeBuild } from './kustomize.js';
 import { kustomizationResources, type ApplyPlan } from './plan.js';
 import { REQUESTED_AT, RESET_AT } from './readiness.js';
 import type { ChartRepository } from './record.js';
@@ -70,7 +71,7 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   );
   await writeFile(topFile, dumpYaml({ ...top, resources }));
 
-  const { stdout } = await kubectl(['kustomize', input.manifests]);
+  const stdout = await kustomizeBuild(input.manifests, input.appName);
   const labels = { ...MANAGED_BY, [APP_LABEL]: input.appName };
   const objects: KubeObject[] = [];
   const namespaces = new Set<string>();
