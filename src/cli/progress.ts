@@ -15,7 +15,10 @@ function seconds(ms: number): string {
  * Progress on stderr: on a terminal one line redrawn (bar, ready/total, the
  * release waited on, elapsed); otherwise one line per step and per release.
  */
-export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): { events: (event: LifecycleEvent) => void; done(): void } {
+export function progressPrinter(
+  stream: NodeJS.WriteStream = process.stderr,
+  debug = process.argv.includes('--debug'),
+): { events: (event: LifecycleEvent) => void; done(): void } {
   const tty = stream.isTTY === true;
   let barShown = false;
   const clearBar = () => {
@@ -34,6 +37,9 @@ export function progressPrinter(stream: NodeJS.WriteStream = process.stderr): { 
           break;
         case 'warning':
           line(`warning: ${event.message}`);
+          break;
+        case 'debug':
+          if (debug) line(`flotilla: debug: ${event.message}`);
           break;
         case 'plugin-log':
           if (event.entry.level !== 'debug') line(`${event.entry.level === 'warn' ? 'warning: ' : ''}plugin ${event.entry.plugin}: ${event.entry.message}`);

@@ -192,6 +192,7 @@ class BundleApply {
       values,
       repository: this.bundle.repository,
       token,
+      notes: (message) => this.run.events({ type: 'debug', message }),
       annotations: new Map(app.releases.map((r) => [r.name, app.serviceDefaultAnnotations(r.chart)])),
     });
     // Recorded before anything is written: a run killed after this knows which releases may exist.

@@ -42,6 +42,8 @@ export interface RenderInput {
   readonly repository: ChartRepository;
   /** The reconcile request every HelmRelease is stamped with. */
   readonly token: string;
+  /** Where notes on a kept kustomize build not used go (--debug). */
+  readonly notes?: (message: string) => void;
   /** HelmRelease name → the annotations of the target's service defaults (the cluster's target may differ from the one the tarball was built for). */
   readonly annotations: ReadonlyMap<string, Readonly<Record<string, string>>>;
 }
@@ -71,7 +73,7 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
   );
   await writeFile(topFile, dumpYaml({ ...top, resources }));
 
-  const stdout = await kustomizeBuild(input.manifests, input.appName);
+  const stdout = await kustomizeBuild(input.manifests, input.appName, input.notes);
   const labels = { ...MANAGED_BY, [APP_LABEL]: input.appName };
   const objects: KubeObject[] = [];
   const namespaces = new Set<string>();
