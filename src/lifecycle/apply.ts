@@ -192,6 +192,7 @@ class BundleApply {
       values,
       repository: this.bundle.repository,
       token,
+      payloadDigest: this.bundle.payloadDigests?.archive,
       notes: (message) => this.run.events({ type: 'debug', message }),
       annotations: new Map(app.releases.map((r) => [r.name, app.serviceDefaultAnnotations(r.chart)])),
     });

@@ -42,6 +42,8 @@ export interface RenderInput {
   readonly repository: ChartRepository;
   /** The reconcile request every HelmRelease is stamped with. */
   readonly token: string;
+  /** sha256 of the stored payload the manifests were written from, as its read was checked (the kept kustomize build's key). */
+  readonly payloadDigest: string | undefined;
   /** Where notes on a kept kustomize build not used go (--debug). */
   readonly notes?: (message: string) => void;
   /** HelmRelease name → the annotations of the target's service defaults (the cluster's target may differ from the one the tarball was built for). */
@@ -71,9 +73,14 @@ export async function renderApplySet(input: RenderInput): Promise<ApplySet> {
     input.releases.map((r) => r.name),
     input.plan,
   );
-  await writeFile(topFile, dumpYaml({ ...top, resources }));
+  const cutTop = dumpYaml({ ...top, resources });
+  await writeFile(topFile, cutTop);
 
-  const stdout = await kustomizeBuild(input.manifests, input.appName, input.notes);
+  const stdout = await kustomizeBuild(input.manifests, {
+    appName: input.appName,
+    madeFrom: input.payloadDigest && JSON.stringify({ payload: input.payloadDigest, [FLUX_TREE.kustomization]: cutTop }),
+    ...(input.notes ? { notes: input.notes } : {}),
+  });
   const labels = { ...MANAGED_BY, [APP_LABEL]: input.appName };
   const objects: KubeObject[] = [];
   const namespaces = new Set<string>();

@@ -1,13 +1,14 @@
 /**
  * The kept kustomize build (src/lifecycle/kustomize.ts), held to the real
- * `kubectl kustomize`: the same files built by the same kubectl are not
- * built again and give kubectl's own output; a changed file or another
- * kubectl builds again; an entry planted in the cache folder (no valid seal
- * under this user's key) is never used.
+ * `kubectl kustomize`: a folder made from the same (payload digest and cut
+ * top kustomization, as render.ts says) built by the same kubectl is not
+ * built again and gives kubectl's own output; a folder made from something
+ * else, another kubectl, or no key at all builds again; an entry planted in
+ * the cache folder (no valid seal under this user's key) is never used.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { kustomizeBuild, kustomizeCacheDir } from '../../src/lifecycle/kustomize.js';
@@ -43,6 +44,8 @@ afterEach(() => {
   else process.env.FLOTILLA_KUBECTL = saved;
 });
 
+/** What a folder was made from: a payload digest and a top kustomization, as render.ts keys it. */
+const madeFrom = (payload: string) => JSON.stringify({ payload, 'kustomization.yaml': 'resources: [db]\n' });
 const kubectlRuns = () => readFileSync(runs, 'utf8').split('\n').filter(Boolean).length;
 const oracle = () => execFileSync(realKubectl, ['kustomize', manifests], { encoding: 'utf8' });
 let apps = 0;
@@ -51,40 +54,38 @@ const newApp = () => `kustomize-test-${process.pid}-${++apps}`;
 describe('the kept kustomize build', () => {
   it("builds the same files once, and gives kubectl's own output from the cache", async () => {
     const app = newApp();
-    const first = await kustomizeBuild(manifests, app);
-    const second = await kustomizeBuild(manifests, app);
+    const first = await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a1') });
+    const second = await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a1') });
     expect(kubectlRuns()).toBe(1);
     expect(first).toBe(oracle());
     expect(second).toBe(first);
   });
 
-  it('builds again when a file changes, or when another kubectl would build it', async () => {
+  it('builds again for a folder made from something else, for another kubectl, and always without a key', async () => {
     const app = newApp();
-    await kustomizeBuild(manifests, app);
+    await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a1') });
     appendFileSync(join(manifests, 'db', 'db-static-overrides.yaml'), 'debug: true\n');
-    const changed = await kustomizeBuild(manifests, app);
+    const changed = await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a2') });
     expect(kubectlRuns()).toBe(2);
     expect(changed).toBe(oracle());
-    // A new file kustomize does not even read still counts: the folder is the input.
-    mkdirSync(join(manifests, 'extra'));
-    writeFileSync(join(manifests, 'extra', 'note.txt'), 'x');
-    await kustomizeBuild(manifests, app);
-    expect(kubectlRuns()).toBe(3);
     const later = new Date(Date.now() + 60_000);
     utimesSync(wrapper, later, later);
-    await kustomizeBuild(manifests, app);
-    expect(kubectlRuns()).toBe(4);
+    await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a2') });
+    expect(kubectlRuns()).toBe(3);
+    await kustomizeBuild(manifests, { appName: app, madeFrom: undefined });
+    await kustomizeBuild(manifests, { appName: app, madeFrom: undefined });
+    expect(kubectlRuns()).toBe(5);
   });
 
   it('never uses an entry it did not seal: a planted one is ignored, said so, and built over', async () => {
     const app = newApp();
-    await kustomizeBuild(manifests, app);
+    await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a1') });
     // The entry's own first line (kind, input key, seal) over other content: the seal no longer matches.
     const file = join(kustomizeCacheDir(), `app-${createHash('sha256').update(app).digest('hex').slice(0, 32)}`);
     const [header] = readFileSync(file, 'utf8').split('\n');
     writeFileSync(file, `${header}\napiVersion: v1\nkind: Secret\nmetadata:\n  name: planted\n`);
     const notes: string[] = [];
-    const built = await kustomizeBuild(manifests, app, (note) => notes.push(note));
+    const built = await kustomizeBuild(manifests, { appName: app, madeFrom: madeFrom('a1'), notes: (note) => notes.push(note) });
     expect(built).toBe(oracle());
     expect(built).not.toContain('planted');
     expect(kubectlRuns()).toBe(2);
