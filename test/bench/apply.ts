@@ -44,6 +44,7 @@ import { dirname, join, resolve } from 'node:path';
 import { buildApp } from '../../src/build/index.js';
 import { WriteSchedule, type ScheduledRelease } from '../../src/lifecycle/schedule.js';
 import { startDevCluster, type DevCluster, type FluxTrace, type JsonObject } from '../support/dev-cluster/index.js';
+import { readyCondition } from '../support/dev-cluster/flux.js';
 
 const RELEASES = Number(process.env.BENCH_RELEASES ?? 80);
 const READY_MS = Number(process.env.BENCH_READY_MS ?? 3000);
@@ -211,9 +212,7 @@ class Timeline {
   follow(cluster: DevCluster): void {
     this.unsubscribe = cluster.cluster.store.subscribe((change) => {
       if (change.type === 'DELETED') return;
-      const ready = ((change.object.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []).some(
-        (c) => c.type === 'Ready' && c.status === 'True',
-      );
+      const ready = readyCondition(change.object)?.status === 'True';
       if (change.resource === 'source.toolkit.fluxcd.io/helmcharts' && ready) {
         const release = (change.object.metadata as { labels?: Record<string, string> }).labels?.['helm.toolkit.fluxcd.io/name'];
         if (release) this.of(release).chartReady ??= Date.now();
@@ -493,8 +492,7 @@ async function perfectClientOnce(bundle: string, cli: string, app: AppObjects): 
     };
     const unsubscribe = cluster.cluster.store.subscribe((change) => {
       if (change.resource !== 'helm.toolkit.fluxcd.io/helmreleases' || ready.has(change.name)) return;
-      const conditions = (change.object.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (!conditions.some((c) => c.type === 'Ready' && c.status === 'True')) return;
+      if (readyCondition(change.object)?.status !== 'True') return;
       ready.add(change.name);
       lastReady = Date.now();
       // Not inside the store's notification: the write is a change of its own.

@@ -85,19 +85,10 @@ const waitReady = (name: string, status: 'True' | 'False' = 'True') =>
 beforeAll(async () => {
   cluster = await startDevCluster({ retryIntervalMs: 50, requeueDependencyMs: 200, trace: (event) => traces.push(event) });
   const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-test-'));
-  for (const version of ['1.0.0', '1.1.0']) {
-    const archive = packageChart(writeChart(work, 'app', version), work);
-    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
-  }
+  for (const version of ['1.0.0', '1.1.0']) cluster.pushChart(writeChart(work, 'app', version));
   packageChart(writeChart(work, 'web', '2.0.0'), cluster.httpRepo.dir);
   execFileSync(helm, ['repo', 'index', cluster.httpRepo.dir, '--url', cluster.httpRepo.url]);
-  cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  cluster.apply({
-    apiVersion: 'source.toolkit.fluxcd.io/v1',
-    kind: 'HelmRepository',
-    metadata: { name: 'registry', namespace: NS },
-    spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
-  });
+  cluster.applyRegistrySource(NS);
   cluster.apply({
     apiVersion: 'source.toolkit.fluxcd.io/v1',
     kind: 'HelmRepository',
@@ -334,8 +325,7 @@ describe('dev cluster (test fixture): Flux simulation', () => {
 
   it('fetches a chart version once for all the HelmCharts that ask for it', async () => {
     const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-twins-'));
-    const archive = packageChart(writeChart(work, 'app', '1.2.0'), work);
-    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
+    cluster.pushChart(writeChart(work, 'app', '1.2.0'));
     const twin = (name: string) => hr(name, { chart: { spec: { chart: 'app', version: '1.2.0', sourceRef: { kind: 'HelmRepository', name: 'registry' } } } });
     cluster.apply(twin('twin-a'));
     cluster.apply(twin('twin-b'));
@@ -526,8 +516,7 @@ describe('dev cluster (test fixture): Flux simulation', () => {
     await cluster.waitFor(() => ready('unpublished')?.message.includes('chart pull error') ?? false, 10_000);
     expect(ready('unpublished')?.reason).toBe('SourceNotReady');
     const work = mkdtempSync(join(tmpdir(), 'flotilla-flux-late-'));
-    const archive = packageChart(writeChart(work, 'app', '3.0.0'), work);
-    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
+    cluster.pushChart(writeChart(work, 'app', '3.0.0'));
     await waitReady('unpublished');
     expect(ready('unpublished')?.message).toBe(`Helm install succeeded for release ${NS}/unpublished.v1 with chart app@3.0.0`);
   });

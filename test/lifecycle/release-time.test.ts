@@ -5,7 +5,6 @@
  * the end however long the chain takes; a release past its own time fails
  * with its name and what Flux last said of it.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -75,19 +74,8 @@ useDevCluster(
     mkdirSync(join(chart, 'templates'), { recursive: true });
     writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: slow\nversion: 1.0.0\n');
     writeFileSync(join(chart, 'templates', 'config.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n');
-    const helm = process.env.FLOTILLA_HELM!;
-    const archive = execFileSync(helm, ['package', chart, '--destination', join(chart, '..')], { encoding: 'utf8' })
-      .trim()
-      .split(' ')
-      .pop()!;
-    execFileSync(helm, ['push', archive, cluster.chartRepository!, '--plain-http'], { stdio: 'ignore' });
-    cluster.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    cluster.apply({
-      apiVersion: 'source.toolkit.fluxcd.io/v1',
-      kind: 'HelmRepository',
-      metadata: { name: 'registry', namespace: NS },
-      spec: { type: 'oci', url: cluster.chartRepository!, insecure: true, interval: '10m' },
-    });
+    cluster.pushChart(chart);
+    cluster.applyRegistrySource(NS);
     // The chart pulled once before the cases: what they time is the releases alone.
     await applyChain(['warm'], 'warm-up');
   },

@@ -18,6 +18,7 @@
  * (namespace `flotilla-system`, ConfigMap `flotilla-config`, key
  * `chartRepository`). See README.md, "Try it on the dev cluster".
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -90,6 +91,10 @@ export interface DevCluster {
   list(apiVersion: string, kind: string, namespace?: string): JsonObject[];
   /** Server-side applies an object (fieldManager `dev-cluster-test`, forced) and returns it. */
   apply(object: JsonObject): JsonObject;
+  /** Packages a chart folder with the real helm (into the folder beside it) and pushes it to the registry; the archive's path. */
+  pushChart(chartDir: string): string;
+  /** The namespace and an OCI HelmRepository `name` in it over the registry (plain HTTP), as a test's releases take their charts from. */
+  applyRegistrySource(namespace: string, name?: string): void;
   /** The Ready condition of a HelmRelease (undefined before the simulation set one). */
   releaseReady(namespace: string, name: string): { status: string; reason: string; message: string } | undefined;
   /** Resolves when `predicate` holds, checked on every change (rejects after `timeoutMs`, default 30 s). */
@@ -145,6 +150,7 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
       cluster.create(ns, '', { metadata: { name } }, { fieldManager: 'dev-cluster' });
     }
     const withFlux = options.flux ?? true;
+    const helm = options.helm ?? process.env.FLOTILLA_HELM ?? join(repoRoot, '.cache', 'tools', 'helm');
     if (withFlux) {
       cluster.create(ns, '', { metadata: { name: 'flux-system' } }, { fieldManager: 'dev-cluster' });
       const crdType = cluster.type('apiextensions.k8s.io', 'v1', 'customresourcedefinitions');
@@ -171,7 +177,7 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
     cleanups.push(() => apiServer.close());
     const flux = withFlux
       ? new FluxSimulation(cluster, faults, {
-          helm: options.helm ?? process.env.FLOTILLA_HELM ?? join(repoRoot, '.cache', 'tools', 'helm'),
+          helm,
           workDir,
           ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
           ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
@@ -187,6 +193,14 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
     mkdirSync(dirname(kubeconfigPath), { recursive: true });
     writeFileSync(kubeconfigPath, kubeconfigFor(apiServer.url), { mode: 0o600 });
     const typeOf = (apiVersion: string, kind: string) => cluster.typeOf(apiVersion, kind);
+    const applyObject = (object: JsonObject): JsonObject => {
+      const type = typeOf(String(object.apiVersion), String(object.kind));
+      const meta = (object.metadata ?? {}) as { name?: string; namespace?: string };
+      return cluster.apply(type, meta.namespace ?? (type.namespaced ? 'default' : ''), String(meta.name), JSON.stringify(object), {
+        fieldManager: 'dev-cluster-test',
+        force: true,
+      });
+    };
     return {
       server: apiServer.url,
       kubeconfigPath,
@@ -198,12 +212,22 @@ export async function startDevCluster(options: DevClusterOptions = {}): Promise<
       requests: apiServer.requests,
       get: (apiVersion, kind, namespace, name) => cluster.find(typeOf(apiVersion, kind), namespace, name),
       list: (apiVersion, kind, namespace) => cluster.list(typeOf(apiVersion, kind), namespace).items as JsonObject[],
-      apply(object) {
-        const type = typeOf(String(object.apiVersion), String(object.kind));
-        const meta = (object.metadata ?? {}) as { name?: string; namespace?: string };
-        return cluster.apply(type, meta.namespace ?? (type.namespaced ? 'default' : ''), String(meta.name), JSON.stringify(object), {
-          fieldManager: 'dev-cluster-test',
-          force: true,
+      apply: applyObject,
+      pushChart(chartDir) {
+        const archive = execFileSync(helm, ['package', chartDir, '--destination', dirname(chartDir)], { encoding: 'utf8' })
+          .trim()
+          .split(' ')
+          .pop()!;
+        execFileSync(helm, ['push', archive, chartRepository!, '--plain-http'], { stdio: 'ignore' });
+        return archive;
+      },
+      applyRegistrySource(namespace, name = 'registry') {
+        applyObject({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+        applyObject({
+          apiVersion: 'source.toolkit.fluxcd.io/v1',
+          kind: 'HelmRepository',
+          metadata: { name, namespace },
+          spec: { type: 'oci', url: chartRepository!, insecure: true, interval: '10m' },
         });
       },
       releaseReady(namespace, name) {
